@@ -1,0 +1,328 @@
+/* golden_check: runs one golden case (a folder written from the official
+   PyTorch YOLOv9, format in tests/golden/README.md) and compares, stage by
+   stage, by relative L2 error ||ours - theirs|| / ||theirs||:
+     layer outputs in training mode   <= 1e-3
+     loss and loss items              <= 1e-4
+     gradients of every parameter     <= 5e-3
+     BatchNorm running statistics     <= 1e-4
+     two SGD and two AdamW steps      <= 1e-4
+     decoded eval predictions         <= 1e-4
+     NMS                              same detections as sets
+   Prints the worst error of each stage and the tensor it came from; exits
+   non-zero on any failure.
+
+   usage: golden_check [--device cpu] DIR [DIR ...] */
+#define YOLOV9_IMPLEMENTATION
+#include "../yolov9.h"
+
+typedef struct {
+    const char *stage;
+    double tol, worst;
+    char where[128];
+    int count, failed;
+} stage_t;
+
+static void stage_add(stage_t *s, const char *name, double err) {
+    s->count++;
+    if (!(err <= s->tol)) s->failed++;
+    if (!(err <= s->worst) || s->count == 1) { s->worst = err; snprintf(s->where, sizeof s->where, "%s", name); }
+}
+
+static int stage_report(const stage_t *s) {
+    if (s->count == 0) { printf("  %-22s (not in this case)\n", s->stage); return 0; }
+    printf("  %-22s %4d tensors  worst %.2e  (%s)  tol %.0e  %s\n", s->stage, s->count, s->worst, s->where, s->tol,
+           s->failed ? "FAIL" : "ok");
+    return s->failed ? 1 : 0;
+}
+
+/* a reference tensor as float32 */
+static float *ref_get(const yolo_safetensors *st, const char *name, int64_t *n) {
+    const yolo_st_entry *e = yolo_st_find(st, name);
+    if (!e) return NULL;
+    *n = yolo_st_numel(e);
+    yolo_real *tmp = (yolo_real *)malloc(*n * sizeof(yolo_real));
+    float *out = (float *)malloc(*n * sizeof(float));
+    yolo_st_get(st, e, tmp);
+    for (int64_t i = 0; i < *n; i++) out[i] = (float)tmp[i];
+    free(tmp);
+    return out;
+}
+
+static double cmp_tensor(const yolo_safetensors *st, const char *name, const yolo_real *ours, size_t n) {
+    int64_t rn = 0;
+    float *ref = ref_get(st, name, &rn);
+    if (!ref) return -1;
+    double e = (size_t)rn == n ? yolo_rel_err(ours, ref, n) : INFINITY;
+    free(ref);
+    return e;
+}
+
+/* channels [c0, c0 + c) of t, contiguous */
+static yolo_real *slice_channels(const yolo_tensor *t, int c0, int c) {
+    int HW = t->h * t->w;
+    yolo_real *o = (yolo_real *)malloc((size_t)t->n * c * HW * sizeof(yolo_real));
+    for (int n = 0; n < t->n; n++)
+        memcpy(o + (size_t)n * c * HW, t->data + ((size_t)n * t->c + c0) * HW, (size_t)c * HW * sizeof(yolo_real));
+    return o;
+}
+
+static double box_iou(const float *a, const float *b) {
+    double iw = fmin(a[2], b[2]) - fmax(a[0], b[0]), ih = fmin(a[3], b[3]) - fmax(a[1], b[1]);
+    if (iw <= 0 || ih <= 0) return 0;
+    double in = iw * ih;
+    return in / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - in);
+}
+
+/* NMS is discontinuous: when two overlapping boxes have confidences equal
+   to float precision, the order decides which survives, and the loser's
+   absence can free (or the winner's presence suppress) further boxes down
+   the list. So detections are matched as sets (same image and class, box
+   within 1e-3, confidence within 1e-4 relative), and a detection found on
+   one side only is excused when rounding explains it:
+     - its confidence lies within 1e-4 of conf_thres, or
+     - the other side kept a detection that overlaps it beyond iou_thres
+       (less 1e-4) whose confidence is within 1e-4 (relative) of its own, or
+       that is itself excused: a chain of suppressions from a near-tie.
+   Anything else is a failure. */
+typedef struct { const float *d; int side, matched, excused; } nms_item;
+
+static int nms_compare(const float *ref, int nref, const float *ours, int nours,
+                       double *worst_box, double *worst_conf, int *matched_out) {
+    int n = nref + nours, matched = 0;
+    nms_item *it = (nms_item *)calloc(n + 1, sizeof(nms_item));
+    for (int i = 0; i < n; i++) { it[i].d = i < nref ? ref + 7 * i : ours + 7 * (i - nref); it[i].side = i >= nref; }
+    for (int i = 0; i < nref; i++) {
+        const float *p = it[i].d;
+        int best = -1;
+        double bd = INFINITY, norm = 0;
+        for (int j = nref; j < n; j++) {
+            const float *q = it[j].d;
+            if (it[j].matched || q[0] != p[0] || q[6] != p[6]) continue;
+            double d = 0;
+            for (int k = 1; k <= 4; k++) d += (p[k] - q[k]) * (p[k] - q[k]);
+            if (d < bd) { bd = d; best = j; }
+        }
+        for (int k = 1; k <= 4; k++) norm += p[k] * p[k];
+        double rel = sqrt(bd / (norm > 0 ? norm : 1));
+        if (best >= 0 && rel <= 1e-3 && fabs(p[5] - it[best].d[5]) <= 1e-4 * p[5]) {
+            it[i].matched = it[best].matched = 1; matched++;
+            *worst_box = fmax(*worst_box, rel);
+            *worst_conf = fmax(*worst_conf, fabs(p[5] - it[best].d[5]) / p[5]);
+        }
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < n; i++) {
+            if (it[i].matched || it[i].excused) continue;
+            const float *d = it[i].d;
+            int ok = fabs(d[5] - 0.001f) < 1e-4;
+            for (int j = 0; j < n && !ok; j++) {
+                const float *o = it[j].d;
+                if (it[j].side == it[i].side || o[0] != d[0] || o[6] != d[6]) continue;
+                if (box_iou(d + 1, o + 1) <= 0.7 - 1e-4) continue;
+                ok = fabs(o[5] - d[5]) <= 1e-4 * d[5] || (!it[j].matched && it[j].excused);
+            }
+            if (ok) { it[i].excused = 1; changed = 1; }
+        }
+    }
+    int bad = 0;
+    for (int i = 0; i < n; i++) bad += !it[i].matched && !it[i].excused;
+    free(it);
+    *matched_out = matched;
+    return bad;
+}
+
+static int check_case(const char *dir) {
+    char path[1024], err[YOLO_ERR];
+    yolo_model m;
+    yolo_safetensors ref;
+    int failures = 0;
+    printf("golden case %s\n", dir);
+    snprintf(path, sizeof path, "%s/model.yaml", dir);
+    if (yolo_model_from_yaml(&m, path, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    snprintf(path, sizeof path, "%s/weights.safetensors", dir);
+    char weights[1024];
+    snprintf(weights, sizeof weights, "%s", path);
+    if (yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    snprintf(path, sizeof path, "%s/reference.safetensors", dir);
+    if (yolo_st_read(&ref, path, err)) { fprintf(stderr, "%s\n", err); return 1; }
+
+    const yolo_st_entry *ie = yolo_st_find(&ref, "input"), *te = yolo_st_find(&ref, "targets");
+    if (!ie || !te || ie->ndim != 4) { fprintf(stderr, "%s: no input/targets\n", path); return 1; }
+    int B = (int)ie->shape[0], H = (int)ie->shape[2], W = (int)ie->shape[3], nt = (int)te->shape[0];
+    yolo_real *img = (yolo_real *)malloc(yolo_st_numel(ie) * sizeof(yolo_real));
+    yolo_real *targets = (yolo_real *)malloc((yolo_st_numel(te) + 1) * sizeof(yolo_real));
+    yolo_st_get(&ref, ie, img);
+    yolo_st_get(&ref, te, targets);
+    double t0 = yolo_now();
+
+    /* 1. training forward */
+    stage_t s_layers = { "layer outputs", 1e-3 };
+    yolo_set_input(&m, B, H, W, img);
+    yolo_forward(&m, 1);
+    for (int i = 0; i < m.nlayers; i++) {
+        yolo_layer *L = &m.layers[i];
+        char name[64];
+        if (L->type == YOLO_DDETECT || L->type == YOLO_DUALDDETECT) {
+            for (int b = 0; b < L->det->nbranch; b++)
+                for (int l = 0; l < 3; l++) {
+                    snprintf(name, sizeof name, "train.layer.%d.%d", i, b * 3 + l);
+                    stage_add(&s_layers, name, cmp_tensor(&ref, name, L->det->out[b][l].data, yolo_numel(&L->det->out[b][l])));
+                }
+        } else if (L->type == YOLO_CBLINEAR) {
+            for (int j = 0, off = 0; j < L->nargs; off += L->args[j], j++) {
+                snprintf(name, sizeof name, "train.layer.%d.%d", i, j);
+                yolo_real *sl = slice_channels(L->out, off, L->args[j]);
+                stage_add(&s_layers, name, cmp_tensor(&ref, name, sl, (size_t)L->out->n * L->args[j] * L->out->h * L->out->w));
+                free(sl);
+            }
+        } else {
+            snprintf(name, sizeof name, "train.layer.%d", i);
+            stage_add(&s_layers, name, cmp_tensor(&ref, name, L->out->data, yolo_numel(L->out)));
+        }
+    }
+    failures += stage_report(&s_layers);
+
+    /* 2. loss */
+    stage_t s_loss = { "loss", 1e-4 };
+    yolo_loss loss;
+    memset(&loss, 0, sizeof loss);
+    yolo_loss_compute(&m, &loss, targets, nt, 0);
+    yolo_real lv = (yolo_real)loss.loss, items[3] = { (yolo_real)loss.items[0], (yolo_real)loss.items[1], (yolo_real)loss.items[2] };
+    stage_add(&s_loss, "loss", cmp_tensor(&ref, "loss", &lv, 1));
+    static const char *item_names[3] = { "loss_items[box]", "loss_items[cls]", "loss_items[dfl]" };
+    int64_t ni = 0;
+    float *ritems = ref_get(&ref, "loss_items", &ni);
+    for (int k = 0; k < 3 && ritems; k++) stage_add(&s_loss, item_names[k], yolo_rel_err(&items[k], &ritems[k], 1));
+    printf("  loss %.6f (official %.6f)  box %.5f cls %.5f dfl %.5f\n", loss.loss,
+           ref_get(&ref, "loss", &ni)[0], loss.items[0], loss.items[1], loss.items[2]);
+    free(ritems);
+    failures += stage_report(&s_loss);
+
+    /* 3. backward */
+    stage_t s_grad = { "gradients", 5e-3 }, s_bn = { "BN running stats", 1e-4 };
+    yolo_zero_grads(&m);
+    yolo_backward(&m);
+    /* Some gradients are zero in exact arithmetic (a bias right before a
+       BatchNorm, e.g. CBLinear's: the normalisation removes any shift), so
+       the official float64 values are ~1e-17 and a ratio to them means
+       nothing. Those are measured against 1e-5 of the norm of the whole
+       gradient instead: ||a - b|| / max(||b||, 1e-5 ||all of b||). */
+    double gnorm = 0;
+    for (int k = 0; k < m.nparams; k++) {
+        char name[160];
+        int64_t n = 0;
+        snprintf(name, sizeof name, "grad.%s", m.params[k].name);
+        float *g = ref_get(&ref, name, &n);
+        for (int64_t i = 0; g && i < n; i++) gnorm += (double)g[i] * g[i];
+        free(g);
+    }
+    gnorm = sqrt(gnorm);
+    for (int k = 0; k < m.nparams; k++) {
+        yolo_param *p = &m.params[k];
+        char name[160];
+        if (p->kind <= YOLO_P_BIAS) {
+            snprintf(name, sizeof name, "grad.%s", p->name);
+            int64_t n = 0;
+            float *g = ref_get(&ref, name, &n);
+            double num = 0, den = 0;
+            for (int64_t i = 0; g && i < n && (size_t)n == p->numel; i++) {
+                double d = m.grads[p->offset + i] - (double)g[i];
+                num += d * d; den += (double)g[i] * g[i];
+            }
+            stage_add(&s_grad, name, g && (size_t)n == p->numel ? sqrt(num) / fmax(sqrt(den), 1e-5 * gnorm) : INFINITY);
+            free(g);
+        } else if (p->kind == YOLO_P_RUNNING_MEAN || p->kind == YOLO_P_RUNNING_VAR) {
+            snprintf(name, sizeof name, "after.%s", p->name);
+            stage_add(&s_bn, name, cmp_tensor(&ref, name, m.values + p->offset, p->numel));
+        }
+    }
+    failures += stage_report(&s_grad);
+    failures += stage_report(&s_bn);
+
+    /* 4. optimizer steps from the original weights on the official gradients */
+    static const char *opt_names[2] = { "sgd", "adamw" };
+    for (int o = 0; o < 2; o++) {
+        char key[160];
+        snprintf(key, sizeof key, "%s.%s", opt_names[o], m.params[0].name);
+        stage_t s_opt = { o ? "AdamW x2" : "SGD x2", 1e-4 };
+        if (yolo_st_find(&ref, key)) {
+            yolo_optim opt;
+            yolo_load_weights(&m, weights, err);
+            for (int k = 0; k < m.nparams; k++) {
+                yolo_param *p = &m.params[k];
+                snprintf(key, sizeof key, "grad.%s", p->name);
+                const yolo_st_entry *e = yolo_st_find(&ref, key);
+                if (e) yolo_st_get(&ref, e, m.grads + p->offset);
+            }
+            if (o == 0) yolo_optim_init(&opt, &m, YOLO_SGD, 0.01, 0.937, 5e-4);
+            else yolo_optim_init(&opt, &m, YOLO_ADAMW, 0.001, 0.937, 5e-4);
+            yolo_optim_step(&opt, &m);
+            yolo_optim_step(&opt, &m);
+            for (int k = 0; k < m.nparams; k++) {
+                yolo_param *p = &m.params[k];
+                if (p->kind > YOLO_P_BIAS) continue;
+                snprintf(key, sizeof key, "%s.%s", opt_names[o], p->name);
+                stage_add(&s_opt, key, cmp_tensor(&ref, key, m.values + p->offset, p->numel));
+            }
+            yolo_optim_free(&opt);
+        }
+        failures += stage_report(&s_opt);
+    }
+
+    /* 5. evaluation: decoded predictions of the inference branch, and NMS */
+    stage_t s_pred = { "eval.pred", 1e-4 };
+    yolo_load_weights(&m, weights, err);
+    yolo_forward(&m, 0);
+    int A = yolo_num_anchors(&m), nc = m.nc;
+    yolo_real *pred = (yolo_real *)malloc((size_t)B * (4 + nc) * A * sizeof(yolo_real));
+    yolo_decode(&m, pred);
+    stage_add(&s_pred, "eval.pred", cmp_tensor(&ref, "eval.pred", pred, (size_t)B * (4 + nc) * A));
+    failures += stage_report(&s_pred);
+
+    int64_t nn = 0;
+    float *rnms = ref_get(&ref, "eval.nms", &nn);
+    int nref = rnms ? (int)(nn / 7) : 0, nours = 0;
+    float *ours = (float *)malloc((size_t)B * 300 * 7 * sizeof(float));
+    yolo_det *dets = (yolo_det *)malloc((size_t)A * sizeof(yolo_det));
+    for (int n = 0; n < B; n++) {
+        int k = yolo_nms(pred + (size_t)n * (4 + nc) * A, A, nc, 0.001f, 0.7f, 300, 0, NULL, 0, dets);
+        for (int i = 0; i < k; i++, nours++) {
+            float *o = ours + 7 * nours;
+            o[0] = (float)n; o[1] = dets[i].x1; o[2] = dets[i].y1; o[3] = dets[i].x2; o[4] = dets[i].y2;
+            o[5] = dets[i].conf; o[6] = (float)dets[i].cls;
+        }
+    }
+    double wb = 0, wc = 0;
+    int matched = 0, bad = nms_compare(rnms, nref, ours, nours, &wb, &wc, &matched);
+    int nms_fail = bad > 0;
+    printf("  %-22s %d official, %d ours, %d matched, %d unexplained by rounding; worst box %.1e conf %.1e  %s\n", "NMS",
+           nref, nours, matched, bad, wb, wc, nms_fail ? "FAIL" : "ok");
+    failures += nms_fail;
+    printf("  %s in %.2f s\n", failures ? "FAILED" : "passed", yolo_now() - t0);
+
+    free(rnms); free(ours); free(dets); free(pred); free(img); free(targets);
+    yolo_loss_free(&loss);
+    yolo_st_free(&ref);
+    yolo_model_free(&m);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+    int failed = 0, ncases = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--device")) {
+            if (i + 1 < argc && strcmp(argv[i + 1], "cpu") != 0) {
+                fprintf(stderr, "golden_check: --device %s: this build has only the CPU backend\n", argv[i + 1]);
+                return 2;
+            }
+            i++;
+            continue;
+        }
+        failed += check_case(argv[i]);
+        ncases++;
+    }
+    if (!ncases) { fprintf(stderr, "usage: golden_check [--device cpu] DIR [DIR ...]\n"); return 2; }
+    printf("%d passed, %d failed\n", ncases - failed, failed);
+    return failed ? 1 : 0;
+}

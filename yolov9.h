@@ -1,0 +1,2941 @@
+/* yolov9.h — YOLOv9 object detection in one C header: the model, its
+   backward pass, the loss, the optimizers and the weights format.
+
+   This file is the plain-C reference implementation: every operation is a
+   readable loop nest, and every one of them is the specification that the
+   CUDA kernels in yolov9_kernels.cu are tested against.
+
+   HOW TO USE
+     In exactly one C or C++ file:
+         #define YOLOV9_IMPLEMENTATION
+         #include "yolov9.h"
+     Everywhere else include it without the define. Build with OpenMP
+     (-fopenmp) to use all cores; without it everything runs on one.
+
+   OPTIONS (define before including)
+     YOLO_REAL    the scalar type of every tensor, float by default. The
+                  gradient-check test builds with double so that finite
+                  differences are precise; files on disk are always float32.
+
+   NOTATION (used in every shape comment)
+     B      batch size                 C, H, W   channels, height, width
+     A      anchor points: one per cell of the three output grids, level by
+            level (strides 8, 16, 32), row-major inside a level
+     NC     number of classes          REG_MAX   16 bins per box side (DFL)
+     NO     outputs per anchor = 4*REG_MAX + NC
+     Tensors are NCHW, float, contiguous.
+
+   SECTIONS
+     1. utilities: errors, random numbers, timers
+     2. tensors
+     3. primitive ops, each a forward/backward pair (CPU reference)
+     4. YOLOv9 blocks: Conv, RepConvN, RepNBottleneck, RepNCSP, RepNCSPELAN4,
+        ELAN1, AConv, ADown, SPPELAN, CBLinear, CBFuse
+     5. the model graph: built-in variants, the model-yaml reader, forward
+        and backward over the graph
+     6. head: DDetect / DualDDetect, DFL, anchors, decode
+     7. loss: task-aligned assigner, CIoU, DFL, BCE, and their backward
+     8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad)
+     9. weights: safetensors read/write under the official PyTorch names
+    10. evaluation: non-maximum suppression
+
+   The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
+   comments say where a detail comes from when it is easy to get wrong. */
+
+#ifndef YOLOV9_H
+#define YOLOV9_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifndef YOLO_REAL
+#define YOLO_REAL float
+#endif
+typedef YOLO_REAL yolo_real;
+
+#define YOLO_REG_MAX 16   /* DFL bins per box side */
+#define YOLO_MAX_FROM 8   /* inputs of one layer (Concat, CBFuse, Detect) */
+#define YOLO_MAX_ARGS 8
+#define YOLO_ERR 512      /* size of an error message buffer */
+
+/* ------------------------------------------------------------------------ */
+/* 2. tensors                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* An activation: values and, when training, the gradient of the loss with
+   respect to those values (same shape). Backward passes *add* into grad, so
+   a tensor read by several layers collects the sum of their gradients. */
+typedef struct {
+    int n, c, h, w;      /* shape [B, C, H, W] */
+    yolo_real *data;     /* [n*c*h*w] */
+    yolo_real *grad;     /* [n*c*h*w] or NULL when no gradient is wanted */
+    size_t cap;          /* elements allocated */
+} yolo_tensor;
+
+/* ------------------------------------------------------------------------ */
+/* 4. blocks: one params struct per block                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Conv: the unit everything is made of, conv2d -> BatchNorm -> SiLU. The
+   same struct also serves the two places where YOLOv9 uses a bare Conv2d
+   with a bias (CBLinear and the last conv of each detect branch): then
+   bn = act = 0 and bias = 1. Padding is always k/2 ("same"). */
+typedef struct {
+    int c1, c2, k, s, g;     /* in/out channels, kernel, stride, groups */
+    int bn, act, bias;       /* which of BatchNorm, SiLU, conv bias it has */
+    yolo_real *w, *gw;       /* [c2, c1/g, k, k] weights and their gradient */
+    yolo_real *b, *gb;       /* [c2] conv bias (bare Conv2d only) */
+    yolo_real *gamma, *ggamma, *beta, *gbeta; /* [c2] BatchNorm affine */
+    yolo_real *rmean, *rvar;  /* [c2] BatchNorm running statistics */
+    yolo_real *mean, *invstd; /* [c2] batch statistics of the last training forward */
+    yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward */
+    yolo_tensor y;           /* [B, c2, Ho, Wo] the block's output */
+    yolo_tensor *x;          /* the input of the last forward (not owned) */
+} yolo_conv;
+
+/* RepConvN: SiLU(BN(conv3x3(x)) + BN(conv1x1(x))). Two branches while
+   training, one 3x3 conv after folding for inference. */
+typedef struct {
+    yolo_conv conv1, conv2;  /* 3x3 and 1x1 branches, no activation */
+    yolo_tensor y;           /* [B, c2, H, W] */
+} yolo_repconvn;
+
+/* RepNBottleneck: x + Conv3x3(RepConvN(x)) (the add only when c1 == c2). */
+typedef struct {
+    yolo_repconvn cv1;
+    yolo_conv cv2;
+    int add;
+    yolo_tensor y;
+} yolo_repnbottleneck;
+
+/* RepNCSP: cv3(cat(m(cv1(x)), cv2(x))), m = n RepNBottlenecks. */
+typedef struct {
+    yolo_conv cv1, cv2, cv3;
+    int n;
+    yolo_repnbottleneck *m;  /* [n] */
+    yolo_tensor cat;         /* [B, 2*c_, H, W] */
+} yolo_repncsp;
+
+/* RepNCSPELAN4 (GELAN's block): cv1 then split in halves a|b; b feeds
+   RepNCSP+Conv (branch 2) which feeds RepNCSP+Conv (branch 3);
+   cv4(cat(a, b, branch2, branch3)). ELAN1 is the same with one plain
+   3x3 Conv per branch (csp2/csp3 unused). */
+typedef struct {
+    int elan1;               /* 1: ELAN1, 0: RepNCSPELAN4 */
+    int c3, c4;              /* cv1 width, branch width */
+    yolo_conv cv1;
+    yolo_repncsp csp2, csp3;
+    yolo_conv cv2, cv3, cv4;
+    yolo_tensor half_b;      /* [B, c3/2, H, W] the second half of cv1 */
+    yolo_tensor cat;         /* [B, c3 + 2*c4, H, W] */
+} yolo_elan;
+
+/* AConv: avgpool 2x2 s1, then Conv 3x3 s2. ADown: the same avgpool, then
+   split channels: half 1 -> Conv 3x3 s2; half 2 -> maxpool 3x3 s2 p1 ->
+   Conv 1x1; concat. Both halve the resolution. */
+typedef struct {
+    int adown;
+    yolo_tensor pool;        /* [B, c1, H-1, W-1] */
+    yolo_tensor half1, half2, maxp; /* ADown only */
+    yolo_conv cv1, cv2;      /* cv2: ADown only */
+    yolo_tensor y;           /* ADown: [B, c2, H/2, W/2] */
+} yolo_down;
+
+/* SPPELAN: cv1 1x1, three chained maxpool 5x5 s1 p2, concat of the four,
+   cv5 1x1: a spatial pyramid at three receptive fields. */
+typedef struct {
+    yolo_conv cv1, cv5;
+    yolo_tensor p1, p2, p3;  /* [B, c3, H, W] each */
+    yolo_tensor cat;         /* [B, 4*c3, H, W] */
+} yolo_sppelan;
+
+/* DDetect / DualDDetect: per level a box branch (Conv3x3, Conv3x3 g4,
+   Conv2d 1x1 g4 + bias -> 4*REG_MAX) and a class branch (Conv3x3, Conv3x3,
+   Conv2d 1x1 + bias -> NC). A dual head has two such sets: branch 0 the
+   auxiliary (PGI) one fed by the first three inputs, branch 1 the main one. */
+typedef struct {
+    int nc, nl, nbranch;     /* classes, levels (3), 1 or 2 branches */
+    int strides[3];
+    yolo_conv box[2][3][3];  /* [branch][level][stage] */
+    yolo_conv cls[2][3][3];
+    yolo_real *dfl[2];       /* [1, REG_MAX, 1, 1] fixed weights 0..15 */
+    yolo_tensor out[2][3];   /* [B, NO, h, w] raw maps per branch and level */
+} yolo_detect;
+
+/* ------------------------------------------------------------------------ */
+/* 5. the model graph                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef enum {
+    YOLO_SILENCE, YOLO_CONV, YOLO_ACONV, YOLO_ADOWN, YOLO_ELAN1,
+    YOLO_REPNCSPELAN4, YOLO_SPPELAN, YOLO_UPSAMPLE, YOLO_CONCAT,
+    YOLO_CBLINEAR, YOLO_CBFUSE, YOLO_DDETECT, YOLO_DUALDDETECT, YOLO_NMODULES
+} yolo_module;
+
+/* One row of a model description, as in the official model files:
+   [from, n, module, args]. */
+typedef struct {
+    int nfrom, from[YOLO_MAX_FROM];
+    yolo_module module;
+    int nargs, args[YOLO_MAX_ARGS];
+} yolo_row;
+
+typedef struct {
+    yolo_module type;
+    int nfrom, from[YOLO_MAX_FROM];  /* absolute layer indices, -1 = image */
+    int nargs, args[YOLO_MAX_ARGS];  /* after width scaling */
+    int c_out, stride;               /* output channels, downsampling factor */
+    long nparams;
+    union {
+        yolo_conv conv;              /* Conv, CBLinear */
+        yolo_elan elan;              /* ELAN1, RepNCSPELAN4 */
+        yolo_down down;              /* AConv, ADown */
+        yolo_sppelan spp;
+    } b;
+    yolo_detect *det;                /* DDetect, DualDDetect */
+    int infer;                       /* 1 when inference needs this layer */
+    yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
+    yolo_tensor *out;                /* the layer's output tensor */
+} yolo_layer;
+
+/* Parameter groups as the official optimizer builds them: conv weights
+   (weight decay), BatchNorm weights (no decay), biases (no decay); plus the
+   tensors of the state_dict that are not trained. */
+typedef enum {
+    YOLO_P_WEIGHT, YOLO_P_BN_WEIGHT, YOLO_P_BIAS,
+    YOLO_P_RUNNING_MEAN, YOLO_P_RUNNING_VAR, YOLO_P_FIXED
+} yolo_pkind;
+
+typedef struct {
+    char name[96];       /* official state_dict name, e.g. model.3.cv1.conv.weight */
+    yolo_pkind kind;
+    int ndim, shape[4];
+    size_t offset, numel;  /* into yolo_model.values / .grads */
+} yolo_param;
+
+typedef struct {
+    int nc;
+    int nlayers;
+    yolo_layer *layers;      /* [nlayers] */
+    int detect;              /* index of the detect layer */
+    /* every tensor of the state_dict lives in one array, in official order */
+    int nparams;
+    yolo_param *params;      /* [nparams] */
+    size_t nvalues;
+    yolo_real *values;       /* [nvalues] */
+    yolo_real *grads;        /* [nvalues] d loss / d value (trained kinds only) */
+    /* every activation tensor, so that gradients can be zeroed at once */
+    int nacts, cap_acts;
+    yolo_tensor **acts;
+    /* per-channel batch statistics of every BatchNorm (scratch) */
+    size_t nstats;
+    yolo_real *stats;
+    yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
+    double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
+    double flops;            /* multiply-adds x2 of the convolutions run so far */
+    int building;            /* internal: which build pass */
+} yolo_model;
+
+/* ------------------------------------------------------------------------ */
+/* 7. loss                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* What the task-aligned assigner decided for one head branch. It depends on
+   the predictions but is not differentiated through (as the official, which
+   runs it under no_grad). */
+typedef struct {
+    int B, A, nc;
+    unsigned char *fg;   /* [B*A] 1 where the anchor has a target */
+    int *label;          /* [B*A] target class */
+    yolo_real *box;      /* [B*A*4] target box x1,y1,x2,y2 in grid units */
+    yolo_real *score;    /* [B*A] target score of the target class */
+    yolo_real *alpha;    /* [B*A] CIoU's alpha (a constant of the gradient) */
+    double score_sum;    /* max(sum of target scores, 1) */
+} yolo_assignment;
+
+typedef struct {
+    yolo_assignment as[2];       /* per head branch */
+    double items[3];             /* box, cls, dfl after gains (official loss_items) */
+    double loss;                 /* (box + cls + dfl) * B, what is differentiated */
+} yolo_loss;
+
+/* ------------------------------------------------------------------------ */
+/* 8. optimizers                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW } yolo_optim_kind;
+
+typedef struct {
+    yolo_optim_kind kind;
+    double lr[3];            /* per parameter group: weights, BN weights, biases */
+    double momentum;         /* SGD momentum, or Adam beta1 */
+    double beta2, eps;       /* Adam: 0.999, 1e-8 */
+    double weight_decay;     /* on group 0 (conv weights) only */
+    long step;
+    yolo_real *m, *v, *vmax; /* [nvalues] state: SGD uses m only */
+} yolo_optim;
+
+/* ------------------------------------------------------------------------ */
+/* 9. safetensors                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    char name[128];
+    char dtype[8];           /* F32, F16, BF16, F64, I64 ... */
+    int ndim;
+    int64_t shape[8];
+    size_t begin, end;       /* byte range inside data */
+} yolo_st_entry;
+
+typedef struct {
+    int n;
+    yolo_st_entry *e;
+    unsigned char *data;     /* the raw tensor bytes */
+    size_t data_size;
+} yolo_safetensors;
+
+/* ------------------------------------------------------------------------ */
+/* 10. evaluation                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;
+
+/* ------------------------------------------------------------------------ */
+/* API                                                                      */
+/* ------------------------------------------------------------------------ */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* building a model: by built-in name (yolov9-t/s/m/c/e, gelan-t/s/m/c/e) or
+   from an official-format model yaml; nc <= 0 keeps the file's nc. Return
+   0, or -1 with a message in err[YOLO_ERR]. */
+int  yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err);
+int  yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err);
+int  yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err);
+int  yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc,
+                      double depth_multiple, double width_multiple, char *err);
+void yolo_model_free(yolo_model *m);
+void yolo_model_init_weights(yolo_model *m, uint64_t seed);
+long yolo_model_count_params(const yolo_model *m);
+double yolo_model_gflops(yolo_model *m);  /* at 640x640, batch 1 */
+void yolo_model_summary(const yolo_model *m, const char *title, FILE *f);
+yolo_param *yolo_model_param(yolo_model *m, const char *name);
+
+/* forward over the graph on m->input; train = 1 uses batch statistics and
+   updates the running ones; need_all = 0 lets eval skip the auxiliary
+   branch of a dual model (only the main one predicts) */
+void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data);
+void yolo_forward(yolo_model *m, int train);
+/* backward: after yolo_loss_backward has filled the detect maps' grads */
+void yolo_zero_grads(yolo_model *m);
+void yolo_backward(yolo_model *m);
+
+/* The loss of the last training forward against targets [ntargets, 6]
+   (image, class, cx, cy, w, h normalised), and at the same time its
+   gradient with respect to the detect maps, written into their grads, ready
+   for yolo_backward. reuse_assignment = 1 keeps the previous assignment
+   (and CIoU's alpha) fixed: the gradient check needs that. Returns
+   L->loss. */
+double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets,
+                         int reuse_assignment);
+void yolo_loss_free(yolo_loss *L);
+
+/* eval: decoded predictions of the inference branch, [B, 4+NC, A] */
+int  yolo_num_anchors(const yolo_model *m);
+void yolo_decode(const yolo_model *m, yolo_real *pred);
+int  yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres,
+              int max_det, int agnostic, const int *classes, int nclasses,
+              yolo_det *out);
+
+/* optimizers */
+void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind,
+                     double lr, double momentum, double weight_decay);
+void yolo_optim_step(yolo_optim *o, yolo_model *m);
+void yolo_optim_free(yolo_optim *o);
+
+/* safetensors */
+int  yolo_st_read(yolo_safetensors *st, const char *path, char *err);
+void yolo_st_free(yolo_safetensors *st);
+const yolo_st_entry *yolo_st_find(const yolo_safetensors *st, const char *name);
+int64_t yolo_st_numel(const yolo_st_entry *e);
+/* converts one tensor to yolo_real; returns 0 or -1 on unsupported dtype */
+int  yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *out);
+int  yolo_load_weights(yolo_model *m, const char *path, char *err);
+int  yolo_save_weights(const yolo_model *m, const char *path, char *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* YOLOV9_H */
+
+/* ======================================================================== */
+/*                              IMPLEMENTATION                              */
+/* ======================================================================== */
+#ifdef YOLOV9_IMPLEMENTATION
+#ifndef YOLOV9_IMPLEMENTATION_DONE
+#define YOLOV9_IMPLEMENTATION_DONE
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------------ */
+/* 1. utilities                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Errors are one line that says where and what: "file:line: what". They
+   are written into a caller's buffer; programs print it and exit non-zero. */
+static int yolo_errorf(char *err, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, YOLO_ERR, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void *yolo_xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) { fprintf(stderr, "yolov9: out of host memory (%zu bytes)\n", bytes); exit(1); }
+    return p;
+}
+static void *yolo_xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) { fprintf(stderr, "yolov9: out of host memory (%zu bytes)\n", n * size); exit(1); }
+    return p;
+}
+
+/* splitmix64: a small, good, reproducible generator for initialisation
+   and tests */
+typedef struct { uint64_t s; } yolo_rng;
+static uint64_t yolo_rng_u64(yolo_rng *r) {
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double yolo_rng_uniform(yolo_rng *r) { return (yolo_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+static double yolo_now(void) {
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* relative L2 error ||a - b|| / ||b||, the measure of every golden test */
+static double yolo_rel_err(const yolo_real *a, const float *b, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - b[i];
+        num += d * d;
+        den += (double)b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 2. tensors                                                               */
+/* ------------------------------------------------------------------------ */
+
+static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t->h * t->w; }
+
+/* Give t the shape [n,c,h,w], reusing its memory when it is big enough.
+   Shapes only change when the input size does, so after the first batch
+   nothing is allocated. */
+static void yolo_tensor_resize(yolo_tensor *t, int n, int c, int h, int w, int with_grad) {
+    size_t need = (size_t)n * c * h * w;
+    if (need > t->cap) {
+        free(t->data); free(t->grad);
+        t->data = (yolo_real *)yolo_xmalloc(need * sizeof(yolo_real));
+        t->grad = NULL;
+        t->cap = need;
+    }
+    if (with_grad && !t->grad) t->grad = (yolo_real *)yolo_xcalloc(t->cap, sizeof(yolo_real));
+    t->n = n; t->c = c; t->h = h; t->w = w;
+}
+
+static void yolo_tensor_free(yolo_tensor *t) {
+    free(t->data); free(t->grad);
+    memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 3. primitive ops: the CPU reference                                      */
+/* ------------------------------------------------------------------------ */
+/* Each op is a forward and a backward. Forwards write their output;
+   backwards ADD into the gradients of their inputs (dx may be NULL when the
+   input needs no gradient, e.g. the image). */
+
+/* --- matrix products (row-major), the core of every convolution --- */
+
+/* C[M,N] (+)= A[M,K] B[K,N] */
+static void yolo_gemm_nn(int M, int N, int K, const yolo_real *A, const yolo_real *Bm,
+                         yolo_real *C, int accumulate) {
+    #pragma omp parallel for schedule(static) if ((long)M * N * K > 100000)
+    for (int i = 0; i < M; i++) {
+        yolo_real *c = C + (size_t)i * N;
+        if (!accumulate) memset(c, 0, N * sizeof(yolo_real));
+        for (int k = 0; k < K; k++) {
+            yolo_real a = A[(size_t)i * K + k];
+            const yolo_real *b = Bm + (size_t)k * N;
+            for (int j = 0; j < N; j++) c[j] += a * b[j];
+        }
+    }
+}
+
+/* C[M,N] += A[M,K] B[N,K]^T */
+static void yolo_gemm_nt(int M, int N, int K, const yolo_real *A, const yolo_real *Bm, yolo_real *C) {
+    #pragma omp parallel for schedule(static) if ((long)M * N * K > 100000)
+    for (int i = 0; i < M; i++) {
+        const yolo_real *a = A + (size_t)i * K;
+        for (int j = 0; j < N; j++) {
+            const yolo_real *b = Bm + (size_t)j * K;
+            double s = 0;
+            for (int k = 0; k < K; k++) s += a[k] * b[k];
+            C[(size_t)i * N + j] += (yolo_real)s;
+        }
+    }
+}
+
+/* C[M,N] = A[K,M]^T B[K,N] */
+static void yolo_gemm_tn(int M, int N, int K, const yolo_real *A, const yolo_real *Bm, yolo_real *C) {
+    #pragma omp parallel for schedule(static) if ((long)M * N * K > 100000)
+    for (int i = 0; i < M; i++) {
+        yolo_real *c = C + (size_t)i * N;
+        memset(c, 0, N * sizeof(yolo_real));
+        for (int k = 0; k < K; k++) {
+            yolo_real a = A[(size_t)k * M + i];
+            const yolo_real *b = Bm + (size_t)k * N;
+            for (int j = 0; j < N; j++) c[j] += a * b[j];
+        }
+    }
+}
+
+/* --- conv2d: zero padding k/2, stride s, groups g --- */
+
+static int yolo_conv_out(int in, int k, int s) { return (in + 2 * (k / 2) - k) / s + 1; }
+
+/* im2col: the input patch under every output position, one row per
+   (channel, ky, kx): col[cg*k*k, Ho*Wo] for the channels of one group */
+static void yolo_im2col(const yolo_real *x, int cg, int H, int W, int k, int s,
+                        int Ho, int Wo, yolo_real *col) {
+    int p = k / 2;
+    #pragma omp parallel for schedule(static) if ((long)cg * k * k * Ho * Wo > 100000)
+    for (int r = 0; r < cg * k * k; r++) {
+        int c = r / (k * k), ky = (r / k) % k, kx = r % k;
+        yolo_real *dst = col + (size_t)r * Ho * Wo;
+        const yolo_real *src = x + (size_t)c * H * W;
+        for (int oy = 0; oy < Ho; oy++) {
+            int iy = oy * s - p + ky;
+            for (int ox = 0; ox < Wo; ox++) {
+                int ix = ox * s - p + kx;
+                dst[oy * Wo + ox] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? src[iy * W + ix] : 0;
+            }
+        }
+    }
+}
+
+/* col2im: the adjoint of im2col, adds every patch gradient back to dx */
+static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s,
+                        int Ho, int Wo, yolo_real *dx) {
+    int p = k / 2;
+    #pragma omp parallel for schedule(static) if ((long)cg * k * k * Ho * Wo > 100000)
+    for (int c = 0; c < cg; c++) {
+        yolo_real *d = dx + (size_t)c * H * W;
+        for (int ky = 0; ky < k; ky++)
+            for (int kx = 0; kx < k; kx++) {
+                const yolo_real *src = col + ((size_t)(c * k + ky) * k + kx) * Ho * Wo;
+                for (int oy = 0; oy < Ho; oy++) {
+                    int iy = oy * s - p + ky;
+                    if (iy < 0 || iy >= H) continue;
+                    for (int ox = 0; ox < Wo; ox++) {
+                        int ix = ox * s - p + kx;
+                        if (ix >= 0 && ix < W) d[iy * W + ix] += src[oy * Wo + ox];
+                    }
+                }
+            }
+    }
+}
+
+/* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
+   Per image and group: y_g[C2/g, Ho*Wo] = w_g[C2/g, (C1/g)k^2] col[(C1/g)k^2, Ho*Wo].
+   A 1x1 stride-1 conv needs no im2col: the input already is col. */
+static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b,
+                                int C2, int k, int s, int g, yolo_tensor *y) {
+    int C1 = x->c, H = x->h, W = x->w, Ho = y->h, Wo = y->w;
+    int c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
+    int direct = (k == 1 && s == 1);
+    yolo_real *col = direct ? NULL : (yolo_real *)yolo_xmalloc((size_t)K * P * sizeof(yolo_real));
+    for (int n = 0; n < x->n; n++)
+        for (int gi = 0; gi < g; gi++) {
+            const yolo_real *xg = x->data + ((size_t)n * C1 + gi * c1g) * H * W;
+            yolo_real *yg = y->data + ((size_t)n * C2 + gi * c2g) * P;
+            if (!direct) yolo_im2col(xg, c1g, H, W, k, s, Ho, Wo, col);
+            yolo_gemm_nn(c2g, P, K, w + (size_t)gi * c2g * K, direct ? xg : col, yg, 0);
+            if (b)
+                for (int o = 0; o < c2g; o++)
+                    for (int i = 0; i < P; i++) yg[(size_t)o * P + i] += b[gi * c2g + o];
+        }
+    free(col);
+}
+
+/* Given dy = dL/dy: dw += dy col^T, db += sum dy, dx += col2im(w^T dy). */
+static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy,
+                                 int C2, int k, int s, int g, int Ho, int Wo,
+                                 yolo_real *dx, yolo_real *dw, yolo_real *db) {
+    int C1 = x->c, H = x->h, W = x->w;
+    int c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
+    int direct = (k == 1 && s == 1);
+    yolo_real *col = (yolo_real *)yolo_xmalloc((size_t)K * P * sizeof(yolo_real));
+    for (int n = 0; n < x->n; n++)
+        for (int gi = 0; gi < g; gi++) {
+            const yolo_real *xg = x->data + ((size_t)n * C1 + gi * c1g) * H * W;
+            const yolo_real *dyg = dy + ((size_t)n * C2 + gi * c2g) * P;
+            const yolo_real *cols = xg;
+            if (!direct) { yolo_im2col(xg, c1g, H, W, k, s, Ho, Wo, col); cols = col; }
+            yolo_gemm_nt(c2g, K, P, dyg, cols, dw + (size_t)gi * c2g * K);
+            if (db)
+                for (int o = 0; o < c2g; o++) {
+                    double acc = 0;
+                    for (int i = 0; i < P; i++) acc += dyg[(size_t)o * P + i];
+                    db[gi * c2g + o] += (yolo_real)acc;
+                }
+            if (dx) {
+                yolo_real *dxg = dx + ((size_t)n * C1 + gi * c1g) * H * W;
+                yolo_gemm_tn(K, P, c2g, w + (size_t)gi * c2g * K, dyg, col);
+                if (direct)
+                    for (size_t i = 0; i < (size_t)K * P; i++) dxg[i] += col[i];
+                else
+                    yolo_col2im(col, c1g, H, W, k, s, Ho, Wo, dxg);
+            }
+        }
+    free(col);
+}
+
+/* --- BatchNorm2d ---
+   Training: per channel c over the B*H*W values, mean m and biased variance
+   v normalise: xhat = (z - m) / sqrt(v + eps), u = gamma xhat + beta; the
+   running statistics move by momentum 0.03 toward m and the *unbiased*
+   variance v N/(N-1). Eval uses the running statistics instead. */
+static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                                  yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
+                                  double momentum, double eps, yolo_tensor *u) {
+    int C = z->c, HW = z->h * z->w;
+    size_t N = (size_t)z->n * HW;
+    #pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++) {
+        double s = 0, ss = 0;
+        for (int n = 0; n < z->n; n++) {
+            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) s += p[i];
+        }
+        double m = s / N;
+        for (int n = 0; n < z->n; n++) {
+            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) { double d = p[i] - m; ss += d * d; }
+        }
+        double var = ss / N, is = 1.0 / sqrt(var + eps);
+        mean[c] = (yolo_real)m; invstd[c] = (yolo_real)is;
+        rmean[c] = (yolo_real)((1 - momentum) * rmean[c] + momentum * m);
+        rvar[c] = (yolo_real)((1 - momentum) * rvar[c] + momentum * (N > 1 ? ss / (N - 1) : var));
+        double a = gamma[c] * is, bb = beta[c] - m * a;
+        for (int n = 0; n < z->n; n++) {
+            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
+            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) q[i] = (yolo_real)(a * p[i] + bb);
+        }
+    }
+}
+
+static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                                 const yolo_real *rmean, const yolo_real *rvar, double eps, yolo_tensor *u) {
+    int C = z->c, HW = z->h * z->w;
+    #pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++) {
+        double a = gamma[c] / sqrt(rvar[c] + eps), bb = beta[c] - rmean[c] * a;
+        for (int n = 0; n < z->n; n++) {
+            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
+            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) q[i] = (yolo_real)(a * p[i] + bb);
+        }
+    }
+}
+
+/* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) --- */
+static yolo_real yolo_sigmoid(yolo_real x) { return (yolo_real)(1.0 / (1.0 + exp(-(double)x))); }
+static yolo_real yolo_silu(yolo_real x) { return x * yolo_sigmoid(x); }
+static yolo_real yolo_silu_grad(yolo_real x) {
+    yolo_real s = yolo_sigmoid(x);
+    return s * (1 + x * (1 - s));
+}
+
+/* BatchNorm (+ SiLU) backward, recomputing u = gamma xhat + beta from the
+   kept conv output z: keeping z alone is enough for both. With g = dL/du,
+   dL/dz = gamma invstd / N (N g - sum g - xhat sum(g xhat)). dz may alias dy. */
+static void yolo_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
+                                 const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd,
+                                 int act, yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {
+    int C = z->c, HW = z->h * z->w;
+    size_t N = (size_t)z->n * HW;
+    #pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++) {
+        double sg = 0, sgx = 0;
+        for (int n = 0; n < z->n; n++) {
+            size_t o = ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) {
+                double xh = (z->data[o + i] - mean[c]) * invstd[c];
+                double gi = dy[o + i];
+                if (act) gi *= yolo_silu_grad((yolo_real)(gamma[c] * xh + beta[c]));
+                sg += gi; sgx += gi * xh;
+            }
+        }
+        dgamma[c] += (yolo_real)sgx; dbeta[c] += (yolo_real)sg;
+        double k = gamma[c] * invstd[c] / N;
+        for (int n = 0; n < z->n; n++) {
+            size_t o = ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) {
+                double xh = (z->data[o + i] - mean[c]) * invstd[c];
+                double gi = dy[o + i];
+                if (act) gi *= yolo_silu_grad((yolo_real)(gamma[c] * xh + beta[c]));
+                dz[o + i] = (yolo_real)(k * (N * gi - sg - xh * sgx));
+            }
+        }
+    }
+}
+
+/* --- average pool 2x2, stride 1, no padding (AConv, ADown): H-1 x W-1 --- */
+static void yolo_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
+    int H = x->h, W = x->w, Ho = H - 1, Wo = W - 1;
+    #pragma omp parallel for schedule(static)
+    for (int nc = 0; nc < x->n * x->c; nc++) {
+        const yolo_real *p = x->data + (size_t)nc * H * W;
+        yolo_real *q = y->data + (size_t)nc * Ho * Wo;
+        for (int i = 0; i < Ho; i++)
+            for (int j = 0; j < Wo; j++)
+                q[i * Wo + j] = (p[i * W + j] + p[i * W + j + 1] + p[(i + 1) * W + j] + p[(i + 1) * W + j + 1]) * (yolo_real)0.25;
+    }
+}
+static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W) {
+    int Ho = y->h, Wo = y->w;
+    #pragma omp parallel for schedule(static)
+    for (int nc = 0; nc < y->n * y->c; nc++) {
+        const yolo_real *q = y->grad + (size_t)nc * Ho * Wo;
+        yolo_real *d = dx + (size_t)nc * H * W;
+        for (int i = 0; i < Ho; i++)
+            for (int j = 0; j < Wo; j++) {
+                yolo_real g = q[i * Wo + j] * (yolo_real)0.25;
+                d[i * W + j] += g; d[i * W + j + 1] += g;
+                d[(i + 1) * W + j] += g; d[(i + 1) * W + j + 1] += g;
+            }
+    }
+}
+
+/* --- max pool k x k, stride s, padding p (padding never wins) ---
+   The backward recomputes which input won (the first maximum in the window)
+   instead of keeping indices. */
+static int yolo_maxpool_argmax(const yolo_real *p, int H, int W, int k, int s, int pad, int oy, int ox) {
+    int best = -1;
+    yolo_real bv = 0;
+    for (int ky = 0; ky < k; ky++) {
+        int iy = oy * s - pad + ky;
+        if (iy < 0 || iy >= H) continue;
+        for (int kx = 0; kx < k; kx++) {
+            int ix = ox * s - pad + kx;
+            if (ix < 0 || ix >= W) continue;
+            if (best < 0 || p[iy * W + ix] > bv) { bv = p[iy * W + ix]; best = iy * W + ix; }
+        }
+    }
+    return best;
+}
+static void yolo_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
+    #pragma omp parallel for schedule(static)
+    for (int nc = 0; nc < x->n * x->c; nc++) {
+        const yolo_real *p = x->data + (size_t)nc * x->h * x->w;
+        yolo_real *q = y->data + (size_t)nc * y->h * y->w;
+        for (int i = 0; i < y->h; i++)
+            for (int j = 0; j < y->w; j++) q[i * y->w + j] = p[yolo_maxpool_argmax(p, x->h, x->w, k, s, pad, i, j)];
+    }
+}
+static void yolo_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx) {
+    #pragma omp parallel for schedule(static)
+    for (int nc = 0; nc < x->n * x->c; nc++) {
+        const yolo_real *p = x->data + (size_t)nc * x->h * x->w;
+        const yolo_real *q = y->grad + (size_t)nc * y->h * y->w;
+        yolo_real *d = dx + (size_t)nc * x->h * x->w;
+        for (int i = 0; i < y->h; i++)
+            for (int j = 0; j < y->w; j++) d[yolo_maxpool_argmax(p, x->h, x->w, k, s, pad, i, j)] += q[i * y->w + j];
+    }
+}
+
+/* --- nearest-neighbour resize of channels [c0, c0+C) of x to y's size,
+   added into y (Upsample x2 and CBFuse). The source index is
+   floor(dst * in/out) computed in float, as PyTorch does. --- */
+static int yolo_nearest_src(int d, int in, int out) {
+    int s = (int)floorf((float)d * ((float)in / (float)out));
+    return s < in - 1 ? s : in - 1;
+}
+static void yolo_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y) {
+    int C = y->c, Ho = y->h, Wo = y->w;
+    #pragma omp parallel for schedule(static)
+    for (int nc = 0; nc < y->n * C; nc++) {
+        int n = nc / C, c = nc % C;
+        const yolo_real *p = x->data + ((size_t)n * x->c + c0 + c) * x->h * x->w;
+        yolo_real *q = y->data + (size_t)nc * Ho * Wo;
+        for (int i = 0; i < Ho; i++) {
+            int si = yolo_nearest_src(i, x->h, Ho);
+            for (int j = 0; j < Wo; j++) q[i * Wo + j] += p[si * x->w + yolo_nearest_src(j, x->w, Wo)];
+        }
+    }
+}
+static void yolo_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {
+    int C = y->c, Ho = y->h, Wo = y->w;
+    #pragma omp parallel for schedule(static)
+    for (int nc = 0; nc < y->n * C; nc++) {
+        int n = nc / C, c = nc % C;
+        yolo_real *d = x->grad + ((size_t)n * x->c + c0 + c) * x->h * x->w;
+        const yolo_real *q = y->grad + (size_t)nc * Ho * Wo;
+        for (int i = 0; i < Ho; i++) {
+            int si = yolo_nearest_src(i, x->h, Ho);
+            for (int j = 0; j < Wo; j++) d[si * x->w + yolo_nearest_src(j, x->w, Wo)] += q[i * Wo + j];
+        }
+    }
+}
+
+/* --- channel copies: concat and split are the same copy, its backward is
+   the same copy of gradients the other way. Copies channels [sc, sc+C) of
+   src into [dc, dc+C) of dst (both [B, *, H, W]). --- */
+static void yolo_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc,
+                               int B, int C, int HW, int accumulate) {
+    for (int n = 0; n < B; n++) {
+        const yolo_real *p = src + ((size_t)n * src_c + sc) * HW;
+        yolo_real *q = dst + ((size_t)n * dst_c + dc) * HW;
+        if (accumulate) for (size_t i = 0; i < (size_t)C * HW; i++) q[i] += p[i];
+        else memcpy(q, p, (size_t)C * HW * sizeof(yolo_real));
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* 4. YOLOv9 blocks                                                         */
+/* ------------------------------------------------------------------------ */
+/* Each block: an init that registers its tensors under the official names,
+   a forward and a backward. Building runs twice: the first pass only
+   records names and sizes (so all weights go in one array whose size is
+   known before it is allocated), the second binds the pointers. */
+
+static int yolo_binding(const yolo_model *m) { return m->values != NULL; }
+
+static yolo_real *yolo_param_new(yolo_model *m, const char *prefix, const char *suffix, yolo_pkind kind,
+                                 int ndim, int d0, int d1, int d2, int d3, yolo_real **grad) {
+    char name[96];
+    snprintf(name, sizeof name, "%s.%s", prefix, suffix);
+    if (!yolo_binding(m)) {          /* pass 1: record */
+        m->params = (yolo_param *)realloc(m->params, (m->nparams + 1) * sizeof(yolo_param));
+        yolo_param *p = &m->params[m->nparams++];
+        memset(p, 0, sizeof *p);
+        snprintf(p->name, sizeof p->name, "%s", name);
+        p->kind = kind; p->ndim = ndim;
+        p->shape[0] = d0; p->shape[1] = d1; p->shape[2] = d2; p->shape[3] = d3;
+        p->numel = (size_t)d0 * (ndim > 1 ? d1 : 1) * (ndim > 2 ? d2 : 1) * (ndim > 3 ? d3 : 1);
+        p->offset = m->nvalues;
+        m->nvalues += p->numel;
+        if (grad) *grad = NULL;
+        return NULL;
+    }
+    yolo_param *p = &m->params[m->building++];  /* pass 2: bind, same order */
+    if (strcmp(p->name, name) != 0) { fprintf(stderr, "yolov9: build passes disagree at %s\n", name); exit(1); }
+    if (grad) *grad = m->grads + p->offset;
+    return m->values + p->offset;
+}
+
+static void yolo_act_new(yolo_model *m, yolo_tensor *t) {
+    if (!yolo_binding(m)) return;
+    if (m->nacts == m->cap_acts) {
+        m->cap_acts = m->cap_acts ? 2 * m->cap_acts : 256;
+        m->acts = (yolo_tensor **)realloc(m->acts, m->cap_acts * sizeof(yolo_tensor *));
+    }
+    memset(t, 0, sizeof *t);
+    m->acts[m->nacts++] = t;
+}
+
+static yolo_real *yolo_stats_new(yolo_model *m, int n) {
+    yolo_real *p = yolo_binding(m) ? m->stats + m->nstats : NULL;
+    m->nstats += n;
+    return p;
+}
+
+/* output tensors follow the input's batch; gradients exist when training */
+static void yolo_out_resize(yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
+    yolo_tensor_resize(t, like->n, c, h, w, train);
+}
+
+/* ---- Conv ---------------------------------------------------------------- */
+
+static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int c1, int c2, int k, int s,
+                           int g, int bn, int act) {
+    char p[96];
+    memset(c, 0, sizeof *c);
+    c->c1 = c1; c->c2 = c2; c->k = k; c->s = s; c->g = g; c->bn = bn; c->act = act; c->bias = !bn;
+    if (bn) {
+        snprintf(p, sizeof p, "%s.conv", prefix);
+        c->w = yolo_param_new(m, p, "weight", YOLO_P_WEIGHT, 4, c2, c1 / g, k, k, &c->gw);
+        snprintf(p, sizeof p, "%s.bn", prefix);
+        c->gamma = yolo_param_new(m, p, "weight", YOLO_P_BN_WEIGHT, 1, c2, 0, 0, 0, &c->ggamma);
+        c->beta = yolo_param_new(m, p, "bias", YOLO_P_BIAS, 1, c2, 0, 0, 0, &c->gbeta);
+        c->rmean = yolo_param_new(m, p, "running_mean", YOLO_P_RUNNING_MEAN, 1, c2, 0, 0, 0, NULL);
+        c->rvar = yolo_param_new(m, p, "running_var", YOLO_P_RUNNING_VAR, 1, c2, 0, 0, 0, NULL);
+        c->mean = yolo_stats_new(m, c2);
+        c->invstd = yolo_stats_new(m, c2);
+    } else {   /* a bare nn.Conv2d with bias */
+        c->w = yolo_param_new(m, prefix, "weight", YOLO_P_WEIGHT, 4, c2, c1 / g, k, k, &c->gw);
+        c->b = yolo_param_new(m, prefix, "bias", YOLO_P_BIAS, 1, c2, 0, 0, 0, &c->gb);
+    }
+    yolo_act_new(m, &c->z);
+    yolo_act_new(m, &c->y);
+}
+
+/* y = SiLU(BN(conv(x))), or any prefix of that chain */
+static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int train) {
+    int Ho = yolo_conv_out(x->h, c->k, c->s), Wo = yolo_conv_out(x->w, c->k, c->s);
+    c->x = x;
+    m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
+    yolo_out_resize(&c->y, x, c->c2, Ho, Wo, train);
+    if (!c->bn) {
+        yolo_conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
+    } else {
+        yolo_out_resize(&c->z, x, c->c2, Ho, Wo, train);
+        yolo_conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
+        if (train)
+            yolo_bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
+                                  m->bn_momentum, m->bn_eps, &c->y);
+        else
+            yolo_bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, &c->y);
+    }
+    if (c->act) {
+        size_t n = yolo_numel(&c->y);
+        for (size_t i = 0; i < n; i++) c->y.data[i] = yolo_silu(c->y.data[i]);
+    }
+}
+
+/* from y.grad: the weight gradients, and x.grad += dL/dx */
+static void yolo_conv_backward(yolo_conv *c) {
+    const yolo_real *dz = c->y.grad;
+    if (c->bn) {
+        yolo_bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
+                             c->ggamma, c->gbeta, c->z.grad);
+        dz = c->z.grad;
+    }
+    yolo_conv2d_backward(c->x, c->w, dz, c->c2, c->k, c->s, c->g, c->y.h, c->y.w,
+                         c->x->grad, c->gw, c->gb);
+}
+
+/* ---- RepConvN ------------------------------------------------------------- */
+/* A 3x3 and a 1x1 conv, each with its own BN, summed before the SiLU. At
+   inference the 1x1 kernel is padded to 3x3 and both BNs fold in, giving
+   one plain 3x3 conv: training capacity of two branches, cost of one. */
+
+static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *prefix, int c1, int c2) {
+    char p[96];
+    snprintf(p, sizeof p, "%s.conv1", prefix);
+    yolo_conv_init(m, &r->conv1, p, c1, c2, 3, 1, 1, 1, 0);
+    snprintf(p, sizeof p, "%s.conv2", prefix);
+    yolo_conv_init(m, &r->conv2, p, c1, c2, 1, 1, 1, 1, 0);
+    yolo_act_new(m, &r->y);
+}
+
+static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
+    yolo_conv_forward(m, &r->conv1, x, train);
+    yolo_conv_forward(m, &r->conv2, x, train);
+    yolo_out_resize(&r->y, x, r->conv1.c2, x->h, x->w, train);
+    size_t n = yolo_numel(&r->y);
+    for (size_t i = 0; i < n; i++) r->y.data[i] = yolo_silu(r->conv1.y.data[i] + r->conv2.y.data[i]);
+}
+
+static void yolo_repconvn_backward(yolo_repconvn *r) {
+    size_t n = yolo_numel(&r->y);
+    for (size_t i = 0; i < n; i++) {
+        yolo_real g = r->y.grad[i] * yolo_silu_grad(r->conv1.y.data[i] + r->conv2.y.data[i]);
+        r->conv1.y.grad[i] += g;
+        r->conv2.y.grad[i] += g;
+    }
+    yolo_conv_backward(&r->conv1);
+    yolo_conv_backward(&r->conv2);
+}
+
+/* ---- RepNBottleneck --------------------------------------------------------- */
+
+static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const char *prefix, int c1, int c2) {
+    char p[96];
+    snprintf(p, sizeof p, "%s.cv1", prefix);
+    yolo_repconvn_init(m, &b->cv1, p, c1, c2);        /* hidden width c2 (expansion 1.0) */
+    snprintf(p, sizeof p, "%s.cv2", prefix);
+    yolo_conv_init(m, &b->cv2, p, c2, c2, 3, 1, 1, 1, 1);
+    b->add = (c1 == c2);
+    yolo_act_new(m, &b->y);
+}
+
+static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
+    yolo_repconvn_forward(m, &b->cv1, x, train);
+    yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
+    yolo_out_resize(&b->y, x, b->cv2.c2, x->h, x->w, train);
+    size_t n = yolo_numel(&b->y);
+    for (size_t i = 0; i < n; i++) b->y.data[i] = b->cv2.y.data[i] + (b->add ? x->data[i] : 0);
+}
+
+static void yolo_bottleneck_backward(yolo_repnbottleneck *b, yolo_tensor *x) {
+    size_t n = yolo_numel(&b->y);
+    for (size_t i = 0; i < n; i++) {
+        b->cv2.y.grad[i] += b->y.grad[i];
+        if (b->add && x->grad) x->grad[i] += b->y.grad[i];
+    }
+    yolo_conv_backward(&b->cv2);
+    yolo_repconvn_backward(&b->cv1);
+}
+
+/* ---- RepNCSP ----------------------------------------------------------------- */
+/* Cross Stage Partial: half the channels go through the bottlenecks, the
+   other half bypass them, and a 1x1 conv merges both. */
+
+static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix, int c1, int c2, int n) {
+    char p[96];
+    int c_ = c2 / 2;
+    snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &r->cv1, p, c1, c_, 1, 1, 1, 1, 1);
+    snprintf(p, sizeof p, "%s.cv2", prefix); yolo_conv_init(m, &r->cv2, p, c1, c_, 1, 1, 1, 1, 1);
+    snprintf(p, sizeof p, "%s.cv3", prefix); yolo_conv_init(m, &r->cv3, p, 2 * c_, c2, 1, 1, 1, 1, 1);
+    r->n = n;
+    if (yolo_binding(m)) r->m = (yolo_repnbottleneck *)yolo_xcalloc(n, sizeof(yolo_repnbottleneck));
+    for (int i = 0; i < n; i++) {
+        yolo_repnbottleneck tmp, *b = r->m ? &r->m[i] : &tmp;
+        snprintf(p, sizeof p, "%s.m.%d", prefix, i);
+        yolo_bottleneck_init(m, b, p, c_, c_);
+    }
+    yolo_act_new(m, &r->cat);
+}
+
+static yolo_tensor *yolo_repncsp_out(yolo_repncsp *r) { return &r->cv3.y; }
+
+static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
+    yolo_conv_forward(m, &r->cv1, x, train);
+    yolo_tensor *h = &r->cv1.y;
+    for (int i = 0; i < r->n; i++) { yolo_bottleneck_forward(m, &r->m[i], h, train); h = &r->m[i].y; }
+    yolo_conv_forward(m, &r->cv2, x, train);
+    int c_ = r->cv1.c2, HW = x->h * x->w;
+    yolo_out_resize(&r->cat, x, 2 * c_, x->h, x->w, train);
+    yolo_copy_channels(h->data, c_, 0, r->cat.data, 2 * c_, 0, x->n, c_, HW, 0);
+    yolo_copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, x->n, c_, HW, 0);
+    yolo_conv_forward(m, &r->cv3, &r->cat, train);
+}
+
+static void yolo_repncsp_backward(yolo_repncsp *r) {
+    yolo_conv_backward(&r->cv3);
+    int c_ = r->cv1.c2, B = r->cat.n, HW = r->cat.h * r->cat.w;
+    yolo_tensor *h = r->n ? &r->m[r->n - 1].y : &r->cv1.y;
+    yolo_copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
+    yolo_copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
+    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(&r->m[i], i ? &r->m[i - 1].y : &r->cv1.y);
+    yolo_conv_backward(&r->cv2);
+    yolo_conv_backward(&r->cv1);
+}
+
+static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
+
+/* ---- RepNCSPELAN4 and ELAN1 ------------------------------------------------- */
+/* GELAN, the paper's generalised ELAN: a 1x1 conv splits the features in
+   two; the second half runs through two stacked computational blocks
+   (RepNCSP + 3x3 Conv, or a single 3x3 Conv in ELAN1); every intermediate
+   result is kept and concatenated, so gradients reach each depth by a
+   short path. */
+
+static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int elan1,
+                           int c1, int c2, int c3, int c4, int n) {
+    char p[96];
+    memset(e, 0, sizeof *e);
+    e->elan1 = elan1; e->c3 = c3; e->c4 = c4;
+    snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &e->cv1, p, c1, c3, 1, 1, 1, 1, 1);
+    if (elan1) {
+        snprintf(p, sizeof p, "%s.cv2", prefix); yolo_conv_init(m, &e->cv2, p, c3 / 2, c4, 3, 1, 1, 1, 1);
+        snprintf(p, sizeof p, "%s.cv3", prefix); yolo_conv_init(m, &e->cv3, p, c4, c4, 3, 1, 1, 1, 1);
+    } else {
+        snprintf(p, sizeof p, "%s.cv2.0", prefix); yolo_repncsp_init(m, &e->csp2, p, c3 / 2, c4, n);
+        snprintf(p, sizeof p, "%s.cv2.1", prefix); yolo_conv_init(m, &e->cv2, p, c4, c4, 3, 1, 1, 1, 1);
+        snprintf(p, sizeof p, "%s.cv3.0", prefix); yolo_repncsp_init(m, &e->csp3, p, c4, c4, n);
+        snprintf(p, sizeof p, "%s.cv3.1", prefix); yolo_conv_init(m, &e->cv3, p, c4, c4, 3, 1, 1, 1, 1);
+    }
+    snprintf(p, sizeof p, "%s.cv4", prefix); yolo_conv_init(m, &e->cv4, p, c3 + 2 * c4, c2, 1, 1, 1, 1, 1);
+    yolo_act_new(m, &e->half_b);
+    yolo_act_new(m, &e->cat);
+}
+
+static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
+    int B = x->n, HW = x->h * x->w, c3 = e->c3, c4 = e->c4, h = c3 / 2;
+    yolo_conv_forward(m, &e->cv1, x, train);
+    yolo_out_resize(&e->half_b, x, h, x->h, x->w, train);
+    yolo_copy_channels(e->cv1.y.data, c3, h, e->half_b.data, h, 0, B, h, HW, 0);
+    if (e->elan1) {
+        yolo_conv_forward(m, &e->cv2, &e->half_b, train);
+        yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);
+    } else {
+        yolo_repncsp_forward(m, &e->csp2, &e->half_b, train);
+        yolo_conv_forward(m, &e->cv2, yolo_repncsp_out(&e->csp2), train);
+        yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
+        yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
+    }
+    int ct = c3 + 2 * c4;
+    yolo_out_resize(&e->cat, x, ct, x->h, x->w, train);
+    yolo_copy_channels(e->cv1.y.data, c3, 0, e->cat.data, ct, 0, B, c3, HW, 0);
+    yolo_copy_channels(e->cv2.y.data, c4, 0, e->cat.data, ct, c3, B, c4, HW, 0);
+    yolo_copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
+    yolo_conv_forward(m, &e->cv4, &e->cat, train);
+}
+
+static void yolo_elan_backward(yolo_elan *e) {
+    int B = e->cat.n, HW = e->cat.h * e->cat.w, c3 = e->c3, c4 = e->c4, h = c3 / 2, ct = c3 + 2 * c4;
+    yolo_conv_backward(&e->cv4);
+    yolo_copy_channels(e->cat.grad, ct, 0, e->cv1.y.grad, c3, 0, B, c3, HW, 1);
+    yolo_copy_channels(e->cat.grad, ct, c3, e->cv2.y.grad, c4, 0, B, c4, HW, 1);
+    yolo_copy_channels(e->cat.grad, ct, c3 + c4, e->cv3.y.grad, c4, 0, B, c4, HW, 1);
+    yolo_conv_backward(&e->cv3);
+    if (!e->elan1) yolo_repncsp_backward(&e->csp3);
+    yolo_conv_backward(&e->cv2);
+    if (!e->elan1) yolo_repncsp_backward(&e->csp2);
+    yolo_copy_channels(e->half_b.grad, h, 0, e->cv1.y.grad, c3, h, B, h, HW, 1);
+    yolo_conv_backward(&e->cv1);
+}
+
+/* ---- AConv and ADown ---------------------------------------------------------- */
+/* Downsampling by 2. The 2x2 stride-1 average pool first smooths the map;
+   ADown then halves the channels into a learned path (3x3 s2 conv) and a
+   max-pool path (3x3 s2 max, 1x1 conv): cheaper than one 3x3 s2 conv. */
+
+static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int adown, int c1, int c2) {
+    char p[96];
+    memset(d, 0, sizeof *d);
+    d->adown = adown;
+    snprintf(p, sizeof p, "%s.cv1", prefix);
+    if (!adown) {
+        yolo_conv_init(m, &d->cv1, p, c1, c2, 3, 2, 1, 1, 1);
+    } else {
+        yolo_conv_init(m, &d->cv1, p, c1 / 2, c2 / 2, 3, 2, 1, 1, 1);
+        snprintf(p, sizeof p, "%s.cv2", prefix);
+        yolo_conv_init(m, &d->cv2, p, c1 / 2, c2 / 2, 1, 1, 1, 1, 1);
+    }
+    yolo_act_new(m, &d->pool);
+    yolo_act_new(m, &d->half1);
+    yolo_act_new(m, &d->half2);
+    yolo_act_new(m, &d->maxp);
+    yolo_act_new(m, &d->y);
+}
+
+static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->cv1.y; }
+
+static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
+    yolo_out_resize(&d->pool, x, x->c, x->h - 1, x->w - 1, train);
+    yolo_avgpool2_forward(x, &d->pool);
+    if (!d->adown) { yolo_conv_forward(m, &d->cv1, &d->pool, train); return; }
+    int B = x->n, h = x->c / 2, H = d->pool.h, W = d->pool.w;
+    yolo_out_resize(&d->half1, x, h, H, W, train);
+    yolo_out_resize(&d->half2, x, h, H, W, train);
+    yolo_copy_channels(d->pool.data, x->c, 0, d->half1.data, h, 0, B, h, H * W, 0);
+    yolo_copy_channels(d->pool.data, x->c, h, d->half2.data, h, 0, B, h, H * W, 0);
+    yolo_conv_forward(m, &d->cv1, &d->half1, train);
+    yolo_out_resize(&d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
+    yolo_maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
+    yolo_conv_forward(m, &d->cv2, &d->maxp, train);
+    int c = d->cv1.c2, Ho = d->cv1.y.h, Wo = d->cv1.y.w;
+    yolo_out_resize(&d->y, x, 2 * c, Ho, Wo, train);
+    yolo_copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, Ho * Wo, 0);
+    yolo_copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, Ho * Wo, 0);
+}
+
+static void yolo_down_backward(yolo_down *d, yolo_tensor *x) {
+    if (d->adown) {
+        int B = x->n, c = d->cv1.c2, HWo = d->y.h * d->y.w, h = x->c / 2, HW = d->pool.h * d->pool.w;
+        yolo_copy_channels(d->y.grad, 2 * c, 0, d->cv1.y.grad, c, 0, B, c, HWo, 1);
+        yolo_copy_channels(d->y.grad, 2 * c, c, d->cv2.y.grad, c, 0, B, c, HWo, 1);
+        yolo_conv_backward(&d->cv2);
+        yolo_maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad);
+        yolo_conv_backward(&d->cv1);
+        yolo_copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, 1);
+        yolo_copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, 1);
+    } else {
+        yolo_conv_backward(&d->cv1);
+    }
+    if (x->grad) yolo_avgpool2_backward(&d->pool, x->grad, x->h, x->w);
+}
+
+/* ---- SPPELAN -------------------------------------------------------------------- */
+
+static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix, int c1, int c2, int c3) {
+    char p[96];
+    snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &s->cv1, p, c1, c3, 1, 1, 1, 1, 1);
+    snprintf(p, sizeof p, "%s.cv5", prefix); yolo_conv_init(m, &s->cv5, p, 4 * c3, c2, 1, 1, 1, 1, 1);
+    yolo_act_new(m, &s->p1); yolo_act_new(m, &s->p2); yolo_act_new(m, &s->p3);
+    yolo_act_new(m, &s->cat);
+}
+
+static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
+    yolo_conv_forward(m, &s->cv1, x, train);
+    int c = s->cv1.c2, B = x->n, HW = x->h * x->w;
+    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
+    yolo_out_resize(&s->cat, x, 4 * c, x->h, x->w, train);
+    for (int i = 0; i < 4; i++) {
+        if (i) {
+            yolo_out_resize(pools[i], x, c, x->h, x->w, train);
+            yolo_maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
+        }
+        yolo_copy_channels(pools[i]->data, c, 0, s->cat.data, 4 * c, i * c, B, c, HW, 0);
+    }
+    yolo_conv_forward(m, &s->cv5, &s->cat, train);
+}
+
+static void yolo_sppelan_backward(yolo_sppelan *s) {
+    yolo_conv_backward(&s->cv5);
+    int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
+    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
+    for (int i = 3; i >= 0; i--) {
+        yolo_copy_channels(s->cat.grad, 4 * c, i * c, pools[i]->grad, c, 0, B, c, HW, 1);
+        if (i) yolo_maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
+    }
+    yolo_conv_backward(&s->cv1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 5. the model graph                                                       */
+/* ------------------------------------------------------------------------ */
+/* A model is a list of layers; each reads the outputs of earlier layers
+   ("from", -1 = the previous one) and the detect layer reads three (or six)
+   feature maps of strides 8, 16, 32. The built-in variants below are the
+   official ones, layer for layer, so that weights keep their names. */
+
+static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, int nc, int nbranch,
+                             const int *ch, const int *strides);
+static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in, int train);
+static void yolo_detect_backward(yolo_detect *d);
+
+#define F1(a) 1, {a}
+#define F2(a, b) 2, {a, b}
+#define F3(a, b, c) 3, {a, b, c}
+#define F4(a, b, c, d) 4, {a, b, c, d}
+#define F5(a, b, c, d, e) 5, {a, b, c, d, e}
+#define F6(a, b, c, d, e, f) 6, {a, b, c, d, e, f}
+#define A0() 0, {0}
+#define A1(a) 1, {a}
+#define A2(a, b) 2, {a, b}
+#define A3(a, b, c) 3, {a, b, c}
+#define A4(a, b, c, d) 4, {a, b, c, d}
+#define A5(a, b, c, d, e) 5, {a, b, c, d, e}
+
+/* Arguments per module (channels before width scaling):
+     Conv [c2, k, s]        AConv/ADown [c2]      ELAN1 [c2, c3, c4]
+     RepNCSPELAN4 [c2, c3, c4, n]                 SPPELAN [c2, c3]
+     Upsample [scale]       CBLinear [c2 per chunk...]
+     CBFuse [chunk index per input but the last]  Concat, Detect: none
+   GELAN-T/S use ELAN1 and AConv, GELAN-M AConv, GELAN-C/E ADown. A YOLOv9
+   model is its GELAN plus a PGI auxiliary branch used only in training:
+   for T/S/M/C a second neck (or a second backbone fed through CBLinear and
+   CBFuse) whose detect outputs come first in the DualDDetect's inputs. */
+static const yolo_row yolo_gelan_t[] = {
+    { F1(-1),                YOLO_CONV,              A3(16, 3, 2)           },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(32, 3, 2)           },  /* 1 */
+    { F1(-1),                YOLO_ELAN1,             A3(32, 32, 16)         },  /* 2 */
+    { F1(-1),                YOLO_ACONV,             A1(64)                 },  /* 3 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(64, 64, 32, 3)      },  /* 4 */
+    { F1(-1),                YOLO_ACONV,             A1(96)                 },  /* 5 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(96, 96, 48, 3)      },  /* 6 */
+    { F1(-1),                YOLO_ACONV,             A1(128)                },  /* 7 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 3)    },  /* 8 */
+    { F1(-1),                YOLO_SPPELAN,           A2(128, 64)            },  /* 9 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 10 */
+    { F2(-1, 6),             YOLO_CONCAT,            A0()                   },  /* 11 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(96, 96, 48, 3)      },  /* 12 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 13 */
+    { F2(-1, 4),             YOLO_CONCAT,            A0()                   },  /* 14 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(64, 64, 32, 3)      },  /* 15 */
+    { F1(-1),                YOLO_ACONV,             A1(48)                 },  /* 16 */
+    { F2(-1, 12),            YOLO_CONCAT,            A0()                   },  /* 17 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(96, 96, 48, 3)      },  /* 18 */
+    { F1(-1),                YOLO_ACONV,             A1(64)                 },  /* 19 */
+    { F2(-1, 9),             YOLO_CONCAT,            A0()                   },  /* 20 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 3)    },  /* 21 */
+    { F3(15, 18, 21),        YOLO_DDETECT,           A0()                   },  /* 22 */
+};
+static const yolo_row yolo_gelan_s[] = {
+    { F1(-1),                YOLO_CONV,              A3(32, 3, 2)           },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(64, 3, 2)           },  /* 1 */
+    { F1(-1),                YOLO_ELAN1,             A3(64, 64, 32)         },  /* 2 */
+    { F1(-1),                YOLO_ACONV,             A1(128)                },  /* 3 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 3)    },  /* 4 */
+    { F1(-1),                YOLO_ACONV,             A1(192)                },  /* 5 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(192, 192, 96, 3)    },  /* 6 */
+    { F1(-1),                YOLO_ACONV,             A1(256)                },  /* 7 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 256, 128, 3)   },  /* 8 */
+    { F1(-1),                YOLO_SPPELAN,           A2(256, 128)           },  /* 9 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 10 */
+    { F2(-1, 6),             YOLO_CONCAT,            A0()                   },  /* 11 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(192, 192, 96, 3)    },  /* 12 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 13 */
+    { F2(-1, 4),             YOLO_CONCAT,            A0()                   },  /* 14 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 3)    },  /* 15 */
+    { F1(-1),                YOLO_ACONV,             A1(96)                 },  /* 16 */
+    { F2(-1, 12),            YOLO_CONCAT,            A0()                   },  /* 17 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(192, 192, 96, 3)    },  /* 18 */
+    { F1(-1),                YOLO_ACONV,             A1(128)                },  /* 19 */
+    { F2(-1, 9),             YOLO_CONCAT,            A0()                   },  /* 20 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 256, 128, 3)   },  /* 21 */
+    { F3(15, 18, 21),        YOLO_DDETECT,           A0()                   },  /* 22 */
+};
+static const yolo_row yolo_gelan_m[] = {
+    { F1(-1),                YOLO_CONV,              A3(32, 3, 2)           },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(64, 3, 2)           },  /* 1 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 1)    },  /* 2 */
+    { F1(-1),                YOLO_ACONV,             A1(240)                },  /* 3 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(240, 240, 120, 1)   },  /* 4 */
+    { F1(-1),                YOLO_ACONV,             A1(360)                },  /* 5 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(360, 360, 180, 1)   },  /* 6 */
+    { F1(-1),                YOLO_ACONV,             A1(480)                },  /* 7 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(480, 480, 240, 1)   },  /* 8 */
+    { F1(-1),                YOLO_SPPELAN,           A2(480, 240)           },  /* 9 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 10 */
+    { F2(-1, 6),             YOLO_CONCAT,            A0()                   },  /* 11 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(360, 360, 180, 1)   },  /* 12 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 13 */
+    { F2(-1, 4),             YOLO_CONCAT,            A0()                   },  /* 14 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(240, 240, 120, 1)   },  /* 15 */
+    { F1(-1),                YOLO_ACONV,             A1(180)                },  /* 16 */
+    { F2(-1, 12),            YOLO_CONCAT,            A0()                   },  /* 17 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(360, 360, 180, 1)   },  /* 18 */
+    { F1(-1),                YOLO_ACONV,             A1(240)                },  /* 19 */
+    { F2(-1, 9),             YOLO_CONCAT,            A0()                   },  /* 20 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(480, 480, 240, 1)   },  /* 21 */
+    { F3(15, 18, 21),        YOLO_DDETECT,           A0()                   },  /* 22 */
+};
+static const yolo_row yolo_gelan_c[] = {
+    { F1(-1),                YOLO_CONV,              A3(64, 3, 2)           },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(128, 3, 2)          },  /* 1 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 128, 64, 1)    },  /* 2 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 3 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 256, 128, 1)   },  /* 4 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 5 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 6 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 7 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 8 */
+    { F1(-1),                YOLO_SPPELAN,           A2(512, 256)           },  /* 9 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 10 */
+    { F2(-1, 6),             YOLO_CONCAT,            A0()                   },  /* 11 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 12 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 13 */
+    { F2(-1, 4),             YOLO_CONCAT,            A0()                   },  /* 14 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 256, 128, 1)   },  /* 15 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 16 */
+    { F2(-1, 12),            YOLO_CONCAT,            A0()                   },  /* 17 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 18 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 19 */
+    { F2(-1, 9),             YOLO_CONCAT,            A0()                   },  /* 20 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 21 */
+    { F3(15, 18, 21),        YOLO_DDETECT,           A0()                   },  /* 22 */
+};
+static const yolo_row yolo_gelan_e[] = {
+    { F1(-1),                YOLO_SILENCE,           A0()                   },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(64, 3, 2)           },  /* 1 */
+    { F1(-1),                YOLO_CONV,              A3(128, 3, 2)          },  /* 2 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 128, 64, 2)    },  /* 3 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 4 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 256, 128, 2)   },  /* 5 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 6 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(1024, 512, 256, 2)  },  /* 7 */
+    { F1(-1),                YOLO_ADOWN,             A1(1024)               },  /* 8 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(1024, 512, 256, 2)  },  /* 9 */
+    { F1(1),                 YOLO_CBLINEAR,          A1(64)                 },  /* 10 */
+    { F1(3),                 YOLO_CBLINEAR,          A2(64, 128)            },  /* 11 */
+    { F1(5),                 YOLO_CBLINEAR,          A3(64, 128, 256)       },  /* 12 */
+    { F1(7),                 YOLO_CBLINEAR,          A4(64, 128, 256, 512)  },  /* 13 */
+    { F1(9),                 YOLO_CBLINEAR,          A5(64, 128, 256, 512, 1024) },  /* 14 */
+    { F1(0),                 YOLO_CONV,              A3(64, 3, 2)           },  /* 15 */
+    { F6(10, 11, 12, 13, 14, -1), YOLO_CBFUSE,            A5(0, 0, 0, 0, 0)      },  /* 16 */
+    { F1(-1),                YOLO_CONV,              A3(128, 3, 2)          },  /* 17 */
+    { F5(11, 12, 13, 14, -1), YOLO_CBFUSE,            A4(1, 1, 1, 1)         },  /* 18 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 128, 64, 2)    },  /* 19 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 20 */
+    { F4(12, 13, 14, -1),    YOLO_CBFUSE,            A3(2, 2, 2)            },  /* 21 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 256, 128, 2)   },  /* 22 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 23 */
+    { F3(13, 14, -1),        YOLO_CBFUSE,            A2(3, 3)               },  /* 24 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(1024, 512, 256, 2)  },  /* 25 */
+    { F1(-1),                YOLO_ADOWN,             A1(1024)               },  /* 26 */
+    { F2(14, -1),            YOLO_CBFUSE,            A1(4)                  },  /* 27 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(1024, 512, 256, 2)  },  /* 28 */
+    { F1(28),                YOLO_SPPELAN,           A2(512, 256)           },  /* 29 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 30 */
+    { F2(-1, 25),            YOLO_CONCAT,            A0()                   },  /* 31 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 2)   },  /* 32 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 33 */
+    { F2(-1, 22),            YOLO_CONCAT,            A0()                   },  /* 34 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 256, 128, 2)   },  /* 35 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 36 */
+    { F2(-1, 32),            YOLO_CONCAT,            A0()                   },  /* 37 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 2)   },  /* 38 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 39 */
+    { F2(-1, 29),            YOLO_CONCAT,            A0()                   },  /* 40 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 1024, 512, 2)  },  /* 41 */
+    { F3(35, 38, 41),        YOLO_DDETECT,           A0()                   },  /* 42 */
+};
+static const yolo_row yolo_yolov9_t[] = {
+    { F1(-1),                YOLO_CONV,              A3(16, 3, 2)           },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(32, 3, 2)           },  /* 1 */
+    { F1(-1),                YOLO_ELAN1,             A3(32, 32, 16)         },  /* 2 */
+    { F1(-1),                YOLO_ACONV,             A1(64)                 },  /* 3 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(64, 64, 32, 3)      },  /* 4 */
+    { F1(-1),                YOLO_ACONV,             A1(96)                 },  /* 5 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(96, 96, 48, 3)      },  /* 6 */
+    { F1(-1),                YOLO_ACONV,             A1(128)                },  /* 7 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 3)    },  /* 8 */
+    { F1(-1),                YOLO_SPPELAN,           A2(128, 64)            },  /* 9 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 10 */
+    { F2(-1, 6),             YOLO_CONCAT,            A0()                   },  /* 11 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(96, 96, 48, 3)      },  /* 12 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 13 */
+    { F2(-1, 4),             YOLO_CONCAT,            A0()                   },  /* 14 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(64, 64, 32, 3)      },  /* 15 */
+    { F1(-1),                YOLO_ACONV,             A1(48)                 },  /* 16 */
+    { F2(-1, 12),            YOLO_CONCAT,            A0()                   },  /* 17 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(96, 96, 48, 3)      },  /* 18 */
+    { F1(-1),                YOLO_ACONV,             A1(64)                 },  /* 19 */
+    { F2(-1, 9),             YOLO_CONCAT,            A0()                   },  /* 20 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 3)    },  /* 21 */
+    { F1(8),                 YOLO_SPPELAN,           A2(128, 64)            },  /* 22 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 23 */
+    { F2(-1, 6),             YOLO_CONCAT,            A0()                   },  /* 24 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(96, 96, 48, 3)      },  /* 25 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 26 */
+    { F2(-1, 4),             YOLO_CONCAT,            A0()                   },  /* 27 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(64, 64, 32, 3)      },  /* 28 */
+    { F6(28, 25, 22, 15, 18, 21), YOLO_DUALDDETECT,       A0()                   },  /* 29 */
+};
+static const yolo_row yolo_yolov9_s[] = {
+    { F1(-1),                YOLO_CONV,              A3(32, 3, 2)           },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(64, 3, 2)           },  /* 1 */
+    { F1(-1),                YOLO_ELAN1,             A3(64, 64, 32)         },  /* 2 */
+    { F1(-1),                YOLO_ACONV,             A1(128)                },  /* 3 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 3)    },  /* 4 */
+    { F1(-1),                YOLO_ACONV,             A1(192)                },  /* 5 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(192, 192, 96, 3)    },  /* 6 */
+    { F1(-1),                YOLO_ACONV,             A1(256)                },  /* 7 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 256, 128, 3)   },  /* 8 */
+    { F1(-1),                YOLO_SPPELAN,           A2(256, 128)           },  /* 9 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 10 */
+    { F2(-1, 6),             YOLO_CONCAT,            A0()                   },  /* 11 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(192, 192, 96, 3)    },  /* 12 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 13 */
+    { F2(-1, 4),             YOLO_CONCAT,            A0()                   },  /* 14 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 3)    },  /* 15 */
+    { F1(-1),                YOLO_ACONV,             A1(96)                 },  /* 16 */
+    { F2(-1, 12),            YOLO_CONCAT,            A0()                   },  /* 17 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(192, 192, 96, 3)    },  /* 18 */
+    { F1(-1),                YOLO_ACONV,             A1(128)                },  /* 19 */
+    { F2(-1, 9),             YOLO_CONCAT,            A0()                   },  /* 20 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 256, 128, 3)   },  /* 21 */
+    { F1(8),                 YOLO_SPPELAN,           A2(256, 128)           },  /* 22 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 23 */
+    { F2(-1, 6),             YOLO_CONCAT,            A0()                   },  /* 24 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(192, 192, 96, 3)    },  /* 25 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 26 */
+    { F2(-1, 4),             YOLO_CONCAT,            A0()                   },  /* 27 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 3)    },  /* 28 */
+    { F6(28, 25, 22, 15, 18, 21), YOLO_DUALDDETECT,       A0()                   },  /* 29 */
+};
+static const yolo_row yolo_yolov9_m[] = {
+    { F1(-1),                YOLO_SILENCE,           A0()                   },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(32, 3, 2)           },  /* 1 */
+    { F1(-1),                YOLO_CONV,              A3(64, 3, 2)           },  /* 2 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 1)    },  /* 3 */
+    { F1(-1),                YOLO_ACONV,             A1(240)                },  /* 4 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(240, 240, 120, 1)   },  /* 5 */
+    { F1(-1),                YOLO_ACONV,             A1(360)                },  /* 6 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(360, 360, 180, 1)   },  /* 7 */
+    { F1(-1),                YOLO_ACONV,             A1(480)                },  /* 8 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(480, 480, 240, 1)   },  /* 9 */
+    { F1(-1),                YOLO_SPPELAN,           A2(480, 240)           },  /* 10 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 11 */
+    { F2(-1, 7),             YOLO_CONCAT,            A0()                   },  /* 12 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(360, 360, 180, 1)   },  /* 13 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 14 */
+    { F2(-1, 5),             YOLO_CONCAT,            A0()                   },  /* 15 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(240, 240, 120, 1)   },  /* 16 */
+    { F1(-1),                YOLO_ACONV,             A1(180)                },  /* 17 */
+    { F2(-1, 13),            YOLO_CONCAT,            A0()                   },  /* 18 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(360, 360, 180, 1)   },  /* 19 */
+    { F1(-1),                YOLO_ACONV,             A1(240)                },  /* 20 */
+    { F2(-1, 10),            YOLO_CONCAT,            A0()                   },  /* 21 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(480, 480, 240, 1)   },  /* 22 */
+    { F1(5),                 YOLO_CBLINEAR,          A1(240)                },  /* 23 */
+    { F1(7),                 YOLO_CBLINEAR,          A2(240, 360)           },  /* 24 */
+    { F1(9),                 YOLO_CBLINEAR,          A3(240, 360, 480)      },  /* 25 */
+    { F1(0),                 YOLO_CONV,              A3(32, 3, 2)           },  /* 26 */
+    { F1(-1),                YOLO_CONV,              A3(64, 3, 2)           },  /* 27 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(128, 128, 64, 1)    },  /* 28 */
+    { F1(-1),                YOLO_ACONV,             A1(240)                },  /* 29 */
+    { F4(23, 24, 25, -1),    YOLO_CBFUSE,            A3(0, 0, 0)            },  /* 30 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(240, 240, 120, 1)   },  /* 31 */
+    { F1(-1),                YOLO_ACONV,             A1(360)                },  /* 32 */
+    { F3(24, 25, -1),        YOLO_CBFUSE,            A2(1, 1)               },  /* 33 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(360, 360, 180, 1)   },  /* 34 */
+    { F1(-1),                YOLO_ACONV,             A1(480)                },  /* 35 */
+    { F2(25, -1),            YOLO_CBFUSE,            A1(2)                  },  /* 36 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(480, 480, 240, 1)   },  /* 37 */
+    { F6(31, 34, 37, 16, 19, 22), YOLO_DUALDDETECT,       A0()                   },  /* 38 */
+};
+static const yolo_row yolo_yolov9_c[] = {
+    { F1(-1),                YOLO_SILENCE,           A0()                   },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(64, 3, 2)           },  /* 1 */
+    { F1(-1),                YOLO_CONV,              A3(128, 3, 2)          },  /* 2 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 128, 64, 1)    },  /* 3 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 4 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 256, 128, 1)   },  /* 5 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 6 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 7 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 8 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 9 */
+    { F1(-1),                YOLO_SPPELAN,           A2(512, 256)           },  /* 10 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 11 */
+    { F2(-1, 7),             YOLO_CONCAT,            A0()                   },  /* 12 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 13 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 14 */
+    { F2(-1, 5),             YOLO_CONCAT,            A0()                   },  /* 15 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 256, 128, 1)   },  /* 16 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 17 */
+    { F2(-1, 13),            YOLO_CONCAT,            A0()                   },  /* 18 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 19 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 20 */
+    { F2(-1, 10),            YOLO_CONCAT,            A0()                   },  /* 21 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 22 */
+    { F1(5),                 YOLO_CBLINEAR,          A1(256)                },  /* 23 */
+    { F1(7),                 YOLO_CBLINEAR,          A2(256, 512)           },  /* 24 */
+    { F1(9),                 YOLO_CBLINEAR,          A3(256, 512, 512)      },  /* 25 */
+    { F1(0),                 YOLO_CONV,              A3(64, 3, 2)           },  /* 26 */
+    { F1(-1),                YOLO_CONV,              A3(128, 3, 2)          },  /* 27 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 128, 64, 1)    },  /* 28 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 29 */
+    { F4(23, 24, 25, -1),    YOLO_CBFUSE,            A3(0, 0, 0)            },  /* 30 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 256, 128, 1)   },  /* 31 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 32 */
+    { F3(24, 25, -1),        YOLO_CBFUSE,            A2(1, 1)               },  /* 33 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 34 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 35 */
+    { F2(25, -1),            YOLO_CBFUSE,            A1(2)                  },  /* 36 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 1)   },  /* 37 */
+    { F6(31, 34, 37, 16, 19, 22), YOLO_DUALDDETECT,       A0()                   },  /* 38 */
+};
+static const yolo_row yolo_yolov9_e[] = {
+    { F1(-1),                YOLO_SILENCE,           A0()                   },  /* 0 */
+    { F1(-1),                YOLO_CONV,              A3(64, 3, 2)           },  /* 1 */
+    { F1(-1),                YOLO_CONV,              A3(128, 3, 2)          },  /* 2 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 128, 64, 2)    },  /* 3 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 4 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 256, 128, 2)   },  /* 5 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 6 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(1024, 512, 256, 2)  },  /* 7 */
+    { F1(-1),                YOLO_ADOWN,             A1(1024)               },  /* 8 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(1024, 512, 256, 2)  },  /* 9 */
+    { F1(1),                 YOLO_CBLINEAR,          A1(64)                 },  /* 10 */
+    { F1(3),                 YOLO_CBLINEAR,          A2(64, 128)            },  /* 11 */
+    { F1(5),                 YOLO_CBLINEAR,          A3(64, 128, 256)       },  /* 12 */
+    { F1(7),                 YOLO_CBLINEAR,          A4(64, 128, 256, 512)  },  /* 13 */
+    { F1(9),                 YOLO_CBLINEAR,          A5(64, 128, 256, 512, 1024) },  /* 14 */
+    { F1(0),                 YOLO_CONV,              A3(64, 3, 2)           },  /* 15 */
+    { F6(10, 11, 12, 13, 14, -1), YOLO_CBFUSE,            A5(0, 0, 0, 0, 0)      },  /* 16 */
+    { F1(-1),                YOLO_CONV,              A3(128, 3, 2)          },  /* 17 */
+    { F5(11, 12, 13, 14, -1), YOLO_CBFUSE,            A4(1, 1, 1, 1)         },  /* 18 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 128, 64, 2)    },  /* 19 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 20 */
+    { F4(12, 13, 14, -1),    YOLO_CBFUSE,            A3(2, 2, 2)            },  /* 21 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 256, 128, 2)   },  /* 22 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 23 */
+    { F3(13, 14, -1),        YOLO_CBFUSE,            A2(3, 3)               },  /* 24 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(1024, 512, 256, 2)  },  /* 25 */
+    { F1(-1),                YOLO_ADOWN,             A1(1024)               },  /* 26 */
+    { F2(14, -1),            YOLO_CBFUSE,            A1(4)                  },  /* 27 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(1024, 512, 256, 2)  },  /* 28 */
+    { F1(9),                 YOLO_SPPELAN,           A2(512, 256)           },  /* 29 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 30 */
+    { F2(-1, 7),             YOLO_CONCAT,            A0()                   },  /* 31 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 2)   },  /* 32 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 33 */
+    { F2(-1, 5),             YOLO_CONCAT,            A0()                   },  /* 34 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 256, 128, 2)   },  /* 35 */
+    { F1(28),                YOLO_SPPELAN,           A2(512, 256)           },  /* 36 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 37 */
+    { F2(-1, 25),            YOLO_CONCAT,            A0()                   },  /* 38 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 2)   },  /* 39 */
+    { F1(-1),                YOLO_UPSAMPLE,          A1(2)                  },  /* 40 */
+    { F2(-1, 22),            YOLO_CONCAT,            A0()                   },  /* 41 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(256, 256, 128, 2)   },  /* 42 */
+    { F1(-1),                YOLO_ADOWN,             A1(256)                },  /* 43 */
+    { F2(-1, 39),            YOLO_CONCAT,            A0()                   },  /* 44 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 512, 256, 2)   },  /* 45 */
+    { F1(-1),                YOLO_ADOWN,             A1(512)                },  /* 46 */
+    { F2(-1, 36),            YOLO_CONCAT,            A0()                   },  /* 47 */
+    { F1(-1),                YOLO_REPNCSPELAN4,      A4(512, 1024, 512, 2)  },  /* 48 */
+    { F6(35, 32, 29, 42, 45, 48), YOLO_DUALDDETECT,       A0()                   },  /* 49 */
+};
+
+#undef F1
+#undef F2
+#undef F3
+#undef F4
+#undef F5
+#undef F6
+#undef A0
+#undef A1
+#undef A2
+#undef A3
+#undef A4
+#undef A5
+
+typedef struct { const char *name; const yolo_row *rows; int nrows; } yolo_variant;
+#define YOLO_VARIANT(n, t) { n, t, (int)(sizeof(t) / sizeof(t[0])) }
+static const yolo_variant yolo_variants[] = {
+    YOLO_VARIANT("yolov9-t", yolo_yolov9_t), YOLO_VARIANT("yolov9-s", yolo_yolov9_s),
+    YOLO_VARIANT("yolov9-m", yolo_yolov9_m), YOLO_VARIANT("yolov9-c", yolo_yolov9_c),
+    YOLO_VARIANT("yolov9-e", yolo_yolov9_e), YOLO_VARIANT("gelan-t", yolo_gelan_t),
+    YOLO_VARIANT("gelan-s", yolo_gelan_s), YOLO_VARIANT("gelan-m", yolo_gelan_m),
+    YOLO_VARIANT("gelan-c", yolo_gelan_c), YOLO_VARIANT("gelan-e", yolo_gelan_e),
+};
+#undef YOLO_VARIANT
+
+static const char *yolo_module_names[YOLO_NMODULES] = {
+    "Silence", "Conv", "AConv", "ADown", "ELAN1", "RepNCSPELAN4", "SPPELAN", "nn.Upsample",
+    "Concat", "CBLinear", "CBFuse", "DDetect", "DualDDetect"
+};
+
+static int yolo_make_divisible(double x, int d) { return (int)ceil(x / d) * d; }
+
+/* Checks a row list and works out each layer's inputs, output channels and
+   stride. Runs before anything is built, so a bad model file fails here
+   with the row it is about. */
+static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, double gw, char *err) {
+    int *ch = (int *)yolo_xcalloc(nrows, sizeof(int)), *st = (int *)yolo_xcalloc(nrows, sizeof(int));
+    int rc = 0;
+    m->detect = -1;
+    for (int i = 0; i < nrows && rc == 0; i++) {
+        const yolo_row *r = &rows[i];
+        yolo_layer *L = &m->layers[i];
+        L->type = r->module; L->nfrom = r->nfrom; L->nargs = r->nargs;
+        memcpy(L->args, r->args, sizeof L->args);
+        if (r->nfrom < 1 || r->nfrom > YOLO_MAX_FROM) { rc = yolo_errorf(err, "layer %d: bad 'from'", i); break; }
+        int cin[YOLO_MAX_FROM], sin[YOLO_MAX_FROM];
+        for (int j = 0; j < r->nfrom; j++) {
+            int f = r->from[j] < 0 ? i + r->from[j] : r->from[j];
+            if (i == 0 && r->from[j] == -1) f = -1;       /* the image */
+            else if (f < 0 || f >= i) { rc = yolo_errorf(err, "layer %d: 'from' %d is not an earlier layer", i, r->from[j]); break; }
+            L->from[j] = f;
+            cin[j] = f < 0 ? 3 : ch[f];
+            sin[j] = f < 0 ? 1 : st[f];
+        }
+        if (rc) break;
+        int c2 = r->nargs > 0 ? yolo_make_divisible(r->args[0] * gw, 8) : 0, s = sin[0];
+        switch (r->module) {
+        case YOLO_SILENCE: c2 = cin[0]; break;
+        case YOLO_CONV:
+            if (r->nargs < 1) { rc = yolo_errorf(err, "layer %d: Conv needs [c2, k, s]", i); break; }
+            L->args[0] = c2;
+            if (r->nargs < 2) L->args[1] = 1;
+            if (r->nargs < 3) L->args[2] = 1;
+            L->nargs = 3; s *= L->args[2];
+            break;
+        case YOLO_ACONV: case YOLO_ADOWN:
+            if (r->nargs != 1) { rc = yolo_errorf(err, "layer %d: %s needs [c2]", i, yolo_module_names[r->module]); break; }
+            L->args[0] = c2; s *= 2;
+            break;
+        case YOLO_ELAN1: case YOLO_REPNCSPELAN4: case YOLO_SPPELAN: {
+            int want = r->module == YOLO_ELAN1 ? 3 : r->module == YOLO_SPPELAN ? 2 : 4;
+            if (r->module == YOLO_REPNCSPELAN4 && r->nargs == 3) { L->args[3] = 1; L->nargs = 4; }
+            else if (r->nargs != want) { rc = yolo_errorf(err, "layer %d: %s needs %d arguments", i, yolo_module_names[r->module], want); break; }
+            L->args[0] = c2;
+            break;
+        }
+        case YOLO_UPSAMPLE:
+            if (r->nargs != 1 || r->args[0] != 2) { rc = yolo_errorf(err, "layer %d: only Upsample by 2 is supported", i); break; }
+            c2 = cin[0]; s /= 2;
+            break;
+        case YOLO_CONCAT:
+            c2 = 0;
+            for (int j = 0; j < r->nfrom; j++) c2 += cin[j];
+            break;
+        case YOLO_CBLINEAR:
+            if (r->nargs < 1) { rc = yolo_errorf(err, "layer %d: CBLinear needs a list of widths", i); break; }
+            c2 = 0;
+            for (int j = 0; j < r->nargs; j++) c2 += r->args[j];
+            break;
+        case YOLO_CBFUSE:
+            if (r->nargs != r->nfrom - 1) { rc = yolo_errorf(err, "layer %d: CBFuse needs one chunk index per input but the last", i); break; }
+            for (int j = 0; j < r->nargs; j++) {
+                int f = L->from[j];
+                if (f < 0 || rows[f].module != YOLO_CBLINEAR || r->args[j] < 0 || r->args[j] >= m->layers[f].nargs) {
+                    rc = yolo_errorf(err, "layer %d: CBFuse input %d is not a CBLinear chunk", i, j); break;
+                }
+            }
+            c2 = cin[r->nfrom - 1]; s = sin[r->nfrom - 1];
+            break;
+        case YOLO_DDETECT: case YOLO_DUALDDETECT: {
+            int want = r->module == YOLO_DDETECT ? 3 : 6;
+            if (r->nfrom != want) { rc = yolo_errorf(err, "layer %d: %s needs %d inputs", i, yolo_module_names[r->module], want); break; }
+            if (i != nrows - 1) { rc = yolo_errorf(err, "layer %d: the detect layer must be the last", i); break; }
+            m->detect = i; c2 = 0;
+            break;
+        }
+        default: rc = yolo_errorf(err, "layer %d: unknown module", i);
+        }
+        ch[i] = c2; st[i] = s;
+        L->c_out = c2; L->stride = s;
+    }
+    if (rc == 0 && m->detect < 0) rc = yolo_errorf(err, "the model has no DDetect or DualDDetect layer");
+    free(ch); free(st);
+    return rc;
+}
+
+/* Inference of a dual model uses only the main branch (the last three
+   detect inputs): mark what it needs, walking back from there. */
+static void yolo_mark_inference(yolo_model *m) {
+    yolo_layer *D = &m->layers[m->detect];
+    int first = D->type == YOLO_DUALDDETECT ? 3 : 0;
+    for (int i = 0; i < m->nlayers; i++) m->layers[i].infer = 0;
+    D->infer = 1;
+    for (int j = first; j < D->nfrom; j++) if (D->from[j] >= 0) m->layers[D->from[j]].infer = 1;
+    for (int i = m->detect - 1; i >= 0; i--)
+        if (m->layers[i].infer)
+            for (int j = 0; j < m->layers[i].nfrom; j++)
+                if (m->layers[i].from[j] >= 0) m->layers[m->layers[i].from[j]].infer = 1;
+}
+
+static void yolo_layer_init(yolo_model *m, int i) {
+    yolo_layer *L = &m->layers[i];
+    char p[32];
+    int c1 = L->from[0] < 0 ? 3 : m->layers[L->from[0]].c_out, *a = L->args;
+    size_t before = m->nvalues;
+    snprintf(p, sizeof p, "model.%d", i);
+    L->out = &L->own;
+    yolo_act_new(m, &L->own);
+    switch (L->type) {
+    case YOLO_SILENCE: break;
+    case YOLO_CONV:
+        yolo_conv_init(m, &L->b.conv, p, c1, a[0], a[1], a[2], 1, 1, 1);
+        L->out = &L->b.conv.y;
+        break;
+    case YOLO_ACONV: case YOLO_ADOWN:
+        yolo_down_init(m, &L->b.down, p, L->type == YOLO_ADOWN, c1, a[0]);
+        L->out = yolo_down_out(&L->b.down);
+        break;
+    case YOLO_ELAN1: case YOLO_REPNCSPELAN4:
+        yolo_elan_init(m, &L->b.elan, p, L->type == YOLO_ELAN1, c1, a[0], a[1], a[2], L->type == YOLO_ELAN1 ? 0 : a[3]);
+        L->out = &L->b.elan.cv4.y;
+        break;
+    case YOLO_SPPELAN:
+        yolo_sppelan_init(m, &L->b.spp, p, c1, a[0], a[1]);
+        L->out = &L->b.spp.cv5.y;
+        break;
+    case YOLO_CBLINEAR: {
+        char q[40];
+        snprintf(q, sizeof q, "%s.conv", p);
+        yolo_conv_init(m, &L->b.conv, q, c1, L->c_out, 1, 1, 1, 0, 0);
+        L->out = &L->b.conv.y;
+        break;
+    }
+    case YOLO_DDETECT: case YOLO_DUALDDETECT: {
+        int ch[6], st[6], nb = L->type == YOLO_DUALDDETECT ? 2 : 1;
+        for (int j = 0; j < L->nfrom; j++) { ch[j] = m->layers[L->from[j]].c_out; st[j] = m->layers[L->from[j]].stride; }
+        L->det = (yolo_detect *)yolo_xcalloc(1, sizeof(yolo_detect));
+        yolo_detect_init(m, L->det, p, m->nc, nb, ch, st);
+        break;
+    }
+    default: break;  /* Upsample, Concat, CBFuse: no parameters */
+    }
+    L->nparams = 0;
+    if (!yolo_binding(m))
+        for (int k = 0; k < m->nparams; k++)
+            if (m->params[k].offset >= before && m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR)
+                L->nparams += (long)m->params[k].numel;
+}
+
+static void yolo_layers_release(yolo_model *m) {
+    for (int i = 0; i < m->nlayers; i++) {
+        yolo_layer *L = &m->layers[i];
+        if (yolo_binding(m) && (L->type == YOLO_ELAN1 || L->type == YOLO_REPNCSPELAN4)) {
+            yolo_repncsp_free(&L->b.elan.csp2);
+            yolo_repncsp_free(&L->b.elan.csp3);
+        }
+        free(L->det);
+        L->det = NULL;
+    }
+}
+
+int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, double gd, double gw, char *err) {
+    (void)gd;  /* depth only scales n > 1, and every official row has n = 1 */
+    memset(m, 0, sizeof *m);
+    m->nc = nc; m->bn_momentum = 0.03; m->bn_eps = 1e-3;
+    if (nc < 1) return yolo_errorf(err, "nc must be at least 1 (got %d)", nc);
+    m->nlayers = nrows;
+    m->layers = (yolo_layer *)yolo_xcalloc(nrows, sizeof(yolo_layer));
+    if (yolo_plan_layers(m, rows, nrows, gw, err)) { free(m->layers); memset(m, 0, sizeof *m); return -1; }
+    /* pass 1: names and sizes only */
+    for (int i = 0; i < nrows; i++) yolo_layer_init(m, i);
+    long nparams_per_layer[1024];
+    for (int i = 0; i < nrows && i < 1024; i++) nparams_per_layer[i] = m->layers[i].nparams;
+    yolo_layers_release(m);
+    /* one allocation for every weight and one for every gradient */
+    m->values = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
+    m->grads = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
+    m->stats = (yolo_real *)yolo_xcalloc(m->nstats, sizeof(yolo_real));
+    /* pass 2: bind */
+    m->nstats = 0;
+    for (int i = 0; i < nrows; i++) {
+        yolo_layer_init(m, i);
+        if (i < 1024) m->layers[i].nparams = nparams_per_layer[i];
+    }
+    m->building = 0;
+    yolo_act_new(m, &m->input);
+    yolo_mark_inference(m);
+    yolo_model_init_weights(m, 0);
+    return 0;
+}
+
+void yolo_model_free(yolo_model *m) {
+    if (!m->layers) return;
+    for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->acts[i]);
+    yolo_layers_release(m);
+    free(m->layers); free(m->params); free(m->values); free(m->grads); free(m->stats); free(m->acts);
+    memset(m, 0, sizeof *m);
+}
+
+/* PyTorch's default initialisation (uniform within 1/sqrt(fan_in)), BN at
+   identity, and the detect biases of the official bias_init: box logits
+   1.0, class logits log(5 / nc / (640 / stride)^2), i.e. a prior of about
+   5 objects per 640 image. */
+void yolo_model_init_weights(yolo_model *m, uint64_t seed) {
+    yolo_rng rng = { seed * 2654435761ull + 1 };
+    for (int k = 0; k < m->nparams; k++) {
+        yolo_param *p = &m->params[k];
+        yolo_real *v = m->values + p->offset;
+        size_t len = strlen(p->name);
+        int is_bn_bias = len > 8 && strcmp(p->name + len - 8, ".bn.bias") == 0;
+        double fan_in = 1;
+        if (p->kind == YOLO_P_WEIGHT) fan_in = (double)p->shape[1] * p->shape[2] * p->shape[3];
+        if (p->kind == YOLO_P_BIAS && !is_bn_bias) fan_in = (double)m->params[k - 1].shape[1] * m->params[k - 1].shape[2] * m->params[k - 1].shape[3];
+        double bound = 1.0 / sqrt(fan_in);
+        for (size_t i = 0; i < p->numel; i++) {
+            switch (p->kind) {
+            case YOLO_P_WEIGHT: v[i] = (yolo_real)((2 * yolo_rng_uniform(&rng) - 1) * bound); break;
+            case YOLO_P_BIAS: v[i] = is_bn_bias ? 0 : (yolo_real)((2 * yolo_rng_uniform(&rng) - 1) * bound); break;
+            case YOLO_P_BN_WEIGHT: case YOLO_P_RUNNING_VAR: v[i] = 1; break;
+            case YOLO_P_RUNNING_MEAN: v[i] = 0; break;
+            case YOLO_P_FIXED: v[i] = (yolo_real)i; break;   /* DFL bins 0..15 */
+            }
+        }
+    }
+    yolo_detect *d = m->layers[m->detect].det;
+    for (int b = 0; b < d->nbranch; b++)
+        for (int l = 0; l < d->nl; l++) {
+            for (int i = 0; i < 4 * YOLO_REG_MAX; i++) d->box[b][l][2].b[i] = 1;
+            for (int i = 0; i < d->nc; i++)
+                d->cls[b][l][2].b[i] = (yolo_real)log(5.0 / d->nc / pow(640.0 / d->strides[l], 2));
+        }
+}
+
+long yolo_model_count_params(const yolo_model *m) {
+    long n = 0;
+    for (int k = 0; k < m->nparams; k++)
+        if (m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR) n += (long)m->params[k].numel;
+    return n;
+}
+
+yolo_param *yolo_model_param(yolo_model *m, const char *name) {
+    for (int k = 0; k < m->nparams; k++)
+        if (strcmp(m->params[k].name, name) == 0) return &m->params[k];
+    return NULL;
+}
+
+/* --- forward and backward over the graph --- */
+
+static yolo_tensor *yolo_layer_input(yolo_model *m, const yolo_layer *L, int j) {
+    return L->from[j] < 0 ? &m->input : m->layers[L->from[j]].out;
+}
+
+/* channel offset of chunk `idx` of a CBLinear layer */
+static int yolo_chunk_offset(const yolo_layer *cbl, int idx) {
+    int off = 0;
+    for (int j = 0; j < idx; j++) off += cbl->args[j];
+    return off;
+}
+
+void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
+    yolo_tensor_resize(&m->input, B, 3, H, W, 0);
+    if (data) memcpy(m->input.data, data, yolo_numel(&m->input) * sizeof(yolo_real));
+}
+
+static void yolo_forward_layers(yolo_model *m, int train, int all) {
+    for (int i = 0; i < m->nlayers; i++) {
+        yolo_layer *L = &m->layers[i];
+        if (!all && !train && !L->infer) continue;
+        yolo_tensor *x = yolo_layer_input(m, L, 0);
+        switch (L->type) {
+        case YOLO_SILENCE: L->out = x; break;
+        case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_forward(m, &L->b.conv, x, train); break;
+        case YOLO_ACONV: case YOLO_ADOWN: yolo_down_forward(m, &L->b.down, x, train); break;
+        case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_forward(m, &L->b.elan, x, train); break;
+        case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
+        case YOLO_UPSAMPLE:
+            yolo_out_resize(&L->own, x, x->c, 2 * x->h, 2 * x->w, train);
+            memset(L->own.data, 0, yolo_numel(&L->own) * sizeof(yolo_real));
+            yolo_resize_add_forward(x, 0, &L->own);
+            break;
+        case YOLO_CONCAT: {
+            yolo_out_resize(&L->own, x, L->c_out, x->h, x->w, train);
+            for (int j = 0, off = 0; j < L->nfrom; j++) {
+                yolo_tensor *t = yolo_layer_input(m, L, j);
+                yolo_copy_channels(t->data, t->c, 0, L->own.data, L->c_out, off, t->n, t->c, t->h * t->w, 0);
+                off += t->c;
+            }
+            break;
+        }
+        case YOLO_CBFUSE: {
+            /* sum of the chosen CBLinear chunks, resized to the last input */
+            yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
+            yolo_out_resize(&L->own, last, last->c, last->h, last->w, train);
+            memcpy(L->own.data, last->data, yolo_numel(last) * sizeof(yolo_real));
+            for (int j = 0; j < L->nfrom - 1; j++) {
+                const yolo_layer *src = &m->layers[L->from[j]];
+                yolo_resize_add_forward(src->out, yolo_chunk_offset(src, L->args[j]), &L->own);
+            }
+            break;
+        }
+        case YOLO_DDETECT: case YOLO_DUALDDETECT: {
+            yolo_tensor *in[6];
+            for (int j = 0; j < L->nfrom; j++) in[j] = yolo_layer_input(m, L, j);
+            yolo_detect_forward(m, L->det, in, train);
+            break;
+        }
+        default: break;
+        }
+    }
+}
+
+/* train = 1: BatchNorm on batch statistics (and running statistics
+   updated), every branch computed, gradients zeroed for the backward that
+   follows. train = 0: running statistics, inference layers only. */
+void yolo_forward(yolo_model *m, int train) {
+    if (train)
+        for (int i = 0; i < m->nacts; i++)
+            if (m->acts[i]->grad) memset(m->acts[i]->grad, 0, m->acts[i]->cap * sizeof(yolo_real));
+    yolo_forward_layers(m, train, 0);
+}
+
+void yolo_zero_grads(yolo_model *m) { memset(m->grads, 0, m->nvalues * sizeof(yolo_real)); }
+
+/* Walks the layers backwards. Each block adds into the gradient of the
+   tensors it read, so a tensor read by several layers (skip connections,
+   CBLinear chunks) gets the sum. Parameter gradients accumulate too, so
+   several backwards sum up until yolo_zero_grads. */
+void yolo_backward(yolo_model *m) {
+    for (int i = m->nlayers - 1; i >= 0; i--) {
+        yolo_layer *L = &m->layers[i];
+        yolo_tensor *x = yolo_layer_input(m, L, 0);
+        switch (L->type) {
+        case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(&L->b.conv); break;
+        case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(&L->b.down, x); break;
+        case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_backward(&L->b.elan); break;
+        case YOLO_SPPELAN: yolo_sppelan_backward(&L->b.spp); break;
+        case YOLO_UPSAMPLE: yolo_resize_add_backward(&L->own, x, 0); break;
+        case YOLO_CONCAT:
+            for (int j = 0, off = 0; j < L->nfrom; j++) {
+                yolo_tensor *t = yolo_layer_input(m, L, j);
+                yolo_copy_channels(L->own.grad, L->c_out, off, t->grad, t->c, 0, t->n, t->c, t->h * t->w, 1);
+                off += t->c;
+            }
+            break;
+        case YOLO_CBFUSE: {
+            yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
+            for (size_t k = 0; k < yolo_numel(last); k++) last->grad[k] += L->own.grad[k];
+            for (int j = 0; j < L->nfrom - 1; j++) {
+                yolo_layer *src = &m->layers[L->from[j]];
+                yolo_resize_add_backward(&L->own, src->out, yolo_chunk_offset(src, L->args[j]));
+            }
+            break;
+        }
+        case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_backward(L->det); break;
+        default: break;   /* Silence */
+        }
+    }
+}
+
+/* GFLOPs at 640x640 for one image: run every layer once at 64x64 counting
+   the convolutions' multiply-adds, then scale by the area, as the official
+   summary does. */
+double yolo_model_gflops(yolo_model *m) {
+    yolo_set_input(m, 1, 64, 64, NULL);
+    memset(m->input.data, 0, yolo_numel(&m->input) * sizeof(yolo_real));
+    m->flops = 0;
+    yolo_forward_layers(m, 0, 1);
+    return m->flops / 1e9 * (640.0 * 640.0) / (64.0 * 64.0);
+}
+
+void yolo_model_summary(const yolo_model *m, const char *title, FILE *f) {
+    fprintf(f, "\n%3s%18s%3s%10s  %-40s%-30s\n", "", "from", "n", "params", "module", "arguments");
+    for (int i = 0; i < m->nlayers; i++) {
+        const yolo_layer *L = &m->layers[i];
+        char from[64] = "", args[128] = "";
+        int o = 0;
+        if (L->nfrom == 1) snprintf(from, sizeof from, "%d", L->from[0] == i - 1 ? -1 : L->from[0]);
+        else {
+            o += snprintf(from + o, sizeof from - o, "[");
+            for (int j = 0; j < L->nfrom; j++)
+                o += snprintf(from + o, sizeof from - o, "%s%d", j ? ", " : "", L->from[j] == i - 1 ? -1 : L->from[j]);
+            snprintf(from + o, sizeof from - o, "]");
+        }
+        o = snprintf(args, sizeof args, "[");
+        int c1 = L->from[0] < 0 ? 3 : m->layers[L->from[0]].c_out;
+        int withc1 = L->type != YOLO_SILENCE && L->type != YOLO_UPSAMPLE && L->type != YOLO_CONCAT &&
+                     L->type != YOLO_CBFUSE && L->type != YOLO_DDETECT && L->type != YOLO_DUALDDETECT;
+        if (withc1) o += snprintf(args + o, sizeof args - o, "%d, ", c1);
+        if (L->type == YOLO_DDETECT || L->type == YOLO_DUALDDETECT) o += snprintf(args + o, sizeof args - o, "%d, ", m->nc);
+        for (int j = 0; j < L->nargs; j++) o += snprintf(args + o, sizeof args - o, "%d, ", L->args[j]);
+        if (o > 1) o -= 2;
+        snprintf(args + o, sizeof args - o, "]");
+        fprintf(f, "%3d%18s%3d%10ld  %-40s%-30s\n", i, from, 1, L->nparams, yolo_module_names[L->type], args);
+    }
+    fprintf(f, "%s summary: %d layers, %ld parameters\n", title, m->nlayers, yolo_model_count_params(m));
+}
+
+/* --- the official model-file (yaml) reader ---
+   Reads the subset the official model files use: scalar keys (nc,
+   depth_multiple, width_multiple, anchors, activation) and the two lists
+   backbone and head of rows [from, n, module, args]. */
+
+typedef struct { const char *s, *path; int line; char *err; } yolo_yaml;
+
+static void yolo_yaml_ws(yolo_yaml *y) {
+    for (;;) {
+        while (*y->s == ' ' || *y->s == '\t' || *y->s == '\r' || *y->s == '\n') { if (*y->s == '\n') y->line++; y->s++; }
+        if (*y->s != '#') return;
+        while (*y->s && *y->s != '\n') y->s++;
+    }
+}
+static int yolo_yaml_eat(yolo_yaml *y, char c) { yolo_yaml_ws(y); if (*y->s == c) { y->s++; return 1; } return 0; }
+static int yolo_yaml_word(yolo_yaml *y, char *out, size_t cap) {   /* identifier, number or quoted string */
+    yolo_yaml_ws(y);
+    size_t n = 0;
+    if (*y->s == '\'' || *y->s == '"') {
+        char q = *y->s++;
+        while (*y->s && *y->s != q && *y->s != '\n') { if (n + 1 < cap) out[n++] = *y->s; y->s++; }
+        if (*y->s != q) return -1;
+        y->s++;
+    } else {
+        while (*y->s && (isalnum((unsigned char)*y->s) || strchr("_.-+()", *y->s))) { if (n + 1 < cap) out[n++] = *y->s; y->s++; }
+    }
+    out[n] = 0;
+    return n ? 0 : -1;
+}
+static int yolo_yaml_fail(yolo_yaml *y, const char *what) { return yolo_errorf(y->err, "%s:%d: %s", y->path, y->line, what); }
+
+static int yolo_yaml_number(const char *w, int *v) {
+    char *e;
+    double d = strtod(w, &e);
+    if (*e || e == w) return -1;
+    *v = (int)d;
+    return 0;
+}
+
+/* one row; module names as in the official files */
+static int yolo_yaml_row(yolo_yaml *y, int nc, double gd, yolo_row *r) {
+    static const struct { const char *name; yolo_module m; } names[] = {
+        { "Silence", YOLO_SILENCE }, { "Conv", YOLO_CONV }, { "AConv", YOLO_ACONV }, { "ADown", YOLO_ADOWN },
+        { "ELAN1", YOLO_ELAN1 }, { "RepNCSPELAN4", YOLO_REPNCSPELAN4 }, { "SPPELAN", YOLO_SPPELAN },
+        { "nn.Upsample", YOLO_UPSAMPLE }, { "Upsample", YOLO_UPSAMPLE }, { "Concat", YOLO_CONCAT },
+        { "CBLinear", YOLO_CBLINEAR }, { "CBFuse", YOLO_CBFUSE }, { "DDetect", YOLO_DDETECT },
+        { "DualDDetect", YOLO_DUALDDETECT },
+    };
+    char w[64];
+    int n;
+    memset(r, 0, sizeof *r);
+    if (!yolo_yaml_eat(y, '[')) return yolo_yaml_fail(y, "expected a row [from, n, module, args]");
+    if (yolo_yaml_eat(y, '[')) {
+        do {
+            if (r->nfrom == YOLO_MAX_FROM || yolo_yaml_word(y, w, sizeof w) || yolo_yaml_number(w, &r->from[r->nfrom++]))
+                return yolo_yaml_fail(y, "bad 'from' list");
+        } while (yolo_yaml_eat(y, ','));
+        if (!yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "bad 'from' list");
+    } else {
+        if (yolo_yaml_word(y, w, sizeof w) || yolo_yaml_number(w, &r->from[0])) return yolo_yaml_fail(y, "bad 'from'");
+        r->nfrom = 1;
+    }
+    if (!yolo_yaml_eat(y, ',') || yolo_yaml_word(y, w, sizeof w) || yolo_yaml_number(w, &n) || !yolo_yaml_eat(y, ','))
+        return yolo_yaml_fail(y, "bad repeat count n");
+    if (n > 1) n = (int)fmax(floor(n * gd + 0.5), 1);
+    if (n != 1) return yolo_yaml_fail(y, "repeat counts n > 1 are not supported (the official models use 1)");
+    if (yolo_yaml_word(y, w, sizeof w)) return yolo_yaml_fail(y, "missing module name");
+    int found = -1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) if (!strcmp(w, names[i].name)) found = (int)i;
+    if (found < 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "unknown module '%s'", w);
+        return yolo_yaml_fail(y, msg);
+    }
+    r->module = names[found].m;
+    if (!yolo_yaml_eat(y, ',') || !yolo_yaml_eat(y, '[')) return yolo_yaml_fail(y, "expected the argument list");
+    if (!yolo_yaml_eat(y, ']')) {
+        do {
+            int nested = yolo_yaml_eat(y, '[');
+            do {
+                int v;
+                if (yolo_yaml_word(y, w, sizeof w)) return yolo_yaml_fail(y, "bad argument");
+                if (!strcmp(w, "nc")) v = nc;
+                else if (!strcmp(w, "None") || !strcmp(w, "nearest")) continue;
+                else if (yolo_yaml_number(w, &v)) { char msg[128]; snprintf(msg, sizeof msg, "unsupported argument '%s'", w); return yolo_yaml_fail(y, msg); }
+                if (r->nargs == YOLO_MAX_ARGS) return yolo_yaml_fail(y, "too many arguments");
+                r->args[r->nargs++] = v;
+            } while (nested && yolo_yaml_eat(y, ','));
+            if (nested && !yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "bad nested argument list");
+        } while (yolo_yaml_eat(y, ','));
+        if (!yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "bad argument list");
+    }
+    if (!yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "row not closed");
+    /* Concat's dimension and the detect layer's nc are implied */
+    if (r->module == YOLO_CONCAT) {
+        if (r->nargs && r->args[0] != 1) return yolo_yaml_fail(y, "Concat only along channels (dimension 1)");
+        r->nargs = 0;
+    }
+    if (r->module == YOLO_DDETECT || r->module == YOLO_DUALDDETECT) r->nargs = 0;
+    return 0;
+}
+
+int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return yolo_errorf(err, "%s: cannot open", path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = (char *)yolo_xmalloc(size + 1);
+    size_t got = fread(text, 1, size, f);
+    fclose(f);
+    text[got] = 0;
+    yolo_yaml y = { text, path, 1, err };
+    int file_nc = -1, nrows = 0, rc = 0;
+    double gd = 1, gw = 1;
+    yolo_row *rows = (yolo_row *)yolo_xcalloc(1024, sizeof(yolo_row));
+    for (;;) {
+        char key[64], val[64];
+        yolo_yaml_ws(&y);
+        if (!*y.s) break;
+        if (yolo_yaml_word(&y, key, sizeof key) || !yolo_yaml_eat(&y, ':')) { rc = yolo_yaml_fail(&y, "expected 'key:'"); break; }
+        if (!strcmp(key, "backbone") || !strcmp(key, "head")) {
+            if (!yolo_yaml_eat(&y, '[')) { rc = yolo_yaml_fail(&y, "expected a list of rows"); break; }
+            if (nc <= 0 && file_nc <= 0) { rc = yolo_yaml_fail(&y, "nc must come before the layers"); break; }
+            if (!yolo_yaml_eat(&y, ']')) {
+                do {
+                    if (nrows == 1024) { rc = yolo_yaml_fail(&y, "too many layers"); break; }
+                    if ((rc = yolo_yaml_row(&y, nc > 0 ? nc : file_nc, gd, &rows[nrows++]))) break;
+                } while (yolo_yaml_eat(&y, ',') && (yolo_yaml_ws(&y), *y.s == '['));
+                if (rc) break;
+                if (!yolo_yaml_eat(&y, ']')) { rc = yolo_yaml_fail(&y, "list of rows not closed"); break; }
+            }
+            continue;
+        }
+        if (yolo_yaml_word(&y, val, sizeof val)) { rc = yolo_yaml_fail(&y, "missing value"); break; }
+        if (!strcmp(key, "nc")) { if (yolo_yaml_number(val, &file_nc) || file_nc < 1) { rc = yolo_yaml_fail(&y, "bad nc"); break; } }
+        else if (!strcmp(key, "depth_multiple")) gd = atof(val);
+        else if (!strcmp(key, "width_multiple")) gw = atof(val);
+        else if (!strcmp(key, "activation") && strcmp(val, "nn.SiLU()")) { rc = yolo_yaml_fail(&y, "only the SiLU activation is supported"); break; }
+        /* anchors and anything else: not used by anchor-free heads */
+    }
+    free(text);
+    if (rc == 0 && nrows == 0) rc = yolo_errorf(err, "%s: no layers (backbone/head) found", path);
+    if (rc == 0) {
+        rc = yolo_model_build(m, rows, nrows, nc > 0 ? nc : file_nc, gd, gw, err);
+        if (rc) {  /* say which file the layer error is about */
+            char inner[YOLO_ERR];
+            snprintf(inner, sizeof inner, "%s", err);
+            yolo_errorf(err, "%s: %s", path, inner);
+        }
+    }
+    free(rows);
+    return rc;
+}
+
+int yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err) {
+    for (size_t i = 0; i < sizeof yolo_variants / sizeof yolo_variants[0]; i++)
+        if (!strcmp(name, yolo_variants[i].name))
+            return yolo_model_build(m, yolo_variants[i].rows, yolo_variants[i].nrows, nc > 0 ? nc : 80, 1, 1, err);
+    return yolo_errorf(err, "unknown model '%s' (built in: yolov9-t/s/m/c/e, gelan-t/s/m/c/e, or a .yaml file)", name);
+}
+
+/* a built-in name, or a path to a model yaml */
+int yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err) {
+    size_t n = strlen(cfg);
+    if ((n > 5 && !strcmp(cfg + n - 5, ".yaml")) || (n > 4 && !strcmp(cfg + n - 4, ".yml"))) {
+        FILE *f = fopen(cfg, "rb");
+        if (f || strchr(cfg, '/')) { if (f) fclose(f); return yolo_model_from_yaml(m, cfg, nc, err); }
+        char base[64];
+        snprintf(base, sizeof base, "%.*s", (int)(cfg[n - 4] == '.' ? n - 4 : n - 5), cfg);
+        return yolo_model_from_name(m, base, nc, err);
+    }
+    return yolo_model_from_name(m, cfg, nc, err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* 6. head: DDetect / DualDDetect, DFL, anchors, decode                     */
+/* ------------------------------------------------------------------------ */
+/* Anchor-free: every cell of the three grids is an anchor point at the
+   cell centre. For each one the head predicts, per box side (left, top,
+   right, bottom), a distribution over REG_MAX = 16 distances 0..15 in grid
+   units (Distribution Focal Loss); the distance is its expectation. Class
+   scores are independent sigmoids. */
+
+static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, int nc, int nbranch,
+                             const int *ch, const int *strides) {
+    static const char *box_name[2] = { "cv2", "cv4" }, *cls_name[2] = { "cv3", "cv5" };
+    char p[96];
+    d->nc = nc; d->nl = 3; d->nbranch = nbranch;
+    for (int l = 0; l < 3; l++) d->strides[l] = strides[(nbranch - 1) * 3 + l];
+    for (int b = 0; b < nbranch; b++) {
+        /* widths from the first input of the branch, as the official */
+        int c0 = ch[b * 3];
+        int c2 = yolo_make_divisible(c0 / 4 > 4 * YOLO_REG_MAX ? c0 / 4 : 4 * YOLO_REG_MAX, 4);
+        int c3 = c0 > (2 * nc < 128 ? 2 * nc : 128) ? c0 : (2 * nc < 128 ? 2 * nc : 128);
+        for (int l = 0; l < 3; l++) {
+            snprintf(p, sizeof p, "%s.%s.%d.0", prefix, box_name[b], l);
+            yolo_conv_init(m, &d->box[b][l][0], p, ch[b * 3 + l], c2, 3, 1, 1, 1, 1);
+            snprintf(p, sizeof p, "%s.%s.%d.1", prefix, box_name[b], l);
+            yolo_conv_init(m, &d->box[b][l][1], p, c2, c2, 3, 1, 4, 1, 1);
+            snprintf(p, sizeof p, "%s.%s.%d.2", prefix, box_name[b], l);
+            yolo_conv_init(m, &d->box[b][l][2], p, c2, 4 * YOLO_REG_MAX, 1, 1, 4, 0, 0);
+        }
+        for (int l = 0; l < 3; l++) {
+            snprintf(p, sizeof p, "%s.%s.%d.0", prefix, cls_name[b], l);
+            yolo_conv_init(m, &d->cls[b][l][0], p, ch[b * 3 + l], c3, 3, 1, 1, 1, 1);
+            snprintf(p, sizeof p, "%s.%s.%d.1", prefix, cls_name[b], l);
+            yolo_conv_init(m, &d->cls[b][l][1], p, c3, c3, 3, 1, 1, 1, 1);
+            snprintf(p, sizeof p, "%s.%s.%d.2", prefix, cls_name[b], l);
+            yolo_conv_init(m, &d->cls[b][l][2], p, c3, nc, 1, 1, 1, 0, 0);
+        }
+    }
+    for (int b = 0; b < nbranch; b++) {
+        snprintf(p, sizeof p, "%s.%s.conv", prefix, b ? "dfl2" : "dfl");
+        d->dfl[b] = yolo_param_new(m, p, "weight", YOLO_P_FIXED, 4, 1, YOLO_REG_MAX, 1, 1, NULL);
+    }
+    for (int b = 0; b < 2; b++)
+        for (int l = 0; l < 3; l++) if (b < nbranch) yolo_act_new(m, &d->out[b][l]);
+}
+
+/* out[b][l] = cat(box branch, class branch): [B, 4*REG_MAX + NC, h, w] */
+static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in, int train) {
+    int no = 4 * YOLO_REG_MAX + d->nc;
+    for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_tensor *x = in[b * 3 + l];
+            for (int s = 0; s < 3; s++) {
+                yolo_conv_forward(m, &d->box[b][l][s], s ? &d->box[b][l][s - 1].y : x, train);
+                yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
+            }
+            yolo_tensor *o = &d->out[b][l];
+            yolo_out_resize(o, x, no, x->h, x->w, train);
+            yolo_copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
+            yolo_copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
+        }
+}
+
+static void yolo_detect_backward(yolo_detect *d) {
+    int no = 4 * YOLO_REG_MAX + d->nc;
+    for (int b = 0; b < d->nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_tensor *o = &d->out[b][l];
+            int HW = o->h * o->w;
+            yolo_copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
+            yolo_copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
+            for (int s = 2; s >= 0; s--) {
+                yolo_conv_backward(&d->box[b][l][s]);
+                yolo_conv_backward(&d->cls[b][l][s]);
+            }
+        }
+}
+
+int yolo_num_anchors(const yolo_model *m) {
+    const yolo_detect *d = m->layers[m->detect].det;
+    int b = d->nbranch - 1, A = 0;
+    for (int l = 0; l < 3; l++) A += d->out[b][l].h * d->out[b][l].w;
+    return A;
+}
+
+/* The raw value of channel ch of anchor a (levels concatenated). */
+static yolo_real yolo_head_at(const yolo_detect *d, int branch, int n, int a, int ch, int *level, int *cell) {
+    for (int l = 0; l < 3; l++) {
+        const yolo_tensor *o = &d->out[branch][l];
+        int HW = o->h * o->w;
+        if (a < HW) {
+            if (level) *level = l;
+            if (cell) *cell = a;
+            return o->data[((size_t)n * o->c + ch) * HW + a];
+        }
+        a -= HW;
+    }
+    return 0;
+}
+
+/* DFL: the expected distance under softmax(logits) over bins 0..15 */
+static yolo_real yolo_dfl_expect(const yolo_real *logits, int stride, yolo_real *prob) {
+    double mx = logits[0], s = 0, e = 0;
+    for (int k = 1; k < YOLO_REG_MAX; k++) if (logits[k * stride] > mx) mx = logits[k * stride];
+    for (int k = 0; k < YOLO_REG_MAX; k++) { double v = exp(logits[k * stride] - mx); prob[k] = (yolo_real)v; s += v; }
+    for (int k = 0; k < YOLO_REG_MAX; k++) { prob[k] = (yolo_real)(prob[k] / s); e += prob[k] * k; }
+    return (yolo_real)e;
+}
+
+/* pred[B, 4 + NC, A]: boxes (cx, cy, w, h) in input pixels and class
+   probabilities, from the inference branch (the main one of a dual head).
+   A box is the anchor point minus/plus the four expected distances, times
+   the level's stride. */
+void yolo_decode(const yolo_model *m, yolo_real *pred) {
+    const yolo_detect *d = m->layers[m->detect].det;
+    int b = d->nbranch - 1, A = yolo_num_anchors(m), B = d->out[b][0].n, nc = d->nc;
+    #pragma omp parallel for schedule(static)
+    for (int na = 0; na < B * A; na++) {
+        int n = na / A, a = na % A, level = 0, cell = 0;
+        yolo_head_at(d, b, n, a, 0, &level, &cell);
+        const yolo_tensor *o = &d->out[b][level];
+        int HW = o->h * o->w;
+        const yolo_real *base = o->data + (size_t)n * o->c * HW + cell;
+        yolo_real prob[YOLO_REG_MAX], dist[4];
+        for (int side = 0; side < 4; side++) dist[side] = yolo_dfl_expect(base + (size_t)side * YOLO_REG_MAX * HW, HW, prob);
+        yolo_real ax = (yolo_real)(cell % o->w + 0.5), ay = (yolo_real)(cell / o->w + 0.5), s = (yolo_real)d->strides[level];
+        yolo_real x1 = ax - dist[0], y1 = ay - dist[1], x2 = ax + dist[2], y2 = ay + dist[3];
+        yolo_real *out = pred + (size_t)n * (4 + nc) * A + a;
+        out[0] = (x1 + x2) / 2 * s; out[(size_t)A] = (y1 + y2) / 2 * s;
+        out[(size_t)2 * A] = (x2 - x1) * s; out[(size_t)3 * A] = (y2 - y1) * s;
+        for (int c = 0; c < nc; c++) out[(size_t)(4 + c) * A] = yolo_sigmoid(base[(size_t)(4 * YOLO_REG_MAX + c) * HW]);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* 7. loss: task-aligned assigner, CIoU, DFL, BCE, and their gradients      */
+/* ------------------------------------------------------------------------ */
+/* For each head branch:
+     box  = sum over positives of (1 - CIoU(pred, target)) * score / S
+     dfl  = sum over positives of DFL(pred distributions, target) * score / S
+     cls  = sum over all anchors and classes of BCE(logit, target score) / S
+   with S = max(sum of target scores, 1). The gains 7.5, 0.5, 1.5 weight
+   them; in a dual head the auxiliary branch counts 0.25. The official
+   returns (box + cls + dfl) * B as the loss to differentiate. */
+
+#define YOLO_TOPK 10
+#define YOLO_TAL_ALPHA 0.5
+#define YOLO_TAL_BETA 6.0
+#define YOLO_GAIN_BOX 7.5
+#define YOLO_GAIN_CLS 0.5
+#define YOLO_GAIN_DFL 1.5
+
+/* Complete IoU of box p against box t, both (x1, y1, x2, y2):
+     CIoU = IoU - rho^2 / c^2 - alpha v
+   rho: distance of the centres, c: diagonal of the smallest enclosing box,
+   v = 4/pi^2 (atan(w_t/h_t) - atan(w_p/h_p))^2 compares aspect ratios and
+   alpha = v / (v - IoU + 1) weighs it. alpha is a constant for the gradient
+   (the official computes it under no_grad); pass *fixed_alpha to impose it.
+   With g != NULL, g = dCIoU/dp. eps 1e-7 as the official bbox_iou. */
+static double yolo_ciou(const double *p, const double *t, const double *fixed_alpha, double *alpha_out, double *g) {
+    const double eps = 1e-7, K = 4.0 / (M_PI * M_PI);
+    double w1 = p[2] - p[0], h1 = p[3] - p[1] + eps, w2 = t[2] - t[0], h2 = t[3] - t[1] + eps;
+    double iw = fmin(p[2], t[2]) - fmax(p[0], t[0]), ih = fmin(p[3], t[3]) - fmax(p[1], t[1]);
+    double iwc = iw > 0 ? iw : 0, ihc = ih > 0 ? ih : 0, inter = iwc * ihc;
+    double uni = w1 * h1 + w2 * h2 - inter + eps, iou = inter / uni;
+    double cw = fmax(p[2], t[2]) - fmin(p[0], t[0]), ch = fmax(p[3], t[3]) - fmin(p[1], t[1]);
+    double c2 = cw * cw + ch * ch + eps;
+    double sx = t[0] + t[2] - p[0] - p[2], sy = t[1] + t[3] - p[1] - p[3];
+    double rho2 = (sx * sx + sy * sy) / 4;
+    double dif = atan(w2 / h2) - atan(w1 / h1), v = K * dif * dif;
+    double alpha = fixed_alpha ? *fixed_alpha : v / (v - iou + (1 + eps));
+    if (alpha_out) *alpha_out = alpha;
+    if (g) {
+        /* d inter, d union, d enclosing box, d rho^2, d v for x1, y1, x2, y2 */
+        double dinter[4] = { 0, 0, 0, 0 }, dunion[4], dc2[4] = { 0, 0, 0, 0 }, drho2[4], dv[4];
+        if (iw > 0 && ih > 0) {
+            if (p[0] > t[0]) dinter[0] = -ihc;
+            if (p[2] < t[2]) dinter[2] = ihc;
+            if (p[1] > t[1]) dinter[1] = -iwc;
+            if (p[3] < t[3]) dinter[3] = iwc;
+        }
+        dunion[0] = -h1 - dinter[0]; dunion[2] = h1 - dinter[2];
+        dunion[1] = -w1 - dinter[1]; dunion[3] = w1 - dinter[3];
+        if (p[0] < t[0]) dc2[0] = -2 * cw;
+        if (p[2] > t[2]) dc2[2] = 2 * cw;
+        if (p[1] < t[1]) dc2[1] = -2 * ch;
+        if (p[3] > t[3]) dc2[3] = 2 * ch;
+        drho2[0] = drho2[2] = -sx / 2;
+        drho2[1] = drho2[3] = -sy / 2;
+        double r = w1 * w1 + h1 * h1, dvdw = -2 * K * dif * h1 / r, dvdh = 2 * K * dif * w1 / r;
+        dv[0] = -dvdw; dv[2] = dvdw; dv[1] = -dvdh; dv[3] = dvdh;
+        for (int i = 0; i < 4; i++)
+            g[i] = (dinter[i] - iou * dunion[i]) / uni - (drho2[i] / c2 - rho2 * dc2[i] / (c2 * c2)) - alpha * dv[i];
+    }
+    return iou - (rho2 / c2 + v * alpha);
+}
+
+static void yolo_assignment_resize(yolo_assignment *as, int B, int A, int nc) {
+    if (as->B * as->A < B * A) {
+        free(as->fg); free(as->label); free(as->box); free(as->score); free(as->alpha);
+        as->fg = (unsigned char *)yolo_xcalloc((size_t)B * A, 1);
+        as->label = (int *)yolo_xcalloc((size_t)B * A, sizeof(int));
+        as->box = (yolo_real *)yolo_xcalloc((size_t)B * A * 4, sizeof(yolo_real));
+        as->score = (yolo_real *)yolo_xcalloc((size_t)B * A, sizeof(yolo_real));
+        as->alpha = (yolo_real *)yolo_xcalloc((size_t)B * A, sizeof(yolo_real));
+    }
+    as->B = B; as->A = A; as->nc = nc;
+}
+
+void yolo_loss_free(yolo_loss *L) {
+    for (int b = 0; b < 2; b++) {
+        yolo_assignment *as = &L->as[b];
+        free(as->fg); free(as->label); free(as->box); free(as->score); free(as->alpha);
+    }
+    memset(L, 0, sizeof *L);
+}
+
+/* The task-aligned assigner (TOOD), for one image:
+   1. alignment t(g, a) = s^0.5 * u^6, s the predicted probability of g's
+      class at anchor a, u = max(CIoU(g, predicted box), 0);
+   2. candidates: anchors whose centre lies inside g; of those the 10 with
+      the largest alignment become positives of g;
+   3. an anchor positive for several boxes keeps only the box it overlaps
+      most (largest u over *all* boxes of the image, as the official);
+   4. target score = t(g, a) * max_a u(g, .) / max_a t(g, .): the best
+      aligned anchor of each box gets that box's best IoU.
+   gt: [G, 5] rows (class, x1, y1, x2, y2) in pixels; prob [A, NC];
+   pbox [A, 4] predicted boxes in pixels; anc [A, 2] anchor points in
+   pixels; stride [A]. Writes the assignment of anchors [0, A). */
+static void yolo_assign_image(int G, const double *gt, int A, int nc, const yolo_real *prob,
+                              const double *pbox, const double *anc, const int *stride,
+                              unsigned char *fg, int *label, yolo_real *tbox, yolo_real *score) {
+    memset(fg, 0, A);
+    for (int a = 0; a < A; a++) { label[a] = 0; score[a] = 0; tbox[4 * a] = tbox[4 * a + 1] = tbox[4 * a + 2] = tbox[4 * a + 3] = 0; }
+    if (G == 0) return;
+    double *ov = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));
+    double *al = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));
+    unsigned char *pos = (unsigned char *)yolo_xcalloc((size_t)G * A, 1);
+    for (int g = 0; g < G; g++) {
+        const double *b = gt + 5 * g;
+        int cls = (int)b[0];
+        int top[YOLO_TOPK], ntop = 0;
+        for (int a = 0; a < A; a++) {
+            double u = yolo_ciou(b + 1, pbox + 4 * a, NULL, NULL, NULL);
+            u = u > 0 ? u : 0;
+            ov[(size_t)g * A + a] = u;
+            al[(size_t)g * A + a] = pow(prob[(size_t)a * nc + cls], YOLO_TAL_ALPHA) * pow(u, YOLO_TAL_BETA);
+            double ax = anc[2 * a], ay = anc[2 * a + 1];
+            double dmin = fmin(fmin(ax - b[1], ay - b[2]), fmin(b[3] - ax, b[4] - ay));
+            double metric = dmin > 1e-9 ? al[(size_t)g * A + a] : 0;
+            if (metric <= 0) continue;
+            /* keep the YOLO_TOPK largest, sorted; on ties the earlier anchor */
+            int k;
+            if (ntop < YOLO_TOPK) k = ntop++;
+            else if (metric > al[(size_t)g * A + top[YOLO_TOPK - 1]]) k = YOLO_TOPK - 1;
+            else continue;
+            while (k > 0 && al[(size_t)g * A + top[k - 1]] < metric) { top[k] = top[k - 1]; k--; }
+            top[k] = a;
+        }
+        for (int k = 0; k < ntop; k++) pos[(size_t)g * A + top[k]] = 1;
+    }
+    for (int a = 0; a < A; a++) {
+        int count = 0, first = -1;
+        for (int g = 0; g < G; g++) if (pos[(size_t)g * A + a]) { count++; if (first < 0) first = g; }
+        if (count > 1) {   /* several boxes claim it: the one it overlaps most */
+            int best = 0;
+            for (int g = 1; g < G; g++) if (ov[(size_t)g * A + a] > ov[(size_t)best * A + a]) best = g;
+            for (int g = 0; g < G; g++) pos[(size_t)g * A + a] = (g == best);
+            first = best;
+        }
+        if (count > 0) {
+            fg[a] = 1;
+            label[a] = (int)gt[5 * first];
+            for (int i = 0; i < 4; i++) tbox[4 * a + i] = (yolo_real)(gt[5 * first + 1 + i] / stride[a]);
+        }
+    }
+    for (int g = 0; g < G; g++) {
+        double pal = 0, pov = 0;
+        for (int a = 0; a < A; a++)
+            if (pos[(size_t)g * A + a]) {
+                pal = fmax(pal, al[(size_t)g * A + a]);
+                pov = fmax(pov, ov[(size_t)g * A + a]);
+            }
+        for (int a = 0; a < A; a++)
+            if (pos[(size_t)g * A + a]) {
+                double t = al[(size_t)g * A + a] * pov / (pal + 1e-9);
+                if (t > score[a]) score[a] = (yolo_real)t;
+            }
+    }
+    free(ov); free(al); free(pos);
+}
+
+/* numerically stable BCE with logits and its derivative sigmoid(x) - t */
+static double yolo_bce(double x, double t) { return fmax(x, 0) - x * t + log1p(exp(-fabs(x))); }
+
+double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets, int reuse) {
+    yolo_detect *d = m->layers[m->detect].det;
+    int nc = d->nc, no = 4 * YOLO_REG_MAX + nc, B = d->out[0][0].n, A = 0;
+    for (int l = 0; l < 3; l++) A += d->out[0][l].h * d->out[0][l].w;
+    /* anchor points (cell centres, grid units) and strides */
+    double *anc = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
+    int *str = (int *)yolo_xmalloc((size_t)A * sizeof(int));
+    for (int l = 0, a = 0; l < 3; l++)
+        for (int i = 0; i < d->out[0][l].h; i++)
+            for (int j = 0; j < d->out[0][l].w; j++, a++) { anc[2 * a] = j + 0.5; anc[2 * a + 1] = i + 0.5; str[a] = d->strides[l]; }
+    /* ground truth in pixels of the input: (class, x1, y1, x2, y2) per image */
+    double imw = (double)d->out[0][0].w * d->strides[0], imh = (double)d->out[0][0].h * d->strides[0];
+    double *gt = (double *)yolo_xmalloc((size_t)(ntargets + 1) * 5 * sizeof(double));
+    int *gstart = (int *)yolo_xcalloc(B + 1, sizeof(int));
+    for (int n = 0, k = 0; n < B; n++) {
+        gstart[n] = k;
+        for (int t = 0; t < ntargets; t++) {
+            const yolo_real *r = targets + 6 * t;
+            if ((int)r[0] != n) continue;
+            double cx = r[2] * imw, cy = r[3] * imh, w = r[4] * imw, h = r[5] * imh;
+            double *o = gt + 5 * k++;
+            o[0] = r[1]; o[1] = cx - w / 2; o[2] = cy - h / 2; o[3] = cx + w / 2; o[4] = cy + h / 2;
+            if (o[1] + o[2] + o[3] + o[4] <= 0) k--;   /* the official masks boxes that sum to 0 */
+        }
+        gstart[n + 1] = k;
+    }
+    double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));      /* one image's predictions */
+    double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));      /* and their gradient */
+    double *pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));    /* grid units */
+    double *pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
+    yolo_real *prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));
+    yolo_real *dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real));
+    memset(L->items, 0, sizeof L->items);
+    for (int b = 0; b < d->nbranch; b++) {
+        yolo_assignment *as = &L->as[b];
+        double bw = (d->nbranch == 2 && b == 0) ? 0.25 : 1.0;
+        if (!reuse) yolo_assignment_resize(as, B, A, nc);
+        /* pass 1 over images: predictions, assignment, sum of target scores */
+        double ssum = 0;
+        for (int pass = 0; pass < 2; pass++) {
+            double box_l = 0, cls_l = 0, dfl_l = 0, S = as->score_sum;
+            for (int n = 0; n < B; n++) {
+                for (int l = 0, a0 = 0; l < 3; l++) {
+                    const yolo_tensor *o = &d->out[b][l];
+                    int HW = o->h * o->w;
+                    for (int c = 0; c < no; c++)
+                        for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = o->data[((size_t)n * no + c) * HW + i];
+                    a0 += HW;
+                }
+                for (int a = 0; a < A; a++) {
+                    double dist[4];
+                    for (int s = 0; s < 4; s++) {
+                        yolo_real logit[YOLO_REG_MAX];
+                        for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
+                        dist[s] = yolo_dfl_expect(logit, 1, dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
+                    }
+                    pbox[4 * a] = anc[2 * a] - dist[0]; pbox[4 * a + 1] = anc[2 * a + 1] - dist[1];
+                    pbox[4 * a + 2] = anc[2 * a] + dist[2]; pbox[4 * a + 3] = anc[2 * a + 1] + dist[3];
+                    for (int i = 0; i < 4; i++) pbox_px[4 * a + i] = pbox[4 * a + i] * str[a];
+                    for (int c = 0; c < nc; c++) prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 64 + c]);
+                }
+                size_t o0 = (size_t)n * A;
+                if (pass == 0) {
+                    if (!reuse) {
+                        double *anc_px = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
+                        for (int a = 0; a < A; a++) { anc_px[2 * a] = anc[2 * a] * str[a]; anc_px[2 * a + 1] = anc[2 * a + 1] * str[a]; }
+                        yolo_assign_image(gstart[n + 1] - gstart[n], gt + 5 * gstart[n], A, nc, prob, pbox_px, anc_px, str,
+                                          as->fg + o0, as->label + o0, as->box + o0 * 4, as->score + o0);
+                        free(anc_px);
+                    }
+                    for (int a = 0; a < A; a++) ssum += as->score[o0 + a];
+                    continue;
+                }
+                /* pass 2: the three terms and their gradient */
+                memset(G, 0, (size_t)A * no * sizeof(double));
+                for (int a = 0; a < A; a++) {
+                    int fg = as->fg[o0 + a], lab = as->label[o0 + a];
+                    double sc = as->score[o0 + a];
+                    for (int c = 0; c < nc; c++) {
+                        double x = P[(size_t)a * no + 64 + c], t = (fg && c == lab) ? sc : 0;
+                        cls_l += yolo_bce(x, t);
+                        G[(size_t)a * no + 64 + c] = (prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
+                    }
+                    if (!fg) continue;
+                    double tb[4], gb[4], alpha = as->alpha[o0 + a];
+                    for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
+                    double ciou = yolo_ciou(pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
+                    if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
+                    box_l += (1 - ciou) * sc;
+                    /* box corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
+                    double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
+                    for (int s = 0; s < 4; s++) {
+                        const yolo_real *p = dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
+                        double e = 0;
+                        for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
+                        /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
+                        double tgt = s < 2 ? anc[2 * a + s] - tb[s] : tb[s] - anc[2 * a + s - 2];
+                        tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
+                        int tl = (int)tgt;
+                        double wl = tl + 1 - tgt, wr = 1 - wl;
+                        dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
+                        for (int k = 0; k < YOLO_REG_MAX; k++) {
+                            double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
+                            double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;
+                            double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);  /* d(1 - CIoU) */
+                            G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
+                        }
+                    }
+                }
+                /* scale and scatter into the maps' gradients */
+                double k = bw * B / S;
+                for (int l = 0, a0 = 0; l < 3; l++) {
+                    yolo_tensor *o = &d->out[b][l];
+                    int HW = o->h * o->w;
+                    if (o->grad)
+                        for (int c = 0; c < no; c++)
+                            for (int i = 0; i < HW; i++) o->grad[((size_t)n * no + c) * HW + i] = (yolo_real)(G[(size_t)(a0 + i) * no + c] * k);
+                    a0 += HW;
+                }
+            }
+            if (pass == 0) { if (!reuse) as->score_sum = ssum > 1 ? ssum : 1; continue; }
+            L->items[0] += bw * YOLO_GAIN_BOX * box_l / S;
+            L->items[1] += bw * YOLO_GAIN_CLS * cls_l / S;
+            L->items[2] += bw * YOLO_GAIN_DFL * dfl_l / S;
+        }
+    }
+    L->loss = (L->items[0] + L->items[1] + L->items[2]) * B;
+    free(anc); free(str); free(gt); free(gstart); free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
+    return L->loss;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 8. optimizers                                                            */
+/* ------------------------------------------------------------------------ */
+/* As torch.optim with the official three groups: 0 conv weights (with
+   weight decay), 1 BatchNorm weights, 2 biases (no decay). SGD: Nesterov
+   momentum, decay as an L2 term; Adam: L2 decay; AdamW: decoupled decay and
+   amsgrad (the official passes amsgrad=True). */
+
+void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, double lr, double momentum,
+                     double weight_decay) {
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    o->lr[0] = o->lr[1] = o->lr[2] = lr;
+    o->momentum = momentum; o->beta2 = 0.999; o->eps = 1e-8; o->weight_decay = weight_decay;
+    o->m = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
+    if (kind != YOLO_SGD) {
+        o->v = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
+        if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
+    }
+}
+
+void yolo_optim_free(yolo_optim *o) { free(o->m); free(o->v); free(o->vmax); memset(o, 0, sizeof *o); }
+
+void yolo_optim_step(yolo_optim *o, yolo_model *m) {
+    o->step++;
+    double b1 = o->momentum, b2 = o->beta2;
+    double bc1 = 1 - pow(b1, (double)o->step), bc2 = 1 - pow(b2, (double)o->step);
+    for (int k = 0; k < m->nparams; k++) {
+        const yolo_param *p = &m->params[k];
+        if (p->kind > YOLO_P_BIAS) continue;           /* running stats, DFL: not trained */
+        int grp = (int)p->kind;
+        double lr = o->lr[grp], wd = grp == 0 ? o->weight_decay : 0;
+        yolo_real *w = m->values + p->offset, *g = m->grads + p->offset, *mm = o->m + p->offset;
+        for (size_t i = 0; i < p->numel; i++) {
+            double gi = g[i], wi = w[i];
+            if (o->kind == YOLO_SGD) {
+                gi += wd * wi;
+                double buf = b1 * mm[i] + gi;          /* first step: buf = g, as torch */
+                mm[i] = (yolo_real)buf;
+                w[i] = (yolo_real)(wi - lr * (gi + b1 * buf));
+            } else {
+                if (o->kind == YOLO_ADAM) gi += wd * wi;
+                else wi *= 1 - lr * wd;
+                double mi = b1 * mm[i] + (1 - b1) * gi;
+                double vi = b2 * o->v[p->offset + i] + (1 - b2) * gi * gi;
+                mm[i] = (yolo_real)mi; o->v[p->offset + i] = (yolo_real)vi;
+                if (o->kind == YOLO_ADAMW) {
+                    if (vi < o->vmax[p->offset + i]) vi = o->vmax[p->offset + i];
+                    o->vmax[p->offset + i] = (yolo_real)vi;
+                }
+                w[i] = (yolo_real)(wi - lr / bc1 * mi / (sqrt(vi) / sqrt(bc2) + o->eps));
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* 9. weights: safetensors                                                  */
+/* ------------------------------------------------------------------------ */
+/* 8 bytes little-endian header length N, N bytes of JSON
+   {"name": {"dtype": "F32", "shape": [...], "data_offsets": [b, e]}, ...},
+   then the raw little-endian data. Names are the official state_dict()
+   names, so files move both ways between this project and PyTorch. */
+
+typedef struct { const char *s, *end; } yolo_json;
+
+static void yolo_json_ws(yolo_json *j) { while (j->s < j->end && (*j->s == ' ' || *j->s == '\n' || *j->s == '\r' || *j->s == '\t')) j->s++; }
+static int yolo_json_eat(yolo_json *j, char c) { yolo_json_ws(j); if (j->s < j->end && *j->s == c) { j->s++; return 1; } return 0; }
+static int yolo_json_string(yolo_json *j, char *out, size_t cap) {
+    if (!yolo_json_eat(j, '"')) return -1;
+    size_t n = 0;
+    while (j->s < j->end && *j->s != '"') {
+        char c = *j->s++;
+        if (c == '\\' && j->s < j->end) c = *j->s++;
+        if (n + 1 < cap) out[n++] = c;
+    }
+    if (out) out[n < cap ? n : cap - 1] = 0;
+    return yolo_json_eat(j, '"') ? 0 : -1;
+}
+static int yolo_json_int(yolo_json *j, int64_t *v) {
+    yolo_json_ws(j);
+    char *e;
+    long long x = strtoll(j->s, &e, 10);
+    if (e == j->s) return -1;
+    j->s = e; *v = x;
+    return 0;
+}
+static int yolo_json_skip(yolo_json *j) {   /* any value */
+    yolo_json_ws(j);
+    if (j->s >= j->end) return -1;
+    if (*j->s == '"') { char tmp[2]; return yolo_json_string(j, tmp, sizeof tmp); }
+    if (*j->s == '{' || *j->s == '[') {
+        char close = *j->s == '{' ? '}' : ']';
+        j->s++;
+        if (yolo_json_eat(j, close)) return 0;
+        do {
+            if (close == '}') { char k[2]; if (yolo_json_string(j, k, sizeof k) || !yolo_json_eat(j, ':')) return -1; }
+            if (yolo_json_skip(j)) return -1;
+        } while (yolo_json_eat(j, ','));
+        return yolo_json_eat(j, close) ? 0 : -1;
+    }
+    while (j->s < j->end && *j->s != ',' && *j->s != '}' && *j->s != ']') j->s++;
+    return 0;
+}
+
+static int yolo_dtype_size(const char *dt) {
+    if (!strcmp(dt, "F32") || !strcmp(dt, "I32")) return 4;
+    if (!strcmp(dt, "F16") || !strcmp(dt, "BF16") || !strcmp(dt, "I16")) return 2;
+    if (!strcmp(dt, "F64") || !strcmp(dt, "I64")) return 8;
+    if (!strcmp(dt, "U8") || !strcmp(dt, "I8") || !strcmp(dt, "BOOL")) return 1;
+    return 0;
+}
+
+int64_t yolo_st_numel(const yolo_st_entry *e) {
+    int64_t n = 1;
+    for (int i = 0; i < e->ndim; i++) n *= e->shape[i];
+    return n;
+}
+
+void yolo_st_free(yolo_safetensors *st) { free(st->e); free(st->data); memset(st, 0, sizeof *st); }
+
+int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
+    memset(st, 0, sizeof *st);
+    FILE *f = fopen(path, "rb");
+    if (!f) return yolo_errorf(err, "%s: cannot open", path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char h8[8];
+    if (size < 8 || fread(h8, 1, 8, f) != 8) { fclose(f); return yolo_errorf(err, "%s: not a safetensors file (too short)", path); }
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | h8[i];
+    if (hlen > (uint64_t)size - 8) { fclose(f); return yolo_errorf(err, "%s: truncated: header of %llu bytes, file has %ld", path, (unsigned long long)hlen, size); }
+    char *hdr = (char *)yolo_xmalloc(hlen + 1);
+    st->data_size = (size_t)(size - 8 - (long)hlen);
+    st->data = (unsigned char *)yolo_xmalloc(st->data_size);
+    if (fread(hdr, 1, hlen, f) != hlen || fread(st->data, 1, st->data_size, f) != st->data_size) {
+        fclose(f); free(hdr); yolo_st_free(st);
+        return yolo_errorf(err, "%s: read error", path);
+    }
+    fclose(f);
+    hdr[hlen] = 0;
+    yolo_json j = { hdr, hdr + hlen };
+    int cap = 0, rc = 0;
+    if (!yolo_json_eat(&j, '{')) rc = yolo_errorf(err, "%s: malformed header (not a JSON object)", path);
+    else if (!yolo_json_eat(&j, '}')) do {
+        char key[128];
+        if (yolo_json_string(&j, key, sizeof key) || !yolo_json_eat(&j, ':')) { rc = yolo_errorf(err, "%s: malformed header", path); break; }
+        if (!strcmp(key, "__metadata__")) { if (yolo_json_skip(&j)) { rc = yolo_errorf(err, "%s: malformed metadata", path); break; } continue; }
+        if (st->n == cap) { cap = cap ? 2 * cap : 256; st->e = (yolo_st_entry *)realloc(st->e, cap * sizeof(yolo_st_entry)); }
+        yolo_st_entry *e = &st->e[st->n++];
+        memset(e, 0, sizeof *e);
+        snprintf(e->name, sizeof e->name, "%s", key);
+        int have = 0;
+        if (!yolo_json_eat(&j, '{')) { rc = yolo_errorf(err, "%s: malformed entry for %s", path, key); break; }
+        do {
+            char field[32];
+            if (yolo_json_string(&j, field, sizeof field) || !yolo_json_eat(&j, ':')) { rc = -1; break; }
+            if (!strcmp(field, "dtype")) { if (yolo_json_string(&j, e->dtype, sizeof e->dtype)) rc = -1; have |= 1; }
+            else if (!strcmp(field, "shape") || !strcmp(field, "data_offsets")) {
+                int64_t v[8]; int nv = 0;
+                if (!yolo_json_eat(&j, '[')) { rc = -1; break; }
+                if (!yolo_json_eat(&j, ']')) {
+                    do { if (nv >= 8 || yolo_json_int(&j, &v[nv++])) { rc = -1; break; } } while (yolo_json_eat(&j, ','));
+                    if (rc || !yolo_json_eat(&j, ']')) { rc = -1; break; }
+                }
+                if (field[0] == 's') { e->ndim = nv; for (int i = 0; i < nv; i++) e->shape[i] = v[i]; have |= 2; }
+                else { if (nv != 2 || v[0] < 0 || v[1] < v[0]) { rc = -1; break; } e->begin = (size_t)v[0]; e->end = (size_t)v[1]; have |= 4; }
+            } else if (yolo_json_skip(&j)) rc = -1;
+            if (rc) break;
+        } while (yolo_json_eat(&j, ','));
+        if (rc || !yolo_json_eat(&j, '}') || have != 7) { rc = yolo_errorf(err, "%s: malformed entry for %s", path, key); break; }
+        int ds = yolo_dtype_size(e->dtype);
+        if (!ds) { rc = yolo_errorf(err, "%s: %s has unsupported dtype %s", path, key, e->dtype); break; }
+        if ((int64_t)(e->end - e->begin) != yolo_st_numel(e) * ds) { rc = yolo_errorf(err, "%s: %s: %zu bytes do not fit its shape", path, key, e->end - e->begin); break; }
+        if (e->end > st->data_size) { rc = yolo_errorf(err, "%s: truncated: %s needs bytes up to %zu, the data has %zu", path, key, e->end, st->data_size); break; }
+    } while (yolo_json_eat(&j, ','));
+    free(hdr);
+    if (rc) { yolo_st_free(st); return -1; }
+    return 0;
+}
+
+const yolo_st_entry *yolo_st_find(const yolo_safetensors *st, const char *name) {
+    for (int i = 0; i < st->n; i++) if (!strcmp(st->e[i].name, name)) return &st->e[i];
+    return NULL;
+}
+
+static float yolo_half_to_float(uint16_t h) {
+    uint32_t s = (h >> 15) & 1, e = (h >> 10) & 31, f = h & 1023;
+    float v = e == 0 ? ldexpf((float)f, -24) : e == 31 ? (f ? NAN : INFINITY) : ldexpf((float)(f | 1024), (int)e - 25);
+    return s ? -v : v;
+}
+
+int yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *out) {
+    const unsigned char *p = st->data + e->begin;
+    int64_t n = yolo_st_numel(e);
+    for (int64_t i = 0; i < n; i++) {
+        if (!strcmp(e->dtype, "F32")) { float v; memcpy(&v, p + 4 * i, 4); out[i] = (yolo_real)v; }
+        else if (!strcmp(e->dtype, "F64")) { double v; memcpy(&v, p + 8 * i, 8); out[i] = (yolo_real)v; }
+        else if (!strcmp(e->dtype, "F16")) { uint16_t v; memcpy(&v, p + 2 * i, 2); out[i] = (yolo_real)yolo_half_to_float(v); }
+        else if (!strcmp(e->dtype, "BF16")) { uint16_t v; memcpy(&v, p + 2 * i, 2); uint32_t u = (uint32_t)v << 16; float x; memcpy(&x, &u, 4); out[i] = (yolo_real)x; }
+        else return -1;
+    }
+    return 0;
+}
+
+/* Every tensor the model has must be in the file with its shape, and the
+   file must hold nothing else (num_batches_tracked aside). */
+int yolo_load_weights(yolo_model *m, const char *path, char *err) {
+    yolo_safetensors st;
+    if (yolo_st_read(&st, path, err)) return -1;
+    int rc = 0;
+    for (int k = 0; k < m->nparams && !rc; k++) {
+        const yolo_param *p = &m->params[k];
+        const yolo_st_entry *e = yolo_st_find(&st, p->name);
+        if (!e) { rc = yolo_errorf(err, "%s: missing tensor %s", path, p->name); break; }
+        int same = e->ndim == p->ndim;
+        for (int i = 0; same && i < p->ndim; i++) same = e->shape[i] == p->shape[i];
+        if (!same) {
+            char a[64] = "", b[64] = "";
+            for (int i = 0, o = 0; i < e->ndim; i++) o += snprintf(a + o, sizeof a - o, "%s%lld", i ? "," : "", (long long)e->shape[i]);
+            for (int i = 0, o = 0; i < p->ndim; i++) o += snprintf(b + o, sizeof b - o, "%s%d", i ? "," : "", p->shape[i]);
+            rc = yolo_errorf(err, "%s: %s has shape [%s], the model wants [%s]", path, p->name, a, b);
+            break;
+        }
+        if (yolo_st_get(&st, e, m->values + p->offset)) rc = yolo_errorf(err, "%s: %s has unsupported dtype %s", path, p->name, e->dtype);
+    }
+    for (int i = 0; i < st.n && !rc; i++) {
+        const char *nm = st.e[i].name;
+        size_t len = strlen(nm);
+        if (len > 20 && !strcmp(nm + len - 20, ".num_batches_tracked")) continue;
+        if (!yolo_model_param(m, nm)) rc = yolo_errorf(err, "%s: tensor %s does not belong to this model", path, nm);
+    }
+    yolo_st_free(&st);
+    return rc;
+}
+
+/* Written to PATH.tmp, then renamed: a crash never leaves half a file. */
+int yolo_save_weights(const yolo_model *m, const char *path, char *err) {
+    size_t cap = 256 + (size_t)m->nparams * 160, o = 0;
+    char *h = (char *)yolo_xmalloc(cap);
+    size_t off = 0;
+    o += snprintf(h + o, cap - o, "{");
+    for (int k = 0; k < m->nparams; k++) {
+        const yolo_param *p = &m->params[k];
+        o += snprintf(h + o, cap - o, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[", k ? "," : "", p->name);
+        for (int i = 0; i < p->ndim; i++) o += snprintf(h + o, cap - o, "%s%d", i ? "," : "", p->shape[i]);
+        o += snprintf(h + o, cap - o, "],\"data_offsets\":[%zu,%zu]}", off, off + p->numel * 4);
+        off += p->numel * 4;
+    }
+    o += snprintf(h + o, cap - o, "}");
+    while (o % 8) h[o++] = ' ';
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) { free(h); return yolo_errorf(err, "%s: cannot write", tmp); }
+    unsigned char h8[8];
+    for (int i = 0; i < 8; i++) h8[i] = (unsigned char)((uint64_t)o >> (8 * i));
+    int ok = fwrite(h8, 1, 8, f) == 8 && fwrite(h, 1, o, f) == o;
+    for (int k = 0; k < m->nparams && ok; k++) {
+        const yolo_param *p = &m->params[k];
+        for (size_t i = 0; i < p->numel && ok; i++) {
+            float v = (float)m->values[p->offset + i];
+            ok = fwrite(&v, 4, 1, f) == 1;
+        }
+    }
+    ok = (fclose(f) == 0) && ok;
+    free(h);
+    if (!ok || rename(tmp, path) != 0) { remove(tmp); return yolo_errorf(err, "%s: write failed", path); }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 10. evaluation: non-maximum suppression                                  */
+/* ------------------------------------------------------------------------ */
+/* As the official non_max_suppression (best class only): candidates whose
+   best class probability exceeds conf_thres, sorted by it (at most 30000),
+   then greedy suppression of boxes with IoU > iou_thres against a kept one.
+   Class-aware by offsetting each box by class * 7680 pixels, so boxes of
+   different classes never overlap. pred: one image, [4 + NC, A]. */
+typedef struct { double conf, x1, y1, x2, y2; int a, cls; } yolo_cand;
+static int yolo_cand_cmp(const void *x, const void *y) {
+    const yolo_cand *a = (const yolo_cand *)x, *b = (const yolo_cand *)y;
+    if (a->conf != b->conf) return a->conf < b->conf ? 1 : -1;
+    return a->a - b->a;
+}
+
+int yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det,
+             int agnostic, const int *classes, int nclasses, yolo_det *out) {
+    yolo_cand *c = (yolo_cand *)yolo_xmalloc((size_t)(A ? A : 1) * sizeof(yolo_cand));
+    int n = 0;
+    for (int a = 0; a < A; a++) {
+        int best = 0;
+        for (int k = 1; k < nc; k++) if (pred[(size_t)(4 + k) * A + a] > pred[(size_t)(4 + best) * A + a]) best = k;
+        double conf = pred[(size_t)(4 + best) * A + a];
+        if (!(conf > conf_thres)) continue;
+        if (classes) {
+            int ok = 0;
+            for (int k = 0; k < nclasses; k++) ok |= classes[k] == best;
+            if (!ok) continue;
+        }
+        double cx = pred[a], cy = pred[(size_t)A + a], w = pred[(size_t)2 * A + a], h = pred[(size_t)3 * A + a];
+        yolo_cand d = { conf, cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, a, best };
+        c[n++] = d;
+    }
+    qsort(c, n, sizeof *c, yolo_cand_cmp);
+    if (n > 30000) n = 30000;
+    unsigned char *dead = (unsigned char *)yolo_xcalloc(n ? n : 1, 1);
+    int kept = 0;
+    for (int i = 0; i < n && kept < max_det; i++) {
+        if (dead[i]) continue;
+        const yolo_cand *p = &c[i];
+        yolo_det d = { (float)p->x1, (float)p->y1, (float)p->x2, (float)p->y2, (float)p->conf, p->cls };
+        out[kept++] = d;
+        double pa = (p->x2 - p->x1) * (p->y2 - p->y1);
+        for (int j = i + 1; j < n; j++) {
+            const yolo_cand *q = &c[j];
+            if (dead[j] || (!agnostic && q->cls != p->cls)) continue;   /* the 7680 px class offset, in effect */
+            double iw = fmin(p->x2, q->x2) - fmax(p->x1, q->x1), ih = fmin(p->y2, q->y2) - fmax(p->y1, q->y1);
+            if (iw <= 0 || ih <= 0) continue;
+            double inter = iw * ih, qa = (q->x2 - q->x1) * (q->y2 - q->y1);
+            if (inter / (pa + qa - inter) > iou_thres) dead[j] = 1;
+        }
+    }
+    free(c); free(dead);
+    return kept;
+}
+
+#endif /* YOLOV9_IMPLEMENTATION_DONE */
+#endif /* YOLOV9_IMPLEMENTATION */

@@ -37,7 +37,8 @@
      7. loss: task-aligned assigner, CIoU, DFL, BCE, and their backward
      8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad)
      9. weights: safetensors read/write under the official PyTorch names
-    10. evaluation: non-maximum suppression
+    10. data: letterbox
+    11. evaluation: non-maximum suppression
 
    The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
    comments say where a detail comes from when it is easy to get wrong. */
@@ -184,6 +185,7 @@ typedef struct {
 typedef struct {
     yolo_module type;
     int nfrom, from[YOLO_MAX_FROM];  /* absolute layer indices, -1 = image */
+    int from_row[YOLO_MAX_FROM];     /* as written in the model description */
     int nargs, args[YOLO_MAX_ARGS];  /* after width scaling */
     int c_out, stride;               /* output channels, downsampling factor */
     long nparams;
@@ -296,7 +298,7 @@ typedef struct {
 } yolo_safetensors;
 
 /* ------------------------------------------------------------------------ */
-/* 10. evaluation                                                           */
+/* 11. evaluation                                                           */
 /* ------------------------------------------------------------------------ */
 
 typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;
@@ -307,6 +309,10 @@ typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* seconds on a monotonic-enough wall clock; ||a - b|| / ||b|| */
+double yolo_now(void);
+double yolo_rel_err(const yolo_real *a, const float *b, size_t n);
 
 /* building a model: by built-in name (yolov9-t/s/m/c/e, gelan-t/s/m/c/e) or
    from an official-format model yaml; nc <= 0 keeps the file's nc. Return
@@ -341,6 +347,13 @@ void yolo_backward(yolo_model *m);
 double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets,
                          int reuse_assignment);
 void yolo_loss_free(yolo_loss *L);
+
+/* Letterbox an RGB8 image [h, w, 3] into image n of dst [B, 3, H, W]
+   (RGB in [0,1]): scaled to fit with its aspect ratio, bilinear, centred
+   on grey 114. Returns the scale; *padx, *pady the offsets, so that a box
+   in input pixels maps back as (x - padx) / scale. */
+double yolo_letterbox(const unsigned char *rgb, int w, int h, yolo_tensor *dst, int n, double *padx, double *pady);
+extern const char *yolo_coco_names[80];
 
 /* eval: decoded predictions of the inference branch, [B, 4+NC, A] */
 int  yolo_num_anchors(const yolo_model *m);
@@ -422,14 +435,14 @@ static uint64_t yolo_rng_u64(yolo_rng *r) {
 }
 static double yolo_rng_uniform(yolo_rng *r) { return (yolo_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
 
-static double yolo_now(void) {
+double yolo_now(void) {
     struct timespec t;
     timespec_get(&t, TIME_UTC);
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 /* relative L2 error ||a - b|| / ||b||, the measure of every golden test */
-static double yolo_rel_err(const yolo_real *a, const float *b, size_t n) {
+double yolo_rel_err(const yolo_real *a, const float *b, size_t n) {
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) {
         double d = (double)a[i] - b[i];
@@ -1633,6 +1646,7 @@ static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, doub
             if (i == 0 && r->from[j] == -1) f = -1;       /* the image */
             else if (f < 0 || f >= i) { rc = yolo_errorf(err, "layer %d: 'from' %d is not an earlier layer", i, r->from[j]); break; }
             L->from[j] = f;
+            L->from_row[j] = r->from[j];
             cin[j] = f < 0 ? 3 : ch[f];
             sin[j] = f < 0 ? 1 : st[f];
         }
@@ -1988,11 +2002,11 @@ void yolo_model_summary(const yolo_model *m, const char *title, FILE *f) {
         const yolo_layer *L = &m->layers[i];
         char from[64] = "", args[128] = "";
         int o = 0;
-        if (L->nfrom == 1) snprintf(from, sizeof from, "%d", L->from[0] == i - 1 ? -1 : L->from[0]);
+        if (L->nfrom == 1) snprintf(from, sizeof from, "%d", L->from_row[0]);
         else {
             o += snprintf(from + o, sizeof from - o, "[");
             for (int j = 0; j < L->nfrom; j++)
-                o += snprintf(from + o, sizeof from - o, "%s%d", j ? ", " : "", L->from[j] == i - 1 ? -1 : L->from[j]);
+                o += snprintf(from + o, sizeof from - o, "%s%d", j ? ", " : "", L->from_row[j]);
             snprintf(from + o, sizeof from - o, "]");
         }
         o = snprintf(args, sizeof args, "[");
@@ -2882,7 +2896,52 @@ int yolo_save_weights(const yolo_model *m, const char *path, char *err) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* 10. evaluation: non-maximum suppression                                  */
+/* 10. data: letterbox                                                      */
+/* ------------------------------------------------------------------------ */
+
+const char *yolo_coco_names[80] = {
+    "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic light",
+    "fire hydrant", "stop sign", "parking meter", "bench", "bird", "cat", "dog", "horse", "sheep", "cow",
+    "elephant", "bear", "zebra", "giraffe", "backpack", "umbrella", "handbag", "tie", "suitcase", "frisbee",
+    "skis", "snowboard", "sports ball", "kite", "baseball bat", "baseball glove", "skateboard", "surfboard",
+    "tennis racket", "bottle", "wine glass", "cup", "fork", "knife", "spoon", "bowl", "banana", "apple",
+    "sandwich", "orange", "broccoli", "carrot", "hot dog", "pizza", "donut", "cake", "chair", "couch",
+    "potted plant", "bed", "dining table", "toilet", "tv", "laptop", "mouse", "remote", "keyboard",
+    "cell phone", "microwave", "oven", "toaster", "sink", "refrigerator", "book", "clock", "vase",
+    "scissors", "teddy bear", "hair drier", "toothbrush"
+};
+
+double yolo_letterbox(const unsigned char *rgb, int w, int h, yolo_tensor *dst, int n, double *padx, double *pady) {
+    int H = dst->h, W = dst->w;
+    double r = fmin((double)H / h, (double)W / w);
+    int nw = (int)floor(w * r + 0.5), nh = (int)floor(h * r + 0.5);
+    double px = (W - nw) / 2.0, py = (H - nh) / 2.0;
+    int x0 = (int)floor(px - 0.1 + 0.5), y0 = (int)floor(py - 0.1 + 0.5);
+    yolo_real *out = dst->data + (size_t)n * 3 * H * W;
+    for (size_t i = 0; i < (size_t)3 * H * W; i++) out[i] = (yolo_real)(114.0 / 255.0);
+    for (int y = 0; y < nh; y++) {
+        /* bilinear with pixel centres aligned, as cv2.INTER_LINEAR */
+        double sy = fmin(fmax((y + 0.5) * h / (double)nh - 0.5, 0), h - 1);
+        int ya = (int)sy, yb = ya + 1 < h ? ya + 1 : ya;
+        double fy = sy - ya;
+        for (int x = 0; x < nw; x++) {
+            double sx = fmin(fmax((x + 0.5) * w / (double)nw - 0.5, 0), w - 1);
+            int xa = (int)sx, xb = xa + 1 < w ? xa + 1 : xa;
+            double fx = sx - xa;
+            if (y + y0 >= H || x + x0 >= W) continue;
+            for (int c = 0; c < 3; c++) {
+                double v = (1 - fy) * ((1 - fx) * rgb[(ya * w + xa) * 3 + c] + fx * rgb[(ya * w + xb) * 3 + c]) +
+                           fy * ((1 - fx) * rgb[(yb * w + xa) * 3 + c] + fx * rgb[(yb * w + xb) * 3 + c]);
+                out[((size_t)c * H + y + y0) * W + x + x0] = (yolo_real)(v / 255.0);
+            }
+        }
+    }
+    *padx = x0; *pady = y0;
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 11. evaluation: non-maximum suppression                                  */
 /* ------------------------------------------------------------------------ */
 /* As the official non_max_suppression (best class only): candidates whose
    best class probability exceeds conf_thres, sorted by it (at most 30000),

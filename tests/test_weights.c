@@ -1,0 +1,97 @@
+/* test_weights: safetensors round trip, and the refusals that must name
+   what is wrong: a file for another model, a truncated or malformed file,
+   a model yaml with an unknown module. Also the official parameter counts
+   of the built-in variants. */
+#define YOLOV9_IMPLEMENTATION
+#include "../yolov9.h"
+
+static int g_pass, g_fail;
+static void check(int ok, const char *what, const char *detail) {
+    if (ok) g_pass++; else g_fail++;
+    printf("  %-58s %s%s%s\n", what, ok ? "ok" : "FAIL", detail && *detail ? "  | " : "", detail ? detail : "");
+}
+
+static void write_file(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    fwrite(data, 1, n, f);
+    fclose(f);
+}
+
+int main(int argc, char **argv) {
+    const char *golden = argc > 1 ? argv[1] : "tests/golden";
+    char path[512], err[YOLO_ERR] = "";
+    yolo_model a, b;
+    printf("weights and model files\n");
+
+    /* parameter counts of the official variants (nc 80), as the official summary */
+    static const struct { const char *name; long count; } counts[] = {
+        { "yolov9-t", 3717680 }, { "yolov9-s", 9804512 }, { "yolov9-m", 32878432 }, { "yolov9-c", 51182080 },
+        { "yolov9-e", 69529664 }, { "gelan-t", 2442640 }, { "gelan-s", 7226208 }, { "gelan-c", 25498752 },
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        char what[96], got[64];
+        int rc = yolo_model_from_name(&a, counts[i].name, 80, err);
+        long n = rc ? -1 : yolo_model_count_params(&a);
+        snprintf(what, sizeof what, "%s has %ld parameters", counts[i].name, counts[i].count);
+        snprintf(got, sizeof got, "got %ld", n);
+        check(n == counts[i].count, what, n == counts[i].count ? "" : got);
+        if (!rc) yolo_model_free(&a);
+    }
+
+    /* round trip */
+    snprintf(path, sizeof path, "%s/tiny-gelan/model.yaml", golden);
+    if (yolo_model_from_yaml(&a, path, 0, err) || yolo_model_from_yaml(&b, path, 0, err)) { printf("%s\n", err); return 1; }
+    yolo_model_init_weights(&a, 7);
+    for (size_t i = 0; i < a.nvalues; i++) a.values[i] += (yolo_real)(0.001 * (i % 97));
+    check(yolo_save_weights(&a, "/tmp/yolo_test_w.safetensors", err) == 0, "save", err);
+    check(yolo_load_weights(&b, "/tmp/yolo_test_w.safetensors", err) == 0, "load back", err);
+    check(memcmp(a.values, b.values, a.nvalues * sizeof(yolo_real)) == 0, "values survive the round trip", "");
+
+    /* a file for another model: the first mismatching name */
+    yolo_model c;
+    snprintf(path, sizeof path, "%s/tiny-dual/model.yaml", golden);
+    yolo_model_from_yaml(&c, path, 0, err);
+    int rc = yolo_load_weights(&c, "/tmp/yolo_test_w.safetensors", err);
+    check(rc != 0 && strstr(err, "model.") != NULL, "weights of another model are refused, naming a tensor", err);
+    yolo_model_free(&c);
+
+    /* a shape mismatch: same names, other nc */
+    snprintf(path, sizeof path, "%s/tiny-gelan/model.yaml", golden);
+    yolo_model_from_yaml(&c, path, 7, err);
+    rc = yolo_load_weights(&c, "/tmp/yolo_test_w.safetensors", err);
+    check(rc != 0 && strstr(err, "has shape") != NULL, "a shape mismatch is refused with both shapes", err);
+    yolo_model_free(&c);
+
+    /* truncated and malformed files */
+    FILE *f = fopen("/tmp/yolo_test_w.safetensors", "rb");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = (unsigned char *)malloc(size);
+    if (fread(buf, 1, size, f) != (size_t)size) return 1;
+    fclose(f);
+    write_file("/tmp/yolo_test_trunc.safetensors", buf, size / 2);
+    rc = yolo_load_weights(&b, "/tmp/yolo_test_trunc.safetensors", err);
+    check(rc != 0 && strstr(err, "truncated") != NULL, "a truncated file is refused", err);
+    write_file("/tmp/yolo_test_trunc.safetensors", buf, 6);
+    rc = yolo_load_weights(&b, "/tmp/yolo_test_trunc.safetensors", err);
+    check(rc != 0, "a 6-byte file is refused", err);
+    buf[9] = '[';   /* corrupt the JSON */
+    write_file("/tmp/yolo_test_bad.safetensors", buf, size);
+    rc = yolo_load_weights(&b, "/tmp/yolo_test_bad.safetensors", err);
+    check(rc != 0 && strstr(err, "malformed") != NULL, "a malformed header is refused", err);
+    free(buf);
+
+    yolo_model_free(&a);
+    /* model yaml errors name the file and line */
+    const char *bad = "nc: 3\nbackbone:\n  [[-1, 1, Conv, [8, 3, 2]],\n   [-1, 1, FancyBlock, [8]],\n  ]\nhead:\n  [[[0, 1, 1], 1, DDetect, [nc]]]\n";
+    write_file("/tmp/yolo_test_bad.yaml", bad, strlen(bad));
+    rc = yolo_model_from_yaml(&a, "/tmp/yolo_test_bad.yaml", 0, err);
+    check(rc != 0 && strstr(err, "/tmp/yolo_test_bad.yaml:4: unknown module 'FancyBlock'") != NULL, "unknown module: file:line and the name", err);
+    rc = yolo_model_from_name(&a, "yolov9-x", 80, err);
+    check(rc != 0 && strstr(err, "yolov9-x") != NULL, "unknown model name", err);
+
+    yolo_model_free(&b);
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}

@@ -56,7 +56,7 @@
 typedef YOLO_REAL yolo_real;
 
 #define YOLO_REG_MAX 16   /* DFL bins per box side */
-#define YOLO_MAX_FROM 8   /* inputs of one layer (Concat, CBFuse, Detect) */
+#define YOLO_MAX_FROM 12  /* inputs of one layer (Concat, CBFuse, Detect) */
 #define YOLO_MAX_ARGS 8
 #define YOLO_ERR 512      /* size of an error message buffer */
 
@@ -236,7 +236,7 @@ typedef struct {
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     double flops;            /* multiply-adds x2 of the convolutions run so far */
-    int building;            /* internal: which build pass */
+    int building;            /* internal: the next tensor to bind in the second build pass */
 } yolo_model;
 
 /* ------------------------------------------------------------------------ */

@@ -32,7 +32,7 @@ test: all tests/cxx_check
 	./tests/test_weights || fail=1; \
 	./tests/golden_check $(GOLDEN) || fail=1; \
 	./tests/test_grad tests/golden || fail=1; \
-	if [ $$fail = 0 ]; then echo "make test: 3 passed, 0 failed"; else echo "make test: FAILED"; exit 1; fi
+	if [ $$fail = 0 ]; then echo "programs: 3 passed, 0 failed"; else echo "programs: FAILED"; exit 1; fi
 
 clean:
 	rm -f $(PROGS) $(TESTS) tests/cxx_check

@@ -29,10 +29,10 @@ tests/cxx_check: tests/golden_check.c yolov9.h
 
 test: all tests/cxx_check
 	@fail=0; \
-	./tests/test_weights || fail=1; \
-	./tests/golden_check $(GOLDEN) || fail=1; \
-	./tests/test_grad tests/golden || fail=1; \
-	if [ $$fail = 0 ]; then echo "programs: 3 passed, 0 failed"; else echo "programs: FAILED"; exit 1; fi
+	./tests/test_weights || fail=$$((fail + 1)); \
+	./tests/golden_check $(GOLDEN) || fail=$$((fail + 1)); \
+	./tests/test_grad tests/golden || fail=$$((fail + 1)); \
+	echo "programs: $$((3 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
 clean:
 	rm -f $(PROGS) $(TESTS) tests/cxx_check

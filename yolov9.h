@@ -329,9 +329,9 @@ double yolo_model_gflops(yolo_model *m);  /* at 640x640, batch 1 */
 void yolo_model_summary(const yolo_model *m, const char *title, FILE *f);
 yolo_param *yolo_model_param(yolo_model *m, const char *name);
 
-/* forward over the graph on m->input; train = 1 uses batch statistics and
-   updates the running ones; need_all = 0 lets eval skip the auxiliary
-   branch of a dual model (only the main one predicts) */
+/* forward over the graph on m->input. train = 1: batch statistics (the
+   running ones updated), every branch. train = 0: running statistics, and
+   a dual model skips its auxiliary branch (only the main one predicts). */
 void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data);
 void yolo_forward(yolo_model *m, int train);
 /* backward: after yolo_loss_backward has filled the detect maps' grads */

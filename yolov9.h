@@ -2282,19 +2282,13 @@ int yolo_num_anchors(const yolo_model *m) {
     return A;
 }
 
-/* The raw value of channel ch of anchor a (levels concatenated). */
-static yolo_real yolo_head_at(const yolo_detect *d, int branch, int n, int a, int ch, int *level, int *cell) {
+/* which level anchor a (levels concatenated) lies in, and its cell there */
+static void yolo_anchor_level(const yolo_detect *d, int branch, int a, int *level, int *cell) {
     for (int l = 0; l < 3; l++) {
-        const yolo_tensor *o = &d->out[branch][l];
-        int HW = o->h * o->w;
-        if (a < HW) {
-            if (level) *level = l;
-            if (cell) *cell = a;
-            return o->data[((size_t)n * o->c + ch) * HW + a];
-        }
+        int HW = d->out[branch][l].h * d->out[branch][l].w;
+        if (a < HW || l == 2) { *level = l; *cell = a; return; }
         a -= HW;
     }
-    return 0;
 }
 
 /* DFL: the expected distance under softmax(logits) over bins 0..15 */
@@ -2316,7 +2310,7 @@ void yolo_decode(const yolo_model *m, yolo_real *pred) {
     #pragma omp parallel for schedule(static)
     for (int na = 0; na < B * A; na++) {
         int n = na / A, a = na % A, level = 0, cell = 0;
-        yolo_head_at(d, b, n, a, 0, &level, &cell);
+        yolo_anchor_level(d, b, a, &level, &cell);
         const yolo_tensor *o = &d->out[b][level];
         int HW = o->h * o->w;
         const yolo_real *base = o->data + (size_t)n * o->c * HW + cell;

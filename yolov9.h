@@ -2488,15 +2488,19 @@ static double yolo_bce(double x, double t) { return fmax(x, 0) - x * t + log1p(e
 
 double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets, int reuse) {
     yolo_detect *d = m->layers[m->detect].det;
-    int nc = d->nc, no = 4 * YOLO_REG_MAX + nc, B = d->out[0][0].n, A = 0;
-    for (int l = 0; l < 3; l++) A += d->out[0][l].h * d->out[0][l].w;
-    /* anchor points (cell centres, grid units) and strides */
+    int nc = d->nc, no = 4 * YOLO_REG_MAX + nc, B = d->out[0][0].n, A = yolo_num_anchors(m);
+    /* anchor points (cell centres) in grid units and in pixels, and strides: [A, 2], [A] */
     double *anc = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
+    double *anc_px = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
     int *str = (int *)yolo_xmalloc((size_t)A * sizeof(int));
     for (int l = 0, a = 0; l < 3; l++)
         for (int i = 0; i < d->out[0][l].h; i++)
-            for (int j = 0; j < d->out[0][l].w; j++, a++) { anc[2 * a] = j + 0.5; anc[2 * a + 1] = i + 0.5; str[a] = d->strides[l]; }
-    /* ground truth in pixels of the input: (class, x1, y1, x2, y2) per image */
+            for (int j = 0; j < d->out[0][l].w; j++, a++) {
+                anc[2 * a] = j + 0.5; anc[2 * a + 1] = i + 0.5; str[a] = d->strides[l];
+                anc_px[2 * a] = anc[2 * a] * str[a]; anc_px[2 * a + 1] = anc[2 * a + 1] * str[a];
+            }
+    /* ground truth in input pixels, grouped by image: gt [ntargets, 5] rows
+       (class, x1, y1, x2, y2); image n owns rows [gstart[n], gstart[n+1]) */
     double imw = (double)d->out[0][0].w * d->strides[0], imh = (double)d->out[0][0].h * d->strides[0];
     double *gt = (double *)yolo_xmalloc((size_t)(ntargets + 1) * 5 * sizeof(double));
     int *gstart = (int *)yolo_xcalloc(B + 1, sizeof(int));
@@ -2512,108 +2516,103 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
         }
         gstart[n + 1] = k;
     }
-    double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));      /* one image's predictions */
-    double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));      /* and their gradient */
-    double *pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));    /* grid units */
-    double *pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
-    yolo_real *prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));
-    yolo_real *dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real));
+    double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] one image's raw outputs */
+    double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] their gradient, before 1/S */
+    double *pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));       /* [A, 4] x1 y1 x2 y2, grid units */
+    double *pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));    /* [A, 4] the same in pixels */
+    yolo_real *prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));            /* [A, NC] */
+    yolo_real *dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real)); /* [A, 4, 16] */
     memset(L->items, 0, sizeof L->items);
     for (int b = 0; b < d->nbranch; b++) {
         yolo_assignment *as = &L->as[b];
-        double bw = (d->nbranch == 2 && b == 0) ? 0.25 : 1.0;
+        double bw = (d->nbranch == 2 && b == 0) ? 0.25 : 1.0;   /* the auxiliary branch counts 0.25 */
+        double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
         if (!reuse) yolo_assignment_resize(as, B, A, nc);
-        /* pass 1 over images: predictions, assignment, sum of target scores */
-        double ssum = 0;
-        for (int pass = 0; pass < 2; pass++) {
-            double box_l = 0, cls_l = 0, dfl_l = 0, S = as->score_sum;
-            for (int n = 0; n < B; n++) {
-                for (int l = 0, a0 = 0; l < 3; l++) {
-                    const yolo_tensor *o = &d->out[b][l];
-                    int HW = o->h * o->w;
-                    for (int c = 0; c < no; c++)
-                        for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = o->data[((size_t)n * no + c) * HW + i];
-                    a0 += HW;
+        for (int n = 0; n < B; n++) {
+            size_t o0 = (size_t)n * A;
+            for (int l = 0, a0 = 0; l < 3; l++) {
+                const yolo_tensor *o = &d->out[b][l];
+                int HW = o->h * o->w;
+                for (int c = 0; c < no; c++)
+                    for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = o->data[((size_t)n * no + c) * HW + i];
+                a0 += HW;
+            }
+            /* decode: expected side distances -> boxes; class probabilities */
+            for (int a = 0; a < A; a++) {
+                double dist[4];
+                for (int s = 0; s < 4; s++) {
+                    yolo_real logit[YOLO_REG_MAX];
+                    for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
+                    dist[s] = yolo_dfl_expect(logit, 1, dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
                 }
-                for (int a = 0; a < A; a++) {
-                    double dist[4];
-                    for (int s = 0; s < 4; s++) {
-                        yolo_real logit[YOLO_REG_MAX];
-                        for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
-                        dist[s] = yolo_dfl_expect(logit, 1, dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
-                    }
-                    pbox[4 * a] = anc[2 * a] - dist[0]; pbox[4 * a + 1] = anc[2 * a + 1] - dist[1];
-                    pbox[4 * a + 2] = anc[2 * a] + dist[2]; pbox[4 * a + 3] = anc[2 * a + 1] + dist[3];
-                    for (int i = 0; i < 4; i++) pbox_px[4 * a + i] = pbox[4 * a + i] * str[a];
-                    for (int c = 0; c < nc; c++) prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 64 + c]);
+                pbox[4 * a] = anc[2 * a] - dist[0]; pbox[4 * a + 1] = anc[2 * a + 1] - dist[1];
+                pbox[4 * a + 2] = anc[2 * a] + dist[2]; pbox[4 * a + 3] = anc[2 * a + 1] + dist[3];
+                for (int i = 0; i < 4; i++) pbox_px[4 * a + i] = pbox[4 * a + i] * str[a];
+                for (int c = 0; c < nc; c++) prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 4 * YOLO_REG_MAX + c]);
+            }
+            if (!reuse)
+                yolo_assign_image(gstart[n + 1] - gstart[n], gt + 5 * gstart[n], A, nc, prob, pbox_px, anc_px, str,
+                                  as->fg + o0, as->label + o0, as->box + o0 * 4, as->score + o0);
+            /* the three terms and their gradient, all still to be divided by S */
+            memset(G, 0, (size_t)A * no * sizeof(double));
+            for (int a = 0; a < A; a++) {
+                int fg = as->fg[o0 + a], lab = as->label[o0 + a];
+                double sc = as->score[o0 + a];
+                ssum += sc;
+                for (int c = 0; c < nc; c++) {
+                    double x = P[(size_t)a * no + 4 * YOLO_REG_MAX + c], t = (fg && c == lab) ? sc : 0;
+                    cls_l += yolo_bce(x, t);
+                    G[(size_t)a * no + 4 * YOLO_REG_MAX + c] = (prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
                 }
-                size_t o0 = (size_t)n * A;
-                if (pass == 0) {
-                    if (!reuse) {
-                        double *anc_px = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
-                        for (int a = 0; a < A; a++) { anc_px[2 * a] = anc[2 * a] * str[a]; anc_px[2 * a + 1] = anc[2 * a + 1] * str[a]; }
-                        yolo_assign_image(gstart[n + 1] - gstart[n], gt + 5 * gstart[n], A, nc, prob, pbox_px, anc_px, str,
-                                          as->fg + o0, as->label + o0, as->box + o0 * 4, as->score + o0);
-                        free(anc_px);
+                if (!fg) continue;
+                double tb[4], gb[4], alpha = as->alpha[o0 + a];
+                for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
+                double ciou = yolo_ciou(pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
+                if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
+                box_l += (1 - ciou) * sc;
+                /* corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
+                double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
+                for (int s = 0; s < 4; s++) {
+                    const yolo_real *p = dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
+                    double e = 0;
+                    for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
+                    /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
+                    double tgt = s < 2 ? anc[2 * a + s] - tb[s] : tb[s] - anc[2 * a + s - 2];
+                    tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
+                    int tl = (int)tgt;
+                    double wl = tl + 1 - tgt, wr = 1 - wl;
+                    dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
+                    for (int k = 0; k < YOLO_REG_MAX; k++) {
+                        double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
+                        double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;             /* cross-entropy */
+                        double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);    /* d(1 - CIoU) through the expectation */
+                        G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
                     }
-                    for (int a = 0; a < A; a++) ssum += as->score[o0 + a];
-                    continue;
-                }
-                /* pass 2: the three terms and their gradient */
-                memset(G, 0, (size_t)A * no * sizeof(double));
-                for (int a = 0; a < A; a++) {
-                    int fg = as->fg[o0 + a], lab = as->label[o0 + a];
-                    double sc = as->score[o0 + a];
-                    for (int c = 0; c < nc; c++) {
-                        double x = P[(size_t)a * no + 64 + c], t = (fg && c == lab) ? sc : 0;
-                        cls_l += yolo_bce(x, t);
-                        G[(size_t)a * no + 64 + c] = (prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
-                    }
-                    if (!fg) continue;
-                    double tb[4], gb[4], alpha = as->alpha[o0 + a];
-                    for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
-                    double ciou = yolo_ciou(pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
-                    if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
-                    box_l += (1 - ciou) * sc;
-                    /* box corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
-                    double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
-                    for (int s = 0; s < 4; s++) {
-                        const yolo_real *p = dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
-                        double e = 0;
-                        for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
-                        /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
-                        double tgt = s < 2 ? anc[2 * a + s] - tb[s] : tb[s] - anc[2 * a + s - 2];
-                        tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
-                        int tl = (int)tgt;
-                        double wl = tl + 1 - tgt, wr = 1 - wl;
-                        dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
-                        for (int k = 0; k < YOLO_REG_MAX; k++) {
-                            double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
-                            double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;
-                            double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);  /* d(1 - CIoU) */
-                            G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
-                        }
-                    }
-                }
-                /* scale and scatter into the maps' gradients */
-                double k = bw * B / S;
-                for (int l = 0, a0 = 0; l < 3; l++) {
-                    yolo_tensor *o = &d->out[b][l];
-                    int HW = o->h * o->w;
-                    if (o->grad)
-                        for (int c = 0; c < no; c++)
-                            for (int i = 0; i < HW; i++) o->grad[((size_t)n * no + c) * HW + i] = (yolo_real)(G[(size_t)(a0 + i) * no + c] * k);
-                    a0 += HW;
                 }
             }
-            if (pass == 0) { if (!reuse) as->score_sum = ssum > 1 ? ssum : 1; continue; }
-            L->items[0] += bw * YOLO_GAIN_BOX * box_l / S;
-            L->items[1] += bw * YOLO_GAIN_CLS * cls_l / S;
-            L->items[2] += bw * YOLO_GAIN_DFL * dfl_l / S;
+            for (int l = 0, a0 = 0; l < 3; l++) {
+                yolo_tensor *o = &d->out[b][l];
+                int HW = o->h * o->w;
+                if (o->grad)
+                    for (int c = 0; c < no; c++)
+                        for (int i = 0; i < HW; i++) o->grad[((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
+                a0 += HW;
+            }
         }
+        /* S = max(sum of target scores, 1) normalises all three terms; the
+           returned loss is their sum times B, hence the gradient scale */
+        if (!reuse) as->score_sum = ssum > 1 ? ssum : 1;
+        double S = as->score_sum, k = bw * B / S;
+        for (int l = 0; l < 3; l++) {
+            yolo_tensor *o = &d->out[b][l];
+            if (o->grad) for (size_t i = 0; i < yolo_numel(o); i++) o->grad[i] *= (yolo_real)k;
+        }
+        L->items[0] += bw * YOLO_GAIN_BOX * box_l / S;
+        L->items[1] += bw * YOLO_GAIN_CLS * cls_l / S;
+        L->items[2] += bw * YOLO_GAIN_DFL * dfl_l / S;
     }
     L->loss = (L->items[0] + L->items[1] + L->items[2]) * B;
-    free(anc); free(str); free(gt); free(gstart); free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
+    free(anc); free(anc_px); free(str); free(gt); free(gstart); free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
     return L->loss;
 }
 

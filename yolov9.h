@@ -1768,8 +1768,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
     }
     default: break;  /* Upsample, Concat, CBFuse: no parameters */
     }
-    L->nparams = 0;
-    if (!yolo_binding(m))
+    if (!yolo_binding(m))   /* counted in the first pass; running statistics are buffers, not parameters */
         for (int k = 0; k < m->nparams; k++)
             if (m->params[k].offset >= before && m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR)
                 L->nparams += (long)m->params[k].numel;
@@ -1797,8 +1796,6 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
     if (yolo_plan_layers(m, rows, nrows, gw, err)) { free(m->layers); memset(m, 0, sizeof *m); return -1; }
     /* pass 1: names and sizes only */
     for (int i = 0; i < nrows; i++) yolo_layer_init(m, i);
-    long nparams_per_layer[1024];
-    for (int i = 0; i < nrows && i < 1024; i++) nparams_per_layer[i] = m->layers[i].nparams;
     yolo_layers_release(m);
     /* one allocation for every weight and one for every gradient */
     m->values = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
@@ -1806,10 +1803,7 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
     m->stats = (yolo_real *)yolo_xcalloc(m->nstats, sizeof(yolo_real));
     /* pass 2: bind */
     m->nstats = 0;
-    for (int i = 0; i < nrows; i++) {
-        yolo_layer_init(m, i);
-        if (i < 1024) m->layers[i].nparams = nparams_per_layer[i];
-    }
+    for (int i = 0; i < nrows; i++) yolo_layer_init(m, i);
     m->building = 0;
     yolo_act_new(m, &m->input);
     yolo_mark_inference(m);

@@ -334,7 +334,8 @@ yolo_param *yolo_model_param(yolo_model *m, const char *name);
    a dual model skips its auxiliary branch (only the main one predicts). */
 void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data);
 void yolo_forward(yolo_model *m, int train);
-/* backward: after yolo_loss_backward has filled the detect maps' grads */
+/* backward from the detect maps' grads (written by yolo_loss_compute) to
+   every parameter; parameter gradients add up until yolo_zero_grads */
 void yolo_zero_grads(yolo_model *m);
 void yolo_backward(yolo_model *m);
 

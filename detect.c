@@ -5,7 +5,7 @@
 
    Flags: --cfg NAME|FILE.yaml  --weights FILE.safetensors  --source PATH
           --img 640  --conf-thres 0.25  --iou-thres 0.45  --max-det 1000
-          --nc N  --device cpu  --info
+          --nc N  --device cpu|cuda|N  --info
    One line per image: its size, what was found, how long it took. */
 #define YOLOV9_IMPLEMENTATION
 #include "yolov9.h"
@@ -14,7 +14,7 @@
 
 static void usage(void) {
     fprintf(stderr, "usage: detect --cfg NAME|FILE.yaml [--weights FILE] [--source PATH] [--img 640] [--conf-thres 0.25]\n"
-                    "              [--iou-thres 0.45] [--max-det 1000] [--nc N] [--device cpu] [--info]\n");
+                    "              [--iou-thres 0.45] [--max-det 1000] [--nc N] [--device cpu|cuda|N] [--info]\n");
     exit(2);
 }
 
@@ -26,9 +26,12 @@ static int detect_one(yolo_model *m, const char *path, int img, float conf, floa
     /* the smallest stride-32 rectangle that holds the image scaled to img */
     double r = fmin((double)img / w, (double)img / h);
     int W = ((int)ceil(w * r / 32)) * 32, H = ((int)ceil(h * r / 32)) * 32;
-    yolo_set_input(m, 1, H, W, NULL);
-    double padx, pady, scale = yolo_letterbox(rgb, w, h, &m->input, 0, &padx, &pady);
+    yolo_tensor host = { 0 };
+    yolo_tensor_resize(&yolo_cpu, &host, 1, 3, H, W, 0);
+    double padx, pady, scale = yolo_letterbox(rgb, w, h, &host, 0, &padx, &pady);
     stbi_image_free(rgb);
+    yolo_set_input(m, 1, H, W, host.data);
+    yolo_tensor_free(&yolo_cpu, &host);
     yolo_forward(m, 0);
     int A = yolo_num_anchors(m);
     yolo_real *pred = (yolo_real *)malloc((size_t)(4 + m->nc) * A * sizeof(yolo_real));
@@ -50,7 +53,7 @@ static int detect_one(yolo_model *m, const char *path, int img, float conf, floa
 }
 
 int main(int argc, char **argv) {
-    const char *cfg = NULL, *weights = NULL, *source = NULL;
+    const char *cfg = NULL, *weights = NULL, *source = NULL, *device = NULL;
     int img = 640, max_det = 1000, info = 0, nc = 0;
     float conf = 0.25f, iou = 0.45f;
     for (int i = 1; i < argc; i++) {
@@ -65,15 +68,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--iou-thres")) iou = (float)atof(v);
         else if (!strcmp(a, "--max-det")) max_det = atoi(v);
         else if (!strcmp(a, "--nc")) nc = atoi(v);
-        else if (!strcmp(a, "--device")) {
-            if (strcmp(v, "cpu")) { fprintf(stderr, "detect: --device %s: this build has only the CPU backend\n", v); return 2; }
-        } else usage();
+        else if (!strcmp(a, "--device")) device = v;
+        else usage();
         i++;
     }
     if (!cfg) usage();
     yolo_model m;
     char err[YOLO_ERR];
+    const yolo_backend *be = yolo_backend_select(device, err);
+    if (!be) { fprintf(stderr, "detect: %s\n", err); return 2; }
     if (yolo_model_from_cfg(&m, cfg, nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    yolo_model_use_backend(&m, be);
     if (weights && yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
     if (info) {
         yolo_model_summary(&m, cfg, stdout);

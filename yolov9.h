@@ -75,6 +75,55 @@ typedef struct {
 } yolo_tensor;
 
 /* ------------------------------------------------------------------------ */
+/* 3. the backend: one table of primitive ops                               */
+/* ------------------------------------------------------------------------ */
+/* Every op the model runs goes through this table, chosen once at start
+   (--device): the plain-C reference below, or the CUDA kernels of
+   yolov9_kernels.cu. The model code never asks which one it has. Pointers
+   to tensor data are in the backend's memory (host or device). */
+
+typedef struct { int kind; double lr, wd, b1, b2, eps, bc1, bc2; } yolo_update;  /* one optimizer step */
+
+typedef struct yolo_backend {
+    const char *name;
+    void *(*alloc)(size_t bytes);                       /* zeroed memory */
+    void (*release)(void *p);
+    void (*zero)(void *p, size_t bytes);
+    void (*upload)(void *dst, const void *host, size_t bytes);
+    void (*download)(void *host, const void *src, size_t bytes);
+    void (*copy)(void *dst, const void *src, size_t bytes);
+    void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s,
+                           int g, yolo_tensor *y);
+    void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
+                            int g, int Ho, int Wo, yolo_real *dx, yolo_real *dw, yolo_real *db);
+    void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
+                             yolo_real *invstd, yolo_real *rmean, yolo_real *rvar, double momentum, double eps,
+                             yolo_tensor *u);
+    void (*bn_eval_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                            const yolo_real *rmean, const yolo_real *rvar, double eps, yolo_tensor *u);
+    void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
+                            const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *dgamma,
+                            yolo_real *dbeta, yolo_real *dz);
+    /* y = SiLU(a + b) (b may be NULL), and its backward: da += g, db += g, g = dy SiLU'(a + b) */
+    void (*silu_forward)(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n);
+    void (*silu_backward)(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
+                          yolo_real *db, size_t n);
+    void (*add)(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n);   /* y = a + b */
+    void (*accumulate)(yolo_real *y, const yolo_real *x, size_t n);                 /* y += x */
+    void (*avgpool2_forward)(const yolo_tensor *x, yolo_tensor *y);
+    void (*avgpool2_backward)(const yolo_tensor *y, yolo_real *dx, int H, int W);
+    void (*maxpool_forward)(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y);
+    void (*maxpool_backward)(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx);
+    void (*resize_add_forward)(const yolo_tensor *x, int c0, yolo_tensor *y);
+    void (*resize_add_backward)(const yolo_tensor *y, yolo_tensor *x, int c0);
+    void (*copy_channels)(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc,
+                          int B, int C, int HW, int accumulate);
+    void (*optim_update)(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
+                         yolo_real *vmax, size_t n);
+    void (*sync)(void);                                 /* wait for queued work (timing) */
+} yolo_backend;
+
+/* ------------------------------------------------------------------------ */
 /* 4. blocks: one params struct per block                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -236,6 +285,7 @@ typedef struct {
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     double flops;            /* multiply-adds x2 of the convolutions run so far */
+    const yolo_backend *be;  /* where the tensors live and the ops run */
     int building;            /* internal: the next tensor to bind in the second build pass */
 } yolo_model;
 
@@ -276,6 +326,7 @@ typedef struct {
     double weight_decay;     /* on group 0 (conv weights) only */
     long step;
     yolo_real *m, *v, *vmax; /* [nvalues] state: SGD uses m only */
+    const struct yolo_backend *be;  /* where the state lives */
 } yolo_optim;
 
 /* ------------------------------------------------------------------------ */
@@ -309,6 +360,17 @@ typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* the backends: "cpu", "cuda" or a GPU index ("0"), NULL/"" for the GPU
+   when there is one, else the CPU. The CUDA one exists when the program is
+   linked with yolov9_kernels.cu; otherwise asking for it is an error. */
+extern const yolo_backend yolo_cpu;
+const yolo_backend *yolo_backend_cuda(int device, char *err);
+const yolo_backend *yolo_backend_select(const char *device, char *err);
+/* move a freshly built model's weights to a backend (before any forward) */
+void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
+/* a host copy of n values of the model's memory (caller frees) */
+yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
 
 /* seconds on a monotonic-enough wall clock; ||a - b|| / ||b|| */
 double yolo_now(void);
@@ -462,20 +524,20 @@ static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t-
 /* Give t the shape [n,c,h,w], reusing its memory when it is big enough.
    Shapes only change when the input size does, so after the first batch
    nothing is allocated. */
-static void yolo_tensor_resize(yolo_tensor *t, int n, int c, int h, int w, int with_grad) {
+static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, int c, int h, int w, int with_grad) {
     size_t need = (size_t)n * c * h * w;
     if (need > t->cap) {
-        free(t->data); free(t->grad);
-        t->data = (yolo_real *)yolo_xmalloc(need * sizeof(yolo_real));
+        be->release(t->data); be->release(t->grad);
+        t->data = (yolo_real *)be->alloc(need * sizeof(yolo_real));
         t->grad = NULL;
         t->cap = need;
     }
-    if (with_grad && !t->grad) t->grad = (yolo_real *)yolo_xcalloc(t->cap, sizeof(yolo_real));
+    if (with_grad && !t->grad) t->grad = (yolo_real *)be->alloc(t->cap * sizeof(yolo_real));
     t->n = n; t->c = c; t->h = h; t->w = w;
 }
 
-static void yolo_tensor_free(yolo_tensor *t) {
-    free(t->data); free(t->grad);
+static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t) {
+    be->release(t->data); be->release(t->grad);
     memset(t, 0, sizeof *t);
 }
 
@@ -834,6 +896,86 @@ static void yolo_copy_channels(const yolo_real *src, int src_c, int sc, yolo_rea
     }
 }
 
+/* --- elementwise ops of the blocks --- */
+static void yolo_cpu_silu_forward(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {
+    #pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i++) y[i] = yolo_silu(a[i] + (b ? b[i] : 0));
+}
+static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
+                                   yolo_real *db, size_t n) {
+    #pragma omp parallel for schedule(static) if (n > 65536)
+    for (size_t i = 0; i < n; i++) {
+        yolo_real g = dy[i] * yolo_silu_grad(a[i] + (b ? b[i] : 0));
+        da[i] += g;
+        if (db) db[i] += g;
+    }
+}
+static void yolo_cpu_add(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
+}
+static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+/* --- one optimizer step on n values, as torch.optim ---
+   SGD: g += wd w; m = momentum m + g; w -= lr (g + momentum m)   (Nesterov)
+   Adam: g += wd w; AdamW: w *= 1 - lr wd; then
+   m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2 (AdamW: v = max over steps);
+   w -= lr / bc1 m / (sqrt(v) / sqrt(bc2) + eps), bc = 1 - beta^step */
+static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m,
+                                  yolo_real *v, yolo_real *vmax, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double gi = g[i], wi = w[i];
+        if (u->kind == 0) {
+            gi += u->wd * wi;
+            double buf = u->b1 * m[i] + gi;          /* first step: buf = g, as torch */
+            m[i] = (yolo_real)buf;
+            w[i] = (yolo_real)(wi - u->lr * (gi + u->b1 * buf));
+            continue;
+        }
+        if (u->kind == 1) gi += u->wd * wi;
+        else wi *= 1 - u->lr * u->wd;
+        double mi = u->b1 * m[i] + (1 - u->b1) * gi, vi = u->b2 * v[i] + (1 - u->b2) * gi * gi;
+        m[i] = (yolo_real)mi; v[i] = (yolo_real)vi;
+        if (vmax) { if (vi < vmax[i]) vi = vmax[i]; vmax[i] = (yolo_real)vi; }
+        w[i] = (yolo_real)(wi - u->lr / u->bc1 * mi / (sqrt(vi) / sqrt(u->bc2) + u->eps));
+    }
+}
+
+static void *yolo_cpu_alloc(size_t bytes) { return yolo_xcalloc(1, bytes); }
+static void yolo_cpu_release(void *p) { free(p); }
+static void yolo_cpu_zero(void *p, size_t bytes) { if (bytes) memset(p, 0, bytes); }
+static void yolo_cpu_copy(void *dst, const void *src, size_t bytes) { if (bytes) memcpy(dst, src, bytes); }
+static void yolo_cpu_sync(void) {}
+
+const yolo_backend yolo_cpu = {
+    "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
+    yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
+    yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
+    yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
+    yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_sync,
+};
+
+/* Without yolov9_kernels.cu linked in, this weak default answers. */
+__attribute__((weak)) const yolo_backend *yolo_backend_cuda(int device, char *err) {
+    (void)device;
+    yolo_errorf(err, "this build has no CUDA backend (build with nvcc to get one)");
+    return NULL;
+}
+
+const yolo_backend *yolo_backend_select(const char *device, char *err) {
+    if (device && !strcmp(device, "cpu")) return &yolo_cpu;
+    if (!device || !*device) {               /* the GPU when there is one */
+        const yolo_backend *be = yolo_backend_cuda(0, NULL);
+        return be ? be : &yolo_cpu;
+    }
+    if (!strcmp(device, "cuda")) return yolo_backend_cuda(0, err);
+    char *end;
+    long idx = strtol(device, &end, 10);
+    if (*end || idx < 0) { yolo_errorf(err, "--device %s: expected cpu, cuda or a GPU index", device); return NULL; }
+    return yolo_backend_cuda((int)idx, err);
+}
+
 /* ------------------------------------------------------------------------ */
 /* 4. YOLOv9 blocks                                                         */
 /* ------------------------------------------------------------------------ */
@@ -884,8 +1026,8 @@ static yolo_real *yolo_stats_new(yolo_model *m, int n) {
 }
 
 /* output tensors follow the input's batch; gradients exist when training */
-static void yolo_out_resize(yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
-    yolo_tensor_resize(t, like->n, c, h, w, train);
+static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
+    yolo_tensor_resize(m->be, t, like->n, c, h, w, train);
 }
 
 /* ---- Conv ---------------------------------------------------------------- */
@@ -918,33 +1060,30 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     int Ho = yolo_conv_out(x->h, c->k, c->s), Wo = yolo_conv_out(x->w, c->k, c->s);
     c->x = x;
     m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
-    yolo_out_resize(&c->y, x, c->c2, Ho, Wo, train);
+    yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
     if (!c->bn) {
-        yolo_conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
+        m->be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
     } else {
-        yolo_out_resize(&c->z, x, c->c2, Ho, Wo, train);
-        yolo_conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
+        yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, train);
+        m->be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
         if (train)
-            yolo_bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
+            m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
                                   m->bn_momentum, m->bn_eps, &c->y);
         else
-            yolo_bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, &c->y);
+            m->be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, &c->y);
     }
-    if (c->act) {
-        size_t n = yolo_numel(&c->y);
-        for (size_t i = 0; i < n; i++) c->y.data[i] = yolo_silu(c->y.data[i]);
-    }
+    if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
 }
 
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
-static void yolo_conv_backward(yolo_conv *c) {
+static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
     const yolo_real *dz = c->y.grad;
     if (c->bn) {
-        yolo_bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
+        m->be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
                              c->ggamma, c->gbeta, c->z.grad);
         dz = c->z.grad;
     }
-    yolo_conv2d_backward(c->x, c->w, dz, c->c2, c->k, c->s, c->g, c->y.h, c->y.w,
+    m->be->conv2d_backward(c->x, c->w, dz, c->c2, c->k, c->s, c->g, c->y.h, c->y.w,
                          c->x->grad, c->gw, c->gb);
 }
 
@@ -965,20 +1104,14 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &r->conv1, x, train);
     yolo_conv_forward(m, &r->conv2, x, train);
-    yolo_out_resize(&r->y, x, r->conv1.c2, x->h, x->w, train);
-    size_t n = yolo_numel(&r->y);
-    for (size_t i = 0; i < n; i++) r->y.data[i] = yolo_silu(r->conv1.y.data[i] + r->conv2.y.data[i]);
+    yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, train);
+    m->be->silu_forward(r->y.data, r->conv1.y.data, r->conv2.y.data, yolo_numel(&r->y));
 }
 
-static void yolo_repconvn_backward(yolo_repconvn *r) {
-    size_t n = yolo_numel(&r->y);
-    for (size_t i = 0; i < n; i++) {
-        yolo_real g = r->y.grad[i] * yolo_silu_grad(r->conv1.y.data[i] + r->conv2.y.data[i]);
-        r->conv1.y.grad[i] += g;
-        r->conv2.y.grad[i] += g;
-    }
-    yolo_conv_backward(&r->conv1);
-    yolo_conv_backward(&r->conv2);
+static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
+    m->be->silu_backward(r->y.grad, r->conv1.y.data, r->conv2.y.data, r->conv1.y.grad, r->conv2.y.grad, yolo_numel(&r->y));
+    yolo_conv_backward(m, &r->conv1);
+    yolo_conv_backward(m, &r->conv2);
 }
 
 /* ---- RepNBottleneck --------------------------------------------------------- */
@@ -996,19 +1129,16 @@ static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const ch
 static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
     yolo_repconvn_forward(m, &b->cv1, x, train);
     yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
-    yolo_out_resize(&b->y, x, b->cv2.c2, x->h, x->w, train);
-    size_t n = yolo_numel(&b->y);
-    for (size_t i = 0; i < n; i++) b->y.data[i] = b->cv2.y.data[i] + (b->add ? x->data[i] : 0);
+    yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, train);
+    if (b->add) m->be->add(b->y.data, b->cv2.y.data, x->data, yolo_numel(&b->y));
+    else m->be->copy(b->y.data, b->cv2.y.data, yolo_numel(&b->y) * sizeof(yolo_real));
 }
 
-static void yolo_bottleneck_backward(yolo_repnbottleneck *b, yolo_tensor *x) {
-    size_t n = yolo_numel(&b->y);
-    for (size_t i = 0; i < n; i++) {
-        b->cv2.y.grad[i] += b->y.grad[i];
-        if (b->add && x->grad) x->grad[i] += b->y.grad[i];
-    }
-    yolo_conv_backward(&b->cv2);
-    yolo_repconvn_backward(&b->cv1);
+static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x) {
+    m->be->accumulate(b->cv2.y.grad, b->y.grad, yolo_numel(&b->y));
+    if (b->add && x->grad) m->be->accumulate(x->grad, b->y.grad, yolo_numel(&b->y));
+    yolo_conv_backward(m, &b->cv2);
+    yolo_repconvn_backward(m, &b->cv1);
 }
 
 /* ---- RepNCSP ----------------------------------------------------------------- */
@@ -1039,21 +1169,21 @@ static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x,
     for (int i = 0; i < r->n; i++) { yolo_bottleneck_forward(m, &r->m[i], h, train); h = &r->m[i].y; }
     yolo_conv_forward(m, &r->cv2, x, train);
     int c_ = r->cv1.c2, HW = x->h * x->w;
-    yolo_out_resize(&r->cat, x, 2 * c_, x->h, x->w, train);
-    yolo_copy_channels(h->data, c_, 0, r->cat.data, 2 * c_, 0, x->n, c_, HW, 0);
-    yolo_copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, x->n, c_, HW, 0);
+    yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, train);
+    m->be->copy_channels(h->data, c_, 0, r->cat.data, 2 * c_, 0, x->n, c_, HW, 0);
+    m->be->copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, x->n, c_, HW, 0);
     yolo_conv_forward(m, &r->cv3, &r->cat, train);
 }
 
-static void yolo_repncsp_backward(yolo_repncsp *r) {
-    yolo_conv_backward(&r->cv3);
+static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
+    yolo_conv_backward(m, &r->cv3);
     int c_ = r->cv1.c2, B = r->cat.n, HW = r->cat.h * r->cat.w;
     yolo_tensor *h = r->n ? &r->m[r->n - 1].y : &r->cv1.y;
-    yolo_copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
-    yolo_copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
-    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(&r->m[i], i ? &r->m[i - 1].y : &r->cv1.y);
-    yolo_conv_backward(&r->cv2);
-    yolo_conv_backward(&r->cv1);
+    m->be->copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
+    m->be->copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
+    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i], i ? &r->m[i - 1].y : &r->cv1.y);
+    yolo_conv_backward(m, &r->cv2);
+    yolo_conv_backward(m, &r->cv1);
 }
 
 static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
@@ -1088,8 +1218,8 @@ static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int 
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
     int B = x->n, HW = x->h * x->w, c3 = e->c3, c4 = e->c4, h = c3 / 2;
     yolo_conv_forward(m, &e->cv1, x, train);
-    yolo_out_resize(&e->half_b, x, h, x->h, x->w, train);
-    yolo_copy_channels(e->cv1.y.data, c3, h, e->half_b.data, h, 0, B, h, HW, 0);
+    yolo_out_resize(m, &e->half_b, x, h, x->h, x->w, train);
+    m->be->copy_channels(e->cv1.y.data, c3, h, e->half_b.data, h, 0, B, h, HW, 0);
     if (e->elan1) {
         yolo_conv_forward(m, &e->cv2, &e->half_b, train);
         yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);
@@ -1100,25 +1230,25 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
         yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
     }
     int ct = c3 + 2 * c4;
-    yolo_out_resize(&e->cat, x, ct, x->h, x->w, train);
-    yolo_copy_channels(e->cv1.y.data, c3, 0, e->cat.data, ct, 0, B, c3, HW, 0);
-    yolo_copy_channels(e->cv2.y.data, c4, 0, e->cat.data, ct, c3, B, c4, HW, 0);
-    yolo_copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
+    yolo_out_resize(m, &e->cat, x, ct, x->h, x->w, train);
+    m->be->copy_channels(e->cv1.y.data, c3, 0, e->cat.data, ct, 0, B, c3, HW, 0);
+    m->be->copy_channels(e->cv2.y.data, c4, 0, e->cat.data, ct, c3, B, c4, HW, 0);
+    m->be->copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
 }
 
-static void yolo_elan_backward(yolo_elan *e) {
+static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
     int B = e->cat.n, HW = e->cat.h * e->cat.w, c3 = e->c3, c4 = e->c4, h = c3 / 2, ct = c3 + 2 * c4;
-    yolo_conv_backward(&e->cv4);
-    yolo_copy_channels(e->cat.grad, ct, 0, e->cv1.y.grad, c3, 0, B, c3, HW, 1);
-    yolo_copy_channels(e->cat.grad, ct, c3, e->cv2.y.grad, c4, 0, B, c4, HW, 1);
-    yolo_copy_channels(e->cat.grad, ct, c3 + c4, e->cv3.y.grad, c4, 0, B, c4, HW, 1);
-    yolo_conv_backward(&e->cv3);
-    if (!e->elan1) yolo_repncsp_backward(&e->csp3);
-    yolo_conv_backward(&e->cv2);
-    if (!e->elan1) yolo_repncsp_backward(&e->csp2);
-    yolo_copy_channels(e->half_b.grad, h, 0, e->cv1.y.grad, c3, h, B, h, HW, 1);
-    yolo_conv_backward(&e->cv1);
+    yolo_conv_backward(m, &e->cv4);
+    m->be->copy_channels(e->cat.grad, ct, 0, e->cv1.y.grad, c3, 0, B, c3, HW, 1);
+    m->be->copy_channels(e->cat.grad, ct, c3, e->cv2.y.grad, c4, 0, B, c4, HW, 1);
+    m->be->copy_channels(e->cat.grad, ct, c3 + c4, e->cv3.y.grad, c4, 0, B, c4, HW, 1);
+    yolo_conv_backward(m, &e->cv3);
+    if (!e->elan1) yolo_repncsp_backward(m, &e->csp3);
+    yolo_conv_backward(m, &e->cv2);
+    if (!e->elan1) yolo_repncsp_backward(m, &e->csp2);
+    m->be->copy_channels(e->half_b.grad, h, 0, e->cv1.y.grad, c3, h, B, h, HW, 1);
+    yolo_conv_backward(m, &e->cv1);
 }
 
 /* ---- AConv and ADown ---------------------------------------------------------- */
@@ -1148,38 +1278,38 @@ static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int 
 static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->cv1.y; }
 
 static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
-    yolo_out_resize(&d->pool, x, x->c, x->h - 1, x->w - 1, train);
-    yolo_avgpool2_forward(x, &d->pool);
+    yolo_out_resize(m, &d->pool, x, x->c, x->h - 1, x->w - 1, train);
+    m->be->avgpool2_forward(x, &d->pool);
     if (!d->adown) { yolo_conv_forward(m, &d->cv1, &d->pool, train); return; }
     int B = x->n, h = x->c / 2, H = d->pool.h, W = d->pool.w;
-    yolo_out_resize(&d->half1, x, h, H, W, train);
-    yolo_out_resize(&d->half2, x, h, H, W, train);
-    yolo_copy_channels(d->pool.data, x->c, 0, d->half1.data, h, 0, B, h, H * W, 0);
-    yolo_copy_channels(d->pool.data, x->c, h, d->half2.data, h, 0, B, h, H * W, 0);
+    yolo_out_resize(m, &d->half1, x, h, H, W, train);
+    yolo_out_resize(m, &d->half2, x, h, H, W, train);
+    m->be->copy_channels(d->pool.data, x->c, 0, d->half1.data, h, 0, B, h, H * W, 0);
+    m->be->copy_channels(d->pool.data, x->c, h, d->half2.data, h, 0, B, h, H * W, 0);
     yolo_conv_forward(m, &d->cv1, &d->half1, train);
-    yolo_out_resize(&d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
-    yolo_maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
+    yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
+    m->be->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
     yolo_conv_forward(m, &d->cv2, &d->maxp, train);
     int c = d->cv1.c2, Ho = d->cv1.y.h, Wo = d->cv1.y.w;
-    yolo_out_resize(&d->y, x, 2 * c, Ho, Wo, train);
-    yolo_copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, Ho * Wo, 0);
-    yolo_copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, Ho * Wo, 0);
+    yolo_out_resize(m, &d->y, x, 2 * c, Ho, Wo, train);
+    m->be->copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, Ho * Wo, 0);
+    m->be->copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, Ho * Wo, 0);
 }
 
-static void yolo_down_backward(yolo_down *d, yolo_tensor *x) {
+static void yolo_down_backward(yolo_model *m, yolo_down *d, yolo_tensor *x) {
     if (d->adown) {
         int B = x->n, c = d->cv1.c2, HWo = d->y.h * d->y.w, h = x->c / 2, HW = d->pool.h * d->pool.w;
-        yolo_copy_channels(d->y.grad, 2 * c, 0, d->cv1.y.grad, c, 0, B, c, HWo, 1);
-        yolo_copy_channels(d->y.grad, 2 * c, c, d->cv2.y.grad, c, 0, B, c, HWo, 1);
-        yolo_conv_backward(&d->cv2);
-        yolo_maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad);
-        yolo_conv_backward(&d->cv1);
-        yolo_copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, 1);
-        yolo_copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, 1);
+        m->be->copy_channels(d->y.grad, 2 * c, 0, d->cv1.y.grad, c, 0, B, c, HWo, 1);
+        m->be->copy_channels(d->y.grad, 2 * c, c, d->cv2.y.grad, c, 0, B, c, HWo, 1);
+        yolo_conv_backward(m, &d->cv2);
+        m->be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad);
+        yolo_conv_backward(m, &d->cv1);
+        m->be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, 1);
+        m->be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, 1);
     } else {
-        yolo_conv_backward(&d->cv1);
+        yolo_conv_backward(m, &d->cv1);
     }
-    if (x->grad) yolo_avgpool2_backward(&d->pool, x->grad, x->h, x->w);
+    if (x->grad) m->be->avgpool2_backward(&d->pool, x->grad, x->h, x->w);
 }
 
 /* ---- SPPELAN -------------------------------------------------------------------- */
@@ -1196,26 +1326,26 @@ static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x,
     yolo_conv_forward(m, &s->cv1, x, train);
     int c = s->cv1.c2, B = x->n, HW = x->h * x->w;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
-    yolo_out_resize(&s->cat, x, 4 * c, x->h, x->w, train);
+    yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
     for (int i = 0; i < 4; i++) {
         if (i) {
-            yolo_out_resize(pools[i], x, c, x->h, x->w, train);
-            yolo_maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
+            yolo_out_resize(m, pools[i], x, c, x->h, x->w, train);
+            m->be->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
         }
-        yolo_copy_channels(pools[i]->data, c, 0, s->cat.data, 4 * c, i * c, B, c, HW, 0);
+        m->be->copy_channels(pools[i]->data, c, 0, s->cat.data, 4 * c, i * c, B, c, HW, 0);
     }
     yolo_conv_forward(m, &s->cv5, &s->cat, train);
 }
 
-static void yolo_sppelan_backward(yolo_sppelan *s) {
-    yolo_conv_backward(&s->cv5);
+static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
+    yolo_conv_backward(m, &s->cv5);
     int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     for (int i = 3; i >= 0; i--) {
-        yolo_copy_channels(s->cat.grad, 4 * c, i * c, pools[i]->grad, c, 0, B, c, HW, 1);
-        if (i) yolo_maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
+        m->be->copy_channels(s->cat.grad, 4 * c, i * c, pools[i]->grad, c, 0, B, c, HW, 1);
+        if (i) m->be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
     }
-    yolo_conv_backward(&s->cv1);
+    yolo_conv_backward(m, &s->cv1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1229,7 +1359,7 @@ static void yolo_sppelan_backward(yolo_sppelan *s) {
 static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, int nc, int nbranch,
                              const int *ch, const int *strides);
 static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in, int train);
-static void yolo_detect_backward(yolo_detect *d);
+static void yolo_detect_backward(yolo_model *m, yolo_detect *d);
 
 #define F1(a) 1, {a}
 #define F2(a, b) 2, {a, b}
@@ -1787,10 +1917,17 @@ static void yolo_layers_release(yolo_model *m) {
     }
 }
 
+/* pass 2 of the build: every block's pointers into values, grads, stats */
+static void yolo_model_bind(yolo_model *m) {
+    m->building = 0; m->nstats = 0; m->nacts = 0;
+    for (int i = 0; i < m->nlayers; i++) yolo_layer_init(m, i);
+    yolo_act_new(m, &m->input);
+}
+
 int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, double gd, double gw, char *err) {
     (void)gd;  /* depth only scales n > 1, and every official row has n = 1 */
     memset(m, 0, sizeof *m);
-    m->nc = nc; m->bn_momentum = 0.03; m->bn_eps = 1e-3;
+    m->nc = nc; m->bn_momentum = 0.03; m->bn_eps = 1e-3; m->be = &yolo_cpu;
     if (nc < 1) return yolo_errorf(err, "nc must be at least 1 (got %d)", nc);
     m->nlayers = nrows;
     m->layers = (yolo_layer *)yolo_xcalloc(nrows, sizeof(yolo_layer));
@@ -1799,24 +1936,42 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
     for (int i = 0; i < nrows; i++) yolo_layer_init(m, i);
     yolo_layers_release(m);
     /* one allocation for every weight and one for every gradient */
-    m->values = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
-    m->grads = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
-    m->stats = (yolo_real *)yolo_xcalloc(m->nstats, sizeof(yolo_real));
-    /* pass 2: bind */
-    m->nstats = 0;
-    for (int i = 0; i < nrows; i++) yolo_layer_init(m, i);
-    m->building = 0;
-    yolo_act_new(m, &m->input);
+    m->values = (yolo_real *)m->be->alloc(m->nvalues * sizeof(yolo_real));
+    m->grads = (yolo_real *)m->be->alloc(m->nvalues * sizeof(yolo_real));
+    m->stats = (yolo_real *)m->be->alloc(m->nstats * sizeof(yolo_real));
+    yolo_model_bind(m);
     yolo_mark_inference(m);
     yolo_model_init_weights(m, 0);
     return 0;
 }
 
+void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
+    if (be == m->be) return;
+    yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
+    for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
+    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
+    m->be = be;
+    m->values = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
+    m->grads = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
+    m->stats = (yolo_real *)be->alloc(m->nstats * sizeof(yolo_real));
+    be->upload(m->values, host, m->nvalues * sizeof(yolo_real));
+    free(host);
+    yolo_layers_release(m);
+    yolo_model_bind(m);   /* every block's pointers into the new arrays */
+}
+
+yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n) {
+    yolo_real *h = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
+    m->be->download(h, p, n * sizeof(yolo_real));
+    return h;
+}
+
 void yolo_model_free(yolo_model *m) {
     if (!m->layers) return;
-    for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->acts[i]);
+    for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
     yolo_layers_release(m);
-    free(m->layers); free(m->params); free(m->values); free(m->grads); free(m->stats); free(m->acts);
+    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
+    free(m->layers); free(m->params); free(m->acts);
     memset(m, 0, sizeof *m);
 }
 
@@ -1826,9 +1981,10 @@ void yolo_model_free(yolo_model *m) {
    5 objects per 640 image. */
 void yolo_model_init_weights(yolo_model *m, uint64_t seed) {
     yolo_rng rng = { seed * 2654435761ull + 1 };
+    yolo_real *h = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));   /* host staging */
     for (int k = 0; k < m->nparams; k++) {
         yolo_param *p = &m->params[k];
-        yolo_real *v = m->values + p->offset;
+        yolo_real *v = h + p->offset;
         size_t len = strlen(p->name);
         int is_bn_bias = len > 8 && strcmp(p->name + len - 8, ".bn.bias") == 0;
         double fan_in = 1;
@@ -1848,10 +2004,12 @@ void yolo_model_init_weights(yolo_model *m, uint64_t seed) {
     yolo_detect *d = m->layers[m->detect].det;
     for (int b = 0; b < d->nbranch; b++)
         for (int l = 0; l < d->nl; l++) {
-            for (int i = 0; i < 4 * YOLO_REG_MAX; i++) d->box[b][l][2].b[i] = 1;
-            for (int i = 0; i < d->nc; i++)
-                d->cls[b][l][2].b[i] = (yolo_real)log(5.0 / d->nc / pow(640.0 / d->strides[l], 2));
+            yolo_real *box = h + (d->box[b][l][2].b - m->values), *cls = h + (d->cls[b][l][2].b - m->values);
+            for (int i = 0; i < 4 * YOLO_REG_MAX; i++) box[i] = 1;
+            for (int i = 0; i < d->nc; i++) cls[i] = (yolo_real)log(5.0 / d->nc / pow(640.0 / d->strides[l], 2));
         }
+    m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
+    free(h);
 }
 
 long yolo_model_count_params(const yolo_model *m) {
@@ -1881,8 +2039,8 @@ static int yolo_chunk_offset(const yolo_layer *cbl, int idx) {
 }
 
 void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
-    yolo_tensor_resize(&m->input, B, 3, H, W, 0);
-    if (data) memcpy(m->input.data, data, yolo_numel(&m->input) * sizeof(yolo_real));
+    yolo_tensor_resize(m->be, &m->input, B, 3, H, W, 0);
+    if (data) m->be->upload(m->input.data, data, yolo_numel(&m->input) * sizeof(yolo_real));
 }
 
 static void yolo_forward_layers(yolo_model *m, int train, int all) {
@@ -1897,15 +2055,15 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_forward(m, &L->b.elan, x, train); break;
         case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
         case YOLO_UPSAMPLE:
-            yolo_out_resize(&L->own, x, x->c, 2 * x->h, 2 * x->w, train);
-            memset(L->own.data, 0, yolo_numel(&L->own) * sizeof(yolo_real));
-            yolo_resize_add_forward(x, 0, &L->own);
+            yolo_out_resize(m, &L->own, x, x->c, 2 * x->h, 2 * x->w, train);
+            m->be->zero(L->own.data, yolo_numel(&L->own) * sizeof(yolo_real));
+            m->be->resize_add_forward(x, 0, &L->own);
             break;
         case YOLO_CONCAT: {
-            yolo_out_resize(&L->own, x, L->c_out, x->h, x->w, train);
+            yolo_out_resize(m, &L->own, x, L->c_out, x->h, x->w, train);
             for (int j = 0, off = 0; j < L->nfrom; j++) {
                 yolo_tensor *t = yolo_layer_input(m, L, j);
-                yolo_copy_channels(t->data, t->c, 0, L->own.data, L->c_out, off, t->n, t->c, t->h * t->w, 0);
+                m->be->copy_channels(t->data, t->c, 0, L->own.data, L->c_out, off, t->n, t->c, t->h * t->w, 0);
                 off += t->c;
             }
             break;
@@ -1913,11 +2071,11 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         case YOLO_CBFUSE: {
             /* sum of the chosen CBLinear chunks, resized to the last input */
             yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
-            yolo_out_resize(&L->own, last, last->c, last->h, last->w, train);
-            memcpy(L->own.data, last->data, yolo_numel(last) * sizeof(yolo_real));
+            yolo_out_resize(m, &L->own, last, last->c, last->h, last->w, train);
+            m->be->copy(L->own.data, last->data, yolo_numel(last) * sizeof(yolo_real));
             for (int j = 0; j < L->nfrom - 1; j++) {
                 const yolo_layer *src = &m->layers[L->from[j]];
-                yolo_resize_add_forward(src->out, yolo_chunk_offset(src, L->args[j]), &L->own);
+                m->be->resize_add_forward(src->out, yolo_chunk_offset(src, L->args[j]), &L->own);
             }
             break;
         }
@@ -1938,11 +2096,11 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
 void yolo_forward(yolo_model *m, int train) {
     if (train)
         for (int i = 0; i < m->nacts; i++)
-            if (m->acts[i]->grad) memset(m->acts[i]->grad, 0, m->acts[i]->cap * sizeof(yolo_real));
+            if (m->acts[i]->grad) m->be->zero(m->acts[i]->grad, m->acts[i]->cap * sizeof(yolo_real));
     yolo_forward_layers(m, train, 0);
 }
 
-void yolo_zero_grads(yolo_model *m) { memset(m->grads, 0, m->nvalues * sizeof(yolo_real)); }
+void yolo_zero_grads(yolo_model *m) { m->be->zero(m->grads, m->nvalues * sizeof(yolo_real)); }
 
 /* Walks the layers backwards. Each block adds into the gradient of the
    tensors it read, so a tensor read by several layers (skip connections,
@@ -1953,28 +2111,28 @@ void yolo_backward(yolo_model *m) {
         yolo_layer *L = &m->layers[i];
         yolo_tensor *x = yolo_layer_input(m, L, 0);
         switch (L->type) {
-        case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(&L->b.conv); break;
-        case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(&L->b.down, x); break;
-        case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_backward(&L->b.elan); break;
-        case YOLO_SPPELAN: yolo_sppelan_backward(&L->b.spp); break;
-        case YOLO_UPSAMPLE: yolo_resize_add_backward(&L->own, x, 0); break;
+        case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
+        case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down, x); break;
+        case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_backward(m, &L->b.elan); break;
+        case YOLO_SPPELAN: yolo_sppelan_backward(m, &L->b.spp); break;
+        case YOLO_UPSAMPLE: m->be->resize_add_backward(&L->own, x, 0); break;
         case YOLO_CONCAT:
             for (int j = 0, off = 0; j < L->nfrom; j++) {
                 yolo_tensor *t = yolo_layer_input(m, L, j);
-                yolo_copy_channels(L->own.grad, L->c_out, off, t->grad, t->c, 0, t->n, t->c, t->h * t->w, 1);
+                m->be->copy_channels(L->own.grad, L->c_out, off, t->grad, t->c, 0, t->n, t->c, t->h * t->w, 1);
                 off += t->c;
             }
             break;
         case YOLO_CBFUSE: {
             yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
-            for (size_t k = 0; k < yolo_numel(last); k++) last->grad[k] += L->own.grad[k];
+            m->be->accumulate(last->grad, L->own.grad, yolo_numel(last));
             for (int j = 0; j < L->nfrom - 1; j++) {
                 yolo_layer *src = &m->layers[L->from[j]];
-                yolo_resize_add_backward(&L->own, src->out, yolo_chunk_offset(src, L->args[j]));
+                m->be->resize_add_backward(&L->own, src->out, yolo_chunk_offset(src, L->args[j]));
             }
             break;
         }
-        case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_backward(L->det); break;
+        case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_backward(m, L->det); break;
         default: break;   /* Silence */
         }
     }
@@ -1985,7 +2143,7 @@ void yolo_backward(yolo_model *m) {
    summary does. */
 double yolo_model_gflops(yolo_model *m) {
     yolo_set_input(m, 1, 64, 64, NULL);
-    memset(m->input.data, 0, yolo_numel(&m->input) * sizeof(yolo_real));
+    m->be->zero(m->input.data, yolo_numel(&m->input) * sizeof(yolo_real));
     m->flops = 0;
     yolo_forward_layers(m, 0, 1);
     return m->flops / 1e9 * (640.0 * 640.0) / (64.0 * 64.0);
@@ -2249,23 +2407,23 @@ static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in,
                 yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
             }
             yolo_tensor *o = &d->out[b][l];
-            yolo_out_resize(o, x, no, x->h, x->w, train);
-            yolo_copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
-            yolo_copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
+            yolo_out_resize(m, o, x, no, x->h, x->w, train);
+            m->be->copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
+            m->be->copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
         }
 }
 
-static void yolo_detect_backward(yolo_detect *d) {
+static void yolo_detect_backward(yolo_model *m, yolo_detect *d) {
     int no = 4 * YOLO_REG_MAX + d->nc;
     for (int b = 0; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
             int HW = o->h * o->w;
-            yolo_copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
-            yolo_copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
+            m->be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
+            m->be->copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
             for (int s = 2; s >= 0; s--) {
-                yolo_conv_backward(&d->box[b][l][s]);
-                yolo_conv_backward(&d->cls[b][l][s]);
+                yolo_conv_backward(m, &d->box[b][l][s]);
+                yolo_conv_backward(m, &d->cls[b][l][s]);
             }
         }
 }
@@ -2302,13 +2460,15 @@ static yolo_real yolo_dfl_expect(const yolo_real *logits, int stride, yolo_real 
 void yolo_decode(const yolo_model *m, yolo_real *pred) {
     const yolo_detect *d = m->layers[m->detect].det;
     int b = d->nbranch - 1, A = yolo_num_anchors(m), B = d->out[b][0].n, nc = d->nc;
+    yolo_real *maps[3];   /* host copies of the three [B, NO, h, w] maps */
+    for (int l = 0; l < 3; l++) maps[l] = yolo_fetch(m, d->out[b][l].data, yolo_numel(&d->out[b][l]));
     #pragma omp parallel for schedule(static)
     for (int na = 0; na < B * A; na++) {
         int n = na / A, a = na % A, level = 0, cell = 0;
         yolo_anchor_level(d, b, a, &level, &cell);
         const yolo_tensor *o = &d->out[b][level];
         int HW = o->h * o->w;
-        const yolo_real *base = o->data + (size_t)n * o->c * HW + cell;
+        const yolo_real *base = maps[level] + (size_t)n * o->c * HW + cell;
         yolo_real prob[YOLO_REG_MAX], dist[4];
         for (int side = 0; side < 4; side++) dist[side] = yolo_dfl_expect(base + (size_t)side * YOLO_REG_MAX * HW, HW, prob);
         yolo_real ax = (yolo_real)(cell % o->w + 0.5), ay = (yolo_real)(cell / o->w + 0.5), s = (yolo_real)d->strides[level];
@@ -2318,6 +2478,7 @@ void yolo_decode(const yolo_model *m, yolo_real *pred) {
         out[(size_t)2 * A] = (x2 - x1) * s; out[(size_t)3 * A] = (y2 - y1) * s;
         for (int c = 0; c < nc; c++) out[(size_t)(4 + c) * A] = yolo_sigmoid(base[(size_t)(4 * YOLO_REG_MAX + c) * HW]);
     }
+    for (int l = 0; l < 3; l++) free(maps[l]);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2522,6 +2683,11 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
         yolo_assignment *as = &L->as[b];
         double bw = (d->nbranch == 2 && b == 0) ? 0.25 : 1.0;   /* the auxiliary branch counts 0.25 */
         double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
+        yolo_real *maps[3], *grads[3];   /* host copies: the branch's [B, NO, h, w] maps and their gradient */
+        for (int l = 0; l < 3; l++) {
+            maps[l] = yolo_fetch(m, d->out[b][l].data, yolo_numel(&d->out[b][l]));
+            grads[l] = (yolo_real *)yolo_xmalloc(yolo_numel(&d->out[b][l]) * sizeof(yolo_real));
+        }
         if (!reuse) yolo_assignment_resize(as, B, A, nc);
         for (int n = 0; n < B; n++) {
             size_t o0 = (size_t)n * A;
@@ -2529,7 +2695,7 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
                 const yolo_tensor *o = &d->out[b][l];
                 int HW = o->h * o->w;
                 for (int c = 0; c < no; c++)
-                    for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = o->data[((size_t)n * no + c) * HW + i];
+                    for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = maps[l][((size_t)n * no + c) * HW + i];
                 a0 += HW;
             }
             /* decode: expected side distances -> boxes; class probabilities */
@@ -2586,11 +2752,9 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
                 }
             }
             for (int l = 0, a0 = 0; l < 3; l++) {
-                yolo_tensor *o = &d->out[b][l];
-                int HW = o->h * o->w;
-                if (o->grad)
-                    for (int c = 0; c < no; c++)
-                        for (int i = 0; i < HW; i++) o->grad[((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
+                int HW = d->out[b][l].h * d->out[b][l].w;
+                for (int c = 0; c < no; c++)
+                    for (int i = 0; i < HW; i++) grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
                 a0 += HW;
             }
         }
@@ -2600,7 +2764,9 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
         double S = as->score_sum, k = bw * B / S;
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
-            if (o->grad) for (size_t i = 0; i < yolo_numel(o); i++) o->grad[i] *= (yolo_real)k;
+            for (size_t i = 0; i < yolo_numel(o); i++) grads[l][i] *= (yolo_real)k;
+            if (o->grad) m->be->upload(o->grad, grads[l], yolo_numel(o) * sizeof(yolo_real));
+            free(maps[l]); free(grads[l]);
         }
         L->items[0] += bw * YOLO_GAIN_BOX * box_l / S;
         L->items[1] += bw * YOLO_GAIN_CLS * cls_l / S;
@@ -2625,45 +2791,32 @@ void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, d
     o->kind = kind;
     o->lr[0] = o->lr[1] = o->lr[2] = lr;
     o->momentum = momentum; o->beta2 = 0.999; o->eps = 1e-8; o->weight_decay = weight_decay;
-    o->m = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
+    o->be = m->be;
+    o->m = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
     if (kind != YOLO_SGD) {
-        o->v = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
-        if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));
+        o->v = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
+        if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
     }
 }
 
-void yolo_optim_free(yolo_optim *o) { free(o->m); free(o->v); free(o->vmax); memset(o, 0, sizeof *o); }
+void yolo_optim_free(yolo_optim *o) {
+    if (o->be) { o->be->release(o->m); o->be->release(o->v); o->be->release(o->vmax); }
+    memset(o, 0, sizeof *o);
+}
 
 void yolo_optim_step(yolo_optim *o, yolo_model *m) {
     o->step++;
-    double b1 = o->momentum, b2 = o->beta2;
-    double bc1 = 1 - pow(b1, (double)o->step), bc2 = 1 - pow(b2, (double)o->step);
+    yolo_update u;
+    u.kind = (int)o->kind; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
+    u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
     for (int k = 0; k < m->nparams; k++) {
         const yolo_param *p = &m->params[k];
         if (p->kind > YOLO_P_BIAS) continue;           /* running stats, DFL: not trained */
-        int grp = (int)p->kind;
-        double lr = o->lr[grp], wd = grp == 0 ? o->weight_decay : 0;
-        yolo_real *w = m->values + p->offset, *g = m->grads + p->offset, *mm = o->m + p->offset;
-        for (size_t i = 0; i < p->numel; i++) {
-            double gi = g[i], wi = w[i];
-            if (o->kind == YOLO_SGD) {
-                gi += wd * wi;
-                double buf = b1 * mm[i] + gi;          /* first step: buf = g, as torch */
-                mm[i] = (yolo_real)buf;
-                w[i] = (yolo_real)(wi - lr * (gi + b1 * buf));
-            } else {
-                if (o->kind == YOLO_ADAM) gi += wd * wi;
-                else wi *= 1 - lr * wd;
-                double mi = b1 * mm[i] + (1 - b1) * gi;
-                double vi = b2 * o->v[p->offset + i] + (1 - b2) * gi * gi;
-                mm[i] = (yolo_real)mi; o->v[p->offset + i] = (yolo_real)vi;
-                if (o->kind == YOLO_ADAMW) {
-                    if (vi < o->vmax[p->offset + i]) vi = o->vmax[p->offset + i];
-                    o->vmax[p->offset + i] = (yolo_real)vi;
-                }
-                w[i] = (yolo_real)(wi - lr / bc1 * mi / (sqrt(vi) / sqrt(bc2) + o->eps));
-            }
-        }
+        u.lr = o->lr[p->kind];
+        u.wd = p->kind == YOLO_P_WEIGHT ? o->weight_decay : 0;
+        size_t off = p->offset;
+        m->be->optim_update(&u, m->values + off, m->grads + off, o->m + off, o->v ? o->v + off : NULL,
+                            o->vmax ? o->vmax + off : NULL, p->numel);
     }
 }
 
@@ -2823,6 +2976,7 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
     yolo_safetensors st;
     if (yolo_st_read(&st, path, err)) return -1;
     int rc = 0;
+    yolo_real *h = (yolo_real *)yolo_xmalloc(m->nvalues * sizeof(yolo_real));   /* host staging */
     for (int k = 0; k < m->nparams && !rc; k++) {
         const yolo_param *p = &m->params[k];
         const yolo_st_entry *e = yolo_st_find(&st, p->name);
@@ -2836,7 +2990,7 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
             rc = yolo_errorf(err, "%s: %s has shape [%s], the model wants [%s]", path, p->name, a, b);
             break;
         }
-        if (yolo_st_get(&st, e, m->values + p->offset)) rc = yolo_errorf(err, "%s: %s has unsupported dtype %s", path, p->name, e->dtype);
+        if (yolo_st_get(&st, e, h + p->offset)) rc = yolo_errorf(err, "%s: %s has unsupported dtype %s", path, p->name, e->dtype);
     }
     for (int i = 0; i < st.n && !rc; i++) {
         const char *nm = st.e[i].name;
@@ -2844,6 +2998,8 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
         if (len > 20 && !strcmp(nm + len - 20, ".num_batches_tracked")) continue;
         if (!yolo_model_param(m, nm)) rc = yolo_errorf(err, "%s: tensor %s does not belong to this model", path, nm);
     }
+    if (!rc) m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
+    free(h);
     yolo_st_free(&st);
     return rc;
 }
@@ -2870,14 +3026,16 @@ int yolo_save_weights(const yolo_model *m, const char *path, char *err) {
     unsigned char h8[8];
     for (int i = 0; i < 8; i++) h8[i] = (unsigned char)((uint64_t)o >> (8 * i));
     int ok = fwrite(h8, 1, 8, f) == 8 && fwrite(h, 1, o, f) == o;
+    yolo_real *vals = yolo_fetch(m, m->values, m->nvalues);
     for (int k = 0; k < m->nparams && ok; k++) {
         const yolo_param *p = &m->params[k];
         for (size_t i = 0; i < p->numel && ok; i++) {
-            float v = (float)m->values[p->offset + i];
+            float v = (float)vals[p->offset + i];
             ok = fwrite(&v, 4, 1, f) == 1;
         }
     }
     ok = (fclose(f) == 0) && ok;
+    free(vals);
     free(h);
     if (!ok || rename(tmp, path) != 0) { remove(tmp); return yolo_errorf(err, "%s: write failed", path); }
     return 0;

@@ -11,7 +11,7 @@
    Prints the worst error of each stage and the tensor it came from; exits
    non-zero on any failure.
 
-   usage: golden_check [--device cpu] DIR [DIR ...] */
+   usage: golden_check [--device cpu|cuda|N] DIR [DIR ...] */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 
@@ -48,7 +48,7 @@ static float *ref_get(const yolo_safetensors *st, const char *name, int64_t *n) 
     return out;
 }
 
-static double cmp_tensor(const yolo_safetensors *st, const char *name, const yolo_real *ours, size_t n) {
+static double cmp_host(const yolo_safetensors *st, const char *name, const yolo_real *ours, size_t n) {
     int64_t rn = 0;
     float *ref = ref_get(st, name, &rn);
     if (!ref) return -1;
@@ -57,12 +57,22 @@ static double cmp_tensor(const yolo_safetensors *st, const char *name, const yol
     return e;
 }
 
-/* channels [c0, c0 + c) of t, contiguous */
-static yolo_real *slice_channels(const yolo_tensor *t, int c0, int c) {
+/* the same for n values in the model's (maybe device) memory */
+static double cmp_tensor(const yolo_model *m, const yolo_safetensors *st, const char *name, const yolo_real *ours, size_t n) {
+    yolo_real *h = yolo_fetch(m, ours, n);
+    double e = cmp_host(st, name, h, n);
+    free(h);
+    return e;
+}
+
+/* channels [c0, c0 + c) of t, contiguous, on the host */
+static yolo_real *slice_channels(const yolo_model *m, const yolo_tensor *t, int c0, int c) {
     int HW = t->h * t->w;
+    yolo_real *all = yolo_fetch(m, t->data, yolo_numel(t));
     yolo_real *o = (yolo_real *)malloc((size_t)t->n * c * HW * sizeof(yolo_real));
     for (int n = 0; n < t->n; n++)
-        memcpy(o + (size_t)n * c * HW, t->data + ((size_t)n * t->c + c0) * HW, (size_t)c * HW * sizeof(yolo_real));
+        memcpy(o + (size_t)n * c * HW, all + ((size_t)n * t->c + c0) * HW, (size_t)c * HW * sizeof(yolo_real));
+    free(all);
     return o;
 }
 
@@ -132,7 +142,7 @@ static int nms_compare(const float *ref, int nref, const float *ours, int nours,
     return bad;
 }
 
-static int check_case(const char *dir) {
+static int check_case(const char *dir, const yolo_backend *be) {
     char path[1024], err[YOLO_ERR];
     yolo_model m;
     yolo_safetensors ref;
@@ -140,6 +150,7 @@ static int check_case(const char *dir) {
     printf("golden case %s\n", dir);
     snprintf(path, sizeof path, "%s/model.yaml", dir);
     if (yolo_model_from_yaml(&m, path, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    yolo_model_use_backend(&m, be);
     snprintf(path, sizeof path, "%s/weights.safetensors", dir);
     char weights[1024];
     snprintf(weights, sizeof weights, "%s", path);
@@ -167,18 +178,18 @@ static int check_case(const char *dir) {
             for (int b = 0; b < L->det->nbranch; b++)
                 for (int l = 0; l < 3; l++) {
                     snprintf(name, sizeof name, "train.layer.%d.%d", i, b * 3 + l);
-                    stage_add(&s_layers, name, cmp_tensor(&ref, name, L->det->out[b][l].data, yolo_numel(&L->det->out[b][l])));
+                    stage_add(&s_layers, name, cmp_tensor(&m, &ref, name, L->det->out[b][l].data, yolo_numel(&L->det->out[b][l])));
                 }
         } else if (L->type == YOLO_CBLINEAR) {
             for (int j = 0, off = 0; j < L->nargs; off += L->args[j], j++) {
                 snprintf(name, sizeof name, "train.layer.%d.%d", i, j);
-                yolo_real *sl = slice_channels(L->out, off, L->args[j]);
-                stage_add(&s_layers, name, cmp_tensor(&ref, name, sl, (size_t)L->out->n * L->args[j] * L->out->h * L->out->w));
+                yolo_real *sl = slice_channels(&m, L->out, off, L->args[j]);
+                stage_add(&s_layers, name, cmp_host(&ref, name, sl, (size_t)L->out->n * L->args[j] * L->out->h * L->out->w));
                 free(sl);
             }
         } else {
             snprintf(name, sizeof name, "train.layer.%d", i);
-            stage_add(&s_layers, name, cmp_tensor(&ref, name, L->out->data, yolo_numel(L->out)));
+            stage_add(&s_layers, name, cmp_tensor(&m, &ref, name, L->out->data, yolo_numel(L->out)));
         }
     }
     failures += stage_report(&s_layers);
@@ -189,7 +200,7 @@ static int check_case(const char *dir) {
     memset(&loss, 0, sizeof loss);
     yolo_loss_compute(&m, &loss, targets, nt, 0);
     yolo_real lv = (yolo_real)loss.loss, items[3] = { (yolo_real)loss.items[0], (yolo_real)loss.items[1], (yolo_real)loss.items[2] };
-    stage_add(&s_loss, "loss", cmp_tensor(&ref, "loss", &lv, 1));
+    stage_add(&s_loss, "loss", cmp_host(&ref, "loss", &lv, 1));
     static const char *item_names[3] = { "loss_items[box]", "loss_items[cls]", "loss_items[dfl]" };
     int64_t ni = 0;
     float *ritems = ref_get(&ref, "loss_items", &ni);
@@ -226,16 +237,17 @@ static int check_case(const char *dir) {
             snprintf(name, sizeof name, "grad.%s", p->name);
             int64_t n = 0;
             float *g = ref_get(&ref, name, &n);
+            yolo_real *ours = yolo_fetch(&m, m.grads + p->offset, p->numel);
             double num = 0, den = 0;
             for (int64_t i = 0; g && i < n && (size_t)n == p->numel; i++) {
-                double d = m.grads[p->offset + i] - (double)g[i];
+                double d = ours[i] - (double)g[i];
                 num += d * d; den += (double)g[i] * g[i];
             }
             stage_add(&s_grad, name, g && (size_t)n == p->numel ? sqrt(num) / fmax(sqrt(den), 1e-5 * gnorm) : INFINITY);
-            free(g);
+            free(g); free(ours);
         } else if (p->kind == YOLO_P_RUNNING_MEAN || p->kind == YOLO_P_RUNNING_VAR) {
             snprintf(name, sizeof name, "after.%s", p->name);
-            stage_add(&s_bn, name, cmp_tensor(&ref, name, m.values + p->offset, p->numel));
+            stage_add(&s_bn, name, cmp_tensor(&m, &ref, name, m.values + p->offset, p->numel));
         }
     }
     failures += stage_report(&s_grad);
@@ -250,12 +262,15 @@ static int check_case(const char *dir) {
         if (yolo_st_find(&ref, key)) {
             yolo_optim opt;
             yolo_load_weights(&m, weights, err);
+            yolo_real *g = (yolo_real *)calloc(m.nvalues, sizeof(yolo_real));
             for (int k = 0; k < m.nparams; k++) {
                 yolo_param *p = &m.params[k];
                 snprintf(key, sizeof key, "grad.%s", p->name);
                 const yolo_st_entry *e = yolo_st_find(&ref, key);
-                if (e) yolo_st_get(&ref, e, m.grads + p->offset);
+                if (e) yolo_st_get(&ref, e, g + p->offset);
             }
+            m.be->upload(m.grads, g, m.nvalues * sizeof(yolo_real));
+            free(g);
             if (o == 0) yolo_optim_init(&opt, &m, YOLO_SGD, 0.01, 0.937, 5e-4);
             else yolo_optim_init(&opt, &m, YOLO_ADAMW, 0.001, 0.937, 5e-4);
             yolo_optim_step(&opt, &m);
@@ -264,7 +279,7 @@ static int check_case(const char *dir) {
                 yolo_param *p = &m.params[k];
                 if (p->kind > YOLO_P_BIAS) continue;
                 snprintf(key, sizeof key, "%s.%s", opt_names[o], p->name);
-                stage_add(&s_opt, key, cmp_tensor(&ref, key, m.values + p->offset, p->numel));
+                stage_add(&s_opt, key, cmp_tensor(&m, &ref, key, m.values + p->offset, p->numel));
             }
             yolo_optim_free(&opt);
         }
@@ -278,7 +293,7 @@ static int check_case(const char *dir) {
     int A = yolo_num_anchors(&m), nc = m.nc;
     yolo_real *pred = (yolo_real *)malloc((size_t)B * (4 + nc) * A * sizeof(yolo_real));
     yolo_decode(&m, pred);
-    stage_add(&s_pred, "eval.pred", cmp_tensor(&ref, "eval.pred", pred, (size_t)B * (4 + nc) * A));
+    stage_add(&s_pred, "eval.pred", cmp_host(&ref, "eval.pred", pred, (size_t)B * (4 + nc) * A));
     failures += stage_report(&s_pred);
 
     int64_t nn = 0;
@@ -311,19 +326,17 @@ static int check_case(const char *dir) {
 
 int main(int argc, char **argv) {
     int failed = 0, ncases = 0;
+    const yolo_backend *be = &yolo_cpu;
+    char err[YOLO_ERR];
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--device")) {
-            if (i + 1 < argc && strcmp(argv[i + 1], "cpu") != 0) {
-                fprintf(stderr, "golden_check: --device %s: this build has only the CPU backend\n", argv[i + 1]);
-                return 2;
-            }
-            i++;
+        if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            if (!(be = yolo_backend_select(argv[++i], err))) { fprintf(stderr, "golden_check: %s\n", err); return 2; }
             continue;
         }
-        failed += check_case(argv[i]);
+        failed += check_case(argv[i], be);
         ncases++;
     }
-    if (!ncases) { fprintf(stderr, "usage: golden_check [--device cpu] DIR [DIR ...]\n"); return 2; }
-    printf("%d passed, %d failed\n", ncases - failed, failed);
+    if (!ncases) { fprintf(stderr, "usage: golden_check [--device cpu|cuda|N] DIR [DIR ...]\n"); return 2; }
+    printf("%d passed, %d failed (%s)\n", ncases - failed, failed, be->name);
     return failed ? 1 : 0;
 }

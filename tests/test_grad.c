@@ -81,15 +81,15 @@ static yolo_tensor *h_forward(harness *h, const blockcase *c) {
     case B_ACONV: case B_ADOWN: yolo_down_forward(m, &h->down, x, 1); return yolo_down_out(&h->down);
     case B_SPPELAN: yolo_sppelan_forward(m, &h->spp, x, 1); return &h->spp.cv5.y;
     case OP_AVGPOOL:
-        yolo_tensor_resize(&h->y_op, x->n, x->c, x->h - 1, x->w - 1, 1);
+        yolo_tensor_resize(&yolo_cpu, &h->y_op, x->n, x->c, x->h - 1, x->w - 1, 1);
         yolo_avgpool2_forward(x, &h->y_op);
         return &h->y_op;
     case OP_MAXPOOL:
-        yolo_tensor_resize(&h->y_op, x->n, x->c, yolo_conv_out(x->h, c->k, c->s), yolo_conv_out(x->w, c->k, c->s), 1);
+        yolo_tensor_resize(&yolo_cpu, &h->y_op, x->n, x->c, yolo_conv_out(x->h, c->k, c->s), yolo_conv_out(x->w, c->k, c->s), 1);
         yolo_maxpool_forward(x, c->k, c->s, c->k / 2, &h->y_op);
         return &h->y_op;
     case OP_UPSAMPLE:   /* channels [1, c2+1) resized to (2H+1) x (3W): covers CBFuse's general case */
-        yolo_tensor_resize(&h->y_op, x->n, c->c2, 2 * x->h + 1, 3 * x->w, 1);
+        yolo_tensor_resize(&yolo_cpu, &h->y_op, x->n, c->c2, 2 * x->h + 1, 3 * x->w, 1);
         memset(h->y_op.data, 0, yolo_numel(&h->y_op) * sizeof(yolo_real));
         yolo_resize_add_forward(x, 1, &h->y_op);
         return &h->y_op;
@@ -99,14 +99,15 @@ static yolo_tensor *h_forward(harness *h, const blockcase *c) {
 
 static void h_backward(harness *h, const blockcase *c) {
     yolo_tensor *x = &h->x;
+    yolo_model *m = &h->m;
     switch (c->kind) {
-    case B_CONV: case B_CONV_BARE: yolo_conv_backward(&h->conv); break;
-    case B_REPCONVN: yolo_repconvn_backward(&h->rep); break;
-    case B_BOTTLENECK: yolo_bottleneck_backward(&h->bot, x); break;
-    case B_REPNCSP: yolo_repncsp_backward(&h->csp); break;
-    case B_ELAN4: case B_ELAN1: yolo_elan_backward(&h->elan); break;
-    case B_ACONV: case B_ADOWN: yolo_down_backward(&h->down, x); break;
-    case B_SPPELAN: yolo_sppelan_backward(&h->spp); break;
+    case B_CONV: case B_CONV_BARE: yolo_conv_backward(m, &h->conv); break;
+    case B_REPCONVN: yolo_repconvn_backward(m, &h->rep); break;
+    case B_BOTTLENECK: yolo_bottleneck_backward(m, &h->bot, x); break;
+    case B_REPNCSP: yolo_repncsp_backward(m, &h->csp); break;
+    case B_ELAN4: case B_ELAN1: yolo_elan_backward(m, &h->elan); break;
+    case B_ACONV: case B_ADOWN: yolo_down_backward(m, &h->down, x); break;
+    case B_SPPELAN: yolo_sppelan_backward(m, &h->spp); break;
     case OP_AVGPOOL: yolo_avgpool2_backward(&h->y_op, x->grad, x->h, x->w); break;
     case OP_MAXPOOL: yolo_maxpool_backward(x, c->k, c->s, c->k / 2, &h->y_op, x->grad); break;
     case OP_UPSAMPLE: yolo_resize_add_backward(&h->y_op, x, 1); break;
@@ -149,7 +150,7 @@ static double hloss(void *p) { hctx *x = (hctx *)p; return h_loss(x->h, x->c); }
 static void check_block(const blockcase *c) {
     harness *h = (harness *)calloc(1, sizeof(harness));
     yolo_model *m = &h->m;
-    m->bn_momentum = 0.03; m->bn_eps = 1e-3;
+    m->bn_momentum = 0.03; m->bn_eps = 1e-3; m->be = &yolo_cpu;
     h_init(h, c);                                  /* pass 1: sizes */
     m->values = (yolo_real *)calloc(m->nvalues + 1, sizeof(yolo_real));
     m->grads = (yolo_real *)calloc(m->nvalues + 1, sizeof(yolo_real));
@@ -162,7 +163,7 @@ static void check_block(const blockcase *c) {
             m->values[p->offset + i] = (yolo_real)(p->kind == YOLO_P_BN_WEIGHT ? urand(0.5, 1.5) :
                                                    p->kind == YOLO_P_RUNNING_VAR ? 1 : urand(-0.5, 0.5));
     }
-    yolo_tensor_resize(&h->x, c->B, c->C, c->H, c->W, 1);
+    yolo_tensor_resize(&yolo_cpu, &h->x, c->B, c->C, c->H, c->W, 1);
     for (size_t i = 0; i < yolo_numel(&h->x); i++) h->x.data[i] = (yolo_real)urand(-2, 2);
     yolo_tensor *y = h_forward(h, c);
     h->R = (yolo_real *)malloc(yolo_numel(y) * sizeof(yolo_real));
@@ -180,8 +181,8 @@ static void check_block(const blockcase *c) {
         report(c->name, p->name, fd_check(hloss, &ctx, m->values + p->offset, m->grads + p->offset, p->numel, 12));
     }
     /* clean up */
-    yolo_tensor_free(&h->x); yolo_tensor_free(&h->y_op);
-    for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->acts[i]);
+    yolo_tensor_free(&yolo_cpu, &h->x); yolo_tensor_free(&yolo_cpu, &h->y_op);
+    for (int i = 0; i < m->nacts; i++) yolo_tensor_free(&yolo_cpu, m->acts[i]);
     if (c->kind == B_REPNCSP) yolo_repncsp_free(&h->csp);
     if (c->kind == B_ELAN4) { yolo_repncsp_free(&h->elan.csp2); yolo_repncsp_free(&h->elan.csp3); }
     free(m->params); free(m->values); free(m->grads); free(m->stats); free(m->acts); free(h->R); free(h);

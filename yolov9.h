@@ -121,6 +121,9 @@ typedef struct yolo_backend {
     void (*optim_update)(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
                          yolo_real *vmax, size_t n);
     void (*sync)(void);                                 /* wait for queued work (timing) */
+    /* bytes held now and at most since the start; a per-op time table when profiling */
+    void (*memory)(size_t *in_use, size_t *peak);
+    void (*profile)(int on, FILE *report);
 } yolo_backend;
 
 /* ------------------------------------------------------------------------ */
@@ -947,6 +950,8 @@ static void yolo_cpu_release(void *p) { free(p); }
 static void yolo_cpu_zero(void *p, size_t bytes) { if (bytes) memset(p, 0, bytes); }
 static void yolo_cpu_copy(void *dst, const void *src, size_t bytes) { if (bytes) memcpy(dst, src, bytes); }
 static void yolo_cpu_sync(void) {}
+static void yolo_cpu_memory(size_t *in_use, size_t *peak) { *in_use = *peak = 0; }   /* not tracked on the host */
+static void yolo_cpu_profile(int on, FILE *report) { (void)on; (void)report; }
 
 const yolo_backend yolo_cpu = {
     "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
@@ -954,6 +959,7 @@ const yolo_backend yolo_cpu = {
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_sync,
+    yolo_cpu_memory, yolo_cpu_profile,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */

@@ -1,0 +1,213 @@
+/* test_cuda: every op of the CUDA backend against its CPU twin, forward and
+   backward, on random non-zero inputs of awkward shapes (odd H and W,
+   channels that fit no tile, batch 1 and 3, groups 4, stride 2). Outputs
+   are poisoned before each run so that an element the kernel never writes
+   shows up. Relative L2 error ||gpu - cpu|| / ||cpu|| must stay under 1e-5
+   (1e-4 for the reductions of BatchNorm's backward). Exits non-zero on any
+   mismatch. Needs a GPU: build with nvcc (make test_cuda). */
+#define YOLOV9_IMPLEMENTATION
+#include "../yolov9.h"
+
+static int g_pass, g_fail;
+static yolo_rng g_rng = { 99 };
+static const yolo_backend *G;
+
+static float *rnd(size_t n, float lo, float hi) {
+    float *p = (float *)malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) p[i] = lo + (hi - lo) * (float)yolo_rng_uniform(&g_rng);
+    return p;
+}
+static float *todev(const float *h, size_t n) { float *d = (float *)G->alloc(n * sizeof(float)); G->upload(d, h, n * sizeof(float)); return d; }
+static float *tohost(const float *d, size_t n) { float *h = (float *)malloc(n * sizeof(float)); G->download(h, d, n * sizeof(float)); return h; }
+static float *poisoned(size_t n) { float *d = (float *)G->alloc(n * sizeof(float)); float *h = rnd(n, 1e6f, 2e6f); G->upload(d, h, n * sizeof(float)); free(h); return d; }
+
+static void check(const char *op, const char *what, const float *cpu, const float *dev, size_t n, double tol) {
+    float *g = tohost(dev, n);
+    double num = 0, den = 0;
+    int finite = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(g[i])) finite = 0;
+        double d = (double)g[i] - cpu[i];
+        num += d * d; den += (double)cpu[i] * cpu[i];
+    }
+    double e = den > 0 ? sqrt(num / den) : sqrt(num);
+    int ok = finite && e <= tol;
+    if (ok) g_pass++; else g_fail++;
+    printf("  %-34s %-10s %8zu values  rel err %.2e  %s\n", op, what, n, e, ok ? "ok" : "FAIL");
+    free(g);
+}
+
+/* a host tensor and its device twin with the same values */
+typedef struct { yolo_tensor h, d; } pair;
+static pair mk(int n, int c, int h, int w, float lo, float hi) {
+    pair p;
+    size_t k = (size_t)n * c * h * w;
+    memset(&p, 0, sizeof p);
+    yolo_tensor_resize(&yolo_cpu, &p.h, n, c, h, w, 1);
+    yolo_tensor_resize(G, &p.d, n, c, h, w, 1);
+    float *v = rnd(k, lo, hi), *g = rnd(k, -1, 1);
+    memcpy(p.h.data, v, k * sizeof(float)); memcpy(p.h.grad, g, k * sizeof(float));
+    G->upload(p.d.data, v, k * sizeof(float)); G->upload(p.d.grad, g, k * sizeof(float));
+    free(v); free(g);
+    return p;
+}
+static void poison(pair *p) {
+    size_t k = yolo_numel(&p->d);
+    float *v = rnd(k, 1e6f, 2e6f);
+    G->upload(p->d.data, v, k * sizeof(float));
+    free(v);
+}
+static void drop(pair *p) { yolo_tensor_free(&yolo_cpu, &p->h); yolo_tensor_free(G, &p->d); }
+
+static void test_conv(int B, int C1, int H, int W, int C2, int k, int s, int g, int bias) {
+    char name[96];
+    snprintf(name, sizeof name, "conv %dx%d s%d g%d B%d %dx%dx%d->%d%s", k, k, s, g, B, C1, H, W, C2, bias ? " +b" : "");
+    int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
+    size_t nw = (size_t)C2 * (C1 / g) * k * k;
+    pair x = mk(B, C1, H, W, -1, 1), y = mk(B, C2, Ho, Wo, -1, 1);
+    float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1), *dw = rnd(nw, -1, 1), *db = rnd(C2, -1, 1);
+    float *w_d = todev(w, nw), *b_d = todev(b, C2), *dw_d = todev(dw, nw), *db_d = todev(db, C2);
+    poison(&y);
+    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, g, &y.h);
+    G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, C2, k, s, g, &y.d);
+    check(name, "forward", y.h.data, y.d.data, yolo_numel(&y.h), 1e-5);
+    /* y.grad is random: the backward of it */
+    yolo_cpu.conv2d_backward(&x.h, w, y.h.grad, C2, k, s, g, Ho, Wo, x.h.grad, dw, bias ? b : NULL);
+    G->conv2d_backward(&x.d, w_d, y.d.grad, C2, k, s, g, Ho, Wo, x.d.grad, dw_d, bias ? b_d : NULL);
+    check(name, "dx", x.h.grad, x.d.grad, yolo_numel(&x.h), 1e-5);
+    check(name, "dw", dw, dw_d, nw, 1e-5);
+    if (bias) check(name, "db", b, b_d, C2, 1e-5);
+    drop(&x); drop(&y);
+    free(w); free(b); free(dw); free(db);
+    G->release(w_d); G->release(b_d); G->release(dw_d); G->release(db_d);
+}
+
+static void test_bn(int B, int C, int H, int W, int act) {
+    char name[96];
+    snprintf(name, sizeof name, "batchnorm%s B%d %dx%dx%d", act ? "+silu" : "", B, C, H, W);
+    pair z = mk(B, C, H, W, -2, 3), u = mk(B, C, H, W, 0, 1);
+    float *gamma = rnd(C, 0.5f, 1.5f), *beta = rnd(C, -0.5f, 0.5f), *rm = rnd(C, -1, 1), *rv = rnd(C, 0.5f, 2);
+    float *mean = rnd(C, 0, 1), *invstd = rnd(C, 0, 1), *dg = rnd(C, -1, 1), *dbt = rnd(C, -1, 1);
+    float *gamma_d = todev(gamma, C), *beta_d = todev(beta, C), *rm_d = todev(rm, C), *rv_d = todev(rv, C);
+    float *mean_d = poisoned(C), *invstd_d = poisoned(C), *dg_d = todev(dg, C), *dbt_d = todev(dbt, C);
+    poison(&u);
+    yolo_cpu.bn_eval_forward(&z.h, gamma, beta, rm, rv, 1e-3, &u.h);
+    G->bn_eval_forward(&z.d, gamma_d, beta_d, rm_d, rv_d, 1e-3, &u.d);
+    check(name, "eval", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
+    poison(&u);
+    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, &u.h);
+    G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, &u.d);
+    check(name, "train", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
+    check(name, "mean", mean, mean_d, C, 1e-5);
+    check(name, "invstd", invstd, invstd_d, C, 1e-5);
+    check(name, "run.mean", rm, rm_d, C, 1e-5);
+    check(name, "run.var", rv, rv_d, C, 1e-5);
+    poison(&z);   /* dz goes to z.grad: keep z.data, so restore it */
+    G->upload(z.d.data, z.h.data, yolo_numel(&z.h) * sizeof(float));
+    yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, dg, dbt, z.h.grad);
+    G->bn_act_backward(&z.d, u.d.grad, gamma_d, beta_d, mean_d, invstd_d, act, dg_d, dbt_d, z.d.grad);
+    check(name, "dz", z.h.grad, z.d.grad, yolo_numel(&z.h), 1e-4);
+    check(name, "dgamma", dg, dg_d, C, 1e-4);
+    check(name, "dbeta", dbt, dbt_d, C, 1e-4);
+    drop(&z); drop(&u);
+    float *all[] = { gamma, beta, rm, rv, mean, invstd, dg, dbt };
+    float *alld[] = { gamma_d, beta_d, rm_d, rv_d, mean_d, invstd_d, dg_d, dbt_d };
+    for (int i = 0; i < 8; i++) { free(all[i]); G->release(alld[i]); }
+}
+
+static void test_elementwise(size_t n) {
+    float *a = rnd(n, -4, 4), *b = rnd(n, -4, 4), *dy = rnd(n, -1, 1), *da = rnd(n, -1, 1), *db = rnd(n, -1, 1);
+    float *a_d = todev(a, n), *b_d = todev(b, n), *dy_d = todev(dy, n), *da_d = todev(da, n), *db_d = todev(db, n);
+    float *y = (float *)malloc(n * sizeof(float)), *y_d = poisoned(n);
+    yolo_cpu.silu_forward(y, a, b, n); G->silu_forward(y_d, a_d, b_d, n);
+    check("silu(a + b)", "forward", y, y_d, n, 1e-5);
+    yolo_cpu.silu_forward(y, a, NULL, n); G->silu_forward(y_d, a_d, NULL, n);
+    check("silu(a)", "forward", y, y_d, n, 1e-5);
+    yolo_cpu.silu_backward(dy, a, b, da, db, n); G->silu_backward(dy_d, a_d, b_d, da_d, db_d, n);
+    check("silu(a + b)", "da", da, da_d, n, 1e-5);
+    check("silu(a + b)", "db", db, db_d, n, 1e-5);
+    yolo_cpu.add(y, a, b, n); G->add(y_d, a_d, b_d, n);
+    check("add", "forward", y, y_d, n, 1e-6);
+    yolo_cpu.accumulate(da, b, n); G->accumulate(da_d, b_d, n);
+    check("accumulate", "forward", da, da_d, n, 1e-6);
+    free(a); free(b); free(dy); free(da); free(db); free(y);
+    G->release(a_d); G->release(b_d); G->release(dy_d); G->release(da_d); G->release(db_d); G->release(y_d);
+}
+
+static void test_pools(int B, int C, int H, int W) {
+    char name[96];
+    pair x = mk(B, C, H, W, -3, 3);
+    pair a = mk(B, C, H - 1, W - 1, 0, 1);
+    snprintf(name, sizeof name, "avgpool 2x2 s1 B%d %dx%dx%d", B, C, H, W);
+    poison(&a);
+    yolo_cpu.avgpool2_forward(&x.h, &a.h); G->avgpool2_forward(&x.d, &a.d);
+    check(name, "forward", a.h.data, a.d.data, yolo_numel(&a.h), 1e-6);
+    yolo_cpu.avgpool2_backward(&a.h, x.h.grad, H, W); G->avgpool2_backward(&a.d, x.d.grad, H, W);
+    check(name, "dx", x.h.grad, x.d.grad, yolo_numel(&x.h), 1e-6);
+    static const int ks[2][3] = { { 3, 2, 1 }, { 5, 1, 2 } };
+    for (int v = 0; v < 2; v++) {
+        int k = ks[v][0], s = ks[v][1], p = ks[v][2];
+        int Ho = (H + 2 * p - k) / s + 1, Wo = (W + 2 * p - k) / s + 1;
+        pair y = mk(B, C, Ho, Wo, 0, 1);
+        snprintf(name, sizeof name, "maxpool %dx%d s%d p%d B%d %dx%dx%d", k, k, s, p, B, C, H, W);
+        poison(&y);
+        yolo_cpu.maxpool_forward(&x.h, k, s, p, &y.h); G->maxpool_forward(&x.d, k, s, p, &y.d);
+        check(name, "forward", y.h.data, y.d.data, yolo_numel(&y.h), 1e-6);
+        yolo_cpu.maxpool_backward(&x.h, k, s, p, &y.h, x.h.grad); G->maxpool_backward(&x.d, k, s, p, &y.d, x.d.grad);
+        check(name, "dx", x.h.grad, x.d.grad, yolo_numel(&x.h), 1e-6);
+        drop(&y);
+    }
+    /* nearest resize of channels [1, C) to (2H+1) x 3W, added; and channel copies */
+    pair r = mk(B, C - 1, 2 * H + 1, 3 * W, -1, 1);
+    snprintf(name, sizeof name, "resize chunk B%d %dx%dx%d", B, C, H, W);
+    yolo_cpu.resize_add_forward(&x.h, 1, &r.h); G->resize_add_forward(&x.d, 1, &r.d);
+    check(name, "forward", r.h.data, r.d.data, yolo_numel(&r.h), 1e-6);
+    yolo_cpu.resize_add_backward(&r.h, &x.h, 1); G->resize_add_backward(&r.d, &x.d, 1);
+    check(name, "dx", x.h.grad, x.d.grad, yolo_numel(&x.h), 1e-6);
+    pair c = mk(B, C + 3, H, W, -1, 1);
+    snprintf(name, sizeof name, "copy channels B%d %dx%dx%d", B, C, H, W);
+    yolo_cpu.copy_channels(x.h.data, C, 1, c.h.data, C + 3, 2, B, C - 1, H * W, 0);
+    G->copy_channels(x.d.data, C, 1, c.d.data, C + 3, 2, B, C - 1, H * W, 0);
+    check(name, "copy", c.h.data, c.d.data, yolo_numel(&c.h), 0);
+    yolo_cpu.copy_channels(x.h.data, C, 0, c.h.data, C + 3, 3, B, C, H * W, 1);
+    G->copy_channels(x.d.data, C, 0, c.d.data, C + 3, 3, B, C, H * W, 1);
+    check(name, "accumulate", c.h.data, c.d.data, yolo_numel(&c.h), 1e-6);
+    drop(&x); drop(&a); drop(&r); drop(&c);
+}
+
+static void test_optim(size_t n) {
+    static const char *names[3] = { "sgd nesterov", "adam", "adamw amsgrad" };
+    for (int kind = 0; kind < 3; kind++) {
+        float *w = rnd(n, -1, 1), *g = rnd(n, -1, 1), *m = rnd(n, -0.1f, 0.1f), *v = rnd(n, 0, 0.01f), *vm = rnd(n, 0, 0.01f);
+        float *w_d = todev(w, n), *g_d = todev(g, n), *m_d = todev(m, n), *v_d = todev(v, n), *vm_d = todev(vm, n);
+        yolo_update u = { kind, 0.01, 5e-4, 0.937, 0.999, 1e-8, 1 - 0.937 * 0.937, 1 - 0.999 * 0.999 };
+        yolo_cpu.optim_update(&u, w, g, m, v, kind == 2 ? vm : NULL, n);
+        G->optim_update(&u, w_d, g_d, m_d, v_d, kind == 2 ? vm_d : NULL, n);
+        check(names[kind], "weights", w, w_d, n, 1e-6);
+        check(names[kind], "state", m, m_d, n, 1e-6);
+        free(w); free(g); free(m); free(v); free(vm);
+        G->release(w_d); G->release(g_d); G->release(m_d); G->release(v_d); G->release(vm_d);
+    }
+}
+
+int main(void) {
+    char err[YOLO_ERR];
+    if (!(G = yolo_backend_cuda(0, err))) { fprintf(stderr, "test_cuda: %s\n", err); return 2; }
+    printf("CUDA kernels against their CPU twins\n");
+    test_conv(1, 3, 17, 13, 5, 3, 2, 1, 0);
+    test_conv(3, 7, 9, 11, 13, 3, 1, 1, 0);
+    test_conv(2, 12, 7, 5, 20, 3, 1, 4, 0);
+    test_conv(3, 20, 6, 9, 64, 1, 1, 4, 1);
+    test_conv(1, 70, 5, 7, 67, 1, 1, 1, 1);
+    test_conv(2, 33, 10, 8, 130, 3, 2, 1, 0);
+    test_conv(1, 5, 31, 29, 3, 1, 1, 1, 0);
+    test_bn(1, 7, 5, 3, 1);
+    test_bn(3, 13, 9, 11, 0);
+    test_bn(2, 5, 1, 1, 1);
+    test_elementwise(100003);
+    test_pools(1, 5, 9, 7);
+    test_pools(3, 4, 8, 11);
+    test_optim(70001);
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}

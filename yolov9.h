@@ -2678,12 +2678,6 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
         }
         gstart[n + 1] = k;
     }
-    double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] one image's raw outputs */
-    double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] their gradient, before 1/S */
-    double *pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));       /* [A, 4] x1 y1 x2 y2, grid units */
-    double *pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));    /* [A, 4] the same in pixels */
-    yolo_real *prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));            /* [A, NC] */
-    yolo_real *dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real)); /* [A, 4, 16] */
     memset(L->items, 0, sizeof L->items);
     for (int b = 0; b < d->nbranch; b++) {
         yolo_assignment *as = &L->as[b];
@@ -2695,6 +2689,16 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
             grads[l] = (yolo_real *)yolo_xmalloc(yolo_numel(&d->out[b][l]) * sizeof(yolo_real));
         }
         if (!reuse) yolo_assignment_resize(as, B, A, nc);
+        /* images are independent: one per thread */
+        #pragma omp parallel reduction(+ : box_l, cls_l, dfl_l, ssum)
+        {
+        double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] one image's raw outputs */
+        double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] their gradient, before 1/S */
+        double *pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));       /* [A, 4] x1 y1 x2 y2, grid units */
+        double *pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));    /* [A, 4] the same in pixels */
+        yolo_real *prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));            /* [A, NC] */
+        yolo_real *dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real)); /* [A, 4, 16] */
+        #pragma omp for schedule(dynamic)
         for (int n = 0; n < B; n++) {
             size_t o0 = (size_t)n * A;
             for (int l = 0, a0 = 0; l < 3; l++) {
@@ -2764,6 +2768,8 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
                 a0 += HW;
             }
         }
+        free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
+        }
         /* S = max(sum of target scores, 1) normalises all three terms; the
            returned loss is their sum times B, hence the gradient scale */
         if (!reuse) as->score_sum = ssum > 1 ? ssum : 1;
@@ -2779,7 +2785,7 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
         L->items[2] += bw * YOLO_GAIN_DFL * dfl_l / S;
     }
     L->loss = (L->items[0] + L->items[1] + L->items[2]) * B;
-    free(anc); free(anc_px); free(str); free(gt); free(gstart); free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
+    free(anc); free(anc_px); free(str); free(gt); free(gstart);
     return L->loss;
 }
 

@@ -112,62 +112,77 @@ static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
 /* ------------------------------------------------------------------------ */
 /* the tiled matrix product every convolution pass is made of               */
 /* ------------------------------------------------------------------------ */
-/* C[M, N] = sum_k A(m, k) B(k, n), tiles of 64 x 64 x 16 through shared
-   memory, 256 threads, 4 x 4 outputs per thread. A and B are functors that
-   gather their element (this is where im2col happens, implicitly); the
-   epilogue functor stores (or adds, or atomically adds) the result. Split-K
-   (gridDim.z > 1) gives each z-slice a range of k. */
-#define TM 64
-#define TN 64
-#define TK 16
-
-template <class LA, class LB, class EP>
+/* C[M, N] = sum_k A(m, k) B(k, n) through shared-memory tiles of
+   BM x BN x BK, 256 threads, each owning RM x RN outputs strided across the
+   tile (so that a warp's shared-memory reads hit distinct banks). A and B
+   are functors that gather their element (this is where im2col happens,
+   implicitly); the epilogue functor stores, adds or atomically adds the
+   result. Split-K (gridDim.z > 1) gives each z-slice a range of k. Large
+   problems take 128 x 128 tiles (8 x 8 per thread: 64 multiply-adds per
+   16 shared loads), small ones 64 x 64. This is where bf16 operands and a
+   fused BN + SiLU epilogue will go. */
+template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
-    __shared__ float As[TK][TM + 4];
-    __shared__ float Bs[TK][TN + 4];
-    int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    int m0 = blockIdx.y * TM, n0 = blockIdx.x * TN;
+    __shared__ float As[BK][BM + 4];
+    __shared__ float Bs[BK][BN + 4];
+    const int TX = BN / RN, TY = BM / RM;
+    int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
+    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk);
-    float acc[4][4] = {};
-    for (int k0 = kbeg; k0 < kend; k0 += TK) {
-        for (int e = tid; e < TM * TK; e += 256) {       /* A tile, k fastest: 16 consecutive k per row */
-            int kk = e % TK, mm = e / TK, m = m0 + mm, k = k0 + kk;
+    float acc[RM][RN] = {};
+    for (int k0 = kbeg; k0 < kend; k0 += BK) {
+        for (int e = tid; e < BM * BK; e += 256) {       /* A tile: consecutive threads take consecutive k */
+            int kk = e % BK, mm = e / BK, m = m0 + mm, k = k0 + kk;
             As[kk][mm] = (m < M && k < kend) ? la(m, k) : 0.f;
         }
-        for (int e = tid; e < TK * TN; e += 256) {       /* B tile, n fastest */
-            int nn = e % TN, kk = e / TN, n = n0 + nn, k = k0 + kk;
+        for (int e = tid; e < BK * BN; e += 256) {       /* B tile: consecutive threads take consecutive n */
+            int nn = e % BN, kk = e / BN, n = n0 + nn, k = k0 + kk;
             Bs[kk][nn] = (n < N && k < kend) ? lb(k, n) : 0.f;
         }
         __syncthreads();
         #pragma unroll
-        for (int kk = 0; kk < TK; kk++) {
-            float a[4], b[4];
+        for (int kk = 0; kk < BK; kk++) {
+            float a[RM], b[RN];
             #pragma unroll
-            for (int i = 0; i < 4; i++) { a[i] = As[kk][ty + 16 * i]; b[i] = Bs[kk][tx + 16 * i]; }
+            for (int i = 0; i < RM; i++) a[i] = As[kk][ty + TY * i];
             #pragma unroll
-            for (int i = 0; i < 4; i++)
+            for (int j = 0; j < RN; j++) b[j] = Bs[kk][tx + TX * j];
+            #pragma unroll
+            for (int i = 0; i < RM; i++)
                 #pragma unroll
-                for (int j = 0; j < 4; j++) acc[i][j] += a[i] * b[j];
+                for (int j = 0; j < RN; j++) acc[i][j] += a[i] * b[j];
         }
         __syncthreads();
     }
     #pragma unroll
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < RM; i++)
         #pragma unroll
-        for (int j = 0; j < 4; j++) {
-            int m = m0 + ty + 16 * i, n = n0 + tx + 16 * j;
+        for (int j = 0; j < RN; j++) {
+            int m = m0 + ty + TY * i, n = n0 + tx + TX * j;
             if (m < M && n < N) ep(m, n, acc[i][j]);
         }
 }
 
+template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
+static void gemm_tiles(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
+    if (splitk <= 0) {   /* automatic: about four blocks per multiprocessor, slices of at least 1024 k */
+        int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+        splitk = (528 + tiles - 1) / tiles;
+        if (splitk > K / 1024) splitk = K / 1024;
+        if (splitk < 1) splitk = 1;
+    }
+    int kchunk = (K + splitk - 1) / splitk;
+    kchunk = (kchunk + BK - 1) / BK * BK;
+    splitk = (K + kchunk - 1) / kchunk;
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
+    gemm_kernel<BM, BN, BK, RM, RN><<<grid, 256>>>(M, N, K, kchunk, la, lb, ep);
+    CK_LAUNCH("gemm_kernel");
+}
+
 template <class LA, class LB, class EP>
 static void gemm(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
-    int kchunk = (K + splitk - 1) / splitk;
-    kchunk = (kchunk + TK - 1) / TK * TK;
-    splitk = (K + kchunk - 1) / kchunk;
-    dim3 grid((N + TN - 1) / TN, (M + TM - 1) / TM, splitk);
-    gemm_kernel<<<grid, 256>>>(M, N, K, kchunk, la, lb, ep);
-    CK_LAUNCH("gemm_kernel");
+    if (M >= 96 && N >= 96) gemm_tiles<128, 128, 8, 8, 8>(M, N, K, splitk, la, lb, ep);
+    else gemm_tiles<64, 64, 16, 4, 4>(M, N, K, splitk, la, lb, ep);
 }
 
 /* the convolution's geometry, passed by value to the functors */
@@ -287,9 +302,7 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
         BwdWA la = { dy, c, gi };
         BwdWB lb = { x->data, c, gi };
         AtomicAddStore ep = { dw, Kw, gi, c.c2g };
-        int tiles = ((c.c2g + TM - 1) / TM) * ((Kw + TN - 1) / TN);
-        int splitk = (int)fmin(fmax(1.0, 264.0 / tiles), fmax(1.0, red / 256.0));
-        gemm(c.c2g, Kw, red, splitk, la, lb, ep);
+        gemm(c.c2g, Kw, red, 0, la, lb, ep);   /* the sum over every output position: split-K */
         prof_end(k == 1 ? "conv backward-weight 1x1" : "conv backward-weight 3x3", flops / g, 0);
         prof_begin();
         if (dx) {
@@ -325,23 +338,39 @@ __device__ void block_sum2(double &a, double &b) {
     __syncthreads();
 }
 
-/* one block per channel: mean, biased variance for normalising, running statistics with the unbiased one */
-__global__ void bn_stats_kernel(const float *z, int B, int C, int HW, float *mean, float *invstd, float *rmean,
+/* Per-channel statistics in two steps, so that every block reads
+   contiguous memory: one block per (image, channel) sums its h*w values
+   (and their squares) in double, then one thread per channel adds the B
+   partial sums. Mean, biased variance for normalising, running statistics
+   with the unbiased one. */
+__global__ void bn_partial_kernel(const float *z, int HW, double *part) {
+    const float *p = z + (size_t)blockIdx.x * HW;
+    double s = 0, ss = 0;
+    for (int i = threadIdx.x; i < HW; i += blockDim.x) { double v = p[i]; s += v; ss += v * v; }
+    block_sum2(s, ss);
+    if (threadIdx.x == 0) { part[2 * blockIdx.x] = s; part[2 * blockIdx.x + 1] = ss; }
+}
+__global__ void bn_stats_kernel(const double *part, int B, int C, int HW, float *mean, float *invstd, float *rmean,
                                 float *rvar, float momentum, float eps) {
-    int c = blockIdx.x;
-    size_t N = (size_t)B * HW;
-    double s = 0, unused = 0;
-    for (size_t i = threadIdx.x; i < N; i += blockDim.x) s += z[((i / HW) * C + c) * HW + i % HW];
-    block_sum2(s, unused);
-    double m = s / N, ss = 0;
-    for (size_t i = threadIdx.x; i < N; i += blockDim.x) { double d = z[((i / HW) * C + c) * HW + i % HW] - m; ss += d * d; }
-    block_sum2(ss, unused);
-    if (threadIdx.x == 0) {
-        double var = ss / N;
-        mean[c] = (float)m; invstd[c] = (float)(1.0 / sqrt(var + eps));
-        rmean[c] = (float)((1 - momentum) * rmean[c] + momentum * m);
-        rvar[c] = (float)((1 - momentum) * rvar[c] + momentum * (N > 1 ? ss / (N - 1) : var));
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    double s = 0, ss = 0, N = (double)B * HW;
+    for (int n = 0; n < B; n++) { s += part[2 * ((size_t)n * C + c)]; ss += part[2 * ((size_t)n * C + c) + 1]; }
+    double m = s / N, var = fmax(ss / N - m * m, 0.0);
+    mean[c] = (float)m; invstd[c] = (float)(1.0 / sqrt(var + eps));
+    rmean[c] = (float)((1 - momentum) * rmean[c] + momentum * m);
+    rvar[c] = (float)((1 - momentum) * rvar[c] + momentum * (N > 1 ? var * N / (N - 1) : var));
+}
+
+static double *g_bn_part = NULL;   /* [B * C * 2] partial sums of the BatchNorm reductions, grown once */
+static size_t g_bn_part_cap = 0;
+static double *bn_scratch(size_t n) {
+    if (n > g_bn_part_cap) {
+        cu_release(g_bn_part);
+        g_bn_part_cap = n > (1 << 20) ? n : (1 << 20);
+        g_bn_part = (double *)cu_alloc(g_bn_part_cap * sizeof(double));
     }
+    return g_bn_part;
 }
 
 /* u = a[c] z + b[c] with a = gamma invstd, b = beta - mean a */
@@ -358,8 +387,11 @@ __global__ void bn_apply_kernel(const float *z, float *u, size_t n, int C, int H
 static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const float *beta, float *mean, float *invstd,
                                 float *rmean, float *rvar, double momentum, double eps, yolo_tensor *u) {
     int HW = z->h * z->w;
+    double *part = bn_scratch(2 * (size_t)z->n * z->c);
     prof_begin();
-    bn_stats_kernel<<<z->c, 256>>>(z->data, z->n, z->c, HW, mean, invstd, rmean, rvar, (float)momentum, (float)eps);
+    bn_partial_kernel<<<z->n * z->c, 256>>>(z->data, HW, part);
+    CK_LAUNCH("bn_partial_kernel");
+    bn_stats_kernel<<<blocks_for(z->c, 128), 128>>>(part, z->n, z->c, HW, mean, invstd, rmean, rvar, (float)momentum, (float)eps);
     CK_LAUNCH("bn_stats_kernel");
     size_t n = (size_t)z->n * z->c * HW;
     bn_apply_kernel<<<grid_for(n), 256>>>(z->data, u->data, n, z->c, HW, gamma, beta, mean, invstd, NULL, (float)eps);
@@ -377,24 +409,28 @@ static void cu_bn_eval_forward(const yolo_tensor *z, const float *gamma, const f
     prof_end("batchnorm eval", 0, 4.0 * 2 * n);
 }
 
-/* per channel: sg = sum g, sgx = sum g xhat, with g = dy SiLU'(u) when act */
-__global__ void bn_back_reduce_kernel(const float *z, const float *dy, int B, int C, int HW, const float *gamma,
-                                      const float *beta, const float *mean, const float *invstd, int act,
-                                      float *dgamma, float *dbeta, float *sums) {
-    int c = blockIdx.x;
-    size_t N = (size_t)B * HW;
+/* per channel: sg = sum g, sgx = sum g xhat, with g = dy SiLU'(u) when act;
+   again partial sums per (image, channel), then per channel */
+__global__ void bn_back_partial_kernel(const float *z, const float *dy, int C, int HW, const float *gamma,
+                                       const float *beta, const float *mean, const float *invstd, int act, double *part) {
+    int c = blockIdx.x % C;
+    size_t o = (size_t)blockIdx.x * HW;
     double sg = 0, sgx = 0;
-    for (size_t i = threadIdx.x; i < N; i += blockDim.x) {
-        size_t o = ((i / HW) * C + c) * HW + i % HW;
-        float xh = (z[o] - mean[c]) * invstd[c], g = dy[o];
+    for (int i = threadIdx.x; i < HW; i += blockDim.x) {
+        float xh = (z[o + i] - mean[c]) * invstd[c], g = dy[o + i];
         if (act) g *= d_silu_grad(gamma[c] * xh + beta[c]);
         sg += g; sgx += (double)g * xh;
     }
     block_sum2(sg, sgx);
-    if (threadIdx.x == 0) {
-        dgamma[c] += (float)sgx; dbeta[c] += (float)sg;
-        sums[2 * c] = (float)sg; sums[2 * c + 1] = (float)sgx;
-    }
+    if (threadIdx.x == 0) { part[2 * blockIdx.x] = sg; part[2 * blockIdx.x + 1] = sgx; }
+}
+__global__ void bn_back_reduce_kernel(const double *part, int B, int C, float *dgamma, float *dbeta, float *sums) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    double sg = 0, sgx = 0;
+    for (int n = 0; n < B; n++) { sg += part[2 * ((size_t)n * C + c)]; sgx += part[2 * ((size_t)n * C + c) + 1]; }
+    dgamma[c] += (float)sgx; dbeta[c] += (float)sg;
+    sums[2 * c] = (float)sg; sums[2 * c + 1] = (float)sgx;
 }
 
 __global__ void bn_back_apply_kernel(const float *z, const float *dy, size_t n, int C, int HW, float N, const float *gamma,
@@ -419,8 +455,11 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
         g_bn_sums_cap = 2 * (size_t)z->c > 4096 ? 2 * (size_t)z->c : 4096;
         g_bn_sums = (float *)cu_alloc(g_bn_sums_cap * sizeof(float));
     }
+    double *part = bn_scratch(2 * (size_t)z->n * z->c);
     prof_begin();
-    bn_back_reduce_kernel<<<z->c, 256>>>(z->data, dy, z->n, z->c, HW, gamma, beta, mean, invstd, act, dgamma, dbeta, g_bn_sums);
+    bn_back_partial_kernel<<<z->n * z->c, 256>>>(z->data, dy, z->c, HW, gamma, beta, mean, invstd, act, part);
+    CK_LAUNCH("bn_back_partial_kernel");
+    bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, z->n, z->c, dgamma, dbeta, g_bn_sums);
     CK_LAUNCH("bn_back_reduce_kernel");
     size_t n = (size_t)z->n * z->c * HW;
     bn_back_apply_kernel<<<grid_for(n), 256>>>(z->data, dy, n, z->c, HW, (float)((size_t)z->n * HW), gamma, beta, mean,

@@ -84,6 +84,34 @@ typedef struct {
 
 typedef struct { int kind; double lr, wd, b1, b2, eps, bc1, bc2; } yolo_update;  /* one optimizer step */
 
+/* What the assigner decided for one head branch (arrays in backend
+   memory). It depends on the predictions but is not differentiated
+   through, as the official runs it under no_grad. */
+typedef struct {
+    int B, A, nc;
+    unsigned char *fg;   /* [B*A] 1 where the anchor has a target */
+    int *label;          /* [B*A] target class */
+    yolo_real *box;      /* [B*A*4] target box x1,y1,x2,y2 in grid units */
+    yolo_real *score;    /* [B*A] target score of the target class */
+    yolo_real *alpha;    /* [B*A] CIoU's alpha (a constant of the gradient) */
+    double score_sum;    /* max(sum of target scores, 1) */
+} yolo_assignment;
+
+/* One head branch of the loss, for the backend's loss op. */
+typedef struct {
+    int B, nc, A;                 /* batch, classes, anchors over the three levels */
+    int h[3], w[3], stride[3];    /* the levels */
+    const yolo_real *maps[3];     /* [B, 4*REG_MAX + NC, h, w] raw outputs */
+    yolo_real *grads[3];          /* the same shapes: written with d loss / d map */
+    int ngt;
+    const yolo_real *gt;          /* [ngt, 5] (class, x1, y1, x2, y2) in pixels, image by image */
+    const int *gstart;            /* [B + 1] image n owns gt rows [gstart[n], gstart[n+1]) */
+    yolo_assignment *as;
+    int reuse;                    /* 1: keep the assignment (and alpha) of the previous call */
+    double grad_scale;            /* gradients are d(sum of terms)/d map * grad_scale / S */
+    double box, cls, dfl;         /* out: the three sums, not yet divided by S */
+} yolo_loss_branch;
+
 typedef struct yolo_backend {
     const char *name;
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
@@ -120,6 +148,7 @@ typedef struct yolo_backend {
                           int B, int C, int HW, int accumulate);
     void (*optim_update)(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
                          yolo_real *vmax, size_t n);
+    void (*loss)(yolo_loss_branch *lb);   /* assigner, three terms and their gradient, one head branch */
     void (*sync)(void);                                 /* wait for queued work (timing) */
     /* bytes held now and at most since the start; a per-op time table when profiling */
     void (*memory)(size_t *in_use, size_t *peak);
@@ -296,20 +325,8 @@ typedef struct {
 /* 7. loss                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* What the task-aligned assigner decided for one head branch. It depends on
-   the predictions but is not differentiated through (as the official, which
-   runs it under no_grad). */
 typedef struct {
-    int B, A, nc;
-    unsigned char *fg;   /* [B*A] 1 where the anchor has a target */
-    int *label;          /* [B*A] target class */
-    yolo_real *box;      /* [B*A*4] target box x1,y1,x2,y2 in grid units */
-    yolo_real *score;    /* [B*A] target score of the target class */
-    yolo_real *alpha;    /* [B*A] CIoU's alpha (a constant of the gradient) */
-    double score_sum;    /* max(sum of target scores, 1) */
-} yolo_assignment;
-
-typedef struct {
+    const struct yolo_backend *be;  /* where the assignment lives */
     yolo_assignment as[2];       /* per head branch */
     double items[3];             /* box, cls, dfl after gains (official loss_items) */
     double loss;                 /* (box + cls + dfl) * B, what is differentiated */
@@ -953,13 +970,15 @@ static void yolo_cpu_sync(void) {}
 static void yolo_cpu_memory(size_t *in_use, size_t *peak) { *in_use = *peak = 0; }   /* not tracked on the host */
 static void yolo_cpu_profile(int on, FILE *report) { (void)on; (void)report; }
 
+static void yolo_cpu_loss(yolo_loss_branch *lb);   /* section 7 */
+
 const yolo_backend yolo_cpu = {
     "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
     yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
-    yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_sync,
-    yolo_cpu_memory, yolo_cpu_profile,
+    yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_loss,
+    yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_profile,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */
@@ -2550,23 +2569,26 @@ static double yolo_ciou(const double *p, const double *t, const double *fixed_al
     return iou - (rho2 / c2 + v * alpha);
 }
 
-static void yolo_assignment_resize(yolo_assignment *as, int B, int A, int nc) {
+static void yolo_assignment_release(const yolo_backend *be, yolo_assignment *as) {
+    be->release(as->fg); be->release(as->label); be->release(as->box); be->release(as->score); be->release(as->alpha);
+    memset(as, 0, sizeof *as);
+}
+
+static void yolo_assignment_resize(const yolo_backend *be, yolo_assignment *as, int B, int A, int nc) {
     if (as->B * as->A < B * A) {
-        free(as->fg); free(as->label); free(as->box); free(as->score); free(as->alpha);
-        as->fg = (unsigned char *)yolo_xcalloc((size_t)B * A, 1);
-        as->label = (int *)yolo_xcalloc((size_t)B * A, sizeof(int));
-        as->box = (yolo_real *)yolo_xcalloc((size_t)B * A * 4, sizeof(yolo_real));
-        as->score = (yolo_real *)yolo_xcalloc((size_t)B * A, sizeof(yolo_real));
-        as->alpha = (yolo_real *)yolo_xcalloc((size_t)B * A, sizeof(yolo_real));
+        yolo_assignment_release(be, as);
+        as->fg = (unsigned char *)be->alloc((size_t)B * A);
+        as->label = (int *)be->alloc((size_t)B * A * sizeof(int));
+        as->box = (yolo_real *)be->alloc((size_t)B * A * 4 * sizeof(yolo_real));
+        as->score = (yolo_real *)be->alloc((size_t)B * A * sizeof(yolo_real));
+        as->alpha = (yolo_real *)be->alloc((size_t)B * A * sizeof(yolo_real));
     }
     as->B = B; as->A = A; as->nc = nc;
 }
 
 void yolo_loss_free(yolo_loss *L) {
-    for (int b = 0; b < 2; b++) {
-        yolo_assignment *as = &L->as[b];
-        free(as->fg); free(as->label); free(as->box); free(as->score); free(as->alpha);
-    }
+    if (L->be)
+        for (int b = 0; b < 2; b++) yolo_assignment_release(L->be, &L->as[b]);
     memset(L, 0, sizeof *L);
 }
 
@@ -2648,144 +2670,163 @@ static void yolo_assign_image(int G, const double *gt, int A, int nc, const yolo
 /* numerically stable BCE with logits and its derivative sigmoid(x) - t */
 static double yolo_bce(double x, double t) { return fmax(x, 0) - x * t + log1p(exp(-fabs(x))); }
 
-double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets, int reuse) {
-    yolo_detect *d = m->layers[m->detect].det;
-    int nc = d->nc, no = 4 * YOLO_REG_MAX + nc, B = d->out[0][0].n, A = yolo_num_anchors(m);
+/* The CPU twin of the backend's loss op: one head branch. */
+static void yolo_cpu_loss(yolo_loss_branch *lb) {
+    int nc = lb->nc, no = 4 * YOLO_REG_MAX + nc, B = lb->B, A = lb->A, reuse = lb->reuse;
+    yolo_assignment *as = lb->as;
     /* anchor points (cell centres) in grid units and in pixels, and strides: [A, 2], [A] */
     double *anc = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
     double *anc_px = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
     int *str = (int *)yolo_xmalloc((size_t)A * sizeof(int));
     for (int l = 0, a = 0; l < 3; l++)
-        for (int i = 0; i < d->out[0][l].h; i++)
-            for (int j = 0; j < d->out[0][l].w; j++, a++) {
-                anc[2 * a] = j + 0.5; anc[2 * a + 1] = i + 0.5; str[a] = d->strides[l];
+        for (int i = 0; i < lb->h[l]; i++)
+            for (int j = 0; j < lb->w[l]; j++, a++) {
+                anc[2 * a] = j + 0.5; anc[2 * a + 1] = i + 0.5; str[a] = lb->stride[l];
                 anc_px[2 * a] = anc[2 * a] * str[a]; anc_px[2 * a + 1] = anc[2 * a + 1] * str[a];
             }
+    double *gt = (double *)yolo_xmalloc((size_t)(lb->ngt + 1) * 5 * sizeof(double));
+    for (int i = 0; i < 5 * lb->ngt; i++) gt[i] = lb->gt[i];
+    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
+    /* images are independent: one per thread */
+    #pragma omp parallel reduction(+ : box_l, cls_l, dfl_l, ssum)
+    {
+    double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] one image's raw outputs */
+    double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] their gradient, before 1/S */
+    double *pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));       /* [A, 4] x1 y1 x2 y2, grid units */
+    double *pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));    /* [A, 4] the same in pixels */
+    yolo_real *prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));            /* [A, NC] */
+    yolo_real *dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real)); /* [A, 4, 16] */
+    #pragma omp for schedule(dynamic)
+    for (int n = 0; n < B; n++) {
+        size_t o0 = (size_t)n * A;
+        for (int l = 0, a0 = 0; l < 3; l++) {
+            int HW = lb->h[l] * lb->w[l];
+            for (int c = 0; c < no; c++)
+                for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = lb->maps[l][((size_t)n * no + c) * HW + i];
+            a0 += HW;
+        }
+        /* decode: expected side distances -> boxes; class probabilities */
+        for (int a = 0; a < A; a++) {
+            double dist[4];
+            for (int s = 0; s < 4; s++) {
+                yolo_real logit[YOLO_REG_MAX];
+                for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
+                dist[s] = yolo_dfl_expect(logit, 1, dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
+            }
+            pbox[4 * a] = anc[2 * a] - dist[0]; pbox[4 * a + 1] = anc[2 * a + 1] - dist[1];
+            pbox[4 * a + 2] = anc[2 * a] + dist[2]; pbox[4 * a + 3] = anc[2 * a + 1] + dist[3];
+            for (int i = 0; i < 4; i++) pbox_px[4 * a + i] = pbox[4 * a + i] * str[a];
+            for (int c = 0; c < nc; c++) prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 4 * YOLO_REG_MAX + c]);
+        }
+        if (!reuse)
+            yolo_assign_image(lb->gstart[n + 1] - lb->gstart[n], gt + 5 * lb->gstart[n], A, nc, prob, pbox_px, anc_px, str,
+                              as->fg + o0, as->label + o0, as->box + o0 * 4, as->score + o0);
+        /* the three terms and their gradient, all still to be divided by S */
+        memset(G, 0, (size_t)A * no * sizeof(double));
+        for (int a = 0; a < A; a++) {
+            int fg = as->fg[o0 + a], lab = as->label[o0 + a];
+            double sc = as->score[o0 + a];
+            ssum += sc;
+            for (int c = 0; c < nc; c++) {
+                double x = P[(size_t)a * no + 4 * YOLO_REG_MAX + c], t = (fg && c == lab) ? sc : 0;
+                cls_l += yolo_bce(x, t);
+                G[(size_t)a * no + 4 * YOLO_REG_MAX + c] = (prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
+            }
+            if (!fg) continue;
+            double tb[4], gb[4], alpha = as->alpha[o0 + a];
+            for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
+            double ciou = yolo_ciou(pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
+            if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
+            box_l += (1 - ciou) * sc;
+            /* corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
+            double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
+            for (int s = 0; s < 4; s++) {
+                const yolo_real *p = dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
+                double e = 0;
+                for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
+                /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
+                double tgt = s < 2 ? anc[2 * a + s] - tb[s] : tb[s] - anc[2 * a + s - 2];
+                tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
+                int tl = (int)tgt;
+                double wl = tl + 1 - tgt, wr = 1 - wl;
+                dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
+                for (int k = 0; k < YOLO_REG_MAX; k++) {
+                    double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
+                    double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;             /* cross-entropy */
+                    double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);    /* d(1 - CIoU) through the expectation */
+                    G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
+                }
+            }
+        }
+        for (int l = 0, a0 = 0; l < 3; l++) {
+            int HW = lb->h[l] * lb->w[l];
+            for (int c = 0; c < no; c++)
+                for (int i = 0; i < HW; i++) lb->grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
+            a0 += HW;
+        }
+    }
+    free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
+    }
+    /* S = max(sum of target scores, 1) normalises all three terms */
+    if (!reuse) as->score_sum = ssum > 1 ? ssum : 1;
+    double k = lb->grad_scale / as->score_sum;
+    for (int l = 0; l < 3; l++)
+        for (size_t i = 0; i < (size_t)B * no * lb->h[l] * lb->w[l]; i++) lb->grads[l][i] *= (yolo_real)k;
+    lb->box = box_l; lb->cls = cls_l; lb->dfl = dfl_l;
+    free(anc); free(anc_px); free(str); free(gt);
+}
+
+double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets, int reuse) {
+    const yolo_backend *be = m->be;
+    yolo_detect *d = m->layers[m->detect].det;
+    int B = d->out[0][0].n, A = yolo_num_anchors(m);
+    if (L->be && L->be != be) yolo_loss_free(L);
+    L->be = be;
     /* ground truth in input pixels, grouped by image: gt [ntargets, 5] rows
        (class, x1, y1, x2, y2); image n owns rows [gstart[n], gstart[n+1]) */
     double imw = (double)d->out[0][0].w * d->strides[0], imh = (double)d->out[0][0].h * d->strides[0];
-    double *gt = (double *)yolo_xmalloc((size_t)(ntargets + 1) * 5 * sizeof(double));
-    int *gstart = (int *)yolo_xcalloc(B + 1, sizeof(int));
-    for (int n = 0, k = 0; n < B; n++) {
+    yolo_real *gt = (yolo_real *)yolo_xcalloc((size_t)(ntargets + 1) * 5, sizeof(yolo_real));
+    int *gstart = (int *)yolo_xcalloc(B + 1, sizeof(int)), k = 0;
+    for (int n = 0; n < B; n++) {
         gstart[n] = k;
         for (int t = 0; t < ntargets; t++) {
             const yolo_real *r = targets + 6 * t;
             if ((int)r[0] != n) continue;
             double cx = r[2] * imw, cy = r[3] * imh, w = r[4] * imw, h = r[5] * imh;
-            double *o = gt + 5 * k++;
-            o[0] = r[1]; o[1] = cx - w / 2; o[2] = cy - h / 2; o[3] = cx + w / 2; o[4] = cy + h / 2;
+            yolo_real *o = gt + 5 * k++;
+            o[0] = r[1];
+            o[1] = (yolo_real)(cx - w / 2); o[2] = (yolo_real)(cy - h / 2); o[3] = (yolo_real)(cx + w / 2); o[4] = (yolo_real)(cy + h / 2);
             if (o[1] + o[2] + o[3] + o[4] <= 0) k--;   /* the official masks boxes that sum to 0 */
         }
         gstart[n + 1] = k;
     }
+    yolo_real *gt_be = (yolo_real *)be->alloc((size_t)(k + 1) * 5 * sizeof(yolo_real));
+    int *gstart_be = (int *)be->alloc((size_t)(B + 1) * sizeof(int));
+    be->upload(gt_be, gt, (size_t)k * 5 * sizeof(yolo_real));
+    be->upload(gstart_be, gstart, (size_t)(B + 1) * sizeof(int));
     memset(L->items, 0, sizeof L->items);
     for (int b = 0; b < d->nbranch; b++) {
-        yolo_assignment *as = &L->as[b];
         double bw = (d->nbranch == 2 && b == 0) ? 0.25 : 1.0;   /* the auxiliary branch counts 0.25 */
-        double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
-        yolo_real *maps[3], *grads[3];   /* host copies: the branch's [B, NO, h, w] maps and their gradient */
+        yolo_loss_branch lb;
+        memset(&lb, 0, sizeof lb);
+        lb.B = B; lb.nc = d->nc; lb.A = A; lb.ngt = k; lb.gt = gt_be; lb.gstart = gstart_be;
         for (int l = 0; l < 3; l++) {
-            maps[l] = yolo_fetch(m, d->out[b][l].data, yolo_numel(&d->out[b][l]));
-            grads[l] = (yolo_real *)yolo_xmalloc(yolo_numel(&d->out[b][l]) * sizeof(yolo_real));
+            lb.h[l] = d->out[b][l].h; lb.w[l] = d->out[b][l].w; lb.stride[l] = d->strides[l];
+            lb.maps[l] = d->out[b][l].data;
+            lb.grads[l] = d->out[b][l].grad ? d->out[b][l].grad : (yolo_real *)be->alloc(yolo_numel(&d->out[b][l]) * sizeof(yolo_real));
         }
-        if (!reuse) yolo_assignment_resize(as, B, A, nc);
-        /* images are independent: one per thread */
-        #pragma omp parallel reduction(+ : box_l, cls_l, dfl_l, ssum)
-        {
-        double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] one image's raw outputs */
-        double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] their gradient, before 1/S */
-        double *pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));       /* [A, 4] x1 y1 x2 y2, grid units */
-        double *pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));    /* [A, 4] the same in pixels */
-        yolo_real *prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));            /* [A, NC] */
-        yolo_real *dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real)); /* [A, 4, 16] */
-        #pragma omp for schedule(dynamic)
-        for (int n = 0; n < B; n++) {
-            size_t o0 = (size_t)n * A;
-            for (int l = 0, a0 = 0; l < 3; l++) {
-                const yolo_tensor *o = &d->out[b][l];
-                int HW = o->h * o->w;
-                for (int c = 0; c < no; c++)
-                    for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = maps[l][((size_t)n * no + c) * HW + i];
-                a0 += HW;
-            }
-            /* decode: expected side distances -> boxes; class probabilities */
-            for (int a = 0; a < A; a++) {
-                double dist[4];
-                for (int s = 0; s < 4; s++) {
-                    yolo_real logit[YOLO_REG_MAX];
-                    for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
-                    dist[s] = yolo_dfl_expect(logit, 1, dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
-                }
-                pbox[4 * a] = anc[2 * a] - dist[0]; pbox[4 * a + 1] = anc[2 * a + 1] - dist[1];
-                pbox[4 * a + 2] = anc[2 * a] + dist[2]; pbox[4 * a + 3] = anc[2 * a + 1] + dist[3];
-                for (int i = 0; i < 4; i++) pbox_px[4 * a + i] = pbox[4 * a + i] * str[a];
-                for (int c = 0; c < nc; c++) prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 4 * YOLO_REG_MAX + c]);
-            }
-            if (!reuse)
-                yolo_assign_image(gstart[n + 1] - gstart[n], gt + 5 * gstart[n], A, nc, prob, pbox_px, anc_px, str,
-                                  as->fg + o0, as->label + o0, as->box + o0 * 4, as->score + o0);
-            /* the three terms and their gradient, all still to be divided by S */
-            memset(G, 0, (size_t)A * no * sizeof(double));
-            for (int a = 0; a < A; a++) {
-                int fg = as->fg[o0 + a], lab = as->label[o0 + a];
-                double sc = as->score[o0 + a];
-                ssum += sc;
-                for (int c = 0; c < nc; c++) {
-                    double x = P[(size_t)a * no + 4 * YOLO_REG_MAX + c], t = (fg && c == lab) ? sc : 0;
-                    cls_l += yolo_bce(x, t);
-                    G[(size_t)a * no + 4 * YOLO_REG_MAX + c] = (prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
-                }
-                if (!fg) continue;
-                double tb[4], gb[4], alpha = as->alpha[o0 + a];
-                for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
-                double ciou = yolo_ciou(pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
-                if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
-                box_l += (1 - ciou) * sc;
-                /* corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
-                double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
-                for (int s = 0; s < 4; s++) {
-                    const yolo_real *p = dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
-                    double e = 0;
-                    for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
-                    /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
-                    double tgt = s < 2 ? anc[2 * a + s] - tb[s] : tb[s] - anc[2 * a + s - 2];
-                    tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
-                    int tl = (int)tgt;
-                    double wl = tl + 1 - tgt, wr = 1 - wl;
-                    dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
-                    for (int k = 0; k < YOLO_REG_MAX; k++) {
-                        double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
-                        double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;             /* cross-entropy */
-                        double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);    /* d(1 - CIoU) through the expectation */
-                        G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
-                    }
-                }
-            }
-            for (int l = 0, a0 = 0; l < 3; l++) {
-                int HW = d->out[b][l].h * d->out[b][l].w;
-                for (int c = 0; c < no; c++)
-                    for (int i = 0; i < HW; i++) grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
-                a0 += HW;
-            }
-        }
-        free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
-        }
-        /* S = max(sum of target scores, 1) normalises all three terms; the
-           returned loss is their sum times B, hence the gradient scale */
-        if (!reuse) as->score_sum = ssum > 1 ? ssum : 1;
-        double S = as->score_sum, k = bw * B / S;
-        for (int l = 0; l < 3; l++) {
-            yolo_tensor *o = &d->out[b][l];
-            for (size_t i = 0; i < yolo_numel(o); i++) grads[l][i] *= (yolo_real)k;
-            if (o->grad) m->be->upload(o->grad, grads[l], yolo_numel(o) * sizeof(yolo_real));
-            free(maps[l]); free(grads[l]);
-        }
-        L->items[0] += bw * YOLO_GAIN_BOX * box_l / S;
-        L->items[1] += bw * YOLO_GAIN_CLS * cls_l / S;
-        L->items[2] += bw * YOLO_GAIN_DFL * dfl_l / S;
+        if (!reuse) yolo_assignment_resize(be, &L->as[b], B, A, d->nc);
+        lb.as = &L->as[b]; lb.reuse = reuse; lb.grad_scale = bw * B;
+        be->loss(&lb);
+        double S = L->as[b].score_sum;
+        L->items[0] += bw * YOLO_GAIN_BOX * lb.box / S;
+        L->items[1] += bw * YOLO_GAIN_CLS * lb.cls / S;
+        L->items[2] += bw * YOLO_GAIN_DFL * lb.dfl / S;
+        for (int l = 0; l < 3; l++) if (!d->out[b][l].grad) be->release(lb.grads[l]);
     }
     L->loss = (L->items[0] + L->items[1] + L->items[2]) * B;
-    free(anc); free(anc_px); free(str); free(gt); free(gstart);
+    be->release(gt_be); be->release(gstart_be);
+    free(gt); free(gstart);
     return L->loss;
 }
 

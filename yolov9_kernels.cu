@@ -673,6 +673,301 @@ static void cu_optim_update(const yolo_update *u, float *w, const float *g, floa
 }
 
 /* ------------------------------------------------------------------------ */
+/* the detection loss: assigner, CIoU, DFL, BCE and their gradient          */
+/* ------------------------------------------------------------------------ */
+/* The same steps as yolo_cpu_loss / yolo_assign_image in yolov9.h, in
+   double precision like them, so that the assigner takes the same
+   decisions: decode every anchor; per ground-truth box, alignment metrics
+   over all anchors and its 10 best inside the box; per anchor, one box
+   when several claim it; per box, its best alignment and IoU; per anchor,
+   the target score; then the three terms and their gradient. */
+
+struct Levels { int h[3], w[3], stride[3], A, nc, no; };
+
+__device__ inline void anchor_at(const Levels &L, int a, int *l, int *cell, double *ax, double *ay) {
+    int k = 0;
+    while (k < 2 && a >= L.h[k] * L.w[k]) { a -= L.h[k] * L.w[k]; k++; }
+    *l = k; *cell = a;
+    *ax = a % L.w[k] + 0.5; *ay = a / L.w[k] + 0.5;
+}
+__device__ inline float map_at(const float *const *maps, const Levels &L, int n, int l, int cell, int ch) {
+    int HW = L.h[l] * L.w[l];
+    return maps[l][((size_t)n * L.no + ch) * HW + cell];
+}
+struct MapPtrs { const float *m[3]; float *g[3]; };
+
+__device__ double d_ciou(const double *p, const double *t, const double *fixed_alpha, double *alpha_out, double *g) {
+    const double eps = 1e-7, K = 4.0 / (M_PI * M_PI);
+    double w1 = p[2] - p[0], h1 = p[3] - p[1] + eps, w2 = t[2] - t[0], h2 = t[3] - t[1] + eps;
+    double iw = fmin(p[2], t[2]) - fmax(p[0], t[0]), ih = fmin(p[3], t[3]) - fmax(p[1], t[1]);
+    double iwc = iw > 0 ? iw : 0, ihc = ih > 0 ? ih : 0, inter = iwc * ihc;
+    double uni = w1 * h1 + w2 * h2 - inter + eps, iou = inter / uni;
+    double cw = fmax(p[2], t[2]) - fmin(p[0], t[0]), ch = fmax(p[3], t[3]) - fmin(p[1], t[1]);
+    double c2 = cw * cw + ch * ch + eps;
+    double sx = t[0] + t[2] - p[0] - p[2], sy = t[1] + t[3] - p[1] - p[3];
+    double rho2 = (sx * sx + sy * sy) / 4;
+    double dif = atan(w2 / h2) - atan(w1 / h1), v = K * dif * dif;
+    double alpha = fixed_alpha ? *fixed_alpha : v / (v - iou + (1 + eps));
+    if (alpha_out) *alpha_out = alpha;
+    if (g) {
+        double dinter[4] = { 0, 0, 0, 0 }, dunion[4], dc2[4] = { 0, 0, 0, 0 }, drho2[4], dv[4];
+        if (iw > 0 && ih > 0) {
+            if (p[0] > t[0]) dinter[0] = -ihc;
+            if (p[2] < t[2]) dinter[2] = ihc;
+            if (p[1] > t[1]) dinter[1] = -iwc;
+            if (p[3] < t[3]) dinter[3] = iwc;
+        }
+        dunion[0] = -h1 - dinter[0]; dunion[2] = h1 - dinter[2];
+        dunion[1] = -w1 - dinter[1]; dunion[3] = w1 - dinter[3];
+        if (p[0] < t[0]) dc2[0] = -2 * cw;
+        if (p[2] > t[2]) dc2[2] = 2 * cw;
+        if (p[1] < t[1]) dc2[1] = -2 * ch;
+        if (p[3] > t[3]) dc2[3] = 2 * ch;
+        drho2[0] = drho2[2] = -sx / 2;
+        drho2[1] = drho2[3] = -sy / 2;
+        double r = w1 * w1 + h1 * h1, dvdw = -2 * K * dif * h1 / r, dvdh = 2 * K * dif * w1 / r;
+        dv[0] = -dvdw; dv[2] = dvdw; dv[1] = -dvdh; dv[3] = dvdh;
+        for (int i = 0; i < 4; i++)
+            g[i] = (dinter[i] - iou * dunion[i]) / uni - (drho2[i] / c2 - rho2 * dc2[i] / (c2 * c2)) - alpha * dv[i];
+    }
+    return iou - (rho2 / c2 + v * alpha);
+}
+
+/* softmax over one side's 16 bins (float probabilities, as the CPU twin) and the expected distance */
+__device__ double dfl_side(const float *const *maps, const Levels &L, int n, int l, int cell, int side, float *prob) {
+    double mx = map_at(maps, L, n, l, cell, side * YOLO_REG_MAX), s = 0, e = 0;
+    for (int k = 1; k < YOLO_REG_MAX; k++) mx = fmax(mx, (double)map_at(maps, L, n, l, cell, side * YOLO_REG_MAX + k));
+    for (int k = 0; k < YOLO_REG_MAX; k++) { double v = exp(map_at(maps, L, n, l, cell, side * YOLO_REG_MAX + k) - mx); prob[k] = (float)v; s += v; }
+    for (int k = 0; k < YOLO_REG_MAX; k++) { prob[k] = (float)(prob[k] / s); e += prob[k] * k; }
+    return (float)e;   /* rounded as the CPU twin rounds it */
+}
+__device__ inline float prob_of(double x) { return (float)(1.0 / (1.0 + exp(-x))); }
+
+/* predicted boxes [B, A, 4] in grid units */
+__global__ void loss_decode_kernel(MapPtrs mp, Levels L, int B, double *pbox) {
+    GRID_STRIDE(i, (size_t)B * L.A) {
+        int n = (int)(i / L.A), a = (int)(i % L.A), l, cell;
+        double ax, ay;
+        anchor_at(L, a, &l, &cell, &ax, &ay);
+        float prob[YOLO_REG_MAX];
+        double d0 = dfl_side(mp.m, L, n, l, cell, 0, prob), d1 = dfl_side(mp.m, L, n, l, cell, 1, prob);
+        double d2 = dfl_side(mp.m, L, n, l, cell, 2, prob), d3 = dfl_side(mp.m, L, n, l, cell, 3, prob);
+        double *o = pbox + 4 * i;
+        o[0] = ax - d0; o[1] = ay - d1; o[2] = ax + d2; o[3] = ay + d3;
+    }
+}
+
+__device__ int gt_image(const int *gstart, int B, int j) { int n = 0; while (n + 1 < B && j >= gstart[n + 1]) n++; return n; }
+
+/* one block per ground-truth box: overlaps, alignments and its 10 best anchors inside it */
+__global__ void assign_topk_kernel(MapPtrs mp, Levels L, int B, const float *gt, const int *gstart, const double *pbox,
+                                   double *ov, double *al, double *met, unsigned char *pos) {
+    int j = blockIdx.x, n = gt_image(gstart, B, j);
+    const float *gr = gt + 5 * j;
+    double box[4] = { gr[1], gr[2], gr[3], gr[4] };
+    int cls = (int)gr[0];
+    size_t row = (size_t)j * L.A;
+    for (int a = threadIdx.x; a < L.A; a += blockDim.x) {
+        int l, cell;
+        double ax, ay;
+        anchor_at(L, a, &l, &cell, &ax, &ay);
+        double s = L.stride[l], pp[4];
+        for (int i = 0; i < 4; i++) pp[i] = pbox[((size_t)n * L.A + a) * 4 + i] * s;
+        double u = d_ciou(box, pp, NULL, NULL, NULL);
+        u = u > 0 ? u : 0;
+        double alv = pow((double)prob_of(map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + cls)), 0.5) * pow(u, 6.0);
+        ov[row + a] = u; al[row + a] = alv;
+        ax *= s; ay *= s;
+        double dmin = fmin(fmin(ax - box[0], ay - box[1]), fmin(box[2] - ax, box[3] - ay));
+        met[row + a] = dmin > 1e-9 ? alv : 0;
+        pos[row + a] = 0;
+    }
+    __syncthreads();
+    /* ten rounds of a block-wide argmax: the largest positive metric, the earlier anchor on ties */
+    __shared__ double bv[256];
+    __shared__ int bi[256];
+    for (int round = 0; round < 10; round++) {
+        double v = 0; int idx = -1;
+        for (int a = threadIdx.x; a < L.A; a += blockDim.x) {
+            double x = met[row + a];
+            if (x > v || (x == v && idx >= 0 && x > 0 && a < idx)) { v = x; idx = a; }
+        }
+        bv[threadIdx.x] = v; bi[threadIdx.x] = idx;
+        __syncthreads();
+        for (int o = blockDim.x / 2; o > 0; o >>= 1) {
+            if (threadIdx.x < o) {
+                double v2 = bv[threadIdx.x + o]; int i2 = bi[threadIdx.x + o];
+                if (i2 >= 0 && (bi[threadIdx.x] < 0 || v2 > bv[threadIdx.x] || (v2 == bv[threadIdx.x] && i2 < bi[threadIdx.x]))) {
+                    bv[threadIdx.x] = v2; bi[threadIdx.x] = i2;
+                }
+            }
+            __syncthreads();
+        }
+        int best = bi[0];
+        __syncthreads();
+        if (best < 0) break;
+        if (threadIdx.x == 0) { pos[row + best] = 1; met[row + best] = 0; }
+        __syncthreads();
+    }
+}
+
+/* one thread per anchor: the box it keeps when several claim it, and its target */
+__global__ void assign_resolve_kernel(Levels L, int B, const float *gt, const int *gstart, const double *ov,
+                                      unsigned char *pos, unsigned char *fg, int *label, float *tbox) {
+    GRID_STRIDE(i, (size_t)B * L.A) {
+        int n = (int)(i / L.A), a = (int)(i % L.A), j0 = gstart[n], j1 = gstart[n + 1];
+        int count = 0, first = -1;
+        for (int j = j0; j < j1; j++) if (pos[(size_t)j * L.A + a]) { count++; if (first < 0) first = j; }
+        if (count > 1) {
+            int best = j0;
+            for (int j = j0 + 1; j < j1; j++) if (ov[(size_t)j * L.A + a] > ov[(size_t)best * L.A + a]) best = j;
+            for (int j = j0; j < j1; j++) pos[(size_t)j * L.A + a] = (j == best);
+            first = best;
+        }
+        int l, cell;
+        double ax, ay;
+        anchor_at(L, a, &l, &cell, &ax, &ay);
+        fg[i] = count > 0;
+        label[i] = count > 0 ? (int)gt[5 * first] : 0;
+        for (int k = 0; k < 4; k++) tbox[4 * i + k] = count > 0 ? (float)(gt[5 * first + 1 + k] / (double)L.stride[l]) : 0.f;
+    }
+}
+
+/* one block per box: its best alignment and best IoU over its anchors */
+__global__ void assign_norm_kernel(int A, const double *ov, const double *al, const unsigned char *pos, double *pal, double *pov) {
+    size_t row = (size_t)blockIdx.x * A;
+    double a1 = 0, a2 = 0;
+    for (int a = threadIdx.x; a < A; a += blockDim.x)
+        if (pos[row + a]) { a1 = fmax(a1, al[row + a]); a2 = fmax(a2, ov[row + a]); }
+    __shared__ double s1[256], s2[256];
+    s1[threadIdx.x] = a1; s2[threadIdx.x] = a2;
+    __syncthreads();
+    for (int o = blockDim.x / 2; o > 0; o >>= 1) {
+        if (threadIdx.x < o) { s1[threadIdx.x] = fmax(s1[threadIdx.x], s1[threadIdx.x + o]); s2[threadIdx.x] = fmax(s2[threadIdx.x], s2[threadIdx.x + o]); }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) { pal[blockIdx.x] = s1[0]; pov[blockIdx.x] = s2[0]; }
+}
+
+__global__ void assign_score_kernel(Levels L, int B, const int *gstart, const double *al, const unsigned char *pos,
+                                    const double *pal, const double *pov, float *score) {
+    GRID_STRIDE(i, (size_t)B * L.A) {
+        int n = (int)(i / L.A), a = (int)(i % L.A);
+        double sc = 0;
+        for (int j = gstart[n]; j < gstart[n + 1]; j++)
+            if (pos[(size_t)j * L.A + a]) sc = fmax(sc, al[(size_t)j * L.A + a] * pov[j] / (pal[j] + 1e-9));
+        score[i] = (float)sc;
+    }
+}
+
+/* one thread per anchor: the three terms (summed per block, then atomically) and the unscaled gradient */
+__global__ void loss_terms_kernel(MapPtrs mp, Levels L, int B, const double *pbox, const unsigned char *fg,
+                                  const int *label, const float *tbox, const float *score, float *alpha, int reuse,
+                                  double *sums) {
+    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < (size_t)B * L.A) {
+        int n = (int)(i / L.A), a = (int)(i % L.A), l, cell;
+        double ax, ay;
+        anchor_at(L, a, &l, &cell, &ax, &ay);
+        int HW = L.h[l] * L.w[l], f = fg[i], lab = label[i];
+        double sc = score[i];
+        float *g = mp.g[l] + (size_t)n * L.no * HW + cell;
+        ssum = sc;
+        for (int c = 0; c < L.nc; c++) {
+            double x = map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + c), t = (f && c == lab) ? sc : 0;
+            cls_l += fmax(x, 0.0) - x * t + log1p(exp(-fabs(x)));
+            g[(size_t)(4 * YOLO_REG_MAX + c) * HW] = (float)((prob_of(x) - t) * 0.5);
+        }
+        if (!f) {
+            for (int k = 0; k < 4 * YOLO_REG_MAX; k++) g[(size_t)k * HW] = 0.f;
+        } else {
+            double tb[4], gb[4], al = alpha[i];
+            for (int k = 0; k < 4; k++) tb[k] = tbox[4 * i + k];
+            double ciou = d_ciou(pbox + 4 * i, tb, reuse ? &al : NULL, &al, gb);
+            if (!reuse) alpha[i] = (float)al;
+            box_l = (1 - ciou) * sc;
+            double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] }, anc[2] = { ax, ay };
+            for (int s = 0; s < 4; s++) {
+                float p[YOLO_REG_MAX];
+                dfl_side(mp.m, L, n, l, cell, s, p);
+                double e = 0;
+                for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
+                double tgt = s < 2 ? anc[s] - tb[s] : tb[s] - anc[s - 2];
+                tgt = fmin(fmax(tgt, 0.0), YOLO_REG_MAX - 1 - 0.01);
+                int tl = (int)tgt;
+                double wl = tl + 1 - tgt, wr = 1 - wl;
+                dfl_l -= (wl * log(fmax((double)p[tl], 1e-300)) + wr * log(fmax((double)p[tl + 1], 1e-300))) / 4 * sc;
+                for (int k = 0; k < YOLO_REG_MAX; k++) {
+                    double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
+                    double v = (p[k] - onehot) / 4 * sc * 1.5 + gdist[s] * sc * 7.5 * p[k] * (k - e);
+                    g[(size_t)(s * YOLO_REG_MAX + k) * HW] = (float)v;
+                }
+            }
+        }
+    }
+    __shared__ double sh[4][256];
+    sh[0][threadIdx.x] = box_l; sh[1][threadIdx.x] = cls_l; sh[2][threadIdx.x] = dfl_l; sh[3][threadIdx.x] = ssum;
+    __syncthreads();
+    for (int o = blockDim.x / 2; o > 0; o >>= 1) {
+        if (threadIdx.x < o) for (int q = 0; q < 4; q++) sh[q][threadIdx.x] += sh[q][threadIdx.x + o];
+        __syncthreads();
+    }
+    if (threadIdx.x < 4) atomicAdd(&sums[threadIdx.x], sh[threadIdx.x][0]);
+}
+
+__global__ void scale_kernel(float *y, float k, size_t n) { GRID_STRIDE(i, n) y[i] *= k; }
+
+static void cu_loss(yolo_loss_branch *lb) {
+    Levels L;
+    size_t BA = (size_t)lb->B * lb->A, JA = (size_t)lb->ngt * lb->A;
+    for (int l = 0; l < 3; l++) { L.h[l] = lb->h[l]; L.w[l] = lb->w[l]; L.stride[l] = lb->stride[l]; }
+    L.A = lb->A; L.nc = lb->nc; L.no = 4 * YOLO_REG_MAX + lb->nc;
+    MapPtrs mp;
+    for (int l = 0; l < 3; l++) { mp.m[l] = lb->maps[l]; mp.g[l] = lb->grads[l]; }
+    yolo_assignment *as = lb->as;
+    prof_begin();
+    /* scratch: boxes [B, A, 4], per box x anchor overlaps, alignments, metrics, positives; sums */
+    double *pbox = (double *)cu_alloc(BA * 4 * sizeof(double)), *sums = (double *)cu_alloc(4 * sizeof(double));
+    loss_decode_kernel<<<grid_for(BA), 256>>>(mp, L, lb->B, pbox);
+    CK_LAUNCH("loss_decode_kernel");
+    if (!lb->reuse) {
+        double *ov = (double *)cu_alloc((JA + 1) * sizeof(double)), *al = (double *)cu_alloc((JA + 1) * sizeof(double));
+        double *met = (double *)cu_alloc((JA + 1) * sizeof(double));
+        double *pal = (double *)cu_alloc((lb->ngt + 1) * sizeof(double)), *pov = (double *)cu_alloc((lb->ngt + 1) * sizeof(double));
+        unsigned char *pos = (unsigned char *)cu_alloc(JA + 1);
+        if (lb->ngt) {
+            assign_topk_kernel<<<lb->ngt, 256>>>(mp, L, lb->B, lb->gt, lb->gstart, pbox, ov, al, met, pos);
+            CK_LAUNCH("assign_topk_kernel");
+        }
+        assign_resolve_kernel<<<grid_for(BA), 256>>>(L, lb->B, lb->gt, lb->gstart, ov, pos, as->fg, as->label, as->box);
+        CK_LAUNCH("assign_resolve_kernel");
+        if (lb->ngt) {
+            assign_norm_kernel<<<lb->ngt, 256>>>(L.A, ov, al, pos, pal, pov);
+            CK_LAUNCH("assign_norm_kernel");
+        }
+        assign_score_kernel<<<grid_for(BA), 256>>>(L, lb->B, lb->gstart, al, pos, pal, pov, as->score);
+        CK_LAUNCH("assign_score_kernel");
+        cu_release(ov); cu_release(al); cu_release(met); cu_release(pal); cu_release(pov); cu_release(pos);
+    }
+    loss_terms_kernel<<<blocks_for(BA, 256), 256>>>(mp, L, lb->B, pbox, as->fg, as->label, as->box, as->score, as->alpha,
+                                                   lb->reuse, sums);
+    CK_LAUNCH("loss_terms_kernel");
+    double h[4];
+    cu_download(h, sums, sizeof h);
+    if (!lb->reuse) as->score_sum = h[3] > 1 ? h[3] : 1;
+    float k = (float)(lb->grad_scale / as->score_sum);
+    for (int l = 0; l < 3; l++) {
+        size_t n = (size_t)lb->B * L.no * L.h[l] * L.w[l];
+        scale_kernel<<<grid_for(n), 256>>>(lb->grads[l], k, n);
+        CK_LAUNCH("scale_kernel");
+    }
+    lb->box = h[0]; lb->cls = h[1]; lb->dfl = h[2];
+    cu_release(pbox); cu_release(sums);
+    prof_end("loss and assigner", 0, 0);
+}
+
+/* ------------------------------------------------------------------------ */
 /* the table                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -681,7 +976,7 @@ static const yolo_backend yolo_cuda = {
     cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
-    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_sync,
+    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_loss, cu_sync,
     cu_memory, cu_profile,
 };
 

@@ -190,6 +190,80 @@ static void test_optim(size_t n) {
     }
 }
 
+/* the loss op (assigner included) on random head maps and boxes */
+static void test_loss(int B, int nc) {
+    int h[3] = { 10, 5, 3 }, w[3] = { 12, 6, 3 }, st[3] = { 8, 16, 32 }, no = 4 * YOLO_REG_MAX + nc, A = 0;
+    for (int l = 0; l < 3; l++) A += h[l] * w[l];
+    float *maps[3], *maps_d[3], *grads[3], *grads_d[3];
+    for (int l = 0; l < 3; l++) {
+        size_t n = (size_t)B * no * h[l] * w[l];
+        maps[l] = rnd(n, -3, 3);
+        for (int b = 0; b < B; b++)   /* class logits mostly negative, as a trained head's */
+            for (size_t i = (size_t)4 * YOLO_REG_MAX * h[l] * w[l]; i < (size_t)no * h[l] * w[l]; i++)
+                maps[l][(size_t)b * no * h[l] * w[l] + i] -= 2;
+        maps_d[l] = todev(maps[l], n);
+        grads[l] = (float *)calloc(n, sizeof(float)); grads_d[l] = poisoned(n);
+    }
+    /* boxes: image 1 has none */
+    int ngt = 0, gstart[8] = { 0 };
+    float gt[5 * 64];
+    for (int n = 0; n < B; n++) {
+        gstart[n] = ngt;
+        int k = n == 1 ? 0 : 2 + n;
+        for (int i = 0; i < k; i++, ngt++) {
+            float cx = (float)(96 * yolo_rng_uniform(&g_rng)), cy = (float)(80 * yolo_rng_uniform(&g_rng));
+            float bw = (float)(8 + 50 * yolo_rng_uniform(&g_rng)), bh = (float)(8 + 50 * yolo_rng_uniform(&g_rng));
+            float *o = gt + 5 * ngt;
+            o[0] = (float)(yolo_rng_u64(&g_rng) % nc); o[1] = cx - bw / 2; o[2] = cy - bh / 2; o[3] = cx + bw / 2; o[4] = cy + bh / 2;
+        }
+    }
+    gstart[B] = ngt;
+    float *gt_d = todev(gt, 5 * ngt + 5);
+    int *gstart_d = (int *)G->alloc(sizeof gstart);
+    G->upload(gstart_d, gstart, sizeof gstart);
+    yolo_assignment asc, asg;
+    memset(&asc, 0, sizeof asc); memset(&asg, 0, sizeof asg);
+    yolo_assignment_resize(&yolo_cpu, &asc, B, A, nc);
+    yolo_assignment_resize(G, &asg, B, A, nc);
+    for (int reuse = 0; reuse < 2; reuse++) {
+        yolo_loss_branch lc, lg;
+        memset(&lc, 0, sizeof lc);
+        lc.B = B; lc.nc = nc; lc.A = A; lc.ngt = ngt; lc.gt = gt; lc.gstart = gstart; lc.as = &asc; lc.reuse = reuse;
+        lc.grad_scale = 0.25 * B;
+        for (int l = 0; l < 3; l++) { lc.h[l] = h[l]; lc.w[l] = w[l]; lc.stride[l] = st[l]; lc.maps[l] = maps[l]; lc.grads[l] = grads[l]; }
+        lg = lc;
+        lg.gt = gt_d; lg.gstart = gstart_d; lg.as = &asg;
+        for (int l = 0; l < 3; l++) { lg.maps[l] = maps_d[l]; lg.grads[l] = grads_d[l]; }
+        yolo_cpu.loss(&lc);
+        G->loss(&lg);
+        const char *name = reuse ? "loss (assignment kept)" : "loss and assigner";
+        float sc[4] = { (float)lc.box, (float)lc.cls, (float)lc.dfl, (float)asc.score_sum };
+        float sg[4] = { (float)lg.box, (float)lg.cls, (float)lg.dfl, (float)asg.score_sum };
+        float *sg_d = todev(sg, 4);
+        check(name, "box,cls,dfl,S", sc, sg_d, 4, 1e-5);
+        G->release(sg_d);
+        if (!reuse) {
+            float *fc = (float *)malloc(B * A * sizeof(float)), *fgg = (float *)malloc(B * A * sizeof(float));
+            unsigned char *fh = (unsigned char *)malloc(B * A);
+            int *lh = (int *)malloc(B * A * sizeof(int));
+            G->download(fh, asg.fg, B * A);
+            G->download(lh, asg.label, B * A * sizeof(int));
+            for (int i = 0; i < B * A; i++) { fc[i] = asc.fg[i] * (1 + asc.label[i]); fgg[i] = fh[i] * (1 + lh[i]); }
+            float *fgg_d = todev(fgg, B * A);
+            check(name, "fg,label", fc, fgg_d, B * A, 0);
+            check(name, "score", asc.score, asg.score, B * A, 1e-5);
+            check(name, "box", asc.box, asg.box, B * A * 4, 1e-6);
+            G->release(fgg_d); free(fc); free(fgg); free(fh); free(lh);
+        }
+        for (int l = 0; l < 3; l++) check(name, l == 0 ? "grad P3" : l == 1 ? "grad P4" : "grad P5", grads[l], grads_d[l],
+                                         (size_t)B * no * h[l] * w[l], 1e-5);
+    }
+    yolo_assignment_release(&yolo_cpu, &asc);
+    yolo_assignment_release(G, &asg);
+    for (int l = 0; l < 3; l++) { free(maps[l]); free(grads[l]); G->release(maps_d[l]); G->release(grads_d[l]); }
+    G->release(gt_d); G->release(gstart_d);
+}
+
 int main(void) {
     char err[YOLO_ERR];
     if (!(G = yolo_backend_cuda(0, err))) { fprintf(stderr, "test_cuda: %s\n", err); return 2; }
@@ -208,6 +282,8 @@ int main(void) {
     test_pools(1, 5, 9, 7);
     test_pools(3, 4, 8, 11);
     test_optim(70001);
+    test_loss(3, 7);
+    test_loss(1, 80);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

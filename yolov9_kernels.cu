@@ -130,16 +130,39 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
     int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk);
     float acc[RM][RN] = {};
+    /* the next tile is gathered into registers while the current one is
+       multiplied out of shared memory, so global latency hides behind math */
+    const int NA = BM * BK / 256, NB = BK * BN / 256;
+    float ra[NA], rb[NB];
+    #pragma unroll
+    for (int r = 0; r < NA; r++) {
+        int e = tid + 256 * r, kk = e % BK, m = m0 + e / BK, k = kbeg + kk;
+        ra[r] = (m < M && k < kend) ? la(m, k) : 0.f;
+    }
+    #pragma unroll
+    for (int r = 0; r < NB; r++) {
+        int e = tid + 256 * r, n = n0 + e % BN, k = kbeg + e / BN;
+        rb[r] = (n < N && k < kend) ? lb(k, n) : 0.f;
+    }
     for (int k0 = kbeg; k0 < kend; k0 += BK) {
-        for (int e = tid; e < BM * BK; e += 256) {       /* A tile: consecutive threads take consecutive k */
-            int kk = e % BK, mm = e / BK, m = m0 + mm, k = k0 + kk;
-            As[kk][mm] = (m < M && k < kend) ? la(m, k) : 0.f;
-        }
-        for (int e = tid; e < BK * BN; e += 256) {       /* B tile: consecutive threads take consecutive n */
-            int nn = e % BN, kk = e / BN, n = n0 + nn, k = k0 + kk;
-            Bs[kk][nn] = (n < N && k < kend) ? lb(k, n) : 0.f;
-        }
+        #pragma unroll
+        for (int r = 0; r < NA; r++) { int e = tid + 256 * r; As[e % BK][e / BK] = ra[r]; }
+        #pragma unroll
+        for (int r = 0; r < NB; r++) { int e = tid + 256 * r; Bs[e / BN][e % BN] = rb[r]; }
         __syncthreads();
+        int k1 = k0 + BK;
+        if (k1 < kend) {
+            #pragma unroll
+            for (int r = 0; r < NA; r++) {
+                int e = tid + 256 * r, m = m0 + e / BK, k = k1 + e % BK;
+                ra[r] = (m < M && k < kend) ? la(m, k) : 0.f;
+            }
+            #pragma unroll
+            for (int r = 0; r < NB; r++) {
+                int e = tid + 256 * r, n = n0 + e % BN, k = k1 + e / BN;
+                rb[r] = (n < N && k < kend) ? lb(k, n) : 0.f;
+            }
+        }
         #pragma unroll
         for (int kk = 0; kk < BK; kk++) {
             float a[RM], b[RN];
@@ -185,9 +208,25 @@ static void gemm(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     else gemm_tiles<64, 64, 16, 4, 4>(M, N, K, splitk, la, lb, ep);
 }
 
+/* Division by a number known only at run time, as a multiply and a
+   shift (Granlund and Montgomery): the tile loaders below split every
+   flat index into (image, row, column) or (channel, ky, kx), and plain
+   integer division would cost more than the arithmetic they feed. Exact
+   for n < 2^31. */
+struct FastDiv { unsigned d, m, s; };
+static FastDiv fastdiv(unsigned d) {
+    FastDiv f;
+    f.d = d; f.s = 0;
+    while ((1u << f.s) < d) f.s++;
+    f.m = (unsigned)(((1ull << 32) * ((1ull << f.s) - d)) / d + 1);
+    return f;
+}
+__device__ inline int fdiv(int n, const FastDiv &f) { return (int)((__umulhi((unsigned)n, f.m) + (unsigned)n) >> f.s); }
+
 /* the convolution's geometry, passed by value to the functors */
 struct ConvGeo {
     int B, C1, H, W, C2, Ho, Wo, k, s, p, c1g, c2g, g;
+    FastDiv fk, fkk, fs, fW, fHW, fWo, fP;
 };
 
 /* forward: per group, Y[co, (n, oy, ox)] = sum_(ci,ky,kx) W[co, (ci,ky,kx)] X[n, ci, oy s - p + ky, ox s - p + kx] */
@@ -195,8 +234,8 @@ struct FwdA { const float *w; int K, gi, c2g; __device__ float operator()(int m,
 struct FwdB {
     const float *x; ConvGeo c; int gi;
     __device__ float operator()(int k, int n) const {
-        int kk = c.k * c.k, ci = k / kk, r = k % kk, ky = r / c.k, kx = r % c.k;
-        int P = c.Ho * c.Wo, b = n / P, pp = n % P, oy = pp / c.Wo, ox = pp % c.Wo;
+        int ci = fdiv(k, c.fkk), r = k - ci * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
+        int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
         int iy = oy * c.s - c.p + ky, ix = ox * c.s - c.p + kx;
         if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W) return 0.f;
         return x[(((size_t)b * c.C1 + gi * c.c1g + ci) * c.H + iy) * c.W + ix];
@@ -205,7 +244,7 @@ struct FwdB {
 struct FwdStore {
     float *y; const float *bias; ConvGeo c; int gi;
     __device__ void operator()(int m, int n, float v) const {
-        int P = c.Ho * c.Wo, b = n / P, pp = n % P, co = gi * c.c2g + m;
+        int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
         y[((size_t)b * c.C2 + co) * P + pp] = v + (bias ? bias[co] : 0.f);
     }
 };
@@ -214,26 +253,26 @@ struct FwdStore {
 struct BwdDataA {
     const float *w; ConvGeo c; int gi;
     __device__ float operator()(int m, int k) const {   /* m = ci, k = (co, ky, kx) */
-        int kk = c.k * c.k, co = k / kk, r = k % kk;
+        int kk = c.k * c.k, co = fdiv(k, c.fkk), r = k - co * kk;
         return w[((size_t)(gi * c.c2g + co) * c.c1g + m) * kk + r];
     }
 };
 struct BwdDataB {
     const float *dy; ConvGeo c; int gi;
     __device__ float operator()(int k, int n) const {   /* n = (b, iy, ix) */
-        int kk = c.k * c.k, co = k / kk, r = k % kk, ky = r / c.k, kx = r % c.k;
-        int HW = c.H * c.W, b = n / HW, pp = n % HW, iy = pp / c.W, ix = pp % c.W;
+        int co = fdiv(k, c.fkk), r = k - co * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
+        int b = fdiv(n, c.fHW), pp = n - b * c.H * c.W, iy = fdiv(pp, c.fW), ix = pp - iy * c.W;
         int ty = iy + c.p - ky, tx = ix + c.p - kx;
-        if (ty < 0 || tx < 0 || ty % c.s || tx % c.s) return 0.f;
-        int oy = ty / c.s, ox = tx / c.s;
-        if (oy >= c.Ho || ox >= c.Wo) return 0.f;
+        if (ty < 0 || tx < 0) return 0.f;
+        int oy = fdiv(ty, c.fs), ox = fdiv(tx, c.fs);
+        if (oy * c.s != ty || ox * c.s != tx || oy >= c.Ho || ox >= c.Wo) return 0.f;
         return dy[(((size_t)b * c.C2 + gi * c.c2g + co) * c.Ho + oy) * c.Wo + ox];
     }
 };
 struct BwdDataStore {
     float *dx; ConvGeo c; int gi;
     __device__ void operator()(int m, int n, float v) const {
-        int HW = c.H * c.W, b = n / HW, pp = n % HW;
+        int HW = c.H * c.W, b = fdiv(n, c.fHW), pp = n - b * HW;
         dx[((size_t)b * c.C1 + gi * c.c1g + m) * HW + pp] += v;
     }
 };
@@ -243,15 +282,15 @@ struct BwdDataStore {
 struct BwdWA {
     const float *dy; ConvGeo c; int gi;
     __device__ float operator()(int m, int k) const {   /* m = co, k = (b, oy, ox) */
-        int P = c.Ho * c.Wo, b = k / P, pp = k % P;
+        int P = c.Ho * c.Wo, b = fdiv(k, c.fP), pp = k - b * P;
         return dy[((size_t)b * c.C2 + gi * c.c2g + m) * P + pp];
     }
 };
 struct BwdWB {
     const float *x; ConvGeo c; int gi;
     __device__ float operator()(int k, int n) const {   /* k = (b, oy, ox), n = (ci, ky, kx) */
-        int kk = c.k * c.k, ci = n / kk, r = n % kk, ky = r / c.k, kx = r % c.k;
-        int P = c.Ho * c.Wo, b = k / P, pp = k % P, oy = pp / c.Wo, ox = pp % c.Wo;
+        int ci = fdiv(n, c.fkk), r = n - ci * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
+        int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
         int iy = oy * c.s - c.p + ky, ix = ox * c.s - c.p + kx;
         if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W) return 0.f;
         return x[(((size_t)b * c.C1 + gi * c.c1g + ci) * c.H + iy) * c.W + ix];
@@ -264,6 +303,8 @@ struct AtomicAddStore {
 
 static ConvGeo geo(const yolo_tensor *x, int C2, int k, int s, int g, int Ho, int Wo) {
     ConvGeo c = { x->n, x->c, x->h, x->w, C2, Ho, Wo, k, s, k / 2, x->c / g, C2 / g, g };
+    c.fk = fastdiv(k); c.fkk = fastdiv(k * k); c.fs = fastdiv(s); c.fW = fastdiv(x->w);
+    c.fHW = fastdiv(x->h * x->w); c.fWo = fastdiv(Wo); c.fP = fastdiv(Ho * Wo);
     return c;
 }
 

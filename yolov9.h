@@ -107,6 +107,7 @@ typedef struct {
     const yolo_real *gt;          /* [ngt, 5] (class, x1, y1, x2, y2) in pixels, image by image */
     const int *gstart;            /* [B + 1] image n owns gt rows [gstart[n], gstart[n+1]) */
     yolo_assignment *as;
+    void *work;                   /* yolo_loss_work_bytes of backend memory for the op's scratch */
     int reuse;                    /* 1: keep the assignment (and alpha) of the previous call */
     double grad_scale;            /* gradients are d(sum of terms)/d map * grad_scale / S */
     double box, cls, dfl;         /* out: the three sums, not yet divided by S */
@@ -152,6 +153,8 @@ typedef struct yolo_backend {
     void (*sync)(void);                                 /* wait for queued work (timing) */
     /* bytes held now and at most since the start; a per-op time table when profiling */
     void (*memory)(size_t *in_use, size_t *peak);
+    /* take `bytes` at once; later allocations are carved from it (0: no-op backend-side) */
+    int (*reserve)(size_t bytes);
     void (*profile)(int on, FILE *report);
 } yolo_backend;
 
@@ -171,7 +174,7 @@ typedef struct {
     yolo_real *gamma, *ggamma, *beta, *gbeta; /* [c2] BatchNorm affine */
     yolo_real *rmean, *rvar;  /* [c2] BatchNorm running statistics */
     yolo_real *mean, *invstd; /* [c2] batch statistics of the last training forward */
-    yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward */
+    yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward (no gradient of its own) */
     yolo_tensor y;           /* [B, c2, Ho, Wo] the block's output */
     yolo_tensor *x;          /* the input of the last forward (not owned) */
 } yolo_conv;
@@ -315,6 +318,7 @@ typedef struct {
     size_t nstats;
     yolo_real *stats;
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
+    yolo_tensor scratch;     /* dL/dz of the conv being differentiated (the largest one) */
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     double flops;            /* multiply-adds x2 of the convolutions run so far */
     const yolo_backend *be;  /* where the tensors live and the ops run */
@@ -389,6 +393,14 @@ const yolo_backend *yolo_backend_cuda(int device, char *err);
 const yolo_backend *yolo_backend_select(const char *device, char *err);
 /* move a freshly built model's weights to a backend (before any forward) */
 void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
+/* The memory plan: the bytes of activations, their gradients, scratch and
+   loss buffers (for images of up to max_boxes_per_image boxes) that a
+   training step (train = 1) or an inference pass at this input size will
+   allocate, found before anything is allocated by
+   running the step on a backend that only counts. Weights, gradients and
+   optimizer state come on top: yolo_model_state_bytes. */
+size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image);
+size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
 
@@ -962,12 +974,20 @@ static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo
     }
 }
 
+/* the loss op's scratch: predicted boxes [B*A*4], per box x anchor
+   overlaps, alignments and metrics [3*ngt*A], per box maxima [2*ngt] and
+   sums [4], all double; positives [ngt*A] bytes */
+static size_t yolo_loss_work_bytes(int B, int A, int ngt) {
+    return sizeof(double) * ((size_t)B * A * 4 + 3 * (size_t)ngt * A + 2 * (size_t)ngt + 4) + (size_t)ngt * A + 256;
+}
+
 static void *yolo_cpu_alloc(size_t bytes) { return yolo_xcalloc(1, bytes); }
 static void yolo_cpu_release(void *p) { free(p); }
 static void yolo_cpu_zero(void *p, size_t bytes) { if (bytes) memset(p, 0, bytes); }
 static void yolo_cpu_copy(void *dst, const void *src, size_t bytes) { if (bytes) memcpy(dst, src, bytes); }
 static void yolo_cpu_sync(void) {}
 static void yolo_cpu_memory(size_t *in_use, size_t *peak) { *in_use = *peak = 0; }   /* not tracked on the host */
+static int yolo_cpu_reserve(size_t bytes) { (void)bytes; return 0; }
 static void yolo_cpu_profile(int on, FILE *report) { (void)on; (void)report; }
 
 static void yolo_cpu_loss(yolo_loss_branch *lb);   /* section 7 */
@@ -978,7 +998,7 @@ const yolo_backend yolo_cpu = {
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_loss,
-    yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_profile,
+    yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_profile,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */
@@ -1089,7 +1109,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     if (!c->bn) {
         m->be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
     } else {
-        yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, train);
+        yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
         m->be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
@@ -1103,10 +1123,11 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
     const yolo_real *dz = c->y.grad;
-    if (c->bn) {
+    if (c->bn) {   /* dL/dz lives only until the conv's own backward: one scratch for all */
+        yolo_tensor_resize(m->be, &m->scratch, c->z.n, c->z.c, c->z.h, c->z.w, 0);
         m->be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
-                             c->ggamma, c->gbeta, c->z.grad);
-        dz = c->z.grad;
+                             c->ggamma, c->gbeta, m->scratch.data);
+        dz = m->scratch.data;
     }
     m->be->conv2d_backward(c->x, c->w, dz, c->c2, c->k, c->s, c->g, c->y.h, c->y.w,
                          c->x->grad, c->gw, c->gb);
@@ -1947,6 +1968,7 @@ static void yolo_model_bind(yolo_model *m) {
     m->building = 0; m->nstats = 0; m->nacts = 0;
     for (int i = 0; i < m->nlayers; i++) yolo_layer_init(m, i);
     yolo_act_new(m, &m->input);
+    yolo_act_new(m, &m->scratch);
 }
 
 int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, double gd, double gw, char *err) {
@@ -2817,7 +2839,9 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
         }
         if (!reuse) yolo_assignment_resize(be, &L->as[b], B, A, d->nc);
         lb.as = &L->as[b]; lb.reuse = reuse; lb.grad_scale = bw * B;
+        lb.work = be->alloc(yolo_loss_work_bytes(B, A, k));
         be->loss(&lb);
+        be->release(lb.work);
         double S = L->as[b].score_sum;
         L->items[0] += bw * YOLO_GAIN_BOX * lb.box / S;
         L->items[1] += bw * YOLO_GAIN_CLS * lb.cls / S;
@@ -2828,6 +2852,86 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
     be->release(gt_be); be->release(gstart_be);
     free(gt); free(gstart);
     return L->loss;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the memory plan                                                          */
+/* ------------------------------------------------------------------------ */
+/* Planning runs a whole step on a backend that computes nothing and only
+   adds up what it is asked to allocate: every buffer of a step goes
+   through the backend, so the sum is what the real step will hold. Its
+   counter is file-static, so planning is not re-entrant. */
+
+static size_t yolo_planned;
+static void *yolo_plan_alloc(size_t bytes) {
+    size_t at = 4096 + yolo_planned;           /* a fake, never dereferenced address */
+    yolo_planned += (bytes + 255) / 256 * 256;
+    return (void *)(uintptr_t)at;
+}
+static void yolo_plan_release(void *p) { (void)p; }
+static void yolo_plan_bytes3(void *d, size_t n) { (void)d; (void)n; }
+static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s_; (void)n; }
+static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
+static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)y; }
+static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)dx; (void)dw; (void)db; }
+static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)u; }
+static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)u; }
+static void yolo_plan_bn_bwd(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, const yolo_real *e, int f, yolo_real *g, yolo_real *h, yolo_real *i) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; }
+static void yolo_plan_ew3(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) { (void)y; (void)a; (void)b; (void)n; }
+static void yolo_plan_silu_bwd(const yolo_real *a, const yolo_real *b, const yolo_real *c, yolo_real *d, yolo_real *e, size_t n) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)n; }
+static void yolo_plan_acc(yolo_real *y, const yolo_real *x, size_t n) { (void)y; (void)x; (void)n; }
+static void yolo_plan_pool(const yolo_tensor *x, yolo_tensor *y) { (void)x; (void)y; }
+static void yolo_plan_pool_bwd(const yolo_tensor *y, yolo_real *dx, int H, int W) { (void)y; (void)dx; (void)H; (void)W; }
+static void yolo_plan_mp(const yolo_tensor *x, int k, int s_, int p, yolo_tensor *y) { (void)x; (void)k; (void)s_; (void)p; (void)y; }
+static void yolo_plan_mp_bwd(const yolo_tensor *x, int k, int s_, int p, const yolo_tensor *y, yolo_real *dx) { (void)x; (void)k; (void)s_; (void)p; (void)y; (void)dx; }
+static void yolo_plan_rs(const yolo_tensor *x, int c0, yolo_tensor *y) { (void)x; (void)c0; (void)y; }
+static void yolo_plan_rs_bwd(const yolo_tensor *y, yolo_tensor *x, int c0) { (void)y; (void)x; (void)c0; }
+static void yolo_plan_cc(const yolo_real *a, int b, int c, yolo_real *d, int e, int f, int g, int h, int i, int j) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; (void)j; }
+static void yolo_plan_opt(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v, yolo_real *vm, size_t n) { (void)u; (void)w; (void)g; (void)m; (void)v; (void)vm; (void)n; }
+static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
+static void yolo_plan_sync(void) {}
+static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = *peak = yolo_planned; }
+static int yolo_plan_reserve(size_t bytes) { (void)bytes; return 0; }
+static void yolo_plan_profile(int on, FILE *f) { (void)on; (void)f; }
+
+static const yolo_backend yolo_planner = {
+    "plan", yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
+    yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
+    yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
+    yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
+    yolo_plan_cc, yolo_plan_opt, yolo_plan_loss, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
+};
+
+size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image) {
+    const yolo_backend *real = m->be;
+    yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
+    for (int i = 0; i < m->nacts; i++) { saved[i] = *m->acts[i]; memset(m->acts[i], 0, sizeof(yolo_tensor)); }
+    m->be = &yolo_planner;
+    yolo_planned = 0;
+    yolo_set_input(m, B, H, W, NULL);
+    yolo_forward(m, train);
+    if (train) {   /* the densest batch: every image with max_boxes_per_image boxes */
+        int nt = B * (max_boxes_per_image > 0 ? max_boxes_per_image : 1);
+        yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)nt * 6, sizeof(yolo_real));
+        for (int i = 0; i < nt; i++) { t[6 * i] = (yolo_real)(i % B); t[6 * i + 2] = t[6 * i + 3] = 0.5f; t[6 * i + 4] = t[6 * i + 5] = 0.1f; }
+        yolo_loss L;
+        memset(&L, 0, sizeof L);
+        yolo_loss_compute(m, &L, t, nt, 0);
+        yolo_backward(m);
+        yolo_loss_free(&L);
+        free(t);
+    }
+    size_t bytes = yolo_planned;
+    for (int i = 0; i < m->nacts; i++) *m->acts[i] = saved[i];
+    free(saved);
+    m->be = real;
+    return bytes;
+}
+
+size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
+    /* values, gradients, BN batch statistics; optimizer: SGD 1, Adam 2, AdamW 3 copies */
+    size_t copies = 2 + (opt == YOLO_SGD ? 1 : opt == YOLO_ADAM ? 2 : 3);
+    return (copies * m->nvalues + m->nstats) * sizeof(yolo_real) + 5 * 256;
 }
 
 /* ------------------------------------------------------------------------ */

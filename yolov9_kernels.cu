@@ -39,24 +39,94 @@ static unsigned grid_for(size_t n) { size_t b = blocks_for(n, 256); return (unsi
 /* memory                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* every allocation is counted, so that a run knows what it holds; the
-   size sits in a 256-byte header in front of the block */
+/* Device memory. A run first plans what it needs (yolo_plan_bytes) and
+   reserves it in one cudaMalloc, the arena; every later allocation is
+   carved out of it, first fit, and a release gives the range back
+   (neighbours merge). Without a reservation, or past its end, allocations
+   fall back to cudaMalloc, and a warning says the plan was exceeded.
+   Either way every byte is counted, so a run knows what it holds. */
+typedef struct { size_t off, size; int used; } arena_block;
+static char *g_arena = NULL;
+static size_t g_arena_size = 0;
+static arena_block *g_blocks = NULL;      /* sorted by offset, covering the arena */
+static int g_nblocks = 0, g_capblocks = 0, g_warned = 0;
 static size_t g_in_use = 0, g_peak = 0;
-static void *cu_alloc(size_t bytes) {
-    char *p = NULL;
-    CK(cudaMalloc((void **)&p, bytes + 256));
-    CK(cudaMemset(p, 0, bytes + 256));
-    CK(cudaMemcpy(p, &bytes, sizeof bytes, cudaMemcpyHostToDevice));
-    g_in_use += bytes;
+
+static void count(long long delta) {
+    g_in_use += delta;
     if (g_in_use > g_peak) g_peak = g_in_use;
+}
+static void blocks_insert(int at, arena_block b) {
+    if (g_nblocks == g_capblocks) {
+        g_capblocks = g_capblocks ? 2 * g_capblocks : 1024;
+        g_blocks = (arena_block *)realloc(g_blocks, g_capblocks * sizeof(arena_block));
+    }
+    memmove(g_blocks + at + 1, g_blocks + at, (g_nblocks - at) * sizeof(arena_block));
+    g_blocks[at] = b;
+    g_nblocks++;
+}
+static void blocks_remove(int at) {
+    memmove(g_blocks + at, g_blocks + at + 1, (g_nblocks - at - 1) * sizeof(arena_block));
+    g_nblocks--;
+}
+
+static int cu_reserve(size_t bytes) {
+    if (g_arena) return -1;                  /* one arena per run */
+    bytes = (bytes + 255) / 256 * 256;
+    if (cudaMalloc((void **)&g_arena, bytes) != cudaSuccess) { cudaGetLastError(); g_arena = NULL; return -1; }
+    g_arena_size = bytes;
+    arena_block all = { 0, bytes, 0 };
+    blocks_insert(0, all);
+    return 0;
+}
+
+static void *cu_alloc(size_t bytes) {
+    size_t need = (bytes + 255) / 256 * 256;
+    if (need == 0) need = 256;
+    for (int i = 0; g_arena && i < g_nblocks; i++) {
+        arena_block *b = &g_blocks[i];
+        if (b->used || b->size < need) continue;
+        if (b->size > need) {
+            arena_block rest = { b->off + need, b->size - need, 0 };
+            b->size = need;
+            blocks_insert(i + 1, rest);
+            b = &g_blocks[i];
+        }
+        b->used = 1;
+        count((long long)need);
+        CK(cudaMemsetAsync(g_arena + b->off, 0, need));
+        return g_arena + b->off;
+    }
+    if (g_arena && !g_warned) {
+        fprintf(stderr, "yolov9: the device memory plan (%.2f GB) was exceeded; allocating outside it\n", g_arena_size / 1e9);
+        g_warned = 1;
+    }
+    char *p = NULL;   /* outside the arena: the size sits in a 256-byte header in front */
+    CK(cudaMalloc((void **)&p, need + 256));
+    CK(cudaMemset(p, 0, need + 256));
+    CK(cudaMemcpy(p, &need, sizeof need, cudaMemcpyHostToDevice));
+    count((long long)need);
     return p + 256;
 }
+
 static void cu_release(void *q) {
     if (!q) return;
-    char *p = (char *)q - 256;
+    char *c = (char *)q;
+    if (g_arena && c >= g_arena && c < g_arena + g_arena_size) {
+        size_t off = (size_t)(c - g_arena);
+        int lo = 0, hi = g_nblocks - 1, i = -1;
+        while (lo <= hi) { int mid = (lo + hi) / 2; if (g_blocks[mid].off == off) { i = mid; break; } if (g_blocks[mid].off < off) lo = mid + 1; else hi = mid - 1; }
+        if (i < 0 || !g_blocks[i].used) { fprintf(stderr, "yolov9: release of an unknown device block\n"); exit(1); }
+        g_blocks[i].used = 0;
+        count(-(long long)g_blocks[i].size);
+        if (i + 1 < g_nblocks && !g_blocks[i + 1].used) { g_blocks[i].size += g_blocks[i + 1].size; blocks_remove(i + 1); }
+        if (i > 0 && !g_blocks[i - 1].used) { g_blocks[i - 1].size += g_blocks[i].size; blocks_remove(i); }
+        return;
+    }
+    char *p = c - 256;
     size_t bytes;
     CK(cudaMemcpy(&bytes, p, sizeof bytes, cudaMemcpyDeviceToHost));
-    g_in_use -= bytes;
+    count(-(long long)bytes);
     CK(cudaFree(p));
 }
 static void cu_memory(size_t *in_use, size_t *peak) { *in_use = g_in_use; *peak = g_peak; }
@@ -968,15 +1038,15 @@ static void cu_loss(yolo_loss_branch *lb) {
     for (int l = 0; l < 3; l++) { mp.m[l] = lb->maps[l]; mp.g[l] = lb->grads[l]; }
     yolo_assignment *as = lb->as;
     prof_begin();
-    /* scratch: boxes [B, A, 4], per box x anchor overlaps, alignments, metrics, positives; sums */
-    double *pbox = (double *)cu_alloc(BA * 4 * sizeof(double)), *sums = (double *)cu_alloc(4 * sizeof(double));
+    /* scratch, laid out in lb->work as yolo_loss_work_bytes counts it: boxes [B, A, 4], per box x
+       anchor overlaps, alignments and metrics, per box maxima, sums; positives [ngt, A] */
+    double *pbox = (double *)lb->work, *ov = pbox + BA * 4, *al = ov + JA, *met = al + JA;
+    double *pal = met + JA, *pov = pal + lb->ngt, *sums = pov + lb->ngt;
+    unsigned char *pos = (unsigned char *)(sums + 4);
+    cu_zero(sums, 4 * sizeof(double));
     loss_decode_kernel<<<grid_for(BA), 256>>>(mp, L, lb->B, pbox);
     CK_LAUNCH("loss_decode_kernel");
     if (!lb->reuse) {
-        double *ov = (double *)cu_alloc((JA + 1) * sizeof(double)), *al = (double *)cu_alloc((JA + 1) * sizeof(double));
-        double *met = (double *)cu_alloc((JA + 1) * sizeof(double));
-        double *pal = (double *)cu_alloc((lb->ngt + 1) * sizeof(double)), *pov = (double *)cu_alloc((lb->ngt + 1) * sizeof(double));
-        unsigned char *pos = (unsigned char *)cu_alloc(JA + 1);
         if (lb->ngt) {
             assign_topk_kernel<<<lb->ngt, 256>>>(mp, L, lb->B, lb->gt, lb->gstart, pbox, ov, al, met, pos);
             CK_LAUNCH("assign_topk_kernel");
@@ -989,7 +1059,6 @@ static void cu_loss(yolo_loss_branch *lb) {
         }
         assign_score_kernel<<<grid_for(BA), 256>>>(L, lb->B, lb->gstart, al, pos, pal, pov, as->score);
         CK_LAUNCH("assign_score_kernel");
-        cu_release(ov); cu_release(al); cu_release(met); cu_release(pal); cu_release(pov); cu_release(pos);
     }
     loss_terms_kernel<<<blocks_for(BA, 256), 256>>>(mp, L, lb->B, pbox, as->fg, as->label, as->box, as->score, as->alpha,
                                                    lb->reuse, sums);
@@ -1004,7 +1073,6 @@ static void cu_loss(yolo_loss_branch *lb) {
         CK_LAUNCH("scale_kernel");
     }
     lb->box = h[0]; lb->cls = h[1]; lb->dfl = h[2];
-    cu_release(pbox); cu_release(sums);
     prof_end("loss and assigner", 0, 0);
 }
 
@@ -1018,7 +1086,7 @@ static const yolo_backend yolo_cuda = {
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
     cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_loss, cu_sync,
-    cu_memory, cu_profile,
+    cu_memory, cu_reserve, cu_profile,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

@@ -2,9 +2,12 @@
 
      tests/bench_train --cfg yolov9-s --batch 32 --img 640 [--steps 5] [--device cuda]
 
-   Prints milliseconds per step split into forward, loss, backward and
-   optimizer (median over the timed steps, after one warm-up step), img/s,
-   the peak of device memory the backend held, and then one profiled step:
+   Plans the run's device memory first (yolo_plan_bytes: activations,
+   gradients, scratch and loss buffers for up to --max-boxes boxes per
+   image, plus weights, gradients and optimizer state) and reserves it in
+   one allocation. Prints the plan, then milliseconds per step split into
+   forward, loss, backward and optimizer (median over the timed steps,
+   after one warm-up step), img/s, the peak of device memory the run held, and then one profiled step:
    the ten most expensive ops with their achieved TFLOP/s or GB/s. The batch
    is synthetic (uniform noise, six random boxes per image): the cost of a
    step does not depend on what the pixels show. */
@@ -18,13 +21,14 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const char *cfg = "yolov9-s", *device = "cuda";
-    int B = 32, img = 640, steps = 5;
+    int B = 32, img = 640, steps = 5, max_boxes = 100;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--cfg")) cfg = argv[i + 1];
         else if (!strcmp(argv[i], "--batch")) B = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--img")) img = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--device")) device = argv[i + 1];
+        else if (!strcmp(argv[i], "--max-boxes")) max_boxes = atoi(argv[i + 1]);
         else { fprintf(stderr, "bench_train: unknown flag %s\n", argv[i]); return 2; }
     }
     char err[YOLO_ERR];
@@ -32,6 +36,13 @@ int main(int argc, char **argv) {
     if (!be) { fprintf(stderr, "bench_train: %s\n", err); return 2; }
     yolo_model m;
     if (yolo_model_from_cfg(&m, cfg, 80, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    /* the plan, before anything is allocated on the device; the backend's
+       own small scratch (BatchNorm partial sums) rides in a 16 MB margin */
+    size_t act = yolo_plan_bytes(&m, B, img, img, 1, max_boxes), state = yolo_model_state_bytes(&m, YOLO_SGD);
+    size_t plan = act + state + (16u << 20);
+    printf("memory plan: activations, gradients and scratch %.2f GB + weights, gradients, SGD state %.2f GB = %.2f GB\n",
+           act / 1e9, state / 1e9, plan / 1e9);
+    if (be->reserve(plan)) { fprintf(stderr, "bench_train: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
 
     yolo_rng rng = { 7 };
@@ -86,7 +97,8 @@ int main(int argc, char **argv) {
     }
     size_t in_use, peak;
     be->memory(&in_use, &peak);
-    printf("  %-10s %9.1f ms   %.1f img/s   peak device memory held %.2f GB\n", "step", total * 1e3, B / total, peak / 1e9);
+    printf("  %-10s %9.1f ms   %.1f img/s   device memory held at peak %.2f GB (plan %.2f GB)\n", "step", total * 1e3,
+           B / total, peak / 1e9, plan / 1e9);
 
     be->profile(1, NULL);
     yolo_forward(&m, 1);

@@ -233,9 +233,11 @@ static void test_loss(int B, int nc) {
         for (int l = 0; l < 3; l++) { lc.h[l] = h[l]; lc.w[l] = w[l]; lc.stride[l] = st[l]; lc.maps[l] = maps[l]; lc.grads[l] = grads[l]; }
         lg = lc;
         lg.gt = gt_d; lg.gstart = gstart_d; lg.as = &asg;
+        lg.work = G->alloc(yolo_loss_work_bytes(B, A, ngt));
         for (int l = 0; l < 3; l++) { lg.maps[l] = maps_d[l]; lg.grads[l] = grads_d[l]; }
         yolo_cpu.loss(&lc);
         G->loss(&lg);
+        G->release(lg.work);
         const char *name = reuse ? "loss (assignment kept)" : "loss and assigner";
         float sc[4] = { (float)lc.box, (float)lc.cls, (float)lc.dfl, (float)asc.score_sum };
         float sg[4] = { (float)lg.box, (float)lg.cls, (float)lg.dfl, (float)asg.score_sum };

@@ -2858,17 +2858,34 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
 /* the memory plan                                                          */
 /* ------------------------------------------------------------------------ */
 /* Planning runs a whole step on a backend that computes nothing and only
-   adds up what it is asked to allocate: every buffer of a step goes
-   through the backend, so the sum is what the real step will hold. Its
-   counter is file-static, so planning is not re-entrant. */
+   keeps account of what it is asked to allocate and to release: every
+   buffer of a step goes through the backend, so the peak it sees is the
+   peak the real step will hold. Its ledger is file-static, so planning is
+   not re-entrant. */
 
-static size_t yolo_planned;
+static struct { size_t next, in_use, peak, n, cap; size_t *addr, *size; } yolo_ledger;
 static void *yolo_plan_alloc(size_t bytes) {
-    size_t at = 4096 + yolo_planned;           /* a fake, never dereferenced address */
-    yolo_planned += (bytes + 255) / 256 * 256;
+    size_t need = (bytes + 255) / 256 * 256, at = 4096 + yolo_ledger.next;   /* a fake, never dereferenced address */
+    yolo_ledger.next += need ? need : 256;
+    if (yolo_ledger.n == yolo_ledger.cap) {
+        yolo_ledger.cap = yolo_ledger.cap ? 2 * yolo_ledger.cap : 1024;
+        yolo_ledger.addr = (size_t *)realloc(yolo_ledger.addr, yolo_ledger.cap * sizeof(size_t));
+        yolo_ledger.size = (size_t *)realloc(yolo_ledger.size, yolo_ledger.cap * sizeof(size_t));
+    }
+    yolo_ledger.addr[yolo_ledger.n] = at; yolo_ledger.size[yolo_ledger.n++] = need;
+    yolo_ledger.in_use += need;
+    if (yolo_ledger.in_use > yolo_ledger.peak) yolo_ledger.peak = yolo_ledger.in_use;
     return (void *)(uintptr_t)at;
 }
-static void yolo_plan_release(void *p) { (void)p; }
+static void yolo_plan_release(void *p) {
+    for (size_t i = yolo_ledger.n; p && i-- > 0;)
+        if (yolo_ledger.addr[i] == (size_t)(uintptr_t)p) {
+            yolo_ledger.in_use -= yolo_ledger.size[i];
+            yolo_ledger.addr[i] = yolo_ledger.addr[--yolo_ledger.n];
+            yolo_ledger.size[i] = yolo_ledger.size[yolo_ledger.n];
+            return;
+        }
+}
 static void yolo_plan_bytes3(void *d, size_t n) { (void)d; (void)n; }
 static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s_; (void)n; }
 static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
@@ -2890,7 +2907,7 @@ static void yolo_plan_cc(const yolo_real *a, int b, int c, yolo_real *d, int e, 
 static void yolo_plan_opt(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v, yolo_real *vm, size_t n) { (void)u; (void)w; (void)g; (void)m; (void)v; (void)vm; (void)n; }
 static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
 static void yolo_plan_sync(void) {}
-static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = *peak = yolo_planned; }
+static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_ledger.in_use; *peak = yolo_ledger.peak; }
 static int yolo_plan_reserve(size_t bytes) { (void)bytes; return 0; }
 static void yolo_plan_profile(int on, FILE *f) { (void)on; (void)f; }
 
@@ -2907,7 +2924,7 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
     yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
     for (int i = 0; i < m->nacts; i++) { saved[i] = *m->acts[i]; memset(m->acts[i], 0, sizeof(yolo_tensor)); }
     m->be = &yolo_planner;
-    yolo_planned = 0;
+    yolo_ledger.next = yolo_ledger.in_use = yolo_ledger.peak = yolo_ledger.n = 0;
     yolo_set_input(m, B, H, W, NULL);
     yolo_forward(m, train);
     if (train) {   /* the densest batch: every image with max_boxes_per_image boxes */
@@ -2921,7 +2938,9 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
         yolo_loss_free(&L);
         free(t);
     }
-    size_t bytes = yolo_planned;
+    size_t bytes = yolo_ledger.peak;
+    free(yolo_ledger.addr); free(yolo_ledger.size);
+    memset(&yolo_ledger, 0, sizeof yolo_ledger);
     for (int i = 0; i < m->nacts; i++) *m->acts[i] = saved[i];
     free(saved);
     m->be = real;

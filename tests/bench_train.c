@@ -21,7 +21,7 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const char *cfg = "yolov9-s", *device = "cuda";
-    int B = 32, img = 640, steps = 5, max_boxes = 100;
+    int B = 32, img = 640, steps = 5, max_boxes = 6;   /* the synthetic batch has six boxes an image */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--cfg")) cfg = argv[i + 1];
         else if (!strcmp(argv[i], "--batch")) B = atoi(argv[i + 1]);

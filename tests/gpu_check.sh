@@ -16,7 +16,7 @@ grep -E "golden case|FAIL|passed" "$OUT/golden_cuda.txt"
 if command -v compute-sanitizer >/dev/null; then
     compute-sanitizer --tool memcheck --print-limit 5 ./tests/test_cuda > "$OUT/memcheck_test_cuda.txt" 2>&1; echo "memcheck test_cuda rc=$?"
     compute-sanitizer --tool memcheck --print-limit 5 ./tests/golden_check --device cuda tests/golden/tiny-cb > "$OUT/memcheck_golden.txt" 2>&1; echo "memcheck golden_check rc=$?"
-    tail -2 "$OUT/memcheck_test_cuda.txt" "$OUT/memcheck_golden.txt"
+    grep -h "ERROR SUMMARY" "$OUT/memcheck_test_cuda.txt" "$OUT/memcheck_golden.txt"
 fi
 for cfg in ${BENCH:-yolov9-s yolov9-c}; do
     timeout 240 ./tests/bench_train --cfg $cfg --batch ${BATCH:-32} --img 640 --steps ${STEPS:-3} > "$OUT/bench_$cfg.txt" 2>&1

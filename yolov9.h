@@ -174,6 +174,7 @@ typedef struct {
     yolo_real *gamma, *ggamma, *beta, *gbeta; /* [c2] BatchNorm affine */
     yolo_real *rmean, *rvar;  /* [c2] BatchNorm running statistics */
     yolo_real *mean, *invstd; /* [c2] batch statistics of the last training forward */
+    yolo_real *fw, *fb;      /* [c2, c1/g, k, k], [c2]: the inference form, BN folded in (yolo_model_fuse) */
     yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward (no gradient of its own) */
     yolo_tensor y;           /* [B, c2, Ho, Wo] the block's output */
     yolo_tensor *x;          /* the input of the last forward (not owned) */
@@ -317,6 +318,12 @@ typedef struct {
     /* per-channel batch statistics of every BatchNorm (scratch) */
     size_t nstats;
     yolo_real *stats;
+    /* every conv unit and RepConvN, for folding into the inference form */
+    int nconvs, nreps, cap_convs, cap_reps;
+    yolo_conv **convs;
+    yolo_repconvn **reps;
+    yolo_real *folded;       /* backend memory of all fw, fb */
+    int fused;               /* 1 while the folded weights match the trained ones */
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     yolo_tensor scratch;     /* dL/dz of the conv being differentiated (the largest one) */
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
@@ -401,6 +408,12 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
    optimizer state come on top: yolo_model_state_bytes. */
 size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image);
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
+/* The inference form: every BatchNorm folded into its conv (w gamma /
+   sqrt(var + eps), bias beta - mean gamma / sqrt(var + eps)) and every
+   RepConvN into one 3x3 conv (the 1x1 kernel added at the centre). Eval
+   forwards then run plain convs; a training forward drops the folding,
+   since the weights move. */
+void yolo_model_fuse(yolo_model *m);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
 
@@ -1098,6 +1111,13 @@ static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int 
     }
     yolo_act_new(m, &c->z);
     yolo_act_new(m, &c->y);
+    if (yolo_binding(m)) {
+        if (m->nconvs == m->cap_convs) {
+            m->cap_convs = m->cap_convs ? 2 * m->cap_convs : 256;
+            m->convs = (yolo_conv **)realloc(m->convs, m->cap_convs * sizeof(yolo_conv *));
+        }
+        m->convs[m->nconvs++] = c;
+    }
 }
 
 /* y = SiLU(BN(conv(x))), or any prefix of that chain */
@@ -1106,7 +1126,9 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     c->x = x;
     m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
-    if (!c->bn) {
+    if (!train && m->fused && c->fw) {
+        m->be->conv2d_forward(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, &c->y);
+    } else if (!c->bn) {
         m->be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
     } else {
         yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
@@ -1145,13 +1167,21 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
     snprintf(p, sizeof p, "%s.conv2", prefix);
     yolo_conv_init(m, &r->conv2, p, c1, c2, 1, 1, 1, 1, 0);
     yolo_act_new(m, &r->y);
+    if (yolo_binding(m)) {
+        if (m->nreps == m->cap_reps) {
+            m->cap_reps = m->cap_reps ? 2 * m->cap_reps : 64;
+            m->reps = (yolo_repconvn **)realloc(m->reps, m->cap_reps * sizeof(yolo_repconvn *));
+        }
+        m->reps[m->nreps++] = r;
+    }
 }
 
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
+    int folded = !train && m->fused;   /* then conv1 holds both branches in one 3x3 kernel */
     yolo_conv_forward(m, &r->conv1, x, train);
-    yolo_conv_forward(m, &r->conv2, x, train);
+    if (!folded) yolo_conv_forward(m, &r->conv2, x, train);
     yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, train);
-    m->be->silu_forward(r->y.data, r->conv1.y.data, r->conv2.y.data, yolo_numel(&r->y));
+    m->be->silu_forward(r->y.data, r->conv1.y.data, folded ? NULL : r->conv2.y.data, yolo_numel(&r->y));
 }
 
 static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
@@ -1965,7 +1995,7 @@ static void yolo_layers_release(yolo_model *m) {
 
 /* pass 2 of the build: every block's pointers into values, grads, stats */
 static void yolo_model_bind(yolo_model *m) {
-    m->building = 0; m->nstats = 0; m->nacts = 0;
+    m->building = 0; m->nstats = 0; m->nacts = 0; m->nconvs = 0; m->nreps = 0;
     for (int i = 0; i < m->nlayers; i++) yolo_layer_init(m, i);
     yolo_act_new(m, &m->input);
     yolo_act_new(m, &m->scratch);
@@ -1996,7 +2026,8 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
     if (be == m->be) return;
     yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
-    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
+    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
+    m->folded = NULL; m->fused = 0;
     m->be = be;
     m->values = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
     m->grads = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
@@ -2013,12 +2044,49 @@ yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n) {
     return h;
 }
 
+void yolo_model_fuse(yolo_model *m) {
+    const yolo_backend *be = m->be;
+    size_t total = 0;
+    for (int i = 0; i < m->nconvs; i++) total += (size_t)m->convs[i]->c2 * (m->convs[i]->c1 / m->convs[i]->g) * m->convs[i]->k * m->convs[i]->k + m->convs[i]->c2;
+    be->release(m->folded);
+    m->folded = (yolo_real *)be->alloc(total * sizeof(yolo_real));
+    yolo_real *h = (yolo_real *)yolo_xcalloc(total, sizeof(yolo_real)), *vals = yolo_fetch(m, m->values, m->nvalues);
+    size_t off = 0;
+    #define HOST(p) (vals + ((p) - m->values))   /* a parameter pointer as a host address */
+    for (int i = 0; i < m->nconvs; i++) {
+        yolo_conv *c = m->convs[i];
+        size_t nw = (size_t)c->c2 * (c->c1 / c->g) * c->k * c->k, per = nw / c->c2;
+        yolo_real *fw = h + off, *fb = fw + nw;
+        for (int o = 0; o < c->c2; o++) {
+            double a = c->bn ? HOST(c->gamma)[o] / sqrt(HOST(c->rvar)[o] + m->bn_eps) : 1.0;
+            for (size_t j = 0; j < per; j++) fw[o * per + j] = (yolo_real)(HOST(c->w)[o * per + j] * a);
+            fb[o] = (yolo_real)(c->bn ? HOST(c->beta)[o] - HOST(c->rmean)[o] * a : (c->b ? HOST(c->b)[o] : 0));
+        }
+        c->fw = m->folded + off; c->fb = c->fw + nw;
+        off += nw + c->c2;
+    }
+    /* RepConvN: the folded 1x1 kernel joins the folded 3x3 one at its centre */
+    for (int r = 0; r < m->nreps; r++) {
+        yolo_conv *c3 = &m->reps[r]->conv1, *c1 = &m->reps[r]->conv2;
+        yolo_real *w3 = h + (c3->fw - m->folded), *w1 = h + (c1->fw - m->folded);
+        int cin = c3->c1 / c3->g;
+        for (int o = 0; o < c3->c2; o++) {
+            for (int ci = 0; ci < cin; ci++) w3[((size_t)o * cin + ci) * 9 + 4] += w1[(size_t)o * cin + ci];
+            w3[(size_t)c3->c2 * cin * 9 + o] += w1[(size_t)c1->c2 * cin + o];
+        }
+    }
+    #undef HOST
+    be->upload(m->folded, h, total * sizeof(yolo_real));
+    free(h); free(vals);
+    m->fused = 1;
+}
+
 void yolo_model_free(yolo_model *m) {
     if (!m->layers) return;
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
     yolo_layers_release(m);
-    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
-    free(m->layers); free(m->params); free(m->acts);
+    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
+    free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps);
     memset(m, 0, sizeof *m);
 }
 
@@ -2141,6 +2209,7 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
    updated), every branch computed, gradients zeroed for the backward that
    follows. train = 0: running statistics, inference layers only. */
 void yolo_forward(yolo_model *m, int train) {
+    if (train) m->fused = 0;   /* the weights are about to move */
     if (train)
         for (int i = 0; i < m->nacts; i++)
             if (m->acts[i]->grad) m->be->zero(m->acts[i]->grad, m->acts[i]->cap * sizeof(yolo_real));

@@ -296,6 +296,16 @@ static int check_case(const char *dir, const yolo_backend *be) {
     stage_add(&s_pred, "eval.pred", cmp_host(&ref, "eval.pred", pred, (size_t)B * (4 + nc) * A));
     failures += stage_report(&s_pred);
 
+    /* the inference form: BatchNorm and RepConvN folded into plain convs */
+    stage_t s_fold = { "eval.pred, folded", 1e-4 };
+    yolo_real *folded = (yolo_real *)malloc((size_t)B * (4 + nc) * A * sizeof(yolo_real));
+    yolo_model_fuse(&m);
+    yolo_forward(&m, 0);
+    yolo_decode(&m, folded);
+    stage_add(&s_fold, "eval.pred", cmp_host(&ref, "eval.pred", folded, (size_t)B * (4 + nc) * A));
+    failures += stage_report(&s_fold);
+    free(folded);
+
     int64_t nn = 0;
     float *rnms = ref_get(&ref, "eval.nms", &nn);
     int nref = rnms ? (int)(nn / 7) : 0, nours = 0;

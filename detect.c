@@ -86,6 +86,7 @@ int main(int argc, char **argv) {
     }
     if (!source) { yolo_model_free(&m); return 0; }
     if (!weights) fprintf(stderr, "detect: no --weights, running the untrained model\n");
+    yolo_model_fuse(&m);   /* BatchNorm and RepConvN folded into plain convs */
     DIR *dir = opendir(source);
     int rc = 0;
     if (!dir) rc |= detect_one(&m, source, img, conf, iou, max_det, 1, 1);

@@ -296,14 +296,33 @@ static int check_case(const char *dir, const yolo_backend *be) {
     stage_add(&s_pred, "eval.pred", cmp_host(&ref, "eval.pred", pred, (size_t)B * (4 + nc) * A));
     failures += stage_report(&s_pred);
 
-    /* the inference form: BatchNorm and RepConvN folded into plain convs */
-    stage_t s_fold = { "eval.pred, folded", 1e-4 };
+    /* the inference form: BatchNorm and RepConvN folded into plain convs.
+       Every inference layer's output must stay within 1e-5 of the unfolded
+       one (float rounding only), and the predictions within 1e-4 of the
+       official ones. */
+    stage_t s_fold = { "folded layers", 1e-5 }, s_foldp = { "eval.pred, folded", 1e-4 };
+    yolo_real **unfolded = (yolo_real **)calloc(m.nlayers, sizeof(yolo_real *));
+    for (int i = 0; i < m.detect; i++)
+        if (m.layers[i].infer) unfolded[i] = yolo_fetch(&m, m.layers[i].out->data, yolo_numel(m.layers[i].out));
     yolo_real *folded = (yolo_real *)malloc((size_t)B * (4 + nc) * A * sizeof(yolo_real));
     yolo_model_fuse(&m);
     yolo_forward(&m, 0);
+    for (int i = 0; i < m.detect; i++) {
+        if (!unfolded[i]) continue;
+        size_t n = yolo_numel(m.layers[i].out);
+        float *f = (float *)malloc(n * sizeof(float));
+        for (size_t k = 0; k < n; k++) f[k] = (float)unfolded[i][k];
+        yolo_real *h = yolo_fetch(&m, m.layers[i].out->data, n);
+        char name[48];
+        snprintf(name, sizeof name, "layer %d", i);
+        stage_add(&s_fold, name, yolo_rel_err(h, f, n));
+        free(f); free(h); free(unfolded[i]);
+    }
+    free(unfolded);
     yolo_decode(&m, folded);
-    stage_add(&s_fold, "eval.pred", cmp_host(&ref, "eval.pred", folded, (size_t)B * (4 + nc) * A));
+    stage_add(&s_foldp, "eval.pred", cmp_host(&ref, "eval.pred", folded, (size_t)B * (4 + nc) * A));
     failures += stage_report(&s_fold);
+    failures += stage_report(&s_foldp);
     free(folded);
 
     int64_t nn = 0;

@@ -150,6 +150,8 @@ typedef struct yolo_backend {
     void (*optim_update)(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
                          yolo_real *vmax, size_t n);
     void (*loss)(yolo_loss_branch *lb);   /* assigner, three terms and their gradient, one head branch */
+    /* decoded predictions pred [B, 4 + NC, A] of one head branch: lb's levels and maps only */
+    void (*decode)(const yolo_loss_branch *lb, yolo_real *pred);
     void (*sync)(void);                                 /* wait for queued work (timing) */
     /* bytes held now and at most since the start; a per-op time table when profiling */
     void (*memory)(size_t *in_use, size_t *peak);
@@ -1003,7 +1005,8 @@ static void yolo_cpu_memory(size_t *in_use, size_t *peak) { *in_use = *peak = 0;
 static int yolo_cpu_reserve(size_t bytes) { (void)bytes; return 0; }
 static void yolo_cpu_profile(int on, FILE *report) { (void)on; (void)report; }
 
-static void yolo_cpu_loss(yolo_loss_branch *lb);   /* section 7 */
+static void yolo_cpu_loss(yolo_loss_branch *lb);                          /* section 7 */
+static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* section 6 */
 
 const yolo_backend yolo_cpu = {
     "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
@@ -1011,7 +1014,7 @@ const yolo_backend yolo_cpu = {
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_loss,
-    yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_profile,
+    yolo_cpu_decode, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_profile,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */
@@ -2551,15 +2554,6 @@ int yolo_num_anchors(const yolo_model *m) {
     return A;
 }
 
-/* which level anchor a (levels concatenated) lies in, and its cell there */
-static void yolo_anchor_level(const yolo_detect *d, int branch, int a, int *level, int *cell) {
-    for (int l = 0; l < 3; l++) {
-        int HW = d->out[branch][l].h * d->out[branch][l].w;
-        if (a < HW || l == 2) { *level = l; *cell = a; return; }
-        a -= HW;
-    }
-}
-
 /* DFL: the expected distance under softmax(logits) over bins 0..15 */
 static yolo_real yolo_dfl_expect(const yolo_real *logits, int stride, yolo_real *prob) {
     double mx = logits[0], s = 0, e = 0;
@@ -2573,28 +2567,40 @@ static yolo_real yolo_dfl_expect(const yolo_real *logits, int stride, yolo_real 
    probabilities, from the inference branch (the main one of a dual head).
    A box is the anchor point minus/plus the four expected distances, times
    the level's stride. */
-void yolo_decode(const yolo_model *m, yolo_real *pred) {
-    const yolo_detect *d = m->layers[m->detect].det;
-    int b = d->nbranch - 1, A = yolo_num_anchors(m), B = d->out[b][0].n, nc = d->nc;
-    yolo_real *maps[3];   /* host copies of the three [B, NO, h, w] maps */
-    for (int l = 0; l < 3; l++) maps[l] = yolo_fetch(m, d->out[b][l].data, yolo_numel(&d->out[b][l]));
+/* the CPU twin of the backend's decode op */
+static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred) {
+    int A = lb->A, B = lb->B, nc = lb->nc, no = 4 * YOLO_REG_MAX + nc;
     #pragma omp parallel for schedule(static)
     for (int na = 0; na < B * A; na++) {
-        int n = na / A, a = na % A, level = 0, cell = 0;
-        yolo_anchor_level(d, b, a, &level, &cell);
-        const yolo_tensor *o = &d->out[b][level];
-        int HW = o->h * o->w;
-        const yolo_real *base = maps[level] + (size_t)n * o->c * HW + cell;
+        int n = na / A, a = na % A, level = 0;
+        while (level < 2 && a >= lb->h[level] * lb->w[level]) { a -= lb->h[level] * lb->w[level]; level++; }
+        int HW = lb->h[level] * lb->w[level], cell = a;
+        const yolo_real *base = lb->maps[level] + (size_t)n * no * HW + cell;
         yolo_real prob[YOLO_REG_MAX], dist[4];
         for (int side = 0; side < 4; side++) dist[side] = yolo_dfl_expect(base + (size_t)side * YOLO_REG_MAX * HW, HW, prob);
-        yolo_real ax = (yolo_real)(cell % o->w + 0.5), ay = (yolo_real)(cell / o->w + 0.5), s = (yolo_real)d->strides[level];
+        yolo_real ax = (yolo_real)(cell % lb->w[level] + 0.5), ay = (yolo_real)(cell / lb->w[level] + 0.5), s = (yolo_real)lb->stride[level];
         yolo_real x1 = ax - dist[0], y1 = ay - dist[1], x2 = ax + dist[2], y2 = ay + dist[3];
-        yolo_real *out = pred + (size_t)n * (4 + nc) * A + a;
+        yolo_real *out = pred + (size_t)n * (4 + nc) * A + na % A;
         out[0] = (x1 + x2) / 2 * s; out[(size_t)A] = (y1 + y2) / 2 * s;
         out[(size_t)2 * A] = (x2 - x1) * s; out[(size_t)3 * A] = (y2 - y1) * s;
         for (int c = 0; c < nc; c++) out[(size_t)(4 + c) * A] = yolo_sigmoid(base[(size_t)(4 * YOLO_REG_MAX + c) * HW]);
     }
-    for (int l = 0; l < 3; l++) free(maps[l]);
+}
+
+void yolo_decode(const yolo_model *m, yolo_real *pred) {
+    const yolo_detect *d = m->layers[m->detect].det;
+    int b = d->nbranch - 1;
+    yolo_loss_branch lb;
+    memset(&lb, 0, sizeof lb);
+    lb.B = d->out[b][0].n; lb.nc = d->nc; lb.A = yolo_num_anchors(m);
+    for (int l = 0; l < 3; l++) {
+        lb.h[l] = d->out[b][l].h; lb.w[l] = d->out[b][l].w; lb.stride[l] = d->strides[l]; lb.maps[l] = d->out[b][l].data;
+    }
+    size_t n = (size_t)lb.B * (4 + lb.nc) * lb.A;
+    yolo_real *dev = (yolo_real *)m->be->alloc(n * sizeof(yolo_real));
+    m->be->decode(&lb, dev);
+    m->be->download(pred, dev, n * sizeof(yolo_real));
+    m->be->release(dev);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2975,6 +2981,7 @@ static void yolo_plan_rs_bwd(const yolo_tensor *y, yolo_tensor *x, int c0) { (vo
 static void yolo_plan_cc(const yolo_real *a, int b, int c, yolo_real *d, int e, int f, int g, int h, int i, int j) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; (void)j; }
 static void yolo_plan_opt(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v, yolo_real *vm, size_t n) { (void)u; (void)w; (void)g; (void)m; (void)v; (void)vm; (void)n; }
 static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
+static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) { (void)lb; (void)pred; }
 static void yolo_plan_sync(void) {}
 static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_ledger.in_use; *peak = yolo_ledger.peak; }
 static int yolo_plan_reserve(size_t bytes) { (void)bytes; return 0; }
@@ -2985,7 +2992,7 @@ static const yolo_backend yolo_planner = {
     yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
-    yolo_plan_cc, yolo_plan_opt, yolo_plan_loss, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
+    yolo_plan_cc, yolo_plan_opt, yolo_plan_loss, yolo_plan_decode, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
 };
 
 size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image) {

@@ -1076,6 +1076,36 @@ static void cu_loss(yolo_loss_branch *lb) {
     prof_end("loss and assigner", 0, 0);
 }
 
+/* decoded predictions pred [B, 4 + NC, A]: (cx, cy, w, h) in pixels, class probabilities */
+__global__ void decode_kernel(MapPtrs mp, Levels L, int B, float *pred) {
+    GRID_STRIDE(i, (size_t)B * L.A) {
+        int n = (int)(i / L.A), a = (int)(i % L.A), l, cell;
+        double ax, ay;
+        anchor_at(L, a, &l, &cell, &ax, &ay);
+        float prob[YOLO_REG_MAX];
+        float d0 = (float)dfl_side(mp.m, L, n, l, cell, 0, prob), d1 = (float)dfl_side(mp.m, L, n, l, cell, 1, prob);
+        float d2 = (float)dfl_side(mp.m, L, n, l, cell, 2, prob), d3 = (float)dfl_side(mp.m, L, n, l, cell, 3, prob);
+        float x = (float)ax, y = (float)ay, s = (float)L.stride[l];
+        float x1 = x - d0, y1 = y - d1, x2 = x + d2, y2 = y + d3;
+        float *o = pred + (size_t)n * (4 + L.nc) * L.A + a;
+        o[0] = (x1 + x2) / 2 * s; o[(size_t)L.A] = (y1 + y2) / 2 * s;
+        o[(size_t)2 * L.A] = (x2 - x1) * s; o[(size_t)3 * L.A] = (y2 - y1) * s;
+        for (int c = 0; c < L.nc; c++) o[(size_t)(4 + c) * L.A] = prob_of(map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + c));
+    }
+}
+static void cu_decode(const yolo_loss_branch *lb, float *pred) {
+    Levels L;
+    for (int l = 0; l < 3; l++) { L.h[l] = lb->h[l]; L.w[l] = lb->w[l]; L.stride[l] = lb->stride[l]; }
+    L.A = lb->A; L.nc = lb->nc; L.no = 4 * YOLO_REG_MAX + lb->nc;
+    MapPtrs mp;
+    for (int l = 0; l < 3; l++) { mp.m[l] = lb->maps[l]; mp.g[l] = NULL; }
+    size_t n = (size_t)lb->B * lb->A;
+    prof_begin();
+    decode_kernel<<<grid_for(n), 256>>>(mp, L, lb->B, pred);
+    CK_LAUNCH("decode_kernel");
+    prof_end("decode", 0, 4.0 * n * (L.no + 4 + L.nc));
+}
+
 /* ------------------------------------------------------------------------ */
 /* the table                                                                */
 /* ------------------------------------------------------------------------ */
@@ -1085,7 +1115,7 @@ static const yolo_backend yolo_cuda = {
     cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
-    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_loss, cu_sync,
+    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_loss, cu_decode, cu_sync,
     cu_memory, cu_reserve, cu_profile,
 };
 

@@ -260,6 +260,20 @@ static void test_loss(int B, int nc) {
         for (int l = 0; l < 3; l++) check(name, l == 0 ? "grad P3" : l == 1 ? "grad P4" : "grad P5", grads[l], grads_d[l],
                                          (size_t)B * no * h[l] * w[l], 1e-5);
     }
+    {   /* decode of the same maps */
+        yolo_loss_branch lc, lg;
+        memset(&lc, 0, sizeof lc);
+        lc.B = B; lc.nc = nc; lc.A = A;
+        for (int l = 0; l < 3; l++) { lc.h[l] = h[l]; lc.w[l] = w[l]; lc.stride[l] = st[l]; lc.maps[l] = maps[l]; }
+        lg = lc;
+        for (int l = 0; l < 3; l++) lg.maps[l] = maps_d[l];
+        size_t np = (size_t)B * (4 + nc) * A;
+        float *pc = (float *)malloc(np * sizeof(float)), *pg = poisoned(np);
+        yolo_cpu.decode(&lc, pc);
+        G->decode(&lg, pg);
+        check("decode", "pred", pc, pg, np, 1e-6);
+        free(pc); G->release(pg);
+    }
     yolo_assignment_release(&yolo_cpu, &asc);
     yolo_assignment_release(G, &asg);
     for (int l = 0; l < 3; l++) { free(maps[l]); free(grads[l]); G->release(maps_d[l]); G->release(grads_d[l]); }

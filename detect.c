@@ -33,11 +33,9 @@ static int detect_one(yolo_model *m, const char *path, int img, float conf, floa
     yolo_set_input(m, 1, H, W, host.data);
     yolo_tensor_free(&yolo_cpu, &host);
     yolo_forward(m, 0);
-    int A = yolo_num_anchors(m);
-    yolo_real *pred = (yolo_real *)malloc((size_t)(4 + m->nc) * A * sizeof(yolo_real));
-    yolo_decode(m, pred);
-    yolo_det *dets = (yolo_det *)malloc((size_t)A * sizeof(yolo_det));
-    int n = yolo_nms(pred, A, m->nc, conf, iou, max_det, 0, NULL, 0, dets);
+    yolo_det *dets = (yolo_det *)malloc((size_t)max_det * sizeof(yolo_det));
+    int n = 0;
+    yolo_predict(m, conf, iou, max_det, 0, NULL, 0, &dets, &n);
     double ms = (yolo_now() - t0) * 1e3;
     printf("image %d/%d %s: %dx%d ", index, total, path, W, H);
     int *count = (int *)calloc(m->nc, sizeof(int));
@@ -48,7 +46,7 @@ static int detect_one(yolo_model *m, const char *path, int img, float conf, floa
     for (int i = 0; i < n && getenv("YOLO_VERBOSE"); i++)
         printf("  %d %.3f  %.1f %.1f %.1f %.1f\n", dets[i].cls, dets[i].conf, (dets[i].x1 - padx) / scale,
                (dets[i].y1 - pady) / scale, (dets[i].x2 - padx) / scale, (dets[i].y2 - pady) / scale);
-    free(count); free(pred); free(dets);
+    free(count); free(dets);
     return 0;
 }
 

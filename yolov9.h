@@ -83,6 +83,7 @@ typedef struct {
    to tensor data are in the backend's memory (host or device). */
 
 typedef struct { int kind; double lr, wd, b1, b2, eps, bc1, bc2; } yolo_update;  /* one optimizer step */
+typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;                 /* one detection, input pixels */
 
 /* What the assigner decided for one head branch (arrays in backend
    memory). It depends on the predictions but is not differentiated
@@ -152,6 +153,9 @@ typedef struct yolo_backend {
     void (*loss)(yolo_loss_branch *lb);   /* assigner, three terms and their gradient, one head branch */
     /* decoded predictions pred [B, 4 + NC, A] of one head branch: lb's levels and maps only */
     void (*decode)(const yolo_loss_branch *lb, yolo_real *pred);
+    /* non-maximum suppression of one image's pred [4 + NC, A] (backend memory), as yolo_nms */
+    int (*nms)(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det,
+               int agnostic, const int *classes, int nclasses, yolo_det *out);
     void (*sync)(void);                                 /* wait for queued work (timing) */
     /* bytes held now and at most since the start; a per-op time table when profiling */
     void (*memory)(size_t *in_use, size_t *peak);
@@ -385,7 +389,6 @@ typedef struct {
 /* 11. evaluation                                                           */
 /* ------------------------------------------------------------------------ */
 
-typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;
 
 /* ------------------------------------------------------------------------ */
 /* API                                                                      */
@@ -468,6 +471,11 @@ extern const char *yolo_coco_names[80];
 /* eval: decoded predictions of the inference branch, [B, 4+NC, A] */
 int  yolo_num_anchors(const yolo_model *m);
 void yolo_decode(const yolo_model *m, yolo_real *pred);
+/* the detections of every image of the last eval forward, decoded and
+   suppressed on the model's backend: out[n] gets at most max_det of image
+   n, count[n] how many */
+void yolo_predict(const yolo_model *m, float conf_thres, float iou_thres, int max_det, int agnostic,
+                  const int *classes, int nclasses, yolo_det **out, int *count);
 int  yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres,
               int max_det, int agnostic, const int *classes, int nclasses,
               yolo_det *out);
@@ -1014,7 +1022,7 @@ const yolo_backend yolo_cpu = {
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_loss,
-    yolo_cpu_decode, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_profile,
+    yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_profile,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */
@@ -2587,7 +2595,7 @@ static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred) {
     }
 }
 
-void yolo_decode(const yolo_model *m, yolo_real *pred) {
+static void yolo_decode_on_backend(const yolo_model *m, yolo_real *dev) {
     const yolo_detect *d = m->layers[m->detect].det;
     int b = d->nbranch - 1;
     yolo_loss_branch lb;
@@ -2596,9 +2604,26 @@ void yolo_decode(const yolo_model *m, yolo_real *pred) {
     for (int l = 0; l < 3; l++) {
         lb.h[l] = d->out[b][l].h; lb.w[l] = d->out[b][l].w; lb.stride[l] = d->strides[l]; lb.maps[l] = d->out[b][l].data;
     }
-    size_t n = (size_t)lb.B * (4 + lb.nc) * lb.A;
-    yolo_real *dev = (yolo_real *)m->be->alloc(n * sizeof(yolo_real));
     m->be->decode(&lb, dev);
+}
+
+void yolo_predict(const yolo_model *m, float conf_thres, float iou_thres, int max_det, int agnostic,
+                  const int *classes, int nclasses, yolo_det **out, int *count) {
+    const yolo_detect *d = m->layers[m->detect].det;
+    int B = d->out[d->nbranch - 1][0].n, A = yolo_num_anchors(m), nc = d->nc;
+    yolo_real *dev = (yolo_real *)m->be->alloc((size_t)B * (4 + nc) * A * sizeof(yolo_real));
+    yolo_decode_on_backend(m, dev);
+    for (int n = 0; n < B; n++)
+        count[n] = m->be->nms(dev + (size_t)n * (4 + nc) * A, A, nc, conf_thres, iou_thres, max_det, agnostic,
+                              classes, nclasses, out[n]);
+    m->be->release(dev);
+}
+
+void yolo_decode(const yolo_model *m, yolo_real *pred) {
+    const yolo_detect *d = m->layers[m->detect].det;
+    size_t n = (size_t)d->out[d->nbranch - 1][0].n * (4 + d->nc) * yolo_num_anchors(m);
+    yolo_real *dev = (yolo_real *)m->be->alloc(n * sizeof(yolo_real));
+    yolo_decode_on_backend(m, dev);
     m->be->download(pred, dev, n * sizeof(yolo_real));
     m->be->release(dev);
 }
@@ -2982,6 +3007,10 @@ static void yolo_plan_cc(const yolo_real *a, int b, int c, yolo_real *d, int e, 
 static void yolo_plan_opt(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v, yolo_real *vm, size_t n) { (void)u; (void)w; (void)g; (void)m; (void)v; (void)vm; (void)n; }
 static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
 static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) { (void)lb; (void)pred; }
+static int yolo_plan_nms(const yolo_real *p, int A, int nc, float c, float i, int md, int ag, const int *cl, int ncl, yolo_det *o) {
+    (void)p; (void)A; (void)nc; (void)c; (void)i; (void)md; (void)ag; (void)cl; (void)ncl; (void)o;
+    return 0;
+}
 static void yolo_plan_sync(void) {}
 static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_ledger.in_use; *peak = yolo_ledger.peak; }
 static int yolo_plan_reserve(size_t bytes) { (void)bytes; return 0; }
@@ -2992,7 +3021,7 @@ static const yolo_backend yolo_planner = {
     yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
-    yolo_plan_cc, yolo_plan_opt, yolo_plan_loss, yolo_plan_decode, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
+    yolo_plan_cc, yolo_plan_opt, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
 };
 
 size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image) {

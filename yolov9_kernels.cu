@@ -1106,6 +1106,119 @@ static void cu_decode(const yolo_loss_branch *lb, float *pred) {
     prof_end("decode", 0, 4.0 * n * (L.no + 4 + L.nc));
 }
 
+/* Non-maximum suppression as yolo_nms: the GPU finds the candidates (best
+   class above the threshold) and, after the host has sorted them, the
+   whole matrix of "box i suppresses box j" as bits (IoU > threshold, same
+   class unless agnostic, in double as the CPU twin); the host then walks
+   the sorted list once, as every GPU NMS does. */
+typedef struct { unsigned mask[4]; int all; } ClassSet;   /* classes < 128 */
+
+__global__ void nms_candidates_kernel(const float *pred, int A, int nc, float conf_thres, ClassSet cs,
+                                      int *count, float *cconf, int *cidx) {
+    GRID_STRIDE(a, (size_t)A) {
+        int best = 0;
+        for (int k = 1; k < nc; k++) if (pred[(size_t)(4 + k) * A + a] > pred[(size_t)(4 + best) * A + a]) best = k;
+        float conf = pred[(size_t)(4 + best) * A + a];
+        if (!(conf > conf_thres)) continue;
+        if (!cs.all && (best >= 128 || !(cs.mask[best / 32] >> (best % 32) & 1))) continue;
+        int at = atomicAdd(count, 1);
+        cconf[at] = conf; cidx[at] = (int)a;
+    }
+}
+
+__global__ void nms_boxes_kernel(const float *pred, int A, int nc, const int *order, int n, double *box, int *cls) {
+    GRID_STRIDE(i, (size_t)n) {
+        int a = order[i], best = 0;
+        for (int k = 1; k < nc; k++) if (pred[(size_t)(4 + k) * A + a] > pred[(size_t)(4 + best) * A + a]) best = k;
+        double cx = pred[a], cy = pred[(size_t)A + a], w = pred[(size_t)2 * A + a], h = pred[(size_t)3 * A + a];
+        box[4 * i] = cx - w / 2; box[4 * i + 1] = cy - h / 2; box[4 * i + 2] = cx + w / 2; box[4 * i + 3] = cy + h / 2;
+        cls[i] = best;
+    }
+}
+
+/* bit j of mask[i][j / 64]: box i (kept) would suppress box j > i */
+__global__ void nms_mask_kernel(const double *box, const int *cls, int n, float iou_thres, int agnostic,
+                                unsigned long long *mask, int words) {
+    int i = blockIdx.y * blockDim.x + threadIdx.x, w = blockIdx.x;
+    if (i >= n) return;
+    const double *p = box + 4 * i;
+    double pa = (p[2] - p[0]) * (p[3] - p[1]);
+    unsigned long long bits = 0;
+    for (int b = 0; b < 64; b++) {
+        int j = w * 64 + b;
+        if (j <= i || j >= n || (!agnostic && cls[j] != cls[i])) continue;
+        const double *q = box + 4 * j;
+        double iw = fmin(p[2], q[2]) - fmax(p[0], q[0]), ih = fmin(p[3], q[3]) - fmax(p[1], q[1]);
+        if (iw <= 0 || ih <= 0) continue;
+        double inter = iw * ih, qa = (q[2] - q[0]) * (q[3] - q[1]);
+        if (inter / (pa + qa - inter) > iou_thres) bits |= 1ull << b;
+    }
+    mask[(size_t)i * words + w] = bits;
+}
+
+typedef struct { float conf; int a; } nms_cand;
+static int nms_cand_cmp(const void *x, const void *y) {
+    const nms_cand *a = (const nms_cand *)x, *b = (const nms_cand *)y;
+    if (a->conf != b->conf) return a->conf < b->conf ? 1 : -1;
+    return a->a - b->a;
+}
+
+static int cu_nms(const float *pred, int A, int nc, float conf_thres, float iou_thres, int max_det, int agnostic,
+                  const int *classes, int nclasses, yolo_det *out) {
+    ClassSet cs;
+    memset(&cs, 0, sizeof cs);
+    cs.all = classes == NULL;
+    for (int k = 0; k < nclasses; k++) if (classes[k] >= 0 && classes[k] < 128) cs.mask[classes[k] / 32] |= 1u << (classes[k] % 32);
+    prof_begin();
+    int *count = (int *)cu_alloc(sizeof(int)), *cidx = (int *)cu_alloc((size_t)A * sizeof(int));
+    float *cconf = (float *)cu_alloc((size_t)A * sizeof(float));
+    nms_candidates_kernel<<<grid_for(A), 256>>>(pred, A, nc, conf_thres, cs, count, cconf, cidx);
+    CK_LAUNCH("nms_candidates_kernel");
+    int n = 0;
+    cu_download(&n, count, sizeof n);
+    nms_cand *c = (nms_cand *)malloc((size_t)(n ? n : 1) * sizeof(nms_cand));
+    float *hconf = (float *)malloc((size_t)(n ? n : 1) * sizeof(float));
+    int *hidx = (int *)malloc((size_t)(n ? n : 1) * sizeof(int));
+    cu_download(hconf, cconf, (size_t)n * sizeof(float));
+    cu_download(hidx, cidx, (size_t)n * sizeof(int));
+    for (int i = 0; i < n; i++) { c[i].conf = hconf[i]; c[i].a = hidx[i]; }
+    qsort(c, n, sizeof *c, nms_cand_cmp);
+    if (n > 30000) n = 30000;
+    for (int i = 0; i < n; i++) hidx[i] = c[i].a;
+    int kept = 0;
+    if (n) {
+        int words = (n + 63) / 64;
+        int *order = (int *)cu_alloc((size_t)n * sizeof(int)), *cls = (int *)cu_alloc((size_t)n * sizeof(int));
+        double *box = (double *)cu_alloc((size_t)n * 4 * sizeof(double));
+        unsigned long long *mask = (unsigned long long *)cu_alloc((size_t)n * words * sizeof(unsigned long long));
+        cu_upload(order, hidx, (size_t)n * sizeof(int));
+        nms_boxes_kernel<<<grid_for(n), 256>>>(pred, A, nc, order, n, box, cls);
+        CK_LAUNCH("nms_boxes_kernel");
+        dim3 grid(words, (n + 63) / 64);
+        nms_mask_kernel<<<grid, 64>>>(box, cls, n, iou_thres, agnostic, mask, words);
+        CK_LAUNCH("nms_mask_kernel");
+        unsigned long long *hm = (unsigned long long *)malloc((size_t)n * words * sizeof(unsigned long long));
+        unsigned long long *dead = (unsigned long long *)calloc(words, sizeof(unsigned long long));
+        double *hb = (double *)malloc((size_t)n * 4 * sizeof(double));
+        int *hc = (int *)malloc((size_t)n * sizeof(int));
+        cu_download(hm, mask, (size_t)n * words * sizeof(unsigned long long));
+        cu_download(hb, box, (size_t)n * 4 * sizeof(double));
+        cu_download(hc, cls, (size_t)n * sizeof(int));
+        for (int i = 0; i < n && kept < max_det; i++) {
+            if (dead[i / 64] >> (i % 64) & 1) continue;
+            yolo_det d = { (float)hb[4 * i], (float)hb[4 * i + 1], (float)hb[4 * i + 2], (float)hb[4 * i + 3], c[i].conf, hc[i] };
+            out[kept++] = d;
+            for (int w = 0; w < words; w++) dead[w] |= hm[(size_t)i * words + w];
+        }
+        free(hm); free(dead); free(hb); free(hc);
+        cu_release(order); cu_release(cls); cu_release(box); cu_release(mask);
+    }
+    free(c); free(hconf); free(hidx);
+    cu_release(count); cu_release(cidx); cu_release(cconf);
+    prof_end("nms", 0, 0);
+    return kept;
+}
+
 /* ------------------------------------------------------------------------ */
 /* the table                                                                */
 /* ------------------------------------------------------------------------ */
@@ -1115,7 +1228,7 @@ static const yolo_backend yolo_cuda = {
     cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
-    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_loss, cu_decode, cu_sync,
+    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_loss, cu_decode, cu_nms, cu_sync,
     cu_memory, cu_reserve, cu_profile,
 };
 

@@ -272,6 +272,17 @@ static void test_loss(int B, int nc) {
         yolo_cpu.decode(&lc, pc);
         G->decode(&lg, pg);
         check("decode", "pred", pc, pg, np, 1e-6);
+        /* NMS of each image of those predictions, class-aware and agnostic */
+        yolo_det *dc = (yolo_det *)malloc((size_t)A * sizeof(yolo_det)), *dg = (yolo_det *)malloc((size_t)A * sizeof(yolo_det));
+        for (int agn = 0; agn < 2; agn++)
+            for (int n = 0; n < B; n++) {
+                int kc = yolo_cpu.nms(pc + (size_t)n * (4 + nc) * A, A, nc, 0.05f, 0.5f, 300, agn, NULL, 0, dc);
+                int kg = G->nms(pg + (size_t)n * (4 + nc) * A, A, nc, 0.05f, 0.5f, 300, agn, NULL, 0, dg);
+                int same = kc == kg && !memcmp(dc, dg, (size_t)kc * sizeof(yolo_det));
+                if (same) g_pass++; else g_fail++;
+                printf("  %-34s image %d     %5d / %5d detections  %s\n", agn ? "nms agnostic" : "nms", n, kc, kg, same ? "ok" : "FAIL");
+            }
+        free(dc); free(dg);
         free(pc); G->release(pg);
     }
     yolo_assignment_release(&yolo_cpu, &asc);

@@ -60,6 +60,61 @@ typedef YOLO_REAL yolo_real;
 #define YOLO_MAX_ARGS 8
 #define YOLO_ERR 512      /* size of an error message buffer */
 
+/* the CIoU of section 7, here because the CUDA kernels use it as it is */
+#ifdef __CUDACC__
+#define YOLO_HD __host__ __device__
+#else
+#define YOLO_HD
+#endif
+#include <math.h>
+
+/* Complete IoU of box p against box t, both (x1, y1, x2, y2):
+     CIoU = IoU - rho^2 / c^2 - alpha v
+   rho: distance of the centres, c: diagonal of the smallest enclosing box,
+   v = 4/pi^2 (atan(w_t/h_t) - atan(w_p/h_p))^2 compares aspect ratios and
+   alpha = v / (v - IoU + 1) weighs it. alpha is a constant for the gradient
+   (the official computes it under no_grad); pass *fixed_alpha to impose it.
+   With g != NULL, g = dCIoU/dp. eps 1e-7 as the official bbox_iou. It is
+   shared with the CUDA kernels (YOLO_HD: host and device), so both
+   backends compute the same assigner and loss. */
+static inline YOLO_HD double yolo_ciou(const double *p, const double *t, const double *fixed_alpha, double *alpha_out, double *g) {
+    const double eps = 1e-7, K = 4.0 / (3.14159265358979323846 * 3.14159265358979323846);
+    double w1 = p[2] - p[0], h1 = p[3] - p[1] + eps, w2 = t[2] - t[0], h2 = t[3] - t[1] + eps;
+    double iw = fmin(p[2], t[2]) - fmax(p[0], t[0]), ih = fmin(p[3], t[3]) - fmax(p[1], t[1]);
+    double iwc = iw > 0 ? iw : 0, ihc = ih > 0 ? ih : 0, inter = iwc * ihc;
+    double uni = w1 * h1 + w2 * h2 - inter + eps, iou = inter / uni;
+    double cw = fmax(p[2], t[2]) - fmin(p[0], t[0]), ch = fmax(p[3], t[3]) - fmin(p[1], t[1]);
+    double c2 = cw * cw + ch * ch + eps;
+    double sx = t[0] + t[2] - p[0] - p[2], sy = t[1] + t[3] - p[1] - p[3];
+    double rho2 = (sx * sx + sy * sy) / 4;
+    double dif = atan(w2 / h2) - atan(w1 / h1), v = K * dif * dif;
+    double alpha = fixed_alpha ? *fixed_alpha : v / (v - iou + (1 + eps));
+    if (alpha_out) *alpha_out = alpha;
+    if (g) {
+        /* d inter, d union, d enclosing box, d rho^2, d v for x1, y1, x2, y2 */
+        double dinter[4] = { 0, 0, 0, 0 }, dunion[4], dc2[4] = { 0, 0, 0, 0 }, drho2[4], dv[4];
+        if (iw > 0 && ih > 0) {
+            if (p[0] > t[0]) dinter[0] = -ihc;
+            if (p[2] < t[2]) dinter[2] = ihc;
+            if (p[1] > t[1]) dinter[1] = -iwc;
+            if (p[3] < t[3]) dinter[3] = iwc;
+        }
+        dunion[0] = -h1 - dinter[0]; dunion[2] = h1 - dinter[2];
+        dunion[1] = -w1 - dinter[1]; dunion[3] = w1 - dinter[3];
+        if (p[0] < t[0]) dc2[0] = -2 * cw;
+        if (p[2] > t[2]) dc2[2] = 2 * cw;
+        if (p[1] < t[1]) dc2[1] = -2 * ch;
+        if (p[3] > t[3]) dc2[3] = 2 * ch;
+        drho2[0] = drho2[2] = -sx / 2;
+        drho2[1] = drho2[3] = -sy / 2;
+        double r = w1 * w1 + h1 * h1, dvdw = -2 * K * dif * h1 / r, dvdh = 2 * K * dif * w1 / r;
+        dv[0] = -dvdw; dv[2] = dvdw; dv[1] = -dvdh; dv[3] = dvdh;
+        for (int i = 0; i < 4; i++)
+            g[i] = (dinter[i] - iou * dunion[i]) / uni - (drho2[i] / c2 - rho2 * dc2[i] / (c2 * c2)) - alpha * dv[i];
+    }
+    return iou - (rho2 / c2 + v * alpha);
+}
+
 /* ------------------------------------------------------------------------ */
 /* 2. tensors                                                               */
 /* ------------------------------------------------------------------------ */
@@ -2645,51 +2700,6 @@ void yolo_decode(const yolo_model *m, yolo_real *pred) {
 #define YOLO_GAIN_BOX 7.5
 #define YOLO_GAIN_CLS 0.5
 #define YOLO_GAIN_DFL 1.5
-
-/* Complete IoU of box p against box t, both (x1, y1, x2, y2):
-     CIoU = IoU - rho^2 / c^2 - alpha v
-   rho: distance of the centres, c: diagonal of the smallest enclosing box,
-   v = 4/pi^2 (atan(w_t/h_t) - atan(w_p/h_p))^2 compares aspect ratios and
-   alpha = v / (v - IoU + 1) weighs it. alpha is a constant for the gradient
-   (the official computes it under no_grad); pass *fixed_alpha to impose it.
-   With g != NULL, g = dCIoU/dp. eps 1e-7 as the official bbox_iou. */
-static double yolo_ciou(const double *p, const double *t, const double *fixed_alpha, double *alpha_out, double *g) {
-    const double eps = 1e-7, K = 4.0 / (M_PI * M_PI);
-    double w1 = p[2] - p[0], h1 = p[3] - p[1] + eps, w2 = t[2] - t[0], h2 = t[3] - t[1] + eps;
-    double iw = fmin(p[2], t[2]) - fmax(p[0], t[0]), ih = fmin(p[3], t[3]) - fmax(p[1], t[1]);
-    double iwc = iw > 0 ? iw : 0, ihc = ih > 0 ? ih : 0, inter = iwc * ihc;
-    double uni = w1 * h1 + w2 * h2 - inter + eps, iou = inter / uni;
-    double cw = fmax(p[2], t[2]) - fmin(p[0], t[0]), ch = fmax(p[3], t[3]) - fmin(p[1], t[1]);
-    double c2 = cw * cw + ch * ch + eps;
-    double sx = t[0] + t[2] - p[0] - p[2], sy = t[1] + t[3] - p[1] - p[3];
-    double rho2 = (sx * sx + sy * sy) / 4;
-    double dif = atan(w2 / h2) - atan(w1 / h1), v = K * dif * dif;
-    double alpha = fixed_alpha ? *fixed_alpha : v / (v - iou + (1 + eps));
-    if (alpha_out) *alpha_out = alpha;
-    if (g) {
-        /* d inter, d union, d enclosing box, d rho^2, d v for x1, y1, x2, y2 */
-        double dinter[4] = { 0, 0, 0, 0 }, dunion[4], dc2[4] = { 0, 0, 0, 0 }, drho2[4], dv[4];
-        if (iw > 0 && ih > 0) {
-            if (p[0] > t[0]) dinter[0] = -ihc;
-            if (p[2] < t[2]) dinter[2] = ihc;
-            if (p[1] > t[1]) dinter[1] = -iwc;
-            if (p[3] < t[3]) dinter[3] = iwc;
-        }
-        dunion[0] = -h1 - dinter[0]; dunion[2] = h1 - dinter[2];
-        dunion[1] = -w1 - dinter[1]; dunion[3] = w1 - dinter[3];
-        if (p[0] < t[0]) dc2[0] = -2 * cw;
-        if (p[2] > t[2]) dc2[2] = 2 * cw;
-        if (p[1] < t[1]) dc2[1] = -2 * ch;
-        if (p[3] > t[3]) dc2[3] = 2 * ch;
-        drho2[0] = drho2[2] = -sx / 2;
-        drho2[1] = drho2[3] = -sy / 2;
-        double r = w1 * w1 + h1 * h1, dvdw = -2 * K * dif * h1 / r, dvdh = 2 * K * dif * w1 / r;
-        dv[0] = -dvdw; dv[2] = dvdw; dv[1] = -dvdh; dv[3] = dvdh;
-        for (int i = 0; i < 4; i++)
-            g[i] = (dinter[i] - iou * dunion[i]) / uni - (drho2[i] / c2 - rho2 * dc2[i] / (c2 * c2)) - alpha * dv[i];
-    }
-    return iou - (rho2 / c2 + v * alpha);
-}
 
 static void yolo_assignment_release(const yolo_backend *be, yolo_assignment *as) {
     be->release(as->fg); be->release(as->label); be->release(as->box); be->release(as->score); be->release(as->alpha);

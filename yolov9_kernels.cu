@@ -299,17 +299,21 @@ struct ConvGeo {
     FastDiv fk, fkk, fs, fW, fHW, fWo, fP;
 };
 
+/* the im2col element: input channel and kernel offset kidx = (ci, ky, kx) of the group,
+   output position pos = (b, oy, ox); zero in the padding */
+__device__ inline float im2col_at(const float *x, const ConvGeo &c, int gi, int kidx, int pos) {
+    int ci = fdiv(kidx, c.fkk), r = kidx - ci * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
+    int b = fdiv(pos, c.fP), pp = pos - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+    int iy = oy * c.s - c.p + ky, ix = ox * c.s - c.p + kx;
+    if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W) return 0.f;
+    return x[(((size_t)b * c.C1 + gi * c.c1g + ci) * c.H + iy) * c.W + ix];
+}
+
 /* forward: per group, Y[co, (n, oy, ox)] = sum_(ci,ky,kx) W[co, (ci,ky,kx)] X[n, ci, oy s - p + ky, ox s - p + kx] */
 struct FwdA { const float *w; int K, gi, c2g; __device__ float operator()(int m, int k) const { return w[(size_t)(gi * c2g + m) * K + k]; } };
 struct FwdB {
     const float *x; ConvGeo c; int gi;
-    __device__ float operator()(int k, int n) const {
-        int ci = fdiv(k, c.fkk), r = k - ci * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
-        int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        int iy = oy * c.s - c.p + ky, ix = ox * c.s - c.p + kx;
-        if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W) return 0.f;
-        return x[(((size_t)b * c.C1 + gi * c.c1g + ci) * c.H + iy) * c.W + ix];
-    }
+    __device__ float operator()(int k, int n) const { return im2col_at(x, c, gi, k, n); }
 };
 struct FwdStore {
     float *y; const float *bias; ConvGeo c; int gi;
@@ -358,13 +362,7 @@ struct BwdWA {
 };
 struct BwdWB {
     const float *x; ConvGeo c; int gi;
-    __device__ float operator()(int k, int n) const {   /* k = (b, oy, ox), n = (ci, ky, kx) */
-        int ci = fdiv(n, c.fkk), r = n - ci * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
-        int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        int iy = oy * c.s - c.p + ky, ix = ox * c.s - c.p + kx;
-        if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W) return 0.f;
-        return x[(((size_t)b * c.C1 + gi * c.c1g + ci) * c.H + iy) * c.W + ix];
-    }
+    __device__ float operator()(int k, int n) const { return im2col_at(x, c, gi, n, k); }   /* k = (b, oy, ox), n = (ci, ky, kx) */
 };
 struct AtomicAddStore {
     float *dw; int ld, gi, c2g;
@@ -807,43 +805,6 @@ __device__ inline float map_at(const float *const *maps, const Levels &L, int n,
 }
 struct MapPtrs { const float *m[3]; float *g[3]; };
 
-__device__ double d_ciou(const double *p, const double *t, const double *fixed_alpha, double *alpha_out, double *g) {
-    const double eps = 1e-7, K = 4.0 / (M_PI * M_PI);
-    double w1 = p[2] - p[0], h1 = p[3] - p[1] + eps, w2 = t[2] - t[0], h2 = t[3] - t[1] + eps;
-    double iw = fmin(p[2], t[2]) - fmax(p[0], t[0]), ih = fmin(p[3], t[3]) - fmax(p[1], t[1]);
-    double iwc = iw > 0 ? iw : 0, ihc = ih > 0 ? ih : 0, inter = iwc * ihc;
-    double uni = w1 * h1 + w2 * h2 - inter + eps, iou = inter / uni;
-    double cw = fmax(p[2], t[2]) - fmin(p[0], t[0]), ch = fmax(p[3], t[3]) - fmin(p[1], t[1]);
-    double c2 = cw * cw + ch * ch + eps;
-    double sx = t[0] + t[2] - p[0] - p[2], sy = t[1] + t[3] - p[1] - p[3];
-    double rho2 = (sx * sx + sy * sy) / 4;
-    double dif = atan(w2 / h2) - atan(w1 / h1), v = K * dif * dif;
-    double alpha = fixed_alpha ? *fixed_alpha : v / (v - iou + (1 + eps));
-    if (alpha_out) *alpha_out = alpha;
-    if (g) {
-        double dinter[4] = { 0, 0, 0, 0 }, dunion[4], dc2[4] = { 0, 0, 0, 0 }, drho2[4], dv[4];
-        if (iw > 0 && ih > 0) {
-            if (p[0] > t[0]) dinter[0] = -ihc;
-            if (p[2] < t[2]) dinter[2] = ihc;
-            if (p[1] > t[1]) dinter[1] = -iwc;
-            if (p[3] < t[3]) dinter[3] = iwc;
-        }
-        dunion[0] = -h1 - dinter[0]; dunion[2] = h1 - dinter[2];
-        dunion[1] = -w1 - dinter[1]; dunion[3] = w1 - dinter[3];
-        if (p[0] < t[0]) dc2[0] = -2 * cw;
-        if (p[2] > t[2]) dc2[2] = 2 * cw;
-        if (p[1] < t[1]) dc2[1] = -2 * ch;
-        if (p[3] > t[3]) dc2[3] = 2 * ch;
-        drho2[0] = drho2[2] = -sx / 2;
-        drho2[1] = drho2[3] = -sy / 2;
-        double r = w1 * w1 + h1 * h1, dvdw = -2 * K * dif * h1 / r, dvdh = 2 * K * dif * w1 / r;
-        dv[0] = -dvdw; dv[2] = dvdw; dv[1] = -dvdh; dv[3] = dvdh;
-        for (int i = 0; i < 4; i++)
-            g[i] = (dinter[i] - iou * dunion[i]) / uni - (drho2[i] / c2 - rho2 * dc2[i] / (c2 * c2)) - alpha * dv[i];
-    }
-    return iou - (rho2 / c2 + v * alpha);
-}
-
 /* softmax over one side's 16 bins (float probabilities, as the CPU twin) and the expected distance */
 __device__ double dfl_side(const float *const *maps, const Levels &L, int n, int l, int cell, int side, float *prob) {
     double mx = map_at(maps, L, n, l, cell, side * YOLO_REG_MAX), s = 0, e = 0;
@@ -884,7 +845,7 @@ __global__ void assign_topk_kernel(MapPtrs mp, Levels L, int B, const float *gt,
         anchor_at(L, a, &l, &cell, &ax, &ay);
         double s = L.stride[l], pp[4];
         for (int i = 0; i < 4; i++) pp[i] = pbox[((size_t)n * L.A + a) * 4 + i] * s;
-        double u = d_ciou(box, pp, NULL, NULL, NULL);
+        double u = yolo_ciou(box, pp, NULL, NULL, NULL);
         u = u > 0 ? u : 0;
         double alv = pow((double)prob_of(map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + cls)), 0.5) * pow(u, 6.0);
         ov[row + a] = u; al[row + a] = alv;
@@ -995,7 +956,7 @@ __global__ void loss_terms_kernel(MapPtrs mp, Levels L, int B, const double *pbo
         } else {
             double tb[4], gb[4], al = alpha[i];
             for (int k = 0; k < 4; k++) tb[k] = tbox[4 * i + k];
-            double ciou = d_ciou(pbox + 4 * i, tb, reuse ? &al : NULL, &al, gb);
+            double ciou = yolo_ciou(pbox + 4 * i, tb, reuse ? &al : NULL, &al, gb);
             if (!reuse) alpha[i] = (float)al;
             box_l = (1 - ciou) * sc;
             double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] }, anc[2] = { ax, ay };

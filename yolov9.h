@@ -3,7 +3,8 @@
 
    This file is the plain-C reference implementation: every operation is a
    readable loop nest, and every one of them is the specification that the
-   CUDA kernels in yolov9_kernels.cu are tested against.
+   CUDA kernels in yolov9_kernels.cu are tested against. Both sit behind
+   one table of ops, the backend, chosen once at start.
 
    HOW TO USE
      In exactly one C or C++ file:
@@ -28,13 +29,15 @@
    SECTIONS
      1. utilities: errors, random numbers, timers
      2. tensors
-     3. primitive ops, each a forward/backward pair (CPU reference)
+     3. the backend table, and the primitive ops, each a forward/backward
+        pair (CPU reference)
      4. YOLOv9 blocks: Conv, RepConvN, RepNBottleneck, RepNCSP, RepNCSPELAN4,
         ELAN1, AConv, ADown, SPPELAN, CBLinear, CBFuse
      5. the model graph: built-in variants, the model-yaml reader, forward
         and backward over the graph
      6. head: DDetect / DualDDetect, DFL, anchors, decode
-     7. loss: task-aligned assigner, CIoU, DFL, BCE, and their backward
+     7. loss: task-aligned assigner, CIoU, DFL, BCE, and their backward;
+        the memory plan
      8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad)
      9. weights: safetensors read/write under the official PyTorch names
     10. data: letterbox

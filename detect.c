@@ -76,6 +76,10 @@ int main(int argc, char **argv) {
     const yolo_backend *be = yolo_backend_select(device, err);
     if (!be) { fprintf(stderr, "detect: %s\n", err); return 2; }
     if (yolo_model_from_cfg(&m, cfg, nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    /* the memory plan for the largest picture (img x img), taken at once; the
+       folded weights and the predictions ride in the margin */
+    size_t plan = yolo_plan_bytes(&m, 1, img, img, 0, 0) + 2 * yolo_model_state_bytes(&m, YOLO_SGD) + (64u << 20);
+    if (be->reserve(plan)) { fprintf(stderr, "detect: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
     if (weights && yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
     if (info) {

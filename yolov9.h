@@ -208,6 +208,7 @@ typedef struct yolo_backend {
                           int B, int C, int HW, int accumulate);
     void (*optim_update)(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
                          yolo_real *vmax, size_t n);
+    void (*lerp)(yolo_real *y, const yolo_real *x, double d, size_t n);   /* y = d y + (1 - d) x (EMA) */
     void (*loss)(yolo_loss_branch *lb);   /* assigner, three terms and their gradient, one head branch */
     /* decoded predictions pred [B, 4 + NC, A] of one head branch: lb's levels and maps only */
     void (*decode)(const yolo_loss_branch *lb, yolo_real *pred);
@@ -424,6 +425,18 @@ typedef struct {
     const struct yolo_backend *be;  /* where the state lives */
 } yolo_optim;
 
+/* The exponential moving average of the weights that the official trainer
+   validates and saves: every floating tensor of the state_dict (BatchNorm
+   statistics too), ema = d ema + (1 - d) w after each optimizer step, with
+   d = 0.9999 (1 - exp(-updates / 2000)) so that early epochs follow the
+   weights closely. */
+typedef struct {
+    yolo_real *values;       /* [nvalues] as yolo_model.values, backend memory */
+    long updates;
+    double decay, tau;       /* 0.9999, 2000 */
+    const struct yolo_backend *be;
+} yolo_ema;
+
 /* ------------------------------------------------------------------------ */
 /* 9. safetensors                                                           */
 /* ------------------------------------------------------------------------ */
@@ -543,6 +556,9 @@ void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind,
                      double lr, double momentum, double weight_decay);
 void yolo_optim_step(yolo_optim *o, yolo_model *m);
 void yolo_optim_free(yolo_optim *o);
+void yolo_ema_init(yolo_ema *e, const yolo_model *m);
+void yolo_ema_update(yolo_ema *e, const yolo_model *m);
+void yolo_ema_free(yolo_ema *e);
 
 /* safetensors */
 int  yolo_st_read(yolo_safetensors *st, const char *path, char *err);
@@ -1062,6 +1078,10 @@ static size_t yolo_loss_work_bytes(int B, int A, int ngt) {
     return sizeof(double) * ((size_t)B * A * 4 + 3 * (size_t)ngt * A + 2 * (size_t)ngt + 4) + (size_t)ngt * A + 256;
 }
 
+static void yolo_cpu_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) {
+    for (size_t i = 0; i < n; i++) y[i] = (yolo_real)(d * y[i] + (1 - d) * x[i]);
+}
+
 static void *yolo_cpu_alloc(size_t bytes) { return yolo_xcalloc(1, bytes); }
 static void yolo_cpu_release(void *p) { free(p); }
 static void yolo_cpu_zero(void *p, size_t bytes) { if (bytes) memset(p, 0, bytes); }
@@ -1079,7 +1099,7 @@ const yolo_backend yolo_cpu = {
     yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
-    yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_loss,
+    yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_loss,
     yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_profile,
 };
 
@@ -3018,6 +3038,7 @@ static void yolo_plan_rs(const yolo_tensor *x, int c0, yolo_tensor *y) { (void)x
 static void yolo_plan_rs_bwd(const yolo_tensor *y, yolo_tensor *x, int c0) { (void)y; (void)x; (void)c0; }
 static void yolo_plan_cc(const yolo_real *a, int b, int c, yolo_real *d, int e, int f, int g, int h, int i, int j) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; (void)j; }
 static void yolo_plan_opt(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v, yolo_real *vm, size_t n) { (void)u; (void)w; (void)g; (void)m; (void)v; (void)vm; (void)n; }
+static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) { (void)y; (void)x; (void)d; (void)n; }
 static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
 static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) { (void)lb; (void)pred; }
 static int yolo_plan_nms(const yolo_real *p, int A, int nc, float c, float i, int md, int ag, const int *cl, int ncl, yolo_det *o) {
@@ -3034,7 +3055,7 @@ static const yolo_backend yolo_planner = {
     yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
-    yolo_plan_cc, yolo_plan_opt, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
+    yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
 };
 
 size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image) {
@@ -3112,6 +3133,24 @@ void yolo_optim_step(yolo_optim *o, yolo_model *m) {
         m->be->optim_update(&u, m->values + off, m->grads + off, o->m + off, o->v ? o->v + off : NULL,
                             o->vmax ? o->vmax + off : NULL, p->numel);
     }
+}
+
+void yolo_ema_init(yolo_ema *e, const yolo_model *m) {
+    memset(e, 0, sizeof *e);
+    e->be = m->be; e->decay = 0.9999; e->tau = 2000;
+    e->values = (yolo_real *)e->be->alloc(m->nvalues * sizeof(yolo_real));
+    e->be->copy(e->values, m->values, m->nvalues * sizeof(yolo_real));
+}
+
+void yolo_ema_update(yolo_ema *e, const yolo_model *m) {
+    e->updates++;
+    double d = e->decay * (1 - exp(-(double)e->updates / e->tau));
+    e->be->lerp(e->values, m->values, d, m->nvalues);
+}
+
+void yolo_ema_free(yolo_ema *e) {
+    if (e->be) e->be->release(e->values);
+    memset(e, 0, sizeof *e);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -774,6 +774,14 @@ __global__ void optim_kernel(yolo_update u, float *w, const float *g, float *m, 
         w[i] = (float)(wi - u.lr / u.bc1 * mi / (sqrt(vi) / sqrt(u.bc2) + u.eps));
     }
 }
+__global__ void lerp_kernel(float *y, const float *x, double d, size_t n) { GRID_STRIDE(i, n) y[i] = (float)(d * y[i] + (1 - d) * x[i]); }
+static void cu_lerp(float *y, const float *x, double d, size_t n) {
+    prof_begin();
+    lerp_kernel<<<grid_for(n), 256>>>(y, x, d, n);
+    CK_LAUNCH("lerp_kernel");
+    prof_end("ema", 0, 4.0 * 3 * n);
+}
+
 static void cu_optim_update(const yolo_update *u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {
     prof_begin();
     optim_kernel<<<grid_for(n), 256>>>(*u, w, g, m, v, vmax, n);
@@ -1189,7 +1197,7 @@ static const yolo_backend yolo_cuda = {
     cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
-    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_loss, cu_decode, cu_nms, cu_sync,
+    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_loss, cu_decode, cu_nms, cu_sync,
     cu_memory, cu_reserve, cu_profile,
 };
 

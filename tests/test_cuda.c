@@ -184,6 +184,10 @@ static void test_optim(size_t n) {
         yolo_cpu.optim_update(&u, w, g, m, v, kind == 2 ? vm : NULL, n);
         G->optim_update(&u, w_d, g_d, m_d, v_d, kind == 2 ? vm_d : NULL, n);
         check(names[kind], "weights", w, w_d, n, 1e-6);
+        if (kind == 0) {   /* the EMA's update on the same arrays */
+            yolo_cpu.lerp(m, w, 0.9997, n); G->lerp(m_d, w_d, 0.9997, n);
+            check("ema lerp", "average", m, m_d, n, 1e-6);
+        }
         check(names[kind], "state", m, m_d, n, 1e-6);
         free(w); free(g); free(m); free(v); free(vm);
         G->release(w_d); G->release(g_d); G->release(m_d); G->release(v_d); G->release(vm_d);

@@ -91,6 +91,25 @@ int main(int argc, char **argv) {
     rc = yolo_model_from_name(&a, "yolov9-x", 80, err);
     check(rc != 0 && strstr(err, "yolov9-x") != NULL, "unknown model name", err);
 
+    /* EMA: with the weights held at w = e0 + 1, after updates i ema = w - prod d_i,
+       d_i = 0.9999 (1 - exp(-i / 2000)) */
+    {
+        yolo_ema ema;
+        yolo_ema_init(&ema, &b);
+        yolo_real *e0 = yolo_fetch(&b, b.values, b.nvalues);
+        for (size_t i = 0; i < b.nvalues; i++) b.values[i] += 1;    /* the model moves by +1 */
+        double prod = 1;
+        ema.updates = 100000;   /* late in training, d near 0.9999: the average moves slowly */
+        for (int k = 100001; k <= 100050; k++) { yolo_ema_update(&ema, &b); prod *= 0.9999 * (1 - exp(-k / 2000.0)); }
+        double worst = 0;
+        for (size_t i = 0; i < b.nvalues; i++)
+            worst = fmax(worst, fabs(ema.values[i] - (b.values[i] - prod)) / (1 + fabs(b.values[i])));
+        char got[64];
+        snprintf(got, sizeof got, "worst relative difference %.1e", worst);
+        check(worst < 1e-5 && e0[0] + 1 == b.values[0], "EMA follows ema = d ema + (1 - d) w with the official ramp", got);
+        free(e0);
+        yolo_ema_free(&ema);
+    }
     yolo_model_free(&b);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;

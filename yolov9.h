@@ -480,8 +480,8 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
    loss buffers (for images of up to max_boxes_per_image boxes) that a
    training step (train = 1) or an inference pass at this input size will
    allocate, found before anything is allocated by
-   running the step on a backend that only counts. Weights, gradients and
-   optimizer state come on top: yolo_model_state_bytes. */
+   running the step on a backend that only counts. Weights, gradients, EMA
+   and optimizer state come on top: yolo_model_state_bytes. */
 size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image);
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
 /* The inference form: every BatchNorm folded into its conv (w gamma /
@@ -3087,8 +3087,8 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
 }
 
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
-    /* values, gradients, BN batch statistics; optimizer: SGD 1, Adam 2, AdamW 3 copies */
-    size_t copies = 2 + (opt == YOLO_SGD ? 1 : opt == YOLO_ADAM ? 2 : 3);
+    /* values, gradients, EMA, BN batch statistics; optimizer: SGD 1, Adam 2, AdamW 3 copies */
+    size_t copies = 3 + (opt == YOLO_SGD ? 1 : opt == YOLO_ADAM ? 2 : 3);
     return (copies * m->nvalues + m->nstats) * sizeof(yolo_real) + 5 * 256;
 }
 

@@ -6,7 +6,7 @@
    gradients, scratch and loss buffers for up to --max-boxes boxes per
    image, plus weights, gradients and optimizer state) and reserves it in
    one allocation. Prints the plan, then milliseconds per step split into
-   forward, loss, backward and optimizer (median over the timed steps,
+   forward, loss, backward and optimizer with the EMA (median over the timed steps,
    after one warm-up step), img/s, the peak of device memory the run held, and then one profiled step:
    the ten most expensive ops with their achieved TFLOP/s or GB/s. The batch
    is synthetic (uniform noise, six random boxes per image): the cost of a
@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
        own small scratch (BatchNorm partial sums) rides in a 16 MB margin */
     size_t act = yolo_plan_bytes(&m, B, img, img, 1, max_boxes), state = yolo_model_state_bytes(&m, YOLO_SGD);
     size_t plan = act + state + (16u << 20);
-    printf("memory plan: activations, gradients and scratch %.2f GB + weights, gradients, SGD state %.2f GB = %.2f GB\n",
+    printf("memory plan: activations, gradients and scratch %.2f GB + weights, gradients, EMA, SGD state %.2f GB = %.2f GB\n",
            act / 1e9, state / 1e9, plan / 1e9);
     if (be->reserve(plan)) { fprintf(stderr, "bench_train: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
@@ -59,6 +59,8 @@ int main(int argc, char **argv) {
     }
     yolo_optim opt;
     yolo_optim_init(&opt, &m, YOLO_SGD, 0.01, 0.937, 5e-4);
+    yolo_ema ema;
+    yolo_ema_init(&ema, &m);
     yolo_loss loss;
     memset(&loss, 0, sizeof loss);
 
@@ -80,13 +82,14 @@ int main(int argc, char **argv) {
         be->sync();
         double t3 = yolo_now();
         yolo_optim_step(&opt, &m);
+        yolo_ema_update(&ema, &m);
         be->sync();
         double t4 = yolo_now();
         ph[0][s] = t1 - t0; ph[1][s] = t2 - t1; ph[2][s] = t3 - t2; ph[3][s] = t4 - t3;
         printf("  step %d: loss %.3f (box %.3f cls %.3f dfl %.3f)  %.1f ms\n", s, loss.loss, loss.items[0], loss.items[1],
                loss.items[2], (t4 - t0) * 1e3);
     }
-    static const char *names[4] = { "forward", "loss", "backward", "optimizer" };
+    static const char *names[4] = { "forward", "loss", "backward", "opt+ema" };
     double total = 0;
     printf("median over %d steps:\n", steps);
     for (int k = 0; k < 4; k++) {
@@ -106,12 +109,14 @@ int main(int argc, char **argv) {
     yolo_zero_grads(&m);
     yolo_backward(&m);
     yolo_optim_step(&opt, &m);
+    yolo_ema_update(&ema, &m);
     be->sync();
     printf("one profiled step, the ten most expensive ops:\n");
     be->profile(0, stdout);
 
     yolo_loss_free(&loss);
     yolo_optim_free(&opt);
+    yolo_ema_free(&ema);
     yolo_model_free(&m);
     free(pixels); free(targets);
     return 0;

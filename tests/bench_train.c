@@ -4,7 +4,7 @@
 
    Plans the run's device memory first (yolo_plan_bytes: activations,
    gradients, scratch and loss buffers for up to --max-boxes boxes per
-   image, plus weights, gradients and optimizer state) and reserves it in
+   image, plus weights, gradients, EMA and optimizer state) and reserves it in
    one allocation. Prints the plan, then milliseconds per step split into
    forward, loss, backward and optimizer with the EMA (median over the timed steps,
    after one warm-up step), img/s, the peak of device memory the run held, and then one profiled step:

@@ -3065,18 +3065,22 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
     m->be = &yolo_planner;
     yolo_ledger.next = yolo_ledger.in_use = yolo_ledger.peak = yolo_ledger.n = 0;
     yolo_set_input(m, B, H, W, NULL);
-    yolo_forward(m, train);
-    if (train) {   /* the densest batch: every image with max_boxes_per_image boxes */
-        int nt = B * (max_boxes_per_image > 0 ? max_boxes_per_image : 1);
-        yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)nt * 6, sizeof(yolo_real));
-        for (int i = 0; i < nt; i++) { t[6 * i] = (yolo_real)(i % B); t[6 * i + 2] = t[6 * i + 3] = 0.5f; t[6 * i + 4] = t[6 * i + 5] = 0.1f; }
-        yolo_loss L;
-        memset(&L, 0, sizeof L);
-        yolo_loss_compute(m, &L, t, nt, 0);
-        yolo_backward(m);
-        yolo_loss_free(&L);
-        free(t);
+    /* two steps: the second one sees what the first one leaves held (the
+       backward's scratch, the assignment), as every later step will */
+    int nt = B * (max_boxes_per_image > 0 ? max_boxes_per_image : 1);
+    yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)nt * 6, sizeof(yolo_real));
+    for (int i = 0; i < nt; i++) { t[6 * i] = (yolo_real)(i % B); t[6 * i + 2] = t[6 * i + 3] = 0.5f; t[6 * i + 4] = t[6 * i + 5] = 0.1f; }
+    yolo_loss L;
+    memset(&L, 0, sizeof L);
+    for (int step = 0; step < 2; step++) {
+        yolo_forward(m, train);
+        if (train) {   /* the densest batch: every image with max_boxes_per_image boxes */
+            yolo_loss_compute(m, &L, t, nt, 0);
+            yolo_backward(m);
+        }
     }
+    yolo_loss_free(&L);
+    free(t);
     size_t bytes = yolo_ledger.peak;
     free(yolo_ledger.addr); free(yolo_ledger.size);
     memset(&yolo_ledger, 0, sizeof yolo_ledger);
@@ -3087,9 +3091,11 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
 }
 
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
-    /* values, gradients, EMA, BN batch statistics; optimizer: SGD 1, Adam 2, AdamW 3 copies */
+    /* values, gradients, EMA, BN batch statistics; optimizer: SGD 1, Adam 2, AdamW 3 copies;
+       each allocation rounded to 256 bytes, as the planner and the CUDA arena round */
     size_t copies = 3 + (opt == YOLO_SGD ? 1 : opt == YOLO_ADAM ? 2 : 3);
-    return (copies * m->nvalues + m->nstats) * sizeof(yolo_real) + 5 * 256;
+    size_t values = (m->nvalues * sizeof(yolo_real) + 255) / 256 * 256, stats = (m->nstats * sizeof(yolo_real) + 255) / 256 * 256;
+    return copies * values + stats;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -4,7 +4,7 @@
    are poisoned before each run so that an element the kernel never writes
    shows up. Relative L2 error ||gpu - cpu|| / ||cpu|| must stay under 1e-5
    (1e-4 for the reductions of BatchNorm's backward). Exits non-zero on any
-   mismatch. Needs a GPU: build with nvcc (make test_cuda). */
+   mismatch. Needs a GPU: build with nvcc, run with make test-cuda. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 

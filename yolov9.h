@@ -63,7 +63,8 @@ typedef YOLO_REAL yolo_real;
 #define YOLO_MAX_ARGS 8
 #define YOLO_ERR 512      /* size of an error message buffer */
 
-/* the CIoU of section 7, here because the CUDA kernels use it as it is */
+/* the CIoU of section 7 and max pooling's winner of section 3, here
+   because the CUDA kernels use them as they are */
 #ifdef __CUDACC__
 #define YOLO_HD __host__ __device__
 #else
@@ -118,6 +119,23 @@ static inline YOLO_HD double yolo_ciou(const double *p, const double *t, const d
     return iou - (rho2 / c2 + v * alpha);
 }
 
+/* Max pooling's winner: the first maximum in the k x k window of output
+   (oy, ox), stride s, padding pad (padding never wins). Shared with the
+   CUDA kernels. */
+static inline YOLO_HD int yolo_maxpool_argmax(const yolo_real *p, int H, int W, int k, int s, int pad, int oy, int ox) {
+    int best = -1;
+    yolo_real bv = 0;
+    for (int ky = 0; ky < k; ky++) {
+        int iy = oy * s - pad + ky;
+        if (iy < 0 || iy >= H) continue;
+        for (int kx = 0; kx < k; kx++) {
+            int ix = ox * s - pad + kx;
+            if (ix < 0 || ix >= W) continue;
+            if (best < 0 || p[iy * W + ix] > bv) { bv = p[iy * W + ix]; best = iy * W + ix; }
+        }
+    }
+    return best;
+}
 /* ------------------------------------------------------------------------ */
 /* 2. tensors                                                               */
 /* ------------------------------------------------------------------------ */
@@ -941,23 +959,8 @@ static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, i
     }
 }
 
-/* --- max pool k x k, stride s, padding p (padding never wins) ---
-   The backward recomputes which input won (the first maximum in the window)
-   instead of keeping indices. */
-static int yolo_maxpool_argmax(const yolo_real *p, int H, int W, int k, int s, int pad, int oy, int ox) {
-    int best = -1;
-    yolo_real bv = 0;
-    for (int ky = 0; ky < k; ky++) {
-        int iy = oy * s - pad + ky;
-        if (iy < 0 || iy >= H) continue;
-        for (int kx = 0; kx < k; kx++) {
-            int ix = ox * s - pad + kx;
-            if (ix < 0 || ix >= W) continue;
-            if (best < 0 || p[iy * W + ix] > bv) { bv = p[iy * W + ix]; best = iy * W + ix; }
-        }
-    }
-    return best;
-}
+/* --- max pool k x k, stride s, padding p: yolo_maxpool_argmax (shared, top of the file) picks
+   the winner; the backward recomputes it instead of keeping indices. --- */
 static void yolo_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
     #pragma omp parallel for schedule(static)
     for (int nc = 0; nc < x->n * x->c; nc++) {

@@ -638,27 +638,12 @@ __global__ void avgpool2_back_kernel(const float *dy, float *dx, size_t n, int H
     }
 }
 
-/* the first maximum in the window, as the CPU twin */
-__device__ int maxpool_argmax(const float *p, int H, int W, int k, int s, int pad, int oy, int ox) {
-    int best = -1;
-    float bv = 0;
-    for (int ky = 0; ky < k; ky++) {
-        int iy = oy * s - pad + ky;
-        if (iy < 0 || iy >= H) continue;
-        for (int kx = 0; kx < k; kx++) {
-            int ix = ox * s - pad + kx;
-            if (ix < 0 || ix >= W) continue;
-            if (best < 0 || p[iy * W + ix] > bv) { bv = p[iy * W + ix]; best = iy * W + ix; }
-        }
-    }
-    return best;
-}
 __global__ void maxpool_kernel(const float *x, float *y, size_t n, int H, int W, int Ho, int Wo, int k, int s, int pad) {
     GRID_STRIDE(i, n) {
         size_t nc = i / ((size_t)Ho * Wo);
         int r = (int)(i % ((size_t)Ho * Wo));
         const float *p = x + nc * H * W;
-        y[i] = p[maxpool_argmax(p, H, W, k, s, pad, r / Wo, r % Wo)];
+        y[i] = p[yolo_maxpool_argmax(p, H, W, k, s, pad, r / Wo, r % Wo)];
     }
 }
 __global__ void maxpool_back_kernel(const float *x, const float *dy, float *dx, size_t n, int H, int W, int Ho, int Wo,
@@ -666,7 +651,7 @@ __global__ void maxpool_back_kernel(const float *x, const float *dy, float *dx, 
     GRID_STRIDE(i, n) {
         size_t nc = i / ((size_t)Ho * Wo);
         int r = (int)(i % ((size_t)Ho * Wo));
-        int a = maxpool_argmax(x + nc * H * W, H, W, k, s, pad, r / Wo, r % Wo);
+        int a = yolo_maxpool_argmax(x + nc * H * W, H, W, k, s, pad, r / Wo, r % Wo);
         atomicAdd(&dx[nc * H * W + a], dy[i]);
     }
 }
@@ -823,17 +808,23 @@ __device__ double dfl_side(const float *const *maps, const Levels &L, int n, int
 }
 __device__ inline float prob_of(double x) { return (float)(1.0 / (1.0 + exp(-x))); }
 
+/* anchor a's predicted box (x1, y1, x2, y2) in grid units: the anchor point
+   minus / plus the four expected distances (rounded to float as the CPU twin) */
+__device__ void predicted_box(const MapPtrs &mp, const Levels &L, int n, int a, double *box, int *l) {
+    int cell;
+    double ax, ay;
+    anchor_at(L, a, l, &cell, &ax, &ay);
+    float prob[YOLO_REG_MAX];
+    double d[4];
+    for (int s = 0; s < 4; s++) d[s] = dfl_side(mp.m, L, n, *l, cell, s, prob);
+    box[0] = ax - d[0]; box[1] = ay - d[1]; box[2] = ax + d[2]; box[3] = ay + d[3];
+}
+
 /* predicted boxes [B, A, 4] in grid units */
 __global__ void loss_decode_kernel(MapPtrs mp, Levels L, int B, double *pbox) {
     GRID_STRIDE(i, (size_t)B * L.A) {
-        int n = (int)(i / L.A), a = (int)(i % L.A), l, cell;
-        double ax, ay;
-        anchor_at(L, a, &l, &cell, &ax, &ay);
-        float prob[YOLO_REG_MAX];
-        double d0 = dfl_side(mp.m, L, n, l, cell, 0, prob), d1 = dfl_side(mp.m, L, n, l, cell, 1, prob);
-        double d2 = dfl_side(mp.m, L, n, l, cell, 2, prob), d3 = dfl_side(mp.m, L, n, l, cell, 3, prob);
-        double *o = pbox + 4 * i;
-        o[0] = ax - d0; o[1] = ay - d1; o[2] = ax + d2; o[3] = ay + d3;
+        int l;
+        predicted_box(mp, L, (int)(i / L.A), (int)(i % L.A), pbox + 4 * i, &l);
     }
 }
 
@@ -1049,13 +1040,10 @@ static void cu_loss(yolo_loss_branch *lb) {
 __global__ void decode_kernel(MapPtrs mp, Levels L, int B, float *pred) {
     GRID_STRIDE(i, (size_t)B * L.A) {
         int n = (int)(i / L.A), a = (int)(i % L.A), l, cell;
-        double ax, ay;
+        double box[4], ax, ay;
+        predicted_box(mp, L, n, a, box, &l);
         anchor_at(L, a, &l, &cell, &ax, &ay);
-        float prob[YOLO_REG_MAX];
-        float d0 = (float)dfl_side(mp.m, L, n, l, cell, 0, prob), d1 = (float)dfl_side(mp.m, L, n, l, cell, 1, prob);
-        float d2 = (float)dfl_side(mp.m, L, n, l, cell, 2, prob), d3 = (float)dfl_side(mp.m, L, n, l, cell, 3, prob);
-        float x = (float)ax, y = (float)ay, s = (float)L.stride[l];
-        float x1 = x - d0, y1 = y - d1, x2 = x + d2, y2 = y + d3;
+        float x1 = (float)box[0], y1 = (float)box[1], x2 = (float)box[2], y2 = (float)box[3], s = (float)L.stride[l];
         float *o = pred + (size_t)n * (4 + L.nc) * L.A + a;
         o[0] = (x1 + x2) / 2 * s; o[(size_t)L.A] = (y1 + y2) / 2 * s;
         o[(size_t)2 * L.A] = (x2 - x1) * s; o[(size_t)3 * L.A] = (y2 - y1) * s;

@@ -41,7 +41,7 @@ static unsigned grid_for(size_t n) { size_t b = blocks_for(n, 256); return (unsi
 
 /* Device memory. A run first plans what it needs (yolo_plan_bytes) and
    reserves it in one cudaMalloc, the arena; every later allocation is
-   carved out of it, first fit, and a release gives the range back
+   carved out of it, best fit, and a release gives the range back
    (neighbours merge). Without a reservation, or past its end, allocations
    fall back to cudaMalloc, and a warning says the plan was exceeded.
    Either way every byte is counted, so a run knows what it holds. */
@@ -83,9 +83,11 @@ static int cu_reserve(size_t bytes) {
 static void *cu_alloc(size_t bytes) {
     size_t need = (bytes + 255) / 256 * 256;
     if (need == 0) need = 256;
-    for (int i = 0; g_arena && i < g_nblocks; i++) {
+    int i = -1;   /* best fit: the smallest free range that holds it, so large ranges stay whole */
+    for (int j = 0; g_arena && j < g_nblocks; j++)
+        if (!g_blocks[j].used && g_blocks[j].size >= need && (i < 0 || g_blocks[j].size < g_blocks[i].size)) i = j;
+    if (i >= 0) {
         arena_block *b = &g_blocks[i];
-        if (b->used || b->size < need) continue;
         if (b->size > need) {
             arena_block rest = { b->off + need, b->size - need, 0 };
             b->size = need;
@@ -98,7 +100,8 @@ static void *cu_alloc(size_t bytes) {
         return g_arena + b->off;
     }
     if (g_arena && !g_warned) {
-        fprintf(stderr, "yolov9: the device memory plan (%.2f GB) was exceeded; allocating outside it\n", g_arena_size / 1e9);
+        fprintf(stderr, "yolov9: no free range of %zu bytes in the %.2f GB arena (plan exceeded, or fragmented); "
+                        "allocating outside it\n", need, g_arena_size / 1e9);
         g_warned = 1;
     }
     char *p = NULL;   /* outside the arena: the size sits in a 256-byte header in front */

@@ -9,9 +9,18 @@ CUDA_ARCH ?= sm_90
 NVFLAGS   ?= -O3 -arch=$(CUDA_ARCH) -Xptxas -v
 GOLDEN    = tests/golden/tiny-gelan tests/golden/tiny-dual tests/golden/tiny-cb
 
+# nvcc may be a link or a wrapper far from the toolkit: look for libcudart
+# beside the real nvcc, then in CUDA_HOME; without it, build for the CPU only.
+CUDA_HOME ?= /usr/local/cuda
+CUDA_LIB  = $(firstword $(foreach d,$(dir $(realpath $(NVCC)))../lib64 $(CUDA_HOME)/lib64 \
+              $(CUDA_HOME)/targets/x86_64-linux/lib,$(if $(wildcard $(d)/libcudart.so*),$(d))))
+ifeq ($(CUDA_LIB),)
+override NVCC :=
+endif
+
 ifneq ($(NVCC),)
 GPU_OBJ   = yolov9_kernels.o
-GPU_LIBS  = -L$(dir $(NVCC))../lib64 -lcudart -lstdc++ -ldl -lpthread -lrt
+GPU_LIBS  = -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -lstdc++ -ldl -lpthread -lrt
 GPU_TESTS = tests/test_cuda tests/bench_train
 endif
 

@@ -3,7 +3,7 @@
 # the CPU tests; `make test-cuda` the GPU ones (on a machine with a GPU).
 CC        ?= cc
 CFLAGS    ?= -O2 -march=native -fopenmp -Wall -Wno-format-truncation -Wno-stringop-overflow
-LDLIBS    = -lm
+LDLIBS    = -lstb -lm -lpthread
 NVCC      ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCH ?= sm_90
 NVFLAGS   ?= -O3 -arch=$(CUDA_ARCH) -Xptxas -v
@@ -24,7 +24,7 @@ GPU_LIBS  = -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -lstdc++ -ldl -lpthrea
 GPU_TESTS = tests/test_cuda tests/bench_train
 endif
 
-PROGS = detect
+PROGS = detect train val
 TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan $(GPU_TESTS)
 
 all: $(PROGS) $(TESTS)
@@ -32,8 +32,8 @@ all: $(PROGS) $(TESTS)
 yolov9_kernels.o: yolov9_kernels.cu yolov9.h
 	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> yolov9_kernels.ptxas.txt || (cat yolov9_kernels.ptxas.txt; false)
 
-detect: detect.c yolov9.h $(GPU_OBJ)
-	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) -lstb $(LDLIBS) $(GPU_LIBS)
+detect train val: %: %.c yolov9.h $(GPU_OBJ)
+	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
 tests/golden_check tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
@@ -50,14 +50,15 @@ tests/cxx_check: tests/golden_check.c yolov9.h
 	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas $<
 	@touch $@
 
-test: detect tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/cxx_check
+test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/cxx_check
 	@fail=0; \
 	./tests/test_weights || fail=$$((fail + 1)); \
 	./tests/test_plan || fail=$$((fail + 1)); \
 	sh tests/test_convert.sh || fail=$$((fail + 1)); \
 	./tests/golden_check $(GOLDEN) || fail=$$((fail + 1)); \
 	./tests/test_grad tests/golden || fail=$$((fail + 1)); \
-	echo "programs: $$((5 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
+	sh tests/test_train.sh || fail=$$((fail + 1)); \
+	echo "programs: $$((6 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda

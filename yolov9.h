@@ -49,6 +49,7 @@
 #ifndef YOLOV9_H
 #define YOLOV9_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -158,7 +159,8 @@ typedef struct {
    yolov9_kernels.cu. The model code never asks which one it has. Pointers
    to tensor data are in the backend's memory (host or device). */
 
-typedef struct { int kind; double lr, wd, b1, b2, eps, bc1, bc2; } yolo_update;  /* one optimizer step */
+/* one optimizer step; gs multiplies the gradient first (clipping, accumulation) */
+typedef struct { int kind; double lr, wd, b1, b2, eps, bc1, bc2, gs; } yolo_update;
 typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;                 /* one detection, input pixels */
 
 /* What the assigner decided for one head branch (arrays in backend
@@ -227,6 +229,7 @@ typedef struct yolo_backend {
     void (*optim_update)(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
                          yolo_real *vmax, size_t n);
     void (*lerp)(yolo_real *y, const yolo_real *x, double d, size_t n);   /* y = d y + (1 - d) x (EMA) */
+    double (*sumsq)(const yolo_real *x, size_t n);                          /* sum of x^2 (gradient norm) */
     void (*loss)(yolo_loss_branch *lb);   /* assigner, three terms and their gradient, one head branch */
     /* decoded predictions pred [B, 4 + NC, A] of one head branch: lb's levels and maps only */
     void (*decode)(const yolo_loss_branch *lb, yolo_real *pred);
@@ -439,6 +442,7 @@ typedef struct {
     double beta2, eps;       /* Adam: 0.999, 1e-8 */
     double weight_decay;     /* on group 0 (conv weights) only */
     long step;
+    double grad_scale;       /* the gradient is multiplied by it first (clipping): 1 by default */
     yolo_real *m, *v, *vmax; /* [nvalues] state: SGD uses m only */
     const struct yolo_backend *be;  /* where the state lives */
 } yolo_optim;
@@ -472,11 +476,114 @@ typedef struct {
     yolo_st_entry *e;
     unsigned char *data;     /* the raw tensor bytes */
     size_t data_size;
+    char *meta;              /* the __metadata__ object's JSON text, or NULL */
 } yolo_safetensors;
+
+/* A tensor to write: its name, shape and float values (host memory). */
+typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *data; size_t numel; } yolo_st_tensor;
+
+/* ------------------------------------------------------------------------ */
+/* 10. data                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The hyperparameters of a run, as the official hyp yaml names them
+   (data/hyps/hyp.scratch-high.yaml gives the defaults of yolo_hyp_default). */
+typedef struct {
+    double lr0, lrf, momentum, weight_decay;                  /* optimizer and schedule */
+    double warmup_epochs, warmup_momentum, warmup_bias_lr;
+    double box, cls, dfl;                                     /* loss gains (fixed in the official loss) */
+    double hsv_h, hsv_s, hsv_v;                               /* colour jitter gains */
+    double degrees, translate, scale, shear, perspective;     /* random perspective */
+    double flipud, fliplr, mosaic, mixup;                     /* probabilities */
+} yolo_hyp;
+
+/* A dataset yaml: path, train, val (each a folder, a list file, or a list
+   of either), nc, names. */
+typedef struct {
+    char root[1024];         /* path, resolved against the yaml's folder */
+    char train[4096], val[4096];   /* source specs, ';'-separated when several */
+    int nc;
+    char **names;            /* [nc] */
+} yolo_data_cfg;
+
+/* An RGB8 picture [h, w, 3] */
+typedef struct { int w, h; unsigned char *rgb; } yolo_image;
+
+/* The images of one split and their labels, scanned once (and cached
+   beside the labels folder). */
+typedef struct {
+    int n;                   /* images */
+    char **files;            /* [n] image paths */
+    int *w0, *h0;            /* [n] image sizes */
+    int *nlab;               /* [n] boxes per image */
+    float **lab;             /* [n][nlab * 5] class, cx, cy, w, h (normalised) */
+    long nboxes;
+    int max_boxes;           /* the densest image (the memory plan sizes the loss for it) */
+    yolo_image *cache;       /* [n] decoded, resized once (--cache), or NULL */
+} yolo_dataset;
+
+/* A batch ready for the model: images [B, 3, H, W] RGB in [0,1] and the
+   targets [nt, 6] (image, class, cx, cy, w, h normalised); for validation
+   also what maps a box back onto each original picture. */
+typedef struct {
+    int index, B, H, W, nt;
+    yolo_real *images;       /* [B*3*H*W] host */
+    float *targets;          /* [nt*6] */
+    int *ids;                /* [B] dataset indices */
+    double *gain, *padx, *pady;  /* [B] original -> letterboxed: x' = x gain + padx */
+} yolo_batch;
+
+/* The order of an epoch and the shape of every batch. Training: shuffled
+   (seeded by seed and epoch, so a resumed run sees the same order), S x S.
+   Validation: sorted by aspect ratio, each batch the smallest
+   stride-multiple rectangle around its pictures (+ half a stride), as the
+   official rect loader. */
+typedef struct yolo_loader {
+    const yolo_dataset *ds;
+    const yolo_hyp *hyp;
+    int B, S, train, mosaic, nbatch, nworkers, depth;
+    uint64_t seed;
+    int *order;              /* [ds->n] */
+    int *bw, *bh;            /* [nbatch] validation batch shapes */
+    yolo_batch *slots;       /* [depth] */
+    int *state;              /* [depth] 0 free, 1 being built, 2 ready */
+    int next_make, next_take, released, failed, stop;
+    char err[YOLO_ERR];
+    double wait;             /* seconds the consumer waited for data */
+    pthread_t *threads;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} yolo_loader;
 
 /* ------------------------------------------------------------------------ */
 /* 11. evaluation                                                           */
 /* ------------------------------------------------------------------------ */
+
+/* What validation collects, image by image: every detection with its
+   confidence, class and whether it is a true positive at each of the ten
+   IoU thresholds 0.50:0.05:0.95 (bit t), and the class of every label. */
+typedef struct {
+    long n, cap, nt, tcap;
+    float *conf;             /* [n] */
+    int *cls;                /* [n] */
+    unsigned short *tp;      /* [n] bit t: matched at IoU >= 0.50 + 0.05 t */
+    int *tcls;               /* [nt] */
+    int images;
+} yolo_eval;
+
+/* The official metrics: P and R at the confidence of the best mean F1,
+   AP per class (101-point interpolation) at IoU 0.50 and averaged over
+   0.50:0.95, and their means over the classes that have labels. */
+typedef struct {
+    int nc;
+    double p, r, map50, map;
+    int *nt;                 /* [nc] labels per class */
+    double *cp, *cr, *ap50, *ap;  /* [nc] per class (0 where no labels) */
+} yolo_metrics;
+
+typedef struct { double pre, infer, nms; int images; } yolo_times;   /* seconds, summed */
+/* called with every validation picture's detections in its own pixels */
+typedef void (*yolo_det_hook)(void *ctx, int id, const yolo_det *d, int n);
 
 
 /* ------------------------------------------------------------------------ */
@@ -501,6 +608,9 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
    running the step on a backend that only counts. Weights, gradients, EMA
    and optimizer state come on top: yolo_model_state_bytes. */
 size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image);
+/* the same for a training run: training steps at B x H x W (B 0: none) with
+   validation forwards at vB x vH x vW (vB 0: none) between them */
+size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW);
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
 /* The inference form: every BatchNorm folded into its conv (w gamma /
    sqrt(var + eps), bias beta - mean gamma / sqrt(var + eps)) and every
@@ -588,6 +698,42 @@ int  yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *
 int  yolo_load_weights(yolo_model *m, const char *path, char *err);
 int  yolo_save_weights(const yolo_model *m, const char *path, char *err);
 
+/* training: the schedule and gradient clipping of train_dual.py, checkpoints */
+double yolo_lr_factor(int epoch, int epochs, double lrf, int cos_lr);
+int  yolo_schedule(yolo_optim *o, const yolo_hyp *h, long ni, long nw, int epoch, int epochs, int cos_lr, int batch);
+double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm);
+int  yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err);
+int  yolo_st_meta(const yolo_safetensors *st, const char *key, char *out, size_t cap);
+int  yolo_checkpoint_save(const char *path, const yolo_model *m, const yolo_ema *e, const yolo_optim *o,
+                          const char *const *meta, char *err);
+int  yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_optim *o, yolo_safetensors *st, char *err);
+
+/* data: hyperparameters, dataset yaml, images and labels, the loader */
+void yolo_hyp_default(yolo_hyp *h);
+int  yolo_hyp_read(yolo_hyp *h, const char *path, char *err);
+int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
+void yolo_data_free(yolo_data_cfg *d);
+int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
+void yolo_dataset_cache(yolo_dataset *ds, int S, int augment);
+void yolo_dataset_free(yolo_dataset *ds);
+int  yolo_image_load(yolo_image *im, const char *path, char *err);
+void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int train, int workers);
+void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
+void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
+yolo_batch *yolo_loader_next(yolo_loader *ld);
+const char *yolo_loader_error(const yolo_loader *ld);
+void yolo_loader_stop(yolo_loader *ld);
+void yolo_loader_free(yolo_loader *ld);
+
+/* evaluation: matching, AP, the validation pass */
+void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl);
+void yolo_eval_free(yolo_eval *ev);
+void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt);
+void yolo_metrics_free(yolo_metrics *mt);
+double yolo_fitness(const yolo_metrics *mt);
+int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, yolo_eval *ev, yolo_times *tm,
+                   yolo_det_hook hook, void *ctx, char *err);
+
 #ifdef __cplusplus
 }
 #endif
@@ -601,8 +747,12 @@ int  yolo_save_weights(const yolo_model *m, const char *path, char *err);
 #define YOLOV9_IMPLEMENTATION_DONE
 
 #include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stb/stb_image.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1057,7 +1207,7 @@ static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n) {
 static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m,
                                   yolo_real *v, yolo_real *vmax, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        double gi = g[i], wi = w[i];
+        double gi = g[i] * u->gs, wi = w[i];
         if (u->kind == 0) {
             gi += u->wd * wi;
             double buf = u->b1 * m[i] + gi;          /* first step: buf = g, as torch */
@@ -1084,6 +1234,11 @@ static size_t yolo_loss_work_bytes(int B, int A, int ngt) {
 static void yolo_cpu_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] = (yolo_real)(d * y[i] + (1 - d) * x[i]);
 }
+static double yolo_cpu_sumsq(const yolo_real *x, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
+    return s;
+}
 
 static void *yolo_cpu_alloc(size_t bytes) { return yolo_xcalloc(1, bytes); }
 static void yolo_cpu_release(void *p) { free(p); }
@@ -1102,7 +1257,7 @@ const yolo_backend yolo_cpu = {
     yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
-    yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_loss,
+    yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_sumsq, yolo_cpu_loss,
     yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_profile,
 };
 
@@ -3042,6 +3197,7 @@ static void yolo_plan_rs_bwd(const yolo_tensor *y, yolo_tensor *x, int c0) { (vo
 static void yolo_plan_cc(const yolo_real *a, int b, int c, yolo_real *d, int e, int f, int g, int h, int i, int j) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; (void)j; }
 static void yolo_plan_opt(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v, yolo_real *vm, size_t n) { (void)u; (void)w; (void)g; (void)m; (void)v; (void)vm; (void)n; }
 static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) { (void)y; (void)x; (void)d; (void)n; }
+static double yolo_plan_sumsq(const yolo_real *x, size_t n) { (void)x; (void)n; return 0; }
 static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
 static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) { (void)lb; (void)pred; }
 static int yolo_plan_nms(const yolo_real *p, int A, int nc, float c, float i, int md, int ag, const int *cl, int ncl, yolo_det *o) {
@@ -3058,29 +3214,30 @@ static const yolo_backend yolo_planner = {
     yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
-    yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
+    yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
 };
 
-size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image) {
+/* The peak of: two training steps (the second sees what the first leaves
+   held: the backward's scratch, the assignment) at B x H x W with
+   max_boxes boxes in every image, then a validation forward at
+   vB x vH x vW (vB 0: none), then one more training step (B 0: none). */
+size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW) {
     const yolo_backend *real = m->be;
     yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
     for (int i = 0; i < m->nacts; i++) { saved[i] = *m->acts[i]; memset(m->acts[i], 0, sizeof(yolo_tensor)); }
     m->be = &yolo_planner;
     yolo_ledger.next = yolo_ledger.in_use = yolo_ledger.peak = yolo_ledger.n = 0;
-    yolo_set_input(m, B, H, W, NULL);
-    /* two steps: the second one sees what the first one leaves held (the
-       backward's scratch, the assignment), as every later step will */
-    int nt = B * (max_boxes_per_image > 0 ? max_boxes_per_image : 1);
-    yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)nt * 6, sizeof(yolo_real));
+    int nt = B * (max_boxes > 0 ? max_boxes : 1);
+    yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)(nt ? nt : 1) * 6, sizeof(yolo_real));
     for (int i = 0; i < nt; i++) { t[6 * i] = (yolo_real)(i % B); t[6 * i + 2] = t[6 * i + 3] = 0.5f; t[6 * i + 4] = t[6 * i + 5] = 0.1f; }
     yolo_loss L;
     memset(&L, 0, sizeof L);
-    for (int step = 0; step < 2; step++) {
-        yolo_forward(m, train);
-        if (train) {   /* the densest batch: every image with max_boxes_per_image boxes */
-            yolo_loss_compute(m, &L, t, nt, 0);
-            yolo_backward(m);
-        }
+    for (int step = 0; step < 4; step++) {
+        if (step == 2 ? !vB : !B) continue;
+        if (step == 2) yolo_set_input(m, vB, vH, vW, NULL);
+        else yolo_set_input(m, B, H, W, NULL);
+        yolo_forward(m, step != 2);
+        if (step != 2) { yolo_loss_compute(m, &L, t, nt, 0); yolo_backward(m); }
     }
     yolo_loss_free(&L);
     free(t);
@@ -3091,6 +3248,11 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
     free(saved);
     m->be = real;
     return bytes;
+}
+
+size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image) {
+    if (train) return yolo_plan_run_bytes(m, B, H, W, max_boxes_per_image, 0, 0, 0);
+    return yolo_plan_run_bytes(m, 0, 0, 0, 0, B, H, W);
 }
 
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
@@ -3114,7 +3276,7 @@ void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, d
     memset(o, 0, sizeof *o);
     o->kind = kind;
     o->lr[0] = o->lr[1] = o->lr[2] = lr;
-    o->momentum = momentum; o->beta2 = 0.999; o->eps = 1e-8; o->weight_decay = weight_decay;
+    o->momentum = momentum; o->beta2 = 0.999; o->eps = 1e-8; o->weight_decay = weight_decay; o->grad_scale = 1;
     o->be = m->be;
     o->m = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
     if (kind != YOLO_SGD) {
@@ -3131,7 +3293,7 @@ void yolo_optim_free(yolo_optim *o) {
 void yolo_optim_step(yolo_optim *o, yolo_model *m) {
     o->step++;
     yolo_update u;
-    u.kind = (int)o->kind; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
+    u.kind = (int)o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
     u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
     for (int k = 0; k < m->nparams; k++) {
         const yolo_param *p = &m->params[k];
@@ -3160,6 +3322,48 @@ void yolo_ema_update(yolo_ema *e, const yolo_model *m) {
 void yolo_ema_free(yolo_ema *e) {
     if (e->be) e->be->release(e->values);
     memset(e, 0, sizeof *e);
+}
+
+/* --- the official training schedule --- */
+
+/* learning-rate factor of an epoch: linear from 1 to lrf, or the cosine
+   one_cycle of --cos-lr */
+double yolo_lr_factor(int epoch, int epochs, double lrf, int cos_lr) {
+    if (cos_lr) return (1 - cos(epoch * 3.14159265358979323846 / epochs)) / 2 * (lrf - 1) + 1;
+    return (1 - (double)epoch / epochs) * (1 - lrf) + lrf;
+}
+
+static double yolo_lerp1(double x, double x1, double a, double b) { return x1 <= 0 ? b : a + (b - a) * (x < 0 ? 0 : x > x1 ? 1 : x / x1); }
+
+/* Learning rates, momentum and accumulation at integrated batch ni of
+   epoch `epoch`, as train_dual.py: during the first nw batches the bias
+   rate falls from warmup_bias_lr and the others rise from 0 to
+   lr0 lf(epoch), momentum rises from warmup_momentum, and the number of
+   batches accumulated per step rises from 1 to nominal / batch. After
+   warmup: lr0 lf(epoch), and round(nominal / batch) batches per step.
+   Returns the accumulation. */
+int yolo_schedule(yolo_optim *o, const yolo_hyp *h, long ni, long nw, int epoch, int epochs, int cos_lr, int batch) {
+    double target = h->lr0 * yolo_lr_factor(epoch, epochs, h->lrf, cos_lr), nominal = 64.0 / batch;
+    if (ni <= nw) {
+        double acc = nearbyint(yolo_lerp1((double)ni, (double)nw, 1, nominal));
+        o->lr[YOLO_P_BIAS] = yolo_lerp1((double)ni, (double)nw, h->warmup_bias_lr, target);
+        o->lr[YOLO_P_WEIGHT] = o->lr[YOLO_P_BN_WEIGHT] = yolo_lerp1((double)ni, (double)nw, 0, target);
+        if (o->kind == YOLO_SGD) o->momentum = yolo_lerp1((double)ni, (double)nw, h->warmup_momentum, h->momentum);
+        return acc < 1 ? 1 : (int)acc;
+    }
+    o->lr[0] = o->lr[1] = o->lr[2] = target;
+    if (o->kind == YOLO_SGD) o->momentum = h->momentum;
+    double acc = nearbyint(nominal);
+    return acc < 1 ? 1 : (int)acc;
+}
+
+/* The gradient's total norm, and the factor clip_grad_norm_ would scale
+   it by (max_norm / (norm + 1e-6) when that is below 1). */
+double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm) {
+    double n = sqrt(m->be->sumsq(m->grads, m->nvalues));
+    if (norm) *norm = n;
+    double c = max_norm / (n + 1e-6);
+    return c < 1 ? c : 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -3225,7 +3429,21 @@ int64_t yolo_st_numel(const yolo_st_entry *e) {
     return n;
 }
 
-void yolo_st_free(yolo_safetensors *st) { free(st->e); free(st->data); memset(st, 0, sizeof *st); }
+void yolo_st_free(yolo_safetensors *st) { free(st->e); free(st->data); free(st->meta); memset(st, 0, sizeof *st); }
+
+/* a string of the __metadata__ object; 0, or -1 when it is not there */
+int yolo_st_meta(const yolo_safetensors *st, const char *key, char *out, size_t cap) {
+    if (!st->meta) return -1;
+    yolo_json j = { st->meta, st->meta + strlen(st->meta) };
+    if (!yolo_json_eat(&j, '{')) return -1;
+    do {
+        char k[128];
+        if (yolo_json_string(&j, k, sizeof k) || !yolo_json_eat(&j, ':')) return -1;
+        if (!strcmp(k, key)) return yolo_json_string(&j, out, cap);
+        if (yolo_json_skip(&j)) return -1;
+    } while (yolo_json_eat(&j, ','));
+    return -1;
+}
 
 int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     memset(st, 0, sizeof *st);
@@ -3254,7 +3472,14 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     else if (!yolo_json_eat(&j, '}')) do {
         char key[128];
         if (yolo_json_string(&j, key, sizeof key) || !yolo_json_eat(&j, ':')) { rc = yolo_errorf(err, "%s: malformed header", path); break; }
-        if (!strcmp(key, "__metadata__")) { if (yolo_json_skip(&j)) { rc = yolo_errorf(err, "%s: malformed metadata", path); break; } continue; }
+        if (!strcmp(key, "__metadata__")) {
+            yolo_json_ws(&j);
+            const char *m0 = j.s;
+            if (yolo_json_skip(&j)) { rc = yolo_errorf(err, "%s: malformed metadata", path); break; }
+            st->meta = (char *)yolo_xmalloc((size_t)(j.s - m0) + 1);
+            memcpy(st->meta, m0, (size_t)(j.s - m0)); st->meta[j.s - m0] = 0;
+            continue;
+        }
         if (st->n == cap) { cap = cap ? 2 * cap : 256; st->e = (yolo_st_entry *)realloc(st->e, cap * sizeof(yolo_st_entry)); }
         yolo_st_entry *e = &st->e[st->n++];
         memset(e, 0, sizeof *e);
@@ -3338,6 +3563,7 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
         const char *nm = st.e[i].name;
         size_t len = strlen(nm);
         if (len > 20 && !strcmp(nm + len - 20, ".num_batches_tracked")) continue;
+        if (!strncmp(nm, "train.", 6)) continue;   /* a training checkpoint's own state */
         if (!yolo_model_param(m, nm)) rc = yolo_errorf(err, "%s: tensor %s does not belong to this model", path, nm);
     }
     if (!rc) m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
@@ -3346,18 +3572,31 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
     return rc;
 }
 
-/* Written to PATH.tmp, then renamed: a crash never leaves half a file. */
-int yolo_save_weights(const yolo_model *m, const char *path, char *err) {
-    size_t cap = 256 + (size_t)m->nparams * 160, o = 0;
+/* Written to PATH.tmp, then renamed: a crash never leaves half a file.
+   meta: NULL, or key/value string pairs ending with NULL, for __metadata__
+   (values must not need JSON escapes beyond \" and \\). */
+int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err) {
+    size_t cap = 1024 + (size_t)n * 200, o = 0, off = 0;
+    for (int k = 0; meta && meta[k]; k++) cap += 2 * strlen(meta[k]) + 8;
     char *h = (char *)yolo_xmalloc(cap);
-    size_t off = 0;
     o += snprintf(h + o, cap - o, "{");
-    for (int k = 0; k < m->nparams; k++) {
-        const yolo_param *p = &m->params[k];
-        o += snprintf(h + o, cap - o, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[", k ? "," : "", p->name);
-        for (int i = 0; i < p->ndim; i++) o += snprintf(h + o, cap - o, "%s%d", i ? "," : "", p->shape[i]);
-        o += snprintf(h + o, cap - o, "],\"data_offsets\":[%zu,%zu]}", off, off + p->numel * 4);
-        off += p->numel * 4;
+    if (meta && meta[0]) {
+        o += snprintf(h + o, cap - o, "\"__metadata__\":{");
+        for (int k = 0; meta[k] && meta[k + 1]; k += 2) {
+            o += snprintf(h + o, cap - o, "%s\"%s\":\"", k ? "," : "", meta[k]);
+            for (const char *c = meta[k + 1]; *c; c++) {
+                if (*c == '"' || *c == '\\') h[o++] = '\\';
+                h[o++] = *c == '\n' ? ' ' : *c;
+            }
+            o += snprintf(h + o, cap - o, "\"");
+        }
+        o += snprintf(h + o, cap - o, "}%s", n ? "," : "");
+    }
+    for (int k = 0; k < n; k++) {
+        o += snprintf(h + o, cap - o, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[", k ? "," : "", t[k].name);
+        for (int i = 0; i < t[k].ndim; i++) o += snprintf(h + o, cap - o, "%s%lld", i ? "," : "", (long long)t[k].shape[i]);
+        o += snprintf(h + o, cap - o, "],\"data_offsets\":[%zu,%zu]}", off, off + t[k].numel * 4);
+        off += t[k].numel * 4;
     }
     o += snprintf(h + o, cap - o, "}");
     while (o % 8) h[o++] = ' ';
@@ -3368,24 +3607,94 @@ int yolo_save_weights(const yolo_model *m, const char *path, char *err) {
     unsigned char h8[8];
     for (int i = 0; i < 8; i++) h8[i] = (unsigned char)((uint64_t)o >> (8 * i));
     int ok = fwrite(h8, 1, 8, f) == 8 && fwrite(h, 1, o, f) == o;
-    yolo_real *vals = yolo_fetch(m, m->values, m->nvalues);
-    for (int k = 0; k < m->nparams && ok; k++) {
-        const yolo_param *p = &m->params[k];
-        for (size_t i = 0; i < p->numel && ok; i++) {
-            float v = (float)vals[p->offset + i];
-            ok = fwrite(&v, 4, 1, f) == 1;
+    float buf[4096];
+    for (int k = 0; k < n && ok; k++)
+        for (size_t i = 0; i < t[k].numel && ok; i += 4096) {
+            size_t c = t[k].numel - i < 4096 ? t[k].numel - i : 4096;
+            for (size_t q = 0; q < c; q++) buf[q] = (float)t[k].data[i + q];
+            ok = fwrite(buf, 4, c, f) == c;
         }
-    }
     ok = (fclose(f) == 0) && ok;
-    free(vals);
     free(h);
     if (!ok || rename(tmp, path) != 0) { remove(tmp); return yolo_errorf(err, "%s: write failed", path); }
     return 0;
 }
 
+/* the state_dict tensors of m with the values vals (host) */
+static yolo_st_tensor *yolo_model_tensors(const yolo_model *m, const yolo_real *vals) {
+    yolo_st_tensor *t = (yolo_st_tensor *)yolo_xcalloc(m->nparams, sizeof(yolo_st_tensor));
+    for (int k = 0; k < m->nparams; k++) {
+        const yolo_param *p = &m->params[k];
+        t[k].name = p->name; t[k].ndim = p->ndim; t[k].data = vals + p->offset; t[k].numel = p->numel;
+        for (int i = 0; i < p->ndim; i++) t[k].shape[i] = p->shape[i];
+    }
+    return t;
+}
+
+int yolo_save_weights(const yolo_model *m, const char *path, char *err) {
+    yolo_real *vals = yolo_fetch(m, m->values, m->nvalues);
+    yolo_st_tensor *t = yolo_model_tensors(m, vals);
+    int rc = yolo_st_write(path, t, m->nparams, NULL, err);
+    free(t); free(vals);
+    return rc;
+}
+
+/* A training checkpoint: the EMA weights under the official names (what
+   val and detect load, as the official checkpoints' 'ema'), and under
+   train.* the raw weights and the optimizer state as flat [nvalues]
+   arrays; the run's progress and arguments in the metadata. */
+int yolo_checkpoint_save(const char *path, const yolo_model *m, const yolo_ema *e, const yolo_optim *o,
+                         const char *const *meta, char *err) {
+    yolo_real *ema = yolo_fetch(m, e->values, m->nvalues), *w = yolo_fetch(m, m->values, m->nvalues);
+    yolo_real *st[3] = { o->m ? yolo_fetch(m, o->m, m->nvalues) : NULL, o->v ? yolo_fetch(m, o->v, m->nvalues) : NULL,
+                         o->vmax ? yolo_fetch(m, o->vmax, m->nvalues) : NULL };
+    yolo_st_tensor *t = (yolo_st_tensor *)yolo_xcalloc(m->nparams + 4, sizeof(yolo_st_tensor)), *mt = yolo_model_tensors(m, ema);
+    memcpy(t, mt, m->nparams * sizeof *t);
+    int n = m->nparams;
+    static const char *names[4] = { "train.model", "train.optim.m", "train.optim.v", "train.optim.vmax" };
+    const yolo_real *arrays[4] = { w, st[0], st[1], st[2] };
+    for (int k = 0; k < 4; k++) {
+        if (!arrays[k]) continue;
+        t[n].name = names[k]; t[n].ndim = 1; t[n].shape[0] = (int64_t)m->nvalues; t[n].data = arrays[k]; t[n].numel = m->nvalues;
+        n++;
+    }
+    int rc = yolo_st_write(path, t, n, meta, err);
+    free(t); free(mt); free(ema); free(w); free(st[0]); free(st[1]); free(st[2]);
+    return rc;
+}
+
+/* Back from a checkpoint: weights, EMA and optimizer state (o already
+   initialised with the same kind); st keeps the metadata for the caller. */
+int yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_optim *o, yolo_safetensors *st, char *err) {
+    if (yolo_load_weights(m, path, err)) return -1;            /* the EMA, checked name by name */
+    e->be->copy(e->values, m->values, m->nvalues * sizeof(yolo_real));
+    if (yolo_st_read(st, path, err)) return -1;
+    static const char *names[4] = { "train.model", "train.optim.m", "train.optim.v", "train.optim.vmax" };
+    yolo_real *dst[4] = { m->values, o->m, o->v, o->vmax };
+    yolo_real *h = (yolo_real *)yolo_xmalloc(m->nvalues * sizeof(yolo_real));
+    int rc = 0;
+    for (int k = 0; k < 4 && !rc; k++) {
+        if (!dst[k]) continue;
+        const yolo_st_entry *en = yolo_st_find(st, names[k]);
+        if (!en || yolo_st_numel(en) != (int64_t)m->nvalues) { rc = yolo_errorf(err, "%s: not a training checkpoint of this model and optimizer (%s)", path, names[k]); break; }
+        if (yolo_st_get(st, en, h)) { rc = yolo_errorf(err, "%s: %s has unsupported dtype", path, names[k]); break; }
+        m->be->upload(dst[k], h, m->nvalues * sizeof(yolo_real));
+    }
+    free(h);
+    if (rc) yolo_st_free(st);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------ */
-/* 10. data: letterbox                                                      */
+/* 10. data                                                                 */
 /* ------------------------------------------------------------------------ */
+/* What the official dataloaders do, in the same order: find the images
+   and their label files, check every label row once, then per training
+   sample a mosaic of four pictures, a random perspective, sometimes a
+   mixup with a second mosaic, HSV jitter and flips. Validation letterboxes
+   each picture into a stride-multiple rectangle shared by its batch.
+   Loader threads build the next batches while the model computes. */
+
 
 const char *yolo_coco_names[80] = {
     "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic light",
@@ -3428,8 +3737,941 @@ double yolo_letterbox(const unsigned char *rgb, int w, int h, yolo_tensor *dst, 
     return r;
 }
 
+/* --- the hyperparameter yaml --- */
+
+static const struct { const char *key; size_t off; double def; } yolo_hyp_keys[] = {
+#define YOLO_HYP(k, d) { #k, offsetof(yolo_hyp, k), d }
+    YOLO_HYP(lr0, 0.01), YOLO_HYP(lrf, 0.01), YOLO_HYP(momentum, 0.937), YOLO_HYP(weight_decay, 0.0005),
+    YOLO_HYP(warmup_epochs, 3.0), YOLO_HYP(warmup_momentum, 0.8), YOLO_HYP(warmup_bias_lr, 0.1),
+    YOLO_HYP(box, 7.5), YOLO_HYP(cls, 0.5), YOLO_HYP(dfl, 1.5),
+    YOLO_HYP(hsv_h, 0.015), YOLO_HYP(hsv_s, 0.7), YOLO_HYP(hsv_v, 0.4),
+    YOLO_HYP(degrees, 0.0), YOLO_HYP(translate, 0.1), YOLO_HYP(scale, 0.9), YOLO_HYP(shear, 0.0),
+    YOLO_HYP(perspective, 0.0), YOLO_HYP(flipud, 0.0), YOLO_HYP(fliplr, 0.5), YOLO_HYP(mosaic, 1.0),
+    YOLO_HYP(mixup, 0.15),
+#undef YOLO_HYP
+};
+#define YOLO_NHYP ((int)(sizeof yolo_hyp_keys / sizeof yolo_hyp_keys[0]))
+
+void yolo_hyp_default(yolo_hyp *h) {
+    for (int i = 0; i < YOLO_NHYP; i++) *(double *)((char *)h + yolo_hyp_keys[i].off) = yolo_hyp_keys[i].def;
+}
+
+static char *yolo_trim(char *s) {
+    while (isspace((unsigned char)*s)) s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
+    return s;
+}
+/* a yaml scalar: comment cut, quotes dropped */
+static char *yolo_yaml_value(char *v) {
+    int q = 0;
+    for (char *p = v; *p; p++) {
+        if (*p == '\'' || *p == '"') q = !q;
+        else if (*p == '#' && !q && (p == v || isspace((unsigned char)p[-1]))) { *p = 0; break; }
+    }
+    v = yolo_trim(v);
+    size_t n = strlen(v);
+    if (n >= 2 && (v[0] == '\'' || v[0] == '"') && v[n - 1] == v[0]) { v[n - 1] = 0; v++; }
+    return v;
+}
+
+/* Every key of the official file must be there: a missing one is an error,
+   not a silent default. Keys we do not use (obj, anchor_t, ...) are read
+   past. */
+int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
+    FILE *f = fopen(path, "r");
+    if (!f) return yolo_errorf(err, "%s: cannot open hyperparameter file", path);
+    int seen[64] = { 0 }, lineno = 0;
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *s = yolo_trim(line), *colon = strchr(s, ':');
+        if (!*s || *s == '#') continue;
+        if (!colon) { fclose(f); return yolo_errorf(err, "%s:%d: expected 'key: value'", path, lineno); }
+        *colon = 0;
+        char *key = yolo_trim(s), *val = yolo_yaml_value(colon + 1), *end;
+        for (int i = 0; i < YOLO_NHYP; i++) {
+            if (strcmp(key, yolo_hyp_keys[i].key)) continue;
+            double v = strtod(val, &end);
+            if (end == val || *end) { fclose(f); return yolo_errorf(err, "%s:%d: %s: '%s' is not a number", path, lineno, key, val); }
+            *(double *)((char *)h + yolo_hyp_keys[i].off) = v;
+            seen[i] = 1;
+        }
+    }
+    fclose(f);
+    for (int i = 0; i < YOLO_NHYP; i++)
+        if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", path, yolo_hyp_keys[i].key);
+    return 0;
+}
+
+/* --- the dataset yaml --- */
+
+static void yolo_join(char *out, size_t cap, const char *dir, const char *p) {
+    if (p[0] == '/' || !dir[0]) snprintf(out, cap, "%s", p);
+    else snprintf(out, cap, "%s/%s", dir, p);
+}
+
+static void yolo_spec_add(char *spec, size_t cap, const char *item) {
+    size_t n = strlen(spec);
+    snprintf(spec + n, cap - n, "%s%s", n ? ";" : "", item);
+}
+
+/* inline lists [a, b] into a ';' spec */
+static void yolo_yaml_list(char *v, char *spec, size_t cap) {
+    if (*v != '[') { yolo_spec_add(spec, cap, v); return; }
+    v++;
+    char *close = strrchr(v, ']');
+    if (close) *close = 0;
+    for (char *tok = strtok(v, ","); tok; tok = strtok(NULL, ",")) yolo_spec_add(spec, cap, yolo_yaml_value(tok));
+}
+
+void yolo_data_free(yolo_data_cfg *d) {
+    for (int i = 0; d->names && i < d->nc; i++) free(d->names[i]);
+    free(d->names);
+    memset(d, 0, sizeof *d);
+}
+
+int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
+    memset(d, 0, sizeof *d);
+    FILE *f = fopen(path, "r");
+    if (!f) return yolo_errorf(err, "%s: cannot open dataset file", path);
+    char dir[1024], line[1024], block[32] = "", path_v[1024] = "";
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
+    int lineno = 0, nnames = 0, capnames = 0, rc = 0;
+    char **names = NULL;
+    while (fgets(line, sizeof line, f) && !rc) {
+        lineno++;
+        int indented = isspace((unsigned char)line[0]);
+        char *s = yolo_trim(line);
+        if (!*s || *s == '#') continue;
+        if (indented || *s == '-') {   /* an item of the block above */
+            char *item = NULL;
+            if (*s == '-') item = yolo_yaml_value(s + 1);
+            else { char *c = strchr(s, ':'); if (c) item = yolo_yaml_value(c + 1); }
+            if (!item) { rc = yolo_errorf(err, "%s:%d: cannot read '%s'", path, lineno, s); break; }
+            if (!strcmp(block, "names")) {
+                if (nnames == capnames) { capnames = capnames ? 2 * capnames : 128; names = (char **)realloc(names, capnames * sizeof(char *)); }
+                names[nnames++] = strdup(item);
+            } else if (!strcmp(block, "train")) yolo_spec_add(d->train, sizeof d->train, item);
+            else if (!strcmp(block, "val")) yolo_spec_add(d->val, sizeof d->val, item);
+            continue;
+        }
+        char *c = strchr(s, ':');
+        if (!c) { rc = yolo_errorf(err, "%s:%d: expected 'key: value'", path, lineno); break; }
+        *c = 0;
+        char *key = yolo_trim(s), *v = yolo_yaml_value(c + 1);
+        snprintf(block, sizeof block, "%s", key);
+        if (!strcmp(key, "path")) snprintf(path_v, sizeof path_v, "%s", v);
+        else if (!strcmp(key, "train") && *v) yolo_yaml_list(v, d->train, sizeof d->train);
+        else if (!strcmp(key, "val") && *v) yolo_yaml_list(v, d->val, sizeof d->val);
+        else if (!strcmp(key, "nc")) d->nc = atoi(v);
+        else if (!strcmp(key, "names") && *v == '[') {
+            char spec[8192] = "";
+            yolo_yaml_list(v, spec, sizeof spec);
+            for (char *tok = strtok(spec, ";"); tok; tok = strtok(NULL, ";")) {
+                if (nnames == capnames) { capnames = capnames ? 2 * capnames : 128; names = (char **)realloc(names, capnames * sizeof(char *)); }
+                names[nnames++] = strdup(tok);
+            }
+        }
+    }
+    fclose(f);
+    if (!rc && !d->nc) d->nc = nnames;
+    if (!rc && !d->train[0]) rc = yolo_errorf(err, "%s: no 'train' key", path);
+    if (!rc && !d->val[0]) rc = yolo_errorf(err, "%s: no 'val' key", path);
+    if (!rc && d->nc <= 0) rc = yolo_errorf(err, "%s: no 'nc' and no 'names'", path);
+    if (!rc && nnames && nnames != d->nc) rc = yolo_errorf(err, "%s: nc is %d but %d names are given", path, d->nc, nnames);
+    if (rc) { for (int i = 0; i < nnames; i++) free(names[i]); free(names); return rc; }
+    d->names = (char **)yolo_xcalloc(d->nc, sizeof(char *));
+    for (int i = 0; i < d->nc; i++) {
+        if (i < nnames) d->names[i] = names[i];
+        else { char b[16]; snprintf(b, sizeof b, "class%d", i); d->names[i] = strdup(b); }
+    }
+    free(names);
+    if (!path_v[0] || !strcmp(path_v, ".")) snprintf(d->root, sizeof d->root, "%s", dir);
+    else yolo_join(d->root, sizeof d->root, dir, path_v);
+    return 0;
+}
+
+/* --- finding images and labels --- */
+
+static int yolo_is_image(const char *name) {
+    const char *dot = strrchr(name, '.');
+    return dot && (!strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png") ||
+                   !strcasecmp(dot, ".bmp"));
+}
+
+typedef struct { int n, cap; char **s; } yolo_strings;
+static void yolo_strings_add(yolo_strings *l, const char *s) {
+    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 256; l->s = (char **)realloc(l->s, l->cap * sizeof(char *)); }
+    l->s[l->n++] = strdup(s);
+}
+static int yolo_strcmp_p(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void yolo_walk(const char *dir, yolo_strings *out) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char p[2048];
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(p, &st)) continue;
+        if (S_ISDIR(st.st_mode)) yolo_walk(p, out);
+        else if (yolo_is_image(p)) yolo_strings_add(out, p);
+    }
+    closedir(d);
+}
+
+/* One source: a folder (searched recursively), a list file of image paths
+   (relative ones against the list's folder), or one image. */
+static int yolo_add_source(const char *root, const char *src, yolo_strings *out, char *err) {
+    char p[2048];
+    yolo_join(p, sizeof p, root, src);
+    struct stat st;
+    if (stat(p, &st)) return yolo_errorf(err, "%s: no such file or folder", p);
+    if (S_ISDIR(st.st_mode)) { yolo_walk(p, out); return 0; }
+    if (yolo_is_image(p)) { yolo_strings_add(out, p); return 0; }
+    FILE *f = fopen(p, "r");
+    if (!f) return yolo_errorf(err, "%s: cannot open image list", p);
+    char dir[2048], line[2048], q[4096];
+    snprintf(dir, sizeof dir, "%s", p);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
+    while (fgets(line, sizeof line, f)) {
+        char *s = yolo_trim(line);
+        if (!*s) continue;
+        if (!strncmp(s, "./", 2)) s += 2;
+        yolo_join(q, sizeof q, dir, s);
+        yolo_strings_add(out, q);
+    }
+    fclose(f);
+    return 0;
+}
+
+/* images/.../x.jpg -> labels/.../x.txt (the last /images/ of the path) */
+static void yolo_label_path(const char *img, char *out, size_t cap) {
+    const char *k = NULL;
+    for (const char *p = strstr(img, "/images/"); p; p = strstr(p + 1, "/images/")) k = p;
+    if (!k && !strncmp(img, "images/", 7)) k = img - 1;
+    if (k) snprintf(out, cap, "%.*s/labels/%s", (int)(k - img), img, k + 8);
+    else snprintf(out, cap, "%s", img);
+    char *dot = strrchr(out, '.'), *slash = strrchr(out, '/');
+    if (dot && (!slash || dot > slash)) *dot = 0;
+    snprintf(out + strlen(out), cap - strlen(out), ".txt");
+}
+
+/* One label file: rows "class cx cy w h", normalised. Returns 0, 1 when
+   the image is to be skipped (the warning in err), -1 on a fatal error. */
+static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, char *err) {
+    *lab = NULL; *nlab = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;                 /* no label file: a background image */
+    char line[1024];
+    int lineno = 0, cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *s = yolo_trim(line), *end;
+        if (!*s) continue;
+        double v[6];
+        int k = 0;
+        while (*s && k < 6) {
+            v[k] = strtod(s, &end);
+            if (end == s) break;
+            k++; s = end;
+            while (isspace((unsigned char)*s)) s++;
+        }
+        int bad = 0;
+        if (*s || k != 5) bad = yolo_errorf(err, "%s:%d: expected 5 numbers (class cx cy w h), got %s", path, lineno, *s ? "text" : k < 5 ? "fewer" : "more");
+        else if (v[0] != floor(v[0]) || v[0] < 0) bad = yolo_errorf(err, "%s:%d: class %g is not a non-negative integer", path, lineno, v[0]);
+        else if (v[0] >= nc) { fclose(f); free(*lab); *lab = NULL; *nlab = 0; return yolo_errorf(err, "%s:%d: class %d is not below nc %d", path, lineno, (int)v[0], nc); }
+        else {
+            for (int i = 1; i < 5; i++)
+                if (!(v[i] >= 0 && v[i] <= 1)) { bad = yolo_errorf(err, "%s:%d: coordinate %g is not normalised (0..1)", path, lineno, v[i]); break; }
+        }
+        if (bad) { fclose(f); free(*lab); *lab = NULL; *nlab = 0; return 1; }
+        int dup = 0;   /* duplicate rows are dropped, as the official */
+        for (int j = 0; j < *nlab && !dup; j++) {
+            dup = 1;
+            for (int i = 0; i < 5; i++) dup &= (*lab)[j * 5 + i] == (float)v[i];
+        }
+        if (dup) continue;
+        if (*nlab == cap) { cap = cap ? 2 * cap : 16; *lab = (float *)realloc(*lab, (size_t)cap * 5 * sizeof(float)); }
+        for (int i = 0; i < 5; i++) (*lab)[*nlab * 5 + i] = (float)v[i];
+        (*nlab)++;
+    }
+    fclose(f);
+    return 0;
+}
+
+void yolo_dataset_free(yolo_dataset *ds) {
+    for (int i = 0; i < ds->n; i++) {
+        free(ds->files[i]); free(ds->lab[i]);
+        if (ds->cache) free(ds->cache[i].rgb);
+    }
+    free(ds->files); free(ds->lab); free(ds->nlab); free(ds->w0); free(ds->h0); free(ds->cache);
+    memset(ds, 0, sizeof *ds);
+}
+
+/* The cache: one text file beside the labels folder, valid while the list
+   of files, their sizes and times, and nc are those it was made from. */
+static uint64_t yolo_files_hash(const yolo_strings *imgs, int nc) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)nc;
+    char lp[4096];
+    for (int i = 0; i < imgs->n; i++) {
+        struct stat st;
+        yolo_label_path(imgs->s[i], lp, sizeof lp);
+        uint64_t v[4] = { 0, 0, 0, 0 };
+        if (!stat(imgs->s[i], &st)) { v[0] = (uint64_t)st.st_size; v[1] = (uint64_t)st.st_mtime; }
+        if (!stat(lp, &st)) { v[2] = (uint64_t)st.st_size; v[3] = (uint64_t)st.st_mtime; }
+        for (const char *c = imgs->s[i]; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        for (int k = 0; k < 4; k++) h = (h ^ v[k]) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash, int n) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    unsigned long long h = 0;
+    int cn = 0, ok = fscanf(f, "yolov9.c labels %llx %d\n", &h, &cn) == 2 && h == hash;
+    for (int i = 0; ok && i < cn; i++) {
+        char line[4096];
+        int w, hh, nl, at = ds->n;
+        if (!fgets(line, sizeof line, f) || sscanf(line, "%d %d %d", &w, &hh, &nl) != 3) { ok = 0; break; }
+        char *name = strchr(line, '|');
+        if (!name) { ok = 0; break; }
+        name = yolo_trim(name + 1);
+        ds->files[at] = strdup(name); ds->w0[at] = w; ds->h0[at] = hh; ds->nlab[at] = nl;
+        ds->lab[at] = nl ? (float *)yolo_xmalloc((size_t)nl * 5 * sizeof(float)) : NULL;
+        for (int k = 0; k < nl * 5 && ok; k++) ok = fscanf(f, "%f", &ds->lab[at][k]) == 1;
+        if (nl && fgetc(f) != '\n') ok = 0;
+        ds->n++;
+    }
+    fclose(f);
+    (void)n;
+    if (!ok) { for (int i = 0; i < ds->n; i++) { free(ds->files[i]); free(ds->lab[i]); } ds->n = 0; }
+    return ok ? 0 : -1;
+}
+
+static void yolo_cache_save(const yolo_dataset *ds, const char *path, uint64_t hash) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) { fprintf(stderr, "warning: %s: cannot write the label cache\n", path); return; }
+    fprintf(f, "yolov9.c labels %llx %d\n", (unsigned long long)hash, ds->n);
+    for (int i = 0; i < ds->n; i++) {
+        fprintf(f, "%d %d %d |%s\n", ds->w0[i], ds->h0[i], ds->nlab[i], ds->files[i]);
+        for (int k = 0; k < ds->nlab[i] * 5; k++) fprintf(f, "%.9g%c", ds->lab[i][k], k % 5 == 4 ? (k + 1 == ds->nlab[i] * 5 ? '\n' : ' ') : ' ');
+    }
+    if (fclose(f) || rename(tmp, path)) { remove(tmp); fprintf(stderr, "warning: %s: cannot write the label cache\n", path); }
+}
+
+/* Open the images of `spec` (';'-separated sources, relative to root), read
+   and check their labels, drop images with fewer than min_items boxes.
+   Unreadable pictures and classes >= nc are errors; a malformed label row
+   skips its image with a warning. */
+int yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err) {
+    memset(ds, 0, sizeof *ds);
+    yolo_strings imgs = { 0, 0, NULL };
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", spec);
+    int rc = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok && !rc; tok = strtok_r(NULL, ";", &save))
+        rc = yolo_add_source(root, tok, &imgs, err);
+    if (!rc && !imgs.n) rc = yolo_errorf(err, "%s/%s: no images found", root, spec);
+    if (rc) { for (int i = 0; i < imgs.n; i++) free(imgs.s[i]); free(imgs.s); return rc; }
+    qsort(imgs.s, imgs.n, sizeof(char *), yolo_strcmp_p);
+    ds->files = (char **)yolo_xcalloc(imgs.n, sizeof(char *));
+    ds->lab = (float **)yolo_xcalloc(imgs.n, sizeof(float *));
+    ds->nlab = (int *)yolo_xcalloc(imgs.n, sizeof(int));
+    ds->w0 = (int *)yolo_xcalloc(imgs.n, sizeof(int));
+    ds->h0 = (int *)yolo_xcalloc(imgs.n, sizeof(int));
+    char cache[4200], lp[4096];
+    yolo_label_path(imgs.s[0], lp, sizeof lp);
+    char *slash = strrchr(lp, '/');
+    if (slash) *slash = 0;
+    snprintf(cache, sizeof cache, "%s.cache", lp);
+    uint64_t hash = yolo_files_hash(&imgs, nc);
+    if (yolo_cache_load(ds, cache, hash, imgs.n)) {
+        int skipped = 0;
+        for (int i = 0; i < imgs.n && !rc; i++) {
+            int w, h, comp;
+            if (!stbi_info(imgs.s[i], &w, &h, &comp)) { rc = yolo_errorf(err, "%s: cannot read image (%s)", imgs.s[i], stbi_failure_reason()); break; }
+            yolo_label_path(imgs.s[i], lp, sizeof lp);
+            int at = ds->n, r = yolo_read_labels(lp, nc, &ds->lab[at], &ds->nlab[at], err);
+            if (r < 0) { rc = -1; break; }
+            if (r > 0) { fprintf(stderr, "warning: %s (image skipped)\n", err); skipped++; continue; }
+            ds->files[at] = strdup(imgs.s[i]); ds->w0[at] = w; ds->h0[at] = h;
+            ds->n++;
+        }
+        if (!rc) yolo_cache_save(ds, cache, hash);
+        (void)skipped;
+    }
+    for (int i = 0; i < imgs.n; i++) free(imgs.s[i]);
+    free(imgs.s);
+    if (rc) { yolo_dataset_free(ds); return rc; }
+    int kept = 0;   /* --min-items */
+    for (int i = 0; i < ds->n; i++) {
+        if (ds->nlab[i] < min_items) { free(ds->files[i]); free(ds->lab[i]); continue; }
+        ds->files[kept] = ds->files[i]; ds->lab[kept] = ds->lab[i]; ds->nlab[kept] = ds->nlab[i];
+        ds->w0[kept] = ds->w0[i]; ds->h0[kept] = ds->h0[i];
+        ds->nboxes += ds->nlab[i];
+        if (ds->nlab[i] > ds->max_boxes) ds->max_boxes = ds->nlab[i];
+        kept++;
+    }
+    ds->n = kept;
+    if (!ds->n) { yolo_dataset_free(ds); return yolo_errorf(err, "%s/%s: no usable images", root, spec); }
+    return 0;
+}
+
+/* --- pictures: decode, resize, warp, colour --- */
+
+static void yolo_image_free(yolo_image *im) { free(im->rgb); im->rgb = NULL; }
+
+int yolo_image_load(yolo_image *im, const char *path, char *err) {
+    int ch;
+    im->rgb = stbi_load(path, &im->w, &im->h, &ch, 3);
+    if (!im->rgb) return yolo_errorf(err, "%s: cannot decode image (%s)", path, stbi_failure_reason());
+    return 0;
+}
+
+/* bilinear, pixel centres aligned (cv2.INTER_LINER's geometry) */
+static void yolo_resize_linear(const yolo_image *src, yolo_image *dst) {
+    int w = src->w, h = src->h;
+    for (int y = 0; y < dst->h; y++) {
+        double sy = fmin(fmax((y + 0.5) * h / (double)dst->h - 0.5, 0), h - 1);
+        int ya = (int)sy, yb = ya + 1 < h ? ya + 1 : ya;
+        double fy = sy - ya;
+        for (int x = 0; x < dst->w; x++) {
+            double sx = fmin(fmax((x + 0.5) * w / (double)dst->w - 0.5, 0), w - 1);
+            int xa = (int)sx, xb = xa + 1 < w ? xa + 1 : xa;
+            double fx = sx - xa;
+            for (int c = 0; c < 3; c++) {
+                const unsigned char *p = src->rgb;
+                double v = (1 - fy) * ((1 - fx) * p[(ya * w + xa) * 3 + c] + fx * p[(ya * w + xb) * 3 + c]) +
+                           fy * ((1 - fx) * p[(yb * w + xa) * 3 + c] + fx * p[(yb * w + xb) * 3 + c]);
+                dst->rgb[(y * dst->w + x) * 3 + c] = (unsigned char)(v + 0.5);
+            }
+        }
+    }
+}
+
+/* shrinking: every output pixel the area-weighted mean of the source
+   pixels it covers (cv2.INTER_AREA) */
+static void yolo_resize_area(const yolo_image *src, yolo_image *dst) {
+    double sx = (double)src->w / dst->w, sy = (double)src->h / dst->h;
+    for (int y = 0; y < dst->h; y++) {
+        double y0 = y * sy, y1 = y0 + sy;
+        for (int x = 0; x < dst->w; x++) {
+            double x0 = x * sx, x1 = x0 + sx, acc[3] = { 0, 0, 0 }, wsum = 0;
+            for (int iy = (int)y0; iy < y1 && iy < src->h; iy++) {
+                double wy = fmin(iy + 1, y1) - fmax(iy, y0);
+                for (int ix = (int)x0; ix < x1 && ix < src->w; ix++) {
+                    double wgt = wy * (fmin(ix + 1, x1) - fmax(ix, x0));
+                    const unsigned char *p = src->rgb + ((size_t)iy * src->w + ix) * 3;
+                    acc[0] += wgt * p[0]; acc[1] += wgt * p[1]; acc[2] += wgt * p[2];
+                    wsum += wgt;
+                }
+            }
+            for (int c = 0; c < 3; c++) dst->rgb[((size_t)y * dst->w + x) * 3 + c] = (unsigned char)(acc[c] / wsum + 0.5);
+        }
+    }
+}
+
+static void yolo_resize(const yolo_image *src, yolo_image *dst, int w, int h, int area) {
+    dst->w = w; dst->h = h;
+    dst->rgb = (unsigned char *)yolo_xmalloc((size_t)w * h * 3);
+    if (area && w <= src->w && h <= src->h) yolo_resize_area(src, dst);
+    else yolo_resize_linear(src, dst);
+}
+
+/* The official load_image: the long side scaled to S (truncated sizes),
+   INTER_AREA when shrinking for validation, bilinear otherwise. */
+static int yolo_load_resized(const yolo_dataset *ds, int i, int S, int augment, yolo_image *out, char *err) {
+    if (ds->cache && ds->cache[i].rgb) {
+        out->w = ds->cache[i].w; out->h = ds->cache[i].h;
+        out->rgb = (unsigned char *)yolo_xmalloc((size_t)out->w * out->h * 3);
+        memcpy(out->rgb, ds->cache[i].rgb, (size_t)out->w * out->h * 3);
+        return 0;
+    }
+    yolo_image im;
+    if (yolo_image_load(&im, ds->files[i], err)) return -1;
+    double r = (double)S / (im.w > im.h ? im.w : im.h);
+    if (r == 1) { *out = im; return 0; }
+    int w = (int)(im.w * r), h = (int)(im.h * r);
+    yolo_resize(&im, out, w < 1 ? 1 : w, h < 1 ? 1 : h, !augment && r < 1);
+    yolo_image_free(&im);
+    return 0;
+}
+
+/* dst = M src, inverse-mapped and bilinear, grey 114 outside (warpAffine /
+   warpPerspective with their default flags) */
+static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9]) {
+    double a = M[0], b = M[1], c = M[2], d = M[3], e = M[4], f = M[5], g = M[6], h = M[7], i = M[8];
+    double inv[9] = { e * i - f * h, c * h - b * i, b * f - c * e, f * g - d * i, a * i - c * g, c * d - a * f,
+                      d * h - e * g, b * g - a * h, a * e - b * d };
+    double det = a * inv[0] + b * inv[3] + c * inv[6];
+    for (int k = 0; k < 9; k++) inv[k] /= det;
+    for (int y = 0; y < dst->h; y++)
+        for (int x = 0; x < dst->w; x++) {
+            double zw = inv[6] * x + inv[7] * y + inv[8];
+            double sx = (inv[0] * x + inv[1] * y + inv[2]) / zw, sy = (inv[3] * x + inv[4] * y + inv[5]) / zw;
+            int x0 = (int)floor(sx), y0 = (int)floor(sy);
+            double fx = sx - x0, fy = sy - y0;
+            unsigned char *o = dst->rgb + ((size_t)y * dst->w + x) * 3;
+            for (int ch = 0; ch < 3; ch++) {
+                double v = 0;
+                for (int k = 0; k < 4; k++) {
+                    int xx = x0 + (k & 1), yy = y0 + (k >> 1);
+                    double wgt = ((k & 1) ? fx : 1 - fx) * ((k >> 1) ? fy : 1 - fy);
+                    double p = (xx < 0 || yy < 0 || xx >= src->w || yy >= src->h) ? 114 : src->rgb[((size_t)yy * src->w + xx) * 3 + ch];
+                    v += wgt * p;
+                }
+                o[ch] = (unsigned char)(v + 0.5);
+            }
+        }
+}
+
+/* HSV jitter as OpenCV's 8-bit HSV (H in 0..179): random gains on hue,
+   saturation and value, applied through lookup tables */
+static void yolo_augment_hsv(yolo_image *im, double hg, double sg, double vg, yolo_rng *r) {
+    if (!(hg || sg || vg)) return;
+    double gh = (2 * yolo_rng_uniform(r) - 1) * hg + 1, gs = (2 * yolo_rng_uniform(r) - 1) * sg + 1,
+           gv = (2 * yolo_rng_uniform(r) - 1) * vg + 1;
+    unsigned char lh[256], ls[256], lv[256];
+    for (int x = 0; x < 256; x++) {
+        lh[x] = (unsigned char)fmod(x * gh, 180.0);
+        ls[x] = (unsigned char)fmin(fmax(x * gs, 0), 255);
+        lv[x] = (unsigned char)fmin(fmax(x * gv, 0), 255);
+    }
+    size_t n = (size_t)im->w * im->h;
+    for (size_t k = 0; k < n; k++) {
+        unsigned char *p = im->rgb + 3 * k;
+        int R = p[0], G = p[1], B = p[2], V = R > G ? (R > B ? R : B) : (G > B ? G : B);
+        int mn = R < G ? (R < B ? R : B) : (G < B ? G : B), diff = V - mn;
+        int S = V ? (int)(255.0 * diff / V + 0.5) : 0;
+        double Hd = 0;
+        if (diff) {
+            if (V == R) Hd = 60.0 * (G - B) / diff;
+            else if (V == G) Hd = 120.0 + 60.0 * (B - R) / diff;
+            else Hd = 240.0 + 60.0 * (R - G) / diff;
+            if (Hd < 0) Hd += 360;
+        }
+        int H = (int)(Hd / 2 + 0.5);
+        if (H >= 180) H -= 180;
+        double h2 = lh[H] * 2.0, s2 = ls[S] / 255.0, v2 = lv[V];
+        /* back to RGB */
+        double cc = v2 * s2, hp = h2 / 60.0, xx = cc * (1 - fabs(fmod(hp, 2.0) - 1)), m = v2 - cc, rr, gg, bb;
+        if (hp < 1) { rr = cc; gg = xx; bb = 0; }
+        else if (hp < 2) { rr = xx; gg = cc; bb = 0; }
+        else if (hp < 3) { rr = 0; gg = cc; bb = xx; }
+        else if (hp < 4) { rr = 0; gg = xx; bb = cc; }
+        else if (hp < 5) { rr = xx; gg = 0; bb = cc; }
+        else { rr = cc; gg = 0; bb = xx; }
+        p[0] = (unsigned char)fmin(rr + m + 0.5, 255); p[1] = (unsigned char)fmin(gg + m + 0.5, 255);
+        p[2] = (unsigned char)fmin(bb + m + 0.5, 255);
+    }
+}
+
+/* Beta(a, a) from two gamma draws (Marsaglia-Tsang), for mixup */
+static double yolo_rng_normal(yolo_rng *r) {
+    double u = yolo_rng_uniform(r), v = yolo_rng_uniform(r);
+    return sqrt(-2 * log(u + 1e-300)) * cos(2 * 3.14159265358979323846 * v);
+}
+static double yolo_rng_gamma(yolo_rng *r, double a) {
+    double d = a - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x = yolo_rng_normal(r), v = 1 + c * x;
+        if (v <= 0) continue;
+        v = v * v * v;
+        double u = yolo_rng_uniform(r);
+        if (log(u + 1e-300) < 0.5 * x * x + d - d * v + d * log(v)) return d * v;
+    }
+}
+
+/* boxes of one training sample, pixels: class, x1, y1, x2, y2 */
+typedef struct { int n, cap; float *b; } yolo_boxes;
+static void yolo_boxes_add(yolo_boxes *bx, float c, double x1, double y1, double x2, double y2) {
+    if (bx->n == bx->cap) { bx->cap = bx->cap ? 2 * bx->cap : 32; bx->b = (float *)realloc(bx->b, (size_t)bx->cap * 5 * sizeof(float)); }
+    float *o = bx->b + (size_t)bx->n++ * 5;
+    o[0] = c; o[1] = (float)x1; o[2] = (float)y1; o[3] = (float)x2; o[4] = (float)y2;
+}
+
+/* The official random_perspective: centre, perspective, rotation and
+   scale, shear, translation (M = T S R P C), the picture warped onto an
+   out_w x out_h canvas, every box's four corners moved, the box around
+   them clipped, and boxes that shrank too much (area < 10%, a side < 2 px,
+   aspect > 100) dropped. */
+static void yolo_random_perspective(yolo_image *im, yolo_boxes *bx, int out_w, int out_h, const yolo_hyp *hp, yolo_rng *r) {
+    double C[9] = { 1, 0, -im->w / 2.0, 0, 1, -im->h / 2.0, 0, 0, 1 };
+    double P[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, R[9] = { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, S[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
+    double T[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
+#define YOLO_U(lo, hi) ((lo) + ((hi) - (lo)) * yolo_rng_uniform(r))
+    P[6] = YOLO_U(-hp->perspective, hp->perspective);
+    P[7] = YOLO_U(-hp->perspective, hp->perspective);
+    double a = YOLO_U(-hp->degrees, hp->degrees) * 3.14159265358979323846 / 180, s = YOLO_U(1 - hp->scale, 1 + hp->scale);
+    R[0] = s * cos(a); R[1] = s * sin(a); R[3] = -s * sin(a); R[4] = s * cos(a);   /* getRotationMatrix2D */
+    S[1] = tan(YOLO_U(-hp->shear, hp->shear) * 3.14159265358979323846 / 180);
+    S[3] = tan(YOLO_U(-hp->shear, hp->shear) * 3.14159265358979323846 / 180);
+    T[2] = YOLO_U(0.5 - hp->translate, 0.5 + hp->translate) * out_w;
+    T[5] = YOLO_U(0.5 - hp->translate, 0.5 + hp->translate) * out_h;
+#undef YOLO_U
+    double M[9], t1[9], t2[9], t3[9];
+#define YOLO_MM(o, x, y) for (int i_ = 0; i_ < 3; i_++) for (int j_ = 0; j_ < 3; j_++) \
+        o[i_ * 3 + j_] = x[i_ * 3] * y[j_] + x[i_ * 3 + 1] * y[3 + j_] + x[i_ * 3 + 2] * y[6 + j_];
+    YOLO_MM(t1, P, C) YOLO_MM(t2, R, t1) YOLO_MM(t3, S, t2) YOLO_MM(M, T, t3)
+#undef YOLO_MM
+    yolo_image out = { out_w, out_h, (unsigned char *)yolo_xmalloc((size_t)out_w * out_h * 3) };
+    yolo_warp(im, &out, M);
+    yolo_image_free(im);
+    *im = out;
+    int kept = 0;
+    for (int k = 0; k < bx->n; k++) {
+        float *b = bx->b + (size_t)k * 5;
+        double xs[4] = { b[1], b[3], b[1], b[3] }, ys[4] = { b[2], b[4], b[4], b[2] }, nx[4], ny[4];
+        for (int c = 0; c < 4; c++) {
+            double zw = hp->perspective ? M[6] * xs[c] + M[7] * ys[c] + M[8] : 1;
+            nx[c] = (M[0] * xs[c] + M[1] * ys[c] + M[2]) / zw;
+            ny[c] = (M[3] * xs[c] + M[4] * ys[c] + M[5]) / zw;
+        }
+        double x1 = fmin(fmin(nx[0], nx[1]), fmin(nx[2], nx[3])), x2 = fmax(fmax(nx[0], nx[1]), fmax(nx[2], nx[3]));
+        double y1 = fmin(fmin(ny[0], ny[1]), fmin(ny[2], ny[3])), y2 = fmax(fmax(ny[0], ny[1]), fmax(ny[2], ny[3]));
+        x1 = fmin(fmax(x1, 0), out_w); x2 = fmin(fmax(x2, 0), out_w);
+        y1 = fmin(fmax(y1, 0), out_h); y2 = fmin(fmax(y2, 0), out_h);
+        double w0 = (b[3] - b[1]) * s, h0 = (b[4] - b[2]) * s, w1 = x2 - x1, h1 = y2 - y1, eps = 1e-16;
+        double ar = fmax(w1 / (h1 + eps), h1 / (w1 + eps));
+        if (!(w1 > 2 && h1 > 2 && w1 * h1 / (w0 * h0 + eps) > 0.1 && ar < 100)) continue;
+        float *o = bx->b + (size_t)kept++ * 5;
+        o[0] = b[0]; o[1] = (float)x1; o[2] = (float)y1; o[3] = (float)x2; o[4] = (float)y2;
+    }
+    bx->n = kept;
+}
+
+/* The official load_mosaic: four pictures (this one and three random
+   ones) around a random centre of a 2S x 2S grey canvas, then a random
+   perspective that crops back to S x S. */
+static int yolo_mosaic(const yolo_dataset *ds, int index, int S, const yolo_hyp *hp, yolo_rng *r,
+                       yolo_image *out, yolo_boxes *bx, char *err) {
+    int xc = (int)(S / 2.0 + yolo_rng_uniform(r) * S), yc = (int)(S / 2.0 + yolo_rng_uniform(r) * S);
+    int idx[4] = { index, (int)(yolo_rng_u64(r) % ds->n), (int)(yolo_rng_u64(r) % ds->n), (int)(yolo_rng_u64(r) % ds->n) };
+    for (int k = 3; k > 0; k--) { int j = (int)(yolo_rng_u64(r) % (k + 1)), t = idx[k]; idx[k] = idx[j]; idx[j] = t; }
+    yolo_image canvas = { 2 * S, 2 * S, (unsigned char *)yolo_xmalloc((size_t)4 * S * S * 3) };
+    memset(canvas.rgb, 114, (size_t)4 * S * S * 3);
+    for (int k = 0; k < 4; k++) {
+        yolo_image im;
+        if (yolo_load_resized(ds, idx[k], S, 1, &im, err)) { yolo_image_free(&canvas); return -1; }
+        int w = im.w, h = im.h, x1a, y1a, x2a, y2a, x1b, y1b;
+        if (k == 0) { x1a = xc - w > 0 ? xc - w : 0; y1a = yc - h > 0 ? yc - h : 0; x2a = xc; y2a = yc; x1b = w - (x2a - x1a); y1b = h - (y2a - y1a); }
+        else if (k == 1) { x1a = xc; y1a = yc - h > 0 ? yc - h : 0; x2a = xc + w < 2 * S ? xc + w : 2 * S; y2a = yc; x1b = 0; y1b = h - (y2a - y1a); }
+        else if (k == 2) { x1a = xc - w > 0 ? xc - w : 0; y1a = yc; x2a = xc; y2a = yc + h < 2 * S ? yc + h : 2 * S; x1b = w - (x2a - x1a); y1b = 0; }
+        else { x1a = xc; y1a = yc; x2a = xc + w < 2 * S ? xc + w : 2 * S; y2a = yc + h < 2 * S ? yc + h : 2 * S; x1b = 0; y1b = 0; }
+        for (int y = 0; y < y2a - y1a; y++)
+            memcpy(canvas.rgb + ((size_t)(y1a + y) * 2 * S + x1a) * 3, im.rgb + ((size_t)(y1b + y) * w + x1b) * 3, (size_t)(x2a - x1a) * 3);
+        int padw = x1a - x1b, padh = y1a - y1b;
+        const float *l = ds->lab[idx[k]];
+        for (int j = 0; j < ds->nlab[idx[k]]; j++) {
+            const float *b = l + j * 5;
+            double x1 = w * (b[1] - b[3] / 2) + padw, y1 = h * (b[2] - b[4] / 2) + padh;
+            double x2 = w * (b[1] + b[3] / 2) + padw, y2 = h * (b[2] + b[4] / 2) + padh;
+            yolo_boxes_add(bx, b[0], fmin(fmax(x1, 0), 2 * S), fmin(fmax(y1, 0), 2 * S), fmin(fmax(x2, 0), 2 * S), fmin(fmax(y2, 0), 2 * S));
+        }
+        yolo_image_free(&im);
+    }
+    /* border -S/2 on each side: the perspective's canvas is S x S */
+    yolo_random_perspective(&canvas, bx, S, S, hp, r);
+    *out = canvas;
+    return 0;
+}
+
+/* Letterbox an RGB8 picture into an out_w x out_h grey canvas, scaled by
+   min(ratio, 1 unless scaleup); *dw, *dh: the (fractional) padding of
+   each side, as the official letterbox returns it. */
+static void yolo_letterbox8(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh) {
+    double r = fmin((double)out_h / im->h, (double)out_w / im->w);
+    if (!scaleup && r > 1) r = 1;
+    int nw = (int)floor(im->w * r + 0.5), nh = (int)floor(im->h * r + 0.5);
+    *dw = (out_w - nw) / 2.0; *dh = (out_h - nh) / 2.0; *ratio = r;
+    yolo_image rs = *im;
+    if (nw != im->w || nh != im->h) yolo_resize(im, &rs, nw, nh, 0);
+    int top = (int)floor(*dh - 0.1 + 0.5), left = (int)floor(*dw - 0.1 + 0.5);
+    yolo_image out = { out_w, out_h, (unsigned char *)yolo_xmalloc((size_t)out_w * out_h * 3) };
+    memset(out.rgb, 114, (size_t)out_w * out_h * 3);
+    for (int y = 0; y < nh && y + top < out_h; y++)
+        memcpy(out.rgb + ((size_t)(y + top) * out_w + left) * 3, rs.rgb + (size_t)y * nw * 3, (size_t)(nw < out_w - left ? nw : out_w - left) * 3);
+    if (rs.rgb != im->rgb) yolo_image_free(&rs);
+    yolo_image_free(im);
+    *im = out;
+}
+
+/* One training sample: mosaic (+ mixup) or a letterboxed picture with a
+   random perspective, then HSV and flips. Boxes come back normalised
+   (class, cx, cy, w, h), clipped to the picture. */
+static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yolo_hyp *hp, int mosaic_on, yolo_rng *r,
+                             yolo_image *out, yolo_boxes *bx, char *err) {
+    bx->n = 0;
+    if (mosaic_on && yolo_rng_uniform(r) < hp->mosaic) {
+        if (yolo_mosaic(ds, index, S, hp, r, out, bx, err)) return -1;
+        if (yolo_rng_uniform(r) < hp->mixup) {
+            yolo_image im2;
+            yolo_boxes b2 = { 0, 0, NULL };
+            if (yolo_mosaic(ds, (int)(yolo_rng_u64(r) % ds->n), S, hp, r, &im2, &b2, err)) { free(b2.b); return -1; }
+            double ga = yolo_rng_gamma(r, 32), gb = yolo_rng_gamma(r, 32), rr = ga / (ga + gb);
+            for (size_t k = 0; k < (size_t)S * S * 3; k++) out->rgb[k] = (unsigned char)(out->rgb[k] * rr + im2.rgb[k] * (1 - rr));
+            for (int k = 0; k < b2.n; k++) yolo_boxes_add(bx, b2.b[k * 5], b2.b[k * 5 + 1], b2.b[k * 5 + 2], b2.b[k * 5 + 3], b2.b[k * 5 + 4]);
+            yolo_image_free(&im2); free(b2.b);
+        }
+    } else {
+        yolo_image im;
+        if (yolo_load_resized(ds, index, S, 1, &im, err)) return -1;
+        int w = im.w, h = im.h;
+        double ratio, dw, dh;
+        yolo_letterbox8(&im, S, S, 1, &ratio, &dw, &dh);
+        for (int j = 0; j < ds->nlab[index]; j++) {
+            const float *b = ds->lab[index] + j * 5;
+            yolo_boxes_add(bx, b[0], ratio * w * (b[1] - b[3] / 2) + dw, ratio * h * (b[2] - b[4] / 2) + dh,
+                           ratio * w * (b[1] + b[3] / 2) + dw, ratio * h * (b[2] + b[4] / 2) + dh);
+        }
+        yolo_random_perspective(&im, bx, S, S, hp, r);
+        *out = im;
+    }
+    for (int k = 0; k < bx->n; k++) {   /* to normalised centre form, clipped (eps 1e-3 as the official) */
+        float *b = bx->b + (size_t)k * 5;
+        double x1 = fmin(fmax(b[1], 0), S - 1e-3), y1 = fmin(fmax(b[2], 0), S - 1e-3);
+        double x2 = fmin(fmax(b[3], 0), S - 1e-3), y2 = fmin(fmax(b[4], 0), S - 1e-3);
+        b[1] = (float)((x1 + x2) / 2 / S); b[2] = (float)((y1 + y2) / 2 / S);
+        b[3] = (float)((x2 - x1) / S); b[4] = (float)((y2 - y1) / S);
+    }
+    yolo_augment_hsv(out, hp->hsv_h, hp->hsv_s, hp->hsv_v, r);
+    if (yolo_rng_uniform(r) < hp->flipud) {
+        for (int y = 0; y < S / 2; y++)
+            for (int x = 0; x < S * 3; x++) {
+                unsigned char t = out->rgb[(size_t)y * S * 3 + x];
+                out->rgb[(size_t)y * S * 3 + x] = out->rgb[(size_t)(S - 1 - y) * S * 3 + x];
+                out->rgb[(size_t)(S - 1 - y) * S * 3 + x] = t;
+            }
+        for (int k = 0; k < bx->n; k++) bx->b[k * 5 + 2] = 1 - bx->b[k * 5 + 2];
+    }
+    if (yolo_rng_uniform(r) < hp->fliplr) {
+        for (int y = 0; y < S; y++)
+            for (int x = 0; x < S / 2; x++)
+                for (int c = 0; c < 3; c++) {
+                    unsigned char *a = out->rgb + ((size_t)y * S + x) * 3 + c, *b = out->rgb + ((size_t)y * S + S - 1 - x) * 3 + c, t = *a;
+                    *a = *b; *b = t;
+                }
+        for (int k = 0; k < bx->n; k++) bx->b[k * 5 + 1] = 1 - bx->b[k * 5 + 1];
+    }
+    return 0;
+}
+
+/* --- the loader: batches built by threads ahead of the model --- */
+
+
+static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
+    const yolo_dataset *ds = ld->ds;
+    int i0 = k * ld->B, B = ds->n - i0 < ld->B ? ds->n - i0 : ld->B;
+    int H = ld->train ? ld->S : ld->bh[k], W = ld->train ? ld->S : ld->bw[k];
+    bt->index = k; bt->B = B; bt->H = H; bt->W = W; bt->nt = 0;
+    bt->images = (yolo_real *)yolo_xmalloc((size_t)B * 3 * H * W * sizeof(yolo_real));
+    bt->ids = (int *)yolo_xmalloc((size_t)B * sizeof(int));
+    bt->gain = (double *)yolo_xmalloc(B * sizeof(double)); bt->padx = (double *)yolo_xmalloc(B * sizeof(double));
+    bt->pady = (double *)yolo_xmalloc(B * sizeof(double));
+    int cap = 64;
+    bt->targets = (float *)yolo_xmalloc((size_t)cap * 6 * sizeof(float));
+    yolo_boxes bx = { 0, 0, NULL };
+    for (int j = 0; j < B; j++) {
+        int id = ld->order[i0 + j];
+        bt->ids[j] = id;
+        yolo_image im;
+        char err[YOLO_ERR];
+        int rc;
+        if (ld->train) {
+            yolo_rng r = { ld->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i0 + j + 1)) };
+            rc = yolo_train_sample(ds, id, ld->S, ld->hyp, ld->mosaic, &r, &im, &bx, err);
+            bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
+        } else {
+            rc = yolo_load_resized(ds, id, ld->S, 0, &im, err);
+            if (!rc) {
+                int w = im.w, h = im.h;
+                double ratio, dw, dh;
+                yolo_letterbox8(&im, W, H, 0, &ratio, &dw, &dh);
+                /* as the official scale_boxes: the load's gain (h / h0) times the letterbox's, and the padding */
+                bt->gain[j] = (double)h / ds->h0[id] * ratio; bt->padx[j] = dw; bt->pady[j] = dh;
+                bx.n = 0;
+                for (int t = 0; t < ds->nlab[id]; t++) {
+                    const float *b = ds->lab[id] + t * 5;
+                    yolo_boxes_add(&bx, b[0], b[1] * w * ratio / W, b[2] * h * ratio / H, b[3] * w * ratio / W, b[4] * h * ratio / H);
+                }
+                for (int t = 0; t < bx.n; t++) {   /* centres shifted by the padding */
+                    bx.b[t * 5 + 1] = (float)(bx.b[t * 5 + 1] + dw / W);
+                    bx.b[t * 5 + 2] = (float)(bx.b[t * 5 + 2] + dh / H);
+                }
+            }
+        }
+        if (rc) {
+            pthread_mutex_lock(&ld->mu);
+            if (!ld->failed) { ld->failed = 1; snprintf(ld->err, sizeof ld->err, "%s", err); }
+            pthread_mutex_unlock(&ld->mu);
+            memset(bt->images + (size_t)j * 3 * H * W, 0, (size_t)3 * H * W * sizeof(yolo_real));
+            continue;
+        }
+        yolo_real *o = bt->images + (size_t)j * 3 * H * W;
+        for (int c = 0; c < 3; c++)
+            for (size_t p = 0; p < (size_t)H * W; p++) o[(size_t)c * H * W + p] = (yolo_real)(im.rgb[p * 3 + c] / 255.0);
+        yolo_image_free(&im);
+        for (int t = 0; t < bx.n; t++) {
+            if (bt->nt == cap) { cap *= 2; bt->targets = (float *)realloc(bt->targets, (size_t)cap * 6 * sizeof(float)); }
+            float *o6 = bt->targets + (size_t)bt->nt++ * 6;
+            o6[0] = (float)j;
+            for (int q = 0; q < 5; q++) o6[1 + q] = bx.b[t * 5 + q];
+        }
+    }
+    free(bx.b);
+}
+
+static void yolo_batch_free(yolo_batch *b) {
+    free(b->images); free(b->targets); free(b->ids); free(b->gain); free(b->padx); free(b->pady);
+    memset(b, 0, sizeof *b);
+}
+
+static void *yolo_loader_worker(void *arg) {
+    yolo_loader *ld = (yolo_loader *)arg;
+    pthread_mutex_lock(&ld->mu);
+    for (;;) {
+        while (!ld->stop && ld->next_make < ld->nbatch && ld->next_make >= ld->released + ld->depth) pthread_cond_wait(&ld->cv, &ld->mu);
+        if (ld->stop || ld->next_make >= ld->nbatch) break;
+        int k = ld->next_make++, s = k % ld->depth;
+        ld->state[s] = 1;
+        pthread_mutex_unlock(&ld->mu);
+        yolo_batch b;
+        yolo_make_batch(ld, k, &b);
+        pthread_mutex_lock(&ld->mu);
+        ld->slots[s] = b;
+        ld->state[s] = 2;
+        pthread_cond_broadcast(&ld->cv);
+    }
+    pthread_mutex_unlock(&ld->mu);
+    return NULL;
+}
+
+/* Batches of B pictures at size S; train = 1: augmented (mosaic on or
+   off), shuffled by seed. workers 0 builds batches in the caller. */
+void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int train, int workers) {
+    memset(ld, 0, sizeof *ld);
+    ld->ds = ds; ld->hyp = hyp; ld->B = B; ld->S = S; ld->train = train; ld->mosaic = 1;
+    ld->nbatch = (ds->n + B - 1) / B;
+    ld->nworkers = workers;
+    ld->depth = workers > 0 ? 2 * workers : 1;
+    ld->order = (int *)yolo_xmalloc((size_t)ds->n * sizeof(int));
+    for (int i = 0; i < ds->n; i++) ld->order[i] = i;
+    if (!train) {   /* sort by aspect ratio h / w, then one rectangle per batch */
+        double *ar = (double *)yolo_xmalloc((size_t)ds->n * sizeof(double));
+        for (int i = 0; i < ds->n; i++) ar[i] = (double)ds->h0[i] / ds->w0[i];
+        for (int i = 1; i < ds->n; i++)   /* stable insertion sort: the official argsort of a few thousand */
+            for (int j = i; j > 0 && ar[ld->order[j]] < ar[ld->order[j - 1]]; j--) { int t = ld->order[j]; ld->order[j] = ld->order[j - 1]; ld->order[j - 1] = t; }
+        ld->bw = (int *)yolo_xmalloc(ld->nbatch * sizeof(int)); ld->bh = (int *)yolo_xmalloc(ld->nbatch * sizeof(int));
+        for (int k = 0; k < ld->nbatch; k++) {
+            double mn = 1e30, mx = 0, sh = 1, sw = 1;
+            for (int j = k * B; j < ds->n && j < (k + 1) * B; j++) { double a = ar[ld->order[j]]; if (a < mn) mn = a; if (a > mx) mx = a; }
+            if (mx < 1) { sh = mx; sw = 1; } else if (mn > 1) { sh = 1; sw = 1 / mn; }
+            ld->bh[k] = (int)ceil(sh * S / 32 + 0.5) * 32;
+            ld->bw[k] = (int)ceil(sw * S / 32 + 0.5) * 32;
+        }
+        free(ar);
+    }
+    ld->slots = (yolo_batch *)yolo_xcalloc(ld->depth, sizeof(yolo_batch));
+    ld->state = (int *)yolo_xcalloc(ld->depth, sizeof(int));
+    pthread_mutex_init(&ld->mu, NULL);
+    pthread_cond_init(&ld->cv, NULL);
+}
+
+/* the largest batch shape (the memory plan's) */
+void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W) {
+    *H = *W = ld->S;
+    for (int k = 0; !ld->train && k < ld->nbatch; k++) {
+        if (k == 0 || ld->bh[k] * ld->bw[k] > *H * *W) { *H = ld->bh[k]; *W = ld->bw[k]; }
+    }
+}
+
+/* start an epoch: the training order is a seeded shuffle */
+void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed) {
+    ld->seed = seed * 1000003ull + (uint64_t)epoch;
+    if (ld->train) {
+        yolo_rng r = { ld->seed };
+        for (int i = 0; i < ld->ds->n; i++) ld->order[i] = i;
+        for (int i = ld->ds->n - 1; i > 0; i--) { int j = (int)(yolo_rng_u64(&r) % (uint64_t)(i + 1)), t = ld->order[i]; ld->order[i] = ld->order[j]; ld->order[j] = t; }
+    }
+    ld->next_make = ld->next_take = ld->released = ld->failed = ld->stop = 0;
+    for (int s = 0; s < ld->depth; s++) ld->state[s] = 0;
+    if (ld->nworkers > 0) {
+        ld->threads = (pthread_t *)yolo_xmalloc((size_t)ld->nworkers * sizeof(pthread_t));
+        for (int t = 0; t < ld->nworkers; t++) pthread_create(&ld->threads[t], NULL, yolo_loader_worker, ld);
+    }
+}
+
+/* The next batch of the epoch (NULL at its end, or on a bad picture: then
+   yolo_loader_error says which). The batch stays valid until the next call. */
+yolo_batch *yolo_loader_next(yolo_loader *ld) {
+    if (ld->next_take > 0) {   /* give the previous slot back */
+        int s = (ld->next_take - 1) % ld->depth;
+        pthread_mutex_lock(&ld->mu);
+        yolo_batch_free(&ld->slots[s]);
+        ld->state[s] = 0;
+        ld->released++;
+        pthread_cond_broadcast(&ld->cv);
+        pthread_mutex_unlock(&ld->mu);
+    }
+    if (ld->next_take >= ld->nbatch) return NULL;
+    int k = ld->next_take, s = k % ld->depth;
+    double t0 = yolo_now();
+    if (ld->nworkers == 0) { yolo_make_batch(ld, k, &ld->slots[s]); ld->state[s] = 2; }
+    pthread_mutex_lock(&ld->mu);
+    while (ld->state[s] != 2 || ld->slots[s].index != k) pthread_cond_wait(&ld->cv, &ld->mu);
+    ld->next_take++;
+    pthread_cond_broadcast(&ld->cv);
+    int failed = ld->failed;
+    pthread_mutex_unlock(&ld->mu);
+    ld->wait += yolo_now() - t0;
+    return failed ? NULL : &ld->slots[s];
+}
+
+const char *yolo_loader_error(const yolo_loader *ld) { return ld->failed ? ld->err : NULL; }
+
+/* end an epoch (also early): join the threads, free what is left */
+void yolo_loader_stop(yolo_loader *ld) {
+    pthread_mutex_lock(&ld->mu);
+    ld->stop = 1;
+    pthread_cond_broadcast(&ld->cv);
+    pthread_mutex_unlock(&ld->mu);
+    for (int t = 0; ld->threads && t < ld->nworkers; t++) pthread_join(ld->threads[t], NULL);
+    free(ld->threads);
+    ld->threads = NULL;
+    for (int s = 0; s < ld->depth; s++) { yolo_batch_free(&ld->slots[s]); ld->state[s] = 0; }
+}
+
+void yolo_loader_free(yolo_loader *ld) {
+    yolo_loader_stop(ld);
+    pthread_mutex_destroy(&ld->mu);
+    pthread_cond_destroy(&ld->cv);
+    free(ld->order); free(ld->bw); free(ld->bh); free(ld->slots); free(ld->state);
+    memset(ld, 0, sizeof *ld);
+}
+
+/* --cache: every picture decoded and resized once, kept in memory */
+void yolo_dataset_cache(yolo_dataset *ds, int S, int augment) {
+    ds->cache = (yolo_image *)yolo_xcalloc(ds->n, sizeof(yolo_image));
+    #pragma omp parallel for schedule(dynamic)
+    for (int i = 0; i < ds->n; i++) {
+        char err[YOLO_ERR];
+        yolo_image im = { 0, 0, NULL };
+        if (!yolo_load_resized(ds, i, S, augment, &im, err)) ds->cache[i] = im;
+    }
+}
+
 /* ------------------------------------------------------------------------ */
-/* 11. evaluation: non-maximum suppression                                  */
+/* 11. evaluation: NMS, matching, AP                                         */
 /* ------------------------------------------------------------------------ */
 /* As the official non_max_suppression (best class only): candidates whose
    best class probability exceeds conf_thres, sorted by it (at most 30000),
@@ -3482,6 +4724,239 @@ int yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_t
     }
     free(c); free(dead);
     return kept;
+}
+
+/* --- matching and average precision --- */
+
+void yolo_eval_free(yolo_eval *ev) {
+    free(ev->conf); free(ev->cls); free(ev->tp); free(ev->tcls);
+    memset(ev, 0, sizeof *ev);
+}
+
+/* One image: detections and labels (class, x1, y1, x2, y2), both in the
+   original picture's pixels. At each threshold, as the official
+   process_batch: the (label, detection) pairs of one class with IoU at or
+   above it; every detection keeps its best-IoU pair; then every label
+   keeps, among the pairs left, the one of the earliest detection (the
+   detections come sorted by confidence). */
+void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl) {
+    if (ev->n + nd > ev->cap) {
+        ev->cap = 2 * (ev->n + nd) + 256;
+        ev->conf = (float *)realloc(ev->conf, ev->cap * sizeof(float));
+        ev->cls = (int *)realloc(ev->cls, ev->cap * sizeof(int));
+        ev->tp = (unsigned short *)realloc(ev->tp, ev->cap * sizeof(unsigned short));
+    }
+    if (ev->nt + nl > ev->tcap) { ev->tcap = 2 * (ev->nt + nl) + 256; ev->tcls = (int *)realloc(ev->tcls, ev->tcap * sizeof(int)); }
+    for (int j = 0; j < nl; j++) ev->tcls[ev->nt + j] = (int)lab[j * 5];
+    ev->images++;
+    /* IoU in float32 with eps 1e-7, as torch's box_iou there */
+    float *iou = (float *)yolo_xmalloc((size_t)(nl ? nl : 1) * (nd ? nd : 1) * sizeof(float));
+    for (int j = 0; j < nl; j++)
+        for (int i = 0; i < nd; i++) {
+            const float *l = lab + j * 5;
+            const yolo_det *d = &det[i];
+            float iw = fminf(l[3], d->x2) - fmaxf(l[1], d->x1), ih = fminf(l[4], d->y2) - fmaxf(l[2], d->y1);
+            float inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
+            float a1 = (l[3] - l[1]) * (l[4] - l[2]), a2 = (d->x2 - d->x1) * (d->y2 - d->y1);
+            iou[(size_t)j * nd + i] = inter / (a1 + a2 - inter + 1e-7f);
+        }
+    int *best = (int *)yolo_xmalloc((size_t)(nd ? nd : 1) * sizeof(int));   /* detection -> label */
+    int *taken = (int *)yolo_xmalloc((size_t)(nl ? nl : 1) * sizeof(int));  /* label -> detection */
+    for (int i = 0; i < nd; i++) { ev->conf[ev->n + i] = det[i].conf; ev->cls[ev->n + i] = det[i].cls; ev->tp[ev->n + i] = 0; }
+    for (int t = 0; t < 10; t++) {
+        float thr = (float)(0.5 + 0.05 * t);
+        for (int i = 0; i < nd; i++) {
+            best[i] = -1;
+            for (int j = 0; j < nl; j++) {
+                float v = iou[(size_t)j * nd + i];
+                if ((int)lab[j * 5] != det[i].cls || !(v >= thr)) continue;
+                /* ties: the official's reversed stable sort keeps the last label */
+                if (best[i] < 0 || v >= iou[(size_t)best[i] * nd + i]) best[i] = j;
+            }
+        }
+        for (int j = 0; j < nl; j++) taken[j] = -1;
+        for (int i = 0; i < nd; i++)
+            if (best[i] >= 0 && taken[best[i]] < 0) { taken[best[i]] = i; ev->tp[ev->n + i] |= (unsigned short)(1u << t); }
+    }
+    ev->n += nd; ev->nt += nl;
+    free(iou); free(best); free(taken);
+}
+
+typedef struct { float conf; long i; } yolo_ranked;
+static int yolo_conf_desc(const void *a, const void *b) {
+    const yolo_ranked *x = (const yolo_ranked *)a, *y = (const yolo_ranked *)b;
+    if (x->conf != y->conf) return x->conf < y->conf ? 1 : -1;
+    return x->i < y->i ? -1 : 1;
+}
+
+/* np.interp for increasing xp */
+static double yolo_interp(double x, const double *xp, const double *fp, long n, double left, double right) {
+    if (n == 0) return left;
+    if (x < xp[0]) return left;
+    if (x > xp[n - 1]) return right;
+    long lo = 0, hi = n - 1;
+    while (hi - lo > 1) { long mid = (lo + hi) / 2; if (xp[mid] <= x) lo = mid; else hi = mid; }
+    if (x == xp[hi]) return fp[hi];
+    if (xp[hi] == xp[lo]) return fp[lo];
+    return fp[lo] + (fp[hi] - fp[lo]) * (x - xp[lo]) / (xp[hi] - xp[lo]);
+}
+
+/* 101-point interpolated AP of one precision-recall curve: the precision
+   envelope (running maximum from the right), sampled at recall 0, 0.01,
+   ..., 1 and integrated by the trapezoid rule */
+static double yolo_compute_ap(const double *recall, const double *precision, long n) {
+    double *mrec = (double *)yolo_xmalloc((size_t)(n + 2) * sizeof(double)), *mpre = (double *)yolo_xmalloc((size_t)(n + 2) * sizeof(double));
+    mrec[0] = 0; mpre[0] = 1;
+    for (long i = 0; i < n; i++) { mrec[i + 1] = recall[i]; mpre[i + 1] = precision[i]; }
+    mrec[n + 1] = 1; mpre[n + 1] = 0;
+    for (long i = n; i >= 0; i--) if (mpre[i + 1] > mpre[i]) mpre[i] = mpre[i + 1];
+    double ap = 0, prev = 0;
+    for (int k = 0; k <= 100; k++) {
+        double x = k / 100.0, y = yolo_interp(x, mrec, mpre, n + 2, mpre[0], mpre[n + 1]);
+        if (k) ap += 0.01 * (y + prev) / 2;
+        prev = y;
+    }
+    free(mrec); free(mpre);
+    return ap;
+}
+
+void yolo_metrics_free(yolo_metrics *mt) {
+    free(mt->nt); free(mt->cp); free(mt->cr); free(mt->ap50); free(mt->ap);
+    memset(mt, 0, sizeof *mt);
+}
+
+/* The official ap_per_class, then the means. */
+void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt) {
+    memset(mt, 0, sizeof *mt);
+    mt->nc = nc;
+    mt->nt = (int *)yolo_xcalloc(nc, sizeof(int));
+    mt->cp = (double *)yolo_xcalloc(nc, sizeof(double)); mt->cr = (double *)yolo_xcalloc(nc, sizeof(double));
+    mt->ap50 = (double *)yolo_xcalloc(nc, sizeof(double)); mt->ap = (double *)yolo_xcalloc(nc, sizeof(double));
+    for (long j = 0; j < ev->nt; j++) if (ev->tcls[j] >= 0 && ev->tcls[j] < nc) mt->nt[ev->tcls[j]]++;
+    int any = 0;   /* the official computes nothing unless one detection is right somewhere */
+    for (long i = 0; i < ev->n && !any; i++) any = ev->tp[i] != 0;
+    if (!any) return;
+    yolo_ranked *rk = (yolo_ranked *)yolo_xmalloc((size_t)(ev->n ? ev->n : 1) * sizeof(yolo_ranked));
+    for (long i = 0; i < ev->n; i++) { rk[i].conf = ev->conf[i]; rk[i].i = i; }
+    qsort(rk, ev->n, sizeof *rk, yolo_conf_desc);
+    const int NP = 1000;
+    double *pc = (double *)yolo_xcalloc((size_t)nc * NP, sizeof(double)), *rc = (double *)yolo_xcalloc((size_t)nc * NP, sizeof(double));
+    double *negconf = (double *)yolo_xmalloc((size_t)(ev->n + 1) * sizeof(double));
+    double *rec = (double *)yolo_xmalloc((size_t)(ev->n + 1) * 10 * sizeof(double)), *pre = (double *)yolo_xmalloc((size_t)(ev->n + 1) * 10 * sizeof(double));
+    int ncls = 0;
+    for (int c = 0; c < nc; c++) {
+        if (!mt->nt[c]) continue;
+        ncls++;
+        long np = 0;
+        double tpc[10] = { 0 }, fpc[10] = { 0 };
+        for (long k = 0; k < ev->n; k++) {
+            long i = rk[k].i;
+            if (ev->cls[i] != c) continue;
+            negconf[np] = -(double)ev->conf[i];
+            for (int t = 0; t < 10; t++) {
+                if (ev->tp[i] >> t & 1) tpc[t] += 1; else fpc[t] += 1;
+                rec[(size_t)t * (ev->n + 1) + np] = tpc[t] / (mt->nt[c] + 1e-16);
+                pre[(size_t)t * (ev->n + 1) + np] = tpc[t] / (tpc[t] + fpc[t]);
+            }
+            np++;
+        }
+        if (!np) continue;
+        for (int k = 0; k < NP; k++) {   /* curves at px = linspace(0, 1, 1000), IoU 0.50 */
+            double x = -(double)k / (NP - 1);
+            rc[(size_t)c * NP + k] = yolo_interp(x, negconf, rec, np, 0, rec[np - 1]);
+            pc[(size_t)c * NP + k] = yolo_interp(x, negconf, pre, np, 1, pre[np - 1]);
+        }
+        double s = 0;
+        for (int t = 0; t < 10; t++) {
+            double a = yolo_compute_ap(rec + (size_t)t * (ev->n + 1), pre + (size_t)t * (ev->n + 1), np);
+            if (t == 0) mt->ap50[c] = a;
+            s += a;
+        }
+        mt->ap[c] = s / 10;
+    }
+    /* the confidence of the best mean F1 (smoothed by a box filter of 101) */
+    double *f1 = (double *)yolo_xcalloc(NP, sizeof(double)), best = -1;
+    int bi = 0;
+    for (int k = 0; k < NP; k++) {
+        for (int c = 0; c < nc; c++)
+            if (mt->nt[c]) { double p = pc[(size_t)c * NP + k], r = rc[(size_t)c * NP + k]; f1[k] += 2 * p * r / (p + r + 1e-16); }
+        f1[k] /= ncls;
+    }
+    for (int k = 0; k < NP; k++) {
+        double s = 0;
+        for (int q = k - 50; q <= k + 50; q++) s += f1[q < 0 ? 0 : q >= NP ? NP - 1 : q];
+        if (s / 101 > best) { best = s / 101; bi = k; }
+    }
+    for (int c = 0; c < nc; c++) {
+        if (!mt->nt[c]) continue;
+        mt->cp[c] = pc[(size_t)c * NP + bi]; mt->cr[c] = rc[(size_t)c * NP + bi];
+        mt->p += mt->cp[c] / ncls; mt->r += mt->cr[c] / ncls;
+        mt->map50 += mt->ap50[c] / ncls; mt->map += mt->ap[c] / ncls;
+    }
+    free(rk); free(pc); free(rc); free(negconf); free(rec); free(pre); free(f1);
+}
+
+/* fitness of a checkpoint, as the official: 0.1 mAP50 + 0.9 mAP50-95 */
+double yolo_fitness(const yolo_metrics *mt) { return 0.1 * mt->map50 + 0.9 * mt->map; }
+
+/* --- validation: the model over a loader --- */
+
+/* Every validation picture through the model (its eval form: call
+   yolo_model_fuse first for speed), the detections scaled back to the
+   original pixels and clipped to it, as the official scale_boxes, then
+   matched against the labels into ev. hook, when given, sees every
+   picture's detections (for --save-txt / --save-json). Returns 0, or -1
+   with err when a picture cannot be read. */
+int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, yolo_eval *ev, yolo_times *tm,
+                  yolo_det_hook hook, void *ctx, char *err) {
+    const yolo_dataset *ds = ld->ds;
+    yolo_det **dets = (yolo_det **)yolo_xmalloc((size_t)ld->B * sizeof(yolo_det *));
+    int *count = (int *)yolo_xmalloc((size_t)ld->B * sizeof(int));
+    for (int b = 0; b < ld->B; b++) dets[b] = (yolo_det *)yolo_xmalloc((size_t)max_det * sizeof(yolo_det));
+    float *lab = NULL;
+    int labcap = 0;
+    yolo_loader_start(ld, 0, 0);
+    for (yolo_batch *bt; (bt = yolo_loader_next(ld));) {
+        double t0 = yolo_now();
+        yolo_set_input(m, bt->B, bt->H, bt->W, bt->images);
+        m->be->sync();
+        double t1 = yolo_now();
+        yolo_forward(m, 0);
+        m->be->sync();
+        double t2 = yolo_now();
+        yolo_predict(m, conf, iou, max_det, 0, NULL, 0, dets, count);
+        double t3 = yolo_now();
+        if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += bt->B; }
+        for (int b = 0; b < bt->B; b++) {
+            int id = bt->ids[b], w0 = ds->w0[id], h0 = ds->h0[id], nl = 0;
+            double g = bt->gain[b], px = bt->padx[b], py = bt->pady[b];
+            for (int i = 0; i < count[b]; i++) {
+                yolo_det *d = &dets[b][i];
+                d->x1 = (float)fmin(fmax((d->x1 - px) / g, 0), w0); d->x2 = (float)fmin(fmax((d->x2 - px) / g, 0), w0);
+                d->y1 = (float)fmin(fmax((d->y1 - py) / g, 0), h0); d->y2 = (float)fmin(fmax((d->y2 - py) / g, 0), h0);
+            }
+            for (int t = 0; t < bt->nt; t++) if ((int)bt->targets[t * 6] == b) nl++;
+            if (nl > labcap) { labcap = 2 * nl; lab = (float *)realloc(lab, (size_t)labcap * 5 * sizeof(float)); }
+            nl = 0;
+            for (int t = 0; t < bt->nt; t++) {
+                const float *r = bt->targets + t * 6;
+                if ((int)r[0] != b) continue;
+                double cx = r[2] * bt->W, cy = r[3] * bt->H, w = r[4] * bt->W, h = r[5] * bt->H;
+                float *o = lab + (size_t)nl++ * 5;
+                o[0] = r[1];
+                o[1] = (float)fmin(fmax((cx - w / 2 - px) / g, 0), w0); o[2] = (float)fmin(fmax((cy - h / 2 - py) / g, 0), h0);
+                o[3] = (float)fmin(fmax((cx + w / 2 - px) / g, 0), w0); o[4] = (float)fmin(fmax((cy + h / 2 - py) / g, 0), h0);
+            }
+            yolo_eval_add(ev, dets[b], count[b], lab, nl);
+            if (hook) hook(ctx, id, dets[b], count[b]);
+        }
+    }
+    const char *e = yolo_loader_error(ld);
+    int rc = e ? yolo_errorf(err, "%s", e) : 0;
+    yolo_loader_stop(ld);
+    for (int b = 0; b < ld->B; b++) free(dets[b]);
+    free(dets); free(count); free(lab);
+    return rc;
 }
 
 #endif /* YOLOV9_IMPLEMENTATION_DONE */

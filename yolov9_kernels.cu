@@ -746,7 +746,7 @@ static void cu_copy_channels(const float *src, int src_c, int sc, float *dst, in
 
 __global__ void optim_kernel(yolo_update u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {
     GRID_STRIDE(i, n) {
-        double gi = g[i], wi = w[i];
+        double gi = g[i] * u.gs, wi = w[i];
         if (u.kind == 0) {
             gi += u.wd * wi;
             double buf = u.b1 * m[i] + gi;
@@ -768,6 +768,30 @@ static void cu_lerp(float *y, const float *x, double d, size_t n) {
     lerp_kernel<<<grid_for(n), 256>>>(y, x, d, n);
     CK_LAUNCH("lerp_kernel");
     prof_end("ema", 0, 4.0 * 3 * n);
+}
+
+/* sum of squares: each block reduces its grid-stride share in double,
+   one atomic add per block */
+__global__ void sumsq_kernel(const float *x, size_t n, double *out) {
+    __shared__ double part[256];
+    double s = 0;
+    GRID_STRIDE(i, n) s += (double)x[i] * x[i];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int k = 128; k > 0; k >>= 1) {
+        if ((int)threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicAdd(out, part[0]);
+}
+static double cu_sumsq(const float *x, size_t n) {
+    double *d = (double *)cu_alloc(sizeof(double)), h = 0;
+    prof_begin();
+    if (n) { size_t b = grid_for(n); sumsq_kernel<<<(unsigned)(b > 1024 ? 1024 : b), 256>>>(x, n, d); CK_LAUNCH("sumsq_kernel"); }
+    prof_end("gradient norm", 0, 4.0 * n);
+    cu_download(&h, d, sizeof h);
+    cu_release(d);
+    return h;
 }
 
 static void cu_optim_update(const yolo_update *u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {
@@ -1188,7 +1212,7 @@ static const yolo_backend yolo_cuda = {
     cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
-    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_loss, cu_decode, cu_nms, cu_sync,
+    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_sumsq, cu_loss, cu_decode, cu_nms, cu_sync,
     cu_memory, cu_reserve, cu_profile,
 };
 

@@ -180,7 +180,7 @@ static void test_optim(size_t n) {
     for (int kind = 0; kind < 3; kind++) {
         float *w = rnd(n, -1, 1), *g = rnd(n, -1, 1), *m = rnd(n, -0.1f, 0.1f), *v = rnd(n, 0, 0.01f), *vm = rnd(n, 0, 0.01f);
         float *w_d = todev(w, n), *g_d = todev(g, n), *m_d = todev(m, n), *v_d = todev(v, n), *vm_d = todev(vm, n);
-        yolo_update u = { kind, 0.01, 5e-4, 0.937, 0.999, 1e-8, 1 - 0.937 * 0.937, 1 - 0.999 * 0.999 };
+        yolo_update u = { kind, 0.01, 5e-4, 0.937, 0.999, 1e-8, 1 - 0.937 * 0.937, 1 - 0.999 * 0.999, 0.7 };
         yolo_cpu.optim_update(&u, w, g, m, v, kind == 2 ? vm : NULL, n);
         G->optim_update(&u, w_d, g_d, m_d, v_d, kind == 2 ? vm_d : NULL, n);
         check(names[kind], "weights", w, w_d, n, 1e-6);
@@ -189,6 +189,12 @@ static void test_optim(size_t n) {
             check("ema lerp", "average", m, m_d, n, 1e-6);
         }
         check(names[kind], "state", m, m_d, n, 1e-6);
+        if (kind == 0) {   /* the gradient norm of clipping */
+            double a = yolo_cpu.sumsq(g, n), b = G->sumsq(g_d, n), e = fabs(a - b) / a;
+            int ok = e <= 1e-9;
+            if (ok) g_pass++; else g_fail++;
+            printf("  %-34s %-10s %8zu values  rel err %.2e  %s\n", "sum of squares", "norm", n, e, ok ? "ok" : "FAIL");
+        }
         free(w); free(g); free(m); free(v); free(vm);
         G->release(w_d); G->release(g_d); G->release(m_d); G->release(v_d); G->release(vm_d);
     }

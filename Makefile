@@ -25,7 +25,7 @@ GPU_TESTS = tests/test_cuda tests/bench_train
 endif
 
 PROGS = detect train val
-TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan $(GPU_TESTS)
+TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics $(GPU_TESTS)
 
 all: $(PROGS) $(TESTS)
 
@@ -38,7 +38,7 @@ detect train val: %: %.c yolov9.h $(GPU_OBJ)
 tests/golden_check tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
-tests/test_weights tests/test_plan: tests/%: tests/%.c yolov9.h
+tests/test_weights tests/test_plan tests/test_metrics: tests/%: tests/%.c yolov9.h
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 # finite differences want double precision: the same code, YOLO_REAL=double
@@ -65,7 +65,7 @@ test-cuda: tests/test_cuda tests/golden_check
 	./tests/golden_check --device cuda $(GOLDEN)
 
 clean:
-	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_cuda tests/bench_train \
+	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_cuda tests/bench_train \
 	      tests/cxx_check yolov9_kernels.o yolov9_kernels.ptxas.txt
 
 .PHONY: all test test-cuda clean

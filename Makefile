@@ -50,15 +50,17 @@ tests/cxx_check: tests/golden_check.c yolov9.h
 	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas $<
 	@touch $@
 
-test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/cxx_check
+test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/cxx_check
 	@fail=0; \
 	./tests/test_weights || fail=$$((fail + 1)); \
 	./tests/test_plan || fail=$$((fail + 1)); \
+	./tests/test_metrics || fail=$$((fail + 1)); \
 	sh tests/test_convert.sh || fail=$$((fail + 1)); \
 	./tests/golden_check $(GOLDEN) || fail=$$((fail + 1)); \
 	./tests/test_grad tests/golden || fail=$$((fail + 1)); \
 	sh tests/test_train.sh || fail=$$((fail + 1)); \
-	echo "programs: $$((6 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
+	sh tests/test_detect.sh || fail=$$((fail + 1)); \
+	echo "programs: $$((8 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda

@@ -13,7 +13,6 @@
    --noval), results.csv, weights/last.safetensors and best.safetensors. */
 #define YOLOV9_IMPLEMENTATION
 #include "yolov9.h"
-#include <errno.h>
 #include <sys/stat.h>
 
 typedef struct {
@@ -62,14 +61,6 @@ static void parse_args(train_args *a, int argc, char **argv) {
         else { char b[256]; snprintf(b, sizeof b, "unknown flag %s", k); usage(b); }
         i++;
     }
-}
-
-static void mkdirs(const char *path) {
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') { *s = 0; mkdir(p, 0755); *s = '/'; }
-    mkdir(p, 0755);
 }
 
 static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
@@ -189,12 +180,11 @@ int main(int argc, char **argv) {
         ema.updates = ema_updates; opt.step = optim_steps;
         printf("resuming %s from epoch %d\n", ckpt, start_epoch);
     } else {
-        snprintf(save_dir, sizeof save_dir, "%s/%s", a.project, a.name);
-        for (int k = 2; exists(save_dir) && !a.exist_ok; k++) snprintf(save_dir, sizeof save_dir, "%s/%s%d", a.project, a.name, k);
+        yolo_run_dir(a.project, a.name, a.exist_ok, save_dir, sizeof save_dir);
     }
     char wdir[1100], last[1200], best[1200], csv[1200];
     snprintf(wdir, sizeof wdir, "%s/weights", save_dir);
-    mkdirs(wdir);
+    yolo_mkdirs(wdir);
     snprintf(last, sizeof last, "%s/last.safetensors", wdir);
     snprintf(best, sizeof best, "%s/best.safetensors", wdir);
     snprintf(csv, sizeof csv, "%s/results.csv", save_dir);

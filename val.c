@@ -10,7 +10,6 @@
    per image of pre-processing, inference and NMS. */
 #define YOLOV9_IMPLEMENTATION
 #include "yolov9.h"
-#include <sys/stat.h>
 
 static void usage(const char *why) {
     if (why) fprintf(stderr, "val: %s\n", why);
@@ -74,14 +73,6 @@ static void save_image(void *ctx, int id, const yolo_det *d, int n) {
     }
 }
 
-static void mkdirs(const char *path) {
-    char p[1024];
-    snprintf(p, sizeof p, "%s", path);
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') { *s = 0; mkdir(p, 0755); *s = '/'; }
-    mkdir(p, 0755);
-}
-
 int main(int argc, char **argv) {
     const char *cfg = NULL, *weights = NULL, *data = NULL, *task = "val", *device = NULL, *project = "runs/val", *name = "exp";
     int batch = 32, img = 640, max_det = 300, workers = 8, verbose = 0, save_txt = 0, save_conf = 0, save_json = 0;
@@ -143,13 +134,10 @@ int main(int argc, char **argv) {
     yolo_model_fuse(&m);
 
     char dir[1024], labels[1100], jpath[1200];
-    snprintf(dir, sizeof dir, "%s/%s", project, name);
-    struct stat st;
-    for (int k = 2; !exist_ok && !stat(dir, &st); k++) snprintf(dir, sizeof dir, "%s/%s%d", project, name, k);
     saver sv = { &ds, NULL, save_conf, 0, NULL, 0 };
-    if (save_txt) { snprintf(labels, sizeof labels, "%s/labels", dir); mkdirs(labels); sv.labels_dir = labels; }
+    if (save_txt || save_json) yolo_run_dir(project, name, exist_ok, dir, sizeof dir);
+    if (save_txt) { snprintf(labels, sizeof labels, "%s/labels", dir); yolo_mkdirs(labels); sv.labels_dir = labels; }
     if (save_json) {
-        mkdirs(dir);
         char ws[512];
         stem(weights ? weights : cfg, ws, sizeof ws);
         snprintf(jpath, sizeof jpath, "%s/%s_predictions.json", dir, ws);

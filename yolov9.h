@@ -621,6 +621,10 @@ void yolo_model_fuse(yolo_model *m);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
 
+/* mkdir -p; a run's output folder PROJECT/NAME (NAME2, NAME3, ... when
+   taken, unless exist_ok), created */
+void yolo_mkdirs(const char *path);
+void yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap);
 /* seconds on a monotonic-enough wall clock; ||a - b|| / ||b|| */
 double yolo_now(void);
 double yolo_rel_err(const yolo_real *a, const float *b, size_t n);
@@ -717,6 +721,7 @@ int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int
 void yolo_dataset_cache(yolo_dataset *ds, int S, int augment);
 void yolo_dataset_free(yolo_dataset *ds);
 int  yolo_image_load(yolo_image *im, const char *path, char *err);
+void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *label);
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int train, int workers);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
@@ -794,6 +799,25 @@ static uint64_t yolo_rng_u64(yolo_rng *r) {
     return z ^ (z >> 31);
 }
 static double yolo_rng_uniform(yolo_rng *r) { return (yolo_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
+
+/* mkdir -p */
+void yolo_mkdirs(const char *path) {
+    char p[2048];
+    snprintf(p, sizeof p, "%s", path);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') { *s = 0; mkdir(p, 0755); *s = '/'; }
+    mkdir(p, 0755);
+}
+
+/* The output folder of a run, as the official increment_path:
+   PROJECT/NAME, or NAME2, NAME3, ... when it exists (unless exist_ok).
+   Created. */
+void yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap) {
+    struct stat st;
+    snprintf(out, cap, "%s/%s", project, name);
+    for (int k = 2; !exist_ok && !stat(out, &st); k++) snprintf(out, cap, "%s/%s%d", project, name, k);
+    yolo_mkdirs(out);
+}
 
 double yolo_now(void) {
     struct timespec t;
@@ -4464,6 +4488,70 @@ static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yol
         for (int k = 0; k < bx->n; k++) bx->b[k * 5 + 1] = 1 - bx->b[k * 5 + 1];
     }
     return 0;
+}
+
+/* --- drawing detections (detect) --- */
+
+/* A 5x7 bitmap font of the capitals, digits, '.' and '-' (row bits, the
+   leftmost pixel in bit 4): enough for class names and confidences. */
+static const unsigned char yolo_font[38][7] = {
+    {0x0e, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11}, {0x1e, 0x11, 0x11, 0x1e, 0x11, 0x11, 0x1e}, {0x0e, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0e}, {0x1e, 0x11, 0x11, 0x11, 0x11, 0x11, 0x1e},
+    {0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x1f}, {0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x10}, {0x0e, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0f}, {0x11, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11},
+    {0x0e, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0e}, {0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0c}, {0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11}, {0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1f},
+    {0x11, 0x1b, 0x15, 0x15, 0x11, 0x11, 0x11}, {0x11, 0x19, 0x15, 0x13, 0x11, 0x11, 0x11}, {0x0e, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e}, {0x1e, 0x11, 0x11, 0x1e, 0x10, 0x10, 0x10},
+    {0x0e, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0d}, {0x1e, 0x11, 0x11, 0x1e, 0x14, 0x12, 0x11}, {0x0f, 0x10, 0x10, 0x0e, 0x01, 0x01, 0x1e}, {0x1f, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04},
+    {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e}, {0x11, 0x11, 0x11, 0x11, 0x11, 0x0a, 0x04}, {0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0a}, {0x11, 0x11, 0x0a, 0x04, 0x0a, 0x11, 0x11},
+    {0x11, 0x11, 0x0a, 0x04, 0x04, 0x04, 0x04}, {0x1f, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1f}, {0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e}, {0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e},
+    {0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f}, {0x1f, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0e}, {0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02}, {0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e},
+    {0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e}, {0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08}, {0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e}, {0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c},
+    {0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c}, {0x00, 0x00, 0x00, 0x1f, 0x00, 0x00, 0x00},
+};
+
+/* the official plotting palette, one colour per class modulo 20 */
+static const unsigned int yolo_palette[20] = {
+    0xFF3838, 0xFF9D97, 0xFF701F, 0xFFB21D, 0xCFD231, 0x48F90A, 0x92CC17, 0x3DDB86, 0x1A9334, 0x00D4BB,
+    0x2C99A8, 0x00C2FF, 0x344593, 0x6473FF, 0x0018EC, 0x8438FF, 0x520085, 0xCB38FF, 0xFF95C8, 0xFF37C7,
+};
+
+static void yolo_fill(yolo_image *im, int x0, int y0, int x1, int y1, unsigned int rgb) {
+    if (x0 < 0) x0 = 0;
+    if (y0 < 0) y0 = 0;
+    if (x1 > im->w) x1 = im->w;
+    if (y1 > im->h) y1 = im->h;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            unsigned char *p = im->rgb + ((size_t)y * im->w + x) * 3;
+            p[0] = (unsigned char)(rgb >> 16); p[1] = (unsigned char)(rgb >> 8); p[2] = (unsigned char)rgb;
+        }
+}
+
+/* A detection as the official annotator draws it: the box outline of
+   thickness lw in the class colour and, unless label is NULL, the label in
+   white on a filled band of the same colour above the box (inside it when
+   there is no room above). */
+void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *label) {
+    unsigned int c = yolo_palette[d->cls % 20];
+    int x1 = (int)d->x1, y1 = (int)d->y1, x2 = (int)d->x2, y2 = (int)d->y2;
+    yolo_fill(im, x1, y1, x2, y1 + lw, c); yolo_fill(im, x1, y2 - lw, x2, y2, c);
+    yolo_fill(im, x1, y1, x1 + lw, y2, c); yolo_fill(im, x2 - lw, y1, x2, y2, c);
+    if (!label) return;
+    int s = lw > 2 ? lw - 1 : 1, n = (int)strlen(label), tw = n * 6 * s + 2 * s, th = 9 * s;
+    int top = y1 - th >= 0 ? y1 - th : y1;
+    yolo_fill(im, x1, top, x1 + tw, top + th, c);
+    for (int k = 0; k < n; k++) {
+        int ch = toupper((unsigned char)label[k]), g = -1;
+        if (ch >= 'A' && ch <= 'Z') g = ch - 'A';
+        else if (ch >= '0' && ch <= '9') g = 26 + ch - '0';
+        else if (ch == '.') g = 36;
+        else if (ch == '-') g = 37;
+        if (g < 0) continue;   /* spaces and anything else: blank */
+        for (int r = 0; r < 7; r++)
+            for (int b = 0; b < 5; b++)
+                if (yolo_font[g][r] >> (4 - b) & 1) {
+                    int px = x1 + s + (k * 6 + b) * s, py = top + s + r * s;
+                    yolo_fill(im, px, py, px + s, py + s, 0xFFFFFF);
+                }
+    }
 }
 
 /* --- the loader: batches built by threads ahead of the model --- */

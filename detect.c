@@ -144,6 +144,7 @@ static int gather(const char *source, char ***files, int *n) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *source = NULL, *device = NULL, *data = NULL, *project = "runs/detect", *name = "exp";
     int info = 0, nc = 0, exist_ok = 0;
     detect_opts o;

@@ -8,6 +8,8 @@
           --epochs 100  --batch 16  --img 640  --optimizer SGD|Adam|AdamW  --cos-lr
           --close-mosaic 0  --min-items 0  --workers 8  --device cpu|cuda|N  --seed 0
           --project runs/train  --name exp  --exist-ok  --noval  --cache  --resume [FILE]
+          --ckpt (recompute every block's inside during backward: less memory)
+          --mem-budget 10G (choose --ckpt and, unless --batch is given, the batch to fit)
           --dry-run (print the memory plan and stop)
    Every epoch: a progress line, validation with the EMA weights (unless
    --noval), results.csv, weights/last.safetensors and best.safetensors. */
@@ -18,6 +20,8 @@
 typedef struct {
     const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume;
     int epochs, batch, img, cos_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, cache, dry_run;
+    int ckpt, batch_given;
+    double mem_budget;       /* bytes, 0: none */
 } train_args;
 
 static void usage(const char *why) {
@@ -25,7 +29,8 @@ static void usage(const char *why) {
     fprintf(stderr, "usage: train --cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--hyp FILE] [--epochs 100]\n"
                     "             [--batch 16] [--img 640] [--optimizer SGD|Adam|AdamW] [--cos-lr] [--close-mosaic N]\n"
                     "             [--min-items N] [--workers 8] [--device cpu|cuda|N] [--seed 0] [--project DIR]\n"
-                    "             [--name NAME] [--exist-ok] [--noval] [--cache] [--resume [FILE]] [--dry-run]\n");
+                    "             [--name NAME] [--exist-ok] [--noval] [--cache] [--resume [FILE]] [--ckpt]\n"
+                    "             [--mem-budget SIZE] [--dry-run]\n");
     exit(2);
 }
 
@@ -39,6 +44,7 @@ static void parse_args(train_args *a, int argc, char **argv) {
         else if (!strcmp(k, "--noval")) a->noval = 1;
         else if (!strcmp(k, "--cache")) a->cache = 1;
         else if (!strcmp(k, "--dry-run")) a->dry_run = 1;
+        else if (!strcmp(k, "--ckpt")) a->ckpt = 1;
         else if (!strcmp(k, "--resume")) { a->resume = v && strncmp(v, "--", 2) ? v : ""; if (*a->resume) i++; }
         else flag = 0;
         if (flag) continue;
@@ -52,7 +58,14 @@ static void parse_args(train_args *a, int argc, char **argv) {
         else if (!strcmp(k, "--project")) a->project = v;
         else if (!strcmp(k, "--name")) a->name = v;
         else if (!strcmp(k, "--epochs")) a->epochs = atoi(v);
-        else if (!strcmp(k, "--batch") || !strcmp(k, "--batch-size")) a->batch = atoi(v);
+        else if (!strcmp(k, "--batch") || !strcmp(k, "--batch-size")) { a->batch = atoi(v); a->batch_given = 1; }
+        else if (!strcmp(k, "--mem-budget")) {   /* 10G, 512M, 10GB, or bytes */
+            char *end;
+            double x = strtod(v, &end);
+            int u = toupper((unsigned char)*end);
+            a->mem_budget = x * (u == 'G' ? 1e9 : u == 'M' ? 1e6 : u == 'K' ? 1e3 : 1);
+            if (!(a->mem_budget > 0)) usage("--mem-budget wants a size such as 10G");
+        }
         else if (!strcmp(k, "--img") || !strcmp(k, "--imgsz") || !strcmp(k, "--img-size")) a->img = atoi(v);
         else if (!strcmp(k, "--close-mosaic")) a->close_mosaic = atoi(v);
         else if (!strcmp(k, "--min-items")) a->min_items = atoi(v);
@@ -83,7 +96,38 @@ static int latest_run(const char *project, char *out, size_t cap) {
 
 static void die(const char *msg) { fprintf(stderr, "%s\n", msg); exit(1); }
 
+/* The whole run's device memory at batch B: training steps on the densest
+   batch (a mosaic of four pictures, twice with mixup), validation at its
+   largest rectangle, weights, gradients, optimizer state, EMA, a copy of
+   the weights while the EMA validates, and 16 MB for the backend's
+   scratch. *act gets the activations' part. */
+static size_t run_plan(yolo_model *m, const yolo_dataset *tr, const yolo_dataset *va, const yolo_hyp *hyp, const train_args *a,
+                       yolo_optim_kind kind, int B, int ckpt, size_t *act) {
+    yolo_loader vl;
+    int vH = a->img, vW = a->img, dense = 4 * (tr->max_boxes > 0 ? tr->max_boxes : 1) * (hyp->mixup > 0 ? 2 : 1);
+    yolo_loader_init(&vl, va, hyp, B, a->img, 0, 0);
+    yolo_loader_max_shape(&vl, &vH, &vW);
+    yolo_loader_free(&vl);
+    m->ckpt = ckpt;
+    *act = yolo_plan_run_bytes(m, B, a->img, a->img, dense, a->noval ? 0 : B, vH, vW);
+    size_t spare = (m->nvalues * sizeof(yolo_real) + 255) / 256 * 256;
+    return *act + yolo_model_state_bytes(m, kind) + 2 * spare + (16u << 20);
+}
+
+/* the largest batch up to 64 whose plan fits the budget (0: none) */
+static int largest_batch(yolo_model *m, const yolo_dataset *tr, const yolo_dataset *va, const yolo_hyp *hyp,
+                         const train_args *a, yolo_optim_kind kind, int ckpt) {
+    int lo = 0, hi = 64;
+    size_t act;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (run_plan(m, tr, va, hyp, a, kind, mid, ckpt, &act) <= a->mem_budget) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     train_args a = { NULL, NULL, NULL, NULL, "SGD", NULL, "runs/train", "exp", NULL,
                      100, 16, 640, 0, 0, 0, 8, 0, 0, 0, 0, 0 };
     parse_args(&a, argc - 1, argv + 1);
@@ -147,18 +191,38 @@ int main(int argc, char **argv) {
     yolo_model m;
     if (yolo_model_from_cfg(&m, a.cfg, dc.nc, err)) die(err);
     yolo_model_init_weights(&m, (uint64_t)a.seed);
+    if (a.mem_budget > 0) {   /* choose recompute and, unless --batch is given, the batch */
+        size_t act, full = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, 0, &act);
+        size_t ck = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, 1, &act);
+        if (full <= a.mem_budget) a.ckpt = 0;
+        else if (ck <= a.mem_budget && (a.batch_given || a.ckpt)) a.ckpt = 1;
+        else if (a.batch_given || ck <= a.mem_budget) {
+            if (ck > a.mem_budget) {
+                int b = largest_batch(&m, &train_set, &val_set, &hyp, &a, kind, 1);
+                fprintf(stderr, "train: batch %d needs %.2f GB (%.2f GB with --ckpt), over the budget of %.2f GB; %s\n", a.batch,
+                        full / 1e9, ck / 1e9, a.mem_budget / 1e9, b ? "" : "not even batch 1 with --ckpt fits");
+                if (b) fprintf(stderr, "train: batch %d with --ckpt would fit\n", b);
+                return 1;
+            }
+            a.ckpt = 1;
+        } else {   /* the largest batch, without recompute when that costs little batch */
+            int b0 = largest_batch(&m, &train_set, &val_set, &hyp, &a, kind, 0), b1 = largest_batch(&m, &train_set, &val_set, &hyp, &a, kind, 1);
+            if (!b1) {
+                fprintf(stderr, "train: even batch 1 with --ckpt needs %.2f GB, over the budget of %.2f GB\n",
+                        run_plan(&m, &train_set, &val_set, &hyp, &a, kind, 1, 1, &act) / 1e9, a.mem_budget / 1e9);
+                return 1;
+            }
+            if (b0 >= b1 / 2 && b0 > 0) { a.batch = b0; a.ckpt = 0; } else { a.batch = b1; a.ckpt = 1; }
+        }
+        printf("memory budget %.2f GB: batch %d%s\n", a.mem_budget / 1e9, a.batch, a.ckpt ? " with --ckpt" : "");
+    }
+    size_t act, plan = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, a.ckpt, &act);
+    size_t state = yolo_model_state_bytes(&m, kind), spare = plan - act - state - (16u << 20);
+    printf("memory plan: %.2f GB = activations, gradients and loss %.2f%s + weights, gradients, optimizer, EMA %.2f"
+           " + validation weights %.2f + margin 0.02\n", plan / 1e9, act / 1e9, a.ckpt ? " (--ckpt)" : "", state / 1e9, spare / 1e9);
     yolo_loader tl, vl;
     yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, 1, a.workers);
     yolo_loader_init(&vl, &val_set, &hyp, a.batch, a.img, 0, a.workers);
-    int vH, vW;
-    yolo_loader_max_shape(&vl, &vH, &vW);
-    /* the densest training picture: a mosaic of four, twice with mixup */
-    int dense = 4 * (train_set.max_boxes > 0 ? train_set.max_boxes : 1) * (hyp.mixup > 0 ? 2 : 1);
-    size_t act = yolo_plan_run_bytes(&m, a.batch, a.img, a.img, dense, a.noval ? 0 : a.batch, vH, vW);
-    size_t state = yolo_model_state_bytes(&m, kind), spare = 2 * ((m.nvalues * sizeof(yolo_real) + 255) / 256 * 256);
-    size_t plan = act + state + spare + (16u << 20);
-    printf("memory plan: %.2f GB = activations, gradients and loss %.2f + weights, gradients, optimizer, EMA %.2f"
-           " + validation weights %.2f + margin 0.02\n", plan / 1e9, act / 1e9, state / 1e9, spare / 1e9);
     if (a.dry_run) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);

@@ -74,6 +74,7 @@ static void save_image(void *ctx, int id, const yolo_det *d, int n) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *data = NULL, *task = "val", *device = NULL, *project = "runs/val", *name = "exp";
     int batch = 32, img = 640, max_det = 300, workers = 8, verbose = 0, save_txt = 0, save_conf = 0, save_json = 0;
     int exist_ok = 0, dry_run = 0;

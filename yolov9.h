@@ -368,6 +368,7 @@ typedef struct {
     } b;
     yolo_detect *det;                /* DDetect, DualDDetect */
     int infer;                       /* 1 when inference needs this layer */
+    int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
     yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
     yolo_tensor *out;                /* the layer's output tensor */
 } yolo_layer;
@@ -413,6 +414,7 @@ typedef struct {
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     yolo_tensor scratch;     /* dL/dz of the conv being differentiated (the largest one) */
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
+    int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
     double flops;            /* multiply-adds x2 of the convolutions run so far */
     const yolo_backend *be;  /* where the tensors live and the ops run */
     int building;            /* internal: the next tensor to bind in the second build pass */
@@ -2209,6 +2211,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
     char p[32];
     int c1 = L->from[0] < 0 ? 3 : m->layers[L->from[0]].c_out, *a = L->args;
     size_t before = m->nvalues;
+    int act0 = m->nacts;
     snprintf(p, sizeof p, "model.%d", i);
     L->out = &L->own;
     yolo_act_new(m, &L->own);
@@ -2246,6 +2249,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
     }
     default: break;  /* Upsample, Concat, CBFuse: no parameters */
     }
+    L->act0 = act0; L->act1 = m->nacts;
     if (!yolo_binding(m))   /* counted in the first pass; running statistics are buffers, not parameters */
         for (int k = 0; k < m->nparams; k++)
             if (m->params[k].offset >= before && m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR)
@@ -2429,49 +2433,95 @@ void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
     if (data) m->be->upload(m->input.data, data, yolo_numel(&m->input) * sizeof(yolo_real));
 }
 
+static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
+    yolo_tensor *x = yolo_layer_input(m, L, 0);
+    switch (L->type) {
+    case YOLO_SILENCE: L->out = x; break;
+    case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_forward(m, &L->b.conv, x, train); break;
+    case YOLO_ACONV: case YOLO_ADOWN: yolo_down_forward(m, &L->b.down, x, train); break;
+    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_forward(m, &L->b.elan, x, train); break;
+    case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
+    case YOLO_UPSAMPLE:
+        yolo_out_resize(m, &L->own, x, x->c, 2 * x->h, 2 * x->w, train);
+        m->be->zero(L->own.data, yolo_numel(&L->own) * sizeof(yolo_real));
+        m->be->resize_add_forward(x, 0, &L->own);
+        break;
+    case YOLO_CONCAT: {
+        yolo_out_resize(m, &L->own, x, L->c_out, x->h, x->w, train);
+        for (int j = 0, off = 0; j < L->nfrom; j++) {
+            yolo_tensor *t = yolo_layer_input(m, L, j);
+            m->be->copy_channels(t->data, t->c, 0, L->own.data, L->c_out, off, t->n, t->c, t->h * t->w, 0);
+            off += t->c;
+        }
+        break;
+    }
+    case YOLO_CBFUSE: {
+        /* sum of the chosen CBLinear chunks, resized to the last input */
+        yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
+        yolo_out_resize(m, &L->own, last, last->c, last->h, last->w, train);
+        m->be->copy(L->own.data, last->data, yolo_numel(last) * sizeof(yolo_real));
+        for (int j = 0; j < L->nfrom - 1; j++) {
+            const yolo_layer *src = &m->layers[L->from[j]];
+            m->be->resize_add_forward(src->out, yolo_chunk_offset(src, L->args[j]), &L->own);
+        }
+        break;
+    }
+    case YOLO_DDETECT: case YOLO_DUALDDETECT: {
+        yolo_tensor *in[6];
+        for (int j = 0; j < L->nfrom; j++) in[j] = yolo_layer_input(m, L, j);
+        yolo_detect_forward(m, L->det, in, train);
+        break;
+    }
+    default: break;
+    }
+}
+
+/* --- recompute checkpointing (--ckpt) ---
+   A block's output is read by later layers and kept; what is inside it
+   (the convs' outputs before and after BatchNorm, the concatenations, the
+   pools; for the head everything but its maps) is only read by its own
+   backward. With m->ckpt the training forward drops the inside of every
+   block as soon as the block is done, and yolo_backward runs the block's
+   forward again just before its backward, then drops it again: memory for
+   one block's inside instead of all of them, for the price of a second
+   forward. The recompute uses BatchNorm momentum 0, so the running
+   statistics move once per step, and it computes the same numbers, so the
+   gradients are the same. The gradient of a layer's output exists only
+   from the backward of its last reader to its own backward. */
+
+static int yolo_layer_has_inside(const yolo_layer *L) {
+    return L->type != YOLO_SILENCE && L->type != YOLO_UPSAMPLE && L->type != YOLO_CONCAT && L->type != YOLO_CBFUSE;
+}
+
+static int yolo_is_head_map(const yolo_layer *L, const yolo_tensor *t) {
+    for (int b = 0; L->det && b < L->det->nbranch; b++)
+        for (int l = 0; l < 3; l++) if (t == &L->det->out[b][l]) return 1;
+    return 0;
+}
+
+static void yolo_layer_drop_inside(yolo_model *m, yolo_layer *L) {
+    for (int k = L->act0; k < L->act1; k++)
+        if (m->acts[k] != L->out && !yolo_is_head_map(L, m->acts[k])) yolo_tensor_free(m->be, m->acts[k]);
+}
+
+/* the gradient of a layer's output, allocated (zeroed) when first needed,
+   released after the layer's own backward (not the head's maps: the loss
+   writes theirs) */
+static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
+    if (t != &m->input && !t->grad && t->cap) t->grad = (yolo_real *)m->be->alloc(t->cap * sizeof(yolo_real));
+}
+static void yolo_grad_drop(yolo_model *m, yolo_layer *L) {
+    if (L->out != &m->input && !L->det) { m->be->release(L->out->grad); L->out->grad = NULL; }
+}
+
 static void yolo_forward_layers(yolo_model *m, int train, int all) {
     for (int i = 0; i < m->nlayers; i++) {
         yolo_layer *L = &m->layers[i];
         if (!all && !train && !L->infer) continue;
-        yolo_tensor *x = yolo_layer_input(m, L, 0);
-        switch (L->type) {
-        case YOLO_SILENCE: L->out = x; break;
-        case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_forward(m, &L->b.conv, x, train); break;
-        case YOLO_ACONV: case YOLO_ADOWN: yolo_down_forward(m, &L->b.down, x, train); break;
-        case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_forward(m, &L->b.elan, x, train); break;
-        case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
-        case YOLO_UPSAMPLE:
-            yolo_out_resize(m, &L->own, x, x->c, 2 * x->h, 2 * x->w, train);
-            m->be->zero(L->own.data, yolo_numel(&L->own) * sizeof(yolo_real));
-            m->be->resize_add_forward(x, 0, &L->own);
-            break;
-        case YOLO_CONCAT: {
-            yolo_out_resize(m, &L->own, x, L->c_out, x->h, x->w, train);
-            for (int j = 0, off = 0; j < L->nfrom; j++) {
-                yolo_tensor *t = yolo_layer_input(m, L, j);
-                m->be->copy_channels(t->data, t->c, 0, L->own.data, L->c_out, off, t->n, t->c, t->h * t->w, 0);
-                off += t->c;
-            }
-            break;
-        }
-        case YOLO_CBFUSE: {
-            /* sum of the chosen CBLinear chunks, resized to the last input */
-            yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
-            yolo_out_resize(m, &L->own, last, last->c, last->h, last->w, train);
-            m->be->copy(L->own.data, last->data, yolo_numel(last) * sizeof(yolo_real));
-            for (int j = 0; j < L->nfrom - 1; j++) {
-                const yolo_layer *src = &m->layers[L->from[j]];
-                m->be->resize_add_forward(src->out, yolo_chunk_offset(src, L->args[j]), &L->own);
-            }
-            break;
-        }
-        case YOLO_DDETECT: case YOLO_DUALDDETECT: {
-            yolo_tensor *in[6];
-            for (int j = 0; j < L->nfrom; j++) in[j] = yolo_layer_input(m, L, j);
-            yolo_detect_forward(m, L->det, in, train);
-            break;
-        }
-        default: break;
+        yolo_layer_forward(m, L, train);
+        if (train && m->ckpt) {
+            if (yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);
+            yolo_grad_drop(m, L);
         }
     }
 }
@@ -2497,6 +2547,17 @@ void yolo_backward(yolo_model *m) {
     for (int i = m->nlayers - 1; i >= 0; i--) {
         yolo_layer *L = &m->layers[i];
         yolo_tensor *x = yolo_layer_input(m, L, 0);
+        int recompute = m->ckpt && yolo_layer_has_inside(L);
+        if (m->ckpt) {   /* the gradients this backward reads and writes */
+            yolo_grad_need(m, L->out);
+            for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
+        }
+        if (recompute) {   /* the inside again, running statistics left alone */
+            double momentum = m->bn_momentum;
+            m->bn_momentum = 0;
+            yolo_layer_forward(m, L, 1);
+            m->bn_momentum = momentum;
+        }
         switch (L->type) {
         case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
         case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down, x); break;
@@ -2522,6 +2583,8 @@ void yolo_backward(yolo_model *m) {
         case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_backward(m, L->det); break;
         default: break;   /* Silence */
         }
+        if (recompute) yolo_layer_drop_inside(m, L);
+        if (m->ckpt) yolo_grad_drop(m, L);
     }
 }
 

@@ -253,6 +253,33 @@ static int check_case(const char *dir, const yolo_backend *be) {
     failures += stage_report(&s_grad);
     failures += stage_report(&s_bn);
 
+    /* 3b. recompute checkpointing: the same step again, every block's
+       inside dropped after its forward and recomputed before its backward;
+       gradients and running statistics must not move (1e-6) */
+    stage_t s_ckpt = { "--ckpt vs without", 1e-6 };
+    {
+        yolo_real *g0 = yolo_fetch(&m, m.grads, m.nvalues), *v0 = yolo_fetch(&m, m.values, m.nvalues);
+        yolo_load_weights(&m, weights, err);   /* the running statistics of before the step */
+        m.ckpt = 1;
+        yolo_forward(&m, 1);
+        yolo_loss_compute(&m, &loss, targets, nt, 0);
+        yolo_zero_grads(&m);
+        yolo_backward(&m);
+        m.ckpt = 0;
+        yolo_real *g1 = yolo_fetch(&m, m.grads, m.nvalues), *v1 = yolo_fetch(&m, m.values, m.nvalues);
+        double e[2] = { 0, 0 };
+        for (int w = 0; w < 2; w++) {
+            const yolo_real *a = w ? v1 : g1, *b = w ? v0 : g0;
+            double num = 0, den = 0;
+            for (size_t i = 0; i < m.nvalues; i++) { double d = (double)a[i] - b[i]; num += d * d; den += (double)b[i] * b[i]; }
+            e[w] = sqrt(num / fmax(den, 1e-300));
+        }
+        stage_add(&s_ckpt, "all gradients", e[0]);
+        stage_add(&s_ckpt, "weights and running statistics", e[1]);
+        free(g0); free(v0); free(g1); free(v1);
+    }
+    failures += stage_report(&s_ckpt);
+
     /* 4. optimizer steps from the original weights on the official gradients */
     static const char *opt_names[2] = { "sgd", "adamw" };
     for (int o = 0; o < 2; o++) {

@@ -38,15 +38,7 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/%s/model.yaml", golden, cases[c]);
         if (yolo_model_from_yaml(&m, path, 0, err)) { printf("%s\n", err); return 1; }
         int B = 3, H = 64, W = 96, per_image = 4, nt = B * per_image;
-        size_t plan = yolo_plan_bytes(&m, B, H, W, 1, per_image), state = yolo_model_state_bytes(&m, YOLO_SGD);
-        size_t plan_eval = yolo_plan_bytes(&m, B, H, W, 0, 0);
-        g_in_use = g_peak = 0;
-        yolo_model_use_backend(&m, &counted);
-        yolo_optim opt;
-        yolo_ema ema;
-        yolo_optim_init(&opt, &m, YOLO_SGD, 0.01, 0.937, 5e-4);
-        yolo_ema_init(&ema, &m);
-        size_t held_state = g_in_use;
+        size_t plan_eval = yolo_plan_bytes(&m, B, H, W, 0, 0), plans[2] = { 0, 0 };
         yolo_rng rng = { 5 };
         yolo_real *img = (yolo_real *)malloc((size_t)B * 3 * H * W * sizeof(yolo_real)), *t = (yolo_real *)malloc((size_t)nt * 6 * sizeof(yolo_real));
         for (int i = 0; i < B * 3 * H * W; i++) img[i] = (yolo_real)yolo_rng_uniform(&rng);
@@ -55,25 +47,42 @@ int main(int argc, char **argv) {
             t[6 * i + 2] = t[6 * i + 3] = (yolo_real)(0.3 + 0.4 * yolo_rng_uniform(&rng));
             t[6 * i + 4] = t[6 * i + 5] = (yolo_real)(0.1 + 0.3 * yolo_rng_uniform(&rng));
         }
-        yolo_loss L;
-        memset(&L, 0, sizeof L);
-        for (int step = 0; step < 3; step++) {
-            yolo_set_input(&m, B, H, W, img);
-            yolo_forward(&m, 1);
-            yolo_loss_compute(&m, &L, t, nt, 0);
-            yolo_zero_grads(&m);
-            yolo_backward(&m);
-            yolo_optim_step(&opt, &m);
-            yolo_ema_update(&ema, &m);
+        int ok = 0;
+        for (int ckpt = 0; ckpt < 2; ckpt++) {   /* without and with recompute checkpointing */
+            if (ckpt) { yolo_model_free(&m); yolo_model_from_yaml(&m, path, 0, err); }
+            m.ckpt = ckpt;
+            size_t plan = yolo_plan_bytes(&m, B, H, W, 1, per_image), state = yolo_model_state_bytes(&m, YOLO_SGD);
+            plans[ckpt] = plan;
+            g_in_use = g_peak = 0;
+            yolo_model_use_backend(&m, &counted);
+            yolo_optim opt;
+            yolo_ema ema;
+            yolo_optim_init(&opt, &m, YOLO_SGD, 0.01, 0.937, 5e-4);
+            yolo_ema_init(&ema, &m);
+            size_t held_state = g_in_use;
+            yolo_loss L;
+            memset(&L, 0, sizeof L);
+            for (int step = 0; step < 3; step++) {
+                yolo_set_input(&m, B, H, W, img);
+                yolo_forward(&m, 1);
+                yolo_loss_compute(&m, &L, t, nt, 0);
+                yolo_zero_grads(&m);
+                yolo_backward(&m);
+                yolo_optim_step(&opt, &m);
+                yolo_ema_update(&ema, &m);
+            }
+            size_t held = g_peak;
+            ok = held_state == state && held == plan + state;
+            printf("  %-12s training%s: planned %zu + %zu bytes, held %zu + %zu  %s\n", cases[c], ckpt ? ", --ckpt" : "",
+                   plan, state, held - held_state, held_state, ok ? "ok" : "FAIL");
+            ok ? pass++ : fail++;
+            yolo_loss_free(&L);
+            yolo_optim_free(&opt);
+            yolo_ema_free(&ema);
         }
-        size_t held = g_peak;
-        int ok = held_state == state && held == plan + state;
-        printf("  %-12s training: planned %zu + %zu bytes, held %zu + %zu  %s\n", cases[c], plan, state, held - held_state,
-               held_state, ok ? "ok" : "FAIL");
+        ok = plans[1] < plans[0];
+        printf("  %-12s --ckpt plans %.0f%% of the activations  %s\n", cases[c], 100.0 * plans[1] / plans[0], ok ? "ok" : "FAIL");
         ok ? pass++ : fail++;
-        yolo_loss_free(&L);
-        yolo_optim_free(&opt);
-        yolo_ema_free(&ema);
         yolo_model_free(&m);
         /* eval on a fresh model: what the plan says, at most */
         yolo_model_from_yaml(&m, path, 0, err);

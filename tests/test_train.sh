@@ -34,7 +34,20 @@ rows=$(grep -c '^[0-9]' "$T/b/results.csv")
 if [ "$ea" = "$eb" ] && [ "$rows" = 16 ]; then ok "killed and resumed: last epoch equal to the uninterrupted run ($eb)"
 else bad "resume differs: '$ea' vs '$eb' ($rows rows)"; fi
 
-# 4. bad input: one clear line, non-zero exit
+# 4. --ckpt: two epochs with every block recomputed give the very same numbers
+SHORT="./train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"
+$SHORT --name plain > /dev/null 2>&1 && $SHORT --name ckpt --ckpt > "$T/ckpt.log" 2>&1 || bad "--ckpt run failed"
+if [ -s "$T/plain/results.csv" ] && [ "$(cut -d, -f1-4 "$T/plain/results.csv")" = "$(cut -d, -f1-4 "$T/ckpt/results.csv")" ] &&
+   grep -q "(--ckpt)" "$T/ckpt.log"; then ok "--ckpt: losses equal to the last digit over 2 epochs"; else bad "--ckpt changes the losses"; fi
+
+# 5. --mem-budget: picks recompute, or the batch; refuses what cannot fit, saying what would
+B="./train --cfg $CFG --data $DATA --img 96 --device cpu --dry-run"
+if $B --batch 8 --mem-budget 0.09G 2>&1 | grep -q "batch 8 with --ckpt"; then ok "--mem-budget 0.09G at batch 8: --ckpt chosen"; else bad "--mem-budget did not choose --ckpt"; fi
+if $B --mem-budget 0.06G 2>&1 | grep -q "memory budget 0.06 GB: batch [0-9]"; then ok "--mem-budget 0.06G: $($B --mem-budget 0.06G 2>&1 | grep 'memory budget')"; else bad "--mem-budget did not choose a batch"; fi
+if $B --batch 8 --mem-budget 0.06G > /dev/null 2> "$T/err"; then bad "an impossible budget exits 0"
+elif grep -q "would fit" "$T/err"; then ok "budget too small for batch 8: $(tail -n 1 "$T/err")"; else bad "no 'would fit' advice"; cat "$T/err"; fi
+
+# 6. bad input: one clear line, non-zero exit
 expect_error() {   # name, pattern the message must hold, command...
     name=$1; pat=$2; shift 2
     if "$@" > "$T/out" 2> "$T/err"; then bad "$name: exit 0"; return; fi

@@ -2519,10 +2519,8 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         yolo_layer *L = &m->layers[i];
         if (!all && !train && !L->infer) continue;
         yolo_layer_forward(m, L, train);
-        if (train && m->ckpt) {
-            if (yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);
-            yolo_grad_drop(m, L);
-        }
+        if (m->ckpt && yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);   /* inference needs it no longer either */
+        if (m->ckpt && train) yolo_grad_drop(m, L);
     }
 }
 

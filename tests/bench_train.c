@@ -1,6 +1,6 @@
 /* bench_train: time a training step on the GPU.
 
-     tests/bench_train --cfg yolov9-s --batch 32 --img 640 [--steps 5] [--device cuda]
+     tests/bench_train --cfg yolov9-s --batch 32 --img 640 [--steps 5] [--device cuda] [--ckpt] [--dry-run]
 
    Plans the run's device memory first (yolo_plan_bytes: activations,
    gradients, scratch and loss buffers for up to --max-boxes boxes per
@@ -10,7 +10,9 @@
    after one warm-up step), img/s, the peak of device memory the run held, and then one profiled step:
    the ten most expensive ops with their achieved TFLOP/s or GB/s. The batch
    is synthetic (uniform noise, six random boxes per image): the cost of a
-   step does not depend on what the pixels show. */
+   step does not depend on what the pixels show. --ckpt recomputes every
+   block's inside during backward; --dry-run prints the plan and stops
+   (no device needed). */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 
@@ -21,8 +23,11 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const char *cfg = "yolov9-s", *device = "cuda";
-    int B = 32, img = 640, steps = 5, max_boxes = 6;   /* the synthetic batch has six boxes an image */
-    for (int i = 1; i + 1 < argc; i += 2) {
+    int B = 32, img = 640, steps = 5, max_boxes = 6, ckpt = 0, dry = 0;   /* the synthetic batch has six boxes an image */
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--ckpt")) { ckpt = 1; i--; continue; }
+        if (!strcmp(argv[i], "--dry-run")) { dry = 1; i--; continue; }
+        if (i + 1 >= argc) { fprintf(stderr, "bench_train: %s needs a value\n", argv[i]); return 2; }
         if (!strcmp(argv[i], "--cfg")) cfg = argv[i + 1];
         else if (!strcmp(argv[i], "--batch")) B = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--img")) img = atoi(argv[i + 1]);
@@ -32,16 +37,18 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "bench_train: unknown flag %s\n", argv[i]); return 2; }
     }
     char err[YOLO_ERR];
-    const yolo_backend *be = yolo_backend_select(device, err);
+    const yolo_backend *be = dry ? &yolo_cpu : yolo_backend_select(device, err);
     if (!be) { fprintf(stderr, "bench_train: %s\n", err); return 2; }
     yolo_model m;
     if (yolo_model_from_cfg(&m, cfg, 80, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    m.ckpt = ckpt;
     /* the plan, before anything is allocated on the device; the backend's
        own small scratch (BatchNorm partial sums) rides in a 16 MB margin */
     size_t act = yolo_plan_bytes(&m, B, img, img, 1, max_boxes), state = yolo_model_state_bytes(&m, YOLO_SGD);
     size_t plan = act + state + (16u << 20);
-    printf("memory plan: activations, gradients and scratch %.2f GB + weights, gradients, EMA, SGD state %.2f GB = %.2f GB\n",
-           act / 1e9, state / 1e9, plan / 1e9);
+    printf("memory plan: activations, gradients and scratch %.2f GB%s + weights, gradients, EMA, SGD state %.2f GB = %.2f GB\n",
+           act / 1e9, ckpt ? " (--ckpt)" : "", state / 1e9, plan / 1e9);
+    if (dry) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "bench_train: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
 

@@ -54,7 +54,7 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 	@fail=0; \
 	./tests/test_weights || fail=$$((fail + 1)); \
 	./tests/test_plan || fail=$$((fail + 1)); \
-	./tests/test_metrics || fail=$$((fail + 1)); \
+	./tests/test_metrics tests/golden/metrics || fail=$$((fail + 1)); \
 	sh tests/test_convert.sh || fail=$$((fail + 1)); \
 	./tests/golden_check $(GOLDEN) || fail=$$((fail + 1)); \
 	./tests/test_grad tests/golden || fail=$$((fail + 1)); \

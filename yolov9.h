@@ -3084,9 +3084,11 @@ static void yolo_cpu_loss(yolo_loss_branch *lb) {
             }
     double *gt = (double *)yolo_xmalloc((size_t)(lb->ngt + 1) * 5 * sizeof(double));
     for (int i = 0; i < 5 * lb->ngt; i++) gt[i] = lb->gt[i];
-    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
-    /* images are independent: one per thread */
-    #pragma omp parallel reduction(+ : box_l, cls_l, dfl_l, ssum)
+    /* images are independent: one per thread; their sums [B, 4] are added
+       in image order afterwards, so that the result does not depend on
+       the number of threads */
+    double *part = (double *)yolo_xcalloc((size_t)B * 4, sizeof(double));
+    #pragma omp parallel
     {
     double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] one image's raw outputs */
     double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] their gradient, before 1/S */
@@ -3097,6 +3099,7 @@ static void yolo_cpu_loss(yolo_loss_branch *lb) {
     #pragma omp for schedule(dynamic)
     for (int n = 0; n < B; n++) {
         size_t o0 = (size_t)n * A;
+        double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
         for (int l = 0, a0 = 0; l < 3; l++) {
             int HW = lb->h[l] * lb->w[l];
             for (int c = 0; c < no; c++)
@@ -3162,9 +3165,13 @@ static void yolo_cpu_loss(yolo_loss_branch *lb) {
                 for (int i = 0; i < HW; i++) lb->grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
             a0 += HW;
         }
+        part[4 * n] = box_l; part[4 * n + 1] = cls_l; part[4 * n + 2] = dfl_l; part[4 * n + 3] = ssum;
     }
     free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
     }
+    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
+    for (int n = 0; n < B; n++) { box_l += part[4 * n]; cls_l += part[4 * n + 1]; dfl_l += part[4 * n + 2]; ssum += part[4 * n + 3]; }
+    free(part);
     /* S = max(sum of target scores, 1) normalises all three terms */
     if (!reuse) as->score_sum = ssum > 1 ? ssum : 1;
     double k = lb->grad_scale / as->score_sum;

@@ -1,63 +1,100 @@
-"""Measure our val against the official code (run where PyTorch and a
-checkout of WongKinYiu/yolov9 are, e.g. the GPU machine). Nothing of the
-official code is in this file: it imports it from OFFICIAL at run time.
+"""Measure our val against the official code, run where PyTorch and a
+checkout of WongKinYiu/yolov9 are. Nothing of the official code is in this
+file: it imports it from OFFICIAL at run time.
 
-  python3 tests/official_metrics.py metrics OFFICIAL PRED_DIR LABEL_DIR IMAGE_DIR OUT.json
-      the official process_batch + ap_per_class on our predictions
-      (val --save-txt --save-conf files: class cx cy w h conf, normalised to
-      the picture) and the dataset's labels: P, R, mAP50, mAP50-95 as JSON,
-      and the picture sizes beside it (sizes.txt), for tests/test_metrics.
+  python3 tests/official_metrics.py synth LABEL_DIR IMAGE_DIR DIR N
+      DIR/labels, DIR/sizes.txt and DIR/preds for the first N pictures:
+      predictions made from the labels (most boxes found with a jitter,
+      some with the wrong class, some missed) plus false positives, seeded,
+      in the val --save-txt --save-conf format (class cx cy w h conf).
+  python3 tests/official_metrics.py metrics OFFICIAL DIR
+      the official process_batch + ap_per_class on DIR's predictions and
+      labels: P, R, mAP50, mAP50-95 into DIR/official.json, which
+      tests/test_metrics compares ours with.
   python3 tests/official_metrics.py val OFFICIAL CFG_YAML WEIGHTS.safetensors DATA_YAML
       the official val_dual.run on our weights (loaded into the official
       model under the official names): P, R, mAP50, mAP50-95.
 """
 import json
 import os
+import random
 import sys
 
 
-def metrics(official, pred_dir, label_dir, image_dir, out):
+def synth(label_dir, image_dir, out, n):
+    from PIL import Image
+    rng = random.Random(2026)
+    names = sorted(os.listdir(image_dir))[:int(n)]
+    for d in ("labels", "preds"):
+        os.makedirs(os.path.join(out, d), exist_ok=True)
+    sizes = []
+    for name in names:
+        stem = os.path.splitext(name)[0]
+        w, h = Image.open(os.path.join(image_dir, name)).size
+        sizes.append(f"{stem} {w} {h}")
+        path = os.path.join(label_dir, stem + ".txt")
+        rows = [list(map(float, l.split())) for l in open(path)] if os.path.exists(path) else []
+        with open(os.path.join(out, "labels", stem + ".txt"), "w") as f:
+            f.writelines("%d %.6g %.6g %.6g %.6g\n" % (c, x, y, bw, bh) for c, x, y, bw, bh in rows)
+        preds = []
+        for c, x, y, bw, bh in rows:
+            if rng.random() < 0.15:   # missed
+                continue
+            j = rng.uniform(0.0, 0.35)   # jitter: from exact to loose
+            x += rng.uniform(-j, j) * bw / 2
+            y += rng.uniform(-j, j) * bh / 2
+            bw *= 1 + rng.uniform(-j, j)
+            bh *= 1 + rng.uniform(-j, j)
+            if rng.random() < 0.1:
+                c = rng.randrange(80)
+            preds.append((c, x, y, bw, bh, rng.uniform(0.05, 1.0)))
+        for _ in range(rng.randrange(6)):   # false positives
+            preds.append((rng.randrange(80), rng.random(), rng.random(), rng.uniform(0.02, 0.5), rng.uniform(0.02, 0.5),
+                          rng.uniform(0.001, 0.6)))
+        with open(os.path.join(out, "preds", stem + ".txt"), "w") as f:
+            f.writelines("%d %.6g %.6g %.6g %.6g %.6g\n" % p for p in preds)
+    with open(os.path.join(out, "sizes.txt"), "w") as f:
+        f.write("\n".join(sizes) + "\n")
+
+
+def metrics(official, folder):
     sys.path.insert(0, official)
     import numpy as np
     import torch
-    from PIL import Image
     from utils.metrics import ap_per_class
     from val_dual import process_batch
 
     iouv = torch.linspace(0.5, 0.95, 10)
-    stats, sizes = [], []
-    for name in sorted(os.listdir(image_dir)):
-        stem = os.path.splitext(name)[0]
-        w, h = Image.open(os.path.join(image_dir, name)).size
-        sizes.append(f"{stem} {w} {h}")
+    stats = []
+    for line in open(os.path.join(folder, "sizes.txt")):
+        stem, w, h = line.split()
+        w, h = int(w), int(h)
 
         def rows(path, n):
-            if not os.path.exists(path):
+            if not os.path.exists(path) or os.path.getsize(path) == 0:
                 return np.zeros((0, n), np.float32)
-            a = np.loadtxt(path, dtype=np.float32, ndmin=2)
-            return a.reshape(-1, n)
+            return np.loadtxt(path, dtype=np.float32, ndmin=2).reshape(-1, n)
 
-        def xyxy(b):  # normalised centre form -> pixels
+        def xyxy(b):  # normalised centre form -> pixels, float32 as in val_dual
             return torch.stack([(b[:, 0] - b[:, 2] / 2) * w, (b[:, 1] - b[:, 3] / 2) * h,
                                 (b[:, 0] + b[:, 2] / 2) * w, (b[:, 1] + b[:, 3] / 2) * h], 1)
 
-        lab = torch.from_numpy(rows(os.path.join(label_dir, stem + '.txt'), 5))
-        prd = torch.from_numpy(rows(os.path.join(pred_dir, stem + '.txt'), 6))
+        lab = torch.from_numpy(rows(os.path.join(folder, "labels", stem + ".txt"), 5))
+        prd = torch.from_numpy(rows(os.path.join(folder, "preds", stem + ".txt"), 6))
         labels = torch.cat([lab[:, :1], xyxy(lab[:, 1:5])], 1)
         det = torch.cat([xyxy(prd[:, 1:5]), prd[:, 5:6], prd[:, :1]], 1)
-        det = det[det[:, 4].argsort(descending=True, stable=True)]
+        order = sorted(range(len(det)), key=lambda i: -float(det[i, 4]))   # by confidence, stable, as NMS returns them
+        det = det[order] if len(det) else det
         correct = process_batch(det, labels, iouv) if len(det) and len(labels) else torch.zeros(len(det), 10, dtype=torch.bool)
         stats.append((correct, det[:, 4], det[:, 5], labels[:, 0]))
     stats = [torch.cat(x, 0).cpu().numpy() for x in zip(*stats)]
     res = {"p": 0.0, "r": 0.0, "map50": 0.0, "map": 0.0}
     if len(stats) and stats[0].any():
-        tp, fp, p, r, f1, ap, ap_class = ap_per_class(*stats)
+        tp, fp, p, r, f1, ap, ap_class = ap_per_class(*stats, names={})   # its default () breaks names.items()
         res = {"p": float(p.mean()), "r": float(r.mean()), "map50": float(ap[:, 0].mean()), "map": float(ap.mean(1).mean())}
-    with open(out, "w") as f:
+    with open(os.path.join(folder, "official.json"), "w") as f:
         json.dump(res, f)
-    with open(os.path.join(os.path.dirname(out), "sizes.txt"), "w") as f:
-        f.write("\n".join(sizes) + "\n")
-    print("official metrics on our predictions:", json.dumps(res))
+    print("official metrics:", json.dumps(res))
 
 
 def val(official, cfg, weights, data):
@@ -81,7 +118,4 @@ def val(official, cfg, weights, data):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "metrics":
-        metrics(*sys.argv[2:7])
-    else:
-        val(*sys.argv[2:6])
+    {"synth": synth, "metrics": metrics, "val": val}[sys.argv[1]](*sys.argv[2:])

@@ -11,9 +11,10 @@ file: it imports it from OFFICIAL at run time.
       the official process_batch + ap_per_class on DIR's predictions and
       labels: P, R, mAP50, mAP50-95 into DIR/official.json, which
       tests/test_metrics compares ours with.
-  python3 tests/official_metrics.py val OFFICIAL CFG_YAML WEIGHTS.safetensors DATA_YAML
+  python3 tests/official_metrics.py val OFFICIAL CFG_YAML WEIGHTS.safetensors DATA_YAML DEVICE OUT_DIR
       the official val_dual.run on our weights (loaded into the official
-      model under the official names): P, R, mAP50, mAP50-95.
+      model under the official names): P, R, mAP50, mAP50-95, and its
+      detections in OUT_DIR/labels (class cx cy w h conf), to hold ours to.
 """
 import json
 import os
@@ -97,24 +98,45 @@ def metrics(official, folder):
     print("official metrics:", json.dumps(res))
 
 
-def val(official, cfg, weights, data):
+def read_safetensors(path):
+    """our weights as {name: torch tensor}, without the safetensors package"""
+    import numpy as np
+    import torch
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__" or name.startswith("train."):
+            continue
+        b, end = e["data_offsets"]
+        out[name] = torch.from_numpy(np.frombuffer(data[b:end], dtype=np.float32).reshape(e["shape"]).copy())
+    return out
+
+
+def val(official, cfg, weights, data, device, out_dir):
+    weights, data, out_dir, official = map(os.path.abspath, (weights, data, out_dir, official))
     sys.path.insert(0, official)
     os.chdir(official)
     import torch
-    from safetensors.torch import load_file
     from models.yolo import DetectionModel
     import val_dual
 
     model = DetectionModel(cfg, ch=3, nc=80)
-    missing, unexpected = model.load_state_dict(load_file(weights), strict=False)
+    missing, unexpected = model.load_state_dict(read_safetensors(weights), strict=False)
     missing = [k for k in missing if not k.endswith("num_batches_tracked")]
     assert not missing and not unexpected, (missing, unexpected)
+    model.nc, model.names = 80, {i: str(i) for i in range(80)}   # what a training run would have set
     torch.save({"model": model}, "/tmp/ours.pt")
+    val_dual.opt = __import__("argparse").Namespace(min_items=0)   # run() reads the CLI global opt.min_items
     (mp, mr, map50, map_, *_), _, t = val_dual.run(data=data, weights="/tmp/ours.pt", batch_size=32, imgsz=640,
                                                    conf_thres=0.001, iou_thres=0.7, max_det=300, half=False,
-                                                   device="0", plots=False)
-    print("official val_dual on our weights:", json.dumps({"p": mp, "r": mr, "map50": map50, "map": map_}),
-          "speed ms/img pre, inference, nms:", t[:3])
+                                                   device=device, plots=False, save_txt=True, save_conf=True,
+                                                   project=os.path.dirname(out_dir), name=os.path.basename(out_dir),
+                                                   exist_ok=True)
+    print("official val_dual:", json.dumps({"p": mp, "r": mr, "map50": map50, "map": map_}),
+          "ms per picture: pre-process %.1f, inference %.1f, NMS %.1f" % tuple(t[:3]))
 
 
 if __name__ == "__main__":

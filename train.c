@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     train_args a = { NULL, NULL, NULL, NULL, "SGD", NULL, "runs/train", "exp", NULL,
                      100, 16, 640, 0, 0, 0, 8, 0, 0, 0, 0, 0 };
     parse_args(&a, argc - 1, argv + 1);
-    char err[YOLO_ERR], ckpt[1024] = "", save_dir[1024], saved_args[4096] = "";
+    char err[YOLO_ERR], ckpt[1024] = "", save_dir[1024], saved_args[4096] = "", saved_hyp[2048] = "";
     yolo_safetensors meta = { 0 };
     int start_epoch = 0;
     double best_fitness = 0;
@@ -147,6 +147,7 @@ int main(int argc, char **argv) {
         }
         start_epoch = atoi(v) + 1;
         if (!yolo_st_meta(&meta, "best_fitness", v, sizeof v)) best_fitness = atof(v);
+        yolo_st_meta(&meta, "hyp", saved_hyp, sizeof saved_hyp);
         if (!yolo_st_meta(&meta, "ema_updates", v, sizeof v)) ema_updates = atol(v);
         if (!yolo_st_meta(&meta, "optim_steps", v, sizeof v)) optim_steps = atol(v);
         if (!yolo_st_meta(&meta, "last_step", v, sizeof v)) last_step = atol(v);
@@ -176,7 +177,10 @@ int main(int argc, char **argv) {
     /* data and hyperparameters */
     yolo_hyp hyp;
     yolo_hyp_default(&hyp);
-    if (a.hyp && yolo_hyp_read(&hyp, a.hyp, err)) die(err);
+    if (saved_hyp[0]) {   /* a resumed run keeps the numbers it started with */
+        if (yolo_hyp_parse(&hyp, saved_hyp)) { fprintf(stderr, "%s: incomplete hyperparameters in the metadata\n", ckpt); return 1; }
+    } else if (a.hyp && yolo_hyp_read(&hyp, a.hyp, err)) die(err);
+    yolo_hyp_format(&hyp, saved_hyp, sizeof saved_hyp);
     yolo_data_cfg dc;
     if (yolo_data_read(&dc, a.data, err)) die(err);
     yolo_dataset train_set, val_set;
@@ -354,7 +358,7 @@ int main(int argc, char **argv) {
         snprintf(ls_s, sizeof ls_s, "%ld", last_step);
         const char *kv[] = { "format", "yolov9.c training checkpoint", "epoch", e_s, "best_fitness", bf_s,
                              "ema_updates", up_s, "optim_steps", st_s, "last_step", ls_s, "optimizer", a.optimizer,
-                             "args", saved_args, NULL };
+                             "args", saved_args, "hyp", saved_hyp, NULL };
         if (yolo_checkpoint_save(last, &m, &ema, &opt, kv, err)) die(err);
         if (is_best && yolo_checkpoint_save(best, &m, &ema, &opt, kv, err)) die(err);
         fflush(stdout);

@@ -11,7 +11,9 @@
          #define YOLOV9_IMPLEMENTATION
          #include "yolov9.h"
      Everywhere else include it without the define. Build with OpenMP
-     (-fopenmp) to use all cores; without it everything runs on one.
+     (-fopenmp) to use all cores; without it everything runs on one. The
+     implementation decodes pictures with stb_image (link -lstb, or compile
+     stb_image's implementation in) and runs loader threads (-lpthread).
 
    OPTIONS (define before including)
      YOLO_REAL    the scalar type of every tensor, float by default. The
@@ -34,14 +36,18 @@
      4. YOLOv9 blocks: Conv, RepConvN, RepNBottleneck, RepNCSP, RepNCSPELAN4,
         ELAN1, AConv, ADown, SPPELAN, CBLinear, CBFuse
      5. the model graph: built-in variants, the model-yaml reader, forward
-        and backward over the graph
+        and backward over the graph, recompute checkpointing (--ckpt)
      6. head: DDetect / DualDDetect, DFL, anchors, decode
      7. loss: task-aligned assigner, CIoU, DFL, BCE, and their backward;
         the memory plan
-     8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad)
-     9. weights: safetensors read/write under the official PyTorch names
-    10. data: letterbox
-    11. evaluation: non-maximum suppression
+     8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad), EMA, the
+        official schedule (warmup, accumulation) and gradient clipping
+     9. weights: safetensors read/write under the official PyTorch names;
+        training checkpoints
+    10. data: dataset and hyperparameter yaml, labels, letterbox,
+        augmentation (mosaic, perspective, mixup, HSV, flips), the loader
+        threads, drawing detections
+    11. evaluation: non-maximum suppression, matching, AP, validation
 
    The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
    comments say where a detail comes from when it is easy to get wrong. */
@@ -717,6 +723,8 @@ int  yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_opt
 /* data: hyperparameters, dataset yaml, images and labels, the loader */
 void yolo_hyp_default(yolo_hyp *h);
 int  yolo_hyp_read(yolo_hyp *h, const char *path, char *err);
+void yolo_hyp_format(const yolo_hyp *h, char *out, size_t cap);
+int  yolo_hyp_parse(yolo_hyp *h, const char *s);   /* 0 when every key was there */
 int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
 void yolo_data_free(yolo_data_cfg *d);
 int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
@@ -3894,6 +3902,25 @@ int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
     for (int i = 0; i < YOLO_NHYP; i++)
         if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", path, yolo_hyp_keys[i].key);
     return 0;
+}
+
+/* the hyperparameters as "key value ..." (a checkpoint's metadata), and back */
+void yolo_hyp_format(const yolo_hyp *h, char *out, size_t cap) {
+    size_t o = 0;
+    out[0] = 0;
+    for (int i = 0; i < YOLO_NHYP && o < cap; i++)
+        o += snprintf(out + o, cap - o, "%s%s %.17g", i ? " " : "", yolo_hyp_keys[i].key, *(const double *)((const char *)h + yolo_hyp_keys[i].off));
+}
+int yolo_hyp_parse(yolo_hyp *h, const char *s) {
+    char key[64];
+    double v;
+    int n, found = 0;
+    while (sscanf(s, "%63s %lf%n", key, &v, &n) == 2) {
+        for (int i = 0; i < YOLO_NHYP; i++)
+            if (!strcmp(key, yolo_hyp_keys[i].key)) { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; found++; }
+        s += n;
+    }
+    return found == YOLO_NHYP ? 0 : -1;
 }
 
 /* --- the dataset yaml --- */

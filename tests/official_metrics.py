@@ -15,6 +15,10 @@ file: it imports it from OFFICIAL at run time.
       the official val_dual.run on our weights (loaded into the official
       model under the official names): P, R, mAP50, mAP50-95, and its
       detections in OUT_DIR/labels (class cx cy w h conf), to hold ours to.
+  python3 tests/official_metrics.py compare OURS_DIR THEIRS_DIR [MIN_CONF]
+      two folders of such detections, picture by picture: how many of
+      theirs (above MIN_CONF) we found (same class, IoU >= 0.9), and how far
+      the boxes and confidences of the pairs differ.
 """
 import json
 import os
@@ -130,7 +134,7 @@ def val(official, cfg, weights, data, device, out_dir):
     model.nc, model.names = 80, {i: str(i) for i in range(80)}   # what a training run would have set
     torch.save({"model": model}, "/tmp/ours.pt")
     val_dual.opt = __import__("argparse").Namespace(min_items=0)   # run() reads the CLI global opt.min_items
-    (mp, mr, map50, map_, *_), _, t = val_dual.run(data=data, weights="/tmp/ours.pt", batch_size=32, imgsz=640,
+    (mp, mr, map50, map_, *_), _, t = val_dual.run(data=data, weights="/tmp/ours.pt", batch_size=32, imgsz=int(os.environ.get("IMG", "640")),
                                                    conf_thres=0.001, iou_thres=0.7, max_det=300, half=False,
                                                    device=device, plots=False, save_txt=True, save_conf=True,
                                                    project=os.path.dirname(out_dir), name=os.path.basename(out_dir),
@@ -139,5 +143,43 @@ def val(official, cfg, weights, data, device, out_dir):
           "ms per picture: pre-process %.1f, inference %.1f, NMS %.1f" % tuple(t[:3]))
 
 
+def compare(ours, theirs, min_conf="0.01"):
+    min_conf = float(min_conf)
+
+    def load(path):
+        if not os.path.exists(path):
+            return []
+        return [list(map(float, l.split())) for l in open(path) if l.strip()]
+
+    def iou(a, b):
+        ax1, ay1, ax2, ay2 = a[1] - a[3] / 2, a[2] - a[4] / 2, a[1] + a[3] / 2, a[2] + a[4] / 2
+        bx1, by1, bx2, by2 = b[1] - b[3] / 2, b[2] - b[4] / 2, b[1] + b[3] / 2, b[2] + b[4] / 2
+        iw, ih = max(0, min(ax2, bx2) - max(ax1, bx1)), max(0, min(ay2, by2) - max(ay1, by1))
+        u = a[3] * a[4] + b[3] * b[4] - iw * ih
+        return iw * ih / u if u > 0 else 0
+
+    total = found = 0
+    dconf, ious = [], []
+    for name in sorted(os.listdir(theirs)):
+        t = sorted([r for r in load(os.path.join(theirs, name)) if r[5] >= min_conf], key=lambda r: -r[5])
+        o = load(os.path.join(ours, name))
+        used = set()
+        for r in t:
+            total += 1
+            best, bi = 0.9, -1
+            for k, q in enumerate(o):
+                if k not in used and int(q[0]) == int(r[0]) and iou(q, r) >= best:
+                    best, bi = iou(q, r), k
+            if bi >= 0:
+                used.add(bi)
+                found += 1
+                dconf.append(abs(o[bi][5] - r[5]))
+                ious.append(best)
+    print("official detections with conf >= %g: %d; ours has %d of them (same class, IoU >= 0.9); "
+          "pairs: mean IoU %.4f, worst %.4f; |conf difference| mean %.2e, worst %.2e"
+          % (min_conf, total, found, sum(ious) / max(len(ious), 1), min(ious or [0]),
+             sum(dconf) / max(len(dconf), 1), max(dconf or [0])))
+
+
 if __name__ == "__main__":
-    {"synth": synth, "metrics": metrics, "val": val}[sys.argv[1]](*sys.argv[2:])
+    {"synth": synth, "metrics": metrics, "val": val, "compare": compare}[sys.argv[1]](*sys.argv[2:])

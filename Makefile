@@ -60,7 +60,8 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 	./tests/test_grad tests/golden || fail=$$((fail + 1)); \
 	sh tests/test_train.sh || fail=$$((fail + 1)); \
 	sh tests/test_detect.sh || fail=$$((fail + 1)); \
-	echo "programs: $$((8 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
+	sh tests/test_val.sh || fail=$$((fail + 1)); \
+	echo "programs: $$((9 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda

@@ -238,6 +238,7 @@ int main(int argc, char **argv) {
     if (accumulate < 1) accumulate = 1;
     yolo_optim opt;
     yolo_optim_init(&opt, &m, kind, hyp.lr0, hyp.momentum, hyp.weight_decay * a.batch * accumulate / 64);
+    if (!a.resume) yolo_model_round_half(&m);   /* as the official fresh run: model.half().float() */
     yolo_ema ema;
     yolo_ema_init(&ema, &m);
     yolo_real *hold = (yolo_real *)be->alloc(m.nvalues * sizeof(yolo_real));   /* the weights while the EMA validates */

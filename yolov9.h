@@ -697,6 +697,8 @@ void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind,
 void yolo_optim_step(yolo_optim *o, yolo_model *m);
 void yolo_optim_free(yolo_optim *o);
 void yolo_ema_init(yolo_ema *e, const yolo_model *m);
+/* every value rounded to half precision, as the official fresh run starts */
+void yolo_model_round_half(yolo_model *m);
 void yolo_ema_update(yolo_ema *e, const yolo_model *m);
 void yolo_ema_free(yolo_ema *e);
 
@@ -3404,6 +3406,30 @@ void yolo_optim_step(yolo_optim *o, yolo_model *m) {
         m->be->optim_update(&u, m->values + off, m->grads + off, o->m + off, o->v ? o->v + off : NULL,
                             o->vmax ? o->vmax + off : NULL, p->numel);
     }
+}
+
+/* A float rounded to the nearest IEEE half-precision value (ties to even),
+   kept as a float. */
+static float yolo_round_half(float f) {
+    float a = fabsf(f);
+    if (!(a == a) || a == INFINITY) return f;
+    if (a >= 65520.0f) return copysignf(INFINITY, f);
+    if (a < 6.103515625e-05f) return copysignf(nearbyintf(a * 16777216.0f) / 16777216.0f, f);   /* subnormal: steps of 2^-24 */
+    int e;
+    frexpf(a, &e);
+    float ulp = ldexpf(1.0f, e - 11);   /* 11 significant bits */
+    return copysignf(nearbyintf(a / ulp) * ulp, f);
+}
+
+/* The official train_dual.py starts every fresh run with
+   model.half().float() (an old step meant for anchors): every weight and
+   BatchNorm statistic rounded to half precision. A run that starts the
+   same way follows the official numbers from the first step. */
+void yolo_model_round_half(yolo_model *m) {
+    yolo_real *h = yolo_fetch(m, m->values, m->nvalues);
+    for (size_t i = 0; i < m->nvalues; i++) h[i] = (yolo_real)yolo_round_half((float)h[i]);
+    m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
+    free(h);
 }
 
 void yolo_ema_init(yolo_ema *e, const yolo_model *m) {

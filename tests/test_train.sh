@@ -13,11 +13,11 @@ CFG=tests/golden/tiny-gelan/model.yaml
 DATA=tests/data/coco8/coco8.yaml
 RUN="./train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 8 --epochs 16 --device cpu --workers 2 --project $T"
 
-# 1. it learns: the summed loss of the last epoch below 93% of the first
+# 1. it learns: the summed loss of the last epoch below 95% of the first
 $RUN --name a > "$T/a.log" 2>&1 || { bad "training run failed"; cat "$T/a.log"; }
 first=$(awk -F, 'NR == 2 { print $2 + $3 + $4 }' "$T/a/results.csv")
 last=$(awk -F, 'END { print $2 + $3 + $4 }' "$T/a/results.csv")
-if awk "BEGIN { exit !($last < 0.93 * $first) }"; then ok "loss falls: $first -> $last over 16 epochs"; else bad "loss does not fall: $first -> $last"; fi
+if awk "BEGIN { exit !($last < 0.95 * $first) }"; then ok "loss falls: $first -> $last over 16 epochs"; else bad "loss does not fall: $first -> $last"; fi
 
 # 2. the checkpoint loads back (val reads the EMA weights under the official names)
 if ./val --cfg $CFG --weights "$T/a/weights/last.safetensors" --data $DATA --img 96 --batch 4 --device cpu --project $T > "$T/val.log" 2>&1 &&
@@ -33,6 +33,24 @@ ea=$(tail -n 1 "$T/a/results.csv" | cut -d, -f1-8); eb=$(tail -n 1 "$T/b/results
 rows=$(grep -c '^[0-9]' "$T/b/results.csv")
 if [ "$ea" = "$eb" ] && [ "$rows" = 16 ]; then ok "killed and resumed: last epoch equal to the uninterrupted run ($eb)"
 else bad "resume differs: '$ea' vs '$eb' ($rows rows)"; fi
+
+# 3b. it learns like the official: the same network, weights, pictures and recipe
+#     as the official train_dual.py run of tests/golden/train-tiny. The first four
+#     epochs (the loss before any step and after each of the first three) equal
+#     to 2e-4; later ones, where float32 differences in the gradients compound,
+#     within 5%.
+G=tests/golden/train-tiny
+./train --cfg tests/golden/tiny-dual/model.yaml --weights tests/golden/tiny-dual/weights.safetensors --data $G/data.yaml \
+        --hyp $G/hyp.yaml --img 128 --batch 8 --epochs 12 --device cpu --workers 2 --noval \
+        --project $T --name official > "$T/official.log" 2>&1 || bad "the official-recipe run failed"
+if awk -F, 'NR == FNR { if (FNR > 1) for (i = 2; i <= 4; i++) o[$1, i] = $i; next }
+            FNR > 1 { for (i = 2; i <= 4; i++) { r = ($i - o[$1, i]) / o[$1, i]; if (r < 0) r = -r
+                      tol = $1 < 4 ? 2e-4 : 0.05; if (r > tol) { printf "epoch %d column %d: ours %s official %s\n", $1, i, $i, o[$1, i]; bad = 1 }
+                      if (r > worst[$1 < 4]) worst[$1 < 4] = r } }
+            END { printf "worst relative difference: epochs 0-3 %.1e, epochs 4-11 %.1e\n", worst[1], worst[0] > "/dev/stderr"; exit bad }' \
+       $G/official.csv "$T/official/results.csv" 2> "$T/worst"; then
+    ok "losses follow the official train_dual.py: $(cat "$T/worst")"
+else bad "losses leave the official train_dual.py's: $(cat "$T/worst")"; fi
 
 # 4. --ckpt: two epochs with every block recomputed give the very same numbers
 SHORT="./train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"

@@ -41,11 +41,14 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
     /* the smallest stride-32 rectangle that holds the picture scaled to img */
     double r = fmin((double)o->img / im.w, (double)o->img / im.h);
     int W = ((int)ceil(im.w * r / 32)) * 32, H = ((int)ceil(im.h * r / 32)) * 32;
-    yolo_tensor host = { 0 };
-    yolo_tensor_resize(&yolo_cpu, &host, 1, 3, H, W, 0);
-    double padx, pady, scale = yolo_letterbox(im.rgb, im.w, im.h, &host, 0, &padx, &pady);
-    yolo_set_input(m, 1, H, W, host.data);
-    yolo_tensor_free(&yolo_cpu, &host);
+    yolo_image lb = { im.w, im.h, (unsigned char *)malloc((size_t)im.w * im.h * 3) };
+    memcpy(lb.rgb, im.rgb, (size_t)im.w * im.h * 3);
+    double scale, padx, pady;
+    yolo_letterbox(&lb, W, H, 1, &scale, &padx, &pady);
+    yolo_real *input = (yolo_real *)malloc((size_t)3 * W * H * sizeof(yolo_real));
+    yolo_image_to_input(&lb, input);
+    yolo_set_input(m, 1, H, W, input);
+    free(input); free(lb.rgb);
     yolo_forward(m, 0);
     yolo_det *dets = (yolo_det *)malloc((size_t)o->max_det * sizeof(yolo_det));
     int n = 0;

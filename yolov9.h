@@ -672,11 +672,6 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
                          int reuse_assignment);
 void yolo_loss_free(yolo_loss *L);
 
-/* Letterbox an RGB8 image [h, w, 3] into image n of dst [B, 3, H, W]
-   (RGB in [0,1]): scaled to fit with its aspect ratio, bilinear, centred
-   on grey 114. Returns the scale; *padx, *pady the offsets, so that a box
-   in input pixels maps back as (x - padx) / scale. */
-double yolo_letterbox(const unsigned char *rgb, int w, int h, yolo_tensor *dst, int n, double *padx, double *pady);
 extern const char *yolo_coco_names[80];
 
 /* eval: decoded predictions of the inference branch, [B, 4+NC, A] */
@@ -733,6 +728,8 @@ int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int
 void yolo_dataset_cache(yolo_dataset *ds, int S, int augment);
 void yolo_dataset_free(yolo_dataset *ds);
 int  yolo_image_load(yolo_image *im, const char *path, char *err);
+void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
+void yolo_image_to_input(const yolo_image *im, yolo_real *dst);
 void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *label);
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int train, int workers);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
@@ -3834,34 +3831,6 @@ const char *yolo_coco_names[80] = {
     "scissors", "teddy bear", "hair drier", "toothbrush"
 };
 
-double yolo_letterbox(const unsigned char *rgb, int w, int h, yolo_tensor *dst, int n, double *padx, double *pady) {
-    int H = dst->h, W = dst->w;
-    double r = fmin((double)H / h, (double)W / w);
-    int nw = (int)floor(w * r + 0.5), nh = (int)floor(h * r + 0.5);
-    double px = (W - nw) / 2.0, py = (H - nh) / 2.0;
-    int x0 = (int)floor(px - 0.1 + 0.5), y0 = (int)floor(py - 0.1 + 0.5);
-    yolo_real *out = dst->data + (size_t)n * 3 * H * W;
-    for (size_t i = 0; i < (size_t)3 * H * W; i++) out[i] = (yolo_real)(114.0 / 255.0);
-    for (int y = 0; y < nh; y++) {
-        /* bilinear with pixel centres aligned, as cv2.INTER_LINEAR */
-        double sy = fmin(fmax((y + 0.5) * h / (double)nh - 0.5, 0), h - 1);
-        int ya = (int)sy, yb = ya + 1 < h ? ya + 1 : ya;
-        double fy = sy - ya;
-        for (int x = 0; x < nw; x++) {
-            double sx = fmin(fmax((x + 0.5) * w / (double)nw - 0.5, 0), w - 1);
-            int xa = (int)sx, xb = xa + 1 < w ? xa + 1 : xa;
-            double fx = sx - xa;
-            if (y + y0 >= H || x + x0 >= W) continue;
-            for (int c = 0; c < 3; c++) {
-                double v = (1 - fy) * ((1 - fx) * rgb[(ya * w + xa) * 3 + c] + fx * rgb[(ya * w + xb) * 3 + c]) +
-                           fy * ((1 - fx) * rgb[(yb * w + xa) * 3 + c] + fx * rgb[(yb * w + xb) * 3 + c]);
-                out[((size_t)c * H + y + y0) * W + x + x0] = (yolo_real)(v / 255.0);
-            }
-        }
-    }
-    *padx = x0; *pady = y0;
-    return r;
-}
 
 /* --- the hyperparameter yaml --- */
 
@@ -4177,7 +4146,7 @@ static uint64_t yolo_files_hash(const yolo_strings *imgs, int nc) {
     return h;
 }
 
-static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash, int n) {
+static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash) {
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     unsigned long long h = 0;
@@ -4196,7 +4165,6 @@ static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash, in
         ds->n++;
     }
     fclose(f);
-    (void)n;
     if (!ok) { for (int i = 0; i < ds->n; i++) { free(ds->files[i]); free(ds->lab[i]); } ds->n = 0; }
     return ok ? 0 : -1;
 }
@@ -4240,20 +4208,18 @@ int yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int 
     if (slash) *slash = 0;
     snprintf(cache, sizeof cache, "%s.cache", lp);
     uint64_t hash = yolo_files_hash(&imgs, nc);
-    if (yolo_cache_load(ds, cache, hash, imgs.n)) {
-        int skipped = 0;
+    if (yolo_cache_load(ds, cache, hash)) {
         for (int i = 0; i < imgs.n && !rc; i++) {
             int w, h, comp;
             if (!stbi_info(imgs.s[i], &w, &h, &comp)) { rc = yolo_errorf(err, "%s: cannot read image (%s)", imgs.s[i], stbi_failure_reason()); break; }
             yolo_label_path(imgs.s[i], lp, sizeof lp);
             int at = ds->n, r = yolo_read_labels(lp, nc, &ds->lab[at], &ds->nlab[at], err);
             if (r < 0) { rc = -1; break; }
-            if (r > 0) { fprintf(stderr, "warning: %s (image skipped)\n", err); skipped++; continue; }
+            if (r > 0) { fprintf(stderr, "warning: %s (image skipped)\n", err); continue; }
             ds->files[at] = strdup(imgs.s[i]); ds->w0[at] = w; ds->h0[at] = h;
             ds->n++;
         }
         if (!rc) yolo_cache_save(ds, cache, hash);
-        (void)skipped;
     }
     for (int i = 0; i < imgs.n; i++) free(imgs.s[i]);
     free(imgs.s);
@@ -4531,10 +4497,12 @@ static int yolo_mosaic(const yolo_dataset *ds, int index, int S, const yolo_hyp 
     return 0;
 }
 
-/* Letterbox an RGB8 picture into an out_w x out_h grey canvas, scaled by
-   min(ratio, 1 unless scaleup); *dw, *dh: the (fractional) padding of
-   each side, as the official letterbox returns it. */
-static void yolo_letterbox8(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh) {
+/* Letterbox: the picture scaled by r = min(out_h / h, out_w / w) (at most
+   1 unless scaleup), bilinear, centred on an out_w x out_h grey (114)
+   canvas; it replaces im. *ratio = r and *dw, *dh the fractional padding of
+   each side, as the official letterbox returns them: a box maps back onto
+   the picture as (x - dw) / r. */
+void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh) {
     double r = fmin((double)out_h / im->h, (double)out_w / im->w);
     if (!scaleup && r > 1) r = 1;
     int nw = (int)floor(im->w * r + 0.5), nh = (int)floor(im->h * r + 0.5);
@@ -4573,7 +4541,7 @@ static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yol
         if (yolo_load_resized(ds, index, S, 1, &im, err)) return -1;
         int w = im.w, h = im.h;
         double ratio, dw, dh;
-        yolo_letterbox8(&im, S, S, 1, &ratio, &dw, &dh);
+        yolo_letterbox(&im, S, S, 1, &ratio, &dw, &dh);
         for (int j = 0; j < ds->nlab[index]; j++) {
             const float *b = ds->lab[index] + j * 5;
             yolo_boxes_add(bx, b[0], ratio * w * (b[1] - b[3] / 2) + dw, ratio * h * (b[2] - b[4] / 2) + dh,
@@ -4675,6 +4643,13 @@ void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *
     }
 }
 
+/* an RGB8 picture [h, w, 3] as one image of the model's input [3, h, w], in [0, 1] */
+void yolo_image_to_input(const yolo_image *im, yolo_real *dst) {
+    size_t HW = (size_t)im->w * im->h;
+    for (int c = 0; c < 3; c++)
+        for (size_t p = 0; p < HW; p++) dst[(size_t)c * HW + p] = (yolo_real)(im->rgb[p * 3 + c] / 255.0);
+}
+
 /* --- the loader: batches built by threads ahead of the model --- */
 
 
@@ -4705,7 +4680,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
             if (!rc) {
                 int w = im.w, h = im.h;
                 double ratio, dw, dh;
-                yolo_letterbox8(&im, W, H, 0, &ratio, &dw, &dh);
+                yolo_letterbox(&im, W, H, 0, &ratio, &dw, &dh);
                 /* as the official scale_boxes: the load's gain (h / h0) times the letterbox's, and the padding */
                 bt->gain[j] = (double)h / ds->h0[id] * ratio; bt->padx[j] = dw; bt->pady[j] = dh;
                 bx.n = 0;
@@ -4726,9 +4701,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
             memset(bt->images + (size_t)j * 3 * H * W, 0, (size_t)3 * H * W * sizeof(yolo_real));
             continue;
         }
-        yolo_real *o = bt->images + (size_t)j * 3 * H * W;
-        for (int c = 0; c < 3; c++)
-            for (size_t p = 0; p < (size_t)H * W; p++) o[(size_t)c * H * W + p] = (yolo_real)(im.rgb[p * 3 + c] / 255.0);
+        yolo_image_to_input(&im, bt->images + (size_t)j * 3 * H * W);
         yolo_image_free(&im);
         for (int t = 0; t < bx.n; t++) {
             if (bt->nt == cap) { cap *= 2; bt->targets = (float *)realloc(bt->targets, (size_t)cap * 6 * sizeof(float)); }

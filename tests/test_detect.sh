@@ -2,12 +2,7 @@
 # detect on the CPU with the tiny golden network: every kind of --source,
 # drawn pictures and labels written, --classes and --max-det respected,
 # bad sources refused. Run from the repository root.
-set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok()  { echo "  ok    $1"; }
-bad() { echo "  FAIL  $1"; fail=$((fail + 1)); }
+. tests/common.sh
 IMG=tests/data/coco8/images/train2017
 D="./detect --cfg tests/golden/tiny-gelan/model.yaml --weights tests/golden/tiny-gelan/weights.safetensors --img 64 --device cpu --conf-thres 0.01 --project $T"
 

@@ -3,12 +3,7 @@
 # falls), its checkpoint loads back into val, a run killed mid-way resumes
 # to exactly the numbers of an uninterrupted one, and bad input gets one
 # clear line and a non-zero exit. Run from the repository root.
-set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-ok()  { echo "  ok    $1"; }
-bad() { echo "  FAIL  $1"; fail=$((fail + 1)); }
+. tests/common.sh
 CFG=tests/golden/tiny-gelan/model.yaml
 DATA=tests/data/coco8/coco8.yaml
 RUN="./train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 8 --epochs 16 --device cpu --workers 2 --project $T"

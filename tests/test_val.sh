@@ -3,13 +3,10 @@
 # (tests/golden/val-tiny): every official detection of confidence >= 0.005
 # found (same class, coordinates within 0.002 of the picture, confidence
 # within 1e-4), and mAP50, mAP50-95 within 0.005. Run from the repository root.
-set -u
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. tests/common.sh
 G=tests/golden/val-tiny
 ./val --cfg tests/golden/tiny-gelan/model.yaml --weights $G/weights.safetensors --data tests/data/coco8/coco8.yaml \
       --img 128 --batch 32 --device cpu --save-txt --save-conf --project "$T" --name v > "$T/log" 2>&1 || { cat "$T/log"; exit 1; }
-fail=0
 for f in $G/official/labels/*.txt; do
     awk -v OURS="$T/v/labels/$(basename "$f")" '
         BEGIN { n = 0; while ((getline line < OURS) > 0) { split(line, r, " "); n++; for (i = 1; i <= 6; i++) o[n, i] = r[i] } }
@@ -26,12 +23,12 @@ for f in $G/official/labels/*.txt; do
         END { printf "%d %d\n", total, missed + 0 > "/dev/stderr" }' "$f" 2>> "$T/counts"
 done
 total=$(awk '{ t += $1 } END { print t }' "$T/counts"); missed=$(awk '{ m += $2 } END { print m }' "$T/counts")
-if [ "$missed" = 0 ] && [ "$total" -gt 0 ]; then echo "  ok    all $total official detections (conf >= 0.005) found, boxes within 0.002, confidences within 1e-4"
-else echo "  FAIL  $missed of $total official detections missing"; fail=1; fi
+if [ "$missed" = 0 ] && [ "$total" -gt 0 ]; then ok "all $total official detections (conf >= 0.005) found, boxes within 0.002, confidences within 1e-4"
+else bad "$missed of $total official detections missing"; fi
 ours=$(awk '$1 == "all" { print $6, $7 }' "$T/log")
 theirs=$(sed 's/.*"map50": \([^,]*\), "map": \([^}]*\)}/\1 \2/' $G/official.json)
 if echo "$ours $theirs" | awk '{ d1 = $1 - $3; d2 = $2 - $4; exit !(d1 < 0.005 && -d1 < 0.005 && d2 < 0.005 && -d2 < 0.005) }'; then
-    echo "  ok    mAP50, mAP50-95: ours $ours, official $theirs"
-else echo "  FAIL  mAP50, mAP50-95: ours $ours, official $theirs"; fail=1; fi
+    ok "mAP50, mAP50-95: ours $ours, official $theirs"
+else bad "mAP50, mAP50-95: ours $ours, official $theirs"; fi
 echo "test_val: $fail failed"
 [ $fail = 0 ]

@@ -16,6 +16,7 @@
 #define YOLOV9_IMPLEMENTATION
 #include "yolov9.h"
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume;
@@ -280,6 +281,7 @@ int main(int argc, char **argv) {
     long nb = tl.nbatch, nw = (long)fmax(nearbyint(hyp.warmup_epochs * nb), 100);
     yolo_loss L;
     memset(&L, 0, sizeof L);
+    int tty = isatty(fileno(stdout));
     for (int epoch = start_epoch; epoch < a.epochs; epoch++) {
         tl.mosaic = !(a.close_mosaic && epoch >= a.epochs - a.close_mosaic);
         double mloss[3] = { 0, 0, 0 }, t0 = yolo_now();
@@ -309,7 +311,15 @@ int main(int argc, char **argv) {
             for (int k = 0; k < 3; k++) mloss[k] = (mloss[k] * nbatch + L.items[k]) / (nbatch + 1);
             for (int k = 0; k < 3; k++) lr_log[k] = opt.lr[k];
             nbatch++; instances = bt->nt; images += bt->B;
+            if (tty) {   /* the running line of the official progress bar */
+                char ep[32];
+                snprintf(ep, sizeof ep, "%d/%d", epoch, a.epochs - 1);
+                printf("\r%11s %10s %10.4g %10.4g %10.4g %10d %6d   batch %d/%ld", ep, "", mloss[0], mloss[1], mloss[2],
+                       instances, a.img, nbatch, nb);
+                fflush(stdout);
+            }
         }
+        if (tty) printf("\r%*s\r", 100, "");
         if (yolo_loader_error(&tl)) die(yolo_loader_error(&tl));
         yolo_loader_stop(&tl);
         be->sync();

@@ -4430,21 +4430,20 @@ static void yolo_boxes_add(yolo_boxes *bx, float c, double x1, double y1, double
    scale, shear, translation (M = T S R P C), the picture warped onto an
    out_w x out_h canvas, every box's four corners moved, the box around
    them clipped, and boxes that shrank too much (area < 10%, a side < 2 px,
-   aspect > 100) dropped. */
-static void yolo_random_perspective(yolo_image *im, yolo_boxes *bx, int out_w, int out_h, const yolo_hyp *hp, yolo_rng *r) {
+   aspect > 100) dropped. u: its eight random draws, in the official order:
+   perspective x, y; angle (degrees); scale; shear x, y (degrees);
+   translation x, y (fractions of the canvas). */
+static void yolo_perspective_apply(yolo_image *im, yolo_boxes *bx, int out_w, int out_h, int perspective, const double u[8]) {
     double C[9] = { 1, 0, -im->w / 2.0, 0, 1, -im->h / 2.0, 0, 0, 1 };
     double P[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, R[9] = { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, S[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
     double T[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
-#define YOLO_U(lo, hi) ((lo) + ((hi) - (lo)) * yolo_rng_uniform(r))
-    P[6] = YOLO_U(-hp->perspective, hp->perspective);
-    P[7] = YOLO_U(-hp->perspective, hp->perspective);
-    double a = YOLO_U(-hp->degrees, hp->degrees) * 3.14159265358979323846 / 180, s = YOLO_U(1 - hp->scale, 1 + hp->scale);
+    P[6] = u[0]; P[7] = u[1];
+    double a = u[2] * 3.14159265358979323846 / 180, s = u[3];
     R[0] = s * cos(a); R[1] = s * sin(a); R[3] = -s * sin(a); R[4] = s * cos(a);   /* getRotationMatrix2D */
-    S[1] = tan(YOLO_U(-hp->shear, hp->shear) * 3.14159265358979323846 / 180);
-    S[3] = tan(YOLO_U(-hp->shear, hp->shear) * 3.14159265358979323846 / 180);
-    T[2] = YOLO_U(0.5 - hp->translate, 0.5 + hp->translate) * out_w;
-    T[5] = YOLO_U(0.5 - hp->translate, 0.5 + hp->translate) * out_h;
-#undef YOLO_U
+    S[1] = tan(u[4] * 3.14159265358979323846 / 180);
+    S[3] = tan(u[5] * 3.14159265358979323846 / 180);
+    T[2] = u[6] * out_w;
+    T[5] = u[7] * out_h;
     double M[9], t1[9], t2[9], t3[9];
 #define YOLO_MM(o, x, y) for (int i_ = 0; i_ < 3; i_++) for (int j_ = 0; j_ < 3; j_++) \
         o[i_ * 3 + j_] = x[i_ * 3] * y[j_] + x[i_ * 3 + 1] * y[3 + j_] + x[i_ * 3 + 2] * y[6 + j_];
@@ -4459,7 +4458,7 @@ static void yolo_random_perspective(yolo_image *im, yolo_boxes *bx, int out_w, i
         float *b = bx->b + (size_t)k * 5;
         double xs[4] = { b[1], b[3], b[1], b[3] }, ys[4] = { b[2], b[4], b[4], b[2] }, nx[4], ny[4];
         for (int c = 0; c < 4; c++) {
-            double zw = hp->perspective ? M[6] * xs[c] + M[7] * ys[c] + M[8] : 1;
+            double zw = perspective ? M[6] * xs[c] + M[7] * ys[c] + M[8] : 1;
             nx[c] = (M[0] * xs[c] + M[1] * ys[c] + M[2]) / zw;
             ny[c] = (M[3] * xs[c] + M[4] * ys[c] + M[5]) / zw;
         }
@@ -4474,6 +4473,15 @@ static void yolo_random_perspective(yolo_image *im, yolo_boxes *bx, int out_w, i
         o[0] = b[0]; o[1] = (float)x1; o[2] = (float)y1; o[3] = (float)x2; o[4] = (float)y2;
     }
     bx->n = kept;
+}
+
+/* the eight draws of random_perspective from the hyperparameters */
+static void yolo_random_perspective(yolo_image *im, yolo_boxes *bx, int out_w, int out_h, const yolo_hyp *hp, yolo_rng *r) {
+    double lo[8] = { -hp->perspective, -hp->perspective, -hp->degrees, 1 - hp->scale, -hp->shear, -hp->shear,
+                     0.5 - hp->translate, 0.5 - hp->translate }, u[8];
+    for (int k = 0; k < 8; k++) u[k] = lo[k] + (k < 2 ? 2 * hp->perspective : k == 2 ? 2 * hp->degrees : k == 3 ? 2 * hp->scale :
+                                                k < 6 ? 2 * hp->shear : 2 * hp->translate) * yolo_rng_uniform(r);
+    yolo_perspective_apply(im, bx, out_w, out_h, hp->perspective != 0, u);
 }
 
 /* The official load_mosaic: four pictures (this one and three random

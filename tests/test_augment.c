@@ -1,0 +1,66 @@
+/* test_augment: the random perspective (the geometry of every training
+   sample: mosaic crop, rotation, scale, shear, translation, perspective)
+   against the official random_perspective given the same eight draws
+   (tests/golden/augment: made by the official utils/augmentations.py with
+   random.uniform replaced by the listed values, OpenCV 4.6). Boxes must
+   agree to 1e-3 px, kept or dropped alike; pictures to a mean of 0.5 grey
+   levels, with at most 1% of values off by more than 2 (OpenCV's bilinear
+   weights are 5-bit fixed point, ours exact).
+
+     ./tests/test_augment [tests/golden/augment] */
+#define YOLOV9_IMPLEMENTATION
+#include "../yolov9.h"
+
+static int read_boxes(FILE *f, yolo_boxes *bx) {
+    int n;
+    if (fscanf(f, "%d", &n) != 1) return -1;
+    bx->n = 0;
+    for (int i = 0; i < n; i++) {
+        float c, x1, y1, x2, y2;
+        if (fscanf(f, "%f %f %f %f %f", &c, &x1, &y1, &x2, &y2) != 5) return -1;
+        yolo_boxes_add(bx, c, x1, y1, x2, y2);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "tests/golden/augment";
+    int fail = 0;
+    for (int n = 1; n <= 3; n++) {
+        char path[1024], err[YOLO_ERR];
+        snprintf(path, sizeof path, "%s/case%d.txt", dir, n);
+        FILE *f = fopen(path, "r");
+        if (!f) { fprintf(stderr, "%s: cannot open\n", path); return 1; }
+        int persp, ow, oh;
+        double u[8];
+        yolo_boxes in = { 0, 0, NULL }, want = { 0, 0, NULL };
+        int ok = fscanf(f, "%d %d %d", &persp, &ow, &oh) == 3;
+        for (int k = 0; k < 8 && ok; k++) ok = fscanf(f, "%lf", &u[k]) == 1;
+        ok = ok && !read_boxes(f, &in) && !read_boxes(f, &want);
+        fclose(f);
+        if (!ok) { fprintf(stderr, "%s: malformed\n", path); return 1; }
+        yolo_image im, ref;
+        snprintf(path, sizeof path, "%s/../train-tiny/images/000000000143.png", dir);
+        if (yolo_image_load(&im, path, err)) { fprintf(stderr, "%s\n", err); return 1; }
+        snprintf(path, sizeof path, "%s/case%d.png", dir, n);
+        if (yolo_image_load(&ref, path, err)) { fprintf(stderr, "%s\n", err); return 1; }
+        yolo_perspective_apply(&im, &in, ow, oh, persp, u);
+        double worst = in.n == want.n ? 0 : INFINITY;
+        for (int i = 0; i < in.n && i < want.n; i++)
+            for (int q = 0; q < 5; q++) worst = fmax(worst, fabs(in.b[i * 5 + q] - want.b[i * 5 + q]));
+        double sum = 0;
+        long off = 0, cnt = (long)ow * oh * 3;
+        for (long i = 0; i < cnt && im.w == ref.w && im.h == ref.h; i++) {
+            int d = abs((int)im.rgb[i] - (int)ref.rgb[i]);
+            sum += d;
+            off += d > 2;
+        }
+        int good = worst <= 1e-3 && im.w == ref.w && im.h == ref.h && sum / cnt <= 0.5 && off <= cnt / 100;
+        fail += !good;
+        printf("  case %d (%s, %dx%d): boxes %d -> %d (official %d), worst %.1e px; picture mean |diff| %.3f, %.2f%% off by > 2  %s\n",
+               n, persp ? "perspective" : "affine", ow, oh, 8, in.n, want.n, worst, sum / cnt, 100.0 * off / cnt, good ? "ok" : "FAIL");
+        free(in.b); free(want.b); yolo_image_free(&im); yolo_image_free(&ref);
+    }
+    printf("test_augment: %d failed\n", fail);
+    return fail ? 1 : 0;
+}

@@ -4363,10 +4363,7 @@ static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9])
 
 /* HSV jitter as OpenCV's 8-bit HSV (H in 0..179): random gains on hue,
    saturation and value, applied through lookup tables */
-static void yolo_augment_hsv(yolo_image *im, double hg, double sg, double vg, yolo_rng *r) {
-    if (!(hg || sg || vg)) return;
-    double gh = (2 * yolo_rng_uniform(r) - 1) * hg + 1, gs = (2 * yolo_rng_uniform(r) - 1) * sg + 1,
-           gv = (2 * yolo_rng_uniform(r) - 1) * vg + 1;
+static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
     unsigned char lh[256], ls[256], lv[256];
     for (int x = 0; x < 256; x++) {
         lh[x] = (unsigned char)fmod(x * gh, 180.0);
@@ -4400,6 +4397,14 @@ static void yolo_augment_hsv(yolo_image *im, double hg, double sg, double vg, yo
         p[0] = (unsigned char)fmin(rr + m + 0.5, 255); p[1] = (unsigned char)fmin(gg + m + 0.5, 255);
         p[2] = (unsigned char)fmin(bb + m + 0.5, 255);
     }
+}
+
+/* the gains drawn as the official: uniform(-1, 1) times each gain, plus 1 */
+static void yolo_augment_hsv(yolo_image *im, double hg, double sg, double vg, yolo_rng *r) {
+    if (!(hg || sg || vg)) return;
+    double gh = (2 * yolo_rng_uniform(r) - 1) * hg + 1, gs = (2 * yolo_rng_uniform(r) - 1) * sg + 1;
+    double gv = (2 * yolo_rng_uniform(r) - 1) * vg + 1;
+    yolo_hsv_apply(im, gh, gs, gv);
 }
 
 /* Beta(a, a) from two gamma draws (Marsaglia-Tsang), for mixup */

@@ -5,7 +5,9 @@
    random.uniform replaced by the listed values, OpenCV 4.6). Boxes must
    agree to 1e-3 px, kept or dropped alike; pictures to a mean of 0.5 grey
    levels, with at most 1% of values off by more than 2 (OpenCV's bilinear
-   weights are 5-bit fixed point, ours exact).
+   weights are 5-bit fixed point, ours exact). Then the HSV jitter against
+   the official augment_hsv with the same draws (hsv.txt: uniform(-1, 1) for
+   hue, saturation, value; gains 0.015, 0.7, 0.4): within 1 grey level.
 
      ./tests/test_augment [tests/golden/augment] */
 #define YOLOV9_IMPLEMENTATION
@@ -61,6 +63,29 @@ int main(int argc, char **argv) {
                n, persp ? "perspective" : "affine", ow, oh, 8, in.n, want.n, worst, sum / cnt, 100.0 * off / cnt, good ? "ok" : "FAIL");
         free(in.b); free(want.b); yolo_image_free(&im); yolo_image_free(&ref);
     }
+    char path[1024], err[YOLO_ERR];
+    snprintf(path, sizeof path, "%s/hsv.txt", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) { fprintf(stderr, "%s: cannot open\n", path); return 1; }
+    double d[3];
+    for (int n = 1; fscanf(f, "%lf %lf %lf", &d[0], &d[1], &d[2]) == 3; n++) {
+        yolo_image im, ref;
+        snprintf(path, sizeof path, "%s/../train-tiny/images/000000000143.png", dir);
+        if (yolo_image_load(&im, path, err)) { fprintf(stderr, "%s\n", err); return 1; }
+        snprintf(path, sizeof path, "%s/hsv%d.png", dir, n);
+        if (yolo_image_load(&ref, path, err)) { fprintf(stderr, "%s\n", err); return 1; }
+        yolo_hsv_apply(&im, 0.015 * d[0] + 1, 0.7 * d[1] + 1, 0.4 * d[2] + 1);
+        long cnt = im.w == ref.w && im.h == ref.h ? (long)im.w * im.h * 3 : 0;
+        int worst = cnt ? 0 : 256;
+        double sum = 0;
+        for (long i = 0; i < cnt; i++) { int e = abs((int)im.rgb[i] - (int)ref.rgb[i]); sum += e; if (e > worst) worst = e; }
+        int good = worst <= 1;
+        fail += !good;
+        printf("  hsv %d (draws %g %g %g): mean |diff| %.3f, worst %d grey levels  %s\n", n, d[0], d[1], d[2], sum / (cnt ? cnt : 1), worst,
+               good ? "ok" : "FAIL");
+        yolo_image_free(&im); yolo_image_free(&ref);
+    }
+    fclose(f);
     printf("test_augment: %d failed\n", fail);
     return fail ? 1 : 0;
 }

@@ -4481,22 +4481,24 @@ static void yolo_perspective_apply(yolo_image *im, yolo_boxes *bx, int out_w, in
 }
 
 /* the eight draws of random_perspective from the hyperparameters */
+static void yolo_perspective_draw(const yolo_hyp *hp, yolo_rng *r, double u[8]) {
+    double half[8] = { hp->perspective, hp->perspective, hp->degrees, hp->scale, hp->shear, hp->shear, hp->translate, hp->translate };
+    double mid[8] = { 0, 0, 0, 1, 0, 0, 0.5, 0.5 };
+    for (int k = 0; k < 8; k++) u[k] = mid[k] - half[k] + 2 * half[k] * yolo_rng_uniform(r);
+}
+
 static void yolo_random_perspective(yolo_image *im, yolo_boxes *bx, int out_w, int out_h, const yolo_hyp *hp, yolo_rng *r) {
-    double lo[8] = { -hp->perspective, -hp->perspective, -hp->degrees, 1 - hp->scale, -hp->shear, -hp->shear,
-                     0.5 - hp->translate, 0.5 - hp->translate }, u[8];
-    for (int k = 0; k < 8; k++) u[k] = lo[k] + (k < 2 ? 2 * hp->perspective : k == 2 ? 2 * hp->degrees : k == 3 ? 2 * hp->scale :
-                                                k < 6 ? 2 * hp->shear : 2 * hp->translate) * yolo_rng_uniform(r);
+    double u[8];
+    yolo_perspective_draw(hp, r, u);
     yolo_perspective_apply(im, bx, out_w, out_h, hp->perspective != 0, u);
 }
 
-/* The official load_mosaic: four pictures (this one and three random
-   ones) around a random centre of a 2S x 2S grey canvas, then a random
-   perspective that crops back to S x S. */
-static int yolo_mosaic(const yolo_dataset *ds, int index, int S, const yolo_hyp *hp, yolo_rng *r,
-                       yolo_image *out, yolo_boxes *bx, char *err) {
-    int xc = (int)(S / 2.0 + yolo_rng_uniform(r) * S), yc = (int)(S / 2.0 + yolo_rng_uniform(r) * S);
-    int idx[4] = { index, (int)(yolo_rng_u64(r) % ds->n), (int)(yolo_rng_u64(r) % ds->n), (int)(yolo_rng_u64(r) % ds->n) };
-    for (int k = 3; k > 0; k--) { int j = (int)(yolo_rng_u64(r) % (k + 1)), t = idx[k]; idx[k] = idx[j]; idx[j] = t; }
+/* The official load_mosaic: four pictures idx[0..3] around the centre
+   (xc, yc) of a 2S x 2S grey canvas (top left, top right, bottom left,
+   bottom right), then a random perspective (draws u) that crops back to
+   S x S: the border of -S/2 on each side. */
+static int yolo_mosaic_apply(const yolo_dataset *ds, const int idx[4], int xc, int yc, int S, int perspective,
+                             const double u[8], yolo_image *out, yolo_boxes *bx, char *err) {
     yolo_image canvas = { 2 * S, 2 * S, (unsigned char *)yolo_xmalloc((size_t)4 * S * S * 3) };
     memset(canvas.rgb, 114, (size_t)4 * S * S * 3);
     for (int k = 0; k < 4; k++) {
@@ -4519,10 +4521,21 @@ static int yolo_mosaic(const yolo_dataset *ds, int index, int S, const yolo_hyp 
         }
         yolo_image_free(&im);
     }
-    /* border -S/2 on each side: the perspective's canvas is S x S */
-    yolo_random_perspective(&canvas, bx, S, S, hp, r);
+    yolo_perspective_apply(&canvas, bx, S, S, perspective, u);
     *out = canvas;
     return 0;
+}
+
+/* the mosaic's draws: its centre (y first, as the official), three more
+   pictures, their order, the perspective */
+static int yolo_mosaic(const yolo_dataset *ds, int index, int S, const yolo_hyp *hp, yolo_rng *r,
+                       yolo_image *out, yolo_boxes *bx, char *err) {
+    int yc = (int)(S / 2.0 + yolo_rng_uniform(r) * S), xc = (int)(S / 2.0 + yolo_rng_uniform(r) * S);
+    int idx[4] = { index, (int)(yolo_rng_u64(r) % ds->n), (int)(yolo_rng_u64(r) % ds->n), (int)(yolo_rng_u64(r) % ds->n) };
+    for (int k = 3; k > 0; k--) { int j = (int)(yolo_rng_u64(r) % (k + 1)), t = idx[k]; idx[k] = idx[j]; idx[j] = t; }
+    double u[8];
+    yolo_perspective_draw(hp, r, u);
+    return yolo_mosaic_apply(ds, idx, xc, yc, S, hp->perspective != 0, u, out, bx, err);
 }
 
 /* Letterbox: the picture scaled by r = min(out_h / h, out_w / w) (at most

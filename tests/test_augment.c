@@ -8,6 +8,9 @@
    weights are 5-bit fixed point, ours exact). Then the HSV jitter against
    the official augment_hsv with the same draws (hsv.txt: uniform(-1, 1) for
    hue, saturation, value; gains 0.015, 0.7, 0.4): within 1 grey level.
+   And two mosaics against the official load_mosaic with the same four
+   pictures, centre and perspective draws: boxes to 1e-3 px, pictures as
+   above.
 
      ./tests/test_augment [tests/golden/augment] */
 #define YOLOV9_IMPLEMENTATION
@@ -86,6 +89,34 @@ int main(int argc, char **argv) {
         yolo_image_free(&im); yolo_image_free(&ref);
     }
     fclose(f);
+    yolo_dataset ds;
+    snprintf(path, sizeof path, "%s/../train-tiny", dir);
+    if (yolo_dataset_open(&ds, path, "images", 5, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    for (int n = 1; n <= 2; n++) {
+        snprintf(path, sizeof path, "%s/mosaic%d.txt", dir, n);
+        if (!(f = fopen(path, "r"))) { fprintf(stderr, "%s: cannot open\n", path); return 1; }
+        int idx[4], xc, yc, ok = fscanf(f, "%d %d %d %d %d %d", &idx[0], &idx[1], &idx[2], &idx[3], &xc, &yc) == 6;
+        double u[8];
+        yolo_boxes got = { 0, 0, NULL }, want = { 0, 0, NULL };
+        for (int k = 0; k < 8 && ok; k++) ok = fscanf(f, "%lf", &u[k]) == 1;
+        ok = ok && !read_boxes(f, &want);
+        fclose(f);
+        if (!ok) { fprintf(stderr, "%s: malformed\n", path); return 1; }
+        yolo_image im, ref;
+        snprintf(path, sizeof path, "%s/mosaic%d.png", dir, n);
+        if (yolo_image_load(&ref, path, err) || yolo_mosaic_apply(&ds, idx, xc, yc, 128, 0, u, &im, &got, err)) { fprintf(stderr, "%s\n", err); return 1; }
+        double worst = got.n == want.n ? 0 : INFINITY, sum = 0;
+        for (int i = 0; i < got.n && i < want.n; i++)
+            for (int q = 0; q < 5; q++) worst = fmax(worst, fabs(got.b[i * 5 + q] - want.b[i * 5 + q]));
+        long cnt = im.w == ref.w && im.h == ref.h ? (long)im.w * im.h * 3 : 0, off = 0;
+        for (long i = 0; i < cnt; i++) { int e = abs((int)im.rgb[i] - (int)ref.rgb[i]); sum += e; off += e > 2; }
+        int good = worst <= 1e-3 && cnt && sum / cnt <= 0.5 && off <= cnt / 100;
+        fail += !good;
+        printf("  mosaic %d (pictures %d %d %d %d, centre %d,%d): %d boxes (official %d), worst %.1e px; picture mean |diff| %.3f, %.2f%% off by > 2  %s\n",
+               n, idx[0], idx[1], idx[2], idx[3], xc, yc, got.n, want.n, worst, sum / (cnt ? cnt : 1), 100.0 * off / (cnt ? cnt : 1), good ? "ok" : "FAIL");
+        free(got.b); free(want.b); yolo_image_free(&im); yolo_image_free(&ref);
+    }
+    yolo_dataset_free(&ds);
     printf("test_augment: %d failed\n", fail);
     return fail ? 1 : 0;
 }

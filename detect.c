@@ -52,7 +52,7 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
     yolo_forward(m, 0);
     yolo_det *dets = (yolo_det *)malloc((size_t)o->max_det * sizeof(yolo_det));
     int n = 0;
-    yolo_predict(m, o->conf, o->iou, o->max_det, o->agnostic, o->nclasses ? o->classes : NULL, o->nclasses, &dets, &n);
+    yolo_predict(m, o->conf, o->iou, o->max_det, o->agnostic, o->nclasses ? o->classes : NULL, o->nclasses, 0, &dets, &n);
     double ms = (yolo_now() - t0) * 1e3;
     for (int i = 0; i < n; i++) {   /* back onto the picture */
         yolo_det *d = &dets[i];

@@ -681,10 +681,14 @@ void yolo_decode(const yolo_model *m, yolo_real *pred);
    suppressed on the model's backend: out[n] gets at most max_det of image
    n, count[n] how many */
 void yolo_predict(const yolo_model *m, float conf_thres, float iou_thres, int max_det, int agnostic,
-                  const int *classes, int nclasses, yolo_det **out, int *count);
+                  const int *classes, int nclasses, int multi_label, yolo_det **out, int *count);
 int  yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres,
               int max_det, int agnostic, const int *classes, int nclasses,
               yolo_det *out);
+/* multi_label = 1: an anchor is a candidate for every class above
+   conf_thres, as the official validation's NMS (multi_label=True) */
+int  yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det, int agnostic,
+                     const int *classes, int nclasses, int multi_label, yolo_det *out);
 
 /* optimizers */
 void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind,
@@ -2951,14 +2955,22 @@ static void yolo_decode_on_backend(const yolo_model *m, yolo_real *dev) {
 }
 
 void yolo_predict(const yolo_model *m, float conf_thres, float iou_thres, int max_det, int agnostic,
-                  const int *classes, int nclasses, yolo_det **out, int *count) {
+                  const int *classes, int nclasses, int multi_label, yolo_det **out, int *count) {
     const yolo_detect *d = m->layers[m->detect].det;
     int B = d->out[d->nbranch - 1][0].n, A = yolo_num_anchors(m), nc = d->nc;
-    yolo_real *dev = (yolo_real *)m->be->alloc((size_t)B * (4 + nc) * A * sizeof(yolo_real));
+    size_t per = (size_t)(4 + nc) * A;
+    yolo_real *dev = (yolo_real *)m->be->alloc((size_t)B * per * sizeof(yolo_real));
     yolo_decode_on_backend(m, dev);
-    for (int n = 0; n < B; n++)
-        count[n] = m->be->nms(dev + (size_t)n * (4 + nc) * A, A, nc, conf_thres, iou_thres, max_det, agnostic,
-                              classes, nclasses, out[n]);
+    if (multi_label && nc > 1) {   /* the multi-label NMS runs on the host */
+        yolo_real *host = (yolo_real *)yolo_xmalloc(per * sizeof(yolo_real));
+        for (int n = 0; n < B; n++) {
+            m->be->download(host, dev + (size_t)n * per, per * sizeof(yolo_real));
+            count[n] = yolo_nms_labels(host, A, nc, conf_thres, iou_thres, max_det, agnostic, classes, nclasses, 1, out[n]);
+        }
+        free(host);
+    } else
+        for (int n = 0; n < B; n++)
+            count[n] = m->be->nms(dev + (size_t)n * per, A, nc, conf_thres, iou_thres, max_det, agnostic, classes, nclasses, out[n]);
     m->be->release(dev);
 }
 
@@ -4896,8 +4908,9 @@ void yolo_dataset_cache(yolo_dataset *ds, int S, int augment) {
 /* ------------------------------------------------------------------------ */
 /* 11. evaluation: NMS, matching, AP                                         */
 /* ------------------------------------------------------------------------ */
-/* As the official non_max_suppression (best class only): candidates whose
-   best class probability exceeds conf_thres, sorted by it (at most 30000),
+/* As the official non_max_suppression: candidates (an anchor's best class,
+   or with multi_label every class) whose probability exceeds conf_thres,
+   sorted by it (at most 30000),
    then greedy suppression of boxes with IoU > iou_thres against a kept one.
    Class-aware by offsetting each box by class * 7680 pixels, so boxes of
    different classes never overlap. pred: one image, [4 + NC, A]. */
@@ -4905,26 +4918,49 @@ typedef struct { double conf, x1, y1, x2, y2; int a, cls; } yolo_cand;
 static int yolo_cand_cmp(const void *x, const void *y) {
     const yolo_cand *a = (const yolo_cand *)x, *b = (const yolo_cand *)y;
     if (a->conf != b->conf) return a->conf < b->conf ? 1 : -1;
-    return a->a - b->a;
+    return a->a != b->a ? a->a - b->a : a->cls - b->cls;
 }
 
-int yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det,
-             int agnostic, const int *classes, int nclasses, yolo_det *out) {
-    yolo_cand *c = (yolo_cand *)yolo_xmalloc((size_t)(A ? A : 1) * sizeof(yolo_cand));
-    int n = 0;
+/* The IoU as the official validation computes it: torchvision's nms in
+   float32 on boxes shifted by class * 7680 px. A weak model makes many
+   near-duplicate boxes whose IoU sits at the threshold; there these
+   roundings decide, so validation copies them. */
+static double yolo_iou_torchvision(const yolo_cand *p, const yolo_cand *q, int agnostic) {
+    float op = agnostic ? 0.0f : (float)p->cls * 7680.0f, oq = agnostic ? 0.0f : (float)q->cls * 7680.0f;
+    float px1 = (float)p->x1 + op, py1 = (float)p->y1 + op, px2 = (float)p->x2 + op, py2 = (float)p->y2 + op;
+    float qx1 = (float)q->x1 + oq, qy1 = (float)q->y1 + oq, qx2 = (float)q->x2 + oq, qy2 = (float)q->y2 + oq;
+    float pa = (px2 - px1) * (py2 - py1), qa = (qx2 - qx1) * (qy2 - qy1);
+    float w = fmaxf(0.0f, fminf(px2, qx2) - fmaxf(px1, qx1)), hh = fmaxf(0.0f, fminf(py2, qy2) - fmaxf(py1, qy1));
+    float inter = w * hh;
+    return inter / (pa + qa - inter);
+}
+
+int yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det, int agnostic,
+                    const int *classes, int nclasses, int multi_label, yolo_det *out) {
+    int cap = A ? A : 1, n = 0;
+    yolo_cand *c = (yolo_cand *)yolo_xmalloc((size_t)cap * sizeof(yolo_cand));
     for (int a = 0; a < A; a++) {
         int best = 0;
         for (int k = 1; k < nc; k++) if (pred[(size_t)(4 + k) * A + a] > pred[(size_t)(4 + best) * A + a]) best = k;
-        double conf = pred[(size_t)(4 + best) * A + a];
-        if (!(conf > conf_thres)) continue;
-        if (classes) {
-            int ok = 0;
-            for (int k = 0; k < nclasses; k++) ok |= classes[k] == best;
-            if (!ok) continue;
+        if (!(pred[(size_t)(4 + best) * A + a] > conf_thres)) continue;
+        /* the best class, or with multi_label every class above the threshold */
+        for (int k = multi_label ? 0 : best; k < (multi_label ? nc : best + 1); k++) {
+            double conf = pred[(size_t)(4 + k) * A + a];
+            if (!(conf > conf_thres)) continue;
+            if (classes) {
+                int ok = 0;
+                for (int q = 0; q < nclasses; q++) ok |= classes[q] == k;
+                if (!ok) continue;
+            }
+            if (n == cap) { cap *= 2; c = (yolo_cand *)realloc(c, (size_t)cap * sizeof(yolo_cand)); }
+            double cx = pred[a], cy = pred[(size_t)A + a], w = pred[(size_t)2 * A + a], h = pred[(size_t)3 * A + a];
+            yolo_cand d = { conf, cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, a, k };
+            if (multi_label) {   /* the corners in float32, as torch's xywh2xyxy */
+                float fx = (float)cx, fy = (float)cy, fw = (float)w / 2.0f, fh = (float)h / 2.0f;
+                d.x1 = fx - fw; d.y1 = fy - fh; d.x2 = fx + fw; d.y2 = fy + fh;
+            }
+            c[n++] = d;
         }
-        double cx = pred[a], cy = pred[(size_t)A + a], w = pred[(size_t)2 * A + a], h = pred[(size_t)3 * A + a];
-        yolo_cand d = { conf, cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, a, best };
-        c[n++] = d;
     }
     qsort(c, n, sizeof *c, yolo_cand_cmp);
     if (n > 30000) n = 30000;
@@ -4939,6 +4975,7 @@ int yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_t
         for (int j = i + 1; j < n; j++) {
             const yolo_cand *q = &c[j];
             if (dead[j] || (!agnostic && q->cls != p->cls)) continue;   /* the 7680 px class offset, in effect */
+            if (multi_label) { if (yolo_iou_torchvision(p, q, agnostic) > iou_thres) dead[j] = 1; continue; }
             double iw = fmin(p->x2, q->x2) - fmax(p->x1, q->x1), ih = fmin(p->y2, q->y2) - fmax(p->y1, q->y1);
             if (iw <= 0 || ih <= 0) continue;
             double inter = iw * ih, qa = (q->x2 - q->x1) * (q->y2 - q->y1);
@@ -4947,6 +4984,11 @@ int yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_t
     }
     free(c); free(dead);
     return kept;
+}
+
+int yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det,
+             int agnostic, const int *classes, int nclasses, yolo_det *out) {
+    return yolo_nms_labels(pred, A, nc, conf_thres, iou_thres, max_det, agnostic, classes, nclasses, 0, out);
 }
 
 /* --- matching and average precision --- */
@@ -5147,7 +5189,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
         yolo_forward(m, 0);
         m->be->sync();
         double t2 = yolo_now();
-        yolo_predict(m, conf, iou, max_det, 0, NULL, 0, dets, count);
+        yolo_predict(m, conf, iou, max_det, 0, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
         double t3 = yolo_now();
         if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += bt->B; }
         for (int b = 0; b < bt->B; b++) {

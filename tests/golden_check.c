@@ -360,7 +360,7 @@ static int check_case(const char *dir, const yolo_backend *be) {
     int *ndet = (int *)malloc(B * sizeof(int));
     for (int n = 0; n < B; n++) dets[n] = (yolo_det *)malloc(300 * sizeof(yolo_det));
     yolo_forward(&m, 0);                       /* NMS on the backend, of the folded model's predictions */
-    yolo_predict(&m, 0.001f, 0.7f, 300, 0, NULL, 0, dets, ndet);
+    yolo_predict(&m, 0.001f, 0.7f, 300, 0, NULL, 0, 0, dets, ndet);
     for (int n = 0; n < B; n++)
         for (int i = 0; i < ndet[n]; i++, nours++) {
             float *o = ours + 7 * nours;

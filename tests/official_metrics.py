@@ -129,11 +129,13 @@ def val(official, cfg, weights, data, device, out_dir):
     import val as val_single
     import val_dual
 
-    model = DetectionModel(cfg, ch=3, nc=80)
+    import yaml
+    nc = int(yaml.safe_load(open(data))["nc"])
+    model = DetectionModel(cfg, ch=3, nc=nc)
     missing, unexpected = model.load_state_dict(read_safetensors(weights), strict=False)
     missing = [k for k in missing if not k.endswith("num_batches_tracked")]
     assert not missing and not unexpected, (missing, unexpected)
-    model.nc, model.names = 80, {i: str(i) for i in range(80)}   # what a training run would have set
+    model.nc, model.names = nc, {i: str(i) for i in range(nc)}   # what a training run would have set
     torch.save({"model": model}, "/tmp/ours.pt")
     # a dual head (YOLOv9) is validated by val_dual.py, a single one (GELAN) by val.py
     runner = val_dual if type(model.model[-1]).__name__ == "DualDDetect" else val_single

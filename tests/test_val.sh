@@ -2,7 +2,9 @@
 # val against the official val.py on the same weights and pictures
 # (tests/golden/val-tiny): every official detection of confidence >= 0.005
 # found (same class, coordinates within 0.002 of the picture, confidence
-# within 1e-4), and mAP50, mAP50-95 within 0.005. Run from the repository root.
+# within 1e-4), 90% of all of them (down to 0.001, where near-ties among
+# near-duplicate boxes part the lists), and mAP50, mAP50-95 within 0.005.
+# Run from the repository root.
 . tests/common.sh
 G=tests/golden/val-tiny
 ./val --cfg tests/golden/tiny-gelan/model.yaml --weights $G/weights.safetensors --data tests/data/coco8/coco8.yaml \
@@ -10,21 +12,25 @@ G=tests/golden/val-tiny
 for f in $G/official/labels/*.txt; do
     awk -v OURS="$T/v/labels/$(basename "$f")" '
         BEGIN { n = 0; while ((getline line < OURS) > 0) { split(line, r, " "); n++; for (i = 1; i <= 6; i++) o[n, i] = r[i] } }
-        $6 >= 0.005 {
-            total++; hit = 0
+        {
+            all++; hit = 0
             for (k = 1; k <= n && !hit; k++) {
                 if (used[k] || o[k, 1] != $1) continue
                 d = 0; for (i = 2; i <= 5; i++) { x = o[k, i] - $i; if (x < 0) x = -x; if (x > d) d = x }
                 c = o[k, 6] - $6; if (c < 0) c = -c
                 if (d <= 0.002 && c <= 1e-4) { used[k] = 1; hit = 1 }
             }
-            if (!hit) { missed++; print "  missing: " FILENAME ": " $0 }
+            if ($6 >= 0.005) { total++; if (!hit) { missed++; print "  missing: " FILENAME ": " $0 } }
+            found += hit
         }
-        END { printf "%d %d\n", total, missed + 0 > "/dev/stderr" }' "$f" 2>> "$T/counts"
+        END { printf "%d %d %d %d\n", total, missed + 0, all, found > "/dev/stderr" }' "$f" 2>> "$T/counts"
 done
 total=$(awk '{ t += $1 } END { print t }' "$T/counts"); missed=$(awk '{ m += $2 } END { print m }' "$T/counts")
+all=$(awk '{ t += $3 } END { print t }' "$T/counts"); found=$(awk '{ t += $4 } END { print t }' "$T/counts")
 if [ "$missed" = 0 ] && [ "$total" -gt 0 ]; then ok "all $total official detections (conf >= 0.005) found, boxes within 0.002, confidences within 1e-4"
 else bad "$missed of $total official detections missing"; fi
+if [ $((found * 10)) -ge $((all * 9)) ]; then ok "$found of all $all official detections (conf >= 0.001) found"
+else bad "only $found of all $all official detections found"; fi
 ours=$(awk '$1 == "all" { print $6, $7 }' "$T/log")
 theirs=$(sed 's/.*"map50": \([^,]*\), "map": \([^}]*\)}/\1 \2/' $G/official.json)
 if echo "$ours $theirs" | awk '{ d1 = $1 - $3; d2 = $2 - $4; exit !(d1 < 0.005 && -d1 < 0.005 && d2 < 0.005 && -d2 < 0.005) }'; then

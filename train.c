@@ -295,10 +295,7 @@ int main(int argc, char **argv) {
             int acc = yolo_schedule(&opt, &hyp, ni, nw, epoch, a.epochs, a.cos_lr, a.batch);
             yolo_set_input(&m, bt->B, bt->H, bt->W, bt->images);
             yolo_forward(&m, 1);
-            yolo_real *t = (yolo_real *)yolo_xmalloc((size_t)(bt->nt ? bt->nt : 1) * 6 * sizeof(yolo_real));
-            for (int i = 0; i < bt->nt * 6; i++) t[i] = bt->targets[i];
-            yolo_loss_compute(&m, &L, t, bt->nt, 0);
-            free(t);
+            yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
             yolo_backward(&m);
             if (ni - last_step >= acc) {   /* optimizer step: clip at norm 10, then EMA */
                 double norm;

@@ -536,7 +536,7 @@ typedef struct {
 typedef struct {
     int index, B, H, W, nt;
     yolo_real *images;       /* [B*3*H*W] host */
-    float *targets;          /* [nt*6] */
+    yolo_real *targets;      /* [nt*6], what yolo_loss_compute takes */
     int *ids;                /* [B] dataset indices */
     double *gain, *padx, *pady;  /* [B] original -> letterboxed: x' = x gain + padx */
 } yolo_batch;
@@ -549,13 +549,16 @@ typedef struct {
 typedef struct yolo_loader {
     const yolo_dataset *ds;
     const yolo_hyp *hyp;
-    int B, S, train, mosaic, nbatch, nworkers, depth;
-    uint64_t seed;
+    int B, S;                /* batch size, training picture size */
+    int train, mosaic;       /* augmented (mosaic on or off), or validation rectangles */
+    int nbatch, nworkers, depth;  /* batches an epoch, threads, batches built ahead */
+    uint64_t seed;           /* of this epoch: the order and every picture's draws */
     int *order;              /* [ds->n] */
     int *bw, *bh;            /* [nbatch] validation batch shapes */
     yolo_batch *slots;       /* [depth] */
     int *state;              /* [depth] 0 free, 1 being built, 2 ready */
-    int next_make, next_take, released, failed, stop;
+    int next_make, next_take, released;  /* batches started by the threads, handed out, given back */
+    int failed, stop;
     char err[YOLO_ERR];
     double wait;             /* seconds the consumer waited for data */
     pthread_t *threads;
@@ -4436,7 +4439,7 @@ static double yolo_rng_gamma(yolo_rng *r, double a) {
 }
 
 /* boxes of one training sample, pixels: class, x1, y1, x2, y2 */
-typedef struct { int n, cap; float *b; } yolo_boxes;
+typedef struct { int n, cap; float *b; } yolo_boxes;   /* b: [n*5] */
 static void yolo_boxes_add(yolo_boxes *bx, float c, double x1, double y1, double x2, double y2) {
     if (bx->n == bx->cap) { bx->cap = bx->cap ? 2 * bx->cap : 32; bx->b = (float *)realloc(bx->b, (size_t)bx->cap * 5 * sizeof(float)); }
     float *o = bx->b + (size_t)bx->n++ * 5;
@@ -4716,7 +4719,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
     bt->gain = (double *)yolo_xmalloc(B * sizeof(double)); bt->padx = (double *)yolo_xmalloc(B * sizeof(double));
     bt->pady = (double *)yolo_xmalloc(B * sizeof(double));
     int cap = 64;
-    bt->targets = (float *)yolo_xmalloc((size_t)cap * 6 * sizeof(float));
+    bt->targets = (yolo_real *)yolo_xmalloc((size_t)cap * 6 * sizeof(yolo_real));
     yolo_boxes bx = { 0, 0, NULL };
     for (int j = 0; j < B; j++) {
         int id = ld->order[i0 + j];
@@ -4757,9 +4760,9 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         yolo_image_to_input(&im, bt->images + (size_t)j * 3 * H * W);
         yolo_image_free(&im);
         for (int t = 0; t < bx.n; t++) {
-            if (bt->nt == cap) { cap *= 2; bt->targets = (float *)realloc(bt->targets, (size_t)cap * 6 * sizeof(float)); }
-            float *o6 = bt->targets + (size_t)bt->nt++ * 6;
-            o6[0] = (float)j;
+            if (bt->nt == cap) { cap *= 2; bt->targets = (yolo_real *)realloc(bt->targets, (size_t)cap * 6 * sizeof(yolo_real)); }
+            yolo_real *o6 = bt->targets + (size_t)bt->nt++ * 6;
+            o6[0] = (yolo_real)j;
             for (int q = 0; q < 5; q++) o6[1 + q] = bx.b[t * 5 + q];
         }
     }
@@ -4921,20 +4924,6 @@ static int yolo_cand_cmp(const void *x, const void *y) {
     return a->a != b->a ? a->a - b->a : a->cls - b->cls;
 }
 
-/* The IoU as the official validation computes it: torchvision's nms in
-   float32 on boxes shifted by class * 7680 px. A weak model makes many
-   near-duplicate boxes whose IoU sits at the threshold; there these
-   roundings decide, so validation copies them. */
-static double yolo_iou_torchvision(const yolo_cand *p, const yolo_cand *q, int agnostic) {
-    float op = agnostic ? 0.0f : (float)p->cls * 7680.0f, oq = agnostic ? 0.0f : (float)q->cls * 7680.0f;
-    float px1 = (float)p->x1 + op, py1 = (float)p->y1 + op, px2 = (float)p->x2 + op, py2 = (float)p->y2 + op;
-    float qx1 = (float)q->x1 + oq, qy1 = (float)q->y1 + oq, qx2 = (float)q->x2 + oq, qy2 = (float)q->y2 + oq;
-    float pa = (px2 - px1) * (py2 - py1), qa = (qx2 - qx1) * (qy2 - qy1);
-    float w = fmaxf(0.0f, fminf(px2, qx2) - fmaxf(px1, qx1)), hh = fmaxf(0.0f, fminf(py2, qy2) - fmaxf(py1, qy1));
-    float inter = w * hh;
-    return inter / (pa + qa - inter);
-}
-
 int yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det, int agnostic,
                     const int *classes, int nclasses, int multi_label, yolo_det *out) {
     int cap = A ? A : 1, n = 0;
@@ -4955,10 +4944,6 @@ int yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, floa
             if (n == cap) { cap *= 2; c = (yolo_cand *)realloc(c, (size_t)cap * sizeof(yolo_cand)); }
             double cx = pred[a], cy = pred[(size_t)A + a], w = pred[(size_t)2 * A + a], h = pred[(size_t)3 * A + a];
             yolo_cand d = { conf, cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, a, k };
-            if (multi_label) {   /* the corners in float32, as torch's xywh2xyxy */
-                float fx = (float)cx, fy = (float)cy, fw = (float)w / 2.0f, fh = (float)h / 2.0f;
-                d.x1 = fx - fw; d.y1 = fy - fh; d.x2 = fx + fw; d.y2 = fy + fh;
-            }
             c[n++] = d;
         }
     }
@@ -4975,7 +4960,6 @@ int yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, floa
         for (int j = i + 1; j < n; j++) {
             const yolo_cand *q = &c[j];
             if (dead[j] || (!agnostic && q->cls != p->cls)) continue;   /* the 7680 px class offset, in effect */
-            if (multi_label) { if (yolo_iou_torchvision(p, q, agnostic) > iou_thres) dead[j] = 1; continue; }
             double iw = fmin(p->x2, q->x2) - fmax(p->x1, q->x1), ih = fmin(p->y2, q->y2) - fmax(p->y1, q->y1);
             if (iw <= 0 || ih <= 0) continue;
             double inter = iw * ih, qa = (q->x2 - q->x1) * (q->y2 - q->y1);
@@ -5192,7 +5176,8 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
         yolo_predict(m, conf, iou, max_det, 0, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
         double t3 = yolo_now();
         if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += bt->B; }
-        for (int b = 0; b < bt->B; b++) {
+        if (bt->nt > labcap) { labcap = bt->nt; lab = (float *)realloc(lab, (size_t)labcap * 5 * sizeof(float)); }
+        for (int b = 0, t = 0; b < bt->B; b++) {
             int id = bt->ids[b], w0 = ds->w0[id], h0 = ds->h0[id], nl = 0;
             double g = bt->gain[b], px = bt->padx[b], py = bt->pady[b];
             for (int i = 0; i < count[b]; i++) {
@@ -5200,15 +5185,12 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
                 d->x1 = (float)fmin(fmax((d->x1 - px) / g, 0), w0); d->x2 = (float)fmin(fmax((d->x2 - px) / g, 0), w0);
                 d->y1 = (float)fmin(fmax((d->y1 - py) / g, 0), h0); d->y2 = (float)fmin(fmax((d->y2 - py) / g, 0), h0);
             }
-            for (int t = 0; t < bt->nt; t++) if ((int)bt->targets[t * 6] == b) nl++;
-            if (nl > labcap) { labcap = 2 * nl; lab = (float *)realloc(lab, (size_t)labcap * 5 * sizeof(float)); }
-            nl = 0;
-            for (int t = 0; t < bt->nt; t++) {
-                const float *r = bt->targets + t * 6;
-                if ((int)r[0] != b) continue;
+            /* the batch's targets come image by image: this picture's boxes, back to its pixels */
+            for (; t < bt->nt && (int)bt->targets[t * 6] == b; t++) {
+                const yolo_real *r = bt->targets + t * 6;
                 double cx = r[2] * bt->W, cy = r[3] * bt->H, w = r[4] * bt->W, h = r[5] * bt->H;
                 float *o = lab + (size_t)nl++ * 5;
-                o[0] = r[1];
+                o[0] = (float)r[1];
                 o[1] = (float)fmin(fmax((cx - w / 2 - px) / g, 0), w0); o[2] = (float)fmin(fmax((cy - h / 2 - py) / g, 0), h0);
                 o[3] = (float)fmin(fmax((cx + w / 2 - px) / g, 0), w0); o[4] = (float)fmin(fmax((cy + h / 2 - py) / g, 0), h0);
             }

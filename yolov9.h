@@ -623,6 +623,10 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
    validation forwards at vB x vH x vW (vB 0: none) between them */
 size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW);
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
+/* what a backend keeps for itself on top of the plan: the CUDA backend's
+   BatchNorm partial sums (8 MB), the workspace of the weight gradients'
+   k-slices (32 MB) and a few small buffers */
+#define YOLO_BACKEND_SCRATCH_BYTES ((size_t)48 << 20)
 /* The inference form: every BatchNorm folded into its conv (w gamma /
    sqrt(var + eps), bias beta - mean gamma / sqrt(var + eps)) and every
    RepConvN into one 3x3 conv (the 1x1 kernel added at the centre). Eval
@@ -2965,11 +2969,12 @@ void yolo_predict(const yolo_model *m, float conf_thres, float iou_thres, int ma
     yolo_real *dev = (yolo_real *)m->be->alloc((size_t)B * per * sizeof(yolo_real));
     yolo_decode_on_backend(m, dev);
     if (multi_label && nc > 1) {   /* the multi-label NMS runs on the host */
-        yolo_real *host = (yolo_real *)yolo_xmalloc(per * sizeof(yolo_real));
-        for (int n = 0; n < B; n++) {
-            m->be->download(host, dev + (size_t)n * per, per * sizeof(yolo_real));
-            count[n] = yolo_nms_labels(host, A, nc, conf_thres, iou_thres, max_det, agnostic, classes, nclasses, 1, out[n]);
-        }
+        yolo_real *host = (yolo_real *)yolo_xmalloc((size_t)B * per * sizeof(yolo_real));
+        m->be->download(host, dev, (size_t)B * per * sizeof(yolo_real));
+        #pragma omp parallel for schedule(dynamic)
+        for (int n = 0; n < B; n++)
+            count[n] = yolo_nms_labels(host + (size_t)n * per, A, nc, conf_thres, iou_thres, max_det, agnostic,
+                                       classes, nclasses, 1, out[n]);
         free(host);
     } else
         for (int n = 0; n < B; n++)
@@ -4924,6 +4929,26 @@ static int yolo_cand_cmp(const void *x, const void *y) {
     return a->a != b->a ? a->a - b->a : a->cls - b->cls;
 }
 
+/* Moves the k first candidates in yolo_cand_cmp's order to c[0..k) (in no
+   particular order), by quickselect: an untrained model can have all 8400 x 80
+   anchor-classes above 0.001, and sorting them all would cost more than the
+   forward pass. The order is total, so the result is that of a full sort. */
+static void yolo_cand_select(yolo_cand *c, int n, int k) {
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        yolo_cand pivot = c[lo + (hi - lo) / 2], t;
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (yolo_cand_cmp(&c[i], &pivot) < 0) i++;
+            while (yolo_cand_cmp(&c[j], &pivot) > 0) j--;
+            if (i <= j) { t = c[i]; c[i] = c[j]; c[j] = t; i++; j--; }
+        }
+        if (k - 1 <= j) hi = j;          /* c[lo..j] <= pivot <= c[i..hi] */
+        else if (k - 1 >= i) lo = i;
+        else break;                       /* c[k-1] equals the pivot: done */
+    }
+}
+
 int yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det, int agnostic,
                     const int *classes, int nclasses, int multi_label, yolo_det *out) {
     int cap = A ? A : 1, n = 0;
@@ -4947,8 +4972,8 @@ int yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, floa
             c[n++] = d;
         }
     }
+    if (n > 30000) { yolo_cand_select(c, n, 30000); n = 30000; }
     qsort(c, n, sizeof *c, yolo_cand_cmp);
-    if (n > 30000) n = 30000;
     unsigned char *dead = (unsigned char *)yolo_xcalloc(n ? n : 1, 1);
     int kept = 0;
     for (int i = 0; i < n && kept < max_det; i++) {

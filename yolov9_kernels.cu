@@ -189,8 +189,8 @@ static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
    BM x BN x BK, 256 threads, each owning RM x RN outputs strided across the
    tile (so that a warp's shared-memory reads hit distinct banks). A and B
    are functors that gather their element (this is where im2col happens,
-   implicitly); the epilogue functor stores, adds or atomically adds the
-   result. Split-K (gridDim.z > 1) gives each z-slice a range of k. Large
+   implicitly); the epilogue functor stores or adds the result. Split-K
+   (gridDim.z > 1) gives each z-slice a range of k. Large
    problems take 128 x 128 tiles (8 x 8 per thread: 64 multiply-adds per
    16 shared loads), small ones 64 x 64. This is where bf16 operands and a
    fused BN + SiLU epilogue will go. */
@@ -259,26 +259,40 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
         }
 }
 
-template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
-static void gemm_tiles(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
-    if (splitk <= 0) {   /* automatic: about four blocks per multiprocessor, slices of at least 1024 k */
+/* Large problems take 128 x 128 x 8 tiles, small ones 64 x 64 x 16. The
+   number of k-slices: splitk > 0 asks for at most that many, 0 for about
+   four blocks per multiprocessor with slices of at least 1024 k; the
+   answer is the number the launch will really use. */
+static int gemm_big(int M, int N) { return M >= 96 && N >= 96; }
+static int gemm_slices(int M, int N, int K, int splitk, int *kchunk) {
+    int BM = gemm_big(M, N) ? 128 : 64, BN = BM, BK = gemm_big(M, N) ? 8 : 16;
+    if (splitk <= 0) {
         int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
         splitk = (528 + tiles - 1) / tiles;
         if (splitk > K / 1024) splitk = K / 1024;
         if (splitk < 1) splitk = 1;
     }
-    int kchunk = (K + splitk - 1) / splitk;
-    kchunk = (kchunk + BK - 1) / BK * BK;
-    splitk = (K + kchunk - 1) / kchunk;
+    int kc = (K + splitk - 1) / splitk;
+    kc = (kc + BK - 1) / BK * BK;
+    if (kchunk) *kchunk = kc;
+    return (K + kc - 1) / kc;
+}
+
+template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
+static void gemm_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
     gemm_kernel<BM, BN, BK, RM, RN><<<grid, 256>>>(M, N, K, kchunk, la, lb, ep);
     CK_LAUNCH("gemm_kernel");
 }
 
+/* returns the number of k-slices it ran */
 template <class LA, class LB, class EP>
-static void gemm(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
-    if (M >= 96 && N >= 96) gemm_tiles<128, 128, 8, 8, 8>(M, N, K, splitk, la, lb, ep);
-    else gemm_tiles<64, 64, 16, 4, 4>(M, N, K, splitk, la, lb, ep);
+static int gemm(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
+    int kchunk;
+    splitk = gemm_slices(M, N, K, splitk, &kchunk);
+    if (gemm_big(M, N)) gemm_tiles<128, 128, 8, 8, 8>(M, N, K, splitk, kchunk, la, lb, ep);
+    else gemm_tiles<64, 64, 16, 4, 4>(M, N, K, splitk, kchunk, la, lb, ep);
+    return splitk;
 }
 
 /* Division by a number known only at run time, as a multiply and a
@@ -354,8 +368,11 @@ struct BwdDataStore {
     }
 };
 
-/* backward weights: dW[co, (ci,ky,kx)] += sum_(n,oy,ox) dY[n, co, oy, ox] X[n, ci, ...]; the sum over
-   every output position is long, so it is split over gridDim.z slices that add atomically */
+/* backward weights: dW[co, (ci,ky,kx)] += sum_(n,oy,ox) dY[n, co, oy, ox] X[n, ci, ...]. The sum over
+   every output position is long, so it is split over gridDim.z slices. Each slice stores its partial
+   product in its own plane of a workspace, and splitk_sum_kernel adds the planes to dW in slice
+   order: atomic adds would sum in whatever order the slices finish, and the same step would give
+   gradients that differ in the last bits from run to run (and --ckpt could not be compared bit for bit). */
 struct BwdWA {
     const float *dy; ConvGeo c; int gi;
     __device__ float operator()(int m, int k) const {   /* m = co, k = (b, oy, ox) */
@@ -367,10 +384,25 @@ struct BwdWB {
     const float *x; ConvGeo c; int gi;
     __device__ float operator()(int k, int n) const { return im2col_at(x, c, gi, n, k); }   /* k = (b, oy, ox), n = (ci, ky, kx) */
 };
-struct AtomicAddStore {
-    float *dw; int ld, gi, c2g;
-    __device__ void operator()(int m, int n, float v) const { atomicAdd(&dw[(size_t)(gi * c2g + m) * ld + n], v); }
+struct SliceStore {   /* part[z][m][n], one plane of M x N per k-slice z */
+    float *part; int N; size_t plane;
+    __device__ void operator()(int m, int n, float v) const { part[blockIdx.z * plane + (size_t)m * N + n] = v; }
 };
+struct AddStore {     /* one slice: dW[m][n] += v, each element written by one thread */
+    float *dw; int N;
+    __device__ void operator()(int m, int n, float v) const { dw[(size_t)m * N + n] += v; }
+};
+__global__ void splitk_sum_kernel(const float *part, int slices, size_t plane, float *dw) {
+    GRID_STRIDE(i, plane) {
+        float s = 0.f;
+        for (int z = 0; z < slices; z++) s += part[z * plane + i];
+        dw[i] += s;
+    }
+}
+/* the workspace of the slices: 32 MB, taken from the arena at the first weight gradient and kept
+   (the plan's margin for the backend's own scratch counts it) */
+static const size_t SPLITK_WORK_FLOATS = 8u << 20;
+static float *g_splitk_work = NULL;
 
 static ConvGeo geo(const yolo_tensor *x, int C2, int k, int s, int g, int Ho, int Wo) {
     ConvGeo c = { x->n, x->c, x->h, x->w, C2, Ho, Wo, k, s, k / 2, x->c / g, C2 / g, g };
@@ -413,8 +445,20 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
         prof_begin();
         BwdWA la = { dy, c, gi };
         BwdWB lb = { x->data, c, gi };
-        AtomicAddStore ep = { dw, Kw, gi, c.c2g };
-        gemm(c.c2g, Kw, red, 0, la, lb, ep);   /* the sum over every output position: split-K */
+        float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
+        size_t plane = (size_t)c.c2g * Kw;
+        int slices = gemm_slices(c.c2g, Kw, red, 0, NULL);
+        while (slices > 1 && slices * plane > SPLITK_WORK_FLOATS) slices = gemm_slices(c.c2g, Kw, red, slices - 1, NULL);
+        if (slices > 1) {   /* the sum over every output position: split-K */
+            if (!g_splitk_work) g_splitk_work = (float *)cu_alloc(SPLITK_WORK_FLOATS * sizeof(float));
+            SliceStore ep = { g_splitk_work, Kw, plane };
+            slices = gemm(c.c2g, Kw, red, slices, la, lb, ep);
+            splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);
+            CK_LAUNCH("splitk_sum_kernel");
+        } else {
+            AddStore ep = { dwg, Kw };
+            gemm(c.c2g, Kw, red, 1, la, lb, ep);
+        }
         prof_end(k == 1 ? "conv backward-weight 1x1" : "conv backward-weight 3x3", flops / g, 0);
         prof_begin();
         if (dx) {
@@ -649,13 +693,24 @@ __global__ void maxpool_kernel(const float *x, float *y, size_t n, int H, int W,
         y[i] = p[yolo_maxpool_argmax(p, H, W, k, s, pad, r / Wo, r % Wo)];
     }
 }
+/* The gradient goes to each window's winner. Gathered, one thread per
+   input pixel: it visits the windows that hold it in the CPU's order
+   (row by row) and takes dy of those it won, so the sum is the same bits
+   as the CPU's scatter and the same on every run. */
 __global__ void maxpool_back_kernel(const float *x, const float *dy, float *dx, size_t n, int H, int W, int Ho, int Wo,
                                     int k, int s, int pad) {
     GRID_STRIDE(i, n) {
-        size_t nc = i / ((size_t)Ho * Wo);
-        int r = (int)(i % ((size_t)Ho * Wo));
-        int a = yolo_maxpool_argmax(x + nc * H * W, H, W, k, s, pad, r / Wo, r % Wo);
-        atomicAdd(&dx[nc * H * W + a], dy[i]);
+        size_t nc = i / ((size_t)H * W);
+        int a = (int)(i % ((size_t)H * W)), iy = a / W, ix = a % W;
+        const float *p = x + nc * H * W, *g = dy + nc * Ho * Wo;
+        /* windows oy with oy s - pad <= iy <= oy s - pad + k - 1 */
+        int oy0 = max(0, (iy + pad - k + s) / s), oy1 = min(Ho - 1, (iy + pad) / s);
+        int ox0 = max(0, (ix + pad - k + s) / s), ox1 = min(Wo - 1, (ix + pad) / s);
+        float acc = dx[i];
+        for (int oy = oy0; oy <= oy1; oy++)
+            for (int ox = ox0; ox <= ox1; ox++)
+                if (yolo_maxpool_argmax(p, H, W, k, s, pad, oy, ox) == a) acc += g[oy * Wo + ox];
+        dx[i] = acc;
     }
 }
 
@@ -678,7 +733,7 @@ static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo
     prof_end("maxpool forward", 0, 4.0 * 2 * n);
 }
 static void cu_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, float *dx) {
-    size_t n = (size_t)y->n * y->c * y->h * y->w;
+    size_t n = (size_t)x->n * x->c * x->h * x->w;
     prof_begin();
     maxpool_back_kernel<<<grid_for(n), 256>>>(x->data, y->grad, dx, n, x->h, x->w, y->h, y->w, k, s, pad);
     CK_LAUNCH("maxpool_back_kernel");
@@ -698,12 +753,27 @@ __global__ void resize_add_kernel(const float *x, int xc, int xh, int xw, int c0
         y[i] += x[(((size_t)b * xc + c0 + c) * xh + sy) * xw + sx];
     }
 }
+/* Gathered, one thread per source pixel: the outputs that copied it form a
+   block of rows and columns, summed in the CPU's order (deterministic). */
 __global__ void resize_add_back_kernel(const float *dy, float *dx, int xc, int xh, int xw, int c0, size_t n, int C, int Ho, int Wo) {
-    GRID_STRIDE(i, n) {
-        size_t nc = i / ((size_t)Ho * Wo);
-        int r = (int)(i % ((size_t)Ho * Wo)), b = (int)(nc / C), c = (int)(nc % C);
-        int sy = nearest_src(r / Wo, xh, Ho), sx = nearest_src(r % Wo, xw, Wo);
-        atomicAdd(&dx[(((size_t)b * xc + c0 + c) * xh + sy) * xw + sx], dy[i]);
+    GRID_STRIDE(i, n) {   /* i over [B, C, xh, xw] */
+        size_t nc = i / ((size_t)xh * xw);
+        int r = (int)(i % ((size_t)xh * xw)), b = (int)(nc / C), c = (int)(nc % C), sy = r / xw, sx = r % xw;
+        const float *g = dy + nc * Ho * Wo;
+        float *d = &dx[(((size_t)b * xc + c0 + c) * xh + sy) * xw + sx];
+        float acc = *d;
+        for (int oy = max(0, sy * Ho / xh - 1); oy < Ho; oy++) {
+            int ty = nearest_src(oy, xh, Ho);
+            if (ty < sy) continue;
+            if (ty > sy) break;
+            for (int ox = max(0, sx * Wo / xw - 1); ox < Wo; ox++) {
+                int tx = nearest_src(ox, xw, Wo);
+                if (tx < sx) continue;
+                if (tx > sx) break;
+                acc += g[oy * Wo + ox];
+            }
+        }
+        *d = acc;
     }
 }
 static void cu_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y) {
@@ -714,7 +784,7 @@ static void cu_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y) 
     prof_end("nearest resize forward", 0, 4.0 * 3 * n);
 }
 static void cu_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {
-    size_t n = (size_t)y->n * y->c * y->h * y->w;
+    size_t n = (size_t)y->n * y->c * x->h * x->w;   /* one thread per source pixel */
     prof_begin();
     resize_add_back_kernel<<<grid_for(n), 256>>>(y->grad, x->grad, x->c, x->h, x->w, c0, n, y->c, y->h, y->w);
     CK_LAUNCH("resize_add_back_kernel");

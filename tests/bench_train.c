@@ -42,10 +42,10 @@ int main(int argc, char **argv) {
     yolo_model m;
     if (yolo_model_from_cfg(&m, cfg, 80, err)) { fprintf(stderr, "%s\n", err); return 1; }
     m.ckpt = ckpt;
-    /* the plan, before anything is allocated on the device; the backend's
-       own small scratch (BatchNorm partial sums) rides in a 16 MB margin */
+    /* the plan, before anything is allocated on the device, with the
+       backend's own scratch (YOLO_BACKEND_SCRATCH_BYTES) */
     size_t act = yolo_plan_bytes(&m, B, img, img, 1, max_boxes), state = yolo_model_state_bytes(&m, YOLO_SGD);
-    size_t plan = act + state + (16u << 20);
+    size_t plan = act + state + YOLO_BACKEND_SCRATCH_BYTES;
     printf("memory plan: activations, gradients and scratch %.2f GB%s + weights, gradients, EMA, SGD state %.2f GB = %.2f GB\n",
            act / 1e9, ckpt ? " (--ckpt)" : "", state / 1e9, plan / 1e9);
     if (dry) return 0;

@@ -21,7 +21,7 @@ for cfg in ${MODELS:-yolov9-s yolov9-c}; do
         plan=$(echo "$out" | sed -n 's/.*= \([0-9.]*\) GB$/\1/p' | head -n 1)
         held=$(echo "$out" | sed -n 's/.*held at peak \([0-9.]*\) GB.*/\1/p')
         ips=$(echo "$out" | sed -n 's/.*ms *\([0-9.]*\) img\/s.*/\1/p')
-        echo "| $cfg | $b | $img | ${ck:+on}${ck:-off} | ${plan:-?} | ${held:--} | ${ips:--} |"
+        echo "| $cfg | $b | $img | $([ -n "$ck" ] && echo on || echo off) | ${plan:-?} | ${held:--} | ${ips:--} |"
       done
     done
   done

@@ -48,6 +48,11 @@ static int by_conf(const void *a, const void *b) {   /* descending, stable */
     return x->i - y->i;
 }
 
+static int by_conf_float(const void *a, const void *b) {   /* descending */
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
 static int g_fail;
 static void expect(const char *what, double got, double want) {
     int ok = fabs(got - want) <= 1e-9;
@@ -116,6 +121,34 @@ static void analytic_cases(void) {
         expect("C earliest detection takes the label: mAP50", mt.map50, 0.995);
         expect("C earliest detection takes the label: mAP50-95", mt.map, 0.597);
         yolo_metrics_free(&mt); yolo_eval_free(&ev);
+    }
+    /* D. the NMS candidate limit. An untrained model at 640 has 8400 anchors
+       x 80 classes, all above 0.001; the official NMS keeps the 30000 most
+       confident before suppressing. With suppression off (IoU threshold
+       above 1) and max_det 30000 the kept list must be exactly the 30000
+       largest probabilities in descending order, whichever way they were
+       selected. Random probabilities, with ties, so the order is exercised. */
+    {
+        enum { A = 8400, NC = 80 };
+        yolo_real *pred = (yolo_real *)calloc((size_t)(4 + NC) * A, sizeof(yolo_real));
+        float *all = (float *)malloc((size_t)A * NC * sizeof(float));
+        uint64_t s = 12345;
+        for (int a = 0; a < A; a++) {
+            pred[a] = 320; pred[A + a] = 320; pred[2 * A + a] = 64; pred[3 * A + a] = 64;
+            for (int k = 0; k < NC; k++) {
+                s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+                float p = 0.002f + (float)((s >> 40) % 4096) / 4096.0f;   /* 4096 levels: many ties */
+                pred[(size_t)(4 + k) * A + a] = p;
+                all[(size_t)a * NC + k] = p;
+            }
+        }
+        yolo_det *out = (yolo_det *)malloc(30000 * sizeof(yolo_det));
+        int kept = yolo_nms_labels(pred, A, NC, 0.001f, 1.01f, 30000, 0, NULL, 0, 1, out);
+        qsort(all, (size_t)A * NC, sizeof(float), by_conf_float);
+        int bad = kept != 30000;
+        for (int i = 0; i < kept && !bad; i++) bad = out[i].conf != all[i];
+        expect("D NMS keeps the 30000 most confident of 672000 candidates, in order", bad, 0);
+        free(pred); free(all); free(out);
     }
 }
 

@@ -153,8 +153,9 @@ static inline YOLO_HD int yolo_maxpool_argmax(const yolo_real *p, int H, int W, 
 typedef struct {
     int n, c, h, w;      /* shape [B, C, H, W] */
     yolo_real *data;     /* [n*c*h*w] */
-    yolo_real *grad;     /* [n*c*h*w] or NULL when no gradient is wanted */
+    yolo_real *grad;     /* [n*c*h*w] or NULL when no gradient is wanted (or not yet) */
     size_t cap;          /* elements allocated */
+    int wants_grad;      /* a training forward wrote it: its layer's backward needs grad */
 } yolo_tensor;
 
 /* ------------------------------------------------------------------------ */
@@ -419,8 +420,10 @@ typedef struct {
     int fused;               /* 1 while the folded weights match the trained ones */
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     yolo_tensor scratch;     /* dL/dz of the conv being differentiated (the largest one) */
+    size_t scratch_need;     /* elements of the largest dL/dz: scratch takes it before the backward */
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
+    int defer_grads;         /* 1 during yolo_forward: gradients are taken around each layer's backward */
     double flops;            /* multiply-adds x2 of the convolutions run so far */
     const yolo_backend *be;  /* where the tensors live and the ops run */
     int building;            /* internal: the next tensor to bind in the second build pass */
@@ -612,12 +615,34 @@ const yolo_backend *yolo_backend_cuda(int device, char *err);
 const yolo_backend *yolo_backend_select(const char *device, char *err);
 /* move a freshly built model's weights to a backend (before any forward) */
 void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
+/* A best-fit arena of byte offsets. The CUDA backend carves its device
+   memory out of one reservation with it, and the planner runs the very
+   same placement over the same requests, so the plan is what the arena
+   will span, holes between ranges included, not only the bytes in use.
+   A request takes the smallest free hole that holds it (the lowest one of
+   equal size); the free tail at the end only when no hole does, so that
+   an arena of exactly the planned size makes the choices the unbounded
+   planning arena made. Sizes round up to 256 bytes. */
+typedef struct { size_t off, size; int used; } yolo_arena_range;
+typedef struct {
+    size_t size;                  /* bytes it manages */
+    size_t in_use, peak, extent;  /* bytes used now, at most, and the highest end of a range so far */
+    yolo_arena_range *r;          /* [n] sorted by offset, covering [0, size) */
+    int n, cap;
+} yolo_arena;
+#define YOLO_ARENA_FULL ((size_t)-1)
+void   yolo_arena_init(yolo_arena *a, size_t size);
+void   yolo_arena_free(yolo_arena *a);
+size_t yolo_arena_alloc(yolo_arena *a, size_t bytes);     /* the offset, or YOLO_ARENA_FULL */
+size_t yolo_arena_release(yolo_arena *a, size_t off);     /* the bytes given back; 0: no range starts there */
+
 /* The memory plan: the bytes of activations, their gradients, scratch and
    loss buffers (for images of up to max_boxes_per_image boxes) that a
    training step (train = 1) or an inference pass at this input size will
-   allocate, found before anything is allocated by
-   running the step on a backend that only counts. Weights, gradients, EMA
-   and optimizer state come on top: yolo_model_state_bytes. */
+   allocate, found before anything is allocated by running the step on a
+   backend that computes nothing and places every buffer in a yolo_arena:
+   the plan is that arena's extent. Weights, gradients, EMA and optimizer
+   state come on top: yolo_model_state_bytes. */
 size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image);
 /* the same for a training run: training steps at B x H x W (B 0: none) with
    validation forwards at vB x vH x vW (vB 0: none) between them */
@@ -1391,7 +1416,13 @@ static yolo_real *yolo_stats_new(yolo_model *m, int n) {
 
 /* output tensors follow the input's batch; gradients exist when training */
 static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
-    yolo_tensor_resize(m->be, t, like->n, c, h, w, train);
+    yolo_tensor_resize(m->be, t, like->n, c, h, w, train && !m->defer_grads);
+    t->wants_grad = train;
+}
+
+/* a gradient allocated (zeroed) when first needed */
+static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
+    if (t != &m->input && !t->grad && t->cap) t->grad = (yolo_real *)m->be->alloc(t->cap * sizeof(yolo_real));
 }
 
 /* ---- Conv ---------------------------------------------------------------- */
@@ -1438,6 +1469,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
         m->be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
     } else {
         yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
+        if (train && yolo_numel(&c->z) > m->scratch_need) m->scratch_need = yolo_numel(&c->z);
         m->be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
@@ -2356,8 +2388,7 @@ void yolo_model_fuse(yolo_model *m) {
     const yolo_backend *be = m->be;
     size_t total = 0;
     for (int i = 0; i < m->nconvs; i++) total += (size_t)m->convs[i]->c2 * (m->convs[i]->c1 / m->convs[i]->g) * m->convs[i]->k * m->convs[i]->k + m->convs[i]->c2;
-    be->release(m->folded);
-    m->folded = (yolo_real *)be->alloc(total * sizeof(yolo_real));
+    if (!m->folded) m->folded = (yolo_real *)be->alloc(total * sizeof(yolo_real));   /* once: the size never changes */
     yolo_real *h = (yolo_real *)yolo_xcalloc(total, sizeof(yolo_real)), *vals = yolo_fetch(m, m->values, m->nvalues);
     size_t off = 0;
     #define HOST(p) (vals + ((p) - m->values))   /* a parameter pointer as a host address */
@@ -2509,18 +2540,21 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
     }
 }
 
-/* --- recompute checkpointing (--ckpt) ---
+/* --- gradient lifetimes and recompute checkpointing (--ckpt) ---
    A block's output is read by later layers and kept; what is inside it
    (the convs' outputs before and after BatchNorm, the concatenations, the
    pools; for the head everything but its maps) is only read by its own
-   backward. With m->ckpt the training forward drops the inside of every
-   block as soon as the block is done, and yolo_backward runs the block's
-   forward again just before its backward, then drops it again: memory for
-   one block's inside instead of all of them, for the price of a second
-   forward. The recompute uses BatchNorm momentum 0, so the running
+   backward. So gradients are short-lived: the training forward takes
+   none (but the head's maps', which the loss writes); the gradient of a
+   layer's output exists from the backward of its last reader to its own
+   backward, and those of a block's inside only during its backward.
+   With m->ckpt the training forward also drops the inside of every block
+   as soon as the block is done, and yolo_backward runs the block's
+   forward again just before its backward, then drops it again: memory
+   for one block's inside instead of all of them, for the price of a
+   second forward. The recompute uses BatchNorm momentum 0, so the running
    statistics move once per step, and it computes the same numbers, so the
-   gradients are the same. The gradient of a layer's output exists only
-   from the backward of its last reader to its own backward. */
+   gradients are the same. */
 
 static int yolo_layer_has_inside(const yolo_layer *L) {
     return L->type != YOLO_SILENCE && L->type != YOLO_UPSAMPLE && L->type != YOLO_CONCAT && L->type != YOLO_CBFUSE;
@@ -2537,12 +2571,19 @@ static void yolo_layer_drop_inside(yolo_model *m, yolo_layer *L) {
         if (m->acts[k] != L->out && !yolo_is_head_map(L, m->acts[k])) yolo_tensor_free(m->be, m->acts[k]);
 }
 
-/* the gradient of a layer's output, allocated (zeroed) when first needed,
-   released after the layer's own backward (not the head's maps: the loss
-   writes theirs) */
-static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
-    if (t != &m->input && !t->grad && t->cap) t->grad = (yolo_real *)m->be->alloc(t->cap * sizeof(yolo_real));
+/* the gradients of a block's inside, around its backward (the output's
+   is yolo_grad_need's; the head's maps keep theirs for the loss) */
+static void yolo_inside_grads_need(yolo_model *m, yolo_layer *L) {
+    for (int k = L->act0; k < L->act1; k++)
+        if (m->acts[k]->wants_grad) yolo_grad_need(m, m->acts[k]);
 }
+static void yolo_inside_grads_drop(yolo_model *m, yolo_layer *L) {
+    for (int k = L->act0; k < L->act1; k++) {
+        yolo_tensor *t = m->acts[k];
+        if (t != L->out && !yolo_is_head_map(L, t)) { m->be->release(t->grad); t->grad = NULL; }
+    }
+}
+/* the gradient of a layer's output, released after the layer's own backward */
 static void yolo_grad_drop(yolo_model *m, yolo_layer *L) {
     if (L->out != &m->input && !L->det) { m->be->release(L->out->grad); L->out->grad = NULL; }
 }
@@ -2553,7 +2594,6 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         if (!all && !train && !L->infer) continue;
         yolo_layer_forward(m, L, train);
         if (m->ckpt && yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);   /* inference needs it no longer either */
-        if (m->ckpt && train) yolo_grad_drop(m, L);
     }
 }
 
@@ -2565,7 +2605,9 @@ void yolo_forward(yolo_model *m, int train) {
     if (train)
         for (int i = 0; i < m->nacts; i++)
             if (m->acts[i]->grad) m->be->zero(m->acts[i]->grad, m->acts[i]->cap * sizeof(yolo_real));
+    m->defer_grads = train;
     yolo_forward_layers(m, train, 0);
+    m->defer_grads = 0;
 }
 
 void yolo_zero_grads(yolo_model *m) { m->be->zero(m->grads, m->nvalues * sizeof(yolo_real)); }
@@ -2575,20 +2617,23 @@ void yolo_zero_grads(yolo_model *m) { m->be->zero(m->grads, m->nvalues * sizeof(
    CBLinear chunks) gets the sum. Parameter gradients accumulate too, so
    several backwards sum up until yolo_zero_grads. */
 void yolo_backward(yolo_model *m) {
+    /* the scratch at its largest at once: grown conv by conv, it would leave
+       holes in the device arena at the moment memory is fullest */
+    if (m->scratch_need > m->scratch.cap) yolo_tensor_resize(m->be, &m->scratch, 1, 1, 1, (int)m->scratch_need, 0);
     for (int i = m->nlayers - 1; i >= 0; i--) {
         yolo_layer *L = &m->layers[i];
         yolo_tensor *x = yolo_layer_input(m, L, 0);
         int recompute = m->ckpt && yolo_layer_has_inside(L);
-        if (m->ckpt) {   /* the gradients this backward reads and writes */
-            yolo_grad_need(m, L->out);
-            for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
-        }
+        /* the gradients this backward reads and writes */
+        yolo_grad_need(m, L->out);
+        for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
         if (recompute) {   /* the inside again, running statistics left alone */
             double momentum = m->bn_momentum;
             m->bn_momentum = 0;
             yolo_layer_forward(m, L, 1);
             m->bn_momentum = momentum;
         }
+        yolo_inside_grads_need(m, L);
         switch (L->type) {
         case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
         case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down, x); break;
@@ -2615,7 +2660,8 @@ void yolo_backward(yolo_model *m) {
         default: break;   /* Silence */
         }
         if (recompute) yolo_layer_drop_inside(m, L);
-        if (m->ckpt) yolo_grad_drop(m, L);
+        else yolo_inside_grads_drop(m, L);
+        yolo_grad_drop(m, L);
     }
 }
 
@@ -2889,6 +2935,7 @@ static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in,
             }
             yolo_tensor *o = &d->out[b][l];
             yolo_out_resize(m, o, x, no, x->h, x->w, train);
+            if (train) yolo_grad_need(m, o);   /* the loss writes it */
             m->be->copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
             m->be->copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
         }
@@ -3282,34 +3329,73 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
 /* ------------------------------------------------------------------------ */
 /* the memory plan                                                          */
 /* ------------------------------------------------------------------------ */
-/* Planning runs a whole step on a backend that computes nothing and only
-   keeps account of what it is asked to allocate and to release: every
-   buffer of a step goes through the backend, so the peak it sees is the
-   peak the real step will hold. Its ledger is file-static, so planning is
-   not re-entrant. */
+/* --- the arena: a list of ranges, sorted by offset, that covers it --- */
+void yolo_arena_init(yolo_arena *a, size_t size) {
+    memset(a, 0, sizeof *a);
+    a->size = size;
+    a->cap = 256;
+    a->r = (yolo_arena_range *)yolo_xmalloc(a->cap * sizeof *a->r);
+    a->r[0].off = 0; a->r[0].size = size; a->r[0].used = 0;
+    a->n = 1;
+}
+void yolo_arena_free(yolo_arena *a) { free(a->r); memset(a, 0, sizeof *a); }
 
-static struct { size_t next, in_use, peak, n, cap; size_t *addr, *size; } yolo_ledger;
-static void *yolo_plan_alloc(size_t bytes) {
-    size_t need = (bytes + 255) / 256 * 256, at = 4096 + yolo_ledger.next;   /* a fake, never dereferenced address */
-    yolo_ledger.next += need ? need : 256;
-    if (yolo_ledger.n == yolo_ledger.cap) {
-        yolo_ledger.cap = yolo_ledger.cap ? 2 * yolo_ledger.cap : 1024;
-        yolo_ledger.addr = (size_t *)realloc(yolo_ledger.addr, yolo_ledger.cap * sizeof(size_t));
-        yolo_ledger.size = (size_t *)realloc(yolo_ledger.size, yolo_ledger.cap * sizeof(size_t));
+static void yolo_arena_insert(yolo_arena *a, int at, yolo_arena_range x) {
+    if (a->n == a->cap) { a->cap *= 2; a->r = (yolo_arena_range *)realloc(a->r, a->cap * sizeof *a->r); }
+    memmove(a->r + at + 1, a->r + at, (a->n - at) * sizeof *a->r);
+    a->r[at] = x;
+    a->n++;
+}
+static void yolo_arena_remove(yolo_arena *a, int at) {
+    memmove(a->r + at, a->r + at + 1, (a->n - at - 1) * sizeof *a->r);
+    a->n--;
+}
+
+size_t yolo_arena_alloc(yolo_arena *a, size_t bytes) {
+    size_t need = bytes ? (bytes + 255) / 256 * 256 : 256;
+    int i = -1;
+    for (int j = 0; j < a->n - 1; j++)   /* the holes: every free range but the last */
+        if (!a->r[j].used && a->r[j].size >= need && (i < 0 || a->r[j].size < a->r[i].size)) i = j;
+    if (i < 0 && !a->r[a->n - 1].used && a->r[a->n - 1].size >= need) i = a->n - 1;   /* the tail */
+    if (i < 0) return YOLO_ARENA_FULL;
+    if (a->r[i].size > need) {
+        yolo_arena_range rest = { a->r[i].off + need, a->r[i].size - need, 0 };
+        a->r[i].size = need;
+        yolo_arena_insert(a, i + 1, rest);
     }
-    yolo_ledger.addr[yolo_ledger.n] = at; yolo_ledger.size[yolo_ledger.n++] = need;
-    yolo_ledger.in_use += need;
-    if (yolo_ledger.in_use > yolo_ledger.peak) yolo_ledger.peak = yolo_ledger.in_use;
-    return (void *)(uintptr_t)at;
+    a->r[i].used = 1;
+    a->in_use += need;
+    if (a->in_use > a->peak) a->peak = a->in_use;
+    if (a->r[i].off + need > a->extent) a->extent = a->r[i].off + need;
+    return a->r[i].off;
+}
+
+size_t yolo_arena_release(yolo_arena *a, size_t off) {
+    int lo = 0, hi = a->n - 1, i = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (a->r[mid].off == off) { i = mid; break; }
+        if (a->r[mid].off < off) lo = mid + 1; else hi = mid - 1;
+    }
+    if (i < 0 || !a->r[i].used) return 0;
+    size_t bytes = a->r[i].size;
+    a->r[i].used = 0;
+    a->in_use -= bytes;
+    if (i + 1 < a->n && !a->r[i + 1].used) { a->r[i].size += a->r[i + 1].size; yolo_arena_remove(a, i + 1); }
+    if (i > 0 && !a->r[i - 1].used) { a->r[i - 1].size += a->r[i].size; yolo_arena_remove(a, i); }
+    return bytes;
+}
+
+/* --- the planner: a backend that computes nothing and only places its
+   buffers in an unbounded arena. The arena is file-static, so planning is
+   not re-entrant. Its addresses are offsets + 4096, never dereferenced. --- */
+static yolo_arena yolo_plan_arena;
+static void *yolo_plan_alloc(size_t bytes) {
+    size_t off = yolo_arena_alloc(&yolo_plan_arena, bytes);
+    return (void *)(uintptr_t)(4096 + off);
 }
 static void yolo_plan_release(void *p) {
-    for (size_t i = yolo_ledger.n; p && i-- > 0;)
-        if (yolo_ledger.addr[i] == (size_t)(uintptr_t)p) {
-            yolo_ledger.in_use -= yolo_ledger.size[i];
-            yolo_ledger.addr[i] = yolo_ledger.addr[--yolo_ledger.n];
-            yolo_ledger.size[i] = yolo_ledger.size[yolo_ledger.n];
-            return;
-        }
+    if (p) yolo_arena_release(&yolo_plan_arena, (size_t)(uintptr_t)p - 4096);
 }
 static void yolo_plan_bytes3(void *d, size_t n) { (void)d; (void)n; }
 static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s_; (void)n; }
@@ -3339,7 +3425,7 @@ static int yolo_plan_nms(const yolo_real *p, int A, int nc, float c, float i, in
     return 0;
 }
 static void yolo_plan_sync(void) {}
-static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_ledger.in_use; *peak = yolo_ledger.peak; }
+static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_plan_arena.in_use; *peak = yolo_plan_arena.extent; }
 static int yolo_plan_reserve(size_t bytes) { (void)bytes; return 0; }
 static void yolo_plan_profile(int on, FILE *f) { (void)on; (void)f; }
 
@@ -3360,7 +3446,7 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
     for (int i = 0; i < m->nacts; i++) { saved[i] = *m->acts[i]; memset(m->acts[i], 0, sizeof(yolo_tensor)); }
     m->be = &yolo_planner;
-    yolo_ledger.next = yolo_ledger.in_use = yolo_ledger.peak = yolo_ledger.n = 0;
+    yolo_arena_init(&yolo_plan_arena, YOLO_ARENA_FULL / 2);
     int nt = B * (max_boxes > 0 ? max_boxes : 1);
     yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)(nt ? nt : 1) * 6, sizeof(yolo_real));
     for (int i = 0; i < nt; i++) { t[6 * i] = (yolo_real)(i % B); t[6 * i + 2] = t[6 * i + 3] = 0.5f; t[6 * i + 4] = t[6 * i + 5] = 0.1f; }
@@ -3375,9 +3461,8 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     }
     yolo_loss_free(&L);
     free(t);
-    size_t bytes = yolo_ledger.peak;
-    free(yolo_ledger.addr); free(yolo_ledger.size);
-    memset(&yolo_ledger, 0, sizeof yolo_ledger);
+    size_t bytes = yolo_plan_arena.extent;
+    yolo_arena_free(&yolo_plan_arena);
     for (int i = 0; i < m->nacts; i++) *m->acts[i] = saved[i];
     free(saved);
     m->be = real;

@@ -40,96 +40,88 @@ static unsigned grid_for(size_t n) { size_t b = blocks_for(n, 256); return (unsi
 /* ------------------------------------------------------------------------ */
 
 /* Device memory. A run first plans what it needs (yolo_plan_bytes) and
-   reserves it in one cudaMalloc, the arena; every later allocation is
-   carved out of it, best fit, and a release gives the range back
-   (neighbours merge). Without a reservation, or past its end, allocations
-   fall back to cudaMalloc, and a warning says the plan was exceeded.
-   Either way every byte is counted, so a run knows what it holds. */
-typedef struct { size_t off, size; int used; } arena_block;
-static char *g_arena = NULL;
-static size_t g_arena_size = 0;
-static arena_block *g_blocks = NULL;      /* sorted by offset, covering the arena */
-static int g_nblocks = 0, g_capblocks = 0, g_warned = 0;
-static size_t g_in_use = 0, g_peak = 0;
+   reserves it in one cudaMalloc. The backend keeps the top
+   YOLO_BACKEND_SCRATCH_BYTES of it for its own buffers (BatchNorm partial
+   sums, the weight gradient's k-slices), taken once and never given
+   back; every other allocation is placed in the rest by a yolo_arena, the
+   same best-fit placement the planner ran, and a release gives the range
+   back. Without a reservation, or when the arena is full, allocations
+   fall back to cudaMalloc, and a warning says the plan was exceeded. The
+   footprint (the arena's extent, the backend's own part, and anything
+   outside) is what memory() reports as the peak. */
+static char *g_base = NULL;            /* the reservation */
+static size_t g_base_size = 0;
+static yolo_arena g_arena;             /* places ranges in [0, g_arena.size) of it */
+static size_t g_own = 0;               /* bytes of the top part the backend took for itself */
+static size_t g_outside = 0, g_in_use = 0, g_peak = 0;
+static int g_warned = 0;
 
-static void count(long long delta) {
-    g_in_use += delta;
-    if (g_in_use > g_peak) g_peak = g_in_use;
-}
-static void blocks_insert(int at, arena_block b) {
-    if (g_nblocks == g_capblocks) {
-        g_capblocks = g_capblocks ? 2 * g_capblocks : 1024;
-        g_blocks = (arena_block *)realloc(g_blocks, g_capblocks * sizeof(arena_block));
-    }
-    memmove(g_blocks + at + 1, g_blocks + at, (g_nblocks - at) * sizeof(arena_block));
-    g_blocks[at] = b;
-    g_nblocks++;
-}
-static void blocks_remove(int at) {
-    memmove(g_blocks + at, g_blocks + at + 1, (g_nblocks - at - 1) * sizeof(arena_block));
-    g_nblocks--;
+static void account(void) {
+    size_t foot = g_arena.extent + g_own + g_outside;
+    if (foot > g_peak) g_peak = foot;
 }
 
 static int cu_reserve(size_t bytes) {
-    if (g_arena) return -1;                  /* one arena per run */
+    if (g_base) return -1;                  /* one reservation per run */
     bytes = (bytes + 255) / 256 * 256;
-    if (cudaMalloc((void **)&g_arena, bytes) != cudaSuccess) { cudaGetLastError(); g_arena = NULL; return -1; }
-    g_arena_size = bytes;
-    arena_block all = { 0, bytes, 0 };
-    blocks_insert(0, all);
+    if (bytes < YOLO_BACKEND_SCRATCH_BYTES) bytes = YOLO_BACKEND_SCRATCH_BYTES;
+    if (cudaMalloc((void **)&g_base, bytes) != cudaSuccess) { cudaGetLastError(); g_base = NULL; return -1; }
+    g_base_size = bytes;
+    yolo_arena_init(&g_arena, bytes - YOLO_BACKEND_SCRATCH_BYTES);
     return 0;
 }
 
 static void *cu_alloc(size_t bytes) {
-    size_t need = (bytes + 255) / 256 * 256;
-    if (need == 0) need = 256;
-    int i = -1;   /* best fit: the smallest free range that holds it, so large ranges stay whole */
-    for (int j = 0; g_arena && j < g_nblocks; j++)
-        if (!g_blocks[j].used && g_blocks[j].size >= need && (i < 0 || g_blocks[j].size < g_blocks[i].size)) i = j;
-    if (i >= 0) {
-        arena_block *b = &g_blocks[i];
-        if (b->size > need) {
-            arena_block rest = { b->off + need, b->size - need, 0 };
-            b->size = need;
-            blocks_insert(i + 1, rest);
-            b = &g_blocks[i];
-        }
-        b->used = 1;
-        count((long long)need);
-        CK(cudaMemsetAsync(g_arena + b->off, 0, need));
-        return g_arena + b->off;
+    size_t need = bytes ? (bytes + 255) / 256 * 256 : 256;
+    size_t off = g_base ? yolo_arena_alloc(&g_arena, need) : YOLO_ARENA_FULL;
+    if (off != YOLO_ARENA_FULL) {
+        g_in_use += need;
+        account();
+        CK(cudaMemsetAsync(g_base + off, 0, need));
+        return g_base + off;
     }
-    if (g_arena && !g_warned) {
-        fprintf(stderr, "yolov9: no free range of %zu bytes in the %.2f GB arena (plan exceeded, or fragmented); "
-                        "allocating outside it\n", need, g_arena_size / 1e9);
+    if (g_base && !g_warned) {
+        fprintf(stderr, "yolov9: no free range of %zu bytes in the %.2f GB arena (plan exceeded); allocating outside it\n",
+                need, g_arena.size / 1e9);
         g_warned = 1;
     }
     char *p = NULL;   /* outside the arena: the size sits in a 256-byte header in front */
     CK(cudaMalloc((void **)&p, need + 256));
     CK(cudaMemset(p, 0, need + 256));
     CK(cudaMemcpy(p, &need, sizeof need, cudaMemcpyHostToDevice));
-    count((long long)need);
+    g_in_use += need; g_outside += need + 256;
+    account();
     return p + 256;
+}
+
+/* the backend's own long-lived buffers: from the top of the reservation
+   while it lasts (never released), else as any allocation */
+static void *cu_own_alloc(size_t bytes) {
+    size_t need = bytes ? (bytes + 255) / 256 * 256 : 256;
+    if (g_base && g_own + need <= YOLO_BACKEND_SCRATCH_BYTES) {
+        char *p = g_base + g_arena.size + g_own;
+        g_own += need; g_in_use += need;
+        account();
+        CK(cudaMemsetAsync(p, 0, need));
+        return p;
+    }
+    return cu_alloc(bytes);
 }
 
 static void cu_release(void *q) {
     if (!q) return;
     char *c = (char *)q;
-    if (g_arena && c >= g_arena && c < g_arena + g_arena_size) {
-        size_t off = (size_t)(c - g_arena);
-        int lo = 0, hi = g_nblocks - 1, i = -1;
-        while (lo <= hi) { int mid = (lo + hi) / 2; if (g_blocks[mid].off == off) { i = mid; break; } if (g_blocks[mid].off < off) lo = mid + 1; else hi = mid - 1; }
-        if (i < 0 || !g_blocks[i].used) { fprintf(stderr, "yolov9: release of an unknown device block\n"); exit(1); }
-        g_blocks[i].used = 0;
-        count(-(long long)g_blocks[i].size);
-        if (i + 1 < g_nblocks && !g_blocks[i + 1].used) { g_blocks[i].size += g_blocks[i + 1].size; blocks_remove(i + 1); }
-        if (i > 0 && !g_blocks[i - 1].used) { g_blocks[i - 1].size += g_blocks[i].size; blocks_remove(i); }
+    if (g_base && c >= g_base + g_arena.size && c < g_base + g_base_size) return;   /* the backend's own: kept */
+    if (g_base && c >= g_base && c < g_base + g_arena.size) {
+        size_t bytes = yolo_arena_release(&g_arena, (size_t)(c - g_base));
+        if (!bytes) { fprintf(stderr, "yolov9: release of an unknown device block\n"); exit(1); }
+        g_in_use -= bytes;
         return;
     }
     char *p = c - 256;
     size_t bytes;
     CK(cudaMemcpy(&bytes, p, sizeof bytes, cudaMemcpyDeviceToHost));
-    count(-(long long)bytes);
+    g_in_use -= bytes; g_outside -= bytes + 256;
     CK(cudaFree(p));
 }
 static void cu_memory(size_t *in_use, size_t *peak) { *in_use = g_in_use; *peak = g_peak; }
@@ -399,8 +391,7 @@ __global__ void splitk_sum_kernel(const float *part, int slices, size_t plane, f
         dw[i] += s;
     }
 }
-/* the workspace of the slices: 32 MB, taken from the arena at the first weight gradient and kept
-   (the plan's margin for the backend's own scratch counts it) */
+/* the workspace of the slices: 32 MB of the backend's own scratch, taken at the first weight gradient */
 static const size_t SPLITK_WORK_FLOATS = 8u << 20;
 static float *g_splitk_work = NULL;
 
@@ -450,7 +441,7 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
         int slices = gemm_slices(c.c2g, Kw, red, 0, NULL);
         while (slices > 1 && slices * plane > SPLITK_WORK_FLOATS) slices = gemm_slices(c.c2g, Kw, red, slices - 1, NULL);
         if (slices > 1) {   /* the sum over every output position: split-K */
-            if (!g_splitk_work) g_splitk_work = (float *)cu_alloc(SPLITK_WORK_FLOATS * sizeof(float));
+            if (!g_splitk_work) g_splitk_work = (float *)cu_own_alloc(SPLITK_WORK_FLOATS * sizeof(float));
             SliceStore ep = { g_splitk_work, Kw, plane };
             slices = gemm(c.c2g, Kw, red, slices, la, lb, ep);
             splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);
@@ -524,7 +515,7 @@ static double *bn_scratch(size_t n) {
     if (n > g_bn_part_cap) {
         cu_release(g_bn_part);
         g_bn_part_cap = n > (1 << 20) ? n : (1 << 20);
-        g_bn_part = (double *)cu_alloc(g_bn_part_cap * sizeof(double));
+        g_bn_part = (double *)cu_own_alloc(g_bn_part_cap * sizeof(double));
     }
     return g_bn_part;
 }
@@ -609,7 +600,7 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
     if ((size_t)2 * z->c > g_bn_sums_cap) {
         cu_release(g_bn_sums);
         g_bn_sums_cap = 2 * (size_t)z->c > 4096 ? 2 * (size_t)z->c : 4096;
-        g_bn_sums = (float *)cu_alloc(g_bn_sums_cap * sizeof(float));
+        g_bn_sums = (float *)cu_own_alloc(g_bn_sums_cap * sizeof(float));
     }
     double *part = bn_scratch(2 * (size_t)z->n * z->c);
     prof_begin();

@@ -1,26 +1,80 @@
-/* test_plan: the memory plan is what a run holds. A backend that is the
-   CPU one but counts every allocation runs real training steps (forward,
-   loss, backward, SGD, EMA) of the three tiny networks; its peak must equal
-   yolo_plan_bytes + yolo_model_state_bytes exactly, and an eval pass must
-   stay within its own plan. */
+/* test_plan: the memory plan is what a run holds.
+   1. The arena: placements by hand (best fit, the tail last, merging), and
+      random sequences of requests replayed on an arena of exactly the
+      extent they reached unbounded: every request fits, at the same offset.
+   2. A backend that is the CPU one but also places every allocation in a
+      yolo_arena, as the CUDA backend does, runs real training steps
+      (forward, loss, backward, SGD, EMA) of the three tiny networks; the
+      arena's extent must equal yolo_plan_bytes + yolo_model_state_bytes
+      exactly, and an eval pass must stay within its own plan. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 
-static size_t g_in_use, g_peak;
+static int g_pass, g_fail;
+static void expect(int ok, const char *what) {
+    ok ? g_pass++ : g_fail++;
+    printf("  %-66s %s\n", what, ok ? "ok" : "FAIL");
+}
+
+static yolo_arena g_arena;   /* where the counted backend's allocations would sit on the device */
 static void *counted_alloc(size_t bytes) {
-    size_t need = (bytes + 255) / 256 * 256;   /* the rounding the planner and the CUDA arena use */
-    if (!need) need = 256;
+    size_t off = yolo_arena_alloc(&g_arena, bytes), need = bytes ? (bytes + 255) / 256 * 256 : 256;
     size_t *p = (size_t *)yolo_xcalloc(1, need + 16);
-    p[0] = need;
-    g_in_use += need;
-    if (g_in_use > g_peak) g_peak = g_in_use;
+    p[0] = off;
     return p + 2;
 }
 static void counted_release(void *q) {
     if (!q) return;
     size_t *p = (size_t *)q - 2;
-    g_in_use -= p[0];
+    yolo_arena_release(&g_arena, p[0]);
     free(p);
+}
+
+static void arena_cases(void) {
+    yolo_arena a;
+    yolo_arena_init(&a, 4096);
+    size_t x = yolo_arena_alloc(&a, 1000), y = yolo_arena_alloc(&a, 256), z = yolo_arena_alloc(&a, 512);
+    expect(x == 0 && y == 1024 && z == 1280 && a.in_use == 1792, "arena: requests in order, rounded to 256");
+    yolo_arena_release(&a, x);   /* a hole of 1024 at 0, the tail of 2304 at 1792 */
+    expect(yolo_arena_alloc(&a, 200) == 0, "arena: a hole before the tail");
+    yolo_arena_release(&a, 0);
+    yolo_arena_release(&a, z);   /* holes 1024 at 0, the tail 2816 at 1280 */
+    expect(yolo_arena_alloc(&a, 2000) == 1280, "arena: the tail when no hole holds it");
+    expect(yolo_arena_release(&a, 1280) == 2048 && yolo_arena_release(&a, 1280) == 0, "arena: a range is given back once");
+    yolo_arena_release(&a, y);
+    expect(a.n == 1 && a.r[0].size == 4096 && a.in_use == 0 && a.extent == 3328, "arena: free neighbours merge; the extent stays");
+    expect(yolo_arena_alloc(&a, 5000) == YOLO_ARENA_FULL, "arena: a request larger than the arena is refused");
+    yolo_arena_free(&a);
+    /* random sequences: unbounded, then replayed in exactly the extent */
+    int bad = 0;
+    for (int seq = 0; seq < 50; seq++) {
+        enum { N = 600 };
+        size_t req[N], off[N], off2;   /* req: bytes of an allocation, 0 for a release */
+        int rel[N], live[N];           /* rel: the allocation a release gives back */
+        yolo_rng rng = { (uint64_t)seq + 1 };
+        yolo_arena u, b;
+        yolo_arena_init(&u, YOLO_ARENA_FULL / 2);
+        for (int i = 0; i < N; i++) {
+            int j = -1;
+            if (yolo_rng_uniform(&rng) < 0.45)   /* give back a live one, if there is one */
+                for (int k = (int)(yolo_rng_uniform(&rng) * i); k < i && j < 0; k++) if (live[k]) j = k;
+            live[i] = 0; rel[i] = j; req[i] = 0;
+            if (j >= 0) { live[j] = 0; yolo_arena_release(&u, off[j]); continue; }
+            req[i] = 1 + (size_t)(yolo_rng_uniform(&rng) * (yolo_rng_uniform(&rng) < 0.2 ? 1 << 20 : 1 << 12));
+            off[i] = yolo_arena_alloc(&u, req[i]);
+            live[i] = 1;
+        }
+        yolo_arena_init(&b, u.extent);
+        for (int i = 0; i < N && !bad; i++) {
+            if (rel[i] >= 0) { yolo_arena_release(&b, off[rel[i]]); continue; }
+            off2 = yolo_arena_alloc(&b, req[i]);
+            bad = off2 != off[i];
+        }
+        if (!bad) bad = b.extent != u.extent || b.peak != u.peak;
+        yolo_arena_free(&b);
+        yolo_arena_free(&u);
+    }
+    expect(!bad, "arena: 50 random sequences fit their extent, every offset the same");
 }
 
 int main(int argc, char **argv) {
@@ -30,8 +84,8 @@ int main(int argc, char **argv) {
     counted.name = "cpu, counted";
     counted.alloc = counted_alloc;
     counted.release = counted_release;
-    int pass = 0, fail = 0;
     printf("memory plan against what a run holds\n");
+    arena_cases();
     for (int c = 0; c < 3; c++) {
         char path[512], err[YOLO_ERR];
         yolo_model m;
@@ -53,13 +107,13 @@ int main(int argc, char **argv) {
             m.ckpt = ckpt;
             size_t plan = yolo_plan_bytes(&m, B, H, W, 1, per_image), state = yolo_model_state_bytes(&m, YOLO_SGD);
             plans[ckpt] = plan;
-            g_in_use = g_peak = 0;
+            yolo_arena_free(&g_arena); yolo_arena_init(&g_arena, YOLO_ARENA_FULL / 2);
             yolo_model_use_backend(&m, &counted);
             yolo_optim opt;
             yolo_ema ema;
             yolo_optim_init(&opt, &m, YOLO_SGD, 0.01, 0.937, 5e-4);
             yolo_ema_init(&ema, &m);
-            size_t held_state = g_in_use;
+            size_t held_state = g_arena.extent;
             yolo_loss L;
             memset(&L, 0, sizeof L);
             for (int step = 0; step < 3; step++) {
@@ -71,32 +125,33 @@ int main(int argc, char **argv) {
                 yolo_optim_step(&opt, &m);
                 yolo_ema_update(&ema, &m);
             }
-            size_t held = g_peak;
+            size_t held = g_arena.extent;
             ok = held_state == state && held == plan + state;
             printf("  %-12s training%s: planned %zu + %zu bytes, held %zu + %zu  %s\n", cases[c], ckpt ? ", --ckpt" : "",
                    plan, state, held - held_state, held_state, ok ? "ok" : "FAIL");
-            ok ? pass++ : fail++;
+            ok ? g_pass++ : g_fail++;
             yolo_loss_free(&L);
             yolo_optim_free(&opt);
             yolo_ema_free(&ema);
         }
         ok = plans[1] < plans[0];
         printf("  %-12s --ckpt plans %.0f%% of the activations  %s\n", cases[c], 100.0 * plans[1] / plans[0], ok ? "ok" : "FAIL");
-        ok ? pass++ : fail++;
+        ok ? g_pass++ : g_fail++;
         yolo_model_free(&m);
         /* eval on a fresh model: what the plan says, at most */
         yolo_model_from_yaml(&m, path, 0, err);
-        g_in_use = g_peak = 0;
+        yolo_arena_free(&g_arena); yolo_arena_init(&g_arena, YOLO_ARENA_FULL / 2);
         yolo_model_use_backend(&m, &counted);
-        size_t base = g_in_use;
+        size_t base = g_arena.extent;
         yolo_set_input(&m, B, H, W, img);
         yolo_forward(&m, 0);
-        ok = g_peak - base <= plan_eval;
-        printf("  %-12s eval: planned %zu bytes, held %zu  %s\n", cases[c], plan_eval, g_peak - base, ok ? "ok" : "FAIL");
-        ok ? pass++ : fail++;
+        ok = g_arena.extent - base <= plan_eval;
+        printf("  %-12s eval: planned %zu bytes, held %zu  %s\n", cases[c], plan_eval, g_arena.extent - base, ok ? "ok" : "FAIL");
+        ok ? g_pass++ : g_fail++;
         yolo_model_free(&m);
         free(img); free(t);
     }
-    printf("%d passed, %d failed\n", pass, fail);
-    return fail ? 1 : 0;
+    yolo_arena_free(&g_arena);
+    printf("%d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
 }

@@ -99,9 +99,10 @@ static void die(const char *msg) { fprintf(stderr, "%s\n", msg); exit(1); }
 
 /* The whole run's device memory at batch B: training steps on the densest
    batch (a mosaic of four pictures, twice with mixup), validation at its
-   largest rectangle, weights, gradients, optimizer state, EMA, a copy of
-   the weights while the EMA validates, and the backend's own scratch.
-   *act gets the activations' part. */
+   largest rectangle (with the folded weights and the predictions),
+   weights, gradients, optimizer state, EMA, a copy of the weights while
+   the EMA validates, and the backend's own scratch. *act gets the part of
+   the planned steps. */
 static size_t run_plan(yolo_model *m, const yolo_dataset *tr, const yolo_dataset *va, const yolo_hyp *hyp, const train_args *a,
                        yolo_optim_kind kind, int B, int ckpt, size_t *act) {
     yolo_loader vl;
@@ -112,7 +113,7 @@ static size_t run_plan(yolo_model *m, const yolo_dataset *tr, const yolo_dataset
     m->ckpt = ckpt;
     *act = yolo_plan_run_bytes(m, B, a->img, a->img, dense, a->noval ? 0 : B, vH, vW);
     size_t spare = (m->nvalues * sizeof(yolo_real) + 255) / 256 * 256;
-    return *act + yolo_model_state_bytes(m, kind) + 2 * spare + YOLO_BACKEND_SCRATCH_BYTES;
+    return *act + yolo_model_state_bytes(m, kind) + spare + YOLO_BACKEND_SCRATCH_BYTES;
 }
 
 /* the largest batch up to 64 whose plan fits the budget (0: none) */
@@ -224,7 +225,7 @@ int main(int argc, char **argv) {
     size_t act, plan = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, a.ckpt, &act);
     size_t state = yolo_model_state_bytes(&m, kind), spare = plan - act - state - YOLO_BACKEND_SCRATCH_BYTES;
     printf("memory plan: %.2f GB = activations, gradients and loss %.2f%s + weights, gradients, optimizer, EMA %.2f"
-           " + validation weights %.2f + backend scratch %.2f\n", plan / 1e9, act / 1e9, a.ckpt ? " (--ckpt)" : "", state / 1e9,
+           " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", plan / 1e9, act / 1e9, a.ckpt ? " (--ckpt)" : "", state / 1e9,
            spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     yolo_loader tl, vl;
     yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, 1, a.workers);

@@ -123,9 +123,9 @@ int main(int argc, char **argv) {
     yolo_loader_init(&ld, &ds, &hyp, batch, img, 0, workers);
     int H, W;
     yolo_loader_max_shape(&ld, &H, &W);
-    size_t act = yolo_plan_bytes(&m, batch, H, W, 0, 0), weights_b = 2 * ((m.nvalues * sizeof(yolo_real) + 255) / 256 * 256);
+    size_t act = yolo_plan_bytes(&m, batch, H, W, 0, 0), weights_b = yolo_model_weights_bytes(&m);
     size_t plan = act + weights_b + YOLO_BACKEND_SCRATCH_BYTES;
-    printf("memory plan: %.2f GB = activations %.2f (batch %d at %dx%d at most) + weights and their folded form %.2f"
+    printf("memory plan: %.2f GB = activations, folded weights and predictions %.2f (batch %d at %dx%d at most) + weights %.2f"
            " + backend scratch %.2f\n", plan / 1e9, act / 1e9, batch, W, H, weights_b / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     if (dry_run) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "val: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }

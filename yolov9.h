@@ -641,12 +641,17 @@ size_t yolo_arena_release(yolo_arena *a, size_t off);     /* the bytes given bac
    training step (train = 1) or an inference pass at this input size will
    allocate, found before anything is allocated by running the step on a
    backend that computes nothing and places every buffer in a yolo_arena:
-   the plan is that arena's extent. Weights, gradients, EMA and optimizer
-   state come on top: yolo_model_state_bytes. */
+   the plan is that arena's extent. An inference pass includes what
+   validation adds: the folded weights and the decoded predictions. The
+   weights (yolo_model_weights_bytes) and, for training, the EMA and
+   optimizer state (yolo_model_state_bytes) come on top. */
 size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image);
 /* the same for a training run: training steps at B x H x W (B 0: none) with
-   validation forwards at vB x vH x vW (vB 0: none) between them */
+   a validation pass at vB x vH x vW (vB 0: none) between them */
 size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW);
+/* what yolo_model_use_backend takes: weights, their gradients, BatchNorm batch statistics */
+size_t yolo_model_weights_bytes(const yolo_model *m);
+/* that, the EMA and the optimizer's state */
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
 /* what a backend keeps for itself on top of the plan: the CUDA backend's
    BatchNorm partial sums (8 MB), the workspace of the weight gradients'
@@ -3437,14 +3442,19 @@ static const yolo_backend yolo_planner = {
     yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
 };
 
-/* The peak of: two training steps (the second sees what the first leaves
-   held: the backward's scratch, the assignment) at B x H x W with
-   max_boxes boxes in every image, then a validation forward at
-   vB x vH x vW (vB 0: none), then one more training step (B 0: none). */
+/* The extent of: two training steps (the second sees what the first
+   leaves held: the backward's scratch, the assignment) at B x H x W with
+   max_boxes boxes in every image, then a validation pass at vB x vH x vW
+   (vB 0: none) as yolo_validate runs it (folding, forward, decoding and
+   NMS), then one more training step (B 0: none). The training steps are
+   replayed exactly by a real run; validation batches of other shapes may
+   place their buffers differently. */
 size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW) {
     const yolo_backend *real = m->be;
     yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
     for (int i = 0; i < m->nacts; i++) { saved[i] = *m->acts[i]; memset(m->acts[i], 0, sizeof(yolo_tensor)); }
+    yolo_real *folded = m->folded;
+    m->folded = NULL;
     m->be = &yolo_planner;
     yolo_arena_init(&yolo_plan_arena, YOLO_ARENA_FULL / 2);
     int nt = B * (max_boxes > 0 ? max_boxes : 1);
@@ -3452,13 +3462,25 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     for (int i = 0; i < nt; i++) { t[6 * i] = (yolo_real)(i % B); t[6 * i + 2] = t[6 * i + 3] = 0.5f; t[6 * i + 4] = t[6 * i + 5] = 0.1f; }
     yolo_loss L;
     memset(&L, 0, sizeof L);
+    yolo_det **dets = (yolo_det **)yolo_xcalloc(vB ? vB : 1, sizeof *dets);
+    int *counts = (int *)yolo_xcalloc(vB ? vB : 1, sizeof *counts);
+    for (int n = 0; n < vB; n++) dets[n] = (yolo_det *)yolo_xmalloc(300 * sizeof(yolo_det));
     for (int step = 0; step < 4; step++) {
         if (step == 2 ? !vB : !B) continue;
-        if (step == 2) yolo_set_input(m, vB, vH, vW, NULL);
-        else yolo_set_input(m, B, H, W, NULL);
-        yolo_forward(m, step != 2);
-        if (step != 2) { yolo_loss_compute(m, &L, t, nt, 0); yolo_backward(m); }
+        if (step == 2) {
+            yolo_model_fuse(m);
+            yolo_set_input(m, vB, vH, vW, NULL);
+            yolo_forward(m, 0);
+            yolo_predict(m, 0.001f, 0.7f, 300, 0, NULL, 0, 1, dets, counts);
+            continue;
+        }
+        yolo_set_input(m, B, H, W, NULL);
+        yolo_forward(m, 1);
+        yolo_loss_compute(m, &L, t, nt, 0);
+        yolo_backward(m);
     }
+    for (int n = 0; n < vB; n++) free(dets[n]);
+    free(dets); free(counts);
     yolo_loss_free(&L);
     free(t);
     size_t bytes = yolo_plan_arena.extent;
@@ -3466,6 +3488,9 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     for (int i = 0; i < m->nacts; i++) *m->acts[i] = saved[i];
     free(saved);
     m->be = real;
+    /* the folded weights the planner pointed at are not real: folding again allocates them */
+    if (folded) m->be->release(folded);
+    m->folded = NULL; m->fused = 0;
     return bytes;
 }
 
@@ -3474,12 +3499,15 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
     return yolo_plan_run_bytes(m, 0, 0, 0, 0, B, H, W);
 }
 
-size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
-    /* values, gradients, EMA, BN batch statistics; optimizer: SGD 1, Adam 2, AdamW 3 copies;
-       each allocation rounded to 256 bytes, as the planner and the CUDA arena round */
-    size_t copies = 3 + (opt == YOLO_SGD ? 1 : opt == YOLO_ADAM ? 2 : 3);
+/* each allocation rounded to 256 bytes, as the arena rounds */
+size_t yolo_model_weights_bytes(const yolo_model *m) {
     size_t values = (m->nvalues * sizeof(yolo_real) + 255) / 256 * 256, stats = (m->nstats * sizeof(yolo_real) + 255) / 256 * 256;
-    return copies * values + stats;
+    return 2 * values + stats;
+}
+size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
+    /* and the EMA; optimizer: SGD 1, Adam 2, AdamW 3 copies */
+    size_t copies = 1 + (opt == YOLO_SGD ? 1 : opt == YOLO_ADAM ? 2 : 3);
+    return yolo_model_weights_bytes(m) + copies * ((m->nvalues * sizeof(yolo_real) + 255) / 256 * 256);
 }
 
 /* ------------------------------------------------------------------------ */

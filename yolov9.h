@@ -376,6 +376,7 @@ typedef struct {
     yolo_detect *det;                /* DDetect, DualDDetect */
     int infer;                       /* 1 when inference needs this layer */
     int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
+    int conv0, conv1;                /* its conv units are m->convs[conv0 .. conv1) */
     yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
     yolo_tensor *out;                /* the layer's output tensor */
 } yolo_layer;
@@ -2281,7 +2282,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
     char p[32];
     int c1 = L->from[0] < 0 ? 3 : m->layers[L->from[0]].c_out, *a = L->args;
     size_t before = m->nvalues;
-    int act0 = m->nacts;
+    int act0 = m->nacts, conv0 = m->nconvs;
     snprintf(p, sizeof p, "model.%d", i);
     L->out = &L->own;
     yolo_act_new(m, &L->own);
@@ -2320,6 +2321,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
     default: break;  /* Upsample, Concat, CBFuse: no parameters */
     }
     L->act0 = act0; L->act1 = m->nacts;
+    L->conv0 = conv0; L->conv1 = m->nconvs;
     if (!yolo_binding(m))   /* counted in the first pass; running statistics are buffers, not parameters */
         for (int k = 0; k < m->nparams; k++)
             if (m->params[k].offset >= before && m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR)
@@ -2588,6 +2590,32 @@ static void yolo_inside_grads_drop(yolo_model *m, yolo_layer *L) {
         if (t != L->out && !yolo_is_head_map(L, t)) { m->be->release(t->grad); t->grad = NULL; }
     }
 }
+/* Without --ckpt a conv unit inside a block still keeps only its conv
+   output z, which the BatchNorm backward needs anyway, and not
+   y = SiLU(BN(z)): that is computed again from z (BatchNorm on the same
+   batch statistics, momentum 0) just before the block's backward, and
+   dropped after it. Two elementwise passes buy a tensor per conv. */
+static int yolo_conv_output_recomputable(const yolo_layer *L, const yolo_conv *c) {
+    return c->bn && &c->y != L->out;
+}
+static void yolo_conv_outputs_drop(yolo_model *m, yolo_layer *L) {
+    for (int k = L->conv0; k < L->conv1; k++) {
+        yolo_conv *c = m->convs[k];
+        if (!yolo_conv_output_recomputable(L, c)) continue;
+        m->be->release(c->y.data); m->be->release(c->y.grad);
+        c->y.data = c->y.grad = NULL; c->y.cap = 0;   /* its shape and wants_grad stay */
+    }
+}
+static void yolo_conv_outputs_recompute(yolo_model *m, yolo_layer *L) {
+    for (int k = L->conv0; k < L->conv1; k++) {
+        yolo_conv *c = m->convs[k];
+        if (!yolo_conv_output_recomputable(L, c) || c->y.data) continue;
+        yolo_tensor_resize(m->be, &c->y, c->z.n, c->z.c, c->z.h, c->z.w, 0);
+        m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, &c->y);
+        if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
+    }
+}
+
 /* the gradient of a layer's output, released after the layer's own backward */
 static void yolo_grad_drop(yolo_model *m, yolo_layer *L) {
     if (L->out != &m->input && !L->det) { m->be->release(L->out->grad); L->out->grad = NULL; }
@@ -2599,6 +2627,7 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         if (!all && !train && !L->infer) continue;
         yolo_layer_forward(m, L, train);
         if (m->ckpt && yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);   /* inference needs it no longer either */
+        else if (train) yolo_conv_outputs_drop(m, L);
     }
 }
 
@@ -2637,7 +2666,8 @@ void yolo_backward(yolo_model *m) {
             m->bn_momentum = 0;
             yolo_layer_forward(m, L, 1);
             m->bn_momentum = momentum;
-        }
+        } else
+            yolo_conv_outputs_recompute(m, L);
         yolo_inside_grads_need(m, L);
         switch (L->type) {
         case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
@@ -2665,7 +2695,7 @@ void yolo_backward(yolo_model *m) {
         default: break;   /* Silence */
         }
         if (recompute) yolo_layer_drop_inside(m, L);
-        else yolo_inside_grads_drop(m, L);
+        else { yolo_conv_outputs_drop(m, L); yolo_inside_grads_drop(m, L); }
         yolo_grad_drop(m, L);
     }
 }

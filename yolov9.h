@@ -1635,11 +1635,25 @@ static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int 
     yolo_act_new(m, &e->cat);
 }
 
+/* half_b = cv1.y[h:] and cat = (cv1.y, cv2.y, cv3.y): copies, which the
+   backward can also make again from the convs' outputs */
+static void yolo_elan_split(yolo_model *m, yolo_elan *e) {
+    const yolo_tensor *y = &e->cv1.y;
+    int h = e->c3 / 2;
+    m->be->copy_channels(y->data, e->c3, h, e->half_b.data, h, 0, y->n, h, y->h * y->w, 0);
+}
+static void yolo_elan_concat(yolo_model *m, yolo_elan *e) {
+    const yolo_tensor *y = &e->cv1.y;
+    int B = y->n, HW = y->h * y->w, c3 = e->c3, c4 = e->c4, ct = c3 + 2 * c4;
+    m->be->copy_channels(e->cv1.y.data, c3, 0, e->cat.data, ct, 0, B, c3, HW, 0);
+    m->be->copy_channels(e->cv2.y.data, c4, 0, e->cat.data, ct, c3, B, c4, HW, 0);
+    m->be->copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
+}
+
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
-    int B = x->n, HW = x->h * x->w, c3 = e->c3, c4 = e->c4, h = c3 / 2;
     yolo_conv_forward(m, &e->cv1, x, train);
-    yolo_out_resize(m, &e->half_b, x, h, x->h, x->w, train);
-    m->be->copy_channels(e->cv1.y.data, c3, h, e->half_b.data, h, 0, B, h, HW, 0);
+    yolo_out_resize(m, &e->half_b, x, e->c3 / 2, x->h, x->w, train);
+    yolo_elan_split(m, e);
     if (e->elan1) {
         yolo_conv_forward(m, &e->cv2, &e->half_b, train);
         yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);
@@ -1649,11 +1663,8 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
         yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
         yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
     }
-    int ct = c3 + 2 * c4;
-    yolo_out_resize(m, &e->cat, x, ct, x->h, x->w, train);
-    m->be->copy_channels(e->cv1.y.data, c3, 0, e->cat.data, ct, 0, B, c3, HW, 0);
-    m->be->copy_channels(e->cv2.y.data, c4, 0, e->cat.data, ct, c3, B, c4, HW, 0);
-    m->be->copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
+    yolo_out_resize(m, &e->cat, x, e->c3 + 2 * e->c4, x->h, x->w, train);
+    yolo_elan_concat(m, e);
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
 }
 
@@ -2590,29 +2601,42 @@ static void yolo_inside_grads_drop(yolo_model *m, yolo_layer *L) {
         if (t != L->out && !yolo_is_head_map(L, t)) { m->be->release(t->grad); t->grad = NULL; }
     }
 }
-/* Without --ckpt a conv unit inside a block still keeps only its conv
-   output z, which the BatchNorm backward needs anyway, and not
-   y = SiLU(BN(z)): that is computed again from z (BatchNorm on the same
-   batch statistics, momentum 0) just before the block's backward, and
-   dropped after it. Two elementwise passes buy a tensor per conv. */
+/* Without --ckpt a block still keeps, of its inside, only what costs a
+   convolution to make again. A conv unit keeps its conv output z, which
+   the BatchNorm backward needs anyway, and not y = SiLU(BN(z)); an ELAN
+   block drops its split and its concatenation, which are copies of the
+   convs' outputs. Just before the block's backward, y is computed again
+   from z (BatchNorm on the same batch statistics, momentum 0) and the
+   copies are made again; after it they are dropped. A few elementwise
+   passes buy most of the block's memory. */
 static int yolo_conv_output_recomputable(const yolo_layer *L, const yolo_conv *c) {
     return c->bn && &c->y != L->out;
 }
-static void yolo_conv_outputs_drop(yolo_model *m, yolo_layer *L) {
-    for (int k = L->conv0; k < L->conv1; k++) {
-        yolo_conv *c = m->convs[k];
-        if (!yolo_conv_output_recomputable(L, c)) continue;
-        m->be->release(c->y.data); m->be->release(c->y.grad);
-        c->y.data = c->y.grad = NULL; c->y.cap = 0;   /* its shape and wants_grad stay */
-    }
+static void yolo_tensor_drop_data(yolo_model *m, yolo_tensor *t) {   /* its shape and wants_grad stay */
+    m->be->release(t->data); m->be->release(t->grad);
+    t->data = t->grad = NULL; t->cap = 0;
 }
-static void yolo_conv_outputs_recompute(yolo_model *m, yolo_layer *L) {
+static int yolo_layer_is_elan(const yolo_layer *L) { return L->type == YOLO_ELAN1 || L->type == YOLO_REPNCSPELAN4; }
+
+static void yolo_layer_drop_copies(yolo_model *m, yolo_layer *L) {
+    for (int k = L->conv0; k < L->conv1; k++)
+        if (yolo_conv_output_recomputable(L, m->convs[k])) yolo_tensor_drop_data(m, &m->convs[k]->y);
+    if (yolo_layer_is_elan(L)) { yolo_tensor_drop_data(m, &L->b.elan.half_b); yolo_tensor_drop_data(m, &L->b.elan.cat); }
+}
+static void yolo_layer_redo_copies(yolo_model *m, yolo_layer *L) {
     for (int k = L->conv0; k < L->conv1; k++) {
         yolo_conv *c = m->convs[k];
         if (!yolo_conv_output_recomputable(L, c) || c->y.data) continue;
         yolo_tensor_resize(m->be, &c->y, c->z.n, c->z.c, c->z.h, c->z.w, 0);
         m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, &c->y);
         if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
+    }
+    if (yolo_layer_is_elan(L) && !L->b.elan.cat.data) {
+        yolo_elan *e = &L->b.elan;
+        yolo_tensor_resize(m->be, &e->half_b, e->half_b.n, e->half_b.c, e->half_b.h, e->half_b.w, 0);
+        yolo_tensor_resize(m->be, &e->cat, e->cat.n, e->cat.c, e->cat.h, e->cat.w, 0);
+        yolo_elan_split(m, e);
+        yolo_elan_concat(m, e);
     }
 }
 
@@ -2627,7 +2651,7 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         if (!all && !train && !L->infer) continue;
         yolo_layer_forward(m, L, train);
         if (m->ckpt && yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);   /* inference needs it no longer either */
-        else if (train) yolo_conv_outputs_drop(m, L);
+        else if (train) yolo_layer_drop_copies(m, L);
     }
 }
 
@@ -2667,7 +2691,7 @@ void yolo_backward(yolo_model *m) {
             yolo_layer_forward(m, L, 1);
             m->bn_momentum = momentum;
         } else
-            yolo_conv_outputs_recompute(m, L);
+            yolo_layer_redo_copies(m, L);
         yolo_inside_grads_need(m, L);
         switch (L->type) {
         case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
@@ -2695,7 +2719,7 @@ void yolo_backward(yolo_model *m) {
         default: break;   /* Silence */
         }
         if (recompute) yolo_layer_drop_inside(m, L);
-        else { yolo_conv_outputs_drop(m, L); yolo_inside_grads_drop(m, L); }
+        else { yolo_layer_drop_copies(m, L); yolo_inside_grads_drop(m, L); }
         yolo_grad_drop(m, L);
     }
 }

@@ -2656,8 +2656,9 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
 }
 
 /* train = 1: BatchNorm on batch statistics (and running statistics
-   updated), every branch computed, gradients zeroed for the backward that
-   follows. train = 0: running statistics, inference layers only. */
+   updated), every branch computed, the head maps' gradients zeroed for the
+   loss (the others are taken zeroed during the backward). train = 0:
+   running statistics, inference layers only. */
 void yolo_forward(yolo_model *m, int train) {
     if (train) m->fused = 0;   /* the weights are about to move */
     if (train)

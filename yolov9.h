@@ -1520,12 +1520,17 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
     }
 }
 
+/* y = SiLU(branch 1 + branch 2), or SiLU(branch 1) when folded */
+static void yolo_repconvn_sum(yolo_model *m, yolo_repconvn *r, int folded) {
+    m->be->silu_forward(r->y.data, r->conv1.y.data, folded ? NULL : r->conv2.y.data, yolo_numel(&r->y));
+}
+
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
     int folded = !train && m->fused;   /* then conv1 holds both branches in one 3x3 kernel */
     yolo_conv_forward(m, &r->conv1, x, train);
     if (!folded) yolo_conv_forward(m, &r->conv2, x, train);
     yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, train);
-    m->be->silu_forward(r->y.data, r->conv1.y.data, folded ? NULL : r->conv2.y.data, yolo_numel(&r->y));
+    yolo_repconvn_sum(m, r, folded);
 }
 
 static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
@@ -1546,12 +1551,17 @@ static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const ch
     yolo_act_new(m, &b->y);
 }
 
+/* y = x + cv2.y (the shortcut), or cv2.y */
+static void yolo_bottleneck_sum(yolo_model *m, yolo_repnbottleneck *b, const yolo_tensor *x) {
+    if (b->add) m->be->add(b->y.data, b->cv2.y.data, x->data, yolo_numel(&b->y));
+    else m->be->copy(b->y.data, b->cv2.y.data, yolo_numel(&b->y) * sizeof(yolo_real));
+}
+
 static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
     yolo_repconvn_forward(m, &b->cv1, x, train);
     yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
     yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, train);
-    if (b->add) m->be->add(b->y.data, b->cv2.y.data, x->data, yolo_numel(&b->y));
-    else m->be->copy(b->y.data, b->cv2.y.data, yolo_numel(&b->y) * sizeof(yolo_real));
+    yolo_bottleneck_sum(m, b, x);
 }
 
 static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x) {
@@ -1583,25 +1593,33 @@ static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix
 
 static yolo_tensor *yolo_repncsp_out(yolo_repncsp *r) { return &r->cv3.y; }
 
+/* the input of bottleneck i (cv1's output for the first) */
+static yolo_tensor *yolo_repncsp_link(yolo_repncsp *r, int i) { return i ? &r->m[i - 1].y : &r->cv1.y; }
+
+/* cat = (the last bottleneck's output, cv2.y) */
+static void yolo_repncsp_concat(yolo_model *m, yolo_repncsp *r) {
+    const yolo_tensor *h = yolo_repncsp_link(r, r->n);
+    int c_ = r->cv1.c2, HW = h->h * h->w;
+    m->be->copy_channels(h->data, c_, 0, r->cat.data, 2 * c_, 0, h->n, c_, HW, 0);
+    m->be->copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, h->n, c_, HW, 0);
+}
+
 static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &r->cv1, x, train);
-    yolo_tensor *h = &r->cv1.y;
-    for (int i = 0; i < r->n; i++) { yolo_bottleneck_forward(m, &r->m[i], h, train); h = &r->m[i].y; }
+    for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
     yolo_conv_forward(m, &r->cv2, x, train);
-    int c_ = r->cv1.c2, HW = x->h * x->w;
-    yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, train);
-    m->be->copy_channels(h->data, c_, 0, r->cat.data, 2 * c_, 0, x->n, c_, HW, 0);
-    m->be->copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, x->n, c_, HW, 0);
+    yolo_out_resize(m, &r->cat, x, 2 * r->cv1.c2, x->h, x->w, train);
+    yolo_repncsp_concat(m, r);
     yolo_conv_forward(m, &r->cv3, &r->cat, train);
 }
 
 static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
     yolo_conv_backward(m, &r->cv3);
     int c_ = r->cv1.c2, B = r->cat.n, HW = r->cat.h * r->cat.w;
-    yolo_tensor *h = r->n ? &r->m[r->n - 1].y : &r->cv1.y;
+    yolo_tensor *h = yolo_repncsp_link(r, r->n);
     m->be->copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
     m->be->copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
-    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i], i ? &r->m[i - 1].y : &r->cv1.y);
+    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i], yolo_repncsp_link(r, i));
     yolo_conv_backward(m, &r->cv2);
     yolo_conv_backward(m, &r->cv1);
 }
@@ -1708,18 +1726,28 @@ static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int 
 
 static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->cv1.y; }
 
-static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
-    yolo_out_resize(m, &d->pool, x, x->c, x->h - 1, x->w - 1, train);
+/* what the convs read: the average pool of x and, for ADown, its two
+   halves and the max pool of the second; the backward can make them again */
+static void yolo_down_inputs(yolo_model *m, yolo_down *d, const yolo_tensor *x) {
     m->be->avgpool2_forward(x, &d->pool);
-    if (!d->adown) { yolo_conv_forward(m, &d->cv1, &d->pool, train); return; }
-    int B = x->n, h = x->c / 2, H = d->pool.h, W = d->pool.w;
-    yolo_out_resize(m, &d->half1, x, h, H, W, train);
-    yolo_out_resize(m, &d->half2, x, h, H, W, train);
-    m->be->copy_channels(d->pool.data, x->c, 0, d->half1.data, h, 0, B, h, H * W, 0);
-    m->be->copy_channels(d->pool.data, x->c, h, d->half2.data, h, 0, B, h, H * W, 0);
-    yolo_conv_forward(m, &d->cv1, &d->half1, train);
-    yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
+    if (!d->adown) return;
+    int h = x->c / 2, HW = d->pool.h * d->pool.w;
+    m->be->copy_channels(d->pool.data, x->c, 0, d->half1.data, h, 0, x->n, h, HW, 0);
+    m->be->copy_channels(d->pool.data, x->c, h, d->half2.data, h, 0, x->n, h, HW, 0);
     m->be->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
+}
+
+static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
+    int B = x->n, h = x->c / 2, H = x->h - 1, W = x->w - 1;
+    yolo_out_resize(m, &d->pool, x, x->c, H, W, train);
+    if (d->adown) {
+        yolo_out_resize(m, &d->half1, x, h, H, W, train);
+        yolo_out_resize(m, &d->half2, x, h, H, W, train);
+        yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
+    }
+    yolo_down_inputs(m, d, x);
+    if (!d->adown) { yolo_conv_forward(m, &d->cv1, &d->pool, train); return; }
+    yolo_conv_forward(m, &d->cv1, &d->half1, train);
     yolo_conv_forward(m, &d->cv2, &d->maxp, train);
     int c = d->cv1.c2, Ho = d->cv1.y.h, Wo = d->cv1.y.w;
     yolo_out_resize(m, &d->y, x, 2 * c, Ho, Wo, train);
@@ -2603,12 +2631,13 @@ static void yolo_inside_grads_drop(yolo_model *m, yolo_layer *L) {
 }
 /* Without --ckpt a block still keeps, of its inside, only what costs a
    convolution to make again. A conv unit keeps its conv output z, which
-   the BatchNorm backward needs anyway, and not y = SiLU(BN(z)); an ELAN
-   block drops its split and its concatenation, which are copies of the
-   convs' outputs. Just before the block's backward, y is computed again
-   from z (BatchNorm on the same batch statistics, momentum 0) and the
-   copies are made again; after it they are dropped. A few elementwise
-   passes buy most of the block's memory. */
+   the BatchNorm backward needs anyway, and not y = SiLU(BN(z)); a block
+   drops its RepConvN and shortcut sums, splits, concatenations and
+   (AConv, ADown) pools. Just before the block's backward, y is computed
+   again from z (BatchNorm on the same batch statistics, momentum 0), then
+   the rest in forward order from the y's and the block's input; after the
+   backward they are dropped. Elementwise passes buy most of the block's
+   memory. */
 static int yolo_conv_output_recomputable(const yolo_layer *L, const yolo_conv *c) {
     return c->bn && &c->y != L->out;
 }
@@ -2618,10 +2647,36 @@ static void yolo_tensor_drop_data(yolo_model *m, yolo_tensor *t) {   /* its shap
 }
 static int yolo_layer_is_elan(const yolo_layer *L) { return L->type == YOLO_ELAN1 || L->type == YOLO_REPNCSPELAN4; }
 
+static void yolo_tensor_redo_alloc(yolo_model *m, yolo_tensor *t) { yolo_tensor_resize(m->be, t, t->n, t->c, t->h, t->w, 0); }
+
+/* a RepNCSP's sums and concatenation: dropped, or made again in forward order */
+static void yolo_repncsp_copies(yolo_model *m, yolo_repncsp *r, int redo) {
+    for (int i = 0; i < r->n; i++) {
+        yolo_repnbottleneck *b = &r->m[i];
+        if (!redo) { yolo_tensor_drop_data(m, &b->cv1.y); yolo_tensor_drop_data(m, &b->y); continue; }
+        yolo_tensor_redo_alloc(m, &b->cv1.y);
+        yolo_repconvn_sum(m, &b->cv1, 0);
+        yolo_tensor_redo_alloc(m, &b->y);
+        yolo_bottleneck_sum(m, b, yolo_repncsp_link(r, i));
+    }
+    if (!redo) { yolo_tensor_drop_data(m, &r->cat); return; }
+    yolo_tensor_redo_alloc(m, &r->cat);
+    yolo_repncsp_concat(m, r);
+}
+
 static void yolo_layer_drop_copies(yolo_model *m, yolo_layer *L) {
     for (int k = L->conv0; k < L->conv1; k++)
         if (yolo_conv_output_recomputable(L, m->convs[k])) yolo_tensor_drop_data(m, &m->convs[k]->y);
-    if (yolo_layer_is_elan(L)) { yolo_tensor_drop_data(m, &L->b.elan.half_b); yolo_tensor_drop_data(m, &L->b.elan.cat); }
+    if (L->type == YOLO_ACONV || L->type == YOLO_ADOWN) {
+        yolo_down *d = &L->b.down;
+        yolo_tensor_drop_data(m, &d->pool);
+        if (d->adown) { yolo_tensor_drop_data(m, &d->half1); yolo_tensor_drop_data(m, &d->half2); yolo_tensor_drop_data(m, &d->maxp); }
+    }
+    if (!yolo_layer_is_elan(L)) return;
+    yolo_elan *e = &L->b.elan;
+    if (!e->elan1) { yolo_repncsp_copies(m, &e->csp2, 0); yolo_repncsp_copies(m, &e->csp3, 0); }
+    yolo_tensor_drop_data(m, &e->half_b);
+    yolo_tensor_drop_data(m, &e->cat);
 }
 static void yolo_layer_redo_copies(yolo_model *m, yolo_layer *L) {
     for (int k = L->conv0; k < L->conv1; k++) {
@@ -2631,11 +2686,18 @@ static void yolo_layer_redo_copies(yolo_model *m, yolo_layer *L) {
         m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, &c->y);
         if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
     }
+    if ((L->type == YOLO_ACONV || L->type == YOLO_ADOWN) && !L->b.down.pool.data) {
+        yolo_down *d = &L->b.down;
+        yolo_tensor_redo_alloc(m, &d->pool);
+        if (d->adown) { yolo_tensor_redo_alloc(m, &d->half1); yolo_tensor_redo_alloc(m, &d->half2); yolo_tensor_redo_alloc(m, &d->maxp); }
+        yolo_down_inputs(m, d, yolo_layer_input(m, L, 0));
+    }
     if (yolo_layer_is_elan(L) && !L->b.elan.cat.data) {
         yolo_elan *e = &L->b.elan;
-        yolo_tensor_resize(m->be, &e->half_b, e->half_b.n, e->half_b.c, e->half_b.h, e->half_b.w, 0);
-        yolo_tensor_resize(m->be, &e->cat, e->cat.n, e->cat.c, e->cat.h, e->cat.w, 0);
+        yolo_tensor_redo_alloc(m, &e->half_b);
         yolo_elan_split(m, e);
+        if (!e->elan1) { yolo_repncsp_copies(m, &e->csp2, 1); yolo_repncsp_copies(m, &e->csp3, 1); }
+        yolo_tensor_redo_alloc(m, &e->cat);
         yolo_elan_concat(m, e);
     }
 }

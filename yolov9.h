@@ -913,6 +913,15 @@ static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t) {
     memset(t, 0, sizeof *t);
 }
 
+/* A tensor a block drops after its forward and makes again before its
+   backward: dropped, it keeps its shape (and wants_grad) but no memory;
+   yolo_tensor_keep(.., 1) takes the memory again at that shape. */
+static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep) {
+    if (keep) { yolo_tensor_resize(be, t, t->n, t->c, t->h, t->w, 0); return; }
+    be->release(t->data); be->release(t->grad);
+    t->data = t->grad = NULL; t->cap = 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* 3. primitive ops: the CPU reference                                      */
 /* ------------------------------------------------------------------------ */
@@ -1486,6 +1495,17 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
 }
 
+/* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
+   backward reads it), and y follows from it by two elementwise passes on
+   the same batch statistics (momentum 0: the running statistics moved in
+   the forward). redo 0 drops y, 1 makes it again. */
+static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
+    yolo_tensor_keep(m->be, &c->y, redo);
+    if (!redo) return;
+    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, &c->y);
+    if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
+}
+
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
     const yolo_real *dz = c->y.grad;
@@ -1624,6 +1644,22 @@ static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
     yolo_conv_backward(m, &r->cv1);
 }
 
+/* the bottleneck sums [B, c_, H, W] and the concatenation [B, 2 c_, H, W]:
+   dropped after the forward (redo 0), or made again in forward order from
+   the convs' outputs (redo 1) */
+static void yolo_repncsp_copies(yolo_model *m, yolo_repncsp *r, int redo) {
+    for (int i = 0; i < r->n; i++) {
+        yolo_repnbottleneck *b = &r->m[i];
+        yolo_tensor_keep(m->be, &b->cv1.y, redo);
+        yolo_tensor_keep(m->be, &b->y, redo);
+        if (!redo) continue;
+        yolo_repconvn_sum(m, &b->cv1, 0);
+        yolo_bottleneck_sum(m, b, yolo_repncsp_link(r, i));
+    }
+    yolo_tensor_keep(m->be, &r->cat, redo);
+    if (redo) yolo_repncsp_concat(m, r);
+}
+
 static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
 
 /* ---- RepNCSPELAN4 and ELAN1 ------------------------------------------------- */
@@ -1700,6 +1736,16 @@ static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
     yolo_conv_backward(m, &e->cv1);
 }
 
+/* half_b, the RepNCSPs' sums and concatenations, and cat: dropped after the
+   forward, or made again in forward order from the convs' outputs */
+static void yolo_elan_copies(yolo_model *m, yolo_elan *e, int redo) {
+    yolo_tensor_keep(m->be, &e->half_b, redo);
+    if (redo) yolo_elan_split(m, e);
+    if (!e->elan1) { yolo_repncsp_copies(m, &e->csp2, redo); yolo_repncsp_copies(m, &e->csp3, redo); }
+    yolo_tensor_keep(m->be, &e->cat, redo);
+    if (redo) yolo_elan_concat(m, e);
+}
+
 /* ---- AConv and ADown ---------------------------------------------------------- */
 /* Downsampling by 2. The 2x2 stride-1 average pool first smooths the map;
    ADown then halves the channels into a learned path (3x3 s2 conv) and a
@@ -1769,6 +1815,18 @@ static void yolo_down_backward(yolo_model *m, yolo_down *d, yolo_tensor *x) {
         yolo_conv_backward(m, &d->cv1);
     }
     if (x->grad) m->be->avgpool2_backward(&d->pool, x->grad, x->h, x->w);
+}
+
+/* the pool [B, c1, H-1, W-1] and, for ADown, its halves and the max pool:
+   dropped after the forward, or made again from the block's input x */
+static void yolo_down_copies(yolo_model *m, yolo_down *d, const yolo_tensor *x, int redo) {
+    yolo_tensor_keep(m->be, &d->pool, redo);
+    if (d->adown) {
+        yolo_tensor_keep(m->be, &d->half1, redo);
+        yolo_tensor_keep(m->be, &d->half2, redo);
+        yolo_tensor_keep(m->be, &d->maxp, redo);
+    }
+    if (redo) yolo_down_inputs(m, d, x);
 }
 
 /* ---- SPPELAN -------------------------------------------------------------------- */
@@ -2630,75 +2688,19 @@ static void yolo_inside_grads_drop(yolo_model *m, yolo_layer *L) {
     }
 }
 /* Without --ckpt a block still keeps, of its inside, only what costs a
-   convolution to make again. A conv unit keeps its conv output z, which
-   the BatchNorm backward needs anyway, and not y = SiLU(BN(z)); a block
-   drops its RepConvN and shortcut sums, splits, concatenations and
-   (AConv, ADown) pools. Just before the block's backward, y is computed
-   again from z (BatchNorm on the same batch statistics, momentum 0), then
-   the rest in forward order from the y's and the block's input; after the
-   backward they are dropped. Elementwise passes buy most of the block's
-   memory. */
-static int yolo_conv_output_recomputable(const yolo_layer *L, const yolo_conv *c) {
-    return c->bn && &c->y != L->out;
-}
-static void yolo_tensor_drop_data(yolo_model *m, yolo_tensor *t) {   /* its shape and wants_grad stay */
-    m->be->release(t->data); m->be->release(t->grad);
-    t->data = t->grad = NULL; t->cap = 0;
-}
-static int yolo_layer_is_elan(const yolo_layer *L) { return L->type == YOLO_ELAN1 || L->type == YOLO_REPNCSPELAN4; }
-
-static void yolo_tensor_redo_alloc(yolo_model *m, yolo_tensor *t) { yolo_tensor_resize(m->be, t, t->n, t->c, t->h, t->w, 0); }
-
-/* a RepNCSP's sums and concatenation: dropped, or made again in forward order */
-static void yolo_repncsp_copies(yolo_model *m, yolo_repncsp *r, int redo) {
-    for (int i = 0; i < r->n; i++) {
-        yolo_repnbottleneck *b = &r->m[i];
-        if (!redo) { yolo_tensor_drop_data(m, &b->cv1.y); yolo_tensor_drop_data(m, &b->y); continue; }
-        yolo_tensor_redo_alloc(m, &b->cv1.y);
-        yolo_repconvn_sum(m, &b->cv1, 0);
-        yolo_tensor_redo_alloc(m, &b->y);
-        yolo_bottleneck_sum(m, b, yolo_repncsp_link(r, i));
-    }
-    if (!redo) { yolo_tensor_drop_data(m, &r->cat); return; }
-    yolo_tensor_redo_alloc(m, &r->cat);
-    yolo_repncsp_concat(m, r);
-}
-
-static void yolo_layer_drop_copies(yolo_model *m, yolo_layer *L) {
+   convolution to make again: its conv outputs z. The conv units' y =
+   SiLU(BN(z)) (all but the block's output), the RepConvN and shortcut
+   sums, splits, concatenations and AConv/ADown pools are dropped after
+   the block's forward and made again, in forward order, just before its
+   backward (redo 1), then dropped again. Elementwise passes and copies
+   buy most of the block's memory, and the numbers are the same. */
+static void yolo_layer_copies(yolo_model *m, yolo_layer *L, int redo) {
     for (int k = L->conv0; k < L->conv1; k++)
-        if (yolo_conv_output_recomputable(L, m->convs[k])) yolo_tensor_drop_data(m, &m->convs[k]->y);
-    if (L->type == YOLO_ACONV || L->type == YOLO_ADOWN) {
-        yolo_down *d = &L->b.down;
-        yolo_tensor_drop_data(m, &d->pool);
-        if (d->adown) { yolo_tensor_drop_data(m, &d->half1); yolo_tensor_drop_data(m, &d->half2); yolo_tensor_drop_data(m, &d->maxp); }
-    }
-    if (!yolo_layer_is_elan(L)) return;
-    yolo_elan *e = &L->b.elan;
-    if (!e->elan1) { yolo_repncsp_copies(m, &e->csp2, 0); yolo_repncsp_copies(m, &e->csp3, 0); }
-    yolo_tensor_drop_data(m, &e->half_b);
-    yolo_tensor_drop_data(m, &e->cat);
-}
-static void yolo_layer_redo_copies(yolo_model *m, yolo_layer *L) {
-    for (int k = L->conv0; k < L->conv1; k++) {
-        yolo_conv *c = m->convs[k];
-        if (!yolo_conv_output_recomputable(L, c) || c->y.data) continue;
-        yolo_tensor_resize(m->be, &c->y, c->z.n, c->z.c, c->z.h, c->z.w, 0);
-        m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, &c->y);
-        if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
-    }
-    if ((L->type == YOLO_ACONV || L->type == YOLO_ADOWN) && !L->b.down.pool.data) {
-        yolo_down *d = &L->b.down;
-        yolo_tensor_redo_alloc(m, &d->pool);
-        if (d->adown) { yolo_tensor_redo_alloc(m, &d->half1); yolo_tensor_redo_alloc(m, &d->half2); yolo_tensor_redo_alloc(m, &d->maxp); }
-        yolo_down_inputs(m, d, yolo_layer_input(m, L, 0));
-    }
-    if (yolo_layer_is_elan(L) && !L->b.elan.cat.data) {
-        yolo_elan *e = &L->b.elan;
-        yolo_tensor_redo_alloc(m, &e->half_b);
-        yolo_elan_split(m, e);
-        if (!e->elan1) { yolo_repncsp_copies(m, &e->csp2, 1); yolo_repncsp_copies(m, &e->csp3, 1); }
-        yolo_tensor_redo_alloc(m, &e->cat);
-        yolo_elan_concat(m, e);
+        if (m->convs[k]->bn && &m->convs[k]->y != L->out) yolo_conv_output(m, m->convs[k], redo);
+    switch (L->type) {
+    case YOLO_ACONV: case YOLO_ADOWN: yolo_down_copies(m, &L->b.down, yolo_layer_input(m, L, 0), redo); break;
+    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_copies(m, &L->b.elan, redo); break;
+    default: break;
     }
 }
 
@@ -2713,7 +2715,7 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         if (!all && !train && !L->infer) continue;
         yolo_layer_forward(m, L, train);
         if (m->ckpt && yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);   /* inference needs it no longer either */
-        else if (train) yolo_layer_drop_copies(m, L);
+        else if (train) yolo_layer_copies(m, L, 0);
     }
 }
 
@@ -2754,7 +2756,7 @@ void yolo_backward(yolo_model *m) {
             yolo_layer_forward(m, L, 1);
             m->bn_momentum = momentum;
         } else
-            yolo_layer_redo_copies(m, L);
+            yolo_layer_copies(m, L, 1);
         yolo_inside_grads_need(m, L);
         switch (L->type) {
         case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
@@ -2782,7 +2784,7 @@ void yolo_backward(yolo_model *m) {
         default: break;   /* Silence */
         }
         if (recompute) yolo_layer_drop_inside(m, L);
-        else { yolo_layer_drop_copies(m, L); yolo_inside_grads_drop(m, L); }
+        else { yolo_layer_copies(m, L, 0); yolo_inside_grads_drop(m, L); }
         yolo_grad_drop(m, L);
     }
 }

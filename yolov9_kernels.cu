@@ -831,28 +831,34 @@ static void cu_lerp(float *y, const float *x, double d, size_t n) {
     prof_end("ema", 0, 4.0 * 3 * n);
 }
 
-/* sum of squares: each block reduces its grid-stride share in double,
-   one atomic add per block */
-__global__ void sumsq_kernel(const float *x, size_t n, double *out) {
-    __shared__ double part[256];
+/* sum of squares (the gradient norm for clipping): each of at most 1024
+   blocks reduces its grid-stride share in double into part[block], and
+   the host adds the blocks in order, so the norm is the same on every run */
+__global__ void sumsq_kernel(const float *x, size_t n, double *part) {
+    __shared__ double sh[256];
     double s = 0;
     GRID_STRIDE(i, n) s += (double)x[i] * x[i];
-    part[threadIdx.x] = s;
+    sh[threadIdx.x] = s;
     __syncthreads();
     for (int k = 128; k > 0; k >>= 1) {
-        if ((int)threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
+        if ((int)threadIdx.x < k) sh[threadIdx.x] += sh[threadIdx.x + k];
         __syncthreads();
     }
-    if (threadIdx.x == 0) atomicAdd(out, part[0]);
+    if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
 }
+static double *g_sumsq_part = NULL;   /* [1024] of the backend's own scratch */
 static double cu_sumsq(const float *x, size_t n) {
-    double *d = (double *)cu_alloc(sizeof(double)), h = 0;
+    if (!n) return 0;
+    if (!g_sumsq_part) g_sumsq_part = (double *)cu_own_alloc(1024 * sizeof(double));
+    unsigned blocks = grid_for(n) > 1024 ? 1024 : grid_for(n);
+    double part[1024], sum = 0;
     prof_begin();
-    if (n) { size_t b = grid_for(n); sumsq_kernel<<<(unsigned)(b > 1024 ? 1024 : b), 256>>>(x, n, d); CK_LAUNCH("sumsq_kernel"); }
+    sumsq_kernel<<<blocks, 256>>>(x, n, g_sumsq_part);
+    CK_LAUNCH("sumsq_kernel");
     prof_end("gradient norm", 0, 4.0 * n);
-    cu_download(&h, d, sizeof h);
-    cu_release(d);
-    return h;
+    cu_download(part, g_sumsq_part, blocks * sizeof(double));
+    for (unsigned b = 0; b < blocks; b++) sum += part[b];
+    return sum;
 }
 
 static void cu_optim_update(const yolo_update *u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {

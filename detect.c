@@ -56,8 +56,7 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
     double ms = (yolo_now() - t0) * 1e3;
     for (int i = 0; i < n; i++) {   /* back onto the picture */
         yolo_det *d = &dets[i];
-        d->x1 = (float)fmin(fmax((d->x1 - padx) / scale, 0), im.w); d->x2 = (float)fmin(fmax((d->x2 - padx) / scale, 0), im.w);
-        d->y1 = (float)fmin(fmax((d->y1 - pady) / scale, 0), im.h); d->y2 = (float)fmin(fmax((d->y2 - pady) / scale, 0), im.h);
+        yolo_box_to_picture(&d->x1, &d->y1, &d->x2, &d->y2, scale, padx, pady, im.w, im.h);
     }
     printf("image %d/%d %s: %dx%d ", index, total, path, W, H);
     int *count = (int *)calloc(m->nc, sizeof(int));

@@ -783,6 +783,9 @@ void yolo_loader_stop(yolo_loader *ld);
 void yolo_loader_free(yolo_loader *ld);
 
 /* evaluation: matching, AP, the validation pass */
+/* a box from the letterboxed input (scaled by gain, padded by padx, pady)
+   back onto its w0 x h0 picture, clipped to it: the official scale_boxes */
+void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain, double padx, double pady, int w0, int h0);
 void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl);
 void yolo_eval_free(yolo_eval *ev);
 void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt);
@@ -5403,6 +5406,12 @@ void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt) {
     free(rk); free(pc); free(rc); free(negconf); free(rec); free(pre); free(f1);
 }
 
+static float yolo_unpad(double v, double pad, double gain, int size) { return (float)fmin(fmax((v - pad) / gain, 0), size); }
+void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain, double padx, double pady, int w0, int h0) {
+    *x1 = yolo_unpad(*x1, padx, gain, w0); *x2 = yolo_unpad(*x2, padx, gain, w0);
+    *y1 = yolo_unpad(*y1, pady, gain, h0); *y2 = yolo_unpad(*y2, pady, gain, h0);
+}
+
 /* fitness of a checkpoint, as the official: 0.1 mAP50 + 0.9 mAP50-95 */
 double yolo_fitness(const yolo_metrics *mt) { return 0.1 * mt->map50 + 0.9 * mt->map; }
 
@@ -5440,17 +5449,16 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
             double g = bt->gain[b], px = bt->padx[b], py = bt->pady[b];
             for (int i = 0; i < count[b]; i++) {
                 yolo_det *d = &dets[b][i];
-                d->x1 = (float)fmin(fmax((d->x1 - px) / g, 0), w0); d->x2 = (float)fmin(fmax((d->x2 - px) / g, 0), w0);
-                d->y1 = (float)fmin(fmax((d->y1 - py) / g, 0), h0); d->y2 = (float)fmin(fmax((d->y2 - py) / g, 0), h0);
+                yolo_box_to_picture(&d->x1, &d->y1, &d->x2, &d->y2, g, px, py, w0, h0);
             }
             /* the batch's targets come image by image: this picture's boxes, back to its pixels */
             for (; t < bt->nt && (int)bt->targets[t * 6] == b; t++) {
                 const yolo_real *r = bt->targets + t * 6;
                 double cx = r[2] * bt->W, cy = r[3] * bt->H, w = r[4] * bt->W, h = r[5] * bt->H;
-                float *o = lab + (size_t)nl++ * 5;
+                float *o = lab + (size_t)nl++ * 5;   /* class, x1, y1, x2, y2 */
                 o[0] = (float)r[1];
-                o[1] = (float)fmin(fmax((cx - w / 2 - px) / g, 0), w0); o[2] = (float)fmin(fmax((cy - h / 2 - py) / g, 0), h0);
-                o[3] = (float)fmin(fmax((cx + w / 2 - px) / g, 0), w0); o[4] = (float)fmin(fmax((cy + h / 2 - py) / g, 0), h0);
+                o[1] = yolo_unpad(cx - w / 2, px, g, w0); o[2] = yolo_unpad(cy - h / 2, py, g, h0);
+                o[3] = yolo_unpad(cx + w / 2, px, g, w0); o[4] = yolo_unpad(cy + h / 2, py, g, h0);
             }
             yolo_eval_add(ev, dets[b], count[b], lab, nl);
             if (hook) hook(ctx, id, dets[b], count[b]);

@@ -420,8 +420,6 @@ typedef struct {
     yolo_real *folded;       /* backend memory of all fw, fb */
     int fused;               /* 1 while the folded weights match the trained ones */
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
-    yolo_tensor scratch;     /* dL/dz of the conv being differentiated (the largest one) */
-    size_t scratch_need;     /* elements of the largest dL/dz: scratch takes it before the backward */
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
     int defer_grads;         /* 1 during yolo_forward: gradients are taken around each layer's backward */
@@ -1439,10 +1437,13 @@ static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *li
     t->wants_grad = train;
 }
 
-/* a gradient allocated (zeroed) when first needed */
+/* Gradients are short-lived: a tensor's gradient is taken (zeroed) just
+   before the first backward op that adds into it, and given back as soon
+   as the op that reads it (its producer's backward) is done. */
 static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
     if (t != &m->input && !t->grad && t->cap) t->grad = (yolo_real *)m->be->alloc(t->cap * sizeof(yolo_real));
 }
+static void yolo_grad_done(yolo_model *m, yolo_tensor *t) { m->be->release(t->grad); t->grad = NULL; }
 
 /* ---- Conv ---------------------------------------------------------------- */
 
@@ -1488,7 +1489,6 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
         m->be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
     } else {
         yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
-        if (train && yolo_numel(&c->z) > m->scratch_need) m->scratch_need = yolo_numel(&c->z);
         m->be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
@@ -1512,15 +1512,13 @@ static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
 
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
-    const yolo_real *dz = c->y.grad;
-    if (c->bn) {   /* dL/dz lives only until the conv's own backward: one scratch for all */
-        yolo_tensor_resize(m->be, &m->scratch, c->z.n, c->z.c, c->z.h, c->z.w, 0);
+    if (c->bn)   /* dL/dy becomes dL/dz in place: y's gradient is read by nothing else */
         m->be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
-                             c->ggamma, c->gbeta, m->scratch.data);
-        dz = m->scratch.data;
-    }
-    m->be->conv2d_backward(c->x, c->w, dz, c->c2, c->k, c->s, c->g, c->y.h, c->y.w,
+                             c->ggamma, c->gbeta, c->y.grad);
+    yolo_grad_need(m, c->x);
+    m->be->conv2d_backward(c->x, c->w, c->y.grad, c->c2, c->k, c->s, c->g, c->y.h, c->y.w,
                          c->x->grad, c->gw, c->gb);
+    yolo_grad_done(m, &c->y);
 }
 
 /* ---- RepConvN ------------------------------------------------------------- */
@@ -1558,7 +1556,10 @@ static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *
 }
 
 static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
+    yolo_grad_need(m, &r->conv1.y);
+    yolo_grad_need(m, &r->conv2.y);
     m->be->silu_backward(r->y.grad, r->conv1.y.data, r->conv2.y.data, r->conv1.y.grad, r->conv2.y.grad, yolo_numel(&r->y));
+    yolo_grad_done(m, &r->y);
     yolo_conv_backward(m, &r->conv1);
     yolo_conv_backward(m, &r->conv2);
 }
@@ -1589,8 +1590,11 @@ static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_
 }
 
 static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x) {
+    yolo_grad_need(m, &b->cv2.y);
     m->be->accumulate(b->cv2.y.grad, b->y.grad, yolo_numel(&b->y));
+    if (b->add) yolo_grad_need(m, x);
     if (b->add && x->grad) m->be->accumulate(x->grad, b->y.grad, yolo_numel(&b->y));
+    yolo_grad_done(m, &b->y);
     yolo_conv_backward(m, &b->cv2);
     yolo_repconvn_backward(m, &b->cv1);
 }
@@ -1641,8 +1645,11 @@ static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
     yolo_conv_backward(m, &r->cv3);
     int c_ = r->cv1.c2, B = r->cat.n, HW = r->cat.h * r->cat.w;
     yolo_tensor *h = yolo_repncsp_link(r, r->n);
+    yolo_grad_need(m, h);
+    yolo_grad_need(m, &r->cv2.y);
     m->be->copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
     m->be->copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
+    yolo_grad_done(m, &r->cat);
     for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i], yolo_repncsp_link(r, i));
     yolo_conv_backward(m, &r->cv2);
     yolo_conv_backward(m, &r->cv1);
@@ -1729,14 +1736,19 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
 static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
     int B = e->cat.n, HW = e->cat.h * e->cat.w, c3 = e->c3, c4 = e->c4, h = c3 / 2, ct = c3 + 2 * c4;
     yolo_conv_backward(m, &e->cv4);
+    yolo_grad_need(m, &e->cv1.y);
+    yolo_grad_need(m, &e->cv2.y);
+    yolo_grad_need(m, &e->cv3.y);
     m->be->copy_channels(e->cat.grad, ct, 0, e->cv1.y.grad, c3, 0, B, c3, HW, 1);
     m->be->copy_channels(e->cat.grad, ct, c3, e->cv2.y.grad, c4, 0, B, c4, HW, 1);
     m->be->copy_channels(e->cat.grad, ct, c3 + c4, e->cv3.y.grad, c4, 0, B, c4, HW, 1);
+    yolo_grad_done(m, &e->cat);
     yolo_conv_backward(m, &e->cv3);
     if (!e->elan1) yolo_repncsp_backward(m, &e->csp3);
     yolo_conv_backward(m, &e->cv2);
     if (!e->elan1) yolo_repncsp_backward(m, &e->csp2);
     m->be->copy_channels(e->half_b.grad, h, 0, e->cv1.y.grad, c3, h, B, h, HW, 1);
+    yolo_grad_done(m, &e->half_b);
     yolo_conv_backward(m, &e->cv1);
 }
 
@@ -1808,17 +1820,27 @@ static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int t
 static void yolo_down_backward(yolo_model *m, yolo_down *d, yolo_tensor *x) {
     if (d->adown) {
         int B = x->n, c = d->cv1.c2, HWo = d->y.h * d->y.w, h = x->c / 2, HW = d->pool.h * d->pool.w;
+        yolo_grad_need(m, &d->cv1.y);
+        yolo_grad_need(m, &d->cv2.y);
         m->be->copy_channels(d->y.grad, 2 * c, 0, d->cv1.y.grad, c, 0, B, c, HWo, 1);
         m->be->copy_channels(d->y.grad, 2 * c, c, d->cv2.y.grad, c, 0, B, c, HWo, 1);
+        yolo_grad_done(m, &d->y);
         yolo_conv_backward(m, &d->cv2);
+        yolo_grad_need(m, &d->half2);
         m->be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad);
+        yolo_grad_done(m, &d->maxp);
         yolo_conv_backward(m, &d->cv1);
+        yolo_grad_need(m, &d->pool);
         m->be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, 1);
         m->be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, 1);
+        yolo_grad_done(m, &d->half1);
+        yolo_grad_done(m, &d->half2);
     } else {
         yolo_conv_backward(m, &d->cv1);
     }
+    yolo_grad_need(m, x);
     if (x->grad) m->be->avgpool2_backward(&d->pool, x->grad, x->h, x->w);
+    yolo_grad_done(m, &d->pool);
 }
 
 /* the pool [B, c1, H-1, W-1] and, for ADown, its halves and the max pool:
@@ -1863,9 +1885,14 @@ static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
     int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     for (int i = 3; i >= 0; i--) {
+        yolo_grad_need(m, pools[i]);
         m->be->copy_channels(s->cat.grad, 4 * c, i * c, pools[i]->grad, c, 0, B, c, HW, 1);
-        if (i) m->be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
+        if (!i) break;
+        yolo_grad_need(m, pools[i - 1]);
+        m->be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
+        yolo_grad_done(m, pools[i]);
     }
+    yolo_grad_done(m, &s->cat);
     yolo_conv_backward(m, &s->cv1);
 }
 
@@ -2446,7 +2473,6 @@ static void yolo_model_bind(yolo_model *m) {
     m->building = 0; m->nstats = 0; m->nacts = 0; m->nconvs = 0; m->nreps = 0;
     for (int i = 0; i < m->nlayers; i++) yolo_layer_init(m, i);
     yolo_act_new(m, &m->input);
-    yolo_act_new(m, &m->scratch);
 }
 
 int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, double gd, double gw, char *err) {
@@ -2655,7 +2681,9 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
    backward. So gradients are short-lived: the training forward takes
    none (but the head's maps', which the loss writes); the gradient of a
    layer's output exists from the backward of its last reader to its own
-   backward, and those of a block's inside only during its backward.
+   backward, and that of a tensor inside a block from the first backward
+   op that adds into it to the one that reads it (yolo_grad_need and
+   yolo_grad_done, called by the blocks' backwards).
    With m->ckpt the training forward also drops the inside of every block
    as soon as the block is done, and yolo_backward runs the block's
    forward again just before its backward, then drops it again: memory
@@ -2679,18 +2707,6 @@ static void yolo_layer_drop_inside(yolo_model *m, yolo_layer *L) {
         if (m->acts[k] != L->out && !yolo_is_head_map(L, m->acts[k])) yolo_tensor_free(m->be, m->acts[k]);
 }
 
-/* the gradients of a block's inside, around its backward (the output's
-   is yolo_grad_need's; the head's maps keep theirs for the loss) */
-static void yolo_inside_grads_need(yolo_model *m, yolo_layer *L) {
-    for (int k = L->act0; k < L->act1; k++)
-        if (m->acts[k]->wants_grad) yolo_grad_need(m, m->acts[k]);
-}
-static void yolo_inside_grads_drop(yolo_model *m, yolo_layer *L) {
-    for (int k = L->act0; k < L->act1; k++) {
-        yolo_tensor *t = m->acts[k];
-        if (t != L->out && !yolo_is_head_map(L, t)) { m->be->release(t->grad); t->grad = NULL; }
-    }
-}
 /* Without --ckpt a block still keeps, of its inside, only what costs a
    convolution to make again: its conv outputs z. The conv units' y =
    SiLU(BN(z)) (all but the block's output), the RepConvN and shortcut
@@ -2744,9 +2760,6 @@ void yolo_zero_grads(yolo_model *m) { m->be->zero(m->grads, m->nvalues * sizeof(
    CBLinear chunks) gets the sum. Parameter gradients accumulate too, so
    several backwards sum up until yolo_zero_grads. */
 void yolo_backward(yolo_model *m) {
-    /* the scratch at its largest at once: grown conv by conv, it would leave
-       holes in the device arena at the moment memory is fullest */
-    if (m->scratch_need > m->scratch.cap) yolo_tensor_resize(m->be, &m->scratch, 1, 1, 1, (int)m->scratch_need, 0);
     for (int i = m->nlayers - 1; i >= 0; i--) {
         yolo_layer *L = &m->layers[i];
         yolo_tensor *x = yolo_layer_input(m, L, 0);
@@ -2757,11 +2770,12 @@ void yolo_backward(yolo_model *m) {
         if (recompute) {   /* the inside again, running statistics left alone */
             double momentum = m->bn_momentum;
             m->bn_momentum = 0;
+            m->defer_grads = 1;
             yolo_layer_forward(m, L, 1);
+            m->defer_grads = 0;
             m->bn_momentum = momentum;
         } else
             yolo_layer_copies(m, L, 1);
-        yolo_inside_grads_need(m, L);
         switch (L->type) {
         case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
         case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down, x); break;
@@ -2788,7 +2802,7 @@ void yolo_backward(yolo_model *m) {
         default: break;   /* Silence */
         }
         if (recompute) yolo_layer_drop_inside(m, L);
-        else { yolo_layer_copies(m, L, 0); yolo_inside_grads_drop(m, L); }
+        else yolo_layer_copies(m, L, 0);
         yolo_grad_drop(m, L);
     }
 }
@@ -3075,6 +3089,8 @@ static void yolo_detect_backward(yolo_model *m, yolo_detect *d) {
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
             int HW = o->h * o->w;
+            yolo_grad_need(m, &d->box[b][l][2].y);
+            yolo_grad_need(m, &d->cls[b][l][2].y);
             m->be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
             m->be->copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
             for (int s = 2; s >= 0; s--) {
@@ -3566,7 +3582,7 @@ static const yolo_backend yolo_planner = {
 };
 
 /* The extent of: two training steps (the second sees what the first
-   leaves held: the backward's scratch, the assignment) at B x H x W with
+   leaves held: the head's maps and their gradients, the assignment) at B x H x W with
    max_boxes boxes in every image, then a validation pass at vB x vH x vW
    (vB 0: none) as yolo_validate runs it (folding, forward, decoding and
    NMS), then one more training step (B 0: none). The training steps are

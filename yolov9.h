@@ -375,6 +375,7 @@ typedef struct {
     } b;
     yolo_detect *det;                /* DDetect, DualDDetect */
     int infer;                       /* 1 when inference needs this layer */
+    int last_reader;                 /* the last layer that reads its output (-1: none) */
     int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
     int conv0, conv1;                /* its conv units are m->convs[conv0 .. conv1) */
     yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
@@ -915,13 +916,16 @@ static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t) {
     memset(t, 0, sizeof *t);
 }
 
-/* A tensor a block drops after its forward and makes again before its
-   backward: dropped, it keeps its shape (and wants_grad) but no memory;
-   yolo_tensor_keep(.., 1) takes the memory again at that shape. */
+/* A tensor that is dropped after the forward and made again before a
+   backward reads it: dropped, it keeps its shape (and wants_grad) but no
+   values; yolo_tensor_keep(.., 1) takes the memory again at that shape.
+   Its gradient, if it has one, is left alone. */
 static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep) {
-    if (keep) { yolo_tensor_resize(be, t, t->n, t->c, t->h, t->w, 0); return; }
-    be->release(t->data); be->release(t->grad);
-    t->data = t->grad = NULL; t->cap = 0;
+    if (keep && !t->data) {
+        t->cap = yolo_numel(t);
+        t->data = (yolo_real *)be->alloc(t->cap * sizeof(yolo_real));
+    }
+    if (!keep) { be->release(t->data); t->data = NULL; t->cap = 0; }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1441,7 +1445,8 @@ static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *li
    before the first backward op that adds into it, and given back as soon
    as the op that reads it (its producer's backward) is done. */
 static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
-    if (t != &m->input && !t->grad && t->cap) t->grad = (yolo_real *)m->be->alloc(t->cap * sizeof(yolo_real));
+    size_t n = t->cap ? t->cap : yolo_numel(t);   /* the values may be dropped (yolo_tensor_keep) */
+    if (t != &m->input && !t->grad && n) t->grad = (yolo_real *)m->be->alloc(n * sizeof(yolo_real));
 }
 static void yolo_grad_done(yolo_model *m, yolo_tensor *t) { m->be->release(t->grad); t->grad = NULL; }
 
@@ -2405,6 +2410,13 @@ static void yolo_mark_inference(yolo_model *m) {
                 if (m->layers[i].from[j] >= 0) m->layers[m->layers[i].from[j]].infer = 1;
 }
 
+static void yolo_mark_readers(yolo_model *m) {
+    for (int i = 0; i < m->nlayers; i++) m->layers[i].last_reader = -1;
+    for (int i = 0; i < m->nlayers; i++)
+        for (int j = 0; j < m->layers[i].nfrom; j++)
+            if (m->layers[i].from[j] >= 0) m->layers[m->layers[i].from[j]].last_reader = i;
+}
+
 static void yolo_layer_init(yolo_model *m, int i) {
     yolo_layer *L = &m->layers[i];
     char p[32];
@@ -2492,6 +2504,7 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
     m->stats = (yolo_real *)m->be->alloc(m->nstats * sizeof(yolo_real));
     yolo_model_bind(m);
     yolo_mark_inference(m);
+    yolo_mark_readers(m);
     yolo_model_init_weights(m, 0);
     return 0;
 }
@@ -2631,6 +2644,48 @@ void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
     if (data) m->be->upload(m->input.data, data, yolo_numel(&m->input) * sizeof(yolo_real));
 }
 
+/* Upsample and Concat only copy their inputs into L->own */
+static int yolo_is_copy_layer(const yolo_layer *L) { return L->type == YOLO_UPSAMPLE || L->type == YOLO_CONCAT; }
+static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
+    if (L->type == YOLO_UPSAMPLE) {
+        m->be->zero(L->own.data, yolo_numel(&L->own) * sizeof(yolo_real));
+        m->be->resize_add_forward(yolo_layer_input(m, L, 0), 0, &L->own);
+        return;
+    }
+    for (int j = 0, off = 0; j < L->nfrom; j++) {
+        yolo_tensor *t = yolo_layer_input(m, L, j);
+        m->be->copy_channels(t->data, t->c, 0, L->own.data, L->c_out, off, t->n, t->c, t->h * t->w, 0);
+        off += t->c;
+    }
+}
+
+/* A copy layer's output is dropped once its last reader has run forward,
+   and made again (its own dropped inputs first, for the time it takes)
+   only for a reader whose backward reads it: a block's convs need their
+   input for the weight gradient, a copy layer's backward needs none. */
+static void yolo_copy_layer_make(yolo_model *m, yolo_layer *L, int make) {
+    if (!make) { yolo_tensor_keep(m->be, &L->own, 0); return; }
+    if (L->own.data) return;
+    int made[YOLO_MAX_FROM] = { 0 };
+    for (int j = 0; j < L->nfrom; j++) {
+        yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
+        if (src && yolo_is_copy_layer(src) && !src->own.data) { yolo_copy_layer_make(m, src, 1); made[j] = 1; }
+    }
+    yolo_tensor_keep(m->be, &L->own, 1);
+    yolo_copy_layer_run(m, L);
+    for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_copy_layer_make(m, &m->layers[L->from[j]], 0);
+}
+
+/* the copy layers among L's inputs: made again (make 1), or dropped
+   (make 0), all of them or (last_only) those that L reads last */
+static void yolo_copy_inputs(yolo_model *m, yolo_layer *L, int make, int last_only) {
+    for (int j = 0; j < L->nfrom; j++) {
+        yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
+        if (src && yolo_is_copy_layer(src) && (!last_only || src->last_reader == L - m->layers))
+            yolo_copy_layer_make(m, src, make);
+    }
+}
+
 static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
     yolo_tensor *x = yolo_layer_input(m, L, 0);
     switch (L->type) {
@@ -2641,18 +2696,12 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
     case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
     case YOLO_UPSAMPLE:
         yolo_out_resize(m, &L->own, x, x->c, 2 * x->h, 2 * x->w, train);
-        m->be->zero(L->own.data, yolo_numel(&L->own) * sizeof(yolo_real));
-        m->be->resize_add_forward(x, 0, &L->own);
+        yolo_copy_layer_run(m, L);
         break;
-    case YOLO_CONCAT: {
+    case YOLO_CONCAT:
         yolo_out_resize(m, &L->own, x, L->c_out, x->h, x->w, train);
-        for (int j = 0, off = 0; j < L->nfrom; j++) {
-            yolo_tensor *t = yolo_layer_input(m, L, j);
-            m->be->copy_channels(t->data, t->c, 0, L->own.data, L->c_out, off, t->n, t->c, t->h * t->w, 0);
-            off += t->c;
-        }
+        yolo_copy_layer_run(m, L);
         break;
-    }
     case YOLO_CBFUSE: {
         /* sum of the chosen CBLinear chunks, resized to the last input */
         yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
@@ -2736,6 +2785,7 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         yolo_layer_forward(m, L, train);
         if (m->ckpt && yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);   /* inference needs it no longer either */
         else if (train) yolo_layer_copies(m, L, 0);
+        if (train) yolo_copy_inputs(m, L, 0, 1);
     }
 }
 
@@ -2767,6 +2817,7 @@ void yolo_backward(yolo_model *m) {
         /* the gradients this backward reads and writes */
         yolo_grad_need(m, L->out);
         for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
+        if (yolo_layer_has_inside(L)) yolo_copy_inputs(m, L, 1, 0);   /* its convs read them */
         if (recompute) {   /* the inside again, running statistics left alone */
             double momentum = m->bn_momentum;
             m->bn_momentum = 0;
@@ -2803,6 +2854,7 @@ void yolo_backward(yolo_model *m) {
         }
         if (recompute) yolo_layer_drop_inside(m, L);
         else yolo_layer_copies(m, L, 0);
+        yolo_copy_inputs(m, L, 0, 0);
         yolo_grad_drop(m, L);
     }
 }

@@ -377,7 +377,6 @@ typedef struct {
     int infer;                       /* 1 when inference needs this layer */
     int last_reader;                 /* the last layer that reads its output (-1: none) */
     int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
-    int conv0, conv1;                /* its conv units are m->convs[conv0 .. conv1) */
     yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
     yolo_tensor *out;                /* the layer's output tensor */
 } yolo_layer;
@@ -1507,7 +1506,15 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
 /* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
    backward reads it), and y follows from it by two elementwise passes on
    the same batch statistics (momentum 0: the running statistics moved in
-   the forward). redo 0 drops y, 1 makes it again. */
+   the forward). redo 0 drops y, 1 makes it again.
+
+   So every block's training forward keeps, of its inside, only its convs'
+   z: it drops the y of each inner conv, and the sums, splits,
+   concatenations and pools, as soon as the next step has read them. Its
+   backward makes each of them again just before the op that reads it
+   (the conv whose input it is needs it for the weight gradient) and
+   drops it right after: the memory of a few tensors at a time, for
+   elementwise passes and copies, and the same numbers. */
 static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
     yolo_tensor_keep(m->be, &c->y, redo);
     if (!redo) return;
@@ -1552,6 +1559,14 @@ static void yolo_repconvn_sum(yolo_model *m, yolo_repconvn *r, int folded) {
     m->be->silu_forward(r->y.data, r->conv1.y.data, folded ? NULL : r->conv2.y.data, yolo_numel(&r->y));
 }
 
+/* both branches and y made again from the convs' outputs */
+static void yolo_repconvn_remake(yolo_model *m, yolo_repconvn *r) {
+    yolo_conv_output(m, &r->conv1, 1);
+    yolo_conv_output(m, &r->conv2, 1);
+    yolo_tensor_keep(m->be, &r->y, 1);
+    yolo_repconvn_sum(m, r, 0);
+}
+
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
     int folded = !train && m->fused;   /* then conv1 holds both branches in one 3x3 kernel */
     yolo_conv_forward(m, &r->conv1, x, train);
@@ -1560,11 +1575,15 @@ static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *
     yolo_repconvn_sum(m, r, folded);
 }
 
+/* the branches' outputs must be there (the forward's, or
+   yolo_repconvn_remake's); they are dropped once the SiLU is differentiated */
 static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
     yolo_grad_need(m, &r->conv1.y);
     yolo_grad_need(m, &r->conv2.y);
     m->be->silu_backward(r->y.grad, r->conv1.y.data, r->conv2.y.data, r->conv1.y.grad, r->conv2.y.grad, yolo_numel(&r->y));
     yolo_grad_done(m, &r->y);
+    yolo_tensor_keep(m->be, &r->conv1.y, 0);
+    yolo_tensor_keep(m->be, &r->conv2.y, 0);
     yolo_conv_backward(m, &r->conv1);
     yolo_conv_backward(m, &r->conv2);
 }
@@ -1587,11 +1606,26 @@ static void yolo_bottleneck_sum(yolo_model *m, yolo_repnbottleneck *b, const yol
     else m->be->copy(b->y.data, b->cv2.y.data, yolo_numel(&b->y) * sizeof(yolo_real));
 }
 
+/* training keeps y and the convs' z; the RepConvN's branches and output
+   and cv2's output are dropped, and made again by the backward */
 static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
     yolo_repconvn_forward(m, &b->cv1, x, train);
     yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
     yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, train);
     yolo_bottleneck_sum(m, b, x);
+    if (!train) return;
+    yolo_tensor_keep(m->be, &b->cv1.conv1.y, 0);
+    yolo_tensor_keep(m->be, &b->cv1.conv2.y, 0);
+    yolo_tensor_keep(m->be, &b->cv1.y, 0);
+    yolo_tensor_keep(m->be, &b->cv2.y, 0);
+}
+
+/* y (the sum) again, from x and cv2's output */
+static void yolo_bottleneck_remake(yolo_model *m, yolo_repnbottleneck *b, const yolo_tensor *x) {
+    yolo_conv_output(m, &b->cv2, 1);
+    yolo_tensor_keep(m->be, &b->y, 1);
+    yolo_bottleneck_sum(m, b, x);
+    yolo_conv_output(m, &b->cv2, 0);
 }
 
 static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x) {
@@ -1600,7 +1634,9 @@ static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b, yolo
     if (b->add) yolo_grad_need(m, x);
     if (b->add && x->grad) m->be->accumulate(x->grad, b->y.grad, yolo_numel(&b->y));
     yolo_grad_done(m, &b->y);
+    yolo_repconvn_remake(m, &b->cv1);
     yolo_conv_backward(m, &b->cv2);
+    yolo_tensor_keep(m->be, &b->cv1.y, 0);
     yolo_repconvn_backward(m, &b->cv1);
 }
 
@@ -1637,6 +1673,7 @@ static void yolo_repncsp_concat(yolo_model *m, yolo_repncsp *r) {
     m->be->copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, h->n, c_, HW, 0);
 }
 
+/* training keeps only the output cv3.y and the convs' z */
 static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &r->cv1, x, train);
     for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
@@ -1644,36 +1681,39 @@ static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x,
     yolo_out_resize(m, &r->cat, x, 2 * r->cv1.c2, x->h, x->w, train);
     yolo_repncsp_concat(m, r);
     yolo_conv_forward(m, &r->cv3, &r->cat, train);
+    if (!train) return;
+    yolo_tensor_keep(m->be, &r->cv1.y, 0);
+    for (int i = 0; i < r->n; i++) yolo_tensor_keep(m->be, &r->m[i].y, 0);
+    yolo_tensor_keep(m->be, &r->cv2.y, 0);
+    yolo_tensor_keep(m->be, &r->cat, 0);
 }
 
+/* x (the block's input) must be there. The chain cv1 -> bottlenecks is
+   made again first (each bottleneck reads the one before), then the
+   concatenation; each piece is dropped once its last reader is done. */
 static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
-    yolo_conv_backward(m, &r->cv3);
     int c_ = r->cv1.c2, B = r->cat.n, HW = r->cat.h * r->cat.w;
+    yolo_conv_output(m, &r->cv1, 1);
+    for (int i = 0; i < r->n; i++) yolo_bottleneck_remake(m, &r->m[i], yolo_repncsp_link(r, i));
+    yolo_conv_output(m, &r->cv2, 1);
+    yolo_tensor_keep(m->be, &r->cat, 1);
+    yolo_repncsp_concat(m, r);
+    yolo_conv_backward(m, &r->cv3);
+    yolo_tensor_keep(m->be, &r->cat, 0);
     yolo_tensor *h = yolo_repncsp_link(r, r->n);
     yolo_grad_need(m, h);
     yolo_grad_need(m, &r->cv2.y);
     m->be->copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
     m->be->copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
     yolo_grad_done(m, &r->cat);
-    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i], yolo_repncsp_link(r, i));
-    yolo_conv_backward(m, &r->cv2);
-    yolo_conv_backward(m, &r->cv1);
-}
-
-/* the bottleneck sums [B, c_, H, W] and the concatenation [B, 2 c_, H, W]:
-   dropped after the forward (redo 0), or made again in forward order from
-   the convs' outputs (redo 1) */
-static void yolo_repncsp_copies(yolo_model *m, yolo_repncsp *r, int redo) {
-    for (int i = 0; i < r->n; i++) {
-        yolo_repnbottleneck *b = &r->m[i];
-        yolo_tensor_keep(m->be, &b->cv1.y, redo);
-        yolo_tensor_keep(m->be, &b->y, redo);
-        if (!redo) continue;
-        yolo_repconvn_sum(m, &b->cv1, 0);
-        yolo_bottleneck_sum(m, b, yolo_repncsp_link(r, i));
+    for (int i = r->n - 1; i >= 0; i--) {
+        yolo_tensor_keep(m->be, &r->m[i].y, 0);   /* read by bottleneck i + 1 and the concatenation, both done */
+        yolo_bottleneck_backward(m, &r->m[i], yolo_repncsp_link(r, i));
     }
-    yolo_tensor_keep(m->be, &r->cat, redo);
-    if (redo) yolo_repncsp_concat(m, r);
+    yolo_conv_backward(m, &r->cv2);
+    yolo_tensor_keep(m->be, &r->cv2.y, 0);
+    yolo_conv_backward(m, &r->cv1);
+    yolo_tensor_keep(m->be, &r->cv1.y, 0);
 }
 
 static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
@@ -1736,11 +1776,38 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
     yolo_out_resize(m, &e->cat, x, e->c3 + 2 * e->c4, x->h, x->w, train);
     yolo_elan_concat(m, e);
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
+    if (!train) return;   /* training keeps the output cv4.y and the convs' z */
+    yolo_tensor_keep(m->be, &e->cv1.y, 0);
+    yolo_tensor_keep(m->be, &e->half_b, 0);
+    if (!e->elan1) { yolo_tensor_keep(m->be, yolo_repncsp_out(&e->csp2), 0); yolo_tensor_keep(m->be, yolo_repncsp_out(&e->csp3), 0); }
+    yolo_tensor_keep(m->be, &e->cv2.y, 0);
+    yolo_tensor_keep(m->be, &e->cv3.y, 0);
+    yolo_tensor_keep(m->be, &e->cat, 0);
 }
 
+/* conv c's backward, its input (a dropped conv output) made for the time it takes */
+static void yolo_conv_backward_remade_input(yolo_model *m, yolo_conv *c, yolo_conv *producer) {
+    yolo_conv_output(m, producer, 1);
+    yolo_conv_backward(m, c);
+    yolo_conv_output(m, producer, 0);
+}
+
+/* x (the block's input) must be there. Backwards from cv4: the
+   concatenation and half_b are made again first; then each branch's conv,
+   its input made again for it, and its computational block. */
 static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
     int B = e->cat.n, HW = e->cat.h * e->cat.w, c3 = e->c3, c4 = e->c4, h = c3 / 2, ct = c3 + 2 * c4;
+    yolo_conv_output(m, &e->cv1, 1);
+    yolo_conv_output(m, &e->cv2, 1);
+    yolo_conv_output(m, &e->cv3, 1);
+    yolo_tensor_keep(m->be, &e->cat, 1);
+    yolo_elan_concat(m, e);
+    yolo_tensor_keep(m->be, &e->half_b, 1);
+    yolo_elan_split(m, e);
+    yolo_conv_output(m, &e->cv1, 0);
+    yolo_conv_output(m, &e->cv3, 0);   /* cv2.y stays: the next block's input */
     yolo_conv_backward(m, &e->cv4);
+    yolo_tensor_keep(m->be, &e->cat, 0);
     yolo_grad_need(m, &e->cv1.y);
     yolo_grad_need(m, &e->cv2.y);
     yolo_grad_need(m, &e->cv3.y);
@@ -1748,23 +1815,21 @@ static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
     m->be->copy_channels(e->cat.grad, ct, c3, e->cv2.y.grad, c4, 0, B, c4, HW, 1);
     m->be->copy_channels(e->cat.grad, ct, c3 + c4, e->cv3.y.grad, c4, 0, B, c4, HW, 1);
     yolo_grad_done(m, &e->cat);
-    yolo_conv_backward(m, &e->cv3);
-    if (!e->elan1) yolo_repncsp_backward(m, &e->csp3);
-    yolo_conv_backward(m, &e->cv2);
-    if (!e->elan1) yolo_repncsp_backward(m, &e->csp2);
+    if (e->elan1) {
+        yolo_conv_backward(m, &e->cv3);
+        yolo_conv_output(m, &e->cv2, 0);
+        yolo_conv_backward(m, &e->cv2);
+    } else {
+        yolo_conv_backward_remade_input(m, &e->cv3, &e->csp3.cv3);
+        yolo_repncsp_backward(m, &e->csp3);
+        yolo_conv_output(m, &e->cv2, 0);
+        yolo_conv_backward_remade_input(m, &e->cv2, &e->csp2.cv3);
+        yolo_repncsp_backward(m, &e->csp2);
+    }
     m->be->copy_channels(e->half_b.grad, h, 0, e->cv1.y.grad, c3, h, B, h, HW, 1);
     yolo_grad_done(m, &e->half_b);
+    yolo_tensor_keep(m->be, &e->half_b, 0);
     yolo_conv_backward(m, &e->cv1);
-}
-
-/* half_b, the RepNCSPs' sums and concatenations, and cat: dropped after the
-   forward, or made again in forward order from the convs' outputs */
-static void yolo_elan_copies(yolo_model *m, yolo_elan *e, int redo) {
-    yolo_tensor_keep(m->be, &e->half_b, redo);
-    if (redo) yolo_elan_split(m, e);
-    if (!e->elan1) { yolo_repncsp_copies(m, &e->csp2, redo); yolo_repncsp_copies(m, &e->csp3, redo); }
-    yolo_tensor_keep(m->be, &e->cat, redo);
-    if (redo) yolo_elan_concat(m, e);
 }
 
 /* ---- AConv and ADown ---------------------------------------------------------- */
@@ -1804,6 +1869,17 @@ static void yolo_down_inputs(yolo_model *m, yolo_down *d, const yolo_tensor *x) 
     m->be->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
 }
 
+/* the pool, and ADown's halves, max pool and its convs' outputs (copied
+   into y): dropped (keep 0) or memory for them again (keep 1) */
+static void yolo_down_keep_inputs(yolo_model *m, yolo_down *d, int keep) {
+    yolo_tensor_keep(m->be, &d->pool, keep);
+    if (!d->adown) return;
+    yolo_tensor_keep(m->be, &d->half1, keep);
+    yolo_tensor_keep(m->be, &d->half2, keep);
+    yolo_tensor_keep(m->be, &d->maxp, keep);
+    if (!keep) { yolo_tensor_keep(m->be, &d->cv1.y, 0); yolo_tensor_keep(m->be, &d->cv2.y, 0); }
+}
+
 static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
     int B = x->n, h = x->c / 2, H = x->h - 1, W = x->w - 1;
     yolo_out_resize(m, &d->pool, x, x->c, H, W, train);
@@ -1813,16 +1889,23 @@ static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int t
         yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
     }
     yolo_down_inputs(m, d, x);
-    if (!d->adown) { yolo_conv_forward(m, &d->cv1, &d->pool, train); return; }
-    yolo_conv_forward(m, &d->cv1, &d->half1, train);
-    yolo_conv_forward(m, &d->cv2, &d->maxp, train);
-    int c = d->cv1.c2, Ho = d->cv1.y.h, Wo = d->cv1.y.w;
-    yolo_out_resize(m, &d->y, x, 2 * c, Ho, Wo, train);
-    m->be->copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, Ho * Wo, 0);
-    m->be->copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, Ho * Wo, 0);
+    if (!d->adown) {
+        yolo_conv_forward(m, &d->cv1, &d->pool, train);
+    } else {
+        yolo_conv_forward(m, &d->cv1, &d->half1, train);
+        yolo_conv_forward(m, &d->cv2, &d->maxp, train);
+        int c = d->cv1.c2, Ho = d->cv1.y.h, Wo = d->cv1.y.w;
+        yolo_out_resize(m, &d->y, x, 2 * c, Ho, Wo, train);
+        m->be->copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, Ho * Wo, 0);
+        m->be->copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, Ho * Wo, 0);
+    }
+    if (train) yolo_down_keep_inputs(m, d, 0);   /* and the output and the convs' z */
 }
 
+/* x (the block's input) must be there: the pools are made again from it */
 static void yolo_down_backward(yolo_model *m, yolo_down *d, yolo_tensor *x) {
+    yolo_down_keep_inputs(m, d, 1);
+    yolo_down_inputs(m, d, x);
     if (d->adown) {
         int B = x->n, c = d->cv1.c2, HWo = d->y.h * d->y.w, h = x->c / 2, HW = d->pool.h * d->pool.w;
         yolo_grad_need(m, &d->cv1.y);
@@ -1846,18 +1929,7 @@ static void yolo_down_backward(yolo_model *m, yolo_down *d, yolo_tensor *x) {
     yolo_grad_need(m, x);
     if (x->grad) m->be->avgpool2_backward(&d->pool, x->grad, x->h, x->w);
     yolo_grad_done(m, &d->pool);
-}
-
-/* the pool [B, c1, H-1, W-1] and, for ADown, its halves and the max pool:
-   dropped after the forward, or made again from the block's input x */
-static void yolo_down_copies(yolo_model *m, yolo_down *d, const yolo_tensor *x, int redo) {
-    yolo_tensor_keep(m->be, &d->pool, redo);
-    if (d->adown) {
-        yolo_tensor_keep(m->be, &d->half1, redo);
-        yolo_tensor_keep(m->be, &d->half2, redo);
-        yolo_tensor_keep(m->be, &d->maxp, redo);
-    }
-    if (redo) yolo_down_inputs(m, d, x);
+    yolo_down_keep_inputs(m, d, 0);
 }
 
 /* ---- SPPELAN -------------------------------------------------------------------- */
@@ -1870,23 +1942,41 @@ static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix
     yolo_act_new(m, &s->cat);
 }
 
-static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
-    yolo_conv_forward(m, &s->cv1, x, train);
-    int c = s->cv1.c2, B = x->n, HW = x->h * x->w;
+/* cv1.y, the pools and the concatenation: dropped (keep 0), or memory for them again (1) */
+static void yolo_sppelan_keep(yolo_model *m, yolo_sppelan *s, int keep) {
+    yolo_tensor *t[5] = { &s->cv1.y, &s->p1, &s->p2, &s->p3, &s->cat };
+    for (int i = 0; i < 5; i++) yolo_tensor_keep(m->be, t[i], keep);
+}
+
+/* p1..p3 (chained max pools of cv1.y) and their concatenation with cv1.y */
+static void yolo_sppelan_pools(yolo_model *m, yolo_sppelan *s) {
+    int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
-    yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
     for (int i = 0; i < 4; i++) {
-        if (i) {
-            yolo_out_resize(m, pools[i], x, c, x->h, x->w, train);
-            m->be->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
-        }
+        if (i) m->be->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
         m->be->copy_channels(pools[i]->data, c, 0, s->cat.data, 4 * c, i * c, B, c, HW, 0);
     }
+}
+
+/* training keeps the output cv5.y and the convs' z */
+static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
+    yolo_conv_forward(m, &s->cv1, x, train);
+    int c = s->cv1.c2;
+    yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
+    yolo_out_resize(m, &s->p1, x, c, x->h, x->w, train);
+    yolo_out_resize(m, &s->p2, x, c, x->h, x->w, train);
+    yolo_out_resize(m, &s->p3, x, c, x->h, x->w, train);
+    yolo_sppelan_pools(m, s);
     yolo_conv_forward(m, &s->cv5, &s->cat, train);
+    if (train) yolo_sppelan_keep(m, s, 0);
 }
 
 static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
+    yolo_sppelan_keep(m, s, 1);
+    yolo_conv_output(m, &s->cv1, 1);
+    yolo_sppelan_pools(m, s);
     yolo_conv_backward(m, &s->cv5);
+    yolo_tensor_keep(m->be, &s->cat, 0);
     int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     for (int i = 3; i >= 0; i--) {
@@ -1898,6 +1988,7 @@ static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
         yolo_grad_done(m, pools[i]);
     }
     yolo_grad_done(m, &s->cat);
+    yolo_sppelan_keep(m, s, 0);
     yolo_conv_backward(m, &s->cv1);
 }
 
@@ -2422,7 +2513,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
     char p[32];
     int c1 = L->from[0] < 0 ? 3 : m->layers[L->from[0]].c_out, *a = L->args;
     size_t before = m->nvalues;
-    int act0 = m->nacts, conv0 = m->nconvs;
+    int act0 = m->nacts;
     snprintf(p, sizeof p, "model.%d", i);
     L->out = &L->own;
     yolo_act_new(m, &L->own);
@@ -2461,7 +2552,6 @@ static void yolo_layer_init(yolo_model *m, int i) {
     default: break;  /* Upsample, Concat, CBFuse: no parameters */
     }
     L->act0 = act0; L->act1 = m->nacts;
-    L->conv0 = conv0; L->conv1 = m->nconvs;
     if (!yolo_binding(m))   /* counted in the first pass; running statistics are buffers, not parameters */
         for (int k = 0; k < m->nparams; k++)
             if (m->params[k].offset >= before && m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR)
@@ -2733,11 +2823,11 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
    backward, and that of a tensor inside a block from the first backward
    op that adds into it to the one that reads it (yolo_grad_need and
    yolo_grad_done, called by the blocks' backwards).
-   With m->ckpt the training forward also drops the inside of every block
-   as soon as the block is done, and yolo_backward runs the block's
-   forward again just before its backward, then drops it again: memory
-   for one block's inside instead of all of them, for the price of a
-   second forward. The recompute uses BatchNorm momentum 0, so the running
+   Without --ckpt a block keeps, of its inside, only its convs' outputs z
+   (see yolo_conv_output). With m->ckpt the training forward drops those
+   too as soon as the block is done, and yolo_backward runs the block's
+   forward again just before its backward, then drops it again: the z of
+   one block instead of all of them, for the price of a second forward. The recompute uses BatchNorm momentum 0, so the running
    statistics move once per step, and it computes the same numbers, so the
    gradients are the same. */
 
@@ -2756,23 +2846,6 @@ static void yolo_layer_drop_inside(yolo_model *m, yolo_layer *L) {
         if (m->acts[k] != L->out && !yolo_is_head_map(L, m->acts[k])) yolo_tensor_free(m->be, m->acts[k]);
 }
 
-/* Without --ckpt a block still keeps, of its inside, only what costs a
-   convolution to make again: its conv outputs z. The conv units' y =
-   SiLU(BN(z)) (all but the block's output), the RepConvN and shortcut
-   sums, splits, concatenations and AConv/ADown pools are dropped after
-   the block's forward and made again, in forward order, just before its
-   backward (redo 1), then dropped again. Elementwise passes and copies
-   buy most of the block's memory, and the numbers are the same. */
-static void yolo_layer_copies(yolo_model *m, yolo_layer *L, int redo) {
-    for (int k = L->conv0; k < L->conv1; k++)
-        if (m->convs[k]->bn && &m->convs[k]->y != L->out) yolo_conv_output(m, m->convs[k], redo);
-    switch (L->type) {
-    case YOLO_ACONV: case YOLO_ADOWN: yolo_down_copies(m, &L->b.down, yolo_layer_input(m, L, 0), redo); break;
-    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_copies(m, &L->b.elan, redo); break;
-    default: break;
-    }
-}
-
 /* the gradient of a layer's output, released after the layer's own backward */
 static void yolo_grad_drop(yolo_model *m, yolo_layer *L) {
     if (L->out != &m->input && !L->det) { m->be->release(L->out->grad); L->out->grad = NULL; }
@@ -2784,7 +2857,6 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         if (!all && !train && !L->infer) continue;
         yolo_layer_forward(m, L, train);
         if (m->ckpt && yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);   /* inference needs it no longer either */
-        else if (train) yolo_layer_copies(m, L, 0);
         if (train) yolo_copy_inputs(m, L, 0, 1);
     }
 }
@@ -2825,8 +2897,7 @@ void yolo_backward(yolo_model *m) {
             yolo_layer_forward(m, L, 1);
             m->defer_grads = 0;
             m->bn_momentum = momentum;
-        } else
-            yolo_layer_copies(m, L, 1);
+        }
         switch (L->type) {
         case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
         case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down, x); break;
@@ -2853,7 +2924,6 @@ void yolo_backward(yolo_model *m) {
         default: break;   /* Silence */
         }
         if (recompute) yolo_layer_drop_inside(m, L);
-        else yolo_layer_copies(m, L, 0);
         yolo_copy_inputs(m, L, 0, 0);
         yolo_grad_drop(m, L);
     }
@@ -3132,6 +3202,11 @@ static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in,
             if (train) yolo_grad_need(m, o);   /* the loss writes it */
             m->be->copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
             m->be->copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
+            if (train)   /* the map keeps what the convs made (the last ones' outputs are in it) */
+                for (int s = 0; s < 3; s++) {
+                    yolo_tensor_keep(m->be, &d->box[b][l][s].y, 0);
+                    yolo_tensor_keep(m->be, &d->cls[b][l][s].y, 0);
+                }
         }
 }
 
@@ -3145,10 +3220,12 @@ static void yolo_detect_backward(yolo_model *m, yolo_detect *d) {
             yolo_grad_need(m, &d->cls[b][l][2].y);
             m->be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
             m->be->copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
-            for (int s = 2; s >= 0; s--) {
-                yolo_conv_backward(m, &d->box[b][l][s]);
-                yolo_conv_backward(m, &d->cls[b][l][s]);
+            for (int s = 2; s > 0; s--) {   /* each conv's input made again for it */
+                yolo_conv_backward_remade_input(m, &d->box[b][l][s], &d->box[b][l][s - 1]);
+                yolo_conv_backward_remade_input(m, &d->cls[b][l][s], &d->cls[b][l][s - 1]);
             }
+            yolo_conv_backward(m, &d->box[b][l][0]);
+            yolo_conv_backward(m, &d->cls[b][l][0]);
         }
 }
 

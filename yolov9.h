@@ -1880,8 +1880,15 @@ static void yolo_down_keep_inputs(yolo_model *m, yolo_down *d, int keep) {
     if (!keep) { yolo_tensor_keep(m->be, &d->cv1.y, 0); yolo_tensor_keep(m->be, &d->cv2.y, 0); }
 }
 
+/* ADown's output y = cat(cv1.y, cv2.y) */
+static void yolo_down_concat(yolo_model *m, yolo_down *d) {
+    int c = d->cv1.c2, B = d->y.n, HW = d->y.h * d->y.w;
+    m->be->copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, HW, 0);
+    m->be->copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, HW, 0);
+}
+
 static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
-    int B = x->n, h = x->c / 2, H = x->h - 1, W = x->w - 1;
+    int h = x->c / 2, H = x->h - 1, W = x->w - 1;
     yolo_out_resize(m, &d->pool, x, x->c, H, W, train);
     if (d->adown) {
         yolo_out_resize(m, &d->half1, x, h, H, W, train);
@@ -1894,10 +1901,8 @@ static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int t
     } else {
         yolo_conv_forward(m, &d->cv1, &d->half1, train);
         yolo_conv_forward(m, &d->cv2, &d->maxp, train);
-        int c = d->cv1.c2, Ho = d->cv1.y.h, Wo = d->cv1.y.w;
-        yolo_out_resize(m, &d->y, x, 2 * c, Ho, Wo, train);
-        m->be->copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, Ho * Wo, 0);
-        m->be->copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, Ho * Wo, 0);
+        yolo_out_resize(m, &d->y, x, 2 * d->cv1.c2, d->cv1.y.h, d->cv1.y.w, train);
+        yolo_down_concat(m, d);
     }
     if (train) yolo_down_keep_inputs(m, d, 0);   /* and the output and the convs' z */
 }
@@ -2735,7 +2740,6 @@ void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
 }
 
 /* Upsample and Concat only copy their inputs into L->own */
-static int yolo_is_copy_layer(const yolo_layer *L) { return L->type == YOLO_UPSAMPLE || L->type == YOLO_CONCAT; }
 static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
     if (L->type == YOLO_UPSAMPLE) {
         m->be->zero(L->own.data, yolo_numel(&L->own) * sizeof(yolo_real));
@@ -2749,30 +2753,57 @@ static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
     }
 }
 
-/* A copy layer's output is dropped once its last reader has run forward,
-   and made again (its own dropped inputs first, for the time it takes)
-   only for a reader whose backward reads it: a block's convs need their
-   input for the weight gradient, a copy layer's backward needs none. */
-static void yolo_copy_layer_make(yolo_model *m, yolo_layer *L, int make) {
-    if (!make) { yolo_tensor_keep(m->be, &L->own, 0); return; }
-    if (L->own.data) return;
-    int made[YOLO_MAX_FROM] = { 0 };
-    for (int j = 0; j < L->nfrom; j++) {
-        yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
-        if (src && yolo_is_copy_layer(src) && !src->own.data) { yolo_copy_layer_make(m, src, 1); made[j] = 1; }
+/* Layer outputs are dropped too. An output the training forward can make
+   again cheaply is dropped once its last reader has run forward, and made
+   again only for a reader whose backward reads it (a block's convs need
+   their input for the weight gradient; Upsample, Concat and CBFuse read
+   only gradients). Cheap to make again: a copy layer's output (from its
+   inputs, made again first if they were dropped), and without --ckpt a
+   block's (SiLU(BN(z)) of its last conv or convs, whose z it keeps). */
+static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L) {
+    switch (L->type) {
+    case YOLO_UPSAMPLE: case YOLO_CONCAT: return 1;
+    case YOLO_CONV: case YOLO_ACONV: case YOLO_ADOWN: case YOLO_ELAN1: case YOLO_REPNCSPELAN4: case YOLO_SPPELAN:
+        return !m->ckpt;
+    default: return 0;
     }
-    yolo_tensor_keep(m->be, &L->own, 1);
-    yolo_copy_layer_run(m, L);
-    for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_copy_layer_make(m, &m->layers[L->from[j]], 0);
 }
 
-/* the copy layers among L's inputs: made again (make 1), or dropped
-   (make 0), all of them or (last_only) those that L reads last */
-static void yolo_copy_inputs(yolo_model *m, yolo_layer *L, int make, int last_only) {
+static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
+    if (!make) { yolo_tensor_keep(m->be, L->out, 0); return; }
+    if (L->out->data) return;
+    switch (L->type) {
+    case YOLO_CONV: yolo_conv_output(m, &L->b.conv, 1); return;
+    case YOLO_ACONV: yolo_conv_output(m, &L->b.down.cv1, 1); return;
+    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_conv_output(m, &L->b.elan.cv4, 1); return;
+    case YOLO_SPPELAN: yolo_conv_output(m, &L->b.spp.cv5, 1); return;
+    case YOLO_ADOWN:
+        yolo_conv_output(m, &L->b.down.cv1, 1);
+        yolo_conv_output(m, &L->b.down.cv2, 1);
+        yolo_tensor_keep(m->be, L->out, 1);
+        yolo_down_concat(m, &L->b.down);
+        yolo_conv_output(m, &L->b.down.cv1, 0);
+        yolo_conv_output(m, &L->b.down.cv2, 0);
+        return;
+    default: break;
+    }
+    int made[YOLO_MAX_FROM] = { 0 };   /* a copy layer: its inputs first */
     for (int j = 0; j < L->nfrom; j++) {
         yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
-        if (src && yolo_is_copy_layer(src) && (!last_only || src->last_reader == L - m->layers))
-            yolo_copy_layer_make(m, src, make);
+        if (src && yolo_output_remakeable(m, src) && !src->out->data) { yolo_output_make(m, src, 1); made[j] = 1; }
+    }
+    yolo_tensor_keep(m->be, L->out, 1);
+    yolo_copy_layer_run(m, L);
+    for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_output_make(m, &m->layers[L->from[j]], 0);
+}
+
+/* the remakeable outputs among L's inputs: made again (make 1), or dropped
+   (make 0), all of them or (last_only) those that L reads last */
+static void yolo_layer_inputs_make(yolo_model *m, yolo_layer *L, int make, int last_only) {
+    for (int j = 0; j < L->nfrom; j++) {
+        yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
+        if (src && yolo_output_remakeable(m, src) && (!last_only || src->last_reader == L - m->layers))
+            yolo_output_make(m, src, make);
     }
 }
 
@@ -2857,7 +2888,7 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         if (!all && !train && !L->infer) continue;
         yolo_layer_forward(m, L, train);
         if (m->ckpt && yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);   /* inference needs it no longer either */
-        if (train) yolo_copy_inputs(m, L, 0, 1);
+        if (train) yolo_layer_inputs_make(m, L, 0, 1);
     }
 }
 
@@ -2889,7 +2920,7 @@ void yolo_backward(yolo_model *m) {
         /* the gradients this backward reads and writes */
         yolo_grad_need(m, L->out);
         for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
-        if (yolo_layer_has_inside(L)) yolo_copy_inputs(m, L, 1, 0);   /* its convs read them */
+        if (yolo_layer_has_inside(L)) yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
         if (recompute) {   /* the inside again, running statistics left alone */
             double momentum = m->bn_momentum;
             m->bn_momentum = 0;
@@ -2924,7 +2955,7 @@ void yolo_backward(yolo_model *m) {
         default: break;   /* Silence */
         }
         if (recompute) yolo_layer_drop_inside(m, L);
-        yolo_copy_inputs(m, L, 0, 0);
+        yolo_layer_inputs_make(m, L, 0, 0);
         yolo_grad_drop(m, L);
     }
 }

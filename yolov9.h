@@ -1524,9 +1524,11 @@ static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
 
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
-    if (c->bn)   /* dL/dy becomes dL/dz in place: y's gradient is read by nothing else */
+    if (c->bn) {   /* dL/dy becomes dL/dz in place: y's gradient is read by nothing else */
         m->be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
                              c->ggamma, c->gbeta, c->y.grad);
+        yolo_tensor_keep(m->be, &c->z, 0);   /* its last reader: the next forward makes it again */
+    }
     yolo_grad_need(m, c->x);
     m->be->conv2d_backward(c->x, c->w, c->y.grad, c->c2, c->k, c->s, c->g, c->y.h, c->y.w,
                          c->x->grad, c->gw, c->gb);
@@ -2917,10 +2919,11 @@ void yolo_backward(yolo_model *m) {
         yolo_layer *L = &m->layers[i];
         yolo_tensor *x = yolo_layer_input(m, L, 0);
         int recompute = m->ckpt && yolo_layer_has_inside(L);
-        /* the gradients this backward reads and writes */
+        /* the gradients this backward reads and, for the layers without
+           convs, writes (a conv takes its input's when it writes it) */
         yolo_grad_need(m, L->out);
-        for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
         if (yolo_layer_has_inside(L)) yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
+        else for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
         if (recompute) {   /* the inside again, running statistics left alone */
             double momentum = m->bn_momentum;
             m->bn_momentum = 0;
@@ -3247,10 +3250,12 @@ static void yolo_detect_backward(yolo_model *m, yolo_detect *d) {
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
             int HW = o->h * o->w;
+            yolo_tensor_keep(m->be, o, 0);   /* the loss, its last reader, is done */
             yolo_grad_need(m, &d->box[b][l][2].y);
             yolo_grad_need(m, &d->cls[b][l][2].y);
             m->be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
             m->be->copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
+            yolo_grad_done(m, o);
             for (int s = 2; s > 0; s--) {   /* each conv's input made again for it */
                 yolo_conv_backward_remade_input(m, &d->box[b][l][s], &d->box[b][l][s - 1]);
                 yolo_conv_backward_remade_input(m, &d->cls[b][l][s], &d->cls[b][l][s - 1]);

@@ -1486,13 +1486,14 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     int Ho = yolo_conv_out(x->h, c->k, c->s), Wo = yolo_conv_out(x->w, c->k, c->s);
     c->x = x;
     m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
+    int unfolded = c->bn && !(!train && m->fused && c->fw);
+    if (unfolded) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);   /* first: it outlives y */
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
     if (!train && m->fused && c->fw) {
         m->be->conv2d_forward(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, &c->y);
     } else if (!c->bn) {
         m->be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
     } else {
-        yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
         m->be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
@@ -2010,7 +2011,7 @@ static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
 static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, int nc, int nbranch,
                              const int *ch, const int *strides);
 static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in, int train);
-static void yolo_detect_backward(yolo_model *m, yolo_detect *d);
+static void yolo_detect_backward(yolo_model *m, yolo_layer *L);
 
 #define F1(a) 1, {a}
 #define F2(a, b) 2, {a, b}
@@ -2799,14 +2800,17 @@ static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
     for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_output_make(m, &m->layers[L->from[j]], 0);
 }
 
-/* the remakeable outputs among L's inputs: made again (make 1), or dropped
-   (make 0), all of them or (last_only) those that L reads last */
+/* L's input j, if remakeable: made again (make 1) or dropped (make 0) */
+static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make) {
+    yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
+    if (src && yolo_output_remakeable(m, src)) yolo_output_make(m, src, make);
+}
+
+/* the same for all of L's inputs, or (last_only) those that L reads last */
 static void yolo_layer_inputs_make(yolo_model *m, yolo_layer *L, int make, int last_only) {
-    for (int j = 0; j < L->nfrom; j++) {
-        yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
-        if (src && yolo_output_remakeable(m, src) && (!last_only || src->last_reader == L - m->layers))
-            yolo_output_make(m, src, make);
-    }
+    for (int j = 0; j < L->nfrom; j++)
+        if (!last_only || (L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers))
+            yolo_input_make(m, L, j, make);
 }
 
 static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
@@ -2851,7 +2855,7 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
    (the convs' outputs before and after BatchNorm, the concatenations, the
    pools; for the head everything but its maps) is only read by its own
    backward. So gradients are short-lived: the training forward takes
-   none (but the head's maps', which the loss writes); the gradient of a
+   none, the loss takes the head's maps'; the gradient of a
    layer's output exists from the backward of its last reader to its own
    backward, and that of a tensor inside a block from the first backward
    op that adds into it to the one that reads it (yolo_grad_need and
@@ -2895,14 +2899,11 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
 }
 
 /* train = 1: BatchNorm on batch statistics (and running statistics
-   updated), every branch computed, the head maps' gradients zeroed for the
-   loss (the others are taken zeroed during the backward). train = 0:
+   updated), every branch computed; no gradient is taken (the loss writes
+   the head maps', the backward takes the others zeroed). train = 0:
    running statistics, inference layers only. */
 void yolo_forward(yolo_model *m, int train) {
     if (train) m->fused = 0;   /* the weights are about to move */
-    if (train)
-        for (int i = 0; i < m->nacts; i++)
-            if (m->acts[i]->grad) m->be->zero(m->acts[i]->grad, m->acts[i]->cap * sizeof(yolo_real));
     m->defer_grads = train;
     yolo_forward_layers(m, train, 0);
     m->defer_grads = 0;
@@ -2922,8 +2923,10 @@ void yolo_backward(yolo_model *m) {
         /* the gradients this backward reads and, for the layers without
            convs, writes (a conv takes its input's when it writes it) */
         yolo_grad_need(m, L->out);
-        if (yolo_layer_has_inside(L)) yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
-        else for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
+        if (!yolo_layer_has_inside(L))
+            for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
+        else if (!L->det)   /* (the head makes its inputs level by level) */
+            yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
         if (recompute) {   /* the inside again, running statistics left alone */
             double momentum = m->bn_momentum;
             m->bn_momentum = 0;
@@ -2954,7 +2957,7 @@ void yolo_backward(yolo_model *m) {
             }
             break;
         }
-        case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_backward(m, L->det); break;
+        case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_backward(m, L); break;
         default: break;   /* Silence */
         }
         if (recompute) yolo_layer_drop_inside(m, L);
@@ -3230,27 +3233,33 @@ static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in,
             for (int s = 0; s < 3; s++) {
                 yolo_conv_forward(m, &d->box[b][l][s], s ? &d->box[b][l][s - 1].y : x, train);
                 yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
+                if (train && s) {   /* read: the backward makes them again */
+                    yolo_tensor_keep(m->be, &d->box[b][l][s - 1].y, 0);
+                    yolo_tensor_keep(m->be, &d->cls[b][l][s - 1].y, 0);
+                }
             }
             yolo_tensor *o = &d->out[b][l];
             yolo_out_resize(m, o, x, no, x->h, x->w, train);
-            if (train) yolo_grad_need(m, o);   /* the loss writes it */
             m->be->copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
             m->be->copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
-            if (train)   /* the map keeps what the convs made (the last ones' outputs are in it) */
-                for (int s = 0; s < 3; s++) {
-                    yolo_tensor_keep(m->be, &d->box[b][l][s].y, 0);
-                    yolo_tensor_keep(m->be, &d->cls[b][l][s].y, 0);
-                }
+            if (train) {   /* in the map now; their backward reads only their gradients */
+                yolo_tensor_keep(m->be, &d->box[b][l][2].y, 0);
+                yolo_tensor_keep(m->be, &d->cls[b][l][2].y, 0);
+            }
         }
 }
 
-static void yolo_detect_backward(yolo_model *m, yolo_detect *d) {
+/* level by level; each level's input (a layer output the graph may have
+   dropped) is made again for its first convs only */
+static void yolo_detect_backward(yolo_model *m, yolo_layer *L) {
+    yolo_detect *d = L->det;
     int no = 4 * YOLO_REG_MAX + d->nc;
+    for (int b = 0; b < d->nbranch; b++)   /* the loss, the maps' last reader, is done */
+        for (int l = 0; l < 3; l++) yolo_tensor_keep(m->be, &d->out[b][l], 0);
     for (int b = 0; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
             int HW = o->h * o->w;
-            yolo_tensor_keep(m->be, o, 0);   /* the loss, its last reader, is done */
             yolo_grad_need(m, &d->box[b][l][2].y);
             yolo_grad_need(m, &d->cls[b][l][2].y);
             m->be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
@@ -3260,8 +3269,10 @@ static void yolo_detect_backward(yolo_model *m, yolo_detect *d) {
                 yolo_conv_backward_remade_input(m, &d->box[b][l][s], &d->box[b][l][s - 1]);
                 yolo_conv_backward_remade_input(m, &d->cls[b][l][s], &d->cls[b][l][s - 1]);
             }
+            yolo_input_make(m, L, b * 3 + l, 1);
             yolo_conv_backward(m, &d->box[b][l][0]);
             yolo_conv_backward(m, &d->cls[b][l][0]);
+            yolo_input_make(m, L, b * 3 + l, 0);
         }
 }
 
@@ -3616,6 +3627,7 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
         for (int l = 0; l < 3; l++) {
             lb.h[l] = d->out[b][l].h; lb.w[l] = d->out[b][l].w; lb.stride[l] = d->strides[l];
             lb.maps[l] = d->out[b][l].data;
+            if (d->out[b][l].wants_grad) yolo_grad_need(m, &d->out[b][l]);   /* for the backward; else for the op only */
             lb.grads[l] = d->out[b][l].grad ? d->out[b][l].grad : (yolo_real *)be->alloc(yolo_numel(&d->out[b][l]) * sizeof(yolo_real));
         }
         if (!reuse) yolo_assignment_resize(be, &L->as[b], B, A, d->nc);

@@ -2010,7 +2010,7 @@ static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
 
 static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, int nc, int nbranch,
                              const int *ch, const int *strides);
-static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in, int train);
+static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train);
 static void yolo_detect_backward(yolo_model *m, yolo_layer *L);
 
 #define F1(a) 1, {a}
@@ -2840,12 +2840,7 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
         }
         break;
     }
-    case YOLO_DDETECT: case YOLO_DUALDDETECT: {
-        yolo_tensor *in[6];
-        for (int j = 0; j < L->nfrom; j++) in[j] = yolo_layer_input(m, L, j);
-        yolo_detect_forward(m, L->det, in, train);
-        break;
-    }
+    case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_forward(m, L, train); break;
     default: break;
     }
 }
@@ -3225,11 +3220,15 @@ static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, 
 }
 
 /* out[b][l] = cat(box branch, class branch): [B, 4*REG_MAX + NC, h, w] */
-static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in, int train) {
+/* level by level; in training each inner conv's output is dropped once
+   the next conv has read it, and each level's input once it is read for
+   the last time (the backward makes them again) */
+static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
+    yolo_detect *d = L->det;
     int no = 4 * YOLO_REG_MAX + d->nc;
     for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
-            yolo_tensor *x = in[b * 3 + l];
+            yolo_tensor *x = yolo_layer_input(m, L, b * 3 + l);
             for (int s = 0; s < 3; s++) {
                 yolo_conv_forward(m, &d->box[b][l][s], s ? &d->box[b][l][s - 1].y : x, train);
                 yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
@@ -3246,6 +3245,8 @@ static void yolo_detect_forward(yolo_model *m, yolo_detect *d, yolo_tensor **in,
                 yolo_tensor_keep(m->be, &d->box[b][l][2].y, 0);
                 yolo_tensor_keep(m->be, &d->cls[b][l][2].y, 0);
             }
+            int j = b * 3 + l;
+            if (train && L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers) yolo_input_make(m, L, j, 0);
         }
 }
 

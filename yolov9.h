@@ -901,9 +901,10 @@ static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t-
 static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, int c, int h, int w, int with_grad) {
     size_t need = (size_t)n * c * h * w;
     if (need > t->cap) {
-        be->release(t->data); be->release(t->grad);
+        int dropped = !t->data && need == yolo_numel(t);   /* by yolo_tensor_keep: its gradient stays */
+        be->release(t->data);
+        if (!dropped) { be->release(t->grad); t->grad = NULL; }
         t->data = (yolo_real *)be->alloc(need * sizeof(yolo_real));
-        t->grad = NULL;
         t->cap = need;
     }
     if (with_grad && !t->grad) t->grad = (yolo_real *)be->alloc(t->cap * sizeof(yolo_real));
@@ -2761,22 +2762,38 @@ static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
    again only for a reader whose backward reads it (a block's convs need
    their input for the weight gradient; Upsample, Concat and CBFuse read
    only gradients). Cheap to make again: a copy layer's output (from its
-   inputs, made again first if they were dropped), and without --ckpt a
-   block's (SiLU(BN(z)) of its last conv or convs, whose z it keeps). */
+   inputs, made again first if they were dropped); without --ckpt a
+   block's (SiLU(BN(z)) of its last conv or convs, whose z it keeps); with
+   --ckpt a Conv layer's, by running it again on its input (one conv, and
+   the costliest outputs to keep: the first layers' at full resolution). */
 static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L) {
     switch (L->type) {
-    case YOLO_UPSAMPLE: case YOLO_CONCAT: return 1;
-    case YOLO_CONV: case YOLO_ACONV: case YOLO_ADOWN: case YOLO_ELAN1: case YOLO_REPNCSPELAN4: case YOLO_SPPELAN:
+    case YOLO_UPSAMPLE: case YOLO_CONCAT: case YOLO_CONV: return 1;
+    case YOLO_ACONV: case YOLO_ADOWN: case YOLO_ELAN1: case YOLO_REPNCSPELAN4: case YOLO_SPPELAN:
         return !m->ckpt;
     default: return 0;
     }
+}
+
+static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train);
+
+/* L's training forward again, the running statistics left alone and no
+   gradient taken: the same numbers as the first time */
+static void yolo_layer_rerun(yolo_model *m, yolo_layer *L) {
+    double momentum = m->bn_momentum;
+    int defer = m->defer_grads;
+    m->bn_momentum = 0;
+    m->defer_grads = 1;
+    yolo_layer_forward(m, L, 1);
+    m->defer_grads = defer;
+    m->bn_momentum = momentum;
 }
 
 static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
     if (!make) { yolo_tensor_keep(m->be, L->out, 0); return; }
     if (L->out->data) return;
     switch (L->type) {
-    case YOLO_CONV: yolo_conv_output(m, &L->b.conv, 1); return;
+    case YOLO_CONV: if (m->ckpt) break; yolo_conv_output(m, &L->b.conv, 1); return;
     case YOLO_ACONV: yolo_conv_output(m, &L->b.down.cv1, 1); return;
     case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_conv_output(m, &L->b.elan.cv4, 1); return;
     case YOLO_SPPELAN: yolo_conv_output(m, &L->b.spp.cv5, 1); return;
@@ -2790,13 +2807,18 @@ static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
         return;
     default: break;
     }
-    int made[YOLO_MAX_FROM] = { 0 };   /* a copy layer: its inputs first */
+    int made[YOLO_MAX_FROM] = { 0 };   /* from the inputs, made again first */
     for (int j = 0; j < L->nfrom; j++) {
         yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
         if (src && yolo_output_remakeable(m, src) && !src->out->data) { yolo_output_make(m, src, 1); made[j] = 1; }
     }
-    yolo_tensor_keep(m->be, L->out, 1);
-    yolo_copy_layer_run(m, L);
+    if (L->type == YOLO_CONV) {   /* --ckpt: the conv again; its z is not wanted */
+        yolo_layer_rerun(m, L);
+        yolo_tensor_keep(m->be, &L->b.conv.z, 0);
+    } else {
+        yolo_tensor_keep(m->be, L->out, 1);
+        yolo_copy_layer_run(m, L);
+    }
     for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_output_make(m, &m->layers[L->from[j]], 0);
 }
 
@@ -2922,14 +2944,7 @@ void yolo_backward(yolo_model *m) {
             for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
         else if (!L->det)   /* (the head makes its inputs level by level) */
             yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
-        if (recompute) {   /* the inside again, running statistics left alone */
-            double momentum = m->bn_momentum;
-            m->bn_momentum = 0;
-            m->defer_grads = 1;
-            yolo_layer_forward(m, L, 1);
-            m->defer_grads = 0;
-            m->bn_momentum = momentum;
-        }
+        if (recompute) yolo_layer_rerun(m, L);   /* the inside again */
         switch (L->type) {
         case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
         case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down, x); break;

@@ -1488,8 +1488,11 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     c->x = x;
     m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
     int unfolded = c->bn && !(!train && m->fused && c->fw);
-    if (unfolded) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);   /* first: it outlives y */
+    /* the longer-lived of the two first, so that the other leaves no hole
+       below it: z without --ckpt (it lives to the backward), else y */
+    if (unfolded && !m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
+    if (unfolded && m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
     if (!train && m->fused && c->fw) {
         m->be->conv2d_forward(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, &c->y);
     } else if (!c->bn) {
@@ -1523,6 +1526,9 @@ static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
     m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, &c->y);
     if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
 }
+
+/* in training, t dropped (its reader is done; the backward makes it again) */
+static void yolo_train_drop(yolo_model *m, yolo_tensor *t, int train) { if (train) yolo_tensor_keep(m->be, t, 0); }
 
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
@@ -1677,19 +1683,21 @@ static void yolo_repncsp_concat(yolo_model *m, yolo_repncsp *r) {
     m->be->copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, h->n, c_, HW, 0);
 }
 
-/* training keeps only the output cv3.y and the convs' z */
+/* training keeps only the output cv3.y and the convs' z: each copy is
+   dropped once its last reader has run */
 static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &r->cv1, x, train);
-    for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
+    for (int i = 0; i < r->n; i++) {
+        yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
+        yolo_train_drop(m, yolo_repncsp_link(r, i), train);
+    }
     yolo_conv_forward(m, &r->cv2, x, train);
     yolo_out_resize(m, &r->cat, x, 2 * r->cv1.c2, x->h, x->w, train);
     yolo_repncsp_concat(m, r);
+    yolo_train_drop(m, yolo_repncsp_link(r, r->n), train);
+    yolo_train_drop(m, &r->cv2.y, train);
     yolo_conv_forward(m, &r->cv3, &r->cat, train);
-    if (!train) return;
-    yolo_tensor_keep(m->be, &r->cv1.y, 0);
-    for (int i = 0; i < r->n; i++) yolo_tensor_keep(m->be, &r->m[i].y, 0);
-    yolo_tensor_keep(m->be, &r->cv2.y, 0);
-    yolo_tensor_keep(m->be, &r->cat, 0);
+    yolo_train_drop(m, &r->cat, train);
 }
 
 /* x (the block's input) must be there. The chain cv1 -> bottlenecks is
@@ -1764,29 +1772,32 @@ static void yolo_elan_concat(yolo_model *m, yolo_elan *e) {
     m->be->copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
 }
 
+/* training keeps the output cv4.y and the convs' z: each copy is dropped
+   once its last reader has run */
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &e->cv1, x, train);
     yolo_out_resize(m, &e->half_b, x, e->c3 / 2, x->h, x->w, train);
     yolo_elan_split(m, e);
     if (e->elan1) {
         yolo_conv_forward(m, &e->cv2, &e->half_b, train);
+        yolo_train_drop(m, &e->half_b, train);
         yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);
     } else {
         yolo_repncsp_forward(m, &e->csp2, &e->half_b, train);
+        yolo_train_drop(m, &e->half_b, train);
         yolo_conv_forward(m, &e->cv2, yolo_repncsp_out(&e->csp2), train);
+        yolo_train_drop(m, yolo_repncsp_out(&e->csp2), train);
         yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
         yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
+        yolo_train_drop(m, yolo_repncsp_out(&e->csp3), train);
     }
     yolo_out_resize(m, &e->cat, x, e->c3 + 2 * e->c4, x->h, x->w, train);
     yolo_elan_concat(m, e);
+    yolo_train_drop(m, &e->cv1.y, train);
+    yolo_train_drop(m, &e->cv2.y, train);
+    yolo_train_drop(m, &e->cv3.y, train);
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
-    if (!train) return;   /* training keeps the output cv4.y and the convs' z */
-    yolo_tensor_keep(m->be, &e->cv1.y, 0);
-    yolo_tensor_keep(m->be, &e->half_b, 0);
-    if (!e->elan1) { yolo_tensor_keep(m->be, yolo_repncsp_out(&e->csp2), 0); yolo_tensor_keep(m->be, yolo_repncsp_out(&e->csp3), 0); }
-    yolo_tensor_keep(m->be, &e->cv2.y, 0);
-    yolo_tensor_keep(m->be, &e->cv3.y, 0);
-    yolo_tensor_keep(m->be, &e->cat, 0);
+    yolo_train_drop(m, &e->cat, train);
 }
 
 /* conv c's backward, its input (a dropped conv output) made for the time it takes */

@@ -1623,11 +1623,10 @@ static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_
     yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
     yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, train);
     yolo_bottleneck_sum(m, b, x);
-    if (!train) return;
-    yolo_tensor_keep(m->be, &b->cv1.conv1.y, 0);
-    yolo_tensor_keep(m->be, &b->cv1.conv2.y, 0);
-    yolo_tensor_keep(m->be, &b->cv1.y, 0);
-    yolo_tensor_keep(m->be, &b->cv2.y, 0);
+    yolo_train_drop(m, &b->cv1.conv1.y, train);
+    yolo_train_drop(m, &b->cv1.conv2.y, train);
+    yolo_train_drop(m, &b->cv1.y, train);
+    yolo_train_drop(m, &b->cv2.y, train);
 }
 
 /* y (the sum) again, from x and cv2's output */

@@ -2767,7 +2767,7 @@ static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
     }
 }
 
-/* Layer outputs are dropped too. An output the training forward can make
+/* Layer outputs, like a block's inside, are dropped in training. One that can be made
    again cheaply is dropped once its last reader has run forward, and made
    again only for a reader whose backward reads it (a block's convs need
    their input for the weight gradient; Upsample, Concat and CBFuse read
@@ -2877,23 +2877,22 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
     }
 }
 
-/* --- gradient lifetimes and recompute checkpointing (--ckpt) ---
-   A block's output is read by later layers and kept; what is inside it
-   (the convs' outputs before and after BatchNorm, the concatenations, the
-   pools; for the head everything but its maps) is only read by its own
-   backward. So gradients are short-lived: the training forward takes
-   none, the loss takes the head's maps'; the gradient of a
-   layer's output exists from the backward of its last reader to its own
-   backward, and that of a tensor inside a block from the first backward
-   op that adds into it to the one that reads it (yolo_grad_need and
-   yolo_grad_done, called by the blocks' backwards).
-   Without --ckpt a block keeps, of its inside, only its convs' outputs z
-   (see yolo_conv_output). With m->ckpt the training forward drops those
-   too as soon as the block is done, and yolo_backward runs the block's
-   forward again just before its backward, then drops it again: the z of
-   one block instead of all of them, for the price of a second forward. The recompute uses BatchNorm momentum 0, so the running
-   statistics move once per step, and it computes the same numbers, so the
-   gradients are the same. */
+/* --- what a training step keeps, and recompute checkpointing (--ckpt) ---
+   Every tensor is dropped as soon as its last reader is done, and made
+   again just before a backward op that reads it:
+   - a gradient exists from the first backward op that adds into it to
+     the op that reads it (yolo_grad_need, yolo_grad_done); the training
+     forward takes none, the loss takes the head's maps';
+   - inside a block only the convs' outputs z are kept to the backward
+     (yolo_conv_output), each given back after its own backward;
+   - a layer's output is dropped once its last reader has run forward,
+     and made again for each reader's backward (yolo_output_make).
+   With m->ckpt the training forward drops a block's z too as soon as the
+   block is done, and yolo_backward runs the block's forward again just
+   before its backward, then drops it again: the z of one block instead
+   of all of them, for the price of a second forward. The rerun uses
+   BatchNorm momentum 0, so the running statistics move once per step,
+   and it computes the same numbers, so the gradients are the same. */
 
 static int yolo_layer_has_inside(const yolo_layer *L) {
     return L->type != YOLO_SILENCE && L->type != YOLO_UPSAMPLE && L->type != YOLO_CONCAT && L->type != YOLO_CBFUSE;

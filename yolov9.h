@@ -422,7 +422,6 @@ typedef struct {
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
-    int defer_grads;         /* 1 during yolo_forward: gradients are taken around each layer's backward */
     double flops;            /* multiply-adds x2 of the convolutions run so far */
     const yolo_backend *be;  /* where the tensors live and the ops run */
     int building;            /* internal: the next tensor to bind in the second build pass */
@@ -901,9 +900,9 @@ static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t-
 static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, int c, int h, int w, int with_grad) {
     size_t need = (size_t)n * c * h * w;
     if (need > t->cap) {
-        int dropped = !t->data && need == yolo_numel(t);   /* by yolo_tensor_keep: its gradient stays */
+        int same = need == yolo_numel(t);   /* values dropped by yolo_tensor_keep, same shape: the gradient stays */
         be->release(t->data);
-        if (!dropped) { be->release(t->grad); t->grad = NULL; }
+        if (!same) { be->release(t->grad); t->grad = NULL; }
         t->data = (yolo_real *)be->alloc(need * sizeof(yolo_real));
         t->cap = need;
     }
@@ -1435,9 +1434,10 @@ static yolo_real *yolo_stats_new(yolo_model *m, int n) {
     return p;
 }
 
-/* output tensors follow the input's batch; gradients exist when training */
+/* output tensors follow the input's batch; a training forward marks them
+   as wanting a gradient, which the backward takes when it needs it */
 static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
-    yolo_tensor_resize(m->be, t, like->n, c, h, w, train && !m->defer_grads);
+    yolo_tensor_resize(m->be, t, like->n, c, h, w, 0);
     t->wants_grad = train;
 }
 
@@ -1894,7 +1894,7 @@ static void yolo_down_keep_inputs(yolo_model *m, yolo_down *d, int keep) {
     if (!keep) { yolo_tensor_keep(m->be, &d->cv1.y, 0); yolo_tensor_keep(m->be, &d->cv2.y, 0); }
 }
 
-/* ADown's output y = cat(cv1.y, cv2.y) */
+/* ADown's output y [B, c2, H/2, W/2] = cat(cv1.y, cv2.y), c2/2 channels each */
 static void yolo_down_concat(yolo_model *m, yolo_down *d) {
     int c = d->cv1.c2, B = d->y.n, HW = d->y.h * d->y.w;
     m->be->copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, HW, 0);
@@ -1967,7 +1967,7 @@ static void yolo_sppelan_keep(yolo_model *m, yolo_sppelan *s, int keep) {
     for (int i = 0; i < 5; i++) yolo_tensor_keep(m->be, t[i], keep);
 }
 
-/* p1..p3 (chained max pools of cv1.y) and their concatenation with cv1.y */
+/* p1..p3 [B, c3, H, W] (chained 5x5 max pools of cv1.y) and cat [B, 4 c3, H, W] */
 static void yolo_sppelan_pools(yolo_model *m, yolo_sppelan *s) {
     int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
@@ -2787,15 +2787,12 @@ static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L) {
 
 static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train);
 
-/* L's training forward again, the running statistics left alone and no
-   gradient taken: the same numbers as the first time */
+/* L's training forward again, the running statistics left alone: the
+   same numbers as the first time */
 static void yolo_layer_rerun(yolo_model *m, yolo_layer *L) {
     double momentum = m->bn_momentum;
-    int defer = m->defer_grads;
     m->bn_momentum = 0;
-    m->defer_grads = 1;
     yolo_layer_forward(m, L, 1);
-    m->defer_grads = defer;
     m->bn_momentum = momentum;
 }
 
@@ -2838,11 +2835,15 @@ static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make)
     if (src && yolo_output_remakeable(m, src)) yolo_output_make(m, src, make);
 }
 
+/* L is the last layer to read its input j */
+static int yolo_reads_last(const yolo_model *m, const yolo_layer *L, int j) {
+    return L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers;
+}
+
 /* the same for all of L's inputs, or (last_only) those that L reads last */
 static void yolo_layer_inputs_make(yolo_model *m, yolo_layer *L, int make, int last_only) {
     for (int j = 0; j < L->nfrom; j++)
-        if (!last_only || (L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers))
-            yolo_input_make(m, L, j, make);
+        if (!last_only || yolo_reads_last(m, L, j)) yolo_input_make(m, L, j, make);
 }
 
 static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
@@ -2930,9 +2931,7 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
    running statistics, inference layers only. */
 void yolo_forward(yolo_model *m, int train) {
     if (train) m->fused = 0;   /* the weights are about to move */
-    m->defer_grads = train;
     yolo_forward_layers(m, train, 0);
-    m->defer_grads = 0;
 }
 
 void yolo_zero_grads(yolo_model *m) { m->be->zero(m->grads, m->nvalues * sizeof(yolo_real)); }
@@ -3243,10 +3242,10 @@ static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, 
         for (int l = 0; l < 3; l++) if (b < nbranch) yolo_act_new(m, &d->out[b][l]);
 }
 
-/* out[b][l] = cat(box branch, class branch): [B, 4*REG_MAX + NC, h, w] */
-/* level by level; in training each inner conv's output is dropped once
+/* out[b][l] = cat(box branch, class branch): [B, 4*REG_MAX + NC, h, w],
+   level by level. In training each inner conv's output is dropped once
    the next conv has read it, and each level's input once it is read for
-   the last time (the backward makes them again) */
+   the last time (the backward makes them again). */
 static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
     yolo_detect *d = L->det;
     int no = 4 * YOLO_REG_MAX + d->nc;
@@ -3269,8 +3268,7 @@ static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
                 yolo_tensor_keep(m->be, &d->box[b][l][2].y, 0);
                 yolo_tensor_keep(m->be, &d->cls[b][l][2].y, 0);
             }
-            int j = b * 3 + l;
-            if (train && L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers) yolo_input_make(m, L, j, 0);
+            if (train && yolo_reads_last(m, L, b * 3 + l)) yolo_input_make(m, L, b * 3 + l, 0);
         }
 }
 
@@ -3784,7 +3782,7 @@ static const yolo_backend yolo_planner = {
 };
 
 /* The extent of: two training steps (the second sees what the first
-   leaves held: the head's maps and their gradients, the assignment) at B x H x W with
+   leaves held: the input, the loss's assignment) at B x H x W with
    max_boxes boxes in every image, then a validation pass at vB x vH x vW
    (vB 0: none) as yolo_validate runs it (folding, forward, decoding and
    NMS), then one more training step (B 0: none). The training steps are

@@ -170,6 +170,7 @@ static void check_block(const blockcase *c) {
     for (size_t i = 0; i < yolo_numel(y); i++) h->R[i] = (yolo_real)urand(-1, 1);
     for (int i = 0; i < m->nacts; i++) if (m->acts[i]->grad) memset(m->acts[i]->grad, 0, m->acts[i]->cap * sizeof(yolo_real));
     memset(h->x.grad, 0, yolo_numel(&h->x) * sizeof(yolo_real));
+    yolo_grad_need(m, y);   /* dL/dy = R: the block's backward takes the rest */
     memcpy(y->grad, h->R, yolo_numel(y) * sizeof(yolo_real));
     h_backward(h, c);
     printf("  %s\n", c->name);

@@ -199,6 +199,10 @@ typedef struct {
     double box, cls, dfl;         /* out: the three sums, not yet divided by S */
 } yolo_loss_branch;
 
+/* Where one allocation of a planned training step goes: at off bytes past
+   the arena's base, if it asks for at most size bytes (yolo_arena_follow). */
+typedef struct { size_t off, size; } yolo_place;
+
 typedef struct yolo_backend {
     const char *name;
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
@@ -248,6 +252,9 @@ typedef struct yolo_backend {
     void (*memory)(size_t *in_use, size_t *peak);
     /* take `bytes` at once; later allocations are carved from it (0: no-op backend-side) */
     int (*reserve)(size_t bytes);
+    /* the next n allocations go where script says (a planned training
+       step); NULL: best fit again. Only a backend with an arena follows it. */
+    void (*place)(const yolo_place *script, int n);
     void (*profile)(int on, FILE *report);
 } yolo_backend;
 
@@ -376,6 +383,7 @@ typedef struct {
     yolo_detect *det;                /* DDetect, DualDDetect */
     int infer;                       /* 1 when inference needs this layer */
     int last_reader;                 /* the last layer that reads its output (-1: none) */
+    int last_infer_reader;           /* the same among the layers inference runs */
     int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
     yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
     yolo_tensor *out;                /* the layer's output tensor */
@@ -420,6 +428,12 @@ typedef struct {
     yolo_real *folded;       /* backend memory of all fw, fb */
     int fused;               /* 1 while the folded weights match the trained ones */
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
+    const yolo_real *input_host;  /* the caller's copy of it (yolo_set_input), uploaded again when dropped */
+    int input_last_reader;   /* the last layer that reads the image */
+    /* where the allocations of the first training step and of every later
+       one go (yolo_plan_run_bytes places them); which the next step takes */
+    yolo_place *place[2];
+    int nplace[2], place_next;
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
     double flops;            /* multiply-adds x2 of the convolutions run so far */
@@ -620,19 +634,33 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
    A request takes the smallest free hole that holds it (the lowest one of
    equal size); the free tail at the end only when no hole does, so that
    an arena of exactly the planned size makes the choices the unbounded
-   planning arena made. Sizes round up to 256 bytes. */
+   planning arena made. Sizes round up to 256 bytes.
+   Best fit cannot know how long a buffer will live, so a long-lived one
+   may land between short-lived ones and leave holes when they go. A
+   training step's requests are known in advance, so the planner places
+   them offline (yolo_plan_run_bytes) and the arena follows that script
+   during a step: request k goes to base + script[k].off when it asks for
+   no more than script[k].size and that range is free, else to the best
+   fit. The base is the arena's extent when it is first given a script:
+   what was allocated before the first step (weights, optimizer state)
+   lies below it. */
 typedef struct { size_t off, size; int used; } yolo_arena_range;
 typedef struct {
     size_t size;                  /* bytes it manages */
     size_t in_use, peak, extent;  /* bytes used now, at most, and the highest end of a range so far */
     yolo_arena_range *r;          /* [n] sorted by offset, covering [0, size) */
     int n, cap;
+    const yolo_place *script;     /* [nscript] where the next requests go; next: the one to come */
+    int nscript, next, based;
+    size_t base;                  /* where script offsets count from (set by the first script) */
+    long missed;                  /* script entries that could not be followed (best fit took them) */
 } yolo_arena;
 #define YOLO_ARENA_FULL ((size_t)-1)
 void   yolo_arena_init(yolo_arena *a, size_t size);
 void   yolo_arena_free(yolo_arena *a);
 size_t yolo_arena_alloc(yolo_arena *a, size_t bytes);     /* the offset, or YOLO_ARENA_FULL */
 size_t yolo_arena_release(yolo_arena *a, size_t off);     /* the bytes given back; 0: no range starts there */
+void   yolo_arena_follow(yolo_arena *a, const yolo_place *script, int n);   /* NULL: best fit */
 
 /* The memory plan: the bytes of activations, their gradients, scratch and
    loss buffers (for images of up to max_boxes_per_image boxes) that a
@@ -690,9 +718,16 @@ yolo_param *yolo_model_param(yolo_model *m, const char *name);
 
 /* forward over the graph on m->input. train = 1: batch statistics (the
    running ones updated), every branch. train = 0: running statistics, and
-   a dual model skips its auxiliary branch (only the main one predicts). */
+   a dual model skips its auxiliary branch (only the main one predicts).
+   yolo_set_input uploads data [B, 3, H, W] and keeps the pointer: a
+   training step drops the image on the device between its readers and
+   uploads it again, so data must stay valid until yolo_backward returns. */
 void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data);
 void yolo_forward(yolo_model *m, int train);
+/* inference over every layer (a dual model's auxiliary branch too) that
+   keeps every layer's output, to be inspected; yolo_forward(m, 0) keeps
+   only the head's maps */
+void yolo_forward_all(yolo_model *m);
 /* backward from the detect maps' grads (written by yolo_loss_compute) to
    every parameter; parameter gradients add up until yolo_zero_grads */
 void yolo_zero_grads(yolo_model *m);
@@ -805,6 +840,7 @@ int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int ma
 
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stb/stb_image.h>
@@ -1351,6 +1387,7 @@ static void yolo_cpu_copy(void *dst, const void *src, size_t bytes) { if (bytes)
 static void yolo_cpu_sync(void) {}
 static void yolo_cpu_memory(size_t *in_use, size_t *peak) { *in_use = *peak = 0; }   /* not tracked on the host */
 static int yolo_cpu_reserve(size_t bytes) { (void)bytes; return 0; }
+static void yolo_cpu_place(const yolo_place *script, int n) { (void)script; (void)n; }   /* malloc places */
 static void yolo_cpu_profile(int on, FILE *report) { (void)on; (void)report; }
 
 static void yolo_cpu_loss(yolo_loss_branch *lb);                          /* section 7 */
@@ -1362,7 +1399,7 @@ const yolo_backend yolo_cpu = {
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_sumsq, yolo_cpu_loss,
-    yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_profile,
+    yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_place, yolo_cpu_profile,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */
@@ -2520,11 +2557,22 @@ static void yolo_mark_inference(yolo_model *m) {
                 if (m->layers[i].from[j] >= 0) m->layers[m->layers[i].from[j]].infer = 1;
 }
 
+/* input j of L is the image (directly or through Silence) */
+static int yolo_reads_image(const yolo_model *m, const yolo_layer *L, int j) {
+    if (L->from[j] < 0) return 1;
+    const yolo_layer *src = &m->layers[L->from[j]];
+    return src->type == YOLO_SILENCE && yolo_reads_image(m, src, 0);
+}
+
 static void yolo_mark_readers(yolo_model *m) {
-    for (int i = 0; i < m->nlayers; i++) m->layers[i].last_reader = -1;
+    m->input_last_reader = -1;
+    for (int i = 0; i < m->nlayers; i++) m->layers[i].last_reader = m->layers[i].last_infer_reader = -1;
     for (int i = 0; i < m->nlayers; i++)
-        for (int j = 0; j < m->layers[i].nfrom; j++)
+        for (int j = 0; j < m->layers[i].nfrom; j++) {
             if (m->layers[i].from[j] >= 0) m->layers[m->layers[i].from[j]].last_reader = i;
+            if (m->layers[i].from[j] >= 0 && m->layers[i].infer) m->layers[m->layers[i].from[j]].last_infer_reader = i;
+            if (m->layers[i].type != YOLO_SILENCE && yolo_reads_image(m, &m->layers[i], j)) m->input_last_reader = i;
+        }
 }
 
 static void yolo_layer_init(yolo_model *m, int i) {
@@ -2682,6 +2730,7 @@ void yolo_model_free(yolo_model *m) {
     yolo_layers_release(m);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
     free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps);
+    free(m->place[0]); free(m->place[1]);
     memset(m, 0, sizeof *m);
 }
 
@@ -2749,8 +2798,22 @@ static int yolo_chunk_offset(const yolo_layer *cbl, int idx) {
 }
 
 void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
-    yolo_tensor_resize(m->be, &m->input, B, 3, H, W, 0);
-    if (data) m->be->upload(m->input.data, data, yolo_numel(&m->input) * sizeof(yolo_real));
+    m->input_host = data;
+    if (!data) { yolo_tensor_resize(m->be, &m->input, B, 3, H, W, 0); return; }   /* the caller writes it */
+    yolo_tensor_keep(m->be, &m->input, 0);   /* the forward uploads it (yolo_image_make) */
+    m->input.n = B; m->input.c = 3; m->input.h = H; m->input.w = W;
+}
+
+/* The image is the cheapest tensor to make again: the caller still holds
+   it. In training it is dropped once its last reader has run forward and
+   uploaded again for a reader's backward (the first conv's weight
+   gradient reads it). */
+static void yolo_image_make(yolo_model *m, int make) {
+    if (!m->input_host) return;
+    if (!make) { yolo_tensor_keep(m->be, &m->input, 0); return; }
+    if (m->input.data) return;
+    yolo_tensor_keep(m->be, &m->input, 1);
+    m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
 }
 
 /* Upsample and Concat only copy their inputs into L->own */
@@ -2786,6 +2849,7 @@ static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L) {
 }
 
 static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train);
+static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make);
 
 /* L's training forward again, the running statistics left alone: the
    same numbers as the first time */
@@ -2797,6 +2861,7 @@ static void yolo_layer_rerun(yolo_model *m, yolo_layer *L) {
 }
 
 static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
+    if (L->out == &m->input) { yolo_image_make(m, make); return; }   /* Silence passes the image on */
     if (!make) { yolo_tensor_keep(m->be, L->out, 0); return; }
     if (L->out->data) return;
     switch (L->type) {
@@ -2816,8 +2881,8 @@ static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
     }
     int made[YOLO_MAX_FROM] = { 0 };   /* from the inputs, made again first */
     for (int j = 0; j < L->nfrom; j++) {
-        yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
-        if (src && yolo_output_remakeable(m, src) && !src->out->data) { yolo_output_make(m, src, 1); made[j] = 1; }
+        made[j] = !yolo_layer_input(m, L, j)->data;
+        if (made[j]) yolo_input_make(m, L, j, 1);
     }
     if (L->type == YOLO_CONV) {   /* --ckpt: the conv again; its z is not wanted */
         yolo_layer_rerun(m, L);
@@ -2826,18 +2891,21 @@ static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
         yolo_tensor_keep(m->be, L->out, 1);
         yolo_copy_layer_run(m, L);
     }
-    for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_output_make(m, &m->layers[L->from[j]], 0);
+    for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_input_make(m, L, j, 0);
 }
 
 /* L's input j, if remakeable: made again (make 1) or dropped (make 0) */
 static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make) {
-    yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
-    if (src && yolo_output_remakeable(m, src)) yolo_output_make(m, src, make);
+    if (yolo_reads_image(m, L, j)) { yolo_image_make(m, make); return; }
+    yolo_layer *src = &m->layers[L->from[j]];
+    if (yolo_output_remakeable(m, src)) yolo_output_make(m, src, make);
 }
 
 /* L is the last layer to read its input j */
 static int yolo_reads_last(const yolo_model *m, const yolo_layer *L, int j) {
-    return L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers;
+    int i = (int)(L - m->layers);
+    if (yolo_reads_image(m, L, j)) return m->input_last_reader == i;
+    return m->layers[L->from[j]].last_reader == i;
 }
 
 /* the same for all of L's inputs, or (last_only) those that L reads last */
@@ -2915,13 +2983,21 @@ static void yolo_grad_drop(yolo_model *m, yolo_layer *L) {
     if (L->out != &m->input && !L->det) { m->be->release(L->out->grad); L->out->grad = NULL; }
 }
 
+/* all: inference over every layer, every output kept (to be inspected);
+   else inference keeps only what later layers read: a layer's inside goes
+   after its forward, its output after its last reader's */
 static void yolo_forward_layers(yolo_model *m, int train, int all) {
     for (int i = 0; i < m->nlayers; i++) {
         yolo_layer *L = &m->layers[i];
         if (!all && !train && !L->infer) continue;
         yolo_layer_forward(m, L, train);
-        if (m->ckpt && yolo_layer_has_inside(L)) yolo_layer_drop_inside(m, L);   /* inference needs it no longer either */
+        if (yolo_layer_has_inside(L) && (m->ckpt || (!train && !all))) yolo_layer_drop_inside(m, L);
         if (train) yolo_layer_inputs_make(m, L, 0, 1);
+        else if (!all)
+            for (int j = 0; j < L->nfrom; j++) {
+                yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
+                if (src && src->last_infer_reader == i && src->out != &m->input) yolo_tensor_keep(m->be, src->out, 0);
+            }
     }
 }
 
@@ -2930,8 +3006,27 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
    the head maps', the backward takes the others zeroed). train = 0:
    running statistics, inference layers only. */
 void yolo_forward(yolo_model *m, int train) {
-    if (train) m->fused = 0;   /* the weights are about to move */
+    if (train) {
+        /* A training step starts from the weights alone, whatever an
+           earlier pass left (an inference pass keeps its outputs; the
+           folded weights go too, as the weights are about to move), so
+           that its allocations are the planned ones and go where the plan
+           placed them. */
+        for (int i = 0; i < m->nacts; i++)
+            if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
+        m->be->release(m->folded);
+        m->folded = NULL; m->fused = 0;
+        m->be->place(m->place[m->place_next], m->nplace[m->place_next]);
+        m->place_next = 1;
+    } else m->be->place(NULL, 0);
+    yolo_image_make(m, 1);     /* uploaded (again) */
     yolo_forward_layers(m, train, 0);
+}
+
+void yolo_forward_all(yolo_model *m) {
+    m->be->place(NULL, 0);
+    yolo_image_make(m, 1);
+    yolo_forward_layers(m, 0, 1);
 }
 
 void yolo_zero_grads(yolo_model *m) { m->be->zero(m->grads, m->nvalues * sizeof(yolo_real)); }
@@ -2981,7 +3076,9 @@ void yolo_backward(yolo_model *m) {
         if (recompute) yolo_layer_drop_inside(m, L);
         yolo_layer_inputs_make(m, L, 0, 0);
         yolo_grad_drop(m, L);
+        if (L->out != &m->input) yolo_tensor_keep(m->be, L->out, 0);   /* its readers' backwards came first */
     }
+    m->be->place(NULL, 0);   /* the planned step ends */
 }
 
 /* GFLOPs at 640x640 for one image: run every layer once at 64x64 counting
@@ -2991,7 +3088,7 @@ double yolo_model_gflops(yolo_model *m) {
     yolo_set_input(m, 1, 64, 64, NULL);
     m->be->zero(m->input.data, yolo_numel(&m->input) * sizeof(yolo_real));
     m->flops = 0;
-    yolo_forward_layers(m, 0, 1);
+    yolo_forward_all(m);
     return m->flops / 1e9 * (640.0 * 640.0) / (64.0 * 64.0);
 }
 
@@ -3695,8 +3792,47 @@ static void yolo_arena_remove(yolo_arena *a, int at) {
     a->n--;
 }
 
+void yolo_arena_follow(yolo_arena *a, const yolo_place *script, int n) {
+    if (script && n > 0 && !a->based) { a->base = a->extent; a->based = 1; }
+    a->script = script; a->nscript = script ? n : 0; a->next = 0;
+}
+
+/* mark [off, off + need) used, if it lies inside one free range: -1 if not */
+static int yolo_arena_take(yolo_arena *a, size_t off, size_t need) {
+    int lo = 0, hi = a->n - 1;
+    while (lo < hi) {   /* the last range that starts at or before off */
+        int mid = (lo + hi + 1) / 2;
+        if (a->r[mid].off <= off) lo = mid; else hi = mid - 1;
+    }
+    yolo_arena_range *r = &a->r[lo];
+    if (r->used || off < r->off || off + need > r->off + r->size) return -1;
+    if (off > r->off) {   /* the free part before it */
+        yolo_arena_range before = { r->off, off - r->off, 0 };
+        r->off = off; r->size -= before.size;
+        yolo_arena_insert(a, lo, before);
+        lo++;
+    }
+    r = &a->r[lo];
+    if (r->size > need) {
+        yolo_arena_range rest = { off + need, r->size - need, 0 };
+        r->size = need;
+        yolo_arena_insert(a, lo + 1, rest);
+    }
+    a->r[lo].used = 1;
+    a->in_use += need;
+    if (a->in_use > a->peak) a->peak = a->in_use;
+    if (off + need > a->extent) a->extent = off + need;
+    return 0;
+}
+
 size_t yolo_arena_alloc(yolo_arena *a, size_t bytes) {
     size_t need = bytes ? (bytes + 255) / 256 * 256 : 256;
+    if (a->next < a->nscript) {   /* a planned step: where the plan put it, if that still holds */
+        const yolo_place *p = &a->script[a->next++];
+        if (need <= p->size && yolo_arena_take(a, a->base + p->off, need) == 0)
+            return a->base + p->off;
+        a->missed++;
+    }
     int i = -1;
     for (int j = 0; j < a->n - 1; j++)   /* the holes: every free range but the last */
         if (!a->r[j].used && a->r[j].size >= need && (i < 0 || a->r[j].size < a->r[i].size)) i = j;
@@ -3734,13 +3870,37 @@ size_t yolo_arena_release(yolo_arena *a, size_t off) {
    buffers in an unbounded arena. The arena is file-static, so planning is
    not re-entrant. Its addresses are offsets + 4096, never dereferenced. --- */
 static yolo_arena yolo_plan_arena;
+/* One allocation of a recorded training step: its bytes (rounded as the
+   arena rounds), its life [t0, t1) counted in allocations and releases,
+   the step that asked for it (0 the first, 1 a later one) and its offset:
+   in the recording arena, then where the offline placement puts it. */
+typedef struct { size_t size, off; int t0, t1, step; } yolo_plan_buf;
+static struct {
+    int on, step, t;             /* recording; the step under way; events so far */
+    yolo_plan_buf *b;            /* [n] in the order of the requests */
+    int n, cap;
+} yolo_plan_rec;
+
 static void *yolo_plan_alloc(size_t bytes) {
     size_t off = yolo_arena_alloc(&yolo_plan_arena, bytes);
+    if (yolo_plan_rec.on) {
+        if (yolo_plan_rec.n == yolo_plan_rec.cap) {
+            yolo_plan_rec.cap = yolo_plan_rec.cap ? 2 * yolo_plan_rec.cap : 1024;
+            yolo_plan_rec.b = (yolo_plan_buf *)realloc(yolo_plan_rec.b, yolo_plan_rec.cap * sizeof(yolo_plan_buf));
+        }
+        yolo_plan_buf x = { bytes ? (bytes + 255) / 256 * 256 : 256, off, yolo_plan_rec.t++, INT_MAX, yolo_plan_rec.step };
+        yolo_plan_rec.b[yolo_plan_rec.n++] = x;
+    }
     return (void *)(uintptr_t)(4096 + off);
 }
 static void yolo_plan_release(void *p) {
-    if (p) yolo_arena_release(&yolo_plan_arena, (size_t)(uintptr_t)p - 4096);
+    if (!p) return;
+    size_t off = (size_t)(uintptr_t)p - 4096;
+    for (int j = yolo_plan_rec.on ? yolo_plan_rec.n - 1 : -1; j >= 0; j--)   /* the live buffer at that offset */
+        if (yolo_plan_rec.b[j].off == off && yolo_plan_rec.b[j].t1 == INT_MAX) { yolo_plan_rec.b[j].t1 = yolo_plan_rec.t++; break; }
+    yolo_arena_release(&yolo_plan_arena, off);
 }
+static void yolo_plan_place(const yolo_place *script, int n) { yolo_arena_follow(&yolo_plan_arena, script, n); }
 static void yolo_plan_bytes3(void *d, size_t n) { (void)d; (void)n; }
 static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s_; (void)n; }
 static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
@@ -3773,28 +3933,72 @@ static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_plan
 static int yolo_plan_reserve(size_t bytes) { (void)bytes; return 0; }
 static void yolo_plan_profile(int on, FILE *f) { (void)on; (void)f; }
 
+/* --- placing a recorded step offline ---
+   With every buffer's size and life known, each is placed in turn at the
+   lowest-waste gap left by the buffers already placed whose lives overlap
+   its own, the buffers taken largest first (or longest-lived first: each
+   order wins on some networks, so both are tried). The extent comes
+   within a few percent of the most bytes ever alive at once. */
+typedef struct { size_t key; int id; } yolo_plan_key;
+static int yolo_plan_key_cmp(const void *a_, const void *b_) {
+    const yolo_plan_key *a = (const yolo_plan_key *)a_, *b = (const yolo_plan_key *)b_;
+    if (a->key != b->key) return a->key > b->key ? -1 : 1;   /* larger first, then in request order */
+    return a->id - b->id;
+}
+static int yolo_range_cmp(const void *a_, const void *b_) {
+    const yolo_arena_range *a = (const yolo_arena_range *)a_, *b = (const yolo_arena_range *)b_;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+/* b[n] placed (b[i].off) with the larger of the keys size (by_life 0) or life; returns the extent */
+static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
+    yolo_plan_key *order = (yolo_plan_key *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof *order);
+    yolo_arena_range *busy = (yolo_arena_range *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof *busy);
+    int *placed = (int *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof(int));
+    for (int i = 0; i < n; i++) { order[i].key = by_life ? (size_t)(b[i].t1 - b[i].t0) : b[i].size; order[i].id = i; }
+    qsort(order, n, sizeof *order, yolo_plan_key_cmp);
+    size_t extent = 0;
+    for (int k = 0; k < n; k++) {
+        yolo_plan_buf *x = &b[order[k].id];
+        int nb = 0;
+        for (int j = 0; j < k; j++) {   /* placed buffers alive at the same time */
+            const yolo_plan_buf *y = &b[placed[j]];
+            if (y->t0 < x->t1 && x->t0 < y->t1) { busy[nb].off = y->off; busy[nb].size = y->size; nb++; }
+        }
+        qsort(busy, nb, sizeof *busy, yolo_range_cmp);
+        size_t end = 0, best = YOLO_ARENA_FULL, best_gap = YOLO_ARENA_FULL;
+        for (int j = 0; j < nb; j++) {
+            if (busy[j].off > end && busy[j].off - end >= x->size && busy[j].off - end < best_gap) {
+                best = end; best_gap = busy[j].off - end;
+            }
+            if (busy[j].off + busy[j].size > end) end = busy[j].off + busy[j].size;
+        }
+        x->off = best != YOLO_ARENA_FULL ? best : end;
+        if (x->off + x->size > extent) extent = x->off + x->size;
+        placed[k] = order[k].id;
+    }
+    free(order); free(busy); free(placed);
+    return extent;
+}
+
 static const yolo_backend yolo_planner = {
     "plan", yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
     yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
-    yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_profile,
+    yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_place, yolo_plan_profile,
 };
 
-/* The extent of: two training steps (the second sees what the first
-   leaves held: the input, the loss's assignment) at B x H x W with
-   max_boxes boxes in every image, then a validation pass at vB x vH x vW
-   (vB 0: none) as yolo_validate runs it (folding, forward, decoding and
-   NMS), then one more training step (B 0: none). The training steps are
-   replayed exactly by a real run; validation batches of other shapes may
-   place their buffers differently. */
-size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW) {
-    const yolo_backend *real = m->be;
-    yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
-    for (int i = 0; i < m->nacts; i++) { saved[i] = *m->acts[i]; memset(m->acts[i], 0, sizeof(yolo_tensor)); }
-    yolo_real *folded = m->folded;
-    m->folded = NULL;
-    m->be = &yolo_planner;
+/* The sequence a training run repeats, from nothing, on the planner: two
+   training steps (the second sees what the first leaves held: the loss's
+   assignment) at B x H x W with max_boxes boxes in every image, then a
+   validation pass at vB x vH x vW (vB 0: none) as yolo_validate runs it
+   (folding, forward, decoding and NMS), then one more training step (B 0:
+   none). record: the two steps only, each allocation written down.
+   Returns the arena's extent. */
+static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW, int record) {
+    static const yolo_real pixels[1] = { 0 };   /* never read (the planner's upload copies nothing), but there, as a caller's are */
+    for (int i = 0; i < m->nacts; i++) memset(m->acts[i], 0, sizeof(yolo_tensor));
+    m->folded = NULL; m->fused = 0; m->place_next = 0;
     yolo_arena_init(&yolo_plan_arena, YOLO_ARENA_FULL / 2);
     int nt = B * (max_boxes > 0 ? max_boxes : 1);
     yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)(nt ? nt : 1) * 6, sizeof(yolo_real));
@@ -3804,16 +4008,17 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     yolo_det **dets = (yolo_det **)yolo_xcalloc(vB ? vB : 1, sizeof *dets);
     int *counts = (int *)yolo_xcalloc(vB ? vB : 1, sizeof *counts);
     for (int n = 0; n < vB; n++) dets[n] = (yolo_det *)yolo_xmalloc(300 * sizeof(yolo_det));
-    for (int step = 0; step < 4; step++) {
+    for (int step = 0; step < (record ? 2 : 4); step++) {
         if (step == 2 ? !vB : !B) continue;
         if (step == 2) {
             yolo_model_fuse(m);
-            yolo_set_input(m, vB, vH, vW, NULL);
+            yolo_set_input(m, vB, vH, vW, pixels);
             yolo_forward(m, 0);
             yolo_predict(m, 0.001f, 0.7f, 300, 0, NULL, 0, 1, dets, counts);
             continue;
         }
-        yolo_set_input(m, B, H, W, NULL);
+        yolo_plan_rec.step = step;
+        yolo_set_input(m, B, H, W, pixels);
         yolo_forward(m, 1);
         yolo_loss_compute(m, &L, t, nt, 0);
         yolo_backward(m);
@@ -3824,9 +4029,47 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     free(t);
     size_t bytes = yolo_plan_arena.extent;
     yolo_arena_free(&yolo_plan_arena);
+    return bytes;
+}
+
+/* The plan: the sequence recorded, its two steps placed offline (the
+   model keeps that placement: m->place, which every later training step
+   follows), then the sequence again, following it. A real run makes the
+   same requests in the same order, so its arena takes the same ranges. */
+size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW) {
+    const yolo_backend *real = m->be;
+    const yolo_real *host = m->input_host;
+    yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
+    for (int i = 0; i < m->nacts; i++) saved[i] = *m->acts[i];
+    yolo_real *folded = m->folded;
+    m->be = &yolo_planner;
+    for (int s = 0; s < 2; s++) { free(m->place[s]); m->place[s] = NULL; m->nplace[s] = 0; }
+    if (B) {
+        yolo_plan_rec.on = 1; yolo_plan_rec.n = 0; yolo_plan_rec.t = 0;
+        yolo_plan_sequence(m, B, H, W, max_boxes, 0, 0, 0, 1);
+        yolo_plan_rec.on = 0;
+        yolo_plan_buf *b = yolo_plan_rec.b;
+        int n = yolo_plan_rec.n;
+        size_t *by_size = (size_t *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof(size_t));
+        size_t e_size = yolo_plan_offline(b, n, 0);
+        for (int i = 0; i < n; i++) by_size[i] = b[i].off;
+        if (e_size <= yolo_plan_offline(b, n, 1))
+            for (int i = 0; i < n; i++) b[i].off = by_size[i];
+        free(by_size);
+        for (int s = 0; s < 2; s++) {
+            m->place[s] = (yolo_place *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof(yolo_place));
+            for (int i = 0; i < n; i++)
+                if (b[i].step == s) { m->place[s][m->nplace[s]].off = b[i].off; m->place[s][m->nplace[s]++].size = b[i].size; }
+        }
+        free(yolo_plan_rec.b);
+        memset(&yolo_plan_rec, 0, sizeof yolo_plan_rec);
+    }
+    size_t bytes = yolo_plan_sequence(m, B, H, W, max_boxes, vB, vH, vW, 0);
     for (int i = 0; i < m->nacts; i++) *m->acts[i] = saved[i];
     free(saved);
     m->be = real;
+    m->input_host = host;
+    m->place_next = 0;
     /* the folded weights the planner pointed at are not real: folding again allocates them */
     if (folded) m->be->release(folded);
     m->folded = NULL; m->fused = 0;

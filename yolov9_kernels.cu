@@ -125,6 +125,8 @@ static void cu_release(void *q) {
     CK(cudaFree(p));
 }
 static void cu_memory(size_t *in_use, size_t *peak) { *in_use = g_in_use; *peak = g_peak; }
+/* a training step's planned placement (the arena follows it; without a reservation there is none) */
+static void cu_place(const yolo_place *script, int n) { if (g_base) yolo_arena_follow(&g_arena, script, n); }
 
 /* profiling: with it on, every op is timed (synchronised before and
    after) and its work counted, per op name */
@@ -1280,7 +1282,7 @@ static const yolo_backend yolo_cuda = {
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
     cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_sumsq, cu_loss, cu_decode, cu_nms, cu_sync,
-    cu_memory, cu_reserve, cu_profile,
+    cu_memory, cu_reserve, cu_place, cu_profile,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

@@ -332,11 +332,12 @@ static int check_case(const char *dir, const yolo_backend *be) {
        official ones. */
     stage_t s_fold = { "folded layers", 1e-5 }, s_foldp = { "eval.pred, folded", 1e-4 };
     yolo_real **unfolded = (yolo_real **)calloc(m.nlayers, sizeof(yolo_real *));
+    yolo_forward_all(&m);   /* every output kept */
     for (int i = 0; i < m.detect; i++)
         if (m.layers[i].infer) unfolded[i] = yolo_fetch(&m, m.layers[i].out->data, yolo_numel(m.layers[i].out));
     yolo_real *folded = (yolo_real *)malloc((size_t)B * (4 + nc) * A * sizeof(yolo_real));
     yolo_model_fuse(&m);
-    yolo_forward(&m, 0);
+    yolo_forward_all(&m);
     for (int i = 0; i < m.detect; i++) {
         if (!unfolded[i]) continue;
         size_t n = yolo_numel(m.layers[i].out);
@@ -349,6 +350,7 @@ static int check_case(const char *dir, const yolo_backend *be) {
         free(f); free(h); free(unfolded[i]);
     }
     free(unfolded);
+    yolo_forward(&m, 0);
     yolo_decode(&m, folded);
     stage_add(&s_foldp, "eval.pred", cmp_host(&ref, "eval.pred", folded, (size_t)B * (4 + nc) * A));
     failures += stage_report(&s_fold);

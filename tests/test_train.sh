@@ -55,9 +55,9 @@ if [ -s "$T/plain/results.csv" ] && [ "$(cut -d, -f1-4 "$T/plain/results.csv")" 
 
 # 5. --mem-budget: picks recompute, or the batch; refuses what cannot fit, saying what would
 B="./train --cfg $CFG --data $DATA --img 96 --device cpu --dry-run"
-if $B --batch 8 --mem-budget 0.1G 2>&1 | grep -q "batch 8 with --ckpt"; then ok "--mem-budget 0.1G at batch 8: --ckpt chosen"; else bad "--mem-budget did not choose --ckpt"; fi
-if $B --mem-budget 0.08G 2>&1 | grep -q "memory budget 0.08 GB: batch [0-9]"; then ok "--mem-budget 0.08G: $($B --mem-budget 0.08G 2>&1 | grep 'memory budget')"; else bad "--mem-budget did not choose a batch"; fi
-if $B --batch 8 --mem-budget 0.076G > /dev/null 2> "$T/err"; then bad "an impossible budget exits 0"
+if $B --batch 8 --mem-budget 0.08G 2>&1 | grep -q "batch 8 with --ckpt"; then ok "--mem-budget 0.08G at batch 8: --ckpt chosen"; else bad "--mem-budget did not choose --ckpt"; fi
+if $B --mem-budget 0.075G 2>&1 | grep -q "memory budget 0.07 GB: batch [0-9]"; then ok "--mem-budget 0.075G: $($B --mem-budget 0.075G 2>&1 | grep 'memory budget')"; else bad "--mem-budget did not choose a batch"; fi
+if $B --batch 8 --mem-budget 0.07G > /dev/null 2> "$T/err"; then bad "an impossible budget exits 0"
 elif grep -q "would fit" "$T/err"; then ok "budget too small for batch 8: $(tail -n 1 "$T/err")"; else bad "no 'would fit' advice"; cat "$T/err"; fi
 
 # 6. bad input: one clear line, non-zero exit

@@ -2806,8 +2806,10 @@ void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
 
 /* The image is the cheapest tensor to make again: the caller still holds
    it. In training it is dropped once its last reader has run forward and
-   uploaded again for a reader's backward (the first conv's weight
-   gradient reads it). */
+   uploaded again for the first backward that reads it (the first conv's
+   weight gradient, or with --ckpt the first conv run again); from then on
+   it stays until the backward ends, as every later backward op may read
+   it again. */
 static void yolo_image_make(yolo_model *m, int make) {
     if (!m->input_host) return;
     if (!make) { yolo_tensor_keep(m->be, &m->input, 0); return; }
@@ -2861,7 +2863,7 @@ static void yolo_layer_rerun(yolo_model *m, yolo_layer *L) {
 }
 
 static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
-    if (L->out == &m->input) { yolo_image_make(m, make); return; }   /* Silence passes the image on */
+    if (L->out == &m->input) { if (make) yolo_image_make(m, 1); return; }   /* Silence passes the image on */
     if (!make) { yolo_tensor_keep(m->be, L->out, 0); return; }
     if (L->out->data) return;
     switch (L->type) {
@@ -2896,16 +2898,14 @@ static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
 
 /* L's input j, if remakeable: made again (make 1) or dropped (make 0) */
 static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make) {
-    if (yolo_reads_image(m, L, j)) { yolo_image_make(m, make); return; }
+    if (yolo_reads_image(m, L, j)) { if (make) yolo_image_make(m, 1); return; }   /* dropped by the step itself */
     yolo_layer *src = &m->layers[L->from[j]];
     if (yolo_output_remakeable(m, src)) yolo_output_make(m, src, make);
 }
 
 /* L is the last layer to read its input j */
 static int yolo_reads_last(const yolo_model *m, const yolo_layer *L, int j) {
-    int i = (int)(L - m->layers);
-    if (yolo_reads_image(m, L, j)) return m->input_last_reader == i;
-    return m->layers[L->from[j]].last_reader == i;
+    return L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers;
 }
 
 /* the same for all of L's inputs, or (last_only) those that L reads last */
@@ -2992,8 +2992,10 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         if (!all && !train && !L->infer) continue;
         yolo_layer_forward(m, L, train);
         if (yolo_layer_has_inside(L) && (m->ckpt || (!train && !all))) yolo_layer_drop_inside(m, L);
-        if (train) yolo_layer_inputs_make(m, L, 0, 1);
-        else if (!all)
+        if (train) {
+            yolo_layer_inputs_make(m, L, 0, 1);
+            if (m->input_last_reader == i) yolo_image_make(m, 0);
+        } else if (!all)
             for (int j = 0; j < L->nfrom; j++) {
                 yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
                 if (src && src->last_infer_reader == i && src->out != &m->input) yolo_tensor_keep(m->be, src->out, 0);
@@ -3078,6 +3080,7 @@ void yolo_backward(yolo_model *m) {
         yolo_grad_drop(m, L);
         if (L->out != &m->input) yolo_tensor_keep(m->be, L->out, 0);   /* its readers' backwards came first */
     }
+    yolo_image_make(m, 0);
     m->be->place(NULL, 0);   /* the planned step ends */
 }
 

@@ -667,13 +667,16 @@ void   yolo_arena_follow(yolo_arena *a, const yolo_place *script, int n);   /* N
    training step (train = 1) or an inference pass at this input size will
    allocate, found before anything is allocated by running the step on a
    backend that computes nothing and places every buffer in a yolo_arena:
-   the plan is that arena's extent. An inference pass includes what
+   the plan is that arena's extent. The training steps are recorded and
+   placed offline first; the model keeps that placement (m->place) and
+   its later training steps follow it. An inference pass includes what
    validation adds: the folded weights and the decoded predictions. The
    weights (yolo_model_weights_bytes) and, for training, the EMA and
    optimizer state (yolo_model_state_bytes) come on top. */
 size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image);
 /* the same for a training run: training steps at B x H x W (B 0: none) with
-   a validation pass at vB x vH x vW (vB 0: none) between them */
+   a validation pass at vB x vH x vW (vB 0: none) between them; the run
+   follows the placement of the last plan made */
 size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW);
 /* what yolo_model_use_backend takes: weights, their gradients, BatchNorm batch statistics */
 size_t yolo_model_weights_bytes(const yolo_model *m);

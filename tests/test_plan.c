@@ -2,11 +2,15 @@
    1. The arena: placements by hand (best fit, the tail last, merging), and
       random sequences of requests replayed on an arena of exactly the
       extent they reached unbounded: every request fits, at the same offset.
+      A script: followed from the base while its ranges are free, best
+      fit otherwise and after it.
    2. A backend that is the CPU one but also places every allocation in a
       yolo_arena, as the CUDA backend does, runs real training steps
-      (forward, loss, backward, SGD, EMA) of the three tiny networks; the
-      arena's extent must equal yolo_plan_bytes + yolo_model_state_bytes
-      exactly, and so must a validation pass. */
+      (forward, loss, backward, SGD, EMA) of the three tiny networks,
+      without and with --ckpt, and with a validation pass between steps;
+      the arena's extent must equal yolo_plan_bytes +
+      yolo_model_state_bytes exactly, with every planned placement
+      followed, and so must a validation pass alone. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 
@@ -94,6 +98,18 @@ static void arena_cases(void) {
     yolo_arena_free(&a);
 }
 
+/* one batch as yolo_validate runs it: folded weights, forward, decoding, multi-label NMS */
+static void validation_pass(yolo_model *m, int B, int H, int W, const yolo_real *img) {
+    yolo_det *dets[8];
+    int counts[8];
+    for (int n = 0; n < B; n++) dets[n] = (yolo_det *)malloc(300 * sizeof(yolo_det));
+    yolo_model_fuse(m);
+    yolo_set_input(m, B, H, W, img);
+    yolo_forward(m, 0);
+    yolo_predict(m, 0.001f, 0.7f, 300, 0, NULL, 0, 1, dets, counts);
+    for (int n = 0; n < B; n++) free(dets[n]);
+}
+
 int main(int argc, char **argv) {
     const char *golden = argc > 1 ? argv[1] : "tests/golden";
     static const char *cases[] = { "tiny-gelan", "tiny-dual", "tiny-cb" };
@@ -137,16 +153,7 @@ int main(int argc, char **argv) {
             yolo_loss L;
             memset(&L, 0, sizeof L);
             for (int step = 0; step < 4; step++) {
-                if (val && step == 2) {   /* as train does between epochs */
-                    yolo_det *dets[3];
-                    int counts[3];
-                    for (int n = 0; n < B; n++) dets[n] = (yolo_det *)malloc(300 * sizeof(yolo_det));
-                    yolo_model_fuse(&m);
-                    yolo_set_input(&m, B, H, W, img);
-                    yolo_forward(&m, 0);
-                    yolo_predict(&m, 0.001f, 0.7f, 300, 0, NULL, 0, 1, dets, counts);
-                    for (int n = 0; n < B; n++) free(dets[n]);
-                }
+                if (val && step == 2) validation_pass(&m, B, H, W, img);   /* as train does between epochs */
                 yolo_set_input(&m, B, H, W, img);
                 yolo_forward(&m, 1);
                 yolo_loss_compute(&m, &L, t, nt, 0);
@@ -175,14 +182,7 @@ int main(int argc, char **argv) {
         yolo_arena_free(&g_arena); yolo_arena_init(&g_arena, YOLO_ARENA_FULL / 2);
         yolo_model_use_backend(&m, &counted);
         size_t base = g_arena.extent;
-        yolo_det *dets[3];
-        int counts[3];
-        for (int n = 0; n < B; n++) dets[n] = (yolo_det *)malloc(300 * sizeof(yolo_det));
-        yolo_model_fuse(&m);
-        yolo_set_input(&m, B, H, W, img);
-        yolo_forward(&m, 0);
-        yolo_predict(&m, 0.001f, 0.7f, 300, 0, NULL, 0, 1, dets, counts);
-        for (int n = 0; n < B; n++) free(dets[n]);
+        validation_pass(&m, B, H, W, img);
         ok = g_arena.extent - base == plan_eval;
         printf("  %-12s eval: planned %zu bytes, held %zu  %s\n", cases[c], plan_eval, g_arena.extent - base, ok ? "ok" : "FAIL");
         ok ? g_pass++ : g_fail++;

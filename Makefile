@@ -45,12 +45,18 @@ tests/test_weights tests/test_plan tests/test_metrics tests/test_augment: tests/
 tests/test_grad: tests/test_grad.c yolov9.h
 	$(CC) $(CFLAGS) -DYOLO_REAL=double -o $@ $< $(LDLIBS)
 
+# detect once more with AddressSanitizer (CPU only): a buffer the model
+# still reads after its owner freed it fails test_detect
+tests/asan_detect: detect.c yolov9.h
+	$(CC) -O1 -g -fsanitize=address -fopenmp -o $@ $< $(LDLIBS)
+
 # the header must also compile as C++ (nvcc compiles it so)
 tests/cxx_check: tests/golden_check.c yolov9.h
 	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas $<
 	@touch $@
 
-test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/cxx_check
+test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/cxx_check \
+      tests/asan_detect
 	@fail=0; \
 	./tests/test_weights || fail=$$((fail + 1)); \
 	./tests/test_plan || fail=$$((fail + 1)); \
@@ -70,6 +76,6 @@ test-cuda: tests/test_cuda tests/golden_check
 
 clean:
 	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_cuda tests/bench_train \
-	      tests/cxx_check yolov9_kernels.o yolov9_kernels.ptxas.txt
+	      tests/cxx_check tests/asan_detect yolov9_kernels.o yolov9_kernels.ptxas.txt
 
 .PHONY: all test test-cuda clean

@@ -48,8 +48,8 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
     yolo_real *input = (yolo_real *)malloc((size_t)3 * W * H * sizeof(yolo_real));
     yolo_image_to_input(&lb, input);
     yolo_set_input(m, 1, H, W, input);
+    yolo_forward(m, 0);   /* uploads input */
     free(input); free(lb.rgb);
-    yolo_forward(m, 0);
     yolo_det *dets = (yolo_det *)malloc((size_t)o->max_det * sizeof(yolo_det));
     int n = 0;
     yolo_predict(m, o->conf, o->iou, o->max_det, o->agnostic, o->nclasses ? o->classes : NULL, o->nclasses, 0, &dets, &n);

@@ -722,9 +722,10 @@ yolo_param *yolo_model_param(yolo_model *m, const char *name);
 /* forward over the graph on m->input. train = 1: batch statistics (the
    running ones updated), every branch. train = 0: running statistics, and
    a dual model skips its auxiliary branch (only the main one predicts).
-   yolo_set_input uploads data [B, 3, H, W] and keeps the pointer: a
-   training step drops the image on the device between its readers and
-   uploads it again, so data must stay valid until yolo_backward returns. */
+   yolo_set_input takes the pointer to data [B, 3, H, W]: the forward
+   uploads it, and a training step drops the image on the device between
+   its readers and uploads it again, so data must stay valid until the
+   forward returns (training: until yolo_backward returns). */
 void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data);
 void yolo_forward(yolo_model *m, int train);
 /* inference over every layer (a dual model's auxiliary branch too) that

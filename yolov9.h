@@ -4042,7 +4042,10 @@ static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_box
 /* The plan: the sequence recorded, its two steps placed offline (the
    model keeps that placement: m->place, which every later training step
    follows), then the sequence again, following it. A real run makes the
-   same requests in the same order, so its arena takes the same ranges. */
+   same requests in the same order, so its arena takes the same ranges
+   (smaller ones, for a smaller last batch or fewer boxes, fit in them);
+   validation batches of other shapes are placed by best fit and may
+   place theirs differently. */
 size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW) {
     const yolo_backend *real = m->be;
     const yolo_real *host = m->input_host;

@@ -7,7 +7,8 @@
    2. A backend that is the CPU one but also places every allocation in a
       yolo_arena, as the CUDA backend does, runs real training steps
       (forward, loss, backward, SGD, EMA) of the three tiny networks,
-      without and with --ckpt, and with a validation pass between steps;
+      without and with --ckpt, and with a validation pass between steps,
+      the last step on a smaller batch with fewer boxes;
       the arena's extent must equal yolo_plan_bytes +
       yolo_model_state_bytes exactly, with every planned placement
       followed, and so must a validation pass alone. */
@@ -152,11 +153,12 @@ int main(int argc, char **argv) {
             size_t held_state = g_arena.extent;
             yolo_loss L;
             memset(&L, 0, sizeof L);
-            for (int step = 0; step < 4; step++) {
+            for (int step = 0; step < 5; step++) {
                 if (val && step == 2) validation_pass(&m, B, H, W, img);   /* as train does between epochs */
-                yolo_set_input(&m, B, H, W, img);
+                int last = step == 4;   /* an epoch's last batch: smaller, fewer boxes */
+                yolo_set_input(&m, last ? B - 1 : B, H, W, img);
                 yolo_forward(&m, 1);
-                yolo_loss_compute(&m, &L, t, nt, 0);
+                yolo_loss_compute(&m, &L, t, last ? nt / 2 : nt, 0);
                 yolo_zero_grads(&m);
                 yolo_backward(&m);
                 yolo_optim_step(&opt, &m);

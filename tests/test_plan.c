@@ -3,7 +3,8 @@
       random sequences of requests replayed on an arena of exactly the
       extent they reached unbounded: every request fits, at the same offset.
       A script: followed from the base while its ranges are free, best
-      fit otherwise and after it.
+      fit otherwise and after it. Offline placement of random lives never
+      overlaps two buffers alive together.
    2. A backend that is the CPU one but also places every allocation in a
       yolo_arena, as the CUDA backend does, runs real training steps
       (forward, loss, backward, SGD, EMA) of the three tiny networks,
@@ -97,6 +98,35 @@ static void arena_cases(void) {
     yolo_arena_release(&a, p3);
     expect(yolo_arena_alloc(&a, 512) == 2304 && a.missed == 3, "arena: without a script, best fit again");
     yolo_arena_free(&a);
+    /* offline placement of random lives: no two buffers alive together overlap, and the extent is
+       at least the most bytes alive at once */
+    for (int by_life = 0, bad = 0; by_life < 2; by_life++, bad = 0) {
+        for (int seq = 0; seq < 20 && !bad; seq++) {
+            enum { N = 300 };
+            yolo_plan_buf b[N];
+            yolo_rng rng = { (uint64_t)seq + 99 };
+            for (int i = 0; i < N; i++) {
+                b[i].size = 256 * (1 + (size_t)(yolo_rng_uniform(&rng) * 64));
+                b[i].t0 = (int)(yolo_rng_uniform(&rng) * 1000);
+                b[i].t1 = b[i].t0 + 1 + (int)(yolo_rng_uniform(&rng) * 200);
+                b[i].step = 0;
+            }
+            size_t extent = yolo_plan_offline(b, N, by_life), most = 0;
+            for (int t = 0; t < 1200; t++) {
+                size_t alive = 0;
+                for (int i = 0; i < N; i++) if (b[i].t0 <= t && t < b[i].t1) alive += b[i].size;
+                if (alive > most) most = alive;
+            }
+            for (int i = 0; i < N && !bad; i++) {
+                bad = b[i].off + b[i].size > extent;
+                for (int j = i + 1; j < N && !bad; j++)
+                    bad = b[i].t0 < b[j].t1 && b[j].t0 < b[i].t1 && b[i].off < b[j].off + b[j].size && b[j].off < b[i].off + b[i].size;
+            }
+            if (!bad) bad = extent < most;
+        }
+        expect(!bad, by_life ? "offline placement, longest-lived first: 20 random sets, no overlap"
+                             : "offline placement, largest first: 20 random sets, no overlap");
+    }
 }
 
 /* one batch as yolo_validate runs it: folded weights, forward, decoding, multi-label NMS */

@@ -641,9 +641,9 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
    them offline (yolo_plan_run_bytes) and the arena follows that script
    during a step: request k goes to base + script[k].off when it asks for
    no more than script[k].size and that range is free, else to the best
-   fit. The base is the arena's extent when it is first given a script:
-   what was allocated before the first step (weights, optimizer state)
-   lies below it. */
+   fit. The base is where the highest range in use ends when the arena
+   is first given a script: what was allocated before the first step
+   (weights, optimizer state) lies below it. */
 typedef struct { size_t off, size; int used; } yolo_arena_range;
 typedef struct {
     size_t size;                  /* bytes it manages */
@@ -3800,7 +3800,12 @@ static void yolo_arena_remove(yolo_arena *a, int at) {
 }
 
 void yolo_arena_follow(yolo_arena *a, const yolo_place *script, int n) {
-    if (script && n > 0 && !a->based) { a->base = a->extent; a->based = 1; }
+    if (script && n > 0 && !a->based) {   /* the base: where the highest range in use ends */
+        int i = a->n - 1;
+        while (i >= 0 && !a->r[i].used) i--;
+        a->base = i >= 0 ? a->r[i].off + a->r[i].size : 0;
+        a->based = 1;
+    }
     a->script = script; a->nscript = script ? n : 0; a->next = 0;
 }
 

@@ -4087,7 +4087,7 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     m->be = real;
     m->input_host = host;
     m->place_next = 0;
-    /* the folded weights the planner pointed at are not real: folding again allocates them */
+    /* the real folded weights go (the planner stood in for them): folding again allocates them */
     if (folded) m->be->release(folded);
     m->folded = NULL; m->fused = 0;
     return bytes;

@@ -180,8 +180,9 @@ static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
 /* the tiled matrix product every convolution pass is made of               */
 /* ------------------------------------------------------------------------ */
 /* C[M, N] = sum_k A(m, k) B(k, n) through shared-memory tiles of
-   BM x BN x BK, 256 threads, each owning RM x RN outputs strided across the
-   tile (so that a warp's shared-memory reads hit distinct banks). A and B
+   BM x BN x BK, 256 threads, each owning RM x RN outputs: RM / 4 runs of
+   4 rows and RN / 4 runs of 4 columns, spread across the tile, so that
+   each run comes out of shared memory in one 16-byte read. A and B
    are functors that gather their element (this is where im2col happens,
    implicitly); the epilogue functor stores or adds the result. Split-K
    (gridDim.z > 1) gives each z-slice a range of k. Large
@@ -190,8 +191,8 @@ static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
    fused BN + SiLU epilogue will go. */
 template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
-    __shared__ float As[BK][BM + 4];
-    __shared__ float Bs[BK][BN + 4];
+    __shared__ __align__(16) float As[BK][BM + 4];   /* rows of BM + 4 floats: 16-byte aligned */
+    __shared__ __align__(16) float Bs[BK][BN + 4];
     const int TX = BN / RN, TY = BM / RM;
     int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
     int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
@@ -234,9 +235,15 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
         for (int kk = 0; kk < BK; kk++) {
             float a[RM], b[RN];
             #pragma unroll
-            for (int i = 0; i < RM; i++) a[i] = As[kk][ty + TY * i];
+            for (int i = 0; i < RM; i += 4) {
+                float4 v = *(const float4 *)&As[kk][i * TY + 4 * ty];
+                a[i] = v.x; a[i + 1] = v.y; a[i + 2] = v.z; a[i + 3] = v.w;
+            }
             #pragma unroll
-            for (int j = 0; j < RN; j++) b[j] = Bs[kk][tx + TX * j];
+            for (int j = 0; j < RN; j += 4) {
+                float4 v = *(const float4 *)&Bs[kk][j * TX + 4 * tx];
+                b[j] = v.x; b[j + 1] = v.y; b[j + 2] = v.z; b[j + 3] = v.w;
+            }
             #pragma unroll
             for (int i = 0; i < RM; i++)
                 #pragma unroll
@@ -248,7 +255,7 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
     for (int i = 0; i < RM; i++)
         #pragma unroll
         for (int j = 0; j < RN; j++) {
-            int m = m0 + ty + TY * i, n = n0 + tx + TX * j;
+            int m = m0 + (i & ~3) * TY + 4 * ty + (i & 3), n = n0 + (j & ~3) * TX + 4 * tx + (j & 3);
             if (m < M && n < N) ep(m, n, acc[i][j]);
         }
 }

@@ -185,9 +185,12 @@ static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
    each run comes out of shared memory in one 16-byte read. A and B
    are functors that gather their element (this is where im2col happens,
    implicitly); the epilogue functor stores or adds the result. Split-K
-   (gridDim.z > 1) gives each z-slice a range of k. Large
+   (gridDim.z > 1) gives each z-slice a range of k. A thread loads B from
+   one column only (256 is a multiple of BN), so B's functor splits a
+   column index once, col(n), and then gathers along k, at(col, k): the
+   im2col divisions of the column are not redone for every k. Large
    problems take 128 x 128 tiles (8 x 8 per thread: 64 multiply-adds per
-   16 shared loads), small ones 64 x 64. This is where bf16 operands and a
+   four 16-byte shared reads), small ones 64 x 64. This is where bf16 operands and a
    fused BN + SiLU epilogue will go. */
 template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
@@ -202,6 +205,10 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
        multiplied out of shared memory, so global latency hides behind math */
     const int NA = BM * BK / 256, NB = BK * BN / 256;
     float ra[NA], rb[NB];
+    static_assert(256 % BN == 0, "a thread's B loads share one column");
+    const int nb = n0 + tid % BN;
+    const bool n_in = nb < N;
+    const typename LB::Col col = lb.col(n_in ? nb : 0);
     #pragma unroll
     for (int r = 0; r < NA; r++) {
         int e = tid + 256 * r, kk = e % BK, m = m0 + e / BK, k = kbeg + kk;
@@ -209,8 +216,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
     }
     #pragma unroll
     for (int r = 0; r < NB; r++) {
-        int e = tid + 256 * r, n = n0 + e % BN, k = kbeg + e / BN;
-        rb[r] = (n < N && k < kend) ? lb(k, n) : 0.f;
+        int k = kbeg + (tid + 256 * r) / BN;
+        rb[r] = (n_in && k < kend) ? lb.at(col, k) : 0.f;
     }
     for (int k0 = kbeg; k0 < kend; k0 += BK) {
         #pragma unroll
@@ -227,8 +234,8 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
             }
             #pragma unroll
             for (int r = 0; r < NB; r++) {
-                int e = tid + 256 * r, n = n0 + e % BN, k = k1 + e / BN;
-                rb[r] = (n < N && k < kend) ? lb(k, n) : 0.f;
+                int k = k1 + (tid + 256 * r) / BN;
+                rb[r] = (n_in && k < kend) ? lb.at(col, k) : 0.f;
             }
         }
         #pragma unroll
@@ -317,21 +324,36 @@ struct ConvGeo {
     FastDiv fk, fkk, fs, fW, fHW, fWo, fP;
 };
 
-/* the im2col element: input channel and kernel offset kidx = (ci, ky, kx) of the group,
-   output position pos = (b, oy, ox); zero in the padding */
-__device__ inline float im2col_at(const float *x, const ConvGeo &c, int gi, int kidx, int pos) {
-    int ci = fdiv(kidx, c.fkk), r = kidx - ci * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
+/* The im2col element of input channel and kernel offset kidx = (ci, ky, kx)
+   of the group and output position pos = (b, oy, ox), zero in the padding,
+   in two halves: Pos is what the position alone decides (the image's
+   group channels, the window's top-left corner), Tap what the kernel
+   offset does. */
+struct Pos { const float *xb; int iy0, ix0; };
+struct Tap { int ci, ky, kx; };
+__device__ inline Pos im2col_pos(const float *x, const ConvGeo &c, int gi, int pos) {
     int b = fdiv(pos, c.fP), pp = pos - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-    int iy = oy * c.s - c.p + ky, ix = ox * c.s - c.p + kx;
+    Pos q = { x + ((size_t)b * c.C1 + gi * c.c1g) * c.H * c.W, oy * c.s - c.p, ox * c.s - c.p };
+    return q;
+}
+__device__ inline Tap im2col_tap(const ConvGeo &c, int kidx) {
+    int ci = fdiv(kidx, c.fkk), r = kidx - ci * c.k * c.k, ky = fdiv(r, c.fk);
+    Tap t = { ci, ky, r - ky * c.k };
+    return t;
+}
+__device__ inline float im2col_at(const ConvGeo &c, const Pos &q, const Tap &t) {
+    int iy = q.iy0 + t.ky, ix = q.ix0 + t.kx;
     if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W) return 0.f;
-    return x[(((size_t)b * c.C1 + gi * c.c1g + ci) * c.H + iy) * c.W + ix];
+    return q.xb[((size_t)t.ci * c.H + iy) * c.W + ix];
 }
 
 /* forward: per group, Y[co, (n, oy, ox)] = sum_(ci,ky,kx) W[co, (ci,ky,kx)] X[n, ci, oy s - p + ky, ox s - p + kx] */
 struct FwdA { const float *w; int K, gi, c2g; __device__ float operator()(int m, int k) const { return w[(size_t)(gi * c2g + m) * K + k]; } };
-struct FwdB {
+struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx) */
     const float *x; ConvGeo c; int gi;
-    __device__ float operator()(int k, int n) const { return im2col_at(x, c, gi, k, n); }
+    typedef Pos Col;
+    __device__ Col col(int n) const { return im2col_pos(x, c, gi, n); }
+    __device__ float at(const Col &q, int k) const { return im2col_at(c, q, im2col_tap(c, k)); }
 };
 struct FwdStore {
     float *y; const float *bias; ConvGeo c; int gi;
@@ -349,16 +371,21 @@ struct BwdDataA {
         return w[((size_t)(gi * c.c2g + co) * c.c1g + m) * kk + r];
     }
 };
-struct BwdDataB {
+struct BwdDataB {   /* n = (b, iy, ix), k = (co, ky, kx) */
     const float *dy; ConvGeo c; int gi;
-    __device__ float operator()(int k, int n) const {   /* n = (b, iy, ix) */
-        int co = fdiv(k, c.fkk), r = k - co * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
+    struct Col { const float *dyb; int ty0, tx0; };   /* the image's group channels of dY; iy + p, ix + p */
+    __device__ Col col(int n) const {
         int b = fdiv(n, c.fHW), pp = n - b * c.H * c.W, iy = fdiv(pp, c.fW), ix = pp - iy * c.W;
-        int ty = iy + c.p - ky, tx = ix + c.p - kx;
+        Col q = { dy + ((size_t)b * c.C2 + gi * c.c2g) * c.Ho * c.Wo, iy + c.p, ix + c.p };
+        return q;
+    }
+    __device__ float at(const Col &q, int k) const {
+        int co = fdiv(k, c.fkk), r = k - co * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
+        int ty = q.ty0 - ky, tx = q.tx0 - kx;
         if (ty < 0 || tx < 0) return 0.f;
         int oy = fdiv(ty, c.fs), ox = fdiv(tx, c.fs);
         if (oy * c.s != ty || ox * c.s != tx || oy >= c.Ho || ox >= c.Wo) return 0.f;
-        return dy[(((size_t)b * c.C2 + gi * c.c2g + co) * c.Ho + oy) * c.Wo + ox];
+        return q.dyb[((size_t)co * c.Ho + oy) * c.Wo + ox];
     }
 };
 struct BwdDataStore {
@@ -381,9 +408,11 @@ struct BwdWA {
         return dy[((size_t)b * c.C2 + gi * c.c2g + m) * P + pp];
     }
 };
-struct BwdWB {
+struct BwdWB {   /* n = (ci, ky, kx), k = (b, oy, ox) */
     const float *x; ConvGeo c; int gi;
-    __device__ float operator()(int k, int n) const { return im2col_at(x, c, gi, n, k); }   /* k = (b, oy, ox), n = (ci, ky, kx) */
+    typedef Tap Col;
+    __device__ Col col(int n) const { return im2col_tap(c, n); }
+    __device__ float at(const Tap &t, int k) const { return im2col_at(c, im2col_pos(x, c, gi, k), t); }
 };
 struct SliceStore {   /* part[z][m][n], one plane of M x N per k-slice z */
     float *part; int N; size_t plane;

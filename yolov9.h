@@ -1529,8 +1529,9 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     c->x = x;
     m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
     int unfolded = c->bn && !(!train && m->fused && c->fw);
-    /* the longer-lived of the two first, so that the other leaves no hole
-       below it: z without --ckpt (it lives to the backward), else y */
+    /* the longer-lived of the two first: z without --ckpt (it lives to
+       the backward), else y; the planned placement comes out tighter
+       (yolov9-s, batch 64, 640: 15.76 GB, 15.83 the other way round) */
     if (unfolded && !m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
     if (unfolded && m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);

@@ -6,7 +6,7 @@
    Flags: --cfg NAME|FILE.yaml  --weights FILE.safetensors  --source PATH  --data FILE.yaml (names)
           --img 640  --conf-thres 0.25  --iou-thres 0.45  --max-det 1000  --classes 0,2,...
           --agnostic-nms  --line-thickness 3  --hide-labels  --hide-conf  --save-txt  --save-conf
-          --nosave  --project runs/detect  --name exp  --exist-ok  --nc N  --device cpu|cuda|N  --info
+          --nosave  --half  --project runs/detect  --name exp  --exist-ok  --nc N  --device cpu|cuda|N  --info
    Pictures with their boxes drawn go to runs/detect/NAME (labels/ with
    --save-txt); one line per picture says what was found and how long it took. */
 #define YOLOV9_IMPLEMENTATION
@@ -26,7 +26,7 @@ static void usage(const char *why) {
     if (why) fprintf(stderr, "detect: %s\n", why);
     fprintf(stderr, "usage: detect --cfg NAME|FILE.yaml [--weights FILE] [--source PATH] [--data FILE.yaml] [--img 640]\n"
                     "              [--conf-thres 0.25] [--iou-thres 0.45] [--max-det 1000] [--classes 0,2] [--agnostic-nms]\n"
-                    "              [--line-thickness 3] [--hide-labels] [--hide-conf] [--save-txt] [--save-conf] [--nosave]\n"
+                    "              [--line-thickness 3] [--hide-labels] [--hide-conf] [--save-txt] [--save-conf] [--nosave] [--half]\n"
                     "              [--project runs/detect] [--name exp] [--exist-ok] [--nc N] [--device cpu|cuda|N] [--info]\n");
     exit(2);
 }
@@ -148,7 +148,7 @@ static int gather(const char *source, char ***files, int *n) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *source = NULL, *device = NULL, *data = NULL, *project = "runs/detect", *name = "exp";
-    int info = 0, nc = 0, exist_ok = 0;
+    int info = 0, nc = 0, exist_ok = 0, half = 0;
     detect_opts o;
     memset(&o, 0, sizeof o);
     o.conf = 0.25f; o.iou = 0.45f; o.img = 640; o.max_det = 1000; o.lw = 3;
@@ -157,9 +157,9 @@ int main(int argc, char **argv) {
         int *flag = !strcmp(a, "--info") ? &info : !strcmp(a, "--agnostic-nms") ? &o.agnostic
                   : !strcmp(a, "--hide-labels") ? &o.hide_labels : !strcmp(a, "--hide-conf") ? &o.hide_conf
                   : !strcmp(a, "--save-txt") ? &o.save_txt : !strcmp(a, "--save-conf") ? &o.save_conf
-                  : !strcmp(a, "--nosave") ? &o.nosave : !strcmp(a, "--exist-ok") ? &exist_ok : NULL;
+                  : !strcmp(a, "--nosave") ? &o.nosave : !strcmp(a, "--exist-ok") ? &exist_ok
+                  : !strcmp(a, "--half") ? &half : NULL;
         if (flag) { *flag = 1; continue; }
-        if (!strcmp(a, "--half")) usage("--half: this build computes in float32 only");
         if (!v) { char b[256]; snprintf(b, sizeof b, "%s needs a value", a); usage(b); }
         if (!strcmp(a, "--cfg")) cfg = v;
         else if (!strcmp(a, "--weights")) weights = v;
@@ -221,6 +221,7 @@ int main(int argc, char **argv) {
     if (o.save_txt) yolo_mkdirs(lab);
     o.dir = dir;
     yolo_model_fuse(&m);   /* BatchNorm and RepConvN folded into plain convs */
+    if (half && !yolo_model_half(&m)) fprintf(stderr, "detect: --half: %s has no half-precision path, computing in float32\n", be->name);
     int rc = 0;
     for (int i = 0; i < n; i++) { rc |= detect_one(&m, &o, files[i], i + 1, n); free(files[i]); }
     free(files);

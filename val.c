@@ -5,7 +5,7 @@
    Flags: --cfg NAME|FILE.yaml  --weights FILE  --data FILE.yaml  --task val|train
           --batch 32  --img 640  --conf-thres 0.001  --iou-thres 0.7  --max-det 300
           --device cpu|cuda|N  --workers 8  --verbose  --save-txt  --save-conf  --save-json
-          --project runs/val  --name exp  --exist-ok  --dry-run
+          --half  --project runs/val  --name exp  --exist-ok  --dry-run
    Prints P, R, mAP50 and mAP50-95 (per class with --verbose) and the time
    per image of pre-processing, inference and NMS. */
 #define YOLOV9_IMPLEMENTATION
@@ -16,7 +16,7 @@ static void usage(const char *why) {
     fprintf(stderr, "usage: val --cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--task val|train] [--batch 32]\n"
                     "           [--img 640] [--conf-thres 0.001] [--iou-thres 0.7] [--max-det 300] [--device cpu|cuda|N]\n"
                     "           [--workers 8] [--verbose] [--save-txt] [--save-conf] [--save-json] [--project DIR]\n"
-                    "           [--name NAME] [--exist-ok] [--dry-run]\n");
+                    "           [--half] [--name NAME] [--exist-ok] [--dry-run]\n");
     exit(2);
 }
 
@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *data = NULL, *task = "val", *device = NULL, *project = "runs/val", *name = "exp";
     int batch = 32, img = 640, max_det = 300, workers = 8, verbose = 0, save_txt = 0, save_conf = 0, save_json = 0;
-    int exist_ok = 0, dry_run = 0;
+    int exist_ok = 0, dry_run = 0, half = 0;
     float conf = 0.001f, iou = 0.7f;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--save-json")) { save_json = 1; continue; }
         if (!strcmp(a, "--exist-ok")) { exist_ok = 1; continue; }
         if (!strcmp(a, "--dry-run")) { dry_run = 1; continue; }
-        if (!strcmp(a, "--half")) usage("--half: this build computes in float32 only");
+        if (!strcmp(a, "--half")) { half = 1; continue; }
         if (!v) { char b[256]; snprintf(b, sizeof b, "%s needs a value", a); usage(b); }
         if (!strcmp(a, "--cfg")) cfg = v;
         else if (!strcmp(a, "--weights")) weights = v;
@@ -133,6 +133,7 @@ int main(int argc, char **argv) {
     if (weights && yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
     if (!weights) fprintf(stderr, "val: no --weights, validating the untrained model\n");
     yolo_model_fuse(&m);
+    if (half && !yolo_model_half(&m)) fprintf(stderr, "val: --half: %s has no half-precision path, computing in float32\n", be->name);
 
     char dir[1024], labels[1100], jpath[1200];
     saver sv = { &ds, NULL, save_conf, 0, NULL, 0 };
@@ -164,8 +165,9 @@ int main(int argc, char **argv) {
         if (mt.nt[c])
             printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", dc.names[c], ev.images, mt.nt[c], mt.cp[c], mt.cr[c],
                    mt.ap50[c], mt.ap[c]);
-    printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s\n",
-           1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name);
+    printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s%s\n",
+           1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name,
+           m.half ? " (half)" : "");
     if (save_txt || save_json) printf("Results saved to %s\n", dir);
     yolo_metrics_free(&mt);
     yolo_eval_free(&ev);

@@ -213,6 +213,10 @@ typedef struct yolo_backend {
     void (*copy)(void *dst, const void *src, size_t bytes);
     void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s,
                            int g, yolo_tensor *y);
+    /* the same with every operand rounded to half precision, sums in
+       float (--half); NULL where the backend has no faster way */
+    void (*conv2d_forward_half)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k,
+                                int s, int g, yolo_tensor *y);
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
                             int g, int Ho, int Wo, yolo_real *dx, yolo_real *dw, yolo_real *db);
     void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
@@ -436,6 +440,7 @@ typedef struct {
     int nplace[2], place_next;
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
+    int half;                /* 1: inference convs multiply half-precision operands (be->conv2d_forward_half) */
     double flops;            /* multiply-adds x2 of the convolutions run so far */
     const yolo_backend *be;  /* where the tensors live and the ops run */
     int building;            /* internal: the next tensor to bind in the second build pass */
@@ -693,6 +698,13 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
    forwards then run plain convs; a training forward drops the folding,
    since the weights move. */
 void yolo_model_fuse(yolo_model *m);
+/* --half: from now on the inference convs round their inputs and weights
+   to half precision and multiply them on the backend's tensor cores,
+   summing in float; activations stay float between layers. Returns 0
+   where the backend has no such path (the CPU, a GPU older than sm_70):
+   the model computes in float32 then, as the official code does on the
+   CPU. Training never uses it. */
+int yolo_model_half(yolo_model *m);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
 
@@ -1399,7 +1411,7 @@ static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* s
 
 const yolo_backend yolo_cpu = {
     "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
-    yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
+    yolo_conv2d_forward, NULL, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_sumsq, yolo_cpu_loss,
@@ -1535,12 +1547,14 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     if (unfolded && !m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
     if (unfolded && m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
+    void (*conv)(const yolo_tensor *, const yolo_real *, const yolo_real *, int, int, int, int, yolo_tensor *) =
+        !train && m->half && m->be->conv2d_forward_half ? m->be->conv2d_forward_half : m->be->conv2d_forward;
     if (!train && m->fused && c->fw) {
-        m->be->conv2d_forward(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, &c->y);
+        conv(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, &c->y);
     } else if (!c->bn) {
-        m->be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
+        conv(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
     } else {
-        m->be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
+        conv(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
                                   m->bn_momentum, m->bn_eps, &c->y);
@@ -2691,6 +2705,11 @@ yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n) {
     yolo_real *h = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
     m->be->download(h, p, n * sizeof(yolo_real));
     return h;
+}
+
+int yolo_model_half(yolo_model *m) {
+    m->half = m->be->conv2d_forward_half != NULL;
+    return m->half;
 }
 
 void yolo_model_fuse(yolo_model *m) {
@@ -3997,7 +4016,7 @@ static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
 
 static const yolo_backend yolo_planner = {
     "plan", yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
-    yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
+    yolo_plan_conv_fwd, NULL, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
     yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_place, yolo_plan_profile,

@@ -12,6 +12,8 @@
    after each launch so an error names the kernel that caused it. */
 #include "yolov9.h"
 #include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <mma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,8 +192,7 @@ static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
    column index once, col(n), and then gathers along k, at(col, k): the
    im2col divisions of the column are not redone for every k. Large
    problems take 128 x 128 tiles (8 x 8 per thread: 64 multiply-adds per
-   four 16-byte shared reads), small ones 64 x 64. This is where bf16 operands and a
-   fused BN + SiLU epilogue will go. */
+   four 16-byte shared reads), small ones 64 x 64. */
 template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
     __shared__ __align__(16) float As[BK][BM + 4];   /* rows of BM + 4 floats: 16-byte aligned */
@@ -301,6 +302,109 @@ static int gemm(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     if (gemm_big(M, N)) gemm_tiles<128, 128, 8, 8, 8>(M, N, K, splitk, kchunk, la, lb, ep);
     else gemm_tiles<64, 64, 16, 4, 4>(M, N, K, splitk, kchunk, la, lb, ep);
     return splitk;
+}
+
+/* --half: the same product on the tensor cores. Each operand is rounded
+   to half precision on its way into shared memory, and every 16 x 16 x 16
+   piece is multiplied with wmma (warp-wide matrix multiply-accumulate):
+   the products of two halves are exact in float, and the sums run in
+   float. The BM x BN x BK tile is shared by 8 warps in a WY x WX grid,
+   each holding FM x FN accumulator pieces. The layout of a piece's
+   elements across the warp's threads is the hardware's own, so each
+   piece goes through a small per-warp block of shared memory on its way
+   to the epilogue. The loaders and epilogues are the float kernel's; only
+   the inference forward uses it (no k-slices). Tensor cores: sm_70 on. */
+template <int BM, int BN, int BK, int WY, int WX, class LA, class LB, class EP>
+__global__ void __launch_bounds__(256) gemm_half_kernel(int M, int N, int K, LA la, LB lb, EP ep) {
+#if __CUDA_ARCH__ >= 700
+    using namespace nvcuda;
+    const int FM = BM / WY / 16, FN = BN / WX / 16;
+    static_assert(WY * WX == 8 && FM * WY * 16 == BM && FN * WX * 16 == BN, "8 warps cover the tile");
+    __shared__ __align__(32) __half As[BM][BK + 8];   /* A[m][k]; 16 rows span a multiple of 32 bytes */
+    __shared__ __align__(32) __half Bs[BK][BN + 8];   /* B[k][n] */
+    __shared__ __align__(32) float out[8][16 * 16];   /* one accumulator piece per warp, on its way out */
+    int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wy = warp / WX, wx = warp % WX;
+    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
+    #pragma unroll
+    for (int i = 0; i < FM; i++)
+        #pragma unroll
+        for (int j = 0; j < FN; j++) wmma::fill_fragment(acc[i][j], 0.f);
+    const int NA = BM * BK / 256, NB = BK * BN / 256;
+    float ra[NA], rb[NB];
+    static_assert(256 % BN == 0, "a thread's B loads share one column");
+    const int nb = n0 + tid % BN;
+    const bool n_in = nb < N;
+    const typename LB::Col col = lb.col(n_in ? nb : 0);
+    #pragma unroll
+    for (int r = 0; r < NA; r++) {
+        int e = tid + 256 * r, m = m0 + e / BK, k = e % BK;
+        ra[r] = (m < M && k < K) ? la(m, k) : 0.f;
+    }
+    #pragma unroll
+    for (int r = 0; r < NB; r++) {
+        int k = (tid + 256 * r) / BN;
+        rb[r] = (n_in && k < K) ? lb.at(col, k) : 0.f;
+    }
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        #pragma unroll
+        for (int r = 0; r < NA; r++) { int e = tid + 256 * r; As[e / BK][e % BK] = __float2half_rn(ra[r]); }
+        #pragma unroll
+        for (int r = 0; r < NB; r++) { int e = tid + 256 * r; Bs[e / BN][e % BN] = __float2half_rn(rb[r]); }
+        __syncthreads();
+        int k1 = k0 + BK;
+        if (k1 < K) {
+            #pragma unroll
+            for (int r = 0; r < NA; r++) {
+                int e = tid + 256 * r, m = m0 + e / BK, k = k1 + e % BK;
+                ra[r] = (m < M && k < K) ? la(m, k) : 0.f;
+            }
+            #pragma unroll
+            for (int r = 0; r < NB; r++) {
+                int k = k1 + (tid + 256 * r) / BN;
+                rb[r] = (n_in && k < K) ? lb.at(col, k) : 0.f;
+            }
+        }
+        #pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[FM];
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b[FN];
+            #pragma unroll
+            for (int i = 0; i < FM; i++) wmma::load_matrix_sync(a[i], &As[(wy * FM + i) * 16][kk], BK + 8);
+            #pragma unroll
+            for (int j = 0; j < FN; j++) wmma::load_matrix_sync(b[j], &Bs[kk][(wx * FN + j) * 16], BN + 8);
+            #pragma unroll
+            for (int i = 0; i < FM; i++)
+                #pragma unroll
+                for (int j = 0; j < FN; j++) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    #pragma unroll
+    for (int i = 0; i < FM; i++)
+        #pragma unroll
+        for (int j = 0; j < FN; j++) {
+            wmma::store_matrix_sync(out[warp], acc[i][j], 16, wmma::mem_row_major);
+            __syncwarp();
+            for (int e = lane; e < 16 * 16; e += 32) {
+                int m = m0 + (wy * FM + i) * 16 + e / 16, n = n0 + (wx * FN + j) * 16 + e % 16;
+                if (m < M && n < N) ep(m, n, out[warp][e]);
+            }
+            __syncwarp();
+        }
+#endif
+}
+
+template <class LA, class LB, class EP>
+static void gemm_half(int M, int N, int K, LA la, LB lb, EP ep) {
+    if (gemm_big(M, N)) {
+        dim3 grid((N + 127) / 128, (M + 127) / 128);
+        gemm_half_kernel<128, 128, 16, 2, 4><<<grid, 256>>>(M, N, K, la, lb, ep);
+    } else {
+        dim3 grid((N + 63) / 64, (M + 63) / 64);
+        gemm_half_kernel<64, 64, 32, 4, 2><<<grid, 256>>>(M, N, K, la, lb, ep);
+    }
+    CK_LAUNCH("gemm_half_kernel");
 }
 
 /* Division by a number known only at run time, as a multiply and a
@@ -451,6 +555,21 @@ static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float 
         gemm(c.c2g, N, K, 1, la, lb, ep);
     }
     prof_end(k == 1 ? "conv forward 1x1" : "conv forward 3x3", 2.0 * N * C2 * K, 0);
+}
+
+/* the same convolution with half-precision operands (--half) */
+static void cu_conv2d_forward_half(const yolo_tensor *x, const float *w, const float *b, int C2, int k, int s, int g,
+                                   yolo_tensor *y) {
+    ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
+    int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo;
+    prof_begin();
+    for (int gi = 0; gi < g; gi++) {
+        FwdA la = { w, K, gi, c.c2g };
+        FwdB lb = { x->data, c, gi };
+        FwdStore ep = { y->data, b, c, gi };
+        gemm_half(c.c2g, N, K, la, lb, ep);
+    }
+    prof_end(k == 1 ? "conv forward 1x1 half" : "conv forward 3x3 half", 2.0 * N * C2 * K, 0);
 }
 
 /* db[c] += sum over (n, p) of dy */
@@ -1312,9 +1431,9 @@ static int cu_nms(const float *pred, int A, int nc, float conf_thres, float iou_
 /* the table                                                                */
 /* ------------------------------------------------------------------------ */
 
-static const yolo_backend yolo_cuda = {
+static yolo_backend yolo_cuda = {
     "cuda", cu_alloc, cu_release, cu_zero, cu_upload, cu_download, cu_copy,
-    cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
+    cu_conv2d_forward, cu_conv2d_forward_half, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
     cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_sumsq, cu_loss, cu_decode, cu_nms, cu_sync,
@@ -1333,6 +1452,9 @@ extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {
         return NULL;
     }
     CK(cudaSetDevice(device));
+    int major = 0;
+    CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    yolo_cuda.conv2d_forward_half = major >= 7 ? cu_conv2d_forward_half : NULL;   /* tensor cores */
     const char *e = getenv("YOLO_CUDA_SYNC");
     g_sync_each = e && *e && *e != '0';
     return &yolo_cuda;

@@ -1,6 +1,7 @@
-/* bench_train: time a training step on the GPU.
+/* bench_train: time a training step on the GPU, or with --infer the
+   inference forward in float32 and with --half.
 
-     tests/bench_train --cfg yolov9-s --batch 32 --img 640 [--steps 5] [--device cuda] [--ckpt] [--dry-run]
+     tests/bench_train --cfg yolov9-s --batch 32 --img 640 [--steps 5] [--device cuda] [--ckpt] [--infer] [--dry-run]
 
    Plans the run's device memory first (yolo_plan_bytes: activations,
    gradients, scratch and loss buffers for up to --max-boxes boxes per
@@ -12,7 +13,9 @@
    is synthetic (uniform noise, six random boxes per image): the cost of a
    step does not depend on what the pixels show. --ckpt recomputes every
    block's inside during backward; --dry-run prints the plan and stops
-   (no device needed). */
+   (no device needed). --infer times the folded model's forward instead
+   (median over the steps after a warm-up, float32 then --half), then
+   profiles one --half forward. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 
@@ -23,9 +26,10 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const char *cfg = "yolov9-s", *device = "cuda";
-    int B = 32, img = 640, steps = 5, max_boxes = 6, ckpt = 0, dry = 0;   /* the synthetic batch has six boxes an image */
+    int B = 32, img = 640, steps = 5, max_boxes = 6, ckpt = 0, dry = 0, infer = 0;   /* the synthetic batch has six boxes an image */
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--ckpt")) { ckpt = 1; i--; continue; }
+        if (!strcmp(argv[i], "--infer")) { infer = 1; i--; continue; }
         if (!strcmp(argv[i], "--dry-run")) { dry = 1; i--; continue; }
         if (i + 1 >= argc) { fprintf(stderr, "bench_train: %s needs a value\n", argv[i]); return 2; }
         if (!strcmp(argv[i], "--cfg")) cfg = argv[i + 1];
@@ -44,10 +48,12 @@ int main(int argc, char **argv) {
     m.ckpt = ckpt;
     /* the plan, before anything is allocated on the device, with the
        backend's own scratch (YOLO_BACKEND_SCRATCH_BYTES) */
-    size_t act = yolo_plan_bytes(&m, B, img, img, 1, max_boxes), state = yolo_model_state_bytes(&m, YOLO_SGD);
+    size_t act = yolo_plan_bytes(&m, B, img, img, !infer, max_boxes);
+    size_t state = infer ? yolo_model_weights_bytes(&m) : yolo_model_state_bytes(&m, YOLO_SGD);
     size_t plan = act + state + YOLO_BACKEND_SCRATCH_BYTES;
-    printf("memory plan: activations, gradients and scratch %.2f GB%s + weights, gradients, EMA, SGD state %.2f GB = %.2f GB\n",
-           act / 1e9, ckpt ? " (--ckpt)" : "", state / 1e9, plan / 1e9);
+    printf("memory plan: activations%s %.2f GB%s + %s %.2f GB = %.2f GB\n", infer ? ", folded weights, predictions" :
+           ", gradients and scratch", act / 1e9, ckpt ? " (--ckpt)" : "",
+           infer ? "weights" : "weights, gradients, EMA, SGD state", state / 1e9, plan / 1e9);
     if (dry) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "bench_train: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
@@ -63,6 +69,35 @@ int main(int argc, char **argv) {
         r[0] = (yolo_real)(t % B); r[1] = (yolo_real)(yolo_rng_u64(&rng) % 80);
         r[2] = (yolo_real)(0.2 + 0.6 * yolo_rng_uniform(&rng)); r[3] = (yolo_real)(0.2 + 0.6 * yolo_rng_uniform(&rng));
         r[4] = (yolo_real)(0.05 + 0.3 * yolo_rng_uniform(&rng)); r[5] = (yolo_real)(0.05 + 0.3 * yolo_rng_uniform(&rng));
+    }
+    if (infer) {
+        yolo_model_fuse(&m);
+        double *t = (double *)calloc(steps + 1, sizeof(double)), ms[2] = { 0, 0 };
+        for (int half = 0; half < 2; half++) {
+            if (half && !yolo_model_half(&m)) { printf("  --half: %s has no half-precision path\n", be->name); break; }
+            for (int s = 0; s <= steps; s++) {   /* step 0 warms up */
+                yolo_set_input(&m, B, img, img, pixels);
+                be->sync();
+                double t0 = yolo_now();
+                yolo_forward(&m, 0);
+                be->sync();
+                t[s] = yolo_now() - t0;
+            }
+            qsort(t + 1, steps, sizeof(double), cmp_double);
+            ms[half] = t[1 + steps / 2] * 1e3;
+            printf("  inference %-8s %8.1f ms a batch of %d at %dx%d   %.1f img/s\n", half ? "--half" : "float32", ms[half], B, img,
+                   img, B * 1e3 / ms[half]);
+        }
+        if (ms[1] > 0) {
+            printf("  --half takes %.2f of the float32 time; one profiled --half forward:\n", ms[1] / ms[0]);
+            be->profile(1, NULL);
+            yolo_forward(&m, 0);
+            be->sync();
+            be->profile(0, stdout);
+        }
+        free(t); free(pixels); free(targets);
+        yolo_model_free(&m);
+        return 0;
     }
     yolo_optim opt;
     yolo_optim_init(&opt, &m, YOLO_SGD, 0.01, 0.937, 5e-4);

@@ -7,6 +7,7 @@
      BatchNorm running statistics     <= 1e-4
      two SGD and two AdamW steps      <= 1e-4
      decoded eval predictions         <= 1e-4
+     the same with --half (GPU)       <= 2e-3, boxes and scores apart
      NMS                              same detections as sets
    Prints the worst error of each stage and the tensor it came from; exits
    non-zero on any failure.
@@ -355,6 +356,37 @@ static int check_case(const char *dir, const yolo_backend *be) {
     stage_add(&s_foldp, "eval.pred", cmp_host(&ref, "eval.pred", folded, (size_t)B * (4 + nc) * A));
     failures += stage_report(&s_fold);
     failures += stage_report(&s_foldp);
+
+    /* --half, where the backend has it: every conv's operands rounded to
+       half precision (11 significant bits: 4.9e-4 relative each time),
+       sums in float. Boxes and class scores apart, as the pixel-sized
+       boxes would hide the scores' errors: each within 2e-3 of the
+       official float64, a few roundings' worth (an indexing slip in the
+       kernel costs O(1)). */
+    if (m.be->conv2d_forward_half) {
+        stage_t s_half = { "eval.pred, half", 2e-3 };
+        int64_t rn = 0;
+        float *rp = ref_get(&ref, "eval.pred", &rn);
+        yolo_model_half(&m);
+        yolo_forward(&m, 0);
+        yolo_decode(&m, folded);
+        m.half = 0;
+        for (int part = 0; part < 2 && rp && rn == (int64_t)B * (4 + nc) * A; part++) {
+            int c0 = part ? 4 : 0, nch = part ? nc : 4;   /* rows: boxes 0..3, scores 4..4+nc */
+            size_t n = (size_t)B * nch * A, k = 0;
+            yolo_real *o = (yolo_real *)malloc(n * sizeof(yolo_real));
+            float *r = (float *)malloc(n * sizeof(float));
+            for (int b = 0; b < B; b++)
+                for (size_t i = (size_t)(b * (4 + nc) + c0) * A; i < (size_t)(b * (4 + nc) + c0 + nch) * A; i++, k++) {
+                    o[k] = folded[i]; r[k] = rp[i];
+                }
+            stage_add(&s_half, part ? "class scores" : "boxes", yolo_rel_err(o, r, n));
+            free(o); free(r);
+        }
+        if (s_half.count < 2) stage_add(&s_half, "eval.pred missing", INFINITY);
+        free(rp);
+        failures += stage_report(&s_half);
+    }
     free(folded);
 
     int64_t nn = 0;

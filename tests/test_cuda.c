@@ -3,7 +3,8 @@
    channels that fit no tile, batch 1 and 3, groups 4, stride 2). Outputs
    are poisoned before each run so that an element the kernel never writes
    shows up. Relative L2 error ||gpu - cpu|| / ||cpu|| must stay under 1e-5
-   (1e-4 for the reductions of BatchNorm's backward). Exits non-zero on any
+   (1e-4 for the reductions of BatchNorm's backward; the --half conv is
+   compared with the CPU conv of half-rounded operands). Exits non-zero on any
    mismatch. Needs a GPU: build with nvcc, run with make test-cuda. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
@@ -89,6 +90,33 @@ static void test_conv(int B, int C1, int H, int W, int C2, int k, int s, int g, 
     drop(&x); drop(&y);
     free(w); free(b); free(dw); free(db);
     G->release(w_d); G->release(b_d); G->release(dw_d); G->release(db_d);
+}
+
+/* --half: the tensor-core conv against the CPU conv of the same operands
+   rounded to half precision. Products of halves are exact in float, so
+   only the order of the float sums differs: the same 1e-5. And against
+   the float conv, the error rounding costs: about 2^-11 relative per
+   operand, averaged over the sum (checked under 1e-2). */
+static void test_conv_half(int B, int C1, int H, int W, int C2, int k, int s, int bias) {
+    if (!G->conv2d_forward_half) { printf("  conv half: this GPU has no tensor cores (sm_70 on), skipped\n"); return; }
+    char name[96];
+    snprintf(name, sizeof name, "conv half %dx%d s%d B%d %dx%dx%d->%d%s", k, k, s, B, C1, H, W, C2, bias ? " +b" : "");
+    int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
+    size_t nw = (size_t)C2 * C1 * k * k, nx = (size_t)B * C1 * H * W;
+    pair x = mk(B, C1, H, W, -1, 1), y = mk(B, C2, Ho, Wo, -1, 1), yh = mk(B, C2, Ho, Wo, -1, 1);
+    float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1);
+    float *w_d = todev(w, nw), *b_d = todev(b, C2);
+    poison(&y);
+    G->conv2d_forward_half(&x.d, w_d, bias ? b_d : NULL, C2, k, s, 1, &y.d);
+    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, 1, &y.h);        /* float operands */
+    check(name, "vs float", y.h.data, y.d.data, yolo_numel(&y.h), 1e-2);
+    for (size_t i = 0; i < nw; i++) w[i] = yolo_round_half(w[i]);
+    for (size_t i = 0; i < nx; i++) x.h.data[i] = yolo_round_half(x.h.data[i]);
+    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, 1, &yh.h);       /* half operands, float sums */
+    check(name, "forward", yh.h.data, y.d.data, yolo_numel(&yh.h), 1e-5);
+    drop(&x); drop(&y); drop(&yh);
+    free(w); free(b);
+    G->release(w_d); G->release(b_d);
 }
 
 static void test_bn(int B, int C, int H, int W, int act) {
@@ -325,6 +353,10 @@ int main(void) {
     test_conv(1, 5, 31, 29, 3, 1, 1, 1, 0);
     test_conv(3, 8, 64, 45, 12, 3, 1, 1, 1);    /* long sums over positions: the weight gradient in k-slices */
     test_conv(3, 16, 61, 47, 20, 3, 2, 1, 0);
+    test_conv_half(1, 3, 17, 13, 5, 3, 2, 0);      /* 64 x 64 tiles, K = 27: one partial k-tile */
+    test_conv_half(2, 33, 10, 8, 130, 3, 2, 1);    /* 128 x 128 tiles, M past one tile */
+    test_conv_half(3, 70, 9, 11, 67, 1, 1, 1);     /* K = 70: three k-tiles, the last partial */
+    test_conv_half(2, 96, 21, 19, 100, 3, 1, 0);   /* K = 864, N = 798 */
     test_bn(1, 7, 5, 3, 1);
     test_bn(3, 13, 9, 11, 0);
     test_bn(2, 5, 1, 1, 1);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # detect on the CPU with the tiny golden network: every kind of --source,
 # drawn pictures and labels written, --classes and --max-det respected,
-# bad sources refused, and no invalid memory access under AddressSanitizer.
+# --half computing in float32 on the CPU, bad sources refused, and no invalid memory access under AddressSanitizer.
 # Run from the repository root.
 . tests/common.sh
 IMG=tests/data/coco8/images/train2017
@@ -22,6 +22,10 @@ if [ "$rows" -gt 0 ] && cat "$T/run/labels"/*.txt | awk 'NF != 6 || ($1 != 0 && 
     ok "--classes 0,2, --save-conf, --conf-thres hold in all $rows rows"; else bad "no rows, or a row breaks --classes/--save-conf/--conf-thres"; fi
 most=$(wc -l "$T/run/labels"/*.txt | grep -v total | awk '$1 > m { m = $1 } END { print m + 0 }')
 if [ "$most" -le 4 ]; then ok "--max-det 4 holds (at most $most per picture)"; else bad "--max-det 4 exceeded: $most"; fi
+# --half on the CPU: as the official code, it computes in float32, says so, and finds the same boxes
+$D --source $IMG --name half --save-txt --save-conf --classes 0,2 --max-det 4 --half > "$T/out" 2> "$T/err" || bad "detect --half failed"
+if grep -q "no half-precision path, computing in float32" "$T/err" && diff -r "$T/run/labels" "$T/half/labels" > /dev/null; then
+    ok "--half on the CPU: says it computes in float32, the same labels"; else bad "--half on the CPU: $(head -n 1 "$T/err")"; fi
 if $D --source "$T/nothing.gif" > /dev/null 2> "$T/err"; then bad "a bad source exits 0"; else ok "bad source: $(head -n 1 "$T/err")"; fi
 if ASAN_OPTIONS=detect_leaks=0 tests/asan_detect ${D#./detect} --source $IMG --name asan > "$T/out" 2>&1; then ok "detect under AddressSanitizer: 8 pictures, no invalid access"
 else bad "detect under AddressSanitizer: $(grep -m 1 -E 'ERROR|rror' "$T/out")"; fi

@@ -3032,14 +3032,15 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
    the head maps', the backward takes the others zeroed). train = 0:
    running statistics, inference layers only. */
 void yolo_forward(yolo_model *m, int train) {
+    /* Every pass starts from the weights alone, whatever an earlier pass
+       left (an inference pass keeps the head's maps), so that its
+       allocations are the planned ones: a training step's go where the
+       plan placed them, and the next validation batch fits where the
+       first did. A training step gives back the folded weights too, as
+       the weights are about to move. */
+    for (int i = 0; i < m->nacts; i++)
+        if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
     if (train) {
-        /* A training step starts from the weights alone, whatever an
-           earlier pass left (an inference pass keeps its outputs; the
-           folded weights go too, as the weights are about to move), so
-           that its allocations are the planned ones and go where the plan
-           placed them. */
-        for (int i = 0; i < m->nacts; i++)
-            if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
         m->be->release(m->folded);
         m->folded = NULL; m->fused = 0;
         m->be->place(m->place[m->place_next], m->nplace[m->place_next]);

@@ -88,6 +88,9 @@ int main(int argc, char **argv) {
             printf("  inference %-8s %8.1f ms a batch of %d at %dx%d   %.1f img/s\n", half ? "--half" : "float32", ms[half], B, img,
                    img, B * 1e3 / ms[half]);
         }
+        size_t in_use, peak;
+        be->memory(&in_use, &peak);
+        printf("  device memory held at peak %.2f GB (plan %.2f GB)\n", peak / 1e9, plan / 1e9);
         if (ms[1] > 0) {
             printf("  --half takes %.2f of the float32 time; one profiled --half forward:\n", ms[1] / ms[0]);
             be->profile(1, NULL);

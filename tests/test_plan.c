@@ -216,8 +216,9 @@ int main(int argc, char **argv) {
         yolo_model_use_backend(&m, &counted);
         size_t base = g_arena.extent;
         validation_pass(&m, B, H, W, img);
+        validation_pass(&m, B, H, W, img);   /* the next batch finds what the last one left */
         ok = g_arena.extent - base == plan_eval;
-        printf("  %-12s eval: planned %zu bytes, held %zu  %s\n", cases[c], plan_eval, g_arena.extent - base, ok ? "ok" : "FAIL");
+        printf("  %-12s eval, two batches: planned %zu bytes, held %zu  %s\n", cases[c], plan_eval, g_arena.extent - base, ok ? "ok" : "FAIL");
         ok ? g_pass++ : g_fail++;
         yolo_model_free(&m);
         free(img); free(t);

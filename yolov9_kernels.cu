@@ -312,10 +312,14 @@ static int gemm(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
    each holding FM x FN accumulator pieces. The layout of a piece's
    elements across the warp's threads is the hardware's own, so each
    piece goes through a small per-warp block of shared memory on its way
-   to the epilogue. The loaders and epilogues are the float kernel's; only
-   the inference forward uses it (no k-slices). Tensor cores: sm_70 on. */
-template <int BM, int BN, int BK, int WY, int WX, class LA, class LB, class EP>
-__global__ void __launch_bounds__(256) gemm_half_kernel(int M, int N, int K, LA la, LB lb, EP ep) {
+   to the epilogue. B's loader also gives a run, what a k-tile's range
+   shares (the convolution's: one kernel tap, TapFirstB). The multiplies
+   take so little time here that the loads set the pace: the small tiles
+   keep two blocks on a multiprocessor (MINB, 128 registers) to hide their
+   latency; the large ones would spill at that, so keep one. Only the
+   inference forward uses it (no k-slices). Tensor cores: sm_70 on. */
+template <int BM, int BN, int BK, int WY, int WX, int MINB, class LA, class LB, class EP>
+__global__ void __launch_bounds__(256, MINB) gemm_half_kernel(int M, int N, int K, LA la, LB lb, EP ep) {
 #if __CUDA_ARCH__ >= 700
     using namespace nvcuda;
     const int FM = BM / WY / 16, FN = BN / WX / 16;
@@ -332,39 +336,33 @@ __global__ void __launch_bounds__(256) gemm_half_kernel(int M, int N, int K, LA 
         for (int j = 0; j < FN; j++) wmma::fill_fragment(acc[i][j], 0.f);
     const int NA = BM * BK / 256, NB = BK * BN / 256;
     float ra[NA], rb[NB];
-    static_assert(256 % BN == 0, "a thread's B loads share one column");
+    static_assert(256 % BN == 0 && 256 % BK == 0, "a thread's loads share one column of B and one k of A");
     const int nb = n0 + tid % BN;
     const bool n_in = nb < N;
     const typename LB::Col col = lb.col(n_in ? nb : 0);
-    #pragma unroll
-    for (int r = 0; r < NA; r++) {
-        int e = tid + 256 * r, m = m0 + e / BK, k = e % BK;
-        ra[r] = (m < M && k < K) ? la(m, k) : 0.f;
-    }
-    #pragma unroll
-    for (int r = 0; r < NB; r++) {
-        int k = (tid + 256 * r) / BN;
-        rb[r] = (n_in && k < K) ? lb.at(col, k) : 0.f;
-    }
+    /* the tile at k0 into registers: B through a run, what the tile's
+       k-range shares (for the convolution: one kernel tap) */
+    auto gather = [&](int k0) {
+        #pragma unroll
+        for (int r = 0; r < NA; r++) {
+            int e = tid + 256 * r, m = m0 + e / BK, k = k0 + e % BK;
+            ra[r] = (m < M && k < K) ? la(m, k) : 0.f;
+        }
+        const typename LB::Run run = lb.run(col, k0);
+        #pragma unroll
+        for (int r = 0; r < NB; r++) {
+            int kk = (tid + 256 * r) / BN;
+            rb[r] = (n_in && k0 + kk < K) ? lb.at(run, kk) : 0.f;
+        }
+    };
+    gather(0);
     for (int k0 = 0; k0 < K; k0 += BK) {
         #pragma unroll
         for (int r = 0; r < NA; r++) { int e = tid + 256 * r; As[e / BK][e % BK] = __float2half_rn(ra[r]); }
         #pragma unroll
         for (int r = 0; r < NB; r++) { int e = tid + 256 * r; Bs[e / BN][e % BN] = __float2half_rn(rb[r]); }
         __syncthreads();
-        int k1 = k0 + BK;
-        if (k1 < K) {
-            #pragma unroll
-            for (int r = 0; r < NA; r++) {
-                int e = tid + 256 * r, m = m0 + e / BK, k = k1 + e % BK;
-                ra[r] = (m < M && k < K) ? la(m, k) : 0.f;
-            }
-            #pragma unroll
-            for (int r = 0; r < NB; r++) {
-                int k = k1 + (tid + 256 * r) / BN;
-                rb[r] = (n_in && k < K) ? lb.at(col, k) : 0.f;
-            }
-        }
+        if (k0 + BK < K) gather(k0 + BK);   /* the next tile's loads fly during this one's multiply */
         #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
             wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[FM];
@@ -399,10 +397,10 @@ template <class LA, class LB, class EP>
 static void gemm_half(int M, int N, int K, LA la, LB lb, EP ep) {
     if (gemm_big(M, N)) {
         dim3 grid((N + 127) / 128, (M + 127) / 128);
-        gemm_half_kernel<128, 128, 16, 2, 4><<<grid, 256>>>(M, N, K, la, lb, ep);
+        gemm_half_kernel<128, 128, 16, 2, 4, 1><<<grid, 256>>>(M, N, K, la, lb, ep);
     } else {
         dim3 grid((N + 63) / 64, (M + 63) / 64);
-        gemm_half_kernel<64, 64, 32, 4, 2><<<grid, 256>>>(M, N, K, la, lb, ep);
+        gemm_half_kernel<64, 64, 32, 4, 2, 2><<<grid, 256>>>(M, N, K, la, lb, ep);
     }
     CK_LAUNCH("gemm_half_kernel");
 }
@@ -425,7 +423,7 @@ __device__ inline int fdiv(int n, const FastDiv &f) { return (int)((__umulhi((un
 /* the convolution's geometry, passed by value to the functors */
 struct ConvGeo {
     int B, C1, H, W, C2, Ho, Wo, k, s, p, c1g, c2g, g;
-    FastDiv fk, fkk, fs, fW, fHW, fWo, fP;
+    FastDiv fk, fkk, fs, fW, fHW, fWo, fP, fc1g;
 };
 
 /* The im2col element of input channel and kernel offset kidx = (ci, ky, kx)
@@ -458,6 +456,42 @@ struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx) */
     typedef Pos Col;
     __device__ Col col(int n) const { return im2col_pos(x, c, gi, n); }
     __device__ float at(const Col &q, int k) const { return im2col_at(c, q, im2col_tap(c, k)); }
+};
+/* --half's forward takes k in the order (ky, kx, ci), channels innermost.
+   When the group's channels are a multiple of 32, a k-tile (16 or 32
+   long) never straddles two taps: its B run checks the window once, and
+   each element is one load, H W floats past the last. Any other
+   channel count splits each k. */
+struct TapFirstA {   /* W[co, ci, ky, kx] read in (ky, kx, ci) order */
+    const float *w; ConvGeo c; int gi;
+    __device__ float operator()(int m, int k) const {
+        int t = fdiv(k, c.fc1g), ci = k - t * c.c1g;
+        return w[((size_t)(gi * c.c2g + m) * c.c1g + ci) * c.k * c.k + t];
+    }
+};
+struct TapFirstB {
+    const float *x; ConvGeo c; int gi, whole;   /* whole: c1g % 32 == 0 */
+    typedef Pos Col;
+    struct Run { const float *p; Pos q; int k0; };   /* p: the tap's first channel, NULL in the padding */
+    __device__ Col col(int n) const { return im2col_pos(x, c, gi, n); }
+    __device__ Tap tap(int k) const {
+        int t = fdiv(k, c.fc1g), ky = fdiv(t, c.fk);
+        Tap tp = { k - t * c.c1g, ky, t - ky * c.k };
+        return tp;
+    }
+    __device__ Run run(const Pos &q, int k0) const {
+        Run r = { NULL, q, k0 };
+        if (whole) {
+            Tap t = tap(k0);
+            int iy = q.iy0 + t.ky, ix = q.ix0 + t.kx;
+            if (iy >= 0 && iy < c.H && ix >= 0 && ix < c.W) r.p = q.xb + ((size_t)t.ci * c.H + iy) * c.W + ix;
+        }
+        return r;
+    }
+    __device__ float at(const Run &r, int kk) const {
+        if (whole) return r.p ? r.p[(size_t)kk * c.H * c.W] : 0.f;
+        return im2col_at(c, r.q, tap(r.k0 + kk));
+    }
 };
 struct FwdStore {
     float *y; const float *bias; ConvGeo c; int gi;
@@ -540,7 +574,7 @@ static float *g_splitk_work = NULL;
 static ConvGeo geo(const yolo_tensor *x, int C2, int k, int s, int g, int Ho, int Wo) {
     ConvGeo c = { x->n, x->c, x->h, x->w, C2, Ho, Wo, k, s, k / 2, x->c / g, C2 / g, g };
     c.fk = fastdiv(k); c.fkk = fastdiv(k * k); c.fs = fastdiv(s); c.fW = fastdiv(x->w);
-    c.fHW = fastdiv(x->h * x->w); c.fWo = fastdiv(Wo); c.fP = fastdiv(Ho * Wo);
+    c.fHW = fastdiv(x->h * x->w); c.fWo = fastdiv(Wo); c.fP = fastdiv(Ho * Wo); c.fc1g = fastdiv(c.c1g);
     return c;
 }
 
@@ -564,8 +598,8 @@ static void cu_conv2d_forward_half(const yolo_tensor *x, const float *w, const f
     int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo;
     prof_begin();
     for (int gi = 0; gi < g; gi++) {
-        FwdA la = { w, K, gi, c.c2g };
-        FwdB lb = { x->data, c, gi };
+        TapFirstA la = { w, c, gi };
+        TapFirstB lb = { x->data, c, gi, c.c1g % 32 == 0 };
         FwdStore ep = { y->data, b, c, gi };
         gemm_half(c.c2g, N, K, la, lb, ep);
     }

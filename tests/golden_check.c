@@ -7,7 +7,7 @@
      BatchNorm running statistics     <= 1e-4
      two SGD and two AdamW steps      <= 1e-4
      decoded eval predictions         <= 1e-4
-     the same with --half (GPU)       <= 2e-3, boxes and scores apart
+     the same with --half (GPU)       <= 2e-4, boxes and scores apart
      NMS                              same detections as sets
    Prints the worst error of each stage and the tensor it came from; exits
    non-zero on any failure.
@@ -358,13 +358,13 @@ static int check_case(const char *dir, const yolo_backend *be) {
     failures += stage_report(&s_foldp);
 
     /* --half, where the backend has it: every conv's operands rounded to
-       half precision (11 significant bits: 4.9e-4 relative each time),
+       half precision (11 significant bits: up to 4.9e-4 relative each),
        sums in float. Boxes and class scores apart, as the pixel-sized
-       boxes would hide the scores' errors: each within 2e-3 of the
-       official float64, a few roundings' worth (an indexing slip in the
-       kernel costs O(1)). */
+       boxes would hide the scores' errors. Measured on the H200 against
+       the official float64: at most 1.5e-5 (class scores, tiny-gelan);
+       the tolerance is ten times that, as the README asks of float32. */
     if (m.be->conv2d_forward_half) {
-        stage_t s_half = { "eval.pred, half", 2e-3 };
+        stage_t s_half = { "eval.pred, half", 2e-4 };
         int64_t rn = 0;
         float *rp = ref_get(&ref, "eval.pred", &rn);
         yolo_model_half(&m);

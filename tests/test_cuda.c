@@ -97,22 +97,22 @@ static void test_conv(int B, int C1, int H, int W, int C2, int k, int s, int g, 
    only the order of the float sums differs: the same 1e-5. And against
    the float conv, the error rounding costs: about 2^-11 relative per
    operand, averaged over the sum (checked under 1e-2). */
-static void test_conv_half(int B, int C1, int H, int W, int C2, int k, int s, int bias) {
+static void test_conv_half(int B, int C1, int H, int W, int C2, int k, int s, int g, int bias) {
     if (!G->conv2d_forward_half) { printf("  conv half: this GPU has no tensor cores (sm_70 on), skipped\n"); return; }
     char name[96];
-    snprintf(name, sizeof name, "conv half %dx%d s%d B%d %dx%dx%d->%d%s", k, k, s, B, C1, H, W, C2, bias ? " +b" : "");
+    snprintf(name, sizeof name, "conv half %dx%d s%d g%d B%d %dx%dx%d->%d%s", k, k, s, g, B, C1, H, W, C2, bias ? " +b" : "");
     int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
-    size_t nw = (size_t)C2 * C1 * k * k, nx = (size_t)B * C1 * H * W;
+    size_t nw = (size_t)C2 * (C1 / g) * k * k, nx = (size_t)B * C1 * H * W;
     pair x = mk(B, C1, H, W, -1, 1), y = mk(B, C2, Ho, Wo, -1, 1), yh = mk(B, C2, Ho, Wo, -1, 1);
     float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1);
     float *w_d = todev(w, nw), *b_d = todev(b, C2);
     poison(&y);
-    G->conv2d_forward_half(&x.d, w_d, bias ? b_d : NULL, C2, k, s, 1, &y.d);
-    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, 1, &y.h);        /* float operands */
+    G->conv2d_forward_half(&x.d, w_d, bias ? b_d : NULL, C2, k, s, g, &y.d);
+    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, g, &y.h);        /* float operands */
     check(name, "vs float", y.h.data, y.d.data, yolo_numel(&y.h), 1e-2);
     for (size_t i = 0; i < nw; i++) w[i] = yolo_round_half(w[i]);
     for (size_t i = 0; i < nx; i++) x.h.data[i] = yolo_round_half(x.h.data[i]);
-    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, 1, &yh.h);       /* half operands, float sums */
+    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, g, &yh.h);       /* half operands, float sums */
     check(name, "forward", yh.h.data, y.d.data, yolo_numel(&yh.h), 1e-5);
     drop(&x); drop(&y); drop(&yh);
     free(w); free(b);
@@ -353,10 +353,13 @@ int main(void) {
     test_conv(1, 5, 31, 29, 3, 1, 1, 1, 0);
     test_conv(3, 8, 64, 45, 12, 3, 1, 1, 1);    /* long sums over positions: the weight gradient in k-slices */
     test_conv(3, 16, 61, 47, 20, 3, 2, 1, 0);
-    test_conv_half(1, 3, 17, 13, 5, 3, 2, 0);      /* 64 x 64 tiles, K = 27: one partial k-tile */
-    test_conv_half(2, 33, 10, 8, 130, 3, 2, 1);    /* 128 x 128 tiles, M past one tile */
-    test_conv_half(3, 70, 9, 11, 67, 1, 1, 1);     /* K = 70: three k-tiles, the last partial */
-    test_conv_half(2, 96, 21, 19, 100, 3, 1, 0);   /* K = 864, N = 798 */
+    /* channels a multiple of 32 take the one-tap-per-tile path, the others split every k */
+    test_conv_half(1, 3, 17, 13, 5, 3, 2, 1, 0);      /* 64 x 64 tiles, K = 27: one partial k-tile */
+    test_conv_half(2, 33, 10, 8, 130, 3, 2, 1, 1);    /* 128 x 128 tiles, M past one tile */
+    test_conv_half(3, 70, 9, 11, 67, 1, 1, 1, 1);     /* K = 70: three k-tiles, the last partial */
+    test_conv_half(2, 96, 21, 19, 100, 3, 1, 1, 0);   /* whole channels, 3x3: K = 864, N = 798 */
+    test_conv_half(3, 64, 13, 11, 130, 1, 1, 1, 1);   /* whole channels, 1x1, 128 x 128 tiles */
+    test_conv_half(2, 64, 9, 7, 40, 3, 2, 2, 1);      /* groups of 32 channels, stride 2 */
     test_bn(1, 7, 5, 3, 1);
     test_bn(3, 13, 9, 11, 0);
     test_bn(2, 5, 1, 1, 1);

@@ -705,6 +705,10 @@ void yolo_model_fuse(yolo_model *m);
    the model computes in float32 then, as the official code does on the
    CPU. Training never uses it. */
 int yolo_model_half(yolo_model *m);
+/* what --half computes, on the CPU: the conv of x and w rounded to half
+   precision, summed in float (a backend op, for tests to check the GPU's) */
+void yolo_conv2d_forward_half(const yolo_tensor *x, const yolo_real *w, const yolo_real *b,
+                              int C2, int k, int s, int g, yolo_tensor *y);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
 
@@ -1112,6 +1116,36 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
                     for (int i = 0; i < P; i++) yg[(size_t)o * P + i] += b[gi * c2g + o];
         }
     free(col);
+}
+
+/* A float rounded to the nearest IEEE half-precision value (ties to even),
+   kept as a float. */
+static float yolo_round_half(float f) {
+    float a = fabsf(f);
+    if (!(a == a) || a == INFINITY) return f;
+    if (a >= 65520.0f) return copysignf(INFINITY, f);
+    if (a < 6.103515625e-05f) return copysignf(nearbyintf(a * 16777216.0f) / 16777216.0f, f);   /* subnormal: steps of 2^-24 */
+    int e;
+    frexpf(a, &e);
+    float ulp = ldexpf(1.0f, e - 11);   /* 11 significant bits */
+    return copysignf(nearbyintf(a / ulp) * ulp, f);
+}
+
+/* The CPU twin of --half (be->conv2d_forward_half): the same convolution
+   of the input and weights rounded to half precision, summed in float. It
+   is not in the CPU's table, which ignores --half as the official code
+   does on the CPU; golden_check and test_cuda build a backend with it. */
+void yolo_conv2d_forward_half(const yolo_tensor *x, const yolo_real *w, const yolo_real *b,
+                              int C2, int k, int s, int g, yolo_tensor *y) {
+    size_t nx = yolo_numel(x), nw = (size_t)C2 * (x->c / g) * k * k;
+    yolo_tensor xh = *x;   /* [B, C1, H, W] */
+    xh.data = (yolo_real *)yolo_xmalloc(nx * sizeof(yolo_real));
+    yolo_real *wh = (yolo_real *)yolo_xmalloc(nw * sizeof(yolo_real));   /* [C2, C1/g, k, k] */
+    for (size_t i = 0; i < nx; i++) xh.data[i] = (yolo_real)yolo_round_half((float)x->data[i]);
+    for (size_t i = 0; i < nw; i++) wh[i] = (yolo_real)yolo_round_half((float)w[i]);
+    yolo_conv2d_forward(&xh, wh, b, C2, k, s, g, y);
+    free(xh.data);
+    free(wh);
 }
 
 /* Given dy = dL/dy: dw += dy col^T, db += sum dy, dx += col2im(w^T dy). */
@@ -4171,19 +4205,6 @@ void yolo_optim_step(yolo_optim *o, yolo_model *m) {
         m->be->optim_update(&u, m->values + off, m->grads + off, o->m + off, o->v ? o->v + off : NULL,
                             o->vmax ? o->vmax + off : NULL, p->numel);
     }
-}
-
-/* A float rounded to the nearest IEEE half-precision value (ties to even),
-   kept as a float. */
-static float yolo_round_half(float f) {
-    float a = fabsf(f);
-    if (!(a == a) || a == INFINITY) return f;
-    if (a >= 65520.0f) return copysignf(INFINITY, f);
-    if (a < 6.103515625e-05f) return copysignf(nearbyintf(a * 16777216.0f) / 16777216.0f, f);   /* subnormal: steps of 2^-24 */
-    int e;
-    frexpf(a, &e);
-    float ulp = ldexpf(1.0f, e - 11);   /* 11 significant bits */
-    return copysignf(nearbyintf(a / ulp) * ulp, f);
 }
 
 /* The official train_dual.py starts every fresh run with

@@ -4,7 +4,7 @@
 # usage: sh tests/gpu_check.sh [golden dirs...]     (prints a summary last)
 #   MEMCHECK=0 skips compute-sanitizer; BENCH="models" picks what to time
 #   (BENCH= times nothing), BATCH and STEPS its batch and steps; INFER and
-#   VAL: the --half checks below.
+#   VAL: the inference and --half checks below.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -26,26 +26,28 @@ for cfg in ${BENCH-yolov9-s yolov9-c}; do
     echo "bench $cfg rc=$?"; tail -16 "$OUT/bench_$cfg.txt"
 done
 # --half: the inference forward timed in float32 and with --half, one run
-# each model (INFER= times nothing); then, given VAL="CFG WEIGHTS DATA PICTURES",
-# val both ways on the same weights and pictures: mAP50 and mAP50-95 may
-# move by at most 0.005, and detect --half must run.
+# each model (INFER= times nothing).
 for cfg in ${INFER-yolov9-s yolov9-c}; do
     timeout 120 ./tests/bench_train --cfg $cfg --infer --batch ${BATCH:-32} --img 640 --steps ${STEPS:-5} > "$OUT/infer_$cfg.txt" 2>&1
     echo "infer $cfg rc=$?"; head -4 "$OUT/infer_$cfg.txt"
 done
-if [ -n "${VAL:-}" ]; then
-    set -- $VAL
-    make -s -j16 val detect 2>&1 | tail -5
-    for h in "" --half; do
-        ./val --cfg $1 --weights $2 --data $3 --batch 32 --img 640 --device cuda $h > "$OUT/val$h.txt" 2>&1 || fail=1
-        grep -E "^ +all|Speed" "$OUT/val$h.txt"
-    done
-    maps=$(awk '$1 == "all" { printf "%s %s ", $6, $7 }' "$OUT/val.txt" "$OUT/val--half.txt")
-    if echo "$maps" | awk 'function a(x) { return x < 0 ? -x : x } { exit !(NF == 4 && a($1 - $3) <= 0.005 && a($2 - $4) <= 0.005) }'
-    then echo "val --half: mAP50, mAP50-95 float32 then half: $maps ok"; else echo "val --half: $maps FAIL"; fail=1; fi
-    ./detect --cfg $1 --weights $2 --source "$4" --device cuda --half --nosave --project /tmp/det > "$OUT/detect_half.txt" 2>&1 \
-        || { fail=1; tail -3 "$OUT/detect_half.txt"; }
-    echo "detect --half: $(grep -c "^image " "$OUT/detect_half.txt") pictures"
-fi
+# val against the official val.py's detections on the GPU (tests/test_val.sh).
+# Then val in float32 and with --half on VAL="CFG WEIGHTS DATA PICTURES IMG"
+# (by default the same tiny model and pictures): mAP50 and mAP50-95 may
+# move by at most 0.005, and detect --half must run.
+make -s -j16 val detect 2>&1 | tail -5
+VAL_FLAGS="--device cuda" sh tests/test_val.sh > "$OUT/test_val.txt" 2>&1 || fail=1
+grep -E "ok|FAIL" "$OUT/test_val.txt"
+set -- ${VAL:-tests/golden/tiny-gelan/model.yaml tests/golden/val-tiny/weights.safetensors tests/data/coco8/coco8.yaml tests/data/coco8/images/train2017 128}
+for h in "" --half; do
+    ./val --cfg $1 --weights $2 --data $3 --batch 32 --img $5 --device cuda $h > "$OUT/val$h.txt" 2>&1 || fail=1
+    grep -E "^ +all|Speed" "$OUT/val$h.txt"
+done
+maps=$(awk '$1 == "all" { printf "%s %s ", $6, $7 }' "$OUT/val.txt" "$OUT/val--half.txt")
+if echo "$maps" | awk 'function a(x) { return x < 0 ? -x : x } { exit !(NF == 4 && a($1 - $3) <= 0.005 && a($2 - $4) <= 0.005) }'
+then echo "val --half: mAP50, mAP50-95 float32 then half: $maps ok"; else echo "val --half: $maps FAIL"; fail=1; fi
+./detect --cfg $1 --weights $2 --source "$4" --img $5 --device cuda --half --nosave --project /tmp/det > "$OUT/detect_half.txt" 2>&1 \
+    || { fail=1; tail -3 "$OUT/detect_half.txt"; }
+echo "detect --half: $(grep -c "^image " "$OUT/detect_half.txt") pictures"
 echo "gpu_check: $fail failures"
 exit $fail

@@ -4,11 +4,12 @@
 # found (same class, coordinates within 0.002 of the picture, confidence
 # within 1e-4), 90% of all of them (down to 0.001, where near-ties among
 # near-duplicate boxes part the lists), and mAP50, mAP50-95 within 0.005.
-# Run from the repository root.
+# Run from the repository root; VAL_FLAGS replaces --device cpu (the GPU
+# check runs it with --device cuda).
 . tests/common.sh
 G=tests/golden/val-tiny
 ./val --cfg tests/golden/tiny-gelan/model.yaml --weights $G/weights.safetensors --data tests/data/coco8/coco8.yaml \
-      --img 128 --batch 32 --device cpu --save-txt --save-conf --project "$T" --name v > "$T/log" 2>&1 || { cat "$T/log"; exit 1; }
+      --img 128 --batch 32 ${VAL_FLAGS:---device cpu} --save-txt --save-conf --project "$T" --name v > "$T/log" 2>&1 || { cat "$T/log"; exit 1; }
 for f in $G/official/labels/*.txt; do
     awk -v OURS="$T/v/labels/$(basename "$f")" '
         BEGIN { n = 0; while ((getline line < OURS) > 0) { split(line, r, " "); n++; for (i = 1; i <= 6; i++) o[n, i] = r[i] } }

@@ -8,7 +8,7 @@
      two SGD and two AdamW steps      <= 1e-4
      decoded eval predictions         <= 1e-4
      the same with --half             <= 2e-4, boxes and scores apart
-       (on a GPU also against the CPU twin of --half, <= 1e-5)
+       (on a GPU also against the CPU twin of --half, <= 3e-5)
      NMS                              same detections as sets
    Prints the worst error of each stage and the tensor it came from; exits
    non-zero on any failure.
@@ -144,21 +144,24 @@ static int nms_compare(const float *ref, int nref, const float *ours, int nours,
     return bad;
 }
 
-/* decoded predictions [B, 4 + nc, A] against a reference: the boxes (rows
-   0..3) and the class scores (rows 4..4+nc) as two tensors */
+/* decoded predictions [B, 4 + nc, A] against a reference, the boxes (rows
+   0..3, part 0) or the class scores (rows 4..4+nc, part 1) alone */
+static double pred_part_err(const yolo_real *ours, const float *ref, int B, int nc, int A, int part) {
+    int c0 = part ? 4 : 0, nch = part ? nc : 4;
+    size_t n = (size_t)B * nch * A, k = 0;
+    yolo_real *o = (yolo_real *)malloc(n * sizeof(yolo_real));
+    float *r = (float *)malloc(n * sizeof(float));
+    for (int b = 0; b < B; b++)
+        for (size_t i = (size_t)(b * (4 + nc) + c0) * A; i < (size_t)(b * (4 + nc) + c0 + nch) * A; i++, k++) {
+            o[k] = ours[i]; r[k] = ref[i];
+        }
+    double e = yolo_rel_err(o, r, n);
+    free(o); free(r);
+    return e;
+}
 static void pred_parts(stage_t *s, const yolo_real *ours, const float *ref, int B, int nc, int A) {
-    for (int part = 0; part < 2; part++) {
-        int c0 = part ? 4 : 0, nch = part ? nc : 4;
-        size_t n = (size_t)B * nch * A, k = 0;
-        yolo_real *o = (yolo_real *)malloc(n * sizeof(yolo_real));
-        float *r = (float *)malloc(n * sizeof(float));
-        for (int b = 0; b < B; b++)
-            for (size_t i = (size_t)(b * (4 + nc) + c0) * A; i < (size_t)(b * (4 + nc) + c0 + nch) * A; i++, k++) {
-                o[k] = ours[i]; r[k] = ref[i];
-            }
-        stage_add(s, part ? "class scores" : "boxes", yolo_rel_err(o, r, n));
-        free(o); free(r);
-    }
+    stage_add(s, "boxes", pred_part_err(ours, ref, B, nc, A, 0));
+    stage_add(s, "class scores", pred_part_err(ours, ref, B, nc, A, 1));
 }
 
 static int check_case(const char *dir, const yolo_backend *be) {
@@ -382,9 +385,12 @@ static int check_case(const char *dir, const yolo_backend *be) {
        scores apart, as the pixel-sized boxes would hide the scores'
        errors. Measured against the official float64 (CPU twin and H200):
        at most 1.5e-5 (class scores, tiny-gelan); the tolerance is ten
-       times that, as the README asks of float32. On a GPU, the same
-       predictions from the CPU twin must agree as closely as float32
-       backends do, so that a conv left out of the half path shows. */
+       times that, as the README asks of float32. Half must move the
+       class scores from the float32 ones by about that much, at least
+       1e-6 (float32 backends agree to 5e-8), or some conv missed it. On a
+       GPU, the CPU twin's predictions must agree with the GPU's within
+       3e-5 (measured on the H200: at most 3.3e-6; a rounding flipped by a
+       last-bit difference upstream costs 2^-11 on that value). */
     yolo_backend twin = yolo_cpu;
     twin.name = "cpu, --half";
     twin.conv2d_forward_half = yolo_conv2d_forward_half;
@@ -394,13 +400,21 @@ static int check_case(const char *dir, const yolo_backend *be) {
         stage_t s_half = { "eval.pred, half", 2e-4 };
         int64_t rn = 0;
         float *rp = ref_get(&ref, "eval.pred", &rn);
+        size_t np = (size_t)B * (4 + nc) * A;
+        float *fp = (float *)malloc(np * sizeof(float));   /* the float32 predictions */
+        for (size_t i = 0; i < np; i++) fp[i] = (float)folded[i];
         yolo_forward(&m, 0);
         yolo_decode(&m, folded);
-        if (rp && rn == (int64_t)B * (4 + nc) * A) pred_parts(&s_half, folded, rp, B, nc, A);
+        if (rp && rn == (int64_t)np) pred_parts(&s_half, folded, rp, B, nc, A);
         else stage_add(&s_half, "eval.pred missing", INFINITY);
         failures += stage_report(&s_half);
+        double moved = pred_part_err(folded, fp, B, nc, A, 1);
+        printf("  %-22s %.2e from float32 (class scores; at least 1e-6)  %s\n", "half moves eval.pred", moved,
+               moved >= 1e-6 ? "ok" : "FAIL");
+        failures += !(moved >= 1e-6);
+        free(fp);
         if (own != &yolo_cpu) {
-            stage_t s_twin = { "half, GPU vs CPU twin", 1e-5 };
+            stage_t s_twin = { "half, GPU vs CPU twin", 3e-5 };
             yolo_model t;
             snprintf(path, sizeof path, "%s/model.yaml", dir);
             yolo_model_from_yaml(&t, path, 0, err);

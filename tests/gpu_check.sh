@@ -46,7 +46,7 @@ done
 maps=$(awk '$1 == "all" { printf "%s %s ", $6, $7 }' "$OUT/val.txt" "$OUT/val--half.txt")
 if echo "$maps" | awk 'function a(x) { return x < 0 ? -x : x } { exit !(NF == 4 && a($1 - $3) <= 0.005 && a($2 - $4) <= 0.005) }'
 then echo "val --half: mAP50, mAP50-95 float32 then half: $maps ok"; else echo "val --half: $maps FAIL"; fail=1; fi
-./detect --cfg $1 --weights $2 --source "$4" --img $5 --device cuda --half --nosave --project /tmp/det > "$OUT/detect_half.txt" 2>&1 \
+./detect --cfg $1 --weights $2 --data $3 --source "$4" --img $5 --device cuda --half --nosave --project /tmp/det > "$OUT/detect_half.txt" 2>&1 \
     || { fail=1; tail -3 "$OUT/detect_half.txt"; }
 echo "detect --half: $(grep -c "^image " "$OUT/detect_half.txt") pictures"
 echo "gpu_check: $fail failures"

@@ -24,6 +24,39 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* --infer: the folded model's forward in float32, then with --half */
+static void bench_infer(yolo_model *m, const yolo_backend *be, int B, int img, int steps, const yolo_real *pixels,
+                        size_t plan) {
+    yolo_model_fuse(m);
+    double *t = (double *)calloc(steps + 1, sizeof(double)), ms[2] = { 0, 0 };
+    for (int half = 0; half < 2; half++) {
+        if (half && !yolo_model_half(m)) { printf("  --half: %s has no half-precision path\n", be->name); break; }
+        for (int s = 0; s <= steps; s++) {   /* step 0 warms up */
+            yolo_set_input(m, B, img, img, pixels);
+            be->sync();
+            double t0 = yolo_now();
+            yolo_forward(m, 0);
+            be->sync();
+            t[s] = yolo_now() - t0;
+        }
+        qsort(t + 1, steps, sizeof(double), cmp_double);
+        ms[half] = t[1 + steps / 2] * 1e3;
+        printf("  inference %-8s %8.1f ms a batch of %d at %dx%d   %.1f img/s\n", half ? "--half" : "float32", ms[half], B, img,
+               img, B * 1e3 / ms[half]);
+    }
+    size_t in_use, peak;
+    be->memory(&in_use, &peak);
+    printf("  device memory held at peak %.2f GB (plan %.2f GB)\n", peak / 1e9, plan / 1e9);
+    if (ms[1] > 0) {
+        printf("  --half takes %.2f of the float32 time; one profiled --half forward:\n", ms[1] / ms[0]);
+        be->profile(1, NULL);
+        yolo_forward(m, 0);
+        be->sync();
+        be->profile(0, stdout);
+    }
+    free(t);
+}
+
 int main(int argc, char **argv) {
     const char *cfg = "yolov9-s", *device = "cuda";
     int B = 32, img = 640, steps = 5, max_boxes = 6, ckpt = 0, dry = 0, infer = 0;   /* the synthetic batch has six boxes an image */
@@ -71,34 +104,8 @@ int main(int argc, char **argv) {
         r[4] = (yolo_real)(0.05 + 0.3 * yolo_rng_uniform(&rng)); r[5] = (yolo_real)(0.05 + 0.3 * yolo_rng_uniform(&rng));
     }
     if (infer) {
-        yolo_model_fuse(&m);
-        double *t = (double *)calloc(steps + 1, sizeof(double)), ms[2] = { 0, 0 };
-        for (int half = 0; half < 2; half++) {
-            if (half && !yolo_model_half(&m)) { printf("  --half: %s has no half-precision path\n", be->name); break; }
-            for (int s = 0; s <= steps; s++) {   /* step 0 warms up */
-                yolo_set_input(&m, B, img, img, pixels);
-                be->sync();
-                double t0 = yolo_now();
-                yolo_forward(&m, 0);
-                be->sync();
-                t[s] = yolo_now() - t0;
-            }
-            qsort(t + 1, steps, sizeof(double), cmp_double);
-            ms[half] = t[1 + steps / 2] * 1e3;
-            printf("  inference %-8s %8.1f ms a batch of %d at %dx%d   %.1f img/s\n", half ? "--half" : "float32", ms[half], B, img,
-                   img, B * 1e3 / ms[half]);
-        }
-        size_t in_use, peak;
-        be->memory(&in_use, &peak);
-        printf("  device memory held at peak %.2f GB (plan %.2f GB)\n", peak / 1e9, plan / 1e9);
-        if (ms[1] > 0) {
-            printf("  --half takes %.2f of the float32 time; one profiled --half forward:\n", ms[1] / ms[0]);
-            be->profile(1, NULL);
-            yolo_forward(&m, 0);
-            be->sync();
-            be->profile(0, stdout);
-        }
-        free(t); free(pixels); free(targets);
+        bench_infer(&m, be, B, img, steps, pixels, plan);
+        free(pixels); free(targets);
         yolo_model_free(&m);
         return 0;
     }

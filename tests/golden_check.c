@@ -424,10 +424,10 @@ static int check_case(const char *dir, const yolo_backend *be) {
             yolo_model_half(&t);
             yolo_set_input(&t, B, H, W, img);
             yolo_forward(&t, 0);
-            yolo_real *tp = (yolo_real *)malloc((size_t)B * (4 + nc) * A * sizeof(yolo_real));
-            float *tf = (float *)malloc((size_t)B * (4 + nc) * A * sizeof(float));
+            yolo_real *tp = (yolo_real *)malloc(np * sizeof(yolo_real));
+            float *tf = (float *)malloc(np * sizeof(float));
             yolo_decode(&t, tp);
-            for (size_t i = 0; i < (size_t)B * (4 + nc) * A; i++) tf[i] = (float)tp[i];
+            for (size_t i = 0; i < np; i++) tf[i] = (float)tp[i];
             pred_parts(&s_twin, folded, tf, B, nc, A);
             failures += stage_report(&s_twin);
             free(tp); free(tf);

@@ -203,6 +203,10 @@ typedef struct {
    the arena's base, if it asks for at most size bytes (yolo_arena_follow). */
 typedef struct { size_t off, size; } yolo_place;
 
+/* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) + b [C2] (b may be NULL) */
+typedef void (*yolo_conv_op)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s,
+                             int g, yolo_tensor *y);
+
 typedef struct yolo_backend {
     const char *name;
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
@@ -211,12 +215,10 @@ typedef struct yolo_backend {
     void (*upload)(void *dst, const void *host, size_t bytes);
     void (*download)(void *host, const void *src, size_t bytes);
     void (*copy)(void *dst, const void *src, size_t bytes);
-    void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s,
-                           int g, yolo_tensor *y);
+    yolo_conv_op conv2d_forward;
     /* the same with every operand rounded to half precision, sums in
        float (--half); NULL where the backend has no faster way */
-    void (*conv2d_forward_half)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k,
-                                int s, int g, yolo_tensor *y);
+    yolo_conv_op conv2d_forward_half;
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
                             int g, int Ho, int Wo, yolo_real *dx, yolo_real *dw, yolo_real *db);
     void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
@@ -661,6 +663,7 @@ typedef struct {
     long missed;                  /* script entries that could not be followed (best fit took them) */
 } yolo_arena;
 #define YOLO_ARENA_FULL ((size_t)-1)
+size_t yolo_arena_bytes(size_t bytes);   /* what a request takes: bytes rounded up to 256, at least 256 */
 void   yolo_arena_init(yolo_arena *a, size_t size);
 void   yolo_arena_free(yolo_arena *a);
 size_t yolo_arena_alloc(yolo_arena *a, size_t bytes);     /* the offset, or YOLO_ARENA_FULL */
@@ -1581,8 +1584,8 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     if (unfolded && !m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
     if (unfolded && m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
-    void (*conv)(const yolo_tensor *, const yolo_real *, const yolo_real *, int, int, int, int, yolo_tensor *) =
-        !train && m->half && m->be->conv2d_forward_half ? m->be->conv2d_forward_half : m->be->conv2d_forward;
+    yolo_conv_op conv = !train && m->half && m->be->conv2d_forward_half ? m->be->conv2d_forward_half
+                                                                        : m->be->conv2d_forward;
     if (!train && m->fused && c->fw) {
         conv(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, &c->y);
     } else if (!c->bn) {
@@ -3892,8 +3895,10 @@ static int yolo_arena_take(yolo_arena *a, size_t off, size_t need) {
     return 0;
 }
 
+size_t yolo_arena_bytes(size_t bytes) { return bytes ? (bytes + 255) / 256 * 256 : 256; }
+
 size_t yolo_arena_alloc(yolo_arena *a, size_t bytes) {
-    size_t need = bytes ? (bytes + 255) / 256 * 256 : 256;
+    size_t need = yolo_arena_bytes(bytes);
     if (a->next < a->nscript) {   /* a planned step: where the plan put it, if that still holds */
         const yolo_place *p = &a->script[a->next++];
         if (need <= p->size && yolo_arena_take(a, a->base + p->off, need) == 0)
@@ -3955,7 +3960,7 @@ static void *yolo_plan_alloc(size_t bytes) {
             yolo_plan_rec.cap = yolo_plan_rec.cap ? 2 * yolo_plan_rec.cap : 1024;
             yolo_plan_rec.b = (yolo_plan_buf *)realloc(yolo_plan_rec.b, yolo_plan_rec.cap * sizeof(yolo_plan_buf));
         }
-        yolo_plan_buf x = { bytes ? (bytes + 255) / 256 * 256 : 256, off, yolo_plan_rec.t++, INT_MAX, yolo_plan_rec.step };
+        yolo_plan_buf x = { yolo_arena_bytes(bytes), off, yolo_plan_rec.t++, INT_MAX, yolo_plan_rec.step };
         yolo_plan_rec.b[yolo_plan_rec.n++] = x;
     }
     return (void *)(uintptr_t)(4096 + off);
@@ -4153,15 +4158,14 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
     return yolo_plan_run_bytes(m, 0, 0, 0, 0, B, H, W);
 }
 
-/* each allocation rounded to 256 bytes, as the arena rounds */
+/* each allocation as the arena takes it */
 size_t yolo_model_weights_bytes(const yolo_model *m) {
-    size_t values = (m->nvalues * sizeof(yolo_real) + 255) / 256 * 256, stats = (m->nstats * sizeof(yolo_real) + 255) / 256 * 256;
-    return 2 * values + stats;
+    return 2 * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) + yolo_arena_bytes(m->nstats * sizeof(yolo_real));
 }
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
     /* and the EMA; optimizer: SGD 1, Adam 2, AdamW 3 copies */
     size_t copies = 1 + (opt == YOLO_SGD ? 1 : opt == YOLO_ADAM ? 2 : 3);
-    return yolo_model_weights_bytes(m) + copies * ((m->nvalues * sizeof(yolo_real) + 255) / 256 * 256);
+    return yolo_model_weights_bytes(m) + copies * yolo_arena_bytes(m->nvalues * sizeof(yolo_real));
 }
 
 /* ------------------------------------------------------------------------ */

@@ -24,8 +24,8 @@ static void expect(int ok, const char *what) {
 
 static yolo_arena g_arena;   /* where the counted backend's allocations would sit on the device */
 static void *counted_alloc(size_t bytes) {
-    size_t off = yolo_arena_alloc(&g_arena, bytes), need = bytes ? (bytes + 255) / 256 * 256 : 256;
-    size_t *p = (size_t *)yolo_xcalloc(1, need + 16);
+    size_t off = yolo_arena_alloc(&g_arena, bytes);
+    size_t *p = (size_t *)yolo_xcalloc(1, yolo_arena_bytes(bytes) + 16);
     p[0] = off;
     return p + 2;
 }

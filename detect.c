@@ -48,7 +48,7 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
     yolo_real *input = (yolo_real *)malloc((size_t)3 * W * H * sizeof(yolo_real));
     yolo_image_to_input(&lb, input);
     yolo_set_input(m, 1, H, W, input);
-    yolo_forward(m, 0);   /* uploads input */
+    yolo_forward(m, 0);   /* reads input from here: freed only after */
     free(input); free(lb.rgb);
     yolo_det *dets = (yolo_det *)malloc((size_t)o->max_det * sizeof(yolo_det));
     int n = 0;

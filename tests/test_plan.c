@@ -12,7 +12,8 @@
       the last step on a smaller batch with fewer boxes;
       the arena's extent must equal yolo_plan_bytes +
       yolo_model_state_bytes exactly, with every planned placement
-      followed, and so must a validation pass alone. */
+      followed, and two validation batches alone must hold exactly the
+      inference plan. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 

@@ -273,14 +273,19 @@ int main(int argc, char **argv) {
     } else {
         FILE *f = fopen(csv, "w");
         if (!f) { fprintf(stderr, "%s: cannot write\n", csv); return 1; }
-        fprintf(f, "epoch,train/box_loss,train/cls_loss,train/dfl_loss,metrics/precision,metrics/recall,"
-                   "metrics/mAP_0.5,metrics/mAP_0.5:0.95,x/lr0,x/lr1,x/lr2,time/epoch_s,time/data_wait\n");
+        const char *cols[] = { "epoch", "train/box_loss", "train/cls_loss", "train/dfl_loss", "metrics/precision",
+                               "metrics/recall", "metrics/mAP_0.5", "metrics/mAP_0.5:0.95", "val/box_loss",
+                               "val/cls_loss", "val/dfl_loss", "x/lr0", "x/lr1", "x/lr2", "time/epoch_s", "time/data_wait" };
+        for (int k = 0; k < 16; k++) fprintf(f, "%20s%s", cols[k], k < 15 ? "," : "\n");
         fclose(f);
     }
     printf("%s on %s, %s, batch %d (accumulating to 64 by %d), img %d, %d epochs; results in %s\n", a.cfg, be->name,
            a.optimizer, a.batch, accumulate, a.img, a.epochs, save_dir);
 
-    long nb = tl.nbatch, nw = (long)fmax(nearbyint(hyp.warmup_epochs * nb), 100);
+    long nb = tl.nbatch;
+    yolo_schedule sched;
+    yolo_schedule_init(&sched, &hyp, a.epochs, a.batch, nb, a.cos_lr ? YOLO_LR_COS : YOLO_LR_LINEAR);
+    yolo_schedule_start(&sched, &opt, start_epoch);
     yolo_loss L;
     memset(&L, 0, sizeof L);
     int tty = isatty(fileno(stdout));
@@ -294,7 +299,7 @@ int main(int argc, char **argv) {
         yolo_loader_start(&tl, epoch, (uint64_t)a.seed);
         for (yolo_batch *bt; (bt = yolo_loader_next(&tl));) {
             long ni = bt->index + nb * epoch;
-            int acc = yolo_schedule(&opt, &hyp, ni, nw, epoch, a.epochs, a.cos_lr, a.batch);
+            int acc = yolo_schedule_batch(&sched, &opt, epoch, ni);
             yolo_set_input(&m, bt->B, bt->H, bt->W, bt->images);
             yolo_forward(&m, 1);
             yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
@@ -308,7 +313,8 @@ int main(int argc, char **argv) {
                 last_step = ni;
             }
             for (int k = 0; k < 3; k++) mloss[k] = (mloss[k] * nbatch + L.items[k]) / (nbatch + 1);
-            for (int k = 0; k < 3; k++) lr_log[k] = opt.lr[k];
+            /* the official x/lr0..2: its parameter groups are biases, weights, BN weights */
+            lr_log[0] = opt.lr[YOLO_P_BIAS]; lr_log[1] = opt.lr[YOLO_P_WEIGHT]; lr_log[2] = opt.lr[YOLO_P_BN_WEIGHT];
             nbatch++; instances = bt->nt; images += bt->B;
             if (tty) {   /* the running line of the official progress bar */
                 char ep[32];
@@ -321,6 +327,7 @@ int main(int argc, char **argv) {
         if (tty) printf("\r%*s\r", 100, "");
         if (yolo_loader_error(&tl)) die(yolo_loader_error(&tl));
         yolo_loader_stop(&tl);
+        yolo_schedule_epoch_end(&sched, &opt, epoch);
         be->sync();
         double train_s = yolo_now() - t0;
         size_t in_use = 0, peak = 0;
@@ -353,8 +360,11 @@ int main(int argc, char **argv) {
         int is_best = fi == best_fitness;
         FILE *f = fopen(csv, "a");
         if (f) {
-            fprintf(f, "%d,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.5g,%.2f,%.4f\n", epoch, mloss[0], mloss[1], mloss[2],
-                    mt.p, mt.r, mt.map50, mt.map, lr_log[0], lr_log[1], lr_log[2], epoch_s, tl.wait / train_s);
+            /* the official columns and format; val/* are zero as in train_dual.py, whose
+               validation computes no loss; then ours */
+            double row[16] = { epoch, mloss[0], mloss[1], mloss[2], mt.p, mt.r, mt.map50, mt.map, 0, 0, 0,
+                               lr_log[0], lr_log[1], lr_log[2], epoch_s, tl.wait / train_s };
+            for (int k = 0; k < 16; k++) fprintf(f, "%20.5g%s", row[k], k < 15 ? "," : "\n");
             fclose(f);
         }
         yolo_metrics_free(&mt);

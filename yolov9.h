@@ -465,6 +465,21 @@ typedef struct {
 
 typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW } yolo_optim_kind;
 
+/* The shape of the learning rate over the epochs, lf(e): linear from 1 to
+   lrf (the default), cosine (--cos-lr), flat then cosine over the second
+   half (--flat-cos-lr), constant (--fixed-lr). */
+typedef enum { YOLO_LR_LINEAR, YOLO_LR_COS, YOLO_LR_FLAT_COS, YOLO_LR_FIXED } yolo_lr_shape;
+
+/* The official schedule of one run (train_dual.py): nb batches an epoch,
+   nw = max(round(warmup_epochs nb), 100) warmup batches, the nominal
+   batch of 64 reached by accumulating gradients. */
+typedef struct {
+    const struct yolo_hyp *hyp;
+    int epochs, batch;
+    yolo_lr_shape shape;
+    long nb, nw;
+} yolo_schedule;
+
 typedef struct {
     yolo_optim_kind kind;
     double lr[3];            /* per parameter group: weights, BN weights, biases */
@@ -518,7 +533,7 @@ typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *
 
 /* The hyperparameters of a run, as the official hyp yaml names them
    (data/hyps/hyp.scratch-high.yaml gives the defaults of yolo_hyp_default). */
-typedef struct {
+typedef struct yolo_hyp {
     double lr0, lrf, momentum, weight_decay;                  /* optimizer and schedule */
     double warmup_epochs, warmup_momentum, warmup_bias_lr;
     double box, cls, dfl;                                     /* loss gains (fixed in the official loss) */
@@ -806,8 +821,11 @@ int  yolo_load_weights(yolo_model *m, const char *path, char *err);
 int  yolo_save_weights(const yolo_model *m, const char *path, char *err);
 
 /* training: the schedule and gradient clipping of train_dual.py, checkpoints */
-double yolo_lr_factor(int epoch, int epochs, double lrf, int cos_lr);
-int  yolo_schedule(yolo_optim *o, const yolo_hyp *h, long ni, long nw, int epoch, int epochs, int cos_lr, int batch);
+double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape);
+void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int batch, long nb, yolo_lr_shape shape);
+void yolo_schedule_start(const yolo_schedule *s, yolo_optim *o, int start_epoch);
+int  yolo_schedule_batch(const yolo_schedule *s, yolo_optim *o, int epoch, long ni);
+void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch);
 double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm);
 int  yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err);
 int  yolo_st_meta(const yolo_safetensors *st, const char *key, char *out, size_t cap);
@@ -934,6 +952,19 @@ double yolo_now(void) {
     struct timespec t;
     timespec_get(&t, TIME_UTC);
     return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* numpy.interp for increasing xp, with numpy's own arithmetic (the slope
+   first), so that a value rounded afterwards falls the same way */
+static double yolo_interp(double x, const double *xp, const double *fp, long n, double left, double right) {
+    if (n == 0) return left;
+    if (x < xp[0]) return left;
+    if (x > xp[n - 1]) return right;
+    long lo = 0, hi = n - 1;
+    while (hi - lo > 1) { long mid = (lo + hi) / 2; if (xp[mid] <= x) lo = mid; else hi = mid; }
+    if (x == xp[hi]) return fp[hi];
+    if (x == xp[lo] || xp[hi] == xp[lo]) return fp[lo];
+    return (fp[hi] - fp[lo]) / (xp[hi] - xp[lo]) * (x - xp[lo]) + fp[lo];
 }
 
 /* relative L2 error ||a - b|| / ||b||, the measure of every golden test */
@@ -4242,35 +4273,65 @@ void yolo_ema_free(yolo_ema *e) {
 
 /* --- the official training schedule --- */
 
-/* learning-rate factor of an epoch: linear from 1 to lrf, or the cosine
-   one_cycle of --cos-lr */
-double yolo_lr_factor(int epoch, int epochs, double lrf, int cos_lr) {
-    if (cos_lr) return (1 - cos(epoch * 3.14159265358979323846 / epochs)) / 2 * (lrf - 1) + 1;
-    return (1 - (double)epoch / epochs) * (1 - lrf) + lrf;
+/* lf(e), as the official lambdas compute it (same operations, same order) */
+double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape) {
+    const double pi = 3.14159265358979323846;
+    int half = epochs / 2;
+    switch (shape) {
+    case YOLO_LR_COS: return (1 - cos(epoch * pi / epochs)) / 2 * (lrf - 1) + 1;
+    case YOLO_LR_FLAT_COS: return epoch > half ? (1 - cos((epoch - half) * pi / half)) / 2 * (lrf - 1) + 1 : 1;
+    case YOLO_LR_FIXED: return 1;
+    default: return (1 - (double)epoch / epochs) * (1 - lrf) + lrf;
+    }
 }
 
-static double yolo_lerp1(double x, double x1, double a, double b) { return x1 <= 0 ? b : a + (b - a) * (x < 0 ? 0 : x > x1 ? 1 : x / x1); }
+/* warmup's numpy.interp(ni, [0, nw], [a, b]) */
+static double yolo_warmup(long ni, long nw, double a, double b) {
+    double xp[2] = { 0, (double)nw }, fp[2] = { a, b };
+    return yolo_interp((double)ni, xp, fp, 2, a, b);
+}
 
-/* Learning rates, momentum and accumulation at integrated batch ni of
-   epoch `epoch`, as train_dual.py: during the first nw batches the bias
-   rate falls from warmup_bias_lr and the others rise from 0 to
-   lr0 lf(epoch), momentum rises from warmup_momentum, and the number of
-   batches accumulated per step rises from 1 to nominal / batch. After
-   warmup: lr0 lf(epoch), and round(nominal / batch) batches per step.
-   Returns the accumulation. */
-int yolo_schedule(yolo_optim *o, const yolo_hyp *h, long ni, long nw, int epoch, int epochs, int cos_lr, int batch) {
-    double target = h->lr0 * yolo_lr_factor(epoch, epochs, h->lrf, cos_lr), nominal = 64.0 / batch;
-    if (ni <= nw) {
-        double acc = nearbyint(yolo_lerp1((double)ni, (double)nw, 1, nominal));
-        o->lr[YOLO_P_BIAS] = yolo_lerp1((double)ni, (double)nw, h->warmup_bias_lr, target);
-        o->lr[YOLO_P_WEIGHT] = o->lr[YOLO_P_BN_WEIGHT] = yolo_lerp1((double)ni, (double)nw, 0, target);
-        if (o->kind == YOLO_SGD) o->momentum = yolo_lerp1((double)ni, (double)nw, h->warmup_momentum, h->momentum);
-        return acc < 1 ? 1 : (int)acc;
-    }
-    o->lr[0] = o->lr[1] = o->lr[2] = target;
+void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int batch, long nb, yolo_lr_shape shape) {
+    s->hyp = h; s->epochs = epochs; s->batch = batch; s->shape = shape; s->nb = nb;
+    s->nw = (long)fmax(nearbyint(h->warmup_epochs * nb), 100);
+}
+
+/* The rates an epoch loop starts from. The official builds LambdaLR (which
+   sets lr0 lf(0) at once), and a resumed run loads the optimizer state its
+   checkpoint saved after the scheduler's step of epoch start - 1:
+   lr0 lf(start - 1). Momentum: the optimizer's own, or the one saved after
+   warmup. */
+void yolo_schedule_start(const yolo_schedule *s, yolo_optim *o, int start_epoch) {
+    const yolo_hyp *h = s->hyp;
+    o->lr[0] = o->lr[1] = o->lr[2] = h->lr0 * yolo_lr_factor(start_epoch > 0 ? start_epoch - 1 : 0, s->epochs, h->lrf, s->shape);
     if (o->kind == YOLO_SGD) o->momentum = h->momentum;
-    double acc = nearbyint(nominal);
+}
+
+/* Before batch ni (counted from the start of training) of `epoch`. During
+   warmup (ni <= nw) every rate moves linearly towards lr0 lf(epoch): the
+   bias rate falls from warmup_bias_lr, the others rise from 0, SGD's
+   momentum rises from warmup_momentum, and the accumulation count from 1
+   to 64 / batch. After warmup nothing changes within an epoch: the rates
+   are those the last warmup batch or the last epoch's end left. Returns
+   how many batches to accumulate per optimizer step. */
+int yolo_schedule_batch(const yolo_schedule *s, yolo_optim *o, int epoch, long ni) {
+    const yolo_hyp *h = s->hyp;
+    double nominal = 64.0 / s->batch, acc = nearbyint(nominal);
+    if (ni <= s->nw) {
+        double target = h->lr0 * yolo_lr_factor(epoch, s->epochs, h->lrf, s->shape);
+        acc = nearbyint(yolo_warmup(ni, s->nw, 1, nominal));
+        o->lr[YOLO_P_BIAS] = yolo_warmup(ni, s->nw, h->warmup_bias_lr, target);
+        o->lr[YOLO_P_WEIGHT] = o->lr[YOLO_P_BN_WEIGHT] = yolo_warmup(ni, s->nw, 0, target);
+        if (o->kind == YOLO_SGD) o->momentum = yolo_warmup(ni, s->nw, h->warmup_momentum, h->momentum);
+    }
     return acc < 1 ? 1 : (int)acc;
+}
+
+/* scheduler.step() after each epoch: every group at lr0 lf(epoch), which
+   the next epoch trains at once warmup is over (so epoch e trains at
+   lr0 lf(e - 1)) */
+void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch) {
+    o->lr[0] = o->lr[1] = o->lr[2] = s->hyp->lr0 * yolo_lr_factor(epoch, s->epochs, s->hyp->lrf, s->shape);
 }
 
 /* The gradient's total norm, and the factor clip_grad_norm_ would scale
@@ -5819,18 +5880,6 @@ static int yolo_conf_desc(const void *a, const void *b) {
     const yolo_ranked *x = (const yolo_ranked *)a, *y = (const yolo_ranked *)b;
     if (x->conf != y->conf) return x->conf < y->conf ? 1 : -1;
     return x->i < y->i ? -1 : 1;
-}
-
-/* np.interp for increasing xp */
-static double yolo_interp(double x, const double *xp, const double *fp, long n, double left, double right) {
-    if (n == 0) return left;
-    if (x < xp[0]) return left;
-    if (x > xp[n - 1]) return right;
-    long lo = 0, hi = n - 1;
-    while (hi - lo > 1) { long mid = (lo + hi) / 2; if (xp[mid] <= x) lo = mid; else hi = mid; }
-    if (x == xp[hi]) return fp[hi];
-    if (xp[hi] == xp[lo]) return fp[lo];
-    return fp[lo] + (fp[hi] - fp[lo]) * (x - xp[lo]) / (xp[hi] - xp[lo]);
 }
 
 /* 101-point interpolated AP of one precision-recall curve: the precision

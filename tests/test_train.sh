@@ -21,11 +21,11 @@ if ./val --cfg $CFG --weights "$T/a/weights/last.safetensors" --data $DATA --img
 # 3. killed after epoch 6, resumed: the same last epoch as the uninterrupted run
 $RUN --name b > "$T/b.log" 2>&1 &
 pid=$!
-while kill -0 $pid 2>/dev/null && [ "$(cat "$T/b/results.csv" 2>/dev/null | grep -c '^[0-9]')" -lt 7 ]; do sleep 0.2; done
+while kill -0 $pid 2>/dev/null && [ "$(cat "$T/b/results.csv" 2>/dev/null | grep -c '^ *[0-9]')" -lt 7 ]; do sleep 0.2; done
 kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
 ./train --resume "$T/b/weights/last.safetensors" > "$T/b2.log" 2>&1 || { bad "resume failed"; cat "$T/b2.log"; }
 ea=$(tail -n 1 "$T/a/results.csv" | cut -d, -f1-8); eb=$(tail -n 1 "$T/b/results.csv" | cut -d, -f1-8)
-rows=$(grep -c '^[0-9]' "$T/b/results.csv")
+rows=$(grep -c '^ *[0-9]' "$T/b/results.csv")
 if [ "$ea" = "$eb" ] && [ "$rows" = 16 ]; then ok "killed and resumed: last epoch equal to the uninterrupted run ($eb)"
 else bad "resume differs: '$ea' vs '$eb' ($rows rows)"; fi
 
@@ -38,9 +38,9 @@ G=tests/golden/train-tiny
 ./train --cfg tests/golden/tiny-dual/model.yaml --weights tests/golden/tiny-dual/weights.safetensors --data $G/data.yaml \
         --hyp $G/hyp.yaml --img 128 --batch 8 --epochs 12 --device cpu --workers 2 --noval \
         --project $T --name official > "$T/official.log" 2>&1 || bad "the official-recipe run failed"
-if awk -F, 'NR == FNR { if (FNR > 1) for (i = 2; i <= 4; i++) o[$1, i] = $i; next }
-            FNR > 1 { for (i = 2; i <= 4; i++) { r = ($i - o[$1, i]) / o[$1, i]; if (r < 0) r = -r
-                      tol = $1 < 4 ? 2e-4 : 0.05; if (r > tol) { printf "epoch %d column %d: ours %s official %s\n", $1, i, $i, o[$1, i]; bad = 1 }
+if awk -F, 'NR == FNR { if (FNR > 1) for (i = 2; i <= 4; i++) o[$1 + 0, i] = $i; next }
+            FNR > 1 { for (i = 2; i <= 4; i++) { r = ($i - o[$1 + 0, i]) / o[$1 + 0, i]; if (r < 0) r = -r
+                      tol = $1 < 4 ? 2e-4 : 0.05; if (r > tol) { printf "epoch %d column %d: ours %s official %s\n", $1, i, $i, o[$1 + 0, i]; bad = 1 }
                       if (r > worst[$1 < 4]) worst[$1 < 4] = r } }
             END { printf "worst relative difference: epochs 0-3 %.1e, epochs 4-11 %.1e\n", worst[1], worst[0] > "/dev/stderr"; exit bad }' \
        $G/official.csv "$T/official/results.csv" 2> "$T/worst"; then

@@ -69,6 +69,13 @@ typedef YOLO_REAL yolo_real;
 #define YOLO_MAX_FROM 12  /* inputs of one layer (Concat, CBFuse, Detect) */
 #define YOLO_MAX_ARGS 8
 #define YOLO_ERR 512      /* size of an error message buffer */
+/* What a model file, a dataset or a weights file may ask for: far above
+   every official model (yolov9-e: 58M parameters, widths up to 1024,
+   strides 8..32) and far below what would exhaust the machine. */
+#define YOLO_MAX_WIDTH 8192          /* channels of one layer */
+#define YOLO_MAX_PARAMS (1L << 28)   /* values of one model */
+#define YOLO_MAX_NC 100000           /* classes */
+#define YOLO_MAX_STRIDE 32           /* the programs take --img as a multiple of 32 */
 
 /* the CIoU of section 7 and max pooling's winner of section 3, here
    because the CUDA kernels use them as they are */
@@ -885,6 +892,7 @@ static int yolo_errorf(char *err, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(err, YOLO_ERR, fmt, ap);
         va_end(ap);
+        for (char *c = err; *c; c++) if ((unsigned char)*c < ' ') *c = '?';   /* one line, whatever a file held */
     }
     return -1;
 }
@@ -898,6 +906,43 @@ static void *yolo_xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p) { fprintf(stderr, "yolov9: out of host memory (%zu bytes)\n", n * size); exit(1); }
     return p;
+}
+
+/* Reading what a user names: only a regular file is opened (a FIFO or a
+   device would block or never end, a folder is no file), of at most
+   max_bytes when max_bytes > 0. NULL with the reason in err. */
+static FILE *yolo_open_file(const char *path, const char *what, long max_bytes, long *size, char *err) {
+    struct stat st;
+    if (stat(path, &st)) { yolo_errorf(err, "%s: cannot open %s", path, what); return NULL; }
+    if (!S_ISREG(st.st_mode)) { yolo_errorf(err, "%s: %s is not a regular file", path, what); return NULL; }
+    if (max_bytes > 0 && st.st_size > max_bytes) { yolo_errorf(err, "%s: %s of %lld bytes, more than the %ld allowed", path, what, (long long)st.st_size, max_bytes); return NULL; }
+    FILE *f = fopen(path, "rb");
+    if (!f) { yolo_errorf(err, "%s: cannot open %s", path, what); return NULL; }
+    if (size) *size = (long)st.st_size;
+    return f;
+}
+
+/* The whole of a small text file, NUL-terminated; a NUL inside is an error. */
+static char *yolo_read_text(const char *path, const char *what, long max_bytes, char *err) {
+    long size;
+    FILE *f = yolo_open_file(path, what, max_bytes, &size, err);
+    if (!f) return NULL;
+    char *text = (char *)yolo_xmalloc((size_t)size + 1);
+    size_t got = fread(text, 1, (size_t)size, f);
+    fclose(f);
+    text[got] = 0;
+    if (strlen(text) != got) { free(text); yolo_errorf(err, "%s: %s holds a NUL byte", path, what); return NULL; }
+    return text;
+}
+
+/* One line of a text file into line[cap] without its newline: 1, 0 at the
+   end, -1 (err says where) for a line too long or a NUL byte. */
+static int yolo_read_line(FILE *f, char *line, int cap, const char *path, int lineno, char *err) {
+    if (!fgets(line, cap, f)) return 0;
+    size_t n = strlen(line);
+    if (n && line[n - 1] == '\n') line[--n] = 0;
+    else if (!feof(f)) return yolo_errorf(err, "%s:%d: line longer than %d characters (or holding a NUL byte)", path, lineno, cap - 2);
+    return 1;
 }
 
 /* splitmix64: a small, good, reproducible generator for initialisation
@@ -2514,19 +2559,29 @@ static const char *yolo_module_names[YOLO_NMODULES] = {
 
 static int yolo_make_divisible(double x, int d) { return (int)ceil(x / d) * d; }
 
+static int yolo_is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
 /* Checks a row list and works out each layer's inputs, output channels and
    stride. Runs before anything is built, so a bad model file fails here
-   with the row it is about. */
+   with the row it is about: every width, kernel and stride in range, every
+   layer fed maps it can read (a Concat's inputs of one size, a head's three
+   levels at growing strides), and every map at least one pixel for any
+   --img that is a multiple of YOLO_MAX_STRIDE. */
 static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, double gw, char *err) {
     int *ch = (int *)yolo_xcalloc(nrows, sizeof(int)), *st = (int *)yolo_xcalloc(nrows, sizeof(int));
     int rc = 0;
     m->detect = -1;
+    if (!(gw > 0 && gw <= 16)) rc = yolo_errorf(err, "width_multiple %g is not in (0, 16]", gw);
     for (int i = 0; i < nrows && rc == 0; i++) {
         const yolo_row *r = &rows[i];
         yolo_layer *L = &m->layers[i];
+        const char *name = (unsigned)r->module < YOLO_NMODULES ? yolo_module_names[r->module] : "?";
         L->type = r->module; L->nfrom = r->nfrom; L->nargs = r->nargs;
         memcpy(L->args, r->args, sizeof L->args);
         if (r->nfrom < 1 || r->nfrom > YOLO_MAX_FROM) { rc = yolo_errorf(err, "layer %d: bad 'from'", i); break; }
+        if (r->nargs < 0 || r->nargs > YOLO_MAX_ARGS) { rc = yolo_errorf(err, "layer %d: bad argument count", i); break; }
+        int multi = r->module == YOLO_CONCAT || r->module == YOLO_CBFUSE || r->module == YOLO_DDETECT || r->module == YOLO_DUALDDETECT;
+        if (!multi && r->nfrom != 1) { rc = yolo_errorf(err, "layer %d: %s takes one input, not %d", i, name, r->nfrom); break; }
         int cin[YOLO_MAX_FROM], sin[YOLO_MAX_FROM];
         for (int j = 0; j < r->nfrom; j++) {
             int f = r->from[j] < 0 ? i + r->from[j] : r->from[j];
@@ -2538,39 +2593,59 @@ static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, doub
             sin[j] = f < 0 ? 1 : st[f];
         }
         if (rc) break;
+        for (int j = 0; j < r->nargs; j++)   /* widths, kernels, strides, chunk indices: small non-negative numbers */
+            if (r->args[j] < 0 || r->args[j] > YOLO_MAX_WIDTH) { rc = yolo_errorf(err, "layer %d: %s argument %d is %d, not in 0..%d", i, name, j, r->args[j], YOLO_MAX_WIDTH); break; }
+        if (rc) break;
         int c2 = r->nargs > 0 ? yolo_make_divisible(r->args[0] * gw, 8) : 0, s = sin[0];
         switch (r->module) {
-        case YOLO_SILENCE: c2 = cin[0]; break;
+        case YOLO_SILENCE:
+            if (L->from[0] >= 0) { rc = yolo_errorf(err, "layer %d: Silence only passes the image on (from -1 in layer 0)", i); break; }
+            c2 = cin[0];
+            break;
         case YOLO_CONV:
-            if (r->nargs < 1) { rc = yolo_errorf(err, "layer %d: Conv needs [c2, k, s]", i); break; }
+            if (r->nargs < 1 || r->nargs > 3) { rc = yolo_errorf(err, "layer %d: Conv needs [c2, k, s] (padding, groups and dilation are not supported)", i); break; }
             L->args[0] = c2;
             if (r->nargs < 2) L->args[1] = 1;
             if (r->nargs < 3) L->args[2] = 1;
-            L->nargs = 3; s *= L->args[2];
+            L->nargs = 3;
+            if (L->args[1] < 1 || L->args[1] > 15 || L->args[1] % 2 == 0) { rc = yolo_errorf(err, "layer %d: Conv kernel %d is not odd in 1..15", i, L->args[1]); break; }
+            if (!yolo_is_pow2(L->args[2])) { rc = yolo_errorf(err, "layer %d: Conv stride %d is not a power of two", i, L->args[2]); break; }
+            s *= L->args[2];
             break;
         case YOLO_ACONV: case YOLO_ADOWN:
-            if (r->nargs != 1) { rc = yolo_errorf(err, "layer %d: %s needs [c2]", i, yolo_module_names[r->module]); break; }
+            if (r->nargs != 1) { rc = yolo_errorf(err, "layer %d: %s needs [c2]", i, name); break; }
+            if (r->module == YOLO_ADOWN && cin[0] % 2) { rc = yolo_errorf(err, "layer %d: ADown splits its input in halves, but it has %d channels", i, cin[0]); break; }
             L->args[0] = c2; s *= 2;
             break;
         case YOLO_ELAN1: case YOLO_REPNCSPELAN4: case YOLO_SPPELAN: {
             int want = r->module == YOLO_ELAN1 ? 3 : r->module == YOLO_SPPELAN ? 2 : 4;
             if (r->module == YOLO_REPNCSPELAN4 && r->nargs == 3) { L->args[3] = 1; L->nargs = 4; }
-            else if (r->nargs != want) { rc = yolo_errorf(err, "layer %d: %s needs %d arguments", i, yolo_module_names[r->module], want); break; }
+            else if (r->nargs != want) { rc = yolo_errorf(err, "layer %d: %s needs %d arguments", i, name, want); break; }
             L->args[0] = c2;
+            if (L->args[1] < 1 || (r->module != YOLO_SPPELAN && L->args[1] % 2)) { rc = yolo_errorf(err, "layer %d: %s hidden width %d is not %s", i, name, L->args[1], r->module == YOLO_SPPELAN ? "positive" : "even and positive"); break; }
+            if (r->module != YOLO_SPPELAN && L->args[2] < 1) { rc = yolo_errorf(err, "layer %d: %s block width %d is not positive", i, name, L->args[2]); break; }
+            if (r->module == YOLO_REPNCSPELAN4 && (L->args[3] < 1 || L->args[3] > 16)) { rc = yolo_errorf(err, "layer %d: RepNCSPELAN4 depth %d is not in 1..16", i, L->args[3]); break; }
             break;
         }
         case YOLO_UPSAMPLE:
             if (r->nargs != 1 || r->args[0] != 2) { rc = yolo_errorf(err, "layer %d: only Upsample by 2 is supported", i); break; }
+            if (s < 2) { rc = yolo_errorf(err, "layer %d: Upsample of a full-resolution map (stride %d)", i, s); break; }
             c2 = cin[0]; s /= 2;
             break;
         case YOLO_CONCAT:
             c2 = 0;
-            for (int j = 0; j < r->nfrom; j++) c2 += cin[j];
+            for (int j = 0; j < r->nfrom; j++) {
+                if (sin[j] != s) { rc = yolo_errorf(err, "layer %d: Concat of maps of different sizes (input %d has stride %d, input 0 stride %d)", i, j, sin[j], s); break; }
+                c2 += cin[j];
+            }
             break;
         case YOLO_CBLINEAR:
             if (r->nargs < 1) { rc = yolo_errorf(err, "layer %d: CBLinear needs a list of widths", i); break; }
             c2 = 0;
-            for (int j = 0; j < r->nargs; j++) c2 += r->args[j];
+            for (int j = 0; j < r->nargs; j++) {
+                if (r->args[j] < 1) { rc = yolo_errorf(err, "layer %d: CBLinear width %d is not positive", i, r->args[j]); break; }
+                c2 += r->args[j];
+            }
             break;
         case YOLO_CBFUSE:
             if (r->nargs != r->nfrom - 1) { rc = yolo_errorf(err, "layer %d: CBFuse needs one chunk index per input but the last", i); break; }
@@ -2579,18 +2654,29 @@ static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, doub
                 if (f < 0 || rows[f].module != YOLO_CBLINEAR || r->args[j] < 0 || r->args[j] >= m->layers[f].nargs) {
                     rc = yolo_errorf(err, "layer %d: CBFuse input %d is not a CBLinear chunk", i, j); break;
                 }
+                if (m->layers[f].args[r->args[j]] != cin[r->nfrom - 1]) {
+                    rc = yolo_errorf(err, "layer %d: CBFuse chunk %d has %d channels, the last input %d", i, j, m->layers[f].args[r->args[j]], cin[r->nfrom - 1]); break;
+                }
             }
             c2 = cin[r->nfrom - 1]; s = sin[r->nfrom - 1];
             break;
         case YOLO_DDETECT: case YOLO_DUALDDETECT: {
             int want = r->module == YOLO_DDETECT ? 3 : 6;
-            if (r->nfrom != want) { rc = yolo_errorf(err, "layer %d: %s needs %d inputs", i, yolo_module_names[r->module], want); break; }
+            if (r->nfrom != want) { rc = yolo_errorf(err, "layer %d: %s needs %d inputs", i, name, want); break; }
             if (i != nrows - 1) { rc = yolo_errorf(err, "layer %d: the detect layer must be the last", i); break; }
+            for (int j = 0; j < want && !rc; j++) {   /* per branch: three levels, each coarser than the one before */
+                if (L->from[j] < 0) rc = yolo_errorf(err, "layer %d: %s input %d is the image, not a feature map", i, name, j);
+                else if (j % 3 && sin[j] <= sin[j - 1]) rc = yolo_errorf(err, "layer %d: %s input %d has stride %d, not above the previous level's %d", i, name, j, sin[j], sin[j - 1]);
+                else if (j >= 3 && sin[j] != sin[j - 3]) rc = yolo_errorf(err, "layer %d: %s: the two branches' level %d have strides %d and %d", i, name, j - 3, sin[j - 3], sin[j]);
+            }
             m->detect = i; c2 = 0;
             break;
         }
         default: rc = yolo_errorf(err, "layer %d: unknown module", i);
         }
+        if (rc) break;
+        if (r->module != YOLO_DDETECT && r->module != YOLO_DUALDDETECT && (c2 < 1 || c2 > YOLO_MAX_WIDTH)) { rc = yolo_errorf(err, "layer %d: %s would have %d channels, not in 1..%d", i, name, c2, YOLO_MAX_WIDTH); break; }
+        if (s > YOLO_MAX_STRIDE) { rc = yolo_errorf(err, "layer %d: %s output at stride %d, above the largest supported %d", i, name, s, YOLO_MAX_STRIDE); break; }
         ch[i] = c2; st[i] = s;
         L->c_out = c2; L->stride = s;
     }
@@ -2704,13 +2790,18 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
     (void)gd;  /* depth only scales n > 1, and every official row has n = 1 */
     memset(m, 0, sizeof *m);
     m->nc = nc; m->bn_momentum = 0.03; m->bn_eps = 1e-3; m->be = &yolo_cpu;
-    if (nc < 1) return yolo_errorf(err, "nc must be at least 1 (got %d)", nc);
+    if (nc < 1 || nc > YOLO_MAX_NC) return yolo_errorf(err, "nc %d is not in 1..%d", nc, YOLO_MAX_NC);
     m->nlayers = nrows;
     m->layers = (yolo_layer *)yolo_xcalloc(nrows, sizeof(yolo_layer));
     if (yolo_plan_layers(m, rows, nrows, gw, err)) { free(m->layers); memset(m, 0, sizeof *m); return -1; }
     /* pass 1: names and sizes only */
     for (int i = 0; i < nrows; i++) yolo_layer_init(m, i);
     yolo_layers_release(m);
+    if (m->nvalues > (size_t)YOLO_MAX_PARAMS) {
+        int rc = yolo_errorf(err, "the model would have %zu parameters, more than the %ld supported", m->nvalues, YOLO_MAX_PARAMS);
+        yolo_model_free(m);
+        return rc;
+    }
     /* one allocation for every weight and one for every gradient */
     m->values = (yolo_real *)m->be->alloc(m->nvalues * sizeof(yolo_real));
     m->grads = (yolo_real *)m->be->alloc(m->nvalues * sizeof(yolo_real));
@@ -3215,12 +3306,19 @@ static int yolo_yaml_word(yolo_yaml *y, char *out, size_t cap) {   /* identifier
 }
 static int yolo_yaml_fail(yolo_yaml *y, const char *what) { return yolo_errorf(y->err, "%s:%d: %s", y->path, y->line, what); }
 
+/* an integer of a row (from, n, a width, ...): small enough for any check */
 static int yolo_yaml_number(const char *w, int *v) {
     char *e;
     double d = strtod(w, &e);
-    if (*e || e == w) return -1;
+    if (*e || e == w || !(fabs(d) <= 1 << 24) || d != floor(d)) return -1;
     *v = (int)d;
     return 0;
+}
+/* a multiple (depth_multiple, width_multiple): a number in (0, 16] */
+static int yolo_yaml_multiple(const char *w, double *v) {
+    char *e;
+    *v = strtod(w, &e);
+    return *e || e == w || !(*v > 0 && *v <= 16) ? -1 : 0;
 }
 
 /* one row; module names as in the official files */
@@ -3287,15 +3385,8 @@ static int yolo_yaml_row(yolo_yaml *y, int nc, double gd, yolo_row *r) {
 }
 
 int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return yolo_errorf(err, "%s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = (char *)yolo_xmalloc(size + 1);
-    size_t got = fread(text, 1, size, f);
-    fclose(f);
-    text[got] = 0;
+    char *text = yolo_read_text(path, "model file", 1 << 20, err);
+    if (!text) return -1;
     yolo_yaml y = { text, path, 1, err };
     int file_nc = -1, nrows = 0, rc = 0;
     double gd = 1, gw = 1;
@@ -3319,9 +3410,9 @@ int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
             continue;
         }
         if (yolo_yaml_word(&y, val, sizeof val)) { rc = yolo_yaml_fail(&y, "missing value"); break; }
-        if (!strcmp(key, "nc")) { if (yolo_yaml_number(val, &file_nc) || file_nc < 1) { rc = yolo_yaml_fail(&y, "bad nc"); break; } }
-        else if (!strcmp(key, "depth_multiple")) gd = atof(val);
-        else if (!strcmp(key, "width_multiple")) gw = atof(val);
+        if (!strcmp(key, "nc")) { if (yolo_yaml_number(val, &file_nc) || file_nc < 1 || file_nc > YOLO_MAX_NC) { rc = yolo_yaml_fail(&y, "nc is not an integer in 1..100000"); break; } }
+        else if (!strcmp(key, "depth_multiple")) { if (yolo_yaml_multiple(val, &gd)) { rc = yolo_yaml_fail(&y, "depth_multiple is not a number in (0, 16]"); break; } }
+        else if (!strcmp(key, "width_multiple")) { if (yolo_yaml_multiple(val, &gw)) { rc = yolo_yaml_fail(&y, "width_multiple is not a number in (0, 16]"); break; } }
         else if (!strcmp(key, "activation") && strcmp(val, "nn.SiLU()")) { rc = yolo_yaml_fail(&y, "only the SiLU activation is supported"); break; }
         /* anchors and anything else: not used by anchor-free heads */
     }
@@ -3350,8 +3441,8 @@ int yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err) {
 int yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err) {
     size_t n = strlen(cfg);
     if ((n > 5 && !strcmp(cfg + n - 5, ".yaml")) || (n > 4 && !strcmp(cfg + n - 4, ".yml"))) {
-        FILE *f = fopen(cfg, "rb");
-        if (f || strchr(cfg, '/')) { if (f) fclose(f); return yolo_model_from_yaml(m, cfg, nc, err); }
+        struct stat st;
+        if (!stat(cfg, &st) || strchr(cfg, '/')) return yolo_model_from_yaml(m, cfg, nc, err);
         char base[64];
         snprintf(base, sizeof base, "%.*s", (int)(cfg[n - 4] == '.' ? n - 4 : n - 5), cfg);
         return yolo_model_from_name(m, base, nc, err);
@@ -4313,9 +4404,10 @@ static int yolo_json_int(yolo_json *j, int64_t *v) {
     j->s = e; *v = x;
     return 0;
 }
-static int yolo_json_skip(yolo_json *j) {   /* any value */
+/* any value, nested at most `depth` deep (a header is flat: deeper is hostile) */
+static int yolo_json_skip(yolo_json *j, int depth) {
     yolo_json_ws(j);
-    if (j->s >= j->end) return -1;
+    if (j->s >= j->end || depth < 0) return -1;
     if (*j->s == '"') { char tmp[2]; return yolo_json_string(j, tmp, sizeof tmp); }
     if (*j->s == '{' || *j->s == '[') {
         char close = *j->s == '{' ? '}' : ']';
@@ -4323,13 +4415,15 @@ static int yolo_json_skip(yolo_json *j) {   /* any value */
         if (yolo_json_eat(j, close)) return 0;
         do {
             if (close == '}') { char k[2]; if (yolo_json_string(j, k, sizeof k) || !yolo_json_eat(j, ':')) return -1; }
-            if (yolo_json_skip(j)) return -1;
+            if (yolo_json_skip(j, depth - 1)) return -1;
         } while (yolo_json_eat(j, ','));
         return yolo_json_eat(j, close) ? 0 : -1;
     }
+    const char *s0 = j->s;
     while (j->s < j->end && *j->s != ',' && *j->s != '}' && *j->s != ']') j->s++;
-    return 0;
+    return j->s > s0 ? 0 : -1;
 }
+#define YOLO_JSON_DEPTH 16
 
 static int yolo_dtype_size(const char *dt) {
     if (!strcmp(dt, "F32") || !strcmp(dt, "I32")) return 4;
@@ -4356,23 +4450,50 @@ int yolo_st_meta(const yolo_safetensors *st, const char *key, char *out, size_t 
         char k[128];
         if (yolo_json_string(&j, k, sizeof k) || !yolo_json_eat(&j, ':')) return -1;
         if (!strcmp(k, key)) return yolo_json_string(&j, out, cap);
-        if (yolo_json_skip(&j)) return -1;
+        if (yolo_json_skip(&j, YOLO_JSON_DEPTH)) return -1;
     } while (yolo_json_eat(&j, ','));
     return -1;
 }
 
+static int yolo_st_by_name(const void *a, const void *b) { return strcmp(((const yolo_st_entry *)a)->name, ((const yolo_st_entry *)b)->name); }
+static int yolo_st_by_begin(const void *a, const void *b) {
+    const yolo_st_entry *x = (const yolo_st_entry *)a, *y = (const yolo_st_entry *)b;
+    return x->begin != y->begin ? (x->begin < y->begin ? -1 : 1) : x->end != y->end ? (x->end < y->end ? -1 : 1) : 0;
+}
+
+/* The file's layout must be exactly what the format says: each tensor's
+   bytes its shape times its dtype, the tensors tiling the data from byte 0
+   to the last byte with no gap, overlap or trailing bytes, every name once. */
+static int yolo_st_check_layout(yolo_safetensors *st, const char *path, char *err) {
+    yolo_st_entry *e = (yolo_st_entry *)yolo_xmalloc(((size_t)st->n + 1) * sizeof *e);
+    memcpy(e, st->e, (size_t)st->n * sizeof *e);
+    int rc = 0;
+    qsort(e, st->n, sizeof *e, yolo_st_by_name);
+    for (int i = 1; i < st->n && !rc; i++)
+        if (!strcmp(e[i].name, e[i - 1].name)) rc = yolo_errorf(err, "%s: tensor %s appears twice", path, e[i].name);
+    qsort(e, st->n, sizeof *e, yolo_st_by_begin);
+    size_t at = 0;
+    for (int i = 0; i < st->n && !rc; i++) {
+        if (e[i].begin < at) rc = yolo_errorf(err, "%s: %s (bytes %zu..%zu) overlaps the tensor before it", path, e[i].name, e[i].begin, e[i].end);
+        else if (e[i].begin > at) rc = yolo_errorf(err, "%s: %s starts at byte %zu, leaving bytes %zu..%zu unused", path, e[i].name, e[i].begin, at, e[i].begin);
+        at = e[i].end;
+    }
+    if (!rc && at != st->data_size) rc = yolo_errorf(err, "%s: %zu bytes after the last tensor", path, st->data_size - at);
+    free(e);
+    return rc;
+}
+
 int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     memset(st, 0, sizeof *st);
-    FILE *f = fopen(path, "rb");
-    if (!f) return yolo_errorf(err, "%s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
+    long size;
+    FILE *f = yolo_open_file(path, "weights file", 0, &size, err);
+    if (!f) return -1;
     unsigned char h8[8];
     if (size < 8 || fread(h8, 1, 8, f) != 8) { fclose(f); return yolo_errorf(err, "%s: not a safetensors file (too short)", path); }
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | h8[i];
     if (hlen > (uint64_t)size - 8) { fclose(f); return yolo_errorf(err, "%s: truncated: header of %llu bytes, file has %ld", path, (unsigned long long)hlen, size); }
+    if (hlen > 100000000) { fclose(f); return yolo_errorf(err, "%s: header of %llu bytes, more than the format's 100 MB", path, (unsigned long long)hlen); }
     char *hdr = (char *)yolo_xmalloc(hlen + 1);
     st->data_size = (size_t)(size - 8 - (long)hlen);
     st->data = (unsigned char *)yolo_xmalloc(st->data_size);
@@ -4384,18 +4505,20 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     hdr[hlen] = 0;
     yolo_json j = { hdr, hdr + hlen };
     int cap = 0, rc = 0;
-    if (!yolo_json_eat(&j, '{')) rc = yolo_errorf(err, "%s: malformed header (not a JSON object)", path);
-    else if (!yolo_json_eat(&j, '}')) do {
-        char key[128];
+    if (memchr(hdr, 0, hlen)) rc = yolo_errorf(err, "%s: malformed header (a NUL byte)", path);
+    else if (!yolo_json_eat(&j, '{')) rc = yolo_errorf(err, "%s: malformed header (not a JSON object)", path);
+    else if (!yolo_json_eat(&j, '}')) { do {
+        char key[256];
         if (yolo_json_string(&j, key, sizeof key) || !yolo_json_eat(&j, ':')) { rc = yolo_errorf(err, "%s: malformed header", path); break; }
         if (!strcmp(key, "__metadata__")) {
             yolo_json_ws(&j);
             const char *m0 = j.s;
-            if (yolo_json_skip(&j)) { rc = yolo_errorf(err, "%s: malformed metadata", path); break; }
+            if (st->meta || yolo_json_skip(&j, YOLO_JSON_DEPTH)) { rc = yolo_errorf(err, "%s: malformed metadata", path); break; }
             st->meta = (char *)yolo_xmalloc((size_t)(j.s - m0) + 1);
             memcpy(st->meta, m0, (size_t)(j.s - m0)); st->meta[j.s - m0] = 0;
             continue;
         }
+        if (strlen(key) >= sizeof st->e[0].name) { rc = yolo_errorf(err, "%s: a tensor name longer than %zu characters", path, sizeof st->e[0].name - 1); break; }
         if (st->n == cap) { cap = cap ? 2 * cap : 256; st->e = (yolo_st_entry *)realloc(st->e, cap * sizeof(yolo_st_entry)); }
         yolo_st_entry *e = &st->e[st->n++];
         memset(e, 0, sizeof *e);
@@ -4415,16 +4538,29 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
                 }
                 if (field[0] == 's') { e->ndim = nv; for (int i = 0; i < nv; i++) e->shape[i] = v[i]; have |= 2; }
                 else { if (nv != 2 || v[0] < 0 || v[1] < v[0]) { rc = -1; break; } e->begin = (size_t)v[0]; e->end = (size_t)v[1]; have |= 4; }
-            } else if (yolo_json_skip(&j)) rc = -1;
+            } else if (yolo_json_skip(&j, YOLO_JSON_DEPTH)) rc = -1;
             if (rc) break;
         } while (yolo_json_eat(&j, ','));
         if (rc || !yolo_json_eat(&j, '}') || have != 7) { rc = yolo_errorf(err, "%s: malformed entry for %s", path, key); break; }
         int ds = yolo_dtype_size(e->dtype);
         if (!ds) { rc = yolo_errorf(err, "%s: %s has unsupported dtype %s", path, key, e->dtype); break; }
-        if ((int64_t)(e->end - e->begin) != yolo_st_numel(e) * ds) { rc = yolo_errorf(err, "%s: %s: %zu bytes do not fit its shape", path, key, e->end - e->begin); break; }
+        /* the shape's bytes, multiplied without overflow: no more than the data holds */
+        uint64_t bytes = (uint64_t)ds;
+        for (int i = 0; i < e->ndim && !rc; i++) {
+            if (e->shape[i] < 0) rc = yolo_errorf(err, "%s: %s has a negative dimension %lld", path, key, (long long)e->shape[i]);
+            else if (e->shape[i] && bytes > st->data_size / (uint64_t)e->shape[i]) rc = yolo_errorf(err, "%s: %s: shape larger than the file's %zu data bytes", path, key, st->data_size);
+            else bytes *= (uint64_t)e->shape[i];
+        }
+        if (rc) break;
+        if (e->end - e->begin != bytes) { rc = yolo_errorf(err, "%s: %s: %zu bytes do not fit its shape", path, key, e->end - e->begin); break; }
         if (e->end > st->data_size) { rc = yolo_errorf(err, "%s: truncated: %s needs bytes up to %zu, the data has %zu", path, key, e->end, st->data_size); break; }
     } while (yolo_json_eat(&j, ','));
+        if (!rc && !yolo_json_eat(&j, '}')) rc = yolo_errorf(err, "%s: malformed header (not closed by '}' at byte %ld)", path, (long)(j.s - hdr) + 8);
+    }
+    if (!rc && (yolo_json_ws(&j), j.s != j.end))
+        rc = yolo_errorf(err, "%s: malformed header (text after its closing '}' at byte %ld)", path, (long)(j.s - hdr) + 8);
     free(hdr);
+    if (!rc) rc = yolo_st_check_layout(st, path, err);
     if (rc) { yolo_st_free(st); return -1; }
     return 0;
 }
@@ -4453,6 +4589,16 @@ int yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *o
     return 0;
 }
 
+/* A tensor's values as yolo_real; a NaN or an infinity is refused with the
+   tensor's name (one NaN bias already fills a picture with boxes). */
+static int yolo_st_get_finite(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *out, const char *path, char *err) {
+    if (yolo_st_get(st, e, out)) return yolo_errorf(err, "%s: %s has unsupported dtype %s", path, e->name, e->dtype);
+    int64_t n = yolo_st_numel(e);
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite((double)out[i])) return yolo_errorf(err, "%s: %s holds %g at element %lld", path, e->name, (double)out[i], (long long)i);
+    return 0;
+}
+
 /* Every tensor the model has must be in the file with its shape, and the
    file must hold nothing else (num_batches_tracked aside). */
 int yolo_load_weights(yolo_model *m, const char *path, char *err) {
@@ -4473,7 +4619,7 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
             rc = yolo_errorf(err, "%s: %s has shape [%s], the model wants [%s]", path, p->name, a, b);
             break;
         }
-        if (yolo_st_get(&st, e, h + p->offset)) rc = yolo_errorf(err, "%s: %s has unsupported dtype %s", path, p->name, e->dtype);
+        rc = yolo_st_get_finite(&st, e, h + p->offset, path, err);
     }
     for (int i = 0; i < st.n && !rc; i++) {
         const char *nm = st.e[i].name;
@@ -4593,7 +4739,7 @@ int yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_opti
         if (!dst[k]) continue;
         const yolo_st_entry *en = yolo_st_find(st, names[k]);
         if (!en || yolo_st_numel(en) != (int64_t)m->nvalues) { rc = yolo_errorf(err, "%s: not a training checkpoint of this model and optimizer (%s)", path, names[k]); break; }
-        if (yolo_st_get(st, en, h)) { rc = yolo_errorf(err, "%s: %s has unsupported dtype", path, names[k]); break; }
+        if ((rc = yolo_st_get_finite(st, en, h, path, err))) break;
         m->be->upload(dst[k], h, m->nvalues * sizeof(yolo_real));
     }
     free(h);

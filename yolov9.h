@@ -4634,7 +4634,28 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
     return rc;
 }
 
-/* Written to PATH.tmp, then renamed: a crash never leaves half a file.
+/* The temporaries a killed save left in path's folder (*.safetensors.tmp):
+   nothing reads them, and no later save of that name may come. */
+static void yolo_remove_stale_tmps(const char *path) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n <= 16 || strcmp(e->d_name + n - 16, ".safetensors.tmp")) continue;
+        char p[2100];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (!lstat(p, &st) && S_ISREG(st.st_mode) && !remove(p)) fprintf(stderr, "%s: removed, left by a save that did not finish\n", p);
+    }
+    closedir(d);
+}
+
+/* Written to PATH.tmp, then renamed: a crash never leaves half a file, and
+   the next save removes what a killed one left.
    meta: NULL, or key/value string pairs ending with NULL, for __metadata__
    (values must not need JSON escapes beyond \" and \\). */
 int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err) {
@@ -4664,6 +4685,7 @@ int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *
     while (o % 8) h[o++] = ' ';
     char tmp[1024];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    yolo_remove_stale_tmps(path);
     FILE *f = fopen(tmp, "wb");
     if (!f) { free(h); return yolo_errorf(err, "%s: cannot write", tmp); }
     unsigned char h8[8];
@@ -4773,15 +4795,18 @@ const char *yolo_coco_names[80] = {
 
 /* --- the hyperparameter yaml --- */
 
-static const struct { const char *key; size_t off; double def; } yolo_hyp_keys[] = {
-#define YOLO_HYP(k, d) { #k, offsetof(yolo_hyp, k), d }
-    YOLO_HYP(lr0, 0.01), YOLO_HYP(lrf, 0.01), YOLO_HYP(momentum, 0.937), YOLO_HYP(weight_decay, 0.0005),
-    YOLO_HYP(warmup_epochs, 3.0), YOLO_HYP(warmup_momentum, 0.8), YOLO_HYP(warmup_bias_lr, 0.1),
-    YOLO_HYP(box, 7.5), YOLO_HYP(cls, 0.5), YOLO_HYP(dfl, 1.5),
-    YOLO_HYP(hsv_h, 0.015), YOLO_HYP(hsv_s, 0.7), YOLO_HYP(hsv_v, 0.4),
-    YOLO_HYP(degrees, 0.0), YOLO_HYP(translate, 0.1), YOLO_HYP(scale, 0.9), YOLO_HYP(shear, 0.0),
-    YOLO_HYP(perspective, 0.0), YOLO_HYP(flipud, 0.0), YOLO_HYP(fliplr, 0.5), YOLO_HYP(mosaic, 1.0),
-    YOLO_HYP(mixup, 0.15),
+/* each key with its default and the range that means something: a NaN, an
+   infinity or a value outside is refused where the file is read */
+static const struct { const char *key; size_t off; double def, lo, hi; } yolo_hyp_keys[] = {
+#define YOLO_HYP(k, d, lo, hi) { #k, offsetof(yolo_hyp, k), d, lo, hi }
+    YOLO_HYP(lr0, 0.01, 0, 10), YOLO_HYP(lrf, 0.01, 0, 1), YOLO_HYP(momentum, 0.937, 0, 0.999),
+    YOLO_HYP(weight_decay, 0.0005, 0, 1), YOLO_HYP(warmup_epochs, 3.0, 0, 1000),
+    YOLO_HYP(warmup_momentum, 0.8, 0, 0.999), YOLO_HYP(warmup_bias_lr, 0.1, 0, 10),
+    YOLO_HYP(box, 7.5, 0, 1000), YOLO_HYP(cls, 0.5, 0, 1000), YOLO_HYP(dfl, 1.5, 0, 1000),
+    YOLO_HYP(hsv_h, 0.015, 0, 1), YOLO_HYP(hsv_s, 0.7, 0, 1), YOLO_HYP(hsv_v, 0.4, 0, 1),
+    YOLO_HYP(degrees, 0.0, 0, 180), YOLO_HYP(translate, 0.1, 0, 1), YOLO_HYP(scale, 0.9, 0, 0.99),
+    YOLO_HYP(shear, 0.0, 0, 45), YOLO_HYP(perspective, 0.0, 0, 0.01), YOLO_HYP(flipud, 0.0, 0, 1),
+    YOLO_HYP(fliplr, 0.5, 0, 1), YOLO_HYP(mosaic, 1.0, 0, 1), YOLO_HYP(mixup, 0.15, 0, 1),
 #undef YOLO_HYP
 };
 #define YOLO_NHYP ((int)(sizeof yolo_hyp_keys / sizeof yolo_hyp_keys[0]))
@@ -4812,27 +4837,30 @@ static char *yolo_yaml_value(char *v) {
 /* Every key of the official file must be there: a missing one is an error,
    not a silent default. Keys we do not use (obj, anchor_t, ...) are read
    past. */
+static int yolo_hyp_in_range(int i, double v) { return v >= yolo_hyp_keys[i].lo && v <= yolo_hyp_keys[i].hi; }
+
 int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
-    FILE *f = fopen(path, "r");
-    if (!f) return yolo_errorf(err, "%s: cannot open hyperparameter file", path);
-    int seen[64] = { 0 }, lineno = 0;
+    FILE *f = yolo_open_file(path, "hyperparameter file", 1 << 20, NULL, err);
+    if (!f) return -1;
+    int seen[64] = { 0 }, lineno = 0, rc = 0;
     char line[1024];
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
+    while (!rc && (rc = yolo_read_line(f, line, sizeof line, path, ++lineno, err)) == 1) {
+        rc = 0;
         char *s = yolo_trim(line), *colon = strchr(s, ':');
         if (!*s || *s == '#') continue;
-        if (!colon) { fclose(f); return yolo_errorf(err, "%s:%d: expected 'key: value'", path, lineno); }
+        if (!colon) { rc = yolo_errorf(err, "%s:%d: expected 'key: value'", path, lineno); break; }
         *colon = 0;
         char *key = yolo_trim(s), *val = yolo_yaml_value(colon + 1), *end;
-        for (int i = 0; i < YOLO_NHYP; i++) {
+        for (int i = 0; i < YOLO_NHYP && !rc; i++) {
             if (strcmp(key, yolo_hyp_keys[i].key)) continue;
             double v = strtod(val, &end);
-            if (end == val || *end) { fclose(f); return yolo_errorf(err, "%s:%d: %s: '%s' is not a number", path, lineno, key, val); }
-            *(double *)((char *)h + yolo_hyp_keys[i].off) = v;
-            seen[i] = 1;
+            if (end == val || *end) rc = yolo_errorf(err, "%s:%d: %s: '%.40s' is not a number", path, lineno, key, val);
+            else if (!yolo_hyp_in_range(i, v)) rc = yolo_errorf(err, "%s:%d: %s %g is not in [%g, %g]", path, lineno, key, v, yolo_hyp_keys[i].lo, yolo_hyp_keys[i].hi);
+            else { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; seen[i] = 1; }
         }
     }
     fclose(f);
+    if (rc) return -1;
     for (int i = 0; i < YOLO_NHYP; i++)
         if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", path, yolo_hyp_keys[i].key);
     return 0;
@@ -4851,13 +4879,19 @@ int yolo_hyp_parse(yolo_hyp *h, const char *s) {
     int n, found = 0;
     while (sscanf(s, "%63s %lf%n", key, &v, &n) == 2) {
         for (int i = 0; i < YOLO_NHYP; i++)
-            if (!strcmp(key, yolo_hyp_keys[i].key)) { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; found++; }
+            if (!strcmp(key, yolo_hyp_keys[i].key) && yolo_hyp_in_range(i, v)) { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; found++; }
         s += n;
     }
     return found == YOLO_NHYP ? 0 : -1;
 }
 
 /* --- the dataset yaml --- */
+
+typedef struct { int n, cap; char **s; } yolo_strings;
+static void yolo_strings_add(yolo_strings *l, const char *s) {
+    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 256; l->s = (char **)realloc(l->s, l->cap * sizeof(char *)); }
+    l->s[l->n++] = strdup(s);
+}
 
 static void yolo_join(char *out, size_t cap, const char *dir, const char *p) {
     if (p[0] == '/' || !dir[0]) snprintf(out, cap, "%s", p);
@@ -4884,31 +4918,63 @@ void yolo_data_free(yolo_data_cfg *d) {
     memset(d, 0, sizeof *d);
 }
 
+static int yolo_names_add(yolo_strings *names, const char *name, const char *path, int lineno, char *err) {
+    if (names->n == YOLO_MAX_NC) return yolo_errorf(err, "%s:%d: more than %d names", path, lineno, YOLO_MAX_NC);
+    if (!*name || strlen(name) > 255) return yolo_errorf(err, "%s:%d: a class name must have 1..255 characters", path, lineno);
+    yolo_strings_add(names, name);
+    return 0;
+}
+
+/* the first source of a ';' spec exists under root */
+static int yolo_spec_exists(const char *root, const char *spec) {
+    char first[1024], p[2048];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(spec, ";"), spec);
+    yolo_join(p, sizeof p, root, first);
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* The official data files as they are: `key: value` lines; block lists of
+   names (`  0: person` or `- person`) and sources; flow lists [a, b] over
+   one line or several; blocks we do not use (`download: |` scripts, other
+   lists) read past. The dataset root is the official's: `path` taken from
+   the directory the program runs in (the official takes it from its own
+   folder, where its programs run); when the val source is not there but
+   is beside the yaml, the yaml's folder instead, so a dataset folder with
+   its yaml can move as a whole. */
 int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
     memset(d, 0, sizeof *d);
-    FILE *f = fopen(path, "r");
-    if (!f) return yolo_errorf(err, "%s: cannot open dataset file", path);
-    char dir[1024], line[1024], block[32] = "", path_v[1024] = "";
+    char *text = yolo_read_text(path, "dataset file", 1 << 22, err);
+    if (!text) return -1;
+    char dir[1024], block[32] = "", path_v[1024] = "", *flow = NULL;
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-    int lineno = 0, nnames = 0, capnames = 0, rc = 0;
-    char **names = NULL;
-    while (fgets(line, sizeof line, f) && !rc) {
+    int lineno = 0, rc = 0, nc = 0, have_nc = 0;
+    yolo_strings names = { 0, 0, NULL };
+    for (char *line = text, *next; line && !rc; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
         lineno++;
         int indented = isspace((unsigned char)line[0]);
         char *s = yolo_trim(line);
         if (!*s || *s == '#') continue;
         if (indented || *s == '-') {   /* an item of the block above */
+            if (!block[0]) { rc = yolo_errorf(err, "%s:%d: an indented line outside any key", path, lineno); break; }
+            if (strcmp(block, "names") && strcmp(block, "train") && strcmp(block, "val")) continue;
             char *item = NULL;
             if (*s == '-') item = yolo_yaml_value(s + 1);
-            else { char *c = strchr(s, ':'); if (c) item = yolo_yaml_value(c + 1); }
-            if (!item) { rc = yolo_errorf(err, "%s:%d: cannot read '%s'", path, lineno, s); break; }
-            if (!strcmp(block, "names")) {
-                if (nnames == capnames) { capnames = capnames ? 2 * capnames : 128; names = (char **)realloc(names, capnames * sizeof(char *)); }
-                names[nnames++] = strdup(item);
-            } else if (!strcmp(block, "train")) yolo_spec_add(d->train, sizeof d->train, item);
-            else if (!strcmp(block, "val")) yolo_spec_add(d->val, sizeof d->val, item);
+            else {
+                char *c = strchr(s, ':');
+                if (!c) { rc = yolo_errorf(err, "%s:%d: cannot read '%.60s'", path, lineno, s); break; }
+                *c = 0;
+                char *k = yolo_trim(s), *e;
+                long idx = strtol(k, &e, 10);
+                if (!strcmp(block, "names") && (*e || e == k || idx != names.n)) { rc = yolo_errorf(err, "%s:%d: names: key '%.20s' where %d was expected", path, lineno, k, names.n); break; }
+                item = yolo_yaml_value(c + 1);
+            }
+            if (!strcmp(block, "names")) rc = yolo_names_add(&names, item, path, lineno, err);
+            else yolo_spec_add(!strcmp(block, "train") ? d->train : d->val, sizeof d->train, item);
             continue;
         }
         char *c = strchr(s, ':');
@@ -4916,38 +4982,90 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
         *c = 0;
         char *key = yolo_trim(s), *v = yolo_yaml_value(c + 1);
         snprintf(block, sizeof block, "%s", key);
+        if (*v == '[') {   /* a flow list, maybe over several lines: gathered into one */
+            int open_line = lineno;
+            size_t cap = strlen(v) + 2, n = strlen(v);
+            flow = (char *)yolo_xmalloc(cap);
+            memcpy(flow, v, n + 1);
+            while (!strchr(flow, ']')) {
+                if (!next) { rc = yolo_errorf(err, "%s:%d: the list of '%s' is not closed by ']'", path, open_line, key); break; }
+                line = next; next = strchr(line, '\n');
+                if (next) *next++ = 0;
+                lineno++;
+                char *more = yolo_yaml_value(line);
+                size_t m = strlen(more);
+                if (n + m + 2 > cap) { cap = 2 * (n + m + 2); flow = (char *)realloc(flow, cap); }
+                flow[n++] = ' ';
+                memcpy(flow + n, more, m + 1); n += m;
+            }
+            v = flow;
+        }
+        if (rc) break;
         if (!strcmp(key, "path")) snprintf(path_v, sizeof path_v, "%s", v);
         else if (!strcmp(key, "train") && *v) yolo_yaml_list(v, d->train, sizeof d->train);
         else if (!strcmp(key, "val") && *v) yolo_yaml_list(v, d->val, sizeof d->val);
-        else if (!strcmp(key, "nc")) d->nc = atoi(v);
-        else if (!strcmp(key, "names") && *v == '[') {
-            char spec[8192] = "";
-            yolo_yaml_list(v, spec, sizeof spec);
-            for (char *tok = strtok(spec, ";"); tok; tok = strtok(NULL, ";")) {
-                if (nnames == capnames) { capnames = capnames ? 2 * capnames : 128; names = (char **)realloc(names, capnames * sizeof(char *)); }
-                names[nnames++] = strdup(tok);
-            }
-        }
+        else if (!strcmp(key, "nc")) {
+            char *e;
+            long x = strtol(v, &e, 10);
+            if (*e || e == v || x < 1 || x > YOLO_MAX_NC) { rc = yolo_errorf(err, "%s:%d: nc '%.20s' is not an integer in 1..%d", path, lineno, v, YOLO_MAX_NC); break; }
+            nc = (int)x; have_nc = 1;
+        } else if (!strcmp(key, "names") && *v == '[') {
+            size_t cap = strlen(v) + 1;
+            char *spec = (char *)yolo_xcalloc(1, cap);
+            yolo_yaml_list(v, spec, cap);
+            for (char *tok = strtok(spec, ";"); tok && !rc; tok = strtok(NULL, ";")) rc = yolo_names_add(&names, tok, path, lineno, err);
+            free(spec);
+        } else if (!strcmp(key, "names") && *v) rc = yolo_errorf(err, "%s:%d: names must be a list", path, lineno);
+        free(flow); flow = NULL;
     }
-    fclose(f);
-    if (!rc && !d->nc) d->nc = nnames;
+    free(flow);
+    free(text);
+    if (!rc && !have_nc) nc = names.n;
     if (!rc && !d->train[0]) rc = yolo_errorf(err, "%s: no 'train' key", path);
     if (!rc && !d->val[0]) rc = yolo_errorf(err, "%s: no 'val' key", path);
-    if (!rc && d->nc <= 0) rc = yolo_errorf(err, "%s: no 'nc' and no 'names'", path);
-    if (!rc && nnames && nnames != d->nc) rc = yolo_errorf(err, "%s: nc is %d but %d names are given", path, d->nc, nnames);
-    if (rc) { for (int i = 0; i < nnames; i++) free(names[i]); free(names); return rc; }
-    d->names = (char **)yolo_xcalloc(d->nc, sizeof(char *));
-    for (int i = 0; i < d->nc; i++) {
-        if (i < nnames) d->names[i] = names[i];
+    if (!rc && nc <= 0) rc = yolo_errorf(err, "%s: no 'nc' and no 'names'", path);
+    if (!rc && names.n && names.n != nc) rc = yolo_errorf(err, "%s: nc is %d but %d names are given", path, nc, names.n);
+    if (rc) { for (int i = 0; i < names.n; i++) free(names.s[i]); free(names.s); return rc; }
+    d->nc = nc;
+    d->names = (char **)yolo_xcalloc(nc, sizeof(char *));
+    for (int i = 0; i < nc; i++) {
+        if (i < names.n) d->names[i] = names.s[i];
         else { char b[16]; snprintf(b, sizeof b, "class%d", i); d->names[i] = strdup(b); }
     }
-    free(names);
-    if (!path_v[0] || !strcmp(path_v, ".")) snprintf(d->root, sizeof d->root, "%s", dir);
-    else yolo_join(d->root, sizeof d->root, dir, path_v);
+    free(names.s);
+    if (path_v[0] == '/') snprintf(d->root, sizeof d->root, "%s", path_v);
+    else {
+        snprintf(d->root, sizeof d->root, "%s", path_v[0] ? path_v : ".");
+        char beside[1024];
+        yolo_join(beside, sizeof beside, dir, path_v[0] ? path_v : ".");
+        if (!yolo_spec_exists(d->root, d->val) && yolo_spec_exists(beside, d->val)) snprintf(d->root, sizeof d->root, "%s", beside);
+    }
     return 0;
 }
 
 /* --- finding images and labels --- */
+
+/* A picture's size from its header, checked before anything is decoded:
+   a regular file, a known format, at most YOLO_MAX_PIXELS pixels. */
+#define YOLO_MAX_PIXELS (1L << 28)
+static int yolo_image_info(const char *path, int *w, int *h, char *err) {
+    int comp;
+    FILE *f = yolo_open_file(path, "image", 0, NULL, err);
+    if (!f) return -1;
+    int ok = stbi_info_from_file(f, w, h, &comp);
+    unsigned char png[24];   /* stb refuses a huge PNG as "unknown image type": its header says the size */
+    if (!ok && !fseek(f, 0, SEEK_SET) && fread(png, 1, 24, f) == 24 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8) && !memcmp(png + 12, "IHDR", 4)) {
+        uint32_t pw = (uint32_t)png[16] << 24 | (uint32_t)png[17] << 16 | (uint32_t)png[18] << 8 | png[19];
+        uint32_t ph = (uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 | (uint32_t)png[22] << 8 | png[23];
+        *w = pw > INT_MAX ? INT_MAX : (int)pw; *h = ph > INT_MAX ? INT_MAX : (int)ph;
+        ok = *w > 0 && *h > 0 && (long)*w * *h > YOLO_MAX_PIXELS;
+    }
+    fclose(f);
+    if (!ok) return yolo_errorf(err, "%s: cannot read image (%s)", path, stbi_failure_reason());
+    if (*w < 1 || *h < 1 || (long)*w * *h > YOLO_MAX_PIXELS) return yolo_errorf(err, "%s: image of %dx%d pixels, more than the %ld supported", path, *w, *h, YOLO_MAX_PIXELS);
+    return 0;
+}
+
 
 static int yolo_is_image(const char *name) {
     const char *dot = strrchr(name, '.');
@@ -4955,27 +5073,46 @@ static int yolo_is_image(const char *name) {
                    !strcasecmp(dot, ".bmp"));
 }
 
-typedef struct { int n, cap; char **s; } yolo_strings;
-static void yolo_strings_add(yolo_strings *l, const char *s) {
-    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 256; l->s = (char **)realloc(l->s, l->cap * sizeof(char *)); }
-    l->s[l->n++] = strdup(s);
-}
 static int yolo_strcmp_p(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static void yolo_walk(const char *dir, yolo_strings *out) {
+/* A folder's pictures, recursively. Links are followed, but every folder
+   is entered once (by device and inode), so a link back up the tree is no
+   loop and a second link to a folder no duplicate; what is neither a
+   folder nor a regular file (a FIFO, a dangling link) is skipped with a
+   warning. */
+typedef struct { int n, cap; dev_t *dev; ino_t *ino; } yolo_seen_dirs;
+static int yolo_seen_dir(yolo_seen_dirs *v, const struct stat *st) {
+    for (int i = 0; i < v->n; i++) if (v->dev[i] == st->st_dev && v->ino[i] == st->st_ino) return 1;
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 64;
+        v->dev = (dev_t *)realloc(v->dev, v->cap * sizeof(dev_t)); v->ino = (ino_t *)realloc(v->ino, v->cap * sizeof(ino_t));
+    }
+    v->dev[v->n] = st->st_dev; v->ino[v->n++] = st->st_ino;
+    return 0;
+}
+static void yolo_walk_dir(const char *dir, yolo_strings *out, yolo_seen_dirs *seen) {
     DIR *d = opendir(dir);
-    if (!d) return;
+    if (!d) { fprintf(stderr, "warning: %s: cannot open the folder, skipped\n", dir); return; }
     struct dirent *e;
     char p[2048];
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         struct stat st;
-        if (stat(p, &st)) continue;
-        if (S_ISDIR(st.st_mode)) yolo_walk(p, out);
-        else if (yolo_is_image(p)) yolo_strings_add(out, p);
+        if (stat(p, &st)) { if (yolo_is_image(p)) fprintf(stderr, "warning: %s: a dangling link, skipped\n", p); continue; }
+        if (S_ISDIR(st.st_mode)) { if (!yolo_seen_dir(seen, &st)) yolo_walk_dir(p, out, seen); }
+        else if (!yolo_is_image(p)) continue;
+        else if (!S_ISREG(st.st_mode)) fprintf(stderr, "warning: %s: not a regular file, skipped\n", p);
+        else yolo_strings_add(out, p);
     }
     closedir(d);
+}
+static void yolo_walk(const char *dir, yolo_strings *out) {
+    yolo_seen_dirs seen = { 0, 0, NULL, NULL };
+    struct stat st;
+    if (!stat(dir, &st)) yolo_seen_dir(&seen, &st);
+    yolo_walk_dir(dir, out, &seen);
+    free(seen.dev); free(seen.ino);
 }
 
 /* One source: a folder (searched recursively), a list file of image paths
@@ -4984,16 +5121,22 @@ static int yolo_add_source(const char *root, const char *src, yolo_strings *out,
     char p[2048];
     yolo_join(p, sizeof p, root, src);
     struct stat st;
+    if (stat(p, &st) && !strncmp(src, "../", 3)) {   /* the official's fallback: ../x tried as x */
+        char q[2048];
+        yolo_join(q, sizeof q, root, src + 3);
+        if (!stat(q, &st)) snprintf(p, sizeof p, "%s", q);
+    }
     if (stat(p, &st)) return yolo_errorf(err, "%s: no such file or folder", p);
     if (S_ISDIR(st.st_mode)) { yolo_walk(p, out); return 0; }
     if (yolo_is_image(p)) { yolo_strings_add(out, p); return 0; }
-    FILE *f = fopen(p, "r");
-    if (!f) return yolo_errorf(err, "%s: cannot open image list", p);
+    FILE *f = yolo_open_file(p, "image list", 0, NULL, err);
+    if (!f) return -1;
     char dir[2048], line[2048], q[4096];
     snprintf(dir, sizeof dir, "%s", p);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-    while (fgets(line, sizeof line, f)) {
+    int rc, lineno = 0;
+    while ((rc = yolo_read_line(f, line, sizeof line, p, ++lineno, err)) == 1) {
         char *s = yolo_trim(line);
         if (!*s) continue;
         if (!strncmp(s, "./", 2)) s += 2;
@@ -5001,7 +5144,7 @@ static int yolo_add_source(const char *root, const char *src, yolo_strings *out,
         yolo_strings_add(out, q);
     }
     fclose(f);
-    return 0;
+    return rc;
 }
 
 /* images/.../x.jpg -> labels/.../x.txt (the last /images/ of the path) */
@@ -5018,14 +5161,20 @@ static void yolo_label_path(const char *img, char *out, size_t cap) {
 
 /* One label file: rows "class cx cy w h", normalised. Returns 0, 1 when
    the image is to be skipped (the warning in err), -1 on a fatal error. */
+#define YOLO_MAX_BOXES 10000   /* per image; the loss is planned for the densest one */
 static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, char *err) {
     *lab = NULL; *nlab = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;                 /* no label file: a background image */
+    struct stat st;
+    if (stat(path, &st)) return 0;                 /* no label file: a background image */
+    FILE *f = yolo_open_file(path, "label file", 0, NULL, err);
+    if (!f) return -1;
     char line[1024];
-    int lineno = 0, cap = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
+    int lineno = 0, cap = 0, got;
+    while ((got = yolo_read_line(f, line, sizeof line, path, ++lineno, err))) {
+        if (got < 0 || *nlab == YOLO_MAX_BOXES) {
+            if (got > 0) yolo_errorf(err, "%s:%d: more than %d boxes", path, lineno, YOLO_MAX_BOXES);
+            fclose(f); free(*lab); *lab = NULL; *nlab = 0; return 1;
+        }
         char *s = yolo_trim(line), *end;
         if (!*s) continue;
         double v[6];
@@ -5039,7 +5188,7 @@ static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, ch
         int bad = 0;
         if (*s || k != 5) bad = yolo_errorf(err, "%s:%d: expected 5 numbers (class cx cy w h), got %s", path, lineno, *s ? "text" : k < 5 ? "fewer" : "more");
         else if (v[0] != floor(v[0]) || v[0] < 0) bad = yolo_errorf(err, "%s:%d: class %g is not a non-negative integer", path, lineno, v[0]);
-        else if (v[0] >= nc) { fclose(f); free(*lab); *lab = NULL; *nlab = 0; return yolo_errorf(err, "%s:%d: class %d is not below nc %d", path, lineno, (int)v[0], nc); }
+        else if (v[0] >= nc) { fclose(f); free(*lab); *lab = NULL; *nlab = 0; return yolo_errorf(err, "%s:%d: class %.0f is not below nc %d", path, lineno, v[0], nc); }
         else {
             for (int i = 1; i < 5; i++)
                 if (!(v[i] >= 0 && v[i] <= 1)) { bad = yolo_errorf(err, "%s:%d: coordinate %g is not normalised (0..1)", path, lineno, v[i]); break; }
@@ -5085,26 +5234,50 @@ static uint64_t yolo_files_hash(const yolo_strings *imgs, int nc) {
     return h;
 }
 
-static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash) {
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
+/* 0 with ds filled, -1 when there is no cache or it is stale. A cache
+   whose hash matches but whose content is wrong (edited, damaged) is
+   read again from the labels, with a warning saying where. Every number
+   is checked as the label reader checks it: a count no larger than the
+   images scanned, sizes and box counts in range, classes below nc,
+   coordinates in 0..1, every name one of the images scanned. */
+static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash, const yolo_strings *imgs, int nc) {
+    struct stat st;
+    if (stat(path, &st)) return -1;
+    char err[YOLO_ERR] = "";
+    FILE *f = yolo_open_file(path, "label cache", 0, NULL, err);
+    if (!f) { fprintf(stderr, "warning: %s (labels read again)\n", err); return -1; }
     unsigned long long h = 0;
-    int cn = 0, ok = fscanf(f, "yolov9.c labels %llx %d\n", &h, &cn) == 2 && h == hash;
+    int cn = 0, lineno = 1, ok = fscanf(f, "yolov9.c labels %llx %d", &h, &cn) == 2 && h == hash && fgetc(f) == '\n';
+    if (!ok) { fclose(f); return -1; }   /* another list of files: stale, not damaged */
+    if (cn < 0 || cn > imgs->n) { ok = 0; yolo_errorf(err, "%s:1: %d images, but %d were scanned", path, cn, imgs->n); }
     for (int i = 0; ok && i < cn; i++) {
-        char line[4096];
+        char line[4200];
         int w, hh, nl, at = ds->n;
-        if (!fgets(line, sizeof line, f) || sscanf(line, "%d %d %d", &w, &hh, &nl) != 3) { ok = 0; break; }
-        char *name = strchr(line, '|');
-        if (!name) { ok = 0; break; }
-        name = yolo_trim(name + 1);
+        if (yolo_read_line(f, line, sizeof line, path, ++lineno, err) != 1 || sscanf(line, "%d %d %d", &w, &hh, &nl) != 3 || !strchr(line, '|')) {
+            if (!err[0]) yolo_errorf(err, "%s:%d: expected 'w h boxes |file'", path, lineno);
+            ok = 0; break;
+        }
+        char *name = yolo_trim(strchr(line, '|') + 1), *key = name;
+        if (w < 1 || hh < 1 || (long)w * hh > YOLO_MAX_PIXELS || nl < 0 || nl > YOLO_MAX_BOXES) { ok = 0; yolo_errorf(err, "%s:%d: size %dx%d or %d boxes out of range", path, lineno, w, hh, nl); break; }
+        if (!bsearch(&key, imgs->s, imgs->n, sizeof(char *), yolo_strcmp_p)) { ok = 0; yolo_errorf(err, "%s:%d: '%.200s' is not one of the images", path, lineno, name); break; }
         ds->files[at] = strdup(name); ds->w0[at] = w; ds->h0[at] = hh; ds->nlab[at] = nl;
         ds->lab[at] = nl ? (float *)yolo_xmalloc((size_t)nl * 5 * sizeof(float)) : NULL;
-        for (int k = 0; k < nl * 5 && ok; k++) ok = fscanf(f, "%f", &ds->lab[at][k]) == 1;
-        if (nl && fgetc(f) != '\n') ok = 0;
         ds->n++;
+        if (nl) lineno++;
+        for (int k = 0; k < nl * 5 && ok; k++) {
+            float v;
+            ok = fscanf(f, "%f", &v) == 1 && (k % 5 ? v >= 0 && v <= 1 : v >= 0 && v < nc && v == floorf(v));
+            if (!ok) yolo_errorf(err, "%s:%d: box %d: a %s that is not %s", path, lineno, k / 5, k % 5 ? "coordinate" : "class", k % 5 ? "in 0..1" : "an integer below nc");
+            ds->lab[at][k] = v;
+        }
+        if (ok && nl && fgetc(f) != '\n') { ok = 0; yolo_errorf(err, "%s:%d: more numbers than %d boxes", path, lineno, nl); }
     }
     fclose(f);
-    if (!ok) { for (int i = 0; i < ds->n; i++) { free(ds->files[i]); free(ds->lab[i]); } ds->n = 0; }
+    if (!ok) {
+        fprintf(stderr, "warning: %s (labels read again)\n", err);
+        for (int i = 0; i < ds->n; i++) { free(ds->files[i]); free(ds->lab[i]); ds->files[i] = NULL; ds->lab[i] = NULL; }
+        ds->n = 0;
+    }
     return ok ? 0 : -1;
 }
 
@@ -5147,10 +5320,10 @@ int yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int 
     if (slash) *slash = 0;
     snprintf(cache, sizeof cache, "%s.cache", lp);
     uint64_t hash = yolo_files_hash(&imgs, nc);
-    if (yolo_cache_load(ds, cache, hash)) {
+    if (yolo_cache_load(ds, cache, hash, &imgs, nc)) {
         for (int i = 0; i < imgs.n && !rc; i++) {
-            int w, h, comp;
-            if (!stbi_info(imgs.s[i], &w, &h, &comp)) { rc = yolo_errorf(err, "%s: cannot read image (%s)", imgs.s[i], stbi_failure_reason()); break; }
+            int w, h;
+            if ((rc = yolo_image_info(imgs.s[i], &w, &h, err))) break;
             yolo_label_path(imgs.s[i], lp, sizeof lp);
             int at = ds->n, r = yolo_read_labels(lp, nc, &ds->lab[at], &ds->nlab[at], err);
             if (r < 0) { rc = -1; break; }
@@ -5182,7 +5355,9 @@ int yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int 
 static void yolo_image_free(yolo_image *im) { free(im->rgb); im->rgb = NULL; }
 
 int yolo_image_load(yolo_image *im, const char *path, char *err) {
-    int ch;
+    int ch, w, h;
+    im->rgb = NULL;
+    if (yolo_image_info(path, &w, &h, err)) return -1;
     im->rgb = stbi_load(path, &im->w, &im->h, &ch, 3);
     if (!im->rgb) return yolo_errorf(err, "%s: cannot decode image (%s)", path, stbi_failure_reason());
     return 0;

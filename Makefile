@@ -50,26 +50,32 @@ tests/test_grad: tests/test_grad.c yolov9.h
 tests/asan_detect: detect.c yolov9.h
 	$(CC) -O1 -g -fsanitize=address -fopenmp -o $@ $< $(LDLIBS)
 
+# every parser fuzzed under AddressSanitizer and UndefinedBehaviorSanitizer
+# (float-to-int overflow included): any report aborts the run
+tests/fuzz: tests/fuzz.c yolov9.h
+	$(CC) -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fopenmp -o $@ $< $(LDLIBS)
+
 # the header must also compile as C++ (nvcc compiles it so)
 tests/cxx_check: tests/golden_check.c yolov9.h
 	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas $<
 	@touch $@
 
 test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/cxx_check \
-      tests/asan_detect
-	@fail=0; \
-	./tests/test_weights || fail=$$((fail + 1)); \
-	./tests/test_plan || fail=$$((fail + 1)); \
-	./tests/test_metrics tests/golden/metrics || fail=$$((fail + 1)); \
-	./tests/test_augment tests/golden/augment || fail=$$((fail + 1)); \
-	./tests/test_schedule tests/golden/schedule || fail=$$((fail + 1)); \
-	sh tests/test_convert.sh || fail=$$((fail + 1)); \
-	./tests/golden_check $(GOLDEN) || fail=$$((fail + 1)); \
-	./tests/test_grad tests/golden || fail=$$((fail + 1)); \
-	sh tests/test_train.sh || fail=$$((fail + 1)); \
-	sh tests/test_detect.sh || fail=$$((fail + 1)); \
-	sh tests/test_val.sh || fail=$$((fail + 1)); \
-	echo "programs: $$((11 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
+      tests/asan_detect tests/fuzz
+	@fail=0; n=0; run() { n=$$((n + 1)); "$$@" || fail=$$((fail + 1)); }; \
+	run ./tests/test_weights; \
+	run ./tests/test_plan; \
+	run ./tests/test_metrics tests/golden/metrics; \
+	run ./tests/test_augment tests/golden/augment; \
+	run ./tests/test_schedule tests/golden/schedule; \
+	run sh tests/test_convert.sh; \
+	run ./tests/golden_check $(GOLDEN); \
+	run ./tests/test_grad tests/golden; \
+	run sh tests/test_train.sh; \
+	run sh tests/test_detect.sh; \
+	run sh tests/test_val.sh; \
+	run sh tests/test_fuzz.sh; \
+	echo "programs: $$((n - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
@@ -77,6 +83,6 @@ test-cuda: tests/test_cuda tests/golden_check
 
 clean:
 	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_cuda tests/bench_train \
-	      tests/cxx_check tests/asan_detect yolov9_kernels.o yolov9_kernels.ptxas.txt
+	      tests/cxx_check tests/asan_detect tests/fuzz yolov9_kernels.o yolov9_kernels.ptxas.txt
 
 .PHONY: all test test-cuda clean

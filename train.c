@@ -302,7 +302,11 @@ int main(int argc, char **argv) {
             int acc = yolo_schedule_batch(&sched, &opt, epoch, ni);
             yolo_set_input(&m, bt->B, bt->H, bt->W, bt->images);
             yolo_forward(&m, 1);
-            yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
+            double loss = yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
+            if (!isfinite(loss)) {   /* diverged: stop before anything is saved, the last checkpoint stays */
+                fprintf(stderr, "train: epoch %d, batch %d: the loss is %g, stopping (the checkpoints of the epochs before are kept)\n", epoch, bt->index, loss);
+                return 1;
+            }
             yolo_backward(&m);
             if (ni - last_step >= acc) {   /* optimizer step: clip at norm 10, then EMA */
                 double norm;

@@ -69,6 +69,13 @@ typedef YOLO_REAL yolo_real;
 #define YOLO_MAX_FROM 12  /* inputs of one layer (Concat, CBFuse, Detect) */
 #define YOLO_MAX_ARGS 8
 #define YOLO_ERR 512      /* size of an error message buffer */
+/* What a model file, a dataset or a weights file may ask for: far above
+   every official model (yolov9-e: 58M parameters, widths up to 1024,
+   strides 8..32) and far below what would exhaust the machine. */
+#define YOLO_MAX_WIDTH 8192          /* channels of one layer */
+#define YOLO_MAX_PARAMS (1L << 28)   /* values of one model */
+#define YOLO_MAX_NC 100000           /* classes */
+#define YOLO_MAX_STRIDE 32           /* the programs take --img as a multiple of 32 */
 
 /* the CIoU of section 7 and max pooling's winner of section 3, here
    because the CUDA kernels use them as they are */
@@ -903,6 +910,7 @@ static int yolo_errorf(char *err, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(err, YOLO_ERR, fmt, ap);
         va_end(ap);
+        for (char *c = err; *c; c++) if ((unsigned char)*c < ' ') *c = '?';   /* one line, whatever a file held */
     }
     return -1;
 }
@@ -916,6 +924,43 @@ static void *yolo_xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p) { fprintf(stderr, "yolov9: out of host memory (%zu bytes)\n", n * size); exit(1); }
     return p;
+}
+
+/* Reading what a user names: only a regular file is opened (a FIFO or a
+   device would block or never end, a folder is no file), of at most
+   max_bytes when max_bytes > 0. NULL with the reason in err. */
+static FILE *yolo_open_file(const char *path, const char *what, long max_bytes, long *size, char *err) {
+    struct stat st;
+    if (stat(path, &st)) { yolo_errorf(err, "%s: cannot open %s", path, what); return NULL; }
+    if (!S_ISREG(st.st_mode)) { yolo_errorf(err, "%s: %s is not a regular file", path, what); return NULL; }
+    if (max_bytes > 0 && st.st_size > max_bytes) { yolo_errorf(err, "%s: %s of %lld bytes, more than the %ld allowed", path, what, (long long)st.st_size, max_bytes); return NULL; }
+    FILE *f = fopen(path, "rb");
+    if (!f) { yolo_errorf(err, "%s: cannot open %s", path, what); return NULL; }
+    if (size) *size = (long)st.st_size;
+    return f;
+}
+
+/* The whole of a small text file, NUL-terminated; a NUL inside is an error. */
+static char *yolo_read_text(const char *path, const char *what, long max_bytes, char *err) {
+    long size;
+    FILE *f = yolo_open_file(path, what, max_bytes, &size, err);
+    if (!f) return NULL;
+    char *text = (char *)yolo_xmalloc((size_t)size + 1);
+    size_t got = fread(text, 1, (size_t)size, f);
+    fclose(f);
+    text[got] = 0;
+    if (strlen(text) != got) { free(text); yolo_errorf(err, "%s: %s holds a NUL byte", path, what); return NULL; }
+    return text;
+}
+
+/* One line of a text file into line[cap] without its newline: 1, 0 at the
+   end, -1 (err says where) for a line too long or a NUL byte. */
+static int yolo_read_line(FILE *f, char *line, int cap, const char *path, int lineno, char *err) {
+    if (!fgets(line, cap, f)) return 0;
+    size_t n = strlen(line);
+    if (n && line[n - 1] == '\n') line[--n] = 0;
+    else if (!feof(f)) return yolo_errorf(err, "%s:%d: line longer than %d characters (or holding a NUL byte)", path, lineno, cap - 2);
+    return 1;
 }
 
 /* splitmix64: a small, good, reproducible generator for initialisation
@@ -2545,19 +2590,29 @@ static const char *yolo_module_names[YOLO_NMODULES] = {
 
 static int yolo_make_divisible(double x, int d) { return (int)ceil(x / d) * d; }
 
+static int yolo_is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
 /* Checks a row list and works out each layer's inputs, output channels and
    stride. Runs before anything is built, so a bad model file fails here
-   with the row it is about. */
+   with the row it is about: every width, kernel and stride in range, every
+   layer fed maps it can read (a Concat's inputs of one size, a head's three
+   levels at growing strides), and every map at least one pixel for any
+   --img that is a multiple of YOLO_MAX_STRIDE. */
 static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, double gw, char *err) {
     int *ch = (int *)yolo_xcalloc(nrows, sizeof(int)), *st = (int *)yolo_xcalloc(nrows, sizeof(int));
     int rc = 0;
     m->detect = -1;
+    if (!(gw > 0 && gw <= 16)) rc = yolo_errorf(err, "width_multiple %g is not in (0, 16]", gw);
     for (int i = 0; i < nrows && rc == 0; i++) {
         const yolo_row *r = &rows[i];
         yolo_layer *L = &m->layers[i];
+        const char *name = (unsigned)r->module < YOLO_NMODULES ? yolo_module_names[r->module] : "?";
         L->type = r->module; L->nfrom = r->nfrom; L->nargs = r->nargs;
         memcpy(L->args, r->args, sizeof L->args);
         if (r->nfrom < 1 || r->nfrom > YOLO_MAX_FROM) { rc = yolo_errorf(err, "layer %d: bad 'from'", i); break; }
+        if (r->nargs < 0 || r->nargs > YOLO_MAX_ARGS) { rc = yolo_errorf(err, "layer %d: bad argument count", i); break; }
+        int multi = r->module == YOLO_CONCAT || r->module == YOLO_CBFUSE || r->module == YOLO_DDETECT || r->module == YOLO_DUALDDETECT;
+        if (!multi && r->nfrom != 1) { rc = yolo_errorf(err, "layer %d: %s takes one input, not %d", i, name, r->nfrom); break; }
         int cin[YOLO_MAX_FROM], sin[YOLO_MAX_FROM];
         for (int j = 0; j < r->nfrom; j++) {
             int f = r->from[j] < 0 ? i + r->from[j] : r->from[j];
@@ -2569,39 +2624,59 @@ static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, doub
             sin[j] = f < 0 ? 1 : st[f];
         }
         if (rc) break;
+        for (int j = 0; j < r->nargs; j++)   /* widths, kernels, strides, chunk indices: small non-negative numbers */
+            if (r->args[j] < 0 || r->args[j] > YOLO_MAX_WIDTH) { rc = yolo_errorf(err, "layer %d: %s argument %d is %d, not in 0..%d", i, name, j, r->args[j], YOLO_MAX_WIDTH); break; }
+        if (rc) break;
         int c2 = r->nargs > 0 ? yolo_make_divisible(r->args[0] * gw, 8) : 0, s = sin[0];
         switch (r->module) {
-        case YOLO_SILENCE: c2 = cin[0]; break;
+        case YOLO_SILENCE:
+            if (L->from[0] >= 0) { rc = yolo_errorf(err, "layer %d: Silence only passes the image on (from -1 in layer 0)", i); break; }
+            c2 = cin[0];
+            break;
         case YOLO_CONV:
-            if (r->nargs < 1) { rc = yolo_errorf(err, "layer %d: Conv needs [c2, k, s]", i); break; }
+            if (r->nargs < 1 || r->nargs > 3) { rc = yolo_errorf(err, "layer %d: Conv needs [c2, k, s] (padding, groups and dilation are not supported)", i); break; }
             L->args[0] = c2;
             if (r->nargs < 2) L->args[1] = 1;
             if (r->nargs < 3) L->args[2] = 1;
-            L->nargs = 3; s *= L->args[2];
+            L->nargs = 3;
+            if (L->args[1] < 1 || L->args[1] > 15 || L->args[1] % 2 == 0) { rc = yolo_errorf(err, "layer %d: Conv kernel %d is not odd in 1..15", i, L->args[1]); break; }
+            if (!yolo_is_pow2(L->args[2])) { rc = yolo_errorf(err, "layer %d: Conv stride %d is not a power of two", i, L->args[2]); break; }
+            s *= L->args[2];
             break;
         case YOLO_ACONV: case YOLO_ADOWN:
-            if (r->nargs != 1) { rc = yolo_errorf(err, "layer %d: %s needs [c2]", i, yolo_module_names[r->module]); break; }
+            if (r->nargs != 1) { rc = yolo_errorf(err, "layer %d: %s needs [c2]", i, name); break; }
+            if (r->module == YOLO_ADOWN && cin[0] % 2) { rc = yolo_errorf(err, "layer %d: ADown splits its input in halves, but it has %d channels", i, cin[0]); break; }
             L->args[0] = c2; s *= 2;
             break;
         case YOLO_ELAN1: case YOLO_REPNCSPELAN4: case YOLO_SPPELAN: {
             int want = r->module == YOLO_ELAN1 ? 3 : r->module == YOLO_SPPELAN ? 2 : 4;
             if (r->module == YOLO_REPNCSPELAN4 && r->nargs == 3) { L->args[3] = 1; L->nargs = 4; }
-            else if (r->nargs != want) { rc = yolo_errorf(err, "layer %d: %s needs %d arguments", i, yolo_module_names[r->module], want); break; }
+            else if (r->nargs != want) { rc = yolo_errorf(err, "layer %d: %s needs %d arguments", i, name, want); break; }
             L->args[0] = c2;
+            if (L->args[1] < 1 || (r->module != YOLO_SPPELAN && L->args[1] % 2)) { rc = yolo_errorf(err, "layer %d: %s hidden width %d is not %s", i, name, L->args[1], r->module == YOLO_SPPELAN ? "positive" : "even and positive"); break; }
+            if (r->module != YOLO_SPPELAN && L->args[2] < 1) { rc = yolo_errorf(err, "layer %d: %s block width %d is not positive", i, name, L->args[2]); break; }
+            if (r->module == YOLO_REPNCSPELAN4 && (L->args[3] < 1 || L->args[3] > 16)) { rc = yolo_errorf(err, "layer %d: RepNCSPELAN4 depth %d is not in 1..16", i, L->args[3]); break; }
             break;
         }
         case YOLO_UPSAMPLE:
             if (r->nargs != 1 || r->args[0] != 2) { rc = yolo_errorf(err, "layer %d: only Upsample by 2 is supported", i); break; }
+            if (s < 2) { rc = yolo_errorf(err, "layer %d: Upsample of a full-resolution map (stride %d)", i, s); break; }
             c2 = cin[0]; s /= 2;
             break;
         case YOLO_CONCAT:
             c2 = 0;
-            for (int j = 0; j < r->nfrom; j++) c2 += cin[j];
+            for (int j = 0; j < r->nfrom; j++) {
+                if (sin[j] != s) { rc = yolo_errorf(err, "layer %d: Concat of maps of different sizes (input %d has stride %d, input 0 stride %d)", i, j, sin[j], s); break; }
+                c2 += cin[j];
+            }
             break;
         case YOLO_CBLINEAR:
             if (r->nargs < 1) { rc = yolo_errorf(err, "layer %d: CBLinear needs a list of widths", i); break; }
             c2 = 0;
-            for (int j = 0; j < r->nargs; j++) c2 += r->args[j];
+            for (int j = 0; j < r->nargs; j++) {
+                if (r->args[j] < 1) { rc = yolo_errorf(err, "layer %d: CBLinear width %d is not positive", i, r->args[j]); break; }
+                c2 += r->args[j];
+            }
             break;
         case YOLO_CBFUSE:
             if (r->nargs != r->nfrom - 1) { rc = yolo_errorf(err, "layer %d: CBFuse needs one chunk index per input but the last", i); break; }
@@ -2610,18 +2685,29 @@ static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, doub
                 if (f < 0 || rows[f].module != YOLO_CBLINEAR || r->args[j] < 0 || r->args[j] >= m->layers[f].nargs) {
                     rc = yolo_errorf(err, "layer %d: CBFuse input %d is not a CBLinear chunk", i, j); break;
                 }
+                if (m->layers[f].args[r->args[j]] != cin[r->nfrom - 1]) {
+                    rc = yolo_errorf(err, "layer %d: CBFuse chunk %d has %d channels, the last input %d", i, j, m->layers[f].args[r->args[j]], cin[r->nfrom - 1]); break;
+                }
             }
             c2 = cin[r->nfrom - 1]; s = sin[r->nfrom - 1];
             break;
         case YOLO_DDETECT: case YOLO_DUALDDETECT: {
             int want = r->module == YOLO_DDETECT ? 3 : 6;
-            if (r->nfrom != want) { rc = yolo_errorf(err, "layer %d: %s needs %d inputs", i, yolo_module_names[r->module], want); break; }
+            if (r->nfrom != want) { rc = yolo_errorf(err, "layer %d: %s needs %d inputs", i, name, want); break; }
             if (i != nrows - 1) { rc = yolo_errorf(err, "layer %d: the detect layer must be the last", i); break; }
+            for (int j = 0; j < want && !rc; j++) {   /* per branch: three levels, each coarser than the one before */
+                if (L->from[j] < 0) rc = yolo_errorf(err, "layer %d: %s input %d is the image, not a feature map", i, name, j);
+                else if (j % 3 && sin[j] <= sin[j - 1]) rc = yolo_errorf(err, "layer %d: %s input %d has stride %d, not above the previous level's %d", i, name, j, sin[j], sin[j - 1]);
+                else if (j >= 3 && sin[j] != sin[j - 3]) rc = yolo_errorf(err, "layer %d: %s: the two branches' level %d have strides %d and %d", i, name, j - 3, sin[j - 3], sin[j]);
+            }
             m->detect = i; c2 = 0;
             break;
         }
         default: rc = yolo_errorf(err, "layer %d: unknown module", i);
         }
+        if (rc) break;
+        if (r->module != YOLO_DDETECT && r->module != YOLO_DUALDDETECT && (c2 < 1 || c2 > YOLO_MAX_WIDTH)) { rc = yolo_errorf(err, "layer %d: %s would have %d channels, not in 1..%d", i, name, c2, YOLO_MAX_WIDTH); break; }
+        if (s > YOLO_MAX_STRIDE) { rc = yolo_errorf(err, "layer %d: %s output at stride %d, above the largest supported %d", i, name, s, YOLO_MAX_STRIDE); break; }
         ch[i] = c2; st[i] = s;
         L->c_out = c2; L->stride = s;
     }
@@ -2735,13 +2821,18 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
     (void)gd;  /* depth only scales n > 1, and every official row has n = 1 */
     memset(m, 0, sizeof *m);
     m->nc = nc; m->bn_momentum = 0.03; m->bn_eps = 1e-3; m->be = &yolo_cpu;
-    if (nc < 1) return yolo_errorf(err, "nc must be at least 1 (got %d)", nc);
+    if (nc < 1 || nc > YOLO_MAX_NC) return yolo_errorf(err, "nc %d is not in 1..%d", nc, YOLO_MAX_NC);
     m->nlayers = nrows;
     m->layers = (yolo_layer *)yolo_xcalloc(nrows, sizeof(yolo_layer));
     if (yolo_plan_layers(m, rows, nrows, gw, err)) { free(m->layers); memset(m, 0, sizeof *m); return -1; }
     /* pass 1: names and sizes only */
     for (int i = 0; i < nrows; i++) yolo_layer_init(m, i);
     yolo_layers_release(m);
+    if (m->nvalues > (size_t)YOLO_MAX_PARAMS) {
+        int rc = yolo_errorf(err, "the model would have %zu parameters, more than the %ld supported", m->nvalues, YOLO_MAX_PARAMS);
+        yolo_model_free(m);
+        return rc;
+    }
     /* one allocation for every weight and one for every gradient */
     m->values = (yolo_real *)m->be->alloc(m->nvalues * sizeof(yolo_real));
     m->grads = (yolo_real *)m->be->alloc(m->nvalues * sizeof(yolo_real));
@@ -3246,12 +3337,19 @@ static int yolo_yaml_word(yolo_yaml *y, char *out, size_t cap) {   /* identifier
 }
 static int yolo_yaml_fail(yolo_yaml *y, const char *what) { return yolo_errorf(y->err, "%s:%d: %s", y->path, y->line, what); }
 
+/* an integer of a row (from, n, a width, ...): small enough for any check */
 static int yolo_yaml_number(const char *w, int *v) {
     char *e;
     double d = strtod(w, &e);
-    if (*e || e == w) return -1;
+    if (*e || e == w || !(fabs(d) <= 1 << 24) || d != floor(d)) return -1;
     *v = (int)d;
     return 0;
+}
+/* a multiple (depth_multiple, width_multiple): a number in (0, 16] */
+static int yolo_yaml_multiple(const char *w, double *v) {
+    char *e;
+    *v = strtod(w, &e);
+    return *e || e == w || !(*v > 0 && *v <= 16) ? -1 : 0;
 }
 
 /* one row; module names as in the official files */
@@ -3318,15 +3416,8 @@ static int yolo_yaml_row(yolo_yaml *y, int nc, double gd, yolo_row *r) {
 }
 
 int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return yolo_errorf(err, "%s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = (char *)yolo_xmalloc(size + 1);
-    size_t got = fread(text, 1, size, f);
-    fclose(f);
-    text[got] = 0;
+    char *text = yolo_read_text(path, "model file", 1 << 20, err);
+    if (!text) return -1;
     yolo_yaml y = { text, path, 1, err };
     int file_nc = -1, nrows = 0, rc = 0;
     double gd = 1, gw = 1;
@@ -3350,9 +3441,9 @@ int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
             continue;
         }
         if (yolo_yaml_word(&y, val, sizeof val)) { rc = yolo_yaml_fail(&y, "missing value"); break; }
-        if (!strcmp(key, "nc")) { if (yolo_yaml_number(val, &file_nc) || file_nc < 1) { rc = yolo_yaml_fail(&y, "bad nc"); break; } }
-        else if (!strcmp(key, "depth_multiple")) gd = atof(val);
-        else if (!strcmp(key, "width_multiple")) gw = atof(val);
+        if (!strcmp(key, "nc")) { if (yolo_yaml_number(val, &file_nc) || file_nc < 1 || file_nc > YOLO_MAX_NC) { rc = yolo_yaml_fail(&y, "nc is not an integer in 1..100000"); break; } }
+        else if (!strcmp(key, "depth_multiple")) { if (yolo_yaml_multiple(val, &gd)) { rc = yolo_yaml_fail(&y, "depth_multiple is not a number in (0, 16]"); break; } }
+        else if (!strcmp(key, "width_multiple")) { if (yolo_yaml_multiple(val, &gw)) { rc = yolo_yaml_fail(&y, "width_multiple is not a number in (0, 16]"); break; } }
         else if (!strcmp(key, "activation") && strcmp(val, "nn.SiLU()")) { rc = yolo_yaml_fail(&y, "only the SiLU activation is supported"); break; }
         /* anchors and anything else: not used by anchor-free heads */
     }
@@ -3381,8 +3472,8 @@ int yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err) {
 int yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err) {
     size_t n = strlen(cfg);
     if ((n > 5 && !strcmp(cfg + n - 5, ".yaml")) || (n > 4 && !strcmp(cfg + n - 4, ".yml"))) {
-        FILE *f = fopen(cfg, "rb");
-        if (f || strchr(cfg, '/')) { if (f) fclose(f); return yolo_model_from_yaml(m, cfg, nc, err); }
+        struct stat st;
+        if (!stat(cfg, &st) || strchr(cfg, '/')) return yolo_model_from_yaml(m, cfg, nc, err);
         char base[64];
         snprintf(base, sizeof base, "%.*s", (int)(cfg[n - 4] == '.' ? n - 4 : n - 5), cfg);
         return yolo_model_from_name(m, base, nc, err);
@@ -4374,9 +4465,10 @@ static int yolo_json_int(yolo_json *j, int64_t *v) {
     j->s = e; *v = x;
     return 0;
 }
-static int yolo_json_skip(yolo_json *j) {   /* any value */
+/* any value, nested at most `depth` deep (a header is flat: deeper is hostile) */
+static int yolo_json_skip(yolo_json *j, int depth) {
     yolo_json_ws(j);
-    if (j->s >= j->end) return -1;
+    if (j->s >= j->end || depth < 0) return -1;
     if (*j->s == '"') { char tmp[2]; return yolo_json_string(j, tmp, sizeof tmp); }
     if (*j->s == '{' || *j->s == '[') {
         char close = *j->s == '{' ? '}' : ']';
@@ -4384,13 +4476,15 @@ static int yolo_json_skip(yolo_json *j) {   /* any value */
         if (yolo_json_eat(j, close)) return 0;
         do {
             if (close == '}') { char k[2]; if (yolo_json_string(j, k, sizeof k) || !yolo_json_eat(j, ':')) return -1; }
-            if (yolo_json_skip(j)) return -1;
+            if (yolo_json_skip(j, depth - 1)) return -1;
         } while (yolo_json_eat(j, ','));
         return yolo_json_eat(j, close) ? 0 : -1;
     }
+    const char *s0 = j->s;
     while (j->s < j->end && *j->s != ',' && *j->s != '}' && *j->s != ']') j->s++;
-    return 0;
+    return j->s > s0 ? 0 : -1;
 }
+#define YOLO_JSON_DEPTH 16
 
 static int yolo_dtype_size(const char *dt) {
     if (!strcmp(dt, "F32") || !strcmp(dt, "I32")) return 4;
@@ -4417,23 +4511,50 @@ int yolo_st_meta(const yolo_safetensors *st, const char *key, char *out, size_t 
         char k[128];
         if (yolo_json_string(&j, k, sizeof k) || !yolo_json_eat(&j, ':')) return -1;
         if (!strcmp(k, key)) return yolo_json_string(&j, out, cap);
-        if (yolo_json_skip(&j)) return -1;
+        if (yolo_json_skip(&j, YOLO_JSON_DEPTH)) return -1;
     } while (yolo_json_eat(&j, ','));
     return -1;
 }
 
+static int yolo_st_by_name(const void *a, const void *b) { return strcmp(((const yolo_st_entry *)a)->name, ((const yolo_st_entry *)b)->name); }
+static int yolo_st_by_begin(const void *a, const void *b) {
+    const yolo_st_entry *x = (const yolo_st_entry *)a, *y = (const yolo_st_entry *)b;
+    return x->begin != y->begin ? (x->begin < y->begin ? -1 : 1) : x->end != y->end ? (x->end < y->end ? -1 : 1) : 0;
+}
+
+/* The file's layout must be exactly what the format says: each tensor's
+   bytes its shape times its dtype, the tensors tiling the data from byte 0
+   to the last byte with no gap, overlap or trailing bytes, every name once. */
+static int yolo_st_check_layout(yolo_safetensors *st, const char *path, char *err) {
+    yolo_st_entry *e = (yolo_st_entry *)yolo_xmalloc(((size_t)st->n + 1) * sizeof *e);
+    memcpy(e, st->e, (size_t)st->n * sizeof *e);
+    int rc = 0;
+    qsort(e, st->n, sizeof *e, yolo_st_by_name);
+    for (int i = 1; i < st->n && !rc; i++)
+        if (!strcmp(e[i].name, e[i - 1].name)) rc = yolo_errorf(err, "%s: tensor %s appears twice", path, e[i].name);
+    qsort(e, st->n, sizeof *e, yolo_st_by_begin);
+    size_t at = 0;
+    for (int i = 0; i < st->n && !rc; i++) {
+        if (e[i].begin < at) rc = yolo_errorf(err, "%s: %s (bytes %zu..%zu) overlaps the tensor before it", path, e[i].name, e[i].begin, e[i].end);
+        else if (e[i].begin > at) rc = yolo_errorf(err, "%s: %s starts at byte %zu, leaving bytes %zu..%zu unused", path, e[i].name, e[i].begin, at, e[i].begin);
+        at = e[i].end;
+    }
+    if (!rc && at != st->data_size) rc = yolo_errorf(err, "%s: %zu bytes after the last tensor", path, st->data_size - at);
+    free(e);
+    return rc;
+}
+
 int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     memset(st, 0, sizeof *st);
-    FILE *f = fopen(path, "rb");
-    if (!f) return yolo_errorf(err, "%s: cannot open", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
+    long size;
+    FILE *f = yolo_open_file(path, "weights file", 0, &size, err);
+    if (!f) return -1;
     unsigned char h8[8];
     if (size < 8 || fread(h8, 1, 8, f) != 8) { fclose(f); return yolo_errorf(err, "%s: not a safetensors file (too short)", path); }
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | h8[i];
     if (hlen > (uint64_t)size - 8) { fclose(f); return yolo_errorf(err, "%s: truncated: header of %llu bytes, file has %ld", path, (unsigned long long)hlen, size); }
+    if (hlen > 100000000) { fclose(f); return yolo_errorf(err, "%s: header of %llu bytes, more than the format's 100 MB", path, (unsigned long long)hlen); }
     char *hdr = (char *)yolo_xmalloc(hlen + 1);
     st->data_size = (size_t)(size - 8 - (long)hlen);
     st->data = (unsigned char *)yolo_xmalloc(st->data_size);
@@ -4445,18 +4566,20 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     hdr[hlen] = 0;
     yolo_json j = { hdr, hdr + hlen };
     int cap = 0, rc = 0;
-    if (!yolo_json_eat(&j, '{')) rc = yolo_errorf(err, "%s: malformed header (not a JSON object)", path);
-    else if (!yolo_json_eat(&j, '}')) do {
-        char key[128];
+    if (memchr(hdr, 0, hlen)) rc = yolo_errorf(err, "%s: malformed header (a NUL byte)", path);
+    else if (!yolo_json_eat(&j, '{')) rc = yolo_errorf(err, "%s: malformed header (not a JSON object)", path);
+    else if (!yolo_json_eat(&j, '}')) { do {
+        char key[256];
         if (yolo_json_string(&j, key, sizeof key) || !yolo_json_eat(&j, ':')) { rc = yolo_errorf(err, "%s: malformed header", path); break; }
         if (!strcmp(key, "__metadata__")) {
             yolo_json_ws(&j);
             const char *m0 = j.s;
-            if (yolo_json_skip(&j)) { rc = yolo_errorf(err, "%s: malformed metadata", path); break; }
+            if (st->meta || yolo_json_skip(&j, YOLO_JSON_DEPTH)) { rc = yolo_errorf(err, "%s: malformed metadata", path); break; }
             st->meta = (char *)yolo_xmalloc((size_t)(j.s - m0) + 1);
             memcpy(st->meta, m0, (size_t)(j.s - m0)); st->meta[j.s - m0] = 0;
             continue;
         }
+        if (strlen(key) >= sizeof st->e[0].name) { rc = yolo_errorf(err, "%s: a tensor name longer than %zu characters", path, sizeof st->e[0].name - 1); break; }
         if (st->n == cap) { cap = cap ? 2 * cap : 256; st->e = (yolo_st_entry *)realloc(st->e, cap * sizeof(yolo_st_entry)); }
         yolo_st_entry *e = &st->e[st->n++];
         memset(e, 0, sizeof *e);
@@ -4476,16 +4599,29 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
                 }
                 if (field[0] == 's') { e->ndim = nv; for (int i = 0; i < nv; i++) e->shape[i] = v[i]; have |= 2; }
                 else { if (nv != 2 || v[0] < 0 || v[1] < v[0]) { rc = -1; break; } e->begin = (size_t)v[0]; e->end = (size_t)v[1]; have |= 4; }
-            } else if (yolo_json_skip(&j)) rc = -1;
+            } else if (yolo_json_skip(&j, YOLO_JSON_DEPTH)) rc = -1;
             if (rc) break;
         } while (yolo_json_eat(&j, ','));
         if (rc || !yolo_json_eat(&j, '}') || have != 7) { rc = yolo_errorf(err, "%s: malformed entry for %s", path, key); break; }
         int ds = yolo_dtype_size(e->dtype);
         if (!ds) { rc = yolo_errorf(err, "%s: %s has unsupported dtype %s", path, key, e->dtype); break; }
-        if ((int64_t)(e->end - e->begin) != yolo_st_numel(e) * ds) { rc = yolo_errorf(err, "%s: %s: %zu bytes do not fit its shape", path, key, e->end - e->begin); break; }
+        /* the shape's bytes, multiplied without overflow: no more than the data holds */
+        uint64_t bytes = (uint64_t)ds;
+        for (int i = 0; i < e->ndim && !rc; i++) {
+            if (e->shape[i] < 0) rc = yolo_errorf(err, "%s: %s has a negative dimension %lld", path, key, (long long)e->shape[i]);
+            else if (e->shape[i] && bytes > st->data_size / (uint64_t)e->shape[i]) rc = yolo_errorf(err, "%s: %s: shape larger than the file's %zu data bytes", path, key, st->data_size);
+            else bytes *= (uint64_t)e->shape[i];
+        }
+        if (rc) break;
+        if (e->end - e->begin != bytes) { rc = yolo_errorf(err, "%s: %s: %zu bytes do not fit its shape", path, key, e->end - e->begin); break; }
         if (e->end > st->data_size) { rc = yolo_errorf(err, "%s: truncated: %s needs bytes up to %zu, the data has %zu", path, key, e->end, st->data_size); break; }
     } while (yolo_json_eat(&j, ','));
+        if (!rc && !yolo_json_eat(&j, '}')) rc = yolo_errorf(err, "%s: malformed header (not closed by '}' at byte %ld)", path, (long)(j.s - hdr) + 8);
+    }
+    if (!rc && (yolo_json_ws(&j), j.s != j.end))
+        rc = yolo_errorf(err, "%s: malformed header (text after its closing '}' at byte %ld)", path, (long)(j.s - hdr) + 8);
     free(hdr);
+    if (!rc) rc = yolo_st_check_layout(st, path, err);
     if (rc) { yolo_st_free(st); return -1; }
     return 0;
 }
@@ -4514,6 +4650,16 @@ int yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *o
     return 0;
 }
 
+/* A tensor's values as yolo_real; a NaN or an infinity is refused with the
+   tensor's name (one NaN bias already fills a picture with boxes). */
+static int yolo_st_get_finite(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *out, const char *path, char *err) {
+    if (yolo_st_get(st, e, out)) return yolo_errorf(err, "%s: %s has unsupported dtype %s", path, e->name, e->dtype);
+    int64_t n = yolo_st_numel(e);
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite((double)out[i])) return yolo_errorf(err, "%s: %s holds %g at element %lld", path, e->name, (double)out[i], (long long)i);
+    return 0;
+}
+
 /* Every tensor the model has must be in the file with its shape, and the
    file must hold nothing else (num_batches_tracked aside). */
 int yolo_load_weights(yolo_model *m, const char *path, char *err) {
@@ -4534,7 +4680,7 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
             rc = yolo_errorf(err, "%s: %s has shape [%s], the model wants [%s]", path, p->name, a, b);
             break;
         }
-        if (yolo_st_get(&st, e, h + p->offset)) rc = yolo_errorf(err, "%s: %s has unsupported dtype %s", path, p->name, e->dtype);
+        rc = yolo_st_get_finite(&st, e, h + p->offset, path, err);
     }
     for (int i = 0; i < st.n && !rc; i++) {
         const char *nm = st.e[i].name;
@@ -4549,7 +4695,28 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
     return rc;
 }
 
-/* Written to PATH.tmp, then renamed: a crash never leaves half a file.
+/* The temporaries a killed save left in path's folder (*.safetensors.tmp):
+   nothing reads them, and no later save of that name may come. */
+static void yolo_remove_stale_tmps(const char *path) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n <= 16 || strcmp(e->d_name + n - 16, ".safetensors.tmp")) continue;
+        char p[2100];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (!lstat(p, &st) && S_ISREG(st.st_mode) && !remove(p)) fprintf(stderr, "%s: removed, left by a save that did not finish\n", p);
+    }
+    closedir(d);
+}
+
+/* Written to PATH.tmp, then renamed: a crash never leaves half a file, and
+   the next save removes what a killed one left.
    meta: NULL, or key/value string pairs ending with NULL, for __metadata__
    (values must not need JSON escapes beyond \" and \\). */
 int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err) {
@@ -4579,6 +4746,7 @@ int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *
     while (o % 8) h[o++] = ' ';
     char tmp[1024];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    yolo_remove_stale_tmps(path);
     FILE *f = fopen(tmp, "wb");
     if (!f) { free(h); return yolo_errorf(err, "%s: cannot write", tmp); }
     unsigned char h8[8];
@@ -4654,7 +4822,7 @@ int yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_opti
         if (!dst[k]) continue;
         const yolo_st_entry *en = yolo_st_find(st, names[k]);
         if (!en || yolo_st_numel(en) != (int64_t)m->nvalues) { rc = yolo_errorf(err, "%s: not a training checkpoint of this model and optimizer (%s)", path, names[k]); break; }
-        if (yolo_st_get(st, en, h)) { rc = yolo_errorf(err, "%s: %s has unsupported dtype", path, names[k]); break; }
+        if ((rc = yolo_st_get_finite(st, en, h, path, err))) break;
         m->be->upload(dst[k], h, m->nvalues * sizeof(yolo_real));
     }
     free(h);
@@ -4688,15 +4856,18 @@ const char *yolo_coco_names[80] = {
 
 /* --- the hyperparameter yaml --- */
 
-static const struct { const char *key; size_t off; double def; } yolo_hyp_keys[] = {
-#define YOLO_HYP(k, d) { #k, offsetof(yolo_hyp, k), d }
-    YOLO_HYP(lr0, 0.01), YOLO_HYP(lrf, 0.01), YOLO_HYP(momentum, 0.937), YOLO_HYP(weight_decay, 0.0005),
-    YOLO_HYP(warmup_epochs, 3.0), YOLO_HYP(warmup_momentum, 0.8), YOLO_HYP(warmup_bias_lr, 0.1),
-    YOLO_HYP(box, 7.5), YOLO_HYP(cls, 0.5), YOLO_HYP(dfl, 1.5),
-    YOLO_HYP(hsv_h, 0.015), YOLO_HYP(hsv_s, 0.7), YOLO_HYP(hsv_v, 0.4),
-    YOLO_HYP(degrees, 0.0), YOLO_HYP(translate, 0.1), YOLO_HYP(scale, 0.9), YOLO_HYP(shear, 0.0),
-    YOLO_HYP(perspective, 0.0), YOLO_HYP(flipud, 0.0), YOLO_HYP(fliplr, 0.5), YOLO_HYP(mosaic, 1.0),
-    YOLO_HYP(mixup, 0.15),
+/* each key with its default and the range that means something: a NaN, an
+   infinity or a value outside is refused where the file is read */
+static const struct { const char *key; size_t off; double def, lo, hi; } yolo_hyp_keys[] = {
+#define YOLO_HYP(k, d, lo, hi) { #k, offsetof(yolo_hyp, k), d, lo, hi }
+    YOLO_HYP(lr0, 0.01, 0, 10), YOLO_HYP(lrf, 0.01, 0, 1), YOLO_HYP(momentum, 0.937, 0, 0.999),
+    YOLO_HYP(weight_decay, 0.0005, 0, 1), YOLO_HYP(warmup_epochs, 3.0, 0, 1000),
+    YOLO_HYP(warmup_momentum, 0.8, 0, 0.999), YOLO_HYP(warmup_bias_lr, 0.1, 0, 10),
+    YOLO_HYP(box, 7.5, 0, 1000), YOLO_HYP(cls, 0.5, 0, 1000), YOLO_HYP(dfl, 1.5, 0, 1000),
+    YOLO_HYP(hsv_h, 0.015, 0, 1), YOLO_HYP(hsv_s, 0.7, 0, 1), YOLO_HYP(hsv_v, 0.4, 0, 1),
+    YOLO_HYP(degrees, 0.0, 0, 180), YOLO_HYP(translate, 0.1, 0, 1), YOLO_HYP(scale, 0.9, 0, 0.99),
+    YOLO_HYP(shear, 0.0, 0, 45), YOLO_HYP(perspective, 0.0, 0, 0.01), YOLO_HYP(flipud, 0.0, 0, 1),
+    YOLO_HYP(fliplr, 0.5, 0, 1), YOLO_HYP(mosaic, 1.0, 0, 1), YOLO_HYP(mixup, 0.15, 0, 1),
 #undef YOLO_HYP
 };
 #define YOLO_NHYP ((int)(sizeof yolo_hyp_keys / sizeof yolo_hyp_keys[0]))
@@ -4727,27 +4898,30 @@ static char *yolo_yaml_value(char *v) {
 /* Every key of the official file must be there: a missing one is an error,
    not a silent default. Keys we do not use (obj, anchor_t, ...) are read
    past. */
+static int yolo_hyp_in_range(int i, double v) { return v >= yolo_hyp_keys[i].lo && v <= yolo_hyp_keys[i].hi; }
+
 int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
-    FILE *f = fopen(path, "r");
-    if (!f) return yolo_errorf(err, "%s: cannot open hyperparameter file", path);
-    int seen[64] = { 0 }, lineno = 0;
+    FILE *f = yolo_open_file(path, "hyperparameter file", 1 << 20, NULL, err);
+    if (!f) return -1;
+    int seen[64] = { 0 }, lineno = 0, rc = 0;
     char line[1024];
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
+    while (!rc && (rc = yolo_read_line(f, line, sizeof line, path, ++lineno, err)) == 1) {
+        rc = 0;
         char *s = yolo_trim(line), *colon = strchr(s, ':');
         if (!*s || *s == '#') continue;
-        if (!colon) { fclose(f); return yolo_errorf(err, "%s:%d: expected 'key: value'", path, lineno); }
+        if (!colon) { rc = yolo_errorf(err, "%s:%d: expected 'key: value'", path, lineno); break; }
         *colon = 0;
         char *key = yolo_trim(s), *val = yolo_yaml_value(colon + 1), *end;
-        for (int i = 0; i < YOLO_NHYP; i++) {
+        for (int i = 0; i < YOLO_NHYP && !rc; i++) {
             if (strcmp(key, yolo_hyp_keys[i].key)) continue;
             double v = strtod(val, &end);
-            if (end == val || *end) { fclose(f); return yolo_errorf(err, "%s:%d: %s: '%s' is not a number", path, lineno, key, val); }
-            *(double *)((char *)h + yolo_hyp_keys[i].off) = v;
-            seen[i] = 1;
+            if (end == val || *end) rc = yolo_errorf(err, "%s:%d: %s: '%.40s' is not a number", path, lineno, key, val);
+            else if (!yolo_hyp_in_range(i, v)) rc = yolo_errorf(err, "%s:%d: %s %g is not in [%g, %g]", path, lineno, key, v, yolo_hyp_keys[i].lo, yolo_hyp_keys[i].hi);
+            else { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; seen[i] = 1; }
         }
     }
     fclose(f);
+    if (rc) return -1;
     for (int i = 0; i < YOLO_NHYP; i++)
         if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", path, yolo_hyp_keys[i].key);
     return 0;
@@ -4766,13 +4940,19 @@ int yolo_hyp_parse(yolo_hyp *h, const char *s) {
     int n, found = 0;
     while (sscanf(s, "%63s %lf%n", key, &v, &n) == 2) {
         for (int i = 0; i < YOLO_NHYP; i++)
-            if (!strcmp(key, yolo_hyp_keys[i].key)) { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; found++; }
+            if (!strcmp(key, yolo_hyp_keys[i].key) && yolo_hyp_in_range(i, v)) { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; found++; }
         s += n;
     }
     return found == YOLO_NHYP ? 0 : -1;
 }
 
 /* --- the dataset yaml --- */
+
+typedef struct { int n, cap; char **s; } yolo_strings;
+static void yolo_strings_add(yolo_strings *l, const char *s) {
+    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 256; l->s = (char **)realloc(l->s, l->cap * sizeof(char *)); }
+    l->s[l->n++] = strdup(s);
+}
 
 static void yolo_join(char *out, size_t cap, const char *dir, const char *p) {
     if (p[0] == '/' || !dir[0]) snprintf(out, cap, "%s", p);
@@ -4799,31 +4979,63 @@ void yolo_data_free(yolo_data_cfg *d) {
     memset(d, 0, sizeof *d);
 }
 
+static int yolo_names_add(yolo_strings *names, const char *name, const char *path, int lineno, char *err) {
+    if (names->n == YOLO_MAX_NC) return yolo_errorf(err, "%s:%d: more than %d names", path, lineno, YOLO_MAX_NC);
+    if (!*name || strlen(name) > 255) return yolo_errorf(err, "%s:%d: a class name must have 1..255 characters", path, lineno);
+    yolo_strings_add(names, name);
+    return 0;
+}
+
+/* the first source of a ';' spec exists under root */
+static int yolo_spec_exists(const char *root, const char *spec) {
+    char first[1024], p[2048];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(spec, ";"), spec);
+    yolo_join(p, sizeof p, root, first);
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* The official data files as they are: `key: value` lines; block lists of
+   names (`  0: person` or `- person`) and sources; flow lists [a, b] over
+   one line or several; blocks we do not use (`download: |` scripts, other
+   lists) read past. The dataset root is the official's: `path` taken from
+   the directory the program runs in (the official takes it from its own
+   folder, where its programs run); when the val source is not there but
+   is beside the yaml, the yaml's folder instead, so a dataset folder with
+   its yaml can move as a whole. */
 int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
     memset(d, 0, sizeof *d);
-    FILE *f = fopen(path, "r");
-    if (!f) return yolo_errorf(err, "%s: cannot open dataset file", path);
-    char dir[1024], line[1024], block[32] = "", path_v[1024] = "";
+    char *text = yolo_read_text(path, "dataset file", 1 << 22, err);
+    if (!text) return -1;
+    char dir[1024], block[32] = "", path_v[1024] = "", *flow = NULL;
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-    int lineno = 0, nnames = 0, capnames = 0, rc = 0;
-    char **names = NULL;
-    while (fgets(line, sizeof line, f) && !rc) {
+    int lineno = 0, rc = 0, nc = 0, have_nc = 0;
+    yolo_strings names = { 0, 0, NULL };
+    for (char *line = text, *next; line && !rc; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
         lineno++;
         int indented = isspace((unsigned char)line[0]);
         char *s = yolo_trim(line);
         if (!*s || *s == '#') continue;
         if (indented || *s == '-') {   /* an item of the block above */
+            if (!block[0]) { rc = yolo_errorf(err, "%s:%d: an indented line outside any key", path, lineno); break; }
+            if (strcmp(block, "names") && strcmp(block, "train") && strcmp(block, "val")) continue;
             char *item = NULL;
             if (*s == '-') item = yolo_yaml_value(s + 1);
-            else { char *c = strchr(s, ':'); if (c) item = yolo_yaml_value(c + 1); }
-            if (!item) { rc = yolo_errorf(err, "%s:%d: cannot read '%s'", path, lineno, s); break; }
-            if (!strcmp(block, "names")) {
-                if (nnames == capnames) { capnames = capnames ? 2 * capnames : 128; names = (char **)realloc(names, capnames * sizeof(char *)); }
-                names[nnames++] = strdup(item);
-            } else if (!strcmp(block, "train")) yolo_spec_add(d->train, sizeof d->train, item);
-            else if (!strcmp(block, "val")) yolo_spec_add(d->val, sizeof d->val, item);
+            else {
+                char *c = strchr(s, ':');
+                if (!c) { rc = yolo_errorf(err, "%s:%d: cannot read '%.60s'", path, lineno, s); break; }
+                *c = 0;
+                char *k = yolo_trim(s), *e;
+                long idx = strtol(k, &e, 10);
+                if (!strcmp(block, "names") && (*e || e == k || idx != names.n)) { rc = yolo_errorf(err, "%s:%d: names: key '%.20s' where %d was expected", path, lineno, k, names.n); break; }
+                item = yolo_yaml_value(c + 1);
+            }
+            if (!strcmp(block, "names")) rc = yolo_names_add(&names, item, path, lineno, err);
+            else yolo_spec_add(!strcmp(block, "train") ? d->train : d->val, sizeof d->train, item);
             continue;
         }
         char *c = strchr(s, ':');
@@ -4831,38 +5043,90 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
         *c = 0;
         char *key = yolo_trim(s), *v = yolo_yaml_value(c + 1);
         snprintf(block, sizeof block, "%s", key);
+        if (*v == '[') {   /* a flow list, maybe over several lines: gathered into one */
+            int open_line = lineno;
+            size_t cap = strlen(v) + 2, n = strlen(v);
+            flow = (char *)yolo_xmalloc(cap);
+            memcpy(flow, v, n + 1);
+            while (!strchr(flow, ']')) {
+                if (!next) { rc = yolo_errorf(err, "%s:%d: the list of '%s' is not closed by ']'", path, open_line, key); break; }
+                line = next; next = strchr(line, '\n');
+                if (next) *next++ = 0;
+                lineno++;
+                char *more = yolo_yaml_value(line);
+                size_t m = strlen(more);
+                if (n + m + 2 > cap) { cap = 2 * (n + m + 2); flow = (char *)realloc(flow, cap); }
+                flow[n++] = ' ';
+                memcpy(flow + n, more, m + 1); n += m;
+            }
+            v = flow;
+        }
+        if (rc) break;
         if (!strcmp(key, "path")) snprintf(path_v, sizeof path_v, "%s", v);
         else if (!strcmp(key, "train") && *v) yolo_yaml_list(v, d->train, sizeof d->train);
         else if (!strcmp(key, "val") && *v) yolo_yaml_list(v, d->val, sizeof d->val);
-        else if (!strcmp(key, "nc")) d->nc = atoi(v);
-        else if (!strcmp(key, "names") && *v == '[') {
-            char spec[8192] = "";
-            yolo_yaml_list(v, spec, sizeof spec);
-            for (char *tok = strtok(spec, ";"); tok; tok = strtok(NULL, ";")) {
-                if (nnames == capnames) { capnames = capnames ? 2 * capnames : 128; names = (char **)realloc(names, capnames * sizeof(char *)); }
-                names[nnames++] = strdup(tok);
-            }
-        }
+        else if (!strcmp(key, "nc")) {
+            char *e;
+            long x = strtol(v, &e, 10);
+            if (*e || e == v || x < 1 || x > YOLO_MAX_NC) { rc = yolo_errorf(err, "%s:%d: nc '%.20s' is not an integer in 1..%d", path, lineno, v, YOLO_MAX_NC); break; }
+            nc = (int)x; have_nc = 1;
+        } else if (!strcmp(key, "names") && *v == '[') {
+            size_t cap = strlen(v) + 1;
+            char *spec = (char *)yolo_xcalloc(1, cap);
+            yolo_yaml_list(v, spec, cap);
+            for (char *tok = strtok(spec, ";"); tok && !rc; tok = strtok(NULL, ";")) rc = yolo_names_add(&names, tok, path, lineno, err);
+            free(spec);
+        } else if (!strcmp(key, "names") && *v) rc = yolo_errorf(err, "%s:%d: names must be a list", path, lineno);
+        free(flow); flow = NULL;
     }
-    fclose(f);
-    if (!rc && !d->nc) d->nc = nnames;
+    free(flow);
+    free(text);
+    if (!rc && !have_nc) nc = names.n;
     if (!rc && !d->train[0]) rc = yolo_errorf(err, "%s: no 'train' key", path);
     if (!rc && !d->val[0]) rc = yolo_errorf(err, "%s: no 'val' key", path);
-    if (!rc && d->nc <= 0) rc = yolo_errorf(err, "%s: no 'nc' and no 'names'", path);
-    if (!rc && nnames && nnames != d->nc) rc = yolo_errorf(err, "%s: nc is %d but %d names are given", path, d->nc, nnames);
-    if (rc) { for (int i = 0; i < nnames; i++) free(names[i]); free(names); return rc; }
-    d->names = (char **)yolo_xcalloc(d->nc, sizeof(char *));
-    for (int i = 0; i < d->nc; i++) {
-        if (i < nnames) d->names[i] = names[i];
+    if (!rc && nc <= 0) rc = yolo_errorf(err, "%s: no 'nc' and no 'names'", path);
+    if (!rc && names.n && names.n != nc) rc = yolo_errorf(err, "%s: nc is %d but %d names are given", path, nc, names.n);
+    if (rc) { for (int i = 0; i < names.n; i++) free(names.s[i]); free(names.s); return rc; }
+    d->nc = nc;
+    d->names = (char **)yolo_xcalloc(nc, sizeof(char *));
+    for (int i = 0; i < nc; i++) {
+        if (i < names.n) d->names[i] = names.s[i];
         else { char b[16]; snprintf(b, sizeof b, "class%d", i); d->names[i] = strdup(b); }
     }
-    free(names);
-    if (!path_v[0] || !strcmp(path_v, ".")) snprintf(d->root, sizeof d->root, "%s", dir);
-    else yolo_join(d->root, sizeof d->root, dir, path_v);
+    free(names.s);
+    if (path_v[0] == '/') snprintf(d->root, sizeof d->root, "%s", path_v);
+    else {
+        snprintf(d->root, sizeof d->root, "%s", path_v[0] ? path_v : ".");
+        char beside[1024];
+        yolo_join(beside, sizeof beside, dir, path_v[0] ? path_v : ".");
+        if (!yolo_spec_exists(d->root, d->val) && yolo_spec_exists(beside, d->val)) snprintf(d->root, sizeof d->root, "%s", beside);
+    }
     return 0;
 }
 
 /* --- finding images and labels --- */
+
+/* A picture's size from its header, checked before anything is decoded:
+   a regular file, a known format, at most YOLO_MAX_PIXELS pixels. */
+#define YOLO_MAX_PIXELS (1L << 28)
+static int yolo_image_info(const char *path, int *w, int *h, char *err) {
+    int comp;
+    FILE *f = yolo_open_file(path, "image", 0, NULL, err);
+    if (!f) return -1;
+    int ok = stbi_info_from_file(f, w, h, &comp);
+    unsigned char png[24];   /* stb refuses a huge PNG as "unknown image type": its header says the size */
+    if (!ok && !fseek(f, 0, SEEK_SET) && fread(png, 1, 24, f) == 24 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8) && !memcmp(png + 12, "IHDR", 4)) {
+        uint32_t pw = (uint32_t)png[16] << 24 | (uint32_t)png[17] << 16 | (uint32_t)png[18] << 8 | png[19];
+        uint32_t ph = (uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 | (uint32_t)png[22] << 8 | png[23];
+        *w = pw > INT_MAX ? INT_MAX : (int)pw; *h = ph > INT_MAX ? INT_MAX : (int)ph;
+        ok = *w > 0 && *h > 0 && (long)*w * *h > YOLO_MAX_PIXELS;
+    }
+    fclose(f);
+    if (!ok) return yolo_errorf(err, "%s: cannot read image (%s)", path, stbi_failure_reason());
+    if (*w < 1 || *h < 1 || (long)*w * *h > YOLO_MAX_PIXELS) return yolo_errorf(err, "%s: image of %dx%d pixels, more than the %ld supported", path, *w, *h, YOLO_MAX_PIXELS);
+    return 0;
+}
+
 
 static int yolo_is_image(const char *name) {
     const char *dot = strrchr(name, '.');
@@ -4870,27 +5134,46 @@ static int yolo_is_image(const char *name) {
                    !strcasecmp(dot, ".bmp"));
 }
 
-typedef struct { int n, cap; char **s; } yolo_strings;
-static void yolo_strings_add(yolo_strings *l, const char *s) {
-    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 256; l->s = (char **)realloc(l->s, l->cap * sizeof(char *)); }
-    l->s[l->n++] = strdup(s);
-}
 static int yolo_strcmp_p(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static void yolo_walk(const char *dir, yolo_strings *out) {
+/* A folder's pictures, recursively. Links are followed, but every folder
+   is entered once (by device and inode), so a link back up the tree is no
+   loop and a second link to a folder no duplicate; what is neither a
+   folder nor a regular file (a FIFO, a dangling link) is skipped with a
+   warning. */
+typedef struct { int n, cap; dev_t *dev; ino_t *ino; } yolo_seen_dirs;
+static int yolo_seen_dir(yolo_seen_dirs *v, const struct stat *st) {
+    for (int i = 0; i < v->n; i++) if (v->dev[i] == st->st_dev && v->ino[i] == st->st_ino) return 1;
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 64;
+        v->dev = (dev_t *)realloc(v->dev, v->cap * sizeof(dev_t)); v->ino = (ino_t *)realloc(v->ino, v->cap * sizeof(ino_t));
+    }
+    v->dev[v->n] = st->st_dev; v->ino[v->n++] = st->st_ino;
+    return 0;
+}
+static void yolo_walk_dir(const char *dir, yolo_strings *out, yolo_seen_dirs *seen) {
     DIR *d = opendir(dir);
-    if (!d) return;
+    if (!d) { fprintf(stderr, "warning: %s: cannot open the folder, skipped\n", dir); return; }
     struct dirent *e;
     char p[2048];
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         struct stat st;
-        if (stat(p, &st)) continue;
-        if (S_ISDIR(st.st_mode)) yolo_walk(p, out);
-        else if (yolo_is_image(p)) yolo_strings_add(out, p);
+        if (stat(p, &st)) { if (yolo_is_image(p)) fprintf(stderr, "warning: %s: a dangling link, skipped\n", p); continue; }
+        if (S_ISDIR(st.st_mode)) { if (!yolo_seen_dir(seen, &st)) yolo_walk_dir(p, out, seen); }
+        else if (!yolo_is_image(p)) continue;
+        else if (!S_ISREG(st.st_mode)) fprintf(stderr, "warning: %s: not a regular file, skipped\n", p);
+        else yolo_strings_add(out, p);
     }
     closedir(d);
+}
+static void yolo_walk(const char *dir, yolo_strings *out) {
+    yolo_seen_dirs seen = { 0, 0, NULL, NULL };
+    struct stat st;
+    if (!stat(dir, &st)) yolo_seen_dir(&seen, &st);
+    yolo_walk_dir(dir, out, &seen);
+    free(seen.dev); free(seen.ino);
 }
 
 /* One source: a folder (searched recursively), a list file of image paths
@@ -4899,16 +5182,22 @@ static int yolo_add_source(const char *root, const char *src, yolo_strings *out,
     char p[2048];
     yolo_join(p, sizeof p, root, src);
     struct stat st;
+    if (stat(p, &st) && !strncmp(src, "../", 3)) {   /* the official's fallback: ../x tried as x */
+        char q[2048];
+        yolo_join(q, sizeof q, root, src + 3);
+        if (!stat(q, &st)) snprintf(p, sizeof p, "%s", q);
+    }
     if (stat(p, &st)) return yolo_errorf(err, "%s: no such file or folder", p);
     if (S_ISDIR(st.st_mode)) { yolo_walk(p, out); return 0; }
     if (yolo_is_image(p)) { yolo_strings_add(out, p); return 0; }
-    FILE *f = fopen(p, "r");
-    if (!f) return yolo_errorf(err, "%s: cannot open image list", p);
+    FILE *f = yolo_open_file(p, "image list", 0, NULL, err);
+    if (!f) return -1;
     char dir[2048], line[2048], q[4096];
     snprintf(dir, sizeof dir, "%s", p);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
-    while (fgets(line, sizeof line, f)) {
+    int rc, lineno = 0;
+    while ((rc = yolo_read_line(f, line, sizeof line, p, ++lineno, err)) == 1) {
         char *s = yolo_trim(line);
         if (!*s) continue;
         if (!strncmp(s, "./", 2)) s += 2;
@@ -4916,7 +5205,7 @@ static int yolo_add_source(const char *root, const char *src, yolo_strings *out,
         yolo_strings_add(out, q);
     }
     fclose(f);
-    return 0;
+    return rc;
 }
 
 /* images/.../x.jpg -> labels/.../x.txt (the last /images/ of the path) */
@@ -4933,14 +5222,20 @@ static void yolo_label_path(const char *img, char *out, size_t cap) {
 
 /* One label file: rows "class cx cy w h", normalised. Returns 0, 1 when
    the image is to be skipped (the warning in err), -1 on a fatal error. */
+#define YOLO_MAX_BOXES 10000   /* per image; the loss is planned for the densest one */
 static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, char *err) {
     *lab = NULL; *nlab = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;                 /* no label file: a background image */
+    struct stat st;
+    if (stat(path, &st)) return 0;                 /* no label file: a background image */
+    FILE *f = yolo_open_file(path, "label file", 0, NULL, err);
+    if (!f) return -1;
     char line[1024];
-    int lineno = 0, cap = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
+    int lineno = 0, cap = 0, got;
+    while ((got = yolo_read_line(f, line, sizeof line, path, ++lineno, err))) {
+        if (got < 0 || *nlab == YOLO_MAX_BOXES) {
+            if (got > 0) yolo_errorf(err, "%s:%d: more than %d boxes", path, lineno, YOLO_MAX_BOXES);
+            fclose(f); free(*lab); *lab = NULL; *nlab = 0; return 1;
+        }
         char *s = yolo_trim(line), *end;
         if (!*s) continue;
         double v[6];
@@ -4954,7 +5249,7 @@ static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, ch
         int bad = 0;
         if (*s || k != 5) bad = yolo_errorf(err, "%s:%d: expected 5 numbers (class cx cy w h), got %s", path, lineno, *s ? "text" : k < 5 ? "fewer" : "more");
         else if (v[0] != floor(v[0]) || v[0] < 0) bad = yolo_errorf(err, "%s:%d: class %g is not a non-negative integer", path, lineno, v[0]);
-        else if (v[0] >= nc) { fclose(f); free(*lab); *lab = NULL; *nlab = 0; return yolo_errorf(err, "%s:%d: class %d is not below nc %d", path, lineno, (int)v[0], nc); }
+        else if (v[0] >= nc) { fclose(f); free(*lab); *lab = NULL; *nlab = 0; return yolo_errorf(err, "%s:%d: class %.0f is not below nc %d", path, lineno, v[0], nc); }
         else {
             for (int i = 1; i < 5; i++)
                 if (!(v[i] >= 0 && v[i] <= 1)) { bad = yolo_errorf(err, "%s:%d: coordinate %g is not normalised (0..1)", path, lineno, v[i]); break; }
@@ -5000,26 +5295,50 @@ static uint64_t yolo_files_hash(const yolo_strings *imgs, int nc) {
     return h;
 }
 
-static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash) {
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
+/* 0 with ds filled, -1 when there is no cache or it is stale. A cache
+   whose hash matches but whose content is wrong (edited, damaged) is
+   read again from the labels, with a warning saying where. Every number
+   is checked as the label reader checks it: a count no larger than the
+   images scanned, sizes and box counts in range, classes below nc,
+   coordinates in 0..1, every name one of the images scanned. */
+static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash, const yolo_strings *imgs, int nc) {
+    struct stat st;
+    if (stat(path, &st)) return -1;
+    char err[YOLO_ERR] = "";
+    FILE *f = yolo_open_file(path, "label cache", 0, NULL, err);
+    if (!f) { fprintf(stderr, "warning: %s (labels read again)\n", err); return -1; }
     unsigned long long h = 0;
-    int cn = 0, ok = fscanf(f, "yolov9.c labels %llx %d\n", &h, &cn) == 2 && h == hash;
+    int cn = 0, lineno = 1, ok = fscanf(f, "yolov9.c labels %llx %d", &h, &cn) == 2 && h == hash && fgetc(f) == '\n';
+    if (!ok) { fclose(f); return -1; }   /* another list of files: stale, not damaged */
+    if (cn < 0 || cn > imgs->n) { ok = 0; yolo_errorf(err, "%s:1: %d images, but %d were scanned", path, cn, imgs->n); }
     for (int i = 0; ok && i < cn; i++) {
-        char line[4096];
+        char line[4200];
         int w, hh, nl, at = ds->n;
-        if (!fgets(line, sizeof line, f) || sscanf(line, "%d %d %d", &w, &hh, &nl) != 3) { ok = 0; break; }
-        char *name = strchr(line, '|');
-        if (!name) { ok = 0; break; }
-        name = yolo_trim(name + 1);
+        if (yolo_read_line(f, line, sizeof line, path, ++lineno, err) != 1 || sscanf(line, "%d %d %d", &w, &hh, &nl) != 3 || !strchr(line, '|')) {
+            if (!err[0]) yolo_errorf(err, "%s:%d: expected 'w h boxes |file'", path, lineno);
+            ok = 0; break;
+        }
+        char *name = yolo_trim(strchr(line, '|') + 1), *key = name;
+        if (w < 1 || hh < 1 || (long)w * hh > YOLO_MAX_PIXELS || nl < 0 || nl > YOLO_MAX_BOXES) { ok = 0; yolo_errorf(err, "%s:%d: size %dx%d or %d boxes out of range", path, lineno, w, hh, nl); break; }
+        if (!bsearch(&key, imgs->s, imgs->n, sizeof(char *), yolo_strcmp_p)) { ok = 0; yolo_errorf(err, "%s:%d: '%.200s' is not one of the images", path, lineno, name); break; }
         ds->files[at] = strdup(name); ds->w0[at] = w; ds->h0[at] = hh; ds->nlab[at] = nl;
         ds->lab[at] = nl ? (float *)yolo_xmalloc((size_t)nl * 5 * sizeof(float)) : NULL;
-        for (int k = 0; k < nl * 5 && ok; k++) ok = fscanf(f, "%f", &ds->lab[at][k]) == 1;
-        if (nl && fgetc(f) != '\n') ok = 0;
         ds->n++;
+        if (nl) lineno++;
+        for (int k = 0; k < nl * 5 && ok; k++) {
+            float v;
+            ok = fscanf(f, "%f", &v) == 1 && (k % 5 ? v >= 0 && v <= 1 : v >= 0 && v < nc && v == floorf(v));
+            if (!ok) yolo_errorf(err, "%s:%d: box %d: a %s that is not %s", path, lineno, k / 5, k % 5 ? "coordinate" : "class", k % 5 ? "in 0..1" : "an integer below nc");
+            ds->lab[at][k] = v;
+        }
+        if (ok && nl && fgetc(f) != '\n') { ok = 0; yolo_errorf(err, "%s:%d: more numbers than %d boxes", path, lineno, nl); }
     }
     fclose(f);
-    if (!ok) { for (int i = 0; i < ds->n; i++) { free(ds->files[i]); free(ds->lab[i]); } ds->n = 0; }
+    if (!ok) {
+        fprintf(stderr, "warning: %s (labels read again)\n", err);
+        for (int i = 0; i < ds->n; i++) { free(ds->files[i]); free(ds->lab[i]); ds->files[i] = NULL; ds->lab[i] = NULL; }
+        ds->n = 0;
+    }
     return ok ? 0 : -1;
 }
 
@@ -5062,10 +5381,10 @@ int yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int 
     if (slash) *slash = 0;
     snprintf(cache, sizeof cache, "%s.cache", lp);
     uint64_t hash = yolo_files_hash(&imgs, nc);
-    if (yolo_cache_load(ds, cache, hash)) {
+    if (yolo_cache_load(ds, cache, hash, &imgs, nc)) {
         for (int i = 0; i < imgs.n && !rc; i++) {
-            int w, h, comp;
-            if (!stbi_info(imgs.s[i], &w, &h, &comp)) { rc = yolo_errorf(err, "%s: cannot read image (%s)", imgs.s[i], stbi_failure_reason()); break; }
+            int w, h;
+            if ((rc = yolo_image_info(imgs.s[i], &w, &h, err))) break;
             yolo_label_path(imgs.s[i], lp, sizeof lp);
             int at = ds->n, r = yolo_read_labels(lp, nc, &ds->lab[at], &ds->nlab[at], err);
             if (r < 0) { rc = -1; break; }
@@ -5097,7 +5416,9 @@ int yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int 
 static void yolo_image_free(yolo_image *im) { free(im->rgb); im->rgb = NULL; }
 
 int yolo_image_load(yolo_image *im, const char *path, char *err) {
-    int ch;
+    int ch, w, h;
+    im->rgb = NULL;
+    if (yolo_image_info(path, &w, &h, err)) return -1;
     im->rgb = stbi_load(path, &im->w, &im->h, &ch, 3);
     if (!im->rgb) return yolo_errorf(err, "%s: cannot decode image (%s)", path, stbi_failure_reason());
     return 0;

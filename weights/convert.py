@@ -16,13 +16,33 @@ As the official loader: the EMA weights when the checkpoint has them, else
 the model, converted to float32; only floating tensors are kept (so
 BatchNorm's num_batches_tracked is dropped). Names are the state_dict names
 (model.3.cv1.conv.weight, ...), which yolov9.h uses as they are.
+
+A checkpoint is untrusted input: nothing it names is imported or run, every
+size is checked before anything is read or allocated (the archive's members
+against their compressed sizes, each tensor against its storage), and any
+problem ends in one line naming the file and what is wrong, with nothing
+written. What is written is what yolov9.h's loader accepts: unique names,
+finite values, the tensors tiling the data.
 """
 import collections
 import json
+import math
+import os
 import pickle
 import struct
 import sys
 import zipfile
+
+MAX_PICKLE_BYTES = 256 << 20      # the pickle of the module tree (yolov9-e's: under 2 MB)
+MAX_STORAGE_BYTES = 4 << 30       # one tensor storage
+MAX_INFLATION = 200               # a member may inflate at most this much (a zip bomb does 1000x)
+MAX_MODULE_DEPTH = 64             # nn.Module nesting (the official models: 4)
+MAX_MODULES = 100000              # modules visited (yolov9-e: about 1500)
+MAX_NAME = 127                    # yolov9.h's tensor names
+
+
+class Refused(Exception):
+    """What is wrong with the checkpoint, in one line."""
 
 STORAGE_DTYPES = {  # storage class -> (struct code, bytes per element, floating)
     "HalfStorage": ("e", 2, True), "FloatStorage": ("f", 4, True), "DoubleStorage": ("d", 8, True),
@@ -54,6 +74,12 @@ class Storage:
 
 class Tensor:
     def __init__(self, storage, offset, size, stride):
+        if not isinstance(storage, Storage):
+            raise Refused("a tensor without a storage")
+        if not all(isinstance(v, int) for v in (offset, *size, *stride)) or len(size) != len(stride):
+            raise Refused("a tensor with a malformed offset, size or stride")
+        if offset < 0 or any(d < 0 for d in size) or any(st < 0 for st in stride) or len(size) > 8:
+            raise Refused("a tensor with a negative offset, size or stride, or more than 8 dimensions")
         self.storage, self.offset, self.size, self.stride = storage, offset, tuple(size), tuple(stride)
 
     def numel(self):
@@ -61,6 +87,12 @@ class Tensor:
         for d in self.size:
             n *= d
         return n
+
+    def extent(self):
+        """elements of the storage the tensor reaches: offset + 1 past its last"""
+        if self.numel() == 0:
+            return self.offset
+        return self.offset + 1 + sum((d - 1) * st for d, st in zip(self.size, self.stride))
 
 
 def rebuild_tensor(storage, offset, size, stride, *rest):
@@ -102,20 +134,46 @@ class Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError("unsupported persistent id %r" % (pid,))
 
 
+def read_member(zf, name, limit):
+    """One archive member, its declared size checked before it is inflated."""
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        raise Refused("%s is missing from the archive" % name)
+    if info.file_size > limit:
+        raise Refused("%s claims %d bytes, more than the %d allowed" % (name, info.file_size, limit))
+    if info.file_size > MAX_INFLATION * info.compress_size + (1 << 20):
+        raise Refused("%s inflates %d bytes into %d (a zip bomb?)" % (name, info.compress_size, info.file_size))
+    with zf.open(info) as f:
+        data = f.read(info.file_size + 1)
+    if len(data) != info.file_size:
+        raise Refused("%s holds %d bytes, its entry says %d" % (name, len(data), info.file_size))
+    return data
+
+
 def tensor_floats(zf, prefix, t):
     """The tensor's values as a list of Python floats (row-major), or None
-    when it is not floating point."""
-    code, width, floating = STORAGE_DTYPES.get(t.storage.kind, (None, 0, False))
+    when it is not floating point. Its storage is read only now, and only
+    when the tensor stays inside it and has no more elements than it (no
+    view that repeats one value millions of times)."""
+    if t.storage.kind not in STORAGE_DTYPES:
+        raise Refused("storage %s has the unknown type %s" % (t.storage.key, t.storage.kind))
+    code, width, floating = STORAGE_DTYPES[t.storage.kind]
     if not floating:
         return None
-    raw = zf.read(prefix + "data/" + t.storage.key)
+    raw = read_member(zf, prefix + "data/" + t.storage.key, MAX_STORAGE_BYTES)
+    if len(raw) % width:
+        raise Refused("storage %s has %d bytes, not a whole number of %d-byte values" % (t.storage.key, len(raw), width))
     n_storage = len(raw) // width
+    n = t.numel()
+    if t.extent() > n_storage or n > n_storage:
+        raise Refused("a tensor of shape %s (offset %d, stride %s) does not fit its storage %s of %d values"
+                      % (list(t.size), t.offset, list(t.stride), t.storage.key, n_storage))
     if code == "bf16":
         vals = struct.unpack("<%dH" % n_storage, raw)
         vals = [struct.unpack("<f", struct.pack("<I", v << 16))[0] for v in vals]
     else:
         vals = struct.unpack("<%d%s" % (n_storage, code), raw)
-    n = t.numel()
     contiguous, expect = True, 1
     for d, s in zip(reversed(t.size), reversed(t.stride)):
         if d != 1 and s != expect:
@@ -124,71 +182,133 @@ def tensor_floats(zf, prefix, t):
     if contiguous:
         return list(vals[t.offset:t.offset + n])
     out = []
-    def walk(dim, base):
-        if dim == len(t.size):
-            out.append(vals[base])
-            return
-        for i in range(t.size[dim]):
-            walk(dim + 1, base + i * t.stride[dim])
-    walk(0, t.offset)
+    index = [0] * len(t.size)
+    for _ in range(n):   # row-major walk over the view
+        out.append(vals[t.offset + sum(i * st for i, st in zip(index, t.stride))])
+        for dim in reversed(range(len(t.size))):
+            index[dim] += 1
+            if index[dim] < t.size[dim]:
+                break
+            index[dim] = 0
     return out
 
 
-def state_dict(module, prefix=""):
-    """(name, Tensor) in the order of PyTorch's Module.state_dict()."""
-    items = []
-    d = module.__dict__
-    for name, p in (d.get("_parameters") or {}).items():
-        if p is not None:
-            items.append((prefix + name, p))
-    non_persistent = d.get("_non_persistent_buffers_set") or set()
-    for name, b in (d.get("_buffers") or {}).items():
-        if b is not None and name not in non_persistent:
-            items.append((prefix + name, b))
-    for name, child in (d.get("_modules") or {}).items():
-        if child is not None:
-            items.extend(state_dict(child, prefix + name + "."))
+def state_dict(root):
+    """(name, Tensor) in the order of PyTorch's Module.state_dict(), walked
+    with an explicit stack (a hostile tree may be thousands deep)."""
+    items, stack, visits = [], [(root, "", 0)], 0
+    while stack:
+        module, prefix, depth = stack.pop()
+        visits += 1   # a module may be shared (the official act); a tree of shared ones may explode
+        if depth > MAX_MODULE_DEPTH or visits > MAX_MODULES:
+            raise Refused("modules nested deeper than %d or more than %d of them" % (MAX_MODULE_DEPTH, MAX_MODULES))
+        d = getattr(module, "__dict__", None)
+        if not isinstance(d, dict):
+            raise Refused("%s is not a module" % (prefix.rstrip(".") or "root"))
+        tables = [d.get(k) or {} for k in ("_parameters", "_buffers", "_modules")]
+        if not all(isinstance(tab, dict) for tab in tables):
+            raise Refused("%s has a malformed parameter, buffer or module table" % (prefix.rstrip(".") or "root"))
+        params, buffers, modules = tables
+        non_persistent = d.get("_non_persistent_buffers_set") or set()
+        for kind, table in (("parameter", params), ("buffer", buffers)):
+            for name, p in table.items():
+                if p is None or (kind == "buffer" and name in non_persistent):
+                    continue
+                if not isinstance(p, Tensor):
+                    raise Refused("%s%s is a %s that is no tensor" % (prefix, name, kind))
+                items.append((prefix + str(name), p))
+        children = [(m, prefix + str(name) + ".", depth + 1) for name, m in modules.items() if m is not None]
+        stack.extend(reversed(children))   # depth first, in order, as state_dict()
     return items
 
 
+def check_name(name):
+    if len(name) > MAX_NAME or not name.isprintable() or '"' in name or "\\" in name:
+        raise Refused("tensor name %r is not a printable name of at most %d characters" % (name[:80], MAX_NAME))
+
+
 def convert(src, dst):
-    zf = zipfile.ZipFile(src)
+    if not os.path.exists(src):
+        raise Refused("cannot open: no such file")
+    if not os.path.isfile(src):
+        raise Refused("not a regular file")
+    try:
+        zf = zipfile.ZipFile(src)
+    except zipfile.BadZipFile:
+        raise Refused("not a PyTorch zip checkpoint (an old-style torch.save file? save it again with a recent PyTorch)")
     pkl = [n for n in zf.namelist() if n.endswith("data.pkl")]
     if not pkl:
-        sys.exit("%s: not a PyTorch zip checkpoint (no data.pkl)" % src)
+        raise Refused("not a PyTorch zip checkpoint (no data.pkl)")
     prefix = pkl[0][: -len("data.pkl")]
-    with zf.open(pkl[0]) as f:
-        ckpt = Unpickler(f).load()
+    import io
+    ckpt = Unpickler(io.BytesIO(read_member(zf, pkl[0], MAX_PICKLE_BYTES))).load()
     if isinstance(ckpt, dict):
         root = ckpt.get("ema") or ckpt.get("model")
     else:
         root = ckpt
     if root is None or not hasattr(root, "_modules"):
-        sys.exit("%s: no model in the checkpoint" % src)
+        raise Refused("no model in the checkpoint")
     header, blobs, offset = {}, [], 0
     for name, t in state_dict(root):
+        check_name(name)
+        if name in header:
+            raise Refused("tensor %s appears twice" % name)
         vals = tensor_floats(zf, prefix, t)
         if vals is None:
             continue  # num_batches_tracked and other integer buffers
-        blob = struct.pack("<%df" % len(vals), *vals)
+        if not all(math.isfinite(v) for v in vals):
+            raise Refused("%s holds NaN or infinite values" % name)
+        try:
+            blob = struct.pack("<%df" % len(vals), *vals)
+        except OverflowError:
+            raise Refused("%s holds values beyond float32" % name)
         header[name] = {"dtype": "F32", "shape": list(t.size), "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
+    if not header:
+        raise Refused("no floating-point tensors in the model")
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
     tmp = dst + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
-    import os
-    os.replace(tmp, dst)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(struct.pack("<Q", len(text)))
+            f.write(text)
+            for b in blobs:
+                f.write(b)
+        os.replace(tmp, dst)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise Refused("cannot write %s (%s)" % (dst, e.strerror or e))
     return len(header)
 
 
+def one_line(e):
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text[:300]
+
+
+def main(argv):
+    """0, or 1 with one line on stderr naming the file and what is wrong."""
+    if len(argv) != 3:
+        sys.stderr.write("usage: python3 weights/convert.py IN.pt OUT.safetensors\n")
+        return 1
+    src, dst = argv[1], argv[2]
+    try:
+        n = convert(src, dst)
+    except Refused as e:
+        sys.stderr.write("%s: %s\n" % (src, one_line(e)))
+        return 1
+    except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError, ValueError, TypeError, KeyError,
+            IndexError, AttributeError, struct.error, RecursionError, MemoryError, OverflowError, UnicodeError,
+            NotImplementedError, zipfile.LargeZipFile) as e:
+        # the archive or the pickle is damaged: say so in one line
+        sys.stderr.write("%s: not a readable checkpoint (%s: %s)\n" % (src, type(e).__name__, one_line(e)))
+        return 1
+    print("%s: %d tensors -> %s" % (src, n, dst))
+    return 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python3 weights/convert.py IN.pt OUT.safetensors")
-    n = convert(sys.argv[1], sys.argv[2])
-    print("%s: %d tensors -> %s" % (sys.argv[1], n, sys.argv[2]))
+    sys.exit(main(sys.argv))

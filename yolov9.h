@@ -5112,41 +5112,72 @@ static int yolo_load_resized(const yolo_dataset *ds, int i, int S, int augment, 
 }
 
 /* dst = M src, inverse-mapped and bilinear, grey 114 outside (warpAffine /
-   warpPerspective with their default flags) */
+   warpPerspective with their default flags). Every output pixel is
+   sum_k w_k p_k over its four source neighbours, in double precision; a
+   row's source positions are computed first (a loop the compiler
+   vectorises), then each pixel takes one of three paths with the same
+   arithmetic: all four neighbours inside the picture (no checks), all four
+   outside (grey: the weights sum to 1), or astride the border. */
 static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9]) {
     double a = M[0], b = M[1], c = M[2], d = M[3], e = M[4], f = M[5], g = M[6], h = M[7], i = M[8];
     double inv[9] = { e * i - f * h, c * h - b * i, b * f - c * e, f * g - d * i, a * i - c * g, c * d - a * f,
                       d * h - e * g, b * g - a * h, a * e - b * d };
     double det = a * inv[0] + b * inv[3] + c * inv[6];
     for (int k = 0; k < 9; k++) inv[k] /= det;
-    for (int y = 0; y < dst->h; y++)
-        for (int x = 0; x < dst->w; x++) {
+    int W = src->w, H = src->h;
+    double *sxs = (double *)yolo_xmalloc((size_t)2 * dst->w * sizeof(double)), *sys = sxs + dst->w;
+    for (int y = 0; y < dst->h; y++) {
+        for (int x = 0; x < dst->w; x++) {   /* where each pixel of the row comes from */
             double zw = inv[6] * x + inv[7] * y + inv[8];
-            double sx = (inv[0] * x + inv[1] * y + inv[2]) / zw, sy = (inv[3] * x + inv[4] * y + inv[5]) / zw;
+            sxs[x] = (inv[0] * x + inv[1] * y + inv[2]) / zw;
+            sys[x] = (inv[3] * x + inv[4] * y + inv[5]) / zw;
+        }
+        unsigned char *o = dst->rgb + (size_t)y * dst->w * 3;
+        for (int x = 0; x < dst->w; x++, o += 3) {
+            double sx = sxs[x], sy = sys[x];
             int x0 = (int)floor(sx), y0 = (int)floor(sy);
+            if (x0 < -1 || y0 < -1 || x0 >= W || y0 >= H) { o[0] = o[1] = o[2] = 114; continue; }
             double fx = sx - x0, fy = sy - y0;
-            unsigned char *o = dst->rgb + ((size_t)y * dst->w + x) * 3;
+            double wk[4] = { (1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy };   /* neighbours (x0|x0+1, y0|y0+1) */
+            if (x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H) {
+                const unsigned char *p0 = src->rgb + ((size_t)y0 * W + x0) * 3, *p1 = p0 + (size_t)W * 3;
+                for (int ch = 0; ch < 3; ch++) {
+                    double v = 0;
+                    v += wk[0] * p0[ch]; v += wk[1] * p0[3 + ch]; v += wk[2] * p1[ch]; v += wk[3] * p1[3 + ch];
+                    o[ch] = (unsigned char)(v + 0.5);
+                }
+                continue;
+            }
             for (int ch = 0; ch < 3; ch++) {
                 double v = 0;
                 for (int k = 0; k < 4; k++) {
                     int xx = x0 + (k & 1), yy = y0 + (k >> 1);
-                    double wgt = ((k & 1) ? fx : 1 - fx) * ((k >> 1) ? fy : 1 - fy);
-                    double p = (xx < 0 || yy < 0 || xx >= src->w || yy >= src->h) ? 114 : src->rgb[((size_t)yy * src->w + xx) * 3 + ch];
-                    v += wgt * p;
+                    double p = (xx < 0 || yy < 0 || xx >= W || yy >= H) ? 114 : src->rgb[((size_t)yy * W + xx) * 3 + ch];
+                    v += wk[k] * p;
                 }
                 o[ch] = (unsigned char)(v + 0.5);
             }
         }
+    }
+    free(sxs);
 }
 
 /* HSV jitter as OpenCV's 8-bit HSV (H in 0..179): random gains on hue,
-   saturation and value, applied through lookup tables */
+   saturation and value, applied through lookup tables. What depends on
+   the new hue alone (its sixth of the colour wheel and the fraction of
+   chroma the middle channel gets) is tabled per hue, once per picture. */
 static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
-    unsigned char lh[256], ls[256], lv[256];
+    unsigned char lh[256], ls[256], lv[256], sector[180];
+    double ramp[180];   /* 1 - |hp mod 2 - 1|, hp = 2 H / 60 the hue in sixths */
     for (int x = 0; x < 256; x++) {
         lh[x] = (unsigned char)fmod(x * gh, 180.0);
         ls[x] = (unsigned char)fmin(fmax(x * gs, 0), 255);
         lv[x] = (unsigned char)fmin(fmax(x * gv, 0), 255);
+    }
+    for (int x = 0; x < 180; x++) {
+        double hp = x * 2.0 / 60.0;
+        ramp[x] = 1 - fabs(fmod(hp, 2.0) - 1);
+        sector[x] = (unsigned char)(hp < 1 ? 0 : hp < 2 ? 1 : hp < 3 ? 2 : hp < 4 ? 3 : hp < 5 ? 4 : 5);
     }
     size_t n = (size_t)im->w * im->h;
     for (size_t k = 0; k < n; k++) {
@@ -5163,17 +5194,21 @@ static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
         }
         int H = (int)(Hd / 2 + 0.5);
         if (H >= 180) H -= 180;
-        double h2 = lh[H] * 2.0, s2 = ls[S] / 255.0, v2 = lv[V];
-        /* back to RGB */
-        double cc = v2 * s2, hp = h2 / 60.0, xx = cc * (1 - fabs(fmod(hp, 2.0) - 1)), m = v2 - cc, rr, gg, bb;
-        if (hp < 1) { rr = cc; gg = xx; bb = 0; }
-        else if (hp < 2) { rr = xx; gg = cc; bb = 0; }
-        else if (hp < 3) { rr = 0; gg = cc; bb = xx; }
-        else if (hp < 4) { rr = 0; gg = xx; bb = cc; }
-        else if (hp < 5) { rr = xx; gg = 0; bb = cc; }
-        else { rr = cc; gg = 0; bb = xx; }
-        p[0] = (unsigned char)fmin(rr + m + 0.5, 255); p[1] = (unsigned char)fmin(gg + m + 0.5, 255);
-        p[2] = (unsigned char)fmin(bb + m + 0.5, 255);
+        int h = lh[H];
+        double s2 = ls[S] / 255.0, v2 = lv[V];
+        /* back to RGB: chroma cc split between the channels by the hue's sector */
+        double cc = v2 * s2, xx = cc * ramp[h], m = v2 - cc, rr, gg, bb;
+        switch (sector[h]) {
+        case 0: rr = cc; gg = xx; bb = 0; break;
+        case 1: rr = xx; gg = cc; bb = 0; break;
+        case 2: rr = 0; gg = cc; bb = xx; break;
+        case 3: rr = 0; gg = xx; bb = cc; break;
+        case 4: rr = xx; gg = 0; bb = cc; break;
+        default: rr = cc; gg = 0; bb = xx;
+        }
+        double r8 = rr + m + 0.5, g8 = gg + m + 0.5, b8 = bb + m + 0.5;
+        p[0] = (unsigned char)(r8 < 255 ? r8 : 255); p[1] = (unsigned char)(g8 < 255 ? g8 : 255);
+        p[2] = (unsigned char)(b8 < 255 ? b8 : 255);
     }
 }
 
@@ -5464,9 +5499,13 @@ void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *
 
 /* an RGB8 picture [h, w, 3] as one image of the model's input [3, h, w], in [0, 1] */
 void yolo_image_to_input(const yolo_image *im, yolo_real *dst) {
+    yolo_real unit[256];   /* v / 255, tabled */
+    for (int v = 0; v < 256; v++) unit[v] = (yolo_real)(v / 255.0);
     size_t HW = (size_t)im->w * im->h;
-    for (int c = 0; c < 3; c++)
-        for (size_t p = 0; p < HW; p++) dst[(size_t)c * HW + p] = (yolo_real)(im->rgb[p * 3 + c] / 255.0);
+    for (size_t p = 0; p < HW; p++) {
+        const unsigned char *q = im->rgb + p * 3;
+        dst[p] = unit[q[0]]; dst[HW + p] = unit[q[1]]; dst[2 * HW + p] = unit[q[2]];
+    }
 }
 
 /* --- the loader: batches built by threads ahead of the model --- */

@@ -556,9 +556,9 @@ typedef struct {
    targets [nt, 6] (image, class, cx, cy, w, h normalised); for validation
    also what maps a box back onto each original picture. */
 typedef struct {
-    int index, B, H, W, nt;
+    int index, B, H, W, nt, tcap;
     yolo_real *images;       /* [B*3*H*W] host */
-    yolo_real *targets;      /* [nt*6], what yolo_loss_compute takes */
+    yolo_real *targets;      /* [nt*6] of room for tcap, what yolo_loss_compute takes */
     int *ids;                /* [B] dataset indices */
     double *gain, *padx, *pady;  /* [B] original -> letterboxed: x' = x gain + padx */
 } yolo_batch;
@@ -577,7 +577,7 @@ typedef struct yolo_loader {
     uint64_t seed;           /* of this epoch: the order and every picture's draws */
     int *order;              /* [ds->n] */
     int *bw, *bh;            /* [nbatch] validation batch shapes */
-    yolo_batch *slots;       /* [depth] */
+    yolo_batch *slots;       /* [depth], their buffers made once for the largest batch */
     int *state;              /* [depth] 0 free, 1 being built, 2 ready */
     int next_make, next_take, released;  /* batches started by the threads, handed out, given back */
     int failed, stop;
@@ -5125,8 +5125,10 @@ static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9])
     double det = a * inv[0] + b * inv[3] + c * inv[6];
     for (int k = 0; k < 9; k++) inv[k] /= det;
     int W = src->w, H = src->h;
-    double *sxs = (double *)yolo_xmalloc((size_t)2 * dst->w * sizeof(double)), *sys = sxs + dst->w;
+    double *sxs = (double *)yolo_xmalloc((size_t)2 * dst->w * sizeof(double)), *sys = sxs + dst->w, grey[256];
+    for (int v = 0; v < 256; v++) grey[v] = v;   /* a grey level as a double, tabled */
     for (int y = 0; y < dst->h; y++) {
+        #pragma omp simd
         for (int x = 0; x < dst->w; x++) {   /* where each pixel of the row comes from */
             double zw = inv[6] * x + inv[7] * y + inv[8];
             sxs[x] = (inv[0] * x + inv[1] * y + inv[2]) / zw;
@@ -5143,7 +5145,7 @@ static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9])
                 const unsigned char *p0 = src->rgb + ((size_t)y0 * W + x0) * 3, *p1 = p0 + (size_t)W * 3;
                 for (int ch = 0; ch < 3; ch++) {
                     double v = 0;
-                    v += wk[0] * p0[ch]; v += wk[1] * p0[3 + ch]; v += wk[2] * p1[ch]; v += wk[3] * p1[3 + ch];
+                    v += wk[0] * grey[p0[ch]]; v += wk[1] * grey[p0[3 + ch]]; v += wk[2] * grey[p1[ch]]; v += wk[3] * grey[p1[3 + ch]];
                     o[ch] = (unsigned char)(v + 0.5);
                 }
                 continue;
@@ -5511,17 +5513,12 @@ void yolo_image_to_input(const yolo_image *im, yolo_real *dst) {
 /* --- the loader: batches built by threads ahead of the model --- */
 
 
+/* batch k into slot bt, whose buffers it reuses */
 static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
     const yolo_dataset *ds = ld->ds;
     int i0 = k * ld->B, B = ds->n - i0 < ld->B ? ds->n - i0 : ld->B;
     int H = ld->train ? ld->S : ld->bh[k], W = ld->train ? ld->S : ld->bw[k];
     bt->index = k; bt->B = B; bt->H = H; bt->W = W; bt->nt = 0;
-    bt->images = (yolo_real *)yolo_xmalloc((size_t)B * 3 * H * W * sizeof(yolo_real));
-    bt->ids = (int *)yolo_xmalloc((size_t)B * sizeof(int));
-    bt->gain = (double *)yolo_xmalloc(B * sizeof(double)); bt->padx = (double *)yolo_xmalloc(B * sizeof(double));
-    bt->pady = (double *)yolo_xmalloc(B * sizeof(double));
-    int cap = 64;
-    bt->targets = (yolo_real *)yolo_xmalloc((size_t)cap * 6 * sizeof(yolo_real));
     yolo_boxes bx = { 0, 0, NULL };
     for (int j = 0; j < B; j++) {
         int id = ld->order[i0 + j];
@@ -5562,7 +5559,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         yolo_image_to_input(&im, bt->images + (size_t)j * 3 * H * W);
         yolo_image_free(&im);
         for (int t = 0; t < bx.n; t++) {
-            if (bt->nt == cap) { cap *= 2; bt->targets = (yolo_real *)realloc(bt->targets, (size_t)cap * 6 * sizeof(yolo_real)); }
+            if (bt->nt == bt->tcap) { bt->tcap *= 2; bt->targets = (yolo_real *)realloc(bt->targets, (size_t)bt->tcap * 6 * sizeof(yolo_real)); }
             yolo_real *o6 = bt->targets + (size_t)bt->nt++ * 6;
             o6[0] = (yolo_real)j;
             for (int q = 0; q < 5; q++) o6[1 + q] = bx.b[t * 5 + q];
@@ -5585,10 +5582,8 @@ static void *yolo_loader_worker(void *arg) {
         int k = ld->next_make++, s = k % ld->depth;
         ld->state[s] = 1;
         pthread_mutex_unlock(&ld->mu);
-        yolo_batch b;
-        yolo_make_batch(ld, k, &b);
+        yolo_make_batch(ld, k, &ld->slots[s]);   /* the slot is this thread's while its state is 1 */
         pthread_mutex_lock(&ld->mu);
-        ld->slots[s] = b;
         ld->state[s] = 2;
         pthread_cond_broadcast(&ld->cv);
     }
@@ -5622,6 +5617,17 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
         free(ar);
     }
     ld->slots = (yolo_batch *)yolo_xcalloc(ld->depth, sizeof(yolo_batch));
+    int H, W;
+    yolo_loader_max_shape(ld, &H, &W);
+    for (int s = 0; s < ld->depth; s++) {
+        yolo_batch *b = &ld->slots[s];
+        b->images = (yolo_real *)yolo_xmalloc((size_t)B * 3 * H * W * sizeof(yolo_real));
+        b->tcap = 64;
+        b->targets = (yolo_real *)yolo_xmalloc((size_t)b->tcap * 6 * sizeof(yolo_real));
+        b->ids = (int *)yolo_xmalloc((size_t)B * sizeof(int));
+        b->gain = (double *)yolo_xmalloc(B * sizeof(double)); b->padx = (double *)yolo_xmalloc(B * sizeof(double));
+        b->pady = (double *)yolo_xmalloc(B * sizeof(double));
+    }
     ld->state = (int *)yolo_xcalloc(ld->depth, sizeof(int));
     pthread_mutex_init(&ld->mu, NULL);
     pthread_cond_init(&ld->cv, NULL);
@@ -5657,7 +5663,6 @@ yolo_batch *yolo_loader_next(yolo_loader *ld) {
     if (ld->next_take > 0) {   /* give the previous slot back */
         int s = (ld->next_take - 1) % ld->depth;
         pthread_mutex_lock(&ld->mu);
-        yolo_batch_free(&ld->slots[s]);
         ld->state[s] = 0;
         ld->released++;
         pthread_cond_broadcast(&ld->cv);
@@ -5688,13 +5693,14 @@ void yolo_loader_stop(yolo_loader *ld) {
     for (int t = 0; ld->threads && t < ld->nworkers; t++) pthread_join(ld->threads[t], NULL);
     free(ld->threads);
     ld->threads = NULL;
-    for (int s = 0; s < ld->depth; s++) { yolo_batch_free(&ld->slots[s]); ld->state[s] = 0; }
+    for (int s = 0; s < ld->depth; s++) ld->state[s] = 0;
 }
 
 void yolo_loader_free(yolo_loader *ld) {
     yolo_loader_stop(ld);
     pthread_mutex_destroy(&ld->mu);
     pthread_cond_destroy(&ld->cv);
+    for (int s = 0; s < ld->depth; s++) yolo_batch_free(&ld->slots[s]);
     free(ld->order); free(ld->bw); free(ld->bh); free(ld->slots); free(ld->state);
     memset(ld, 0, sizeof *ld);
 }

@@ -549,8 +549,13 @@ typedef struct {
     float **lab;             /* [n][nlab * 5] class, cx, cy, w, h (normalised) */
     long nboxes;
     int max_boxes;           /* the densest image (the memory plan sizes the loss for it) */
-    yolo_image *cache;       /* [n] decoded, resized once (--cache), or NULL */
+    yolo_image *cache;       /* [n] decoded, resized once (--cache ram), or NULL */
+    char **npy;              /* [n] the same pictures in .npy files (--cache disk), or NULL */
 } yolo_dataset;
+
+/* --cache: none, every picture decoded and resized once and kept in memory,
+   or kept in a .npy file beside it (uint8 [h, w, 3] RGB, read back on each use) */
+typedef enum { YOLO_CACHE_NONE, YOLO_CACHE_RAM, YOLO_CACHE_DISK } yolo_cache_kind;
 
 /* A batch ready for the model: images [B, 3, H, W] RGB in [0,1] and the
    targets [nt, 6] (image, class, cx, cy, w, h normalised); for validation
@@ -823,7 +828,7 @@ int  yolo_hyp_parse(yolo_hyp *h, const char *s);   /* 0 when every key was there
 int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
 void yolo_data_free(yolo_data_cfg *d);
 int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
-void yolo_dataset_cache(yolo_dataset *ds, int S, int augment);
+int  yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augment, char *err);
 void yolo_dataset_free(yolo_dataset *ds);
 int  yolo_image_load(yolo_image *im, const char *path, char *err);
 void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
@@ -4917,8 +4922,9 @@ void yolo_dataset_free(yolo_dataset *ds) {
     for (int i = 0; i < ds->n; i++) {
         free(ds->files[i]); free(ds->lab[i]);
         if (ds->cache) free(ds->cache[i].rgb);
+        if (ds->npy) free(ds->npy[i]);
     }
-    free(ds->files); free(ds->lab); free(ds->nlab); free(ds->w0); free(ds->h0); free(ds->cache);
+    free(ds->files); free(ds->lab); free(ds->nlab); free(ds->w0); free(ds->h0); free(ds->cache); free(ds->npy);
     memset(ds, 0, sizeof *ds);
 }
 
@@ -5092,6 +5098,56 @@ static void yolo_resize(const yolo_image *src, yolo_image *dst, int w, int h, in
     else yolo_resize_linear(src, dst);
 }
 
+/* --- the .npy files of --cache disk: a 10-byte preamble (magic, version
+   1.0, header length), a Python dict header padded to 64 bytes, then the
+   uint8 values [h, w, 3] in row-major order --- */
+
+static int yolo_npy_write(const char *path, const yolo_image *im) {
+    char head[128], tmp[4200];
+    int n = snprintf(head + 10, sizeof head - 10, "{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d, 3), }", im->h, im->w);
+    while ((10 + n + 1) % 64) head[10 + n++] = ' ';
+    head[10 + n++] = '\n';
+    memcpy(head, "\x93NUMPY\x01\x00", 8);
+    head[8] = (char)(n & 255); head[9] = (char)(n >> 8);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);   /* written whole, then renamed: another reader never sees half */
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return -1;
+    size_t bytes = (size_t)im->w * im->h * 3;
+    int bad = fwrite(head, 1, 10 + n, f) != (size_t)(10 + n) || fwrite(im->rgb, 1, bytes, f) != bytes;
+    if (fclose(f) || bad || rename(tmp, path)) { remove(tmp); return -1; }
+    return 0;
+}
+
+/* a picture of w x h from its .npy file; -1 when the file is not one */
+static int yolo_npy_read(const char *path, int w, int h, yolo_image *im, char *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return yolo_errorf(err, "%s: cannot open", path);
+    unsigned char pre[10];
+    char head[256];
+    int hw = 0, hh = 0, len = 0;
+    if (fread(pre, 1, 10, f) == 10 && !memcmp(pre, "\x93NUMPY\x01\x00", 8)) len = pre[8] | pre[9] << 8;
+    int ok = len > 0 && len < (int)sizeof head && fread(head, 1, len, f) == (size_t)len;
+    if (ok) { head[len] = 0; ok = strstr(head, "'|u1'") && strstr(head, "False"); }
+    const char *shape = ok ? strstr(head, "'shape': (") : NULL;
+    ok = shape && sscanf(shape, "'shape': (%d, %d, 3)", &hh, &hw) == 2 && hw == w && hh == h;
+    im->w = w; im->h = h;
+    im->rgb = ok ? (unsigned char *)yolo_xmalloc((size_t)w * h * 3) : NULL;
+    if (ok) ok = fread(im->rgb, 1, (size_t)w * h * 3, f) == (size_t)w * h * 3;
+    fclose(f);
+    if (!ok) { free(im->rgb); im->rgb = NULL; return yolo_errorf(err, "%s: not a uint8 [%d, %d, 3] .npy file", path, h, w); }
+    return 0;
+}
+
+/* the size of a w0 x h0 picture with its long side scaled to S (truncated,
+   at least 1); returns the scale */
+static double yolo_resized_size(int w0, int h0, int S, int *w, int *h) {
+    double r = (double)S / (w0 > h0 ? w0 : h0);
+    *w = (int)(w0 * r); *h = (int)(h0 * r);
+    if (*w < 1) *w = 1;
+    if (*h < 1) *h = 1;
+    return r;
+}
+
 /* The official load_image: the long side scaled to S (truncated sizes),
    INTER_AREA when shrinking for validation, bilinear otherwise. */
 static int yolo_load_resized(const yolo_dataset *ds, int i, int S, int augment, yolo_image *out, char *err) {
@@ -5101,12 +5157,13 @@ static int yolo_load_resized(const yolo_dataset *ds, int i, int S, int augment, 
         memcpy(out->rgb, ds->cache[i].rgb, (size_t)out->w * out->h * 3);
         return 0;
     }
+    int w, h;
+    if (ds->npy && ds->npy[i]) { yolo_resized_size(ds->w0[i], ds->h0[i], S, &w, &h); return yolo_npy_read(ds->npy[i], w, h, out, err); }
     yolo_image im;
     if (yolo_image_load(&im, ds->files[i], err)) return -1;
-    double r = (double)S / (im.w > im.h ? im.w : im.h);
+    double r = yolo_resized_size(im.w, im.h, S, &w, &h);
     if (r == 1) { *out = im; return 0; }
-    int w = (int)(im.w * r), h = (int)(im.h * r);
-    yolo_resize(&im, out, w < 1 ? 1 : w, h < 1 ? 1 : h, !augment && r < 1);
+    yolo_resize(&im, out, w, h, !augment && r < 1);
     yolo_image_free(&im);
     return 0;
 }
@@ -5705,15 +5762,43 @@ void yolo_loader_free(yolo_loader *ld) {
     memset(ld, 0, sizeof *ld);
 }
 
-/* --cache: every picture decoded and resized once, kept in memory */
-void yolo_dataset_cache(yolo_dataset *ds, int S, int augment) {
-    ds->cache = (yolo_image *)yolo_xcalloc(ds->n, sizeof(yolo_image));
+/* --cache ram: every picture decoded and resized (to S, for training when
+   augment) once and kept in memory. --cache disk: kept in a .npy file
+   beside it instead, PICTURE.S.npy for training and PICTURE.S-area.npy for
+   validation (shrunk with INTER_AREA), made when missing or older than the
+   picture; loads then read it back rather than decode. A picture that
+   cannot be decoded stays uncached (its load reports it); a .npy file that
+   cannot be written is an error. */
+int yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augment, char *err) {
+    if (kind == YOLO_CACHE_NONE) return 0;
+    if (kind == YOLO_CACHE_RAM) ds->cache = (yolo_image *)yolo_xcalloc(ds->n, sizeof(yolo_image));
+    char **npy = kind == YOLO_CACHE_DISK ? (char **)yolo_xcalloc(ds->n, sizeof(char *)) : NULL;
+    int failed = -1;
     #pragma omp parallel for schedule(dynamic)
     for (int i = 0; i < ds->n; i++) {
-        char err[YOLO_ERR];
+        char e[YOLO_ERR];
         yolo_image im = { 0, 0, NULL };
-        if (!yolo_load_resized(ds, i, S, augment, &im, err)) ds->cache[i] = im;
+        if (kind == YOLO_CACHE_RAM) {
+            if (!yolo_load_resized(ds, i, S, augment, &im, e)) ds->cache[i] = im;
+            continue;
+        }
+        size_t len = strlen(ds->files[i]) + 32;
+        char *path = (char *)yolo_xmalloc(len), *dot = strrchr(ds->files[i], '.'), *slash = strrchr(ds->files[i], '/');
+        int stem = dot && (!slash || dot > slash) ? (int)(dot - ds->files[i]) : (int)strlen(ds->files[i]);
+        snprintf(path, len, "%.*s.%d%s.npy", stem, ds->files[i], S, augment ? "" : "-area");
+        struct stat sp, sn;
+        if (!stat(path, &sn) && !stat(ds->files[i], &sp) && sn.st_mtime >= sp.st_mtime) { npy[i] = path; continue; }
+        if (yolo_load_resized(ds, i, S, augment, &im, e)) { free(path); continue; }
+        if (yolo_npy_write(path, &im)) {
+            #pragma omp critical
+            if (failed < 0) failed = i;
+            free(path);
+        } else npy[i] = path;
+        yolo_image_free(&im);
     }
+    ds->npy = npy;
+    if (failed >= 0) return yolo_errorf(err, "%s: cannot write its --cache disk file beside it", ds->files[failed]);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -57,7 +57,9 @@ int main(int argc, char **argv) {
     if (yolo_data_read(&dc, data, err) || yolo_dataset_open(&ds, dc.root, dc.train, dc.nc, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
     double t0 = yolo_now();
     if (cache) {
-        yolo_dataset_cache(&ds, S, 1);
+        yolo_cache_kind kind = !strcmp(cache, "ram") ? YOLO_CACHE_RAM : !strcmp(cache, "disk") ? YOLO_CACHE_DISK : YOLO_CACHE_NONE;
+        if (kind == YOLO_CACHE_NONE) usage("--cache wants ram or disk");
+        if (yolo_dataset_cache(&ds, kind, S, 1, err)) { fprintf(stderr, "%s\n", err); return 1; }
         printf("--cache %s: %d pictures in %.2f s\n", cache, ds.n, yolo_now() - t0);
     }
     yolo_loader ld;
@@ -84,7 +86,7 @@ int main(int argc, char **argv) {
     if (sum) {   /* and the validation batches: rectangles, letterboxed */
         yolo_dataset vs;
         if (yolo_dataset_open(&vs, dc.root, dc.val, dc.nc, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
-        if (cache) yolo_dataset_cache(&vs, S, 0);
+        if (cache && yolo_dataset_cache(&vs, !strcmp(cache, "ram") ? YOLO_CACHE_RAM : YOLO_CACHE_DISK, S, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
         yolo_loader vl;
         yolo_loader_init(&vl, &vs, &hyp, B, S, 0, workers);
         yolo_loader_start(&vl, 0, 0);

@@ -5224,9 +5224,11 @@ static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9])
 /* HSV jitter as OpenCV's 8-bit HSV (H in 0..179): random gains on hue,
    saturation and value, applied through lookup tables. What depends on
    the new hue alone (its sixth of the colour wheel and the fraction of
-   chroma the middle channel gets) is tabled per hue, once per picture. */
+   chroma the middle channel gets) is tabled per hue, once per picture.
+   The pixel loop has no branches (selects, and divisors never 0 where the
+   quotient is unused) so that the compiler vectorises it. */
 static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
-    unsigned char lh[256], ls[256], lv[256], sector[180];
+    int lh[256], ls[256], lv[256], sector[180];
     double ramp[180];   /* 1 - |hp mod 2 - 1|, hp = 2 H / 60 the hue in sixths */
     for (int x = 0; x < 256; x++) {
         lh[x] = (unsigned char)fmod(x * gh, 180.0);
@@ -5236,38 +5238,31 @@ static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
     for (int x = 0; x < 180; x++) {
         double hp = x * 2.0 / 60.0;
         ramp[x] = 1 - fabs(fmod(hp, 2.0) - 1);
-        sector[x] = (unsigned char)(hp < 1 ? 0 : hp < 2 ? 1 : hp < 3 ? 2 : hp < 4 ? 3 : hp < 5 ? 4 : 5);
+        sector[x] = hp < 1 ? 0 : hp < 2 ? 1 : hp < 3 ? 2 : hp < 4 ? 3 : hp < 5 ? 4 : 5;
     }
-    size_t n = (size_t)im->w * im->h;
-    for (size_t k = 0; k < n; k++) {
-        unsigned char *p = im->rgb + 3 * k;
-        int R = p[0], G = p[1], B = p[2], V = R > G ? (R > B ? R : B) : (G > B ? G : B);
+    int n = im->w * im->h;
+    unsigned char *px = im->rgb;
+    #pragma omp simd
+    for (int k = 0; k < n; k++) {
+        int R = px[3 * k], G = px[3 * k + 1], B = px[3 * k + 2], V = R > G ? (R > B ? R : B) : (G > B ? G : B);
         int mn = R < G ? (R < B ? R : B) : (G < B ? G : B), diff = V - mn;
-        int S = V ? (int)(255.0 * diff / V + 0.5) : 0;
-        double Hd = 0;
-        if (diff) {
-            if (V == R) Hd = 60.0 * (G - B) / diff;
-            else if (V == G) Hd = 120.0 + 60.0 * (B - R) / diff;
-            else Hd = 240.0 + 60.0 * (R - G) / diff;
-            if (Hd < 0) Hd += 360;
-        }
+        int S = (int)(255.0 * diff / (V + (V == 0)) + 0.5);
+        int num = V == R ? G - B : V == G ? B - R : R - G;
+        double Hd = (V == R ? 0.0 : V == G ? 120.0 : 240.0) + 60.0 * num / (diff + (diff == 0));
+        double Hw = Hd + 360;   /* computed either way: a select, not a branch */
+        Hd = Hd < 0 ? Hw : Hd;
         int H = (int)(Hd / 2 + 0.5);
-        if (H >= 180) H -= 180;
-        int h = lh[H];
+        H = H >= 180 ? H - 180 : H;
+        int h = lh[H], sec = sector[h];
         double s2 = ls[S] / 255.0, v2 = lv[V];
         /* back to RGB: chroma cc split between the channels by the hue's sector */
-        double cc = v2 * s2, xx = cc * ramp[h], m = v2 - cc, rr, gg, bb;
-        switch (sector[h]) {
-        case 0: rr = cc; gg = xx; bb = 0; break;
-        case 1: rr = xx; gg = cc; bb = 0; break;
-        case 2: rr = 0; gg = cc; bb = xx; break;
-        case 3: rr = 0; gg = xx; bb = cc; break;
-        case 4: rr = xx; gg = 0; bb = cc; break;
-        default: rr = cc; gg = 0; bb = xx;
-        }
+        double cc = v2 * s2, xx = cc * ramp[h], m = v2 - cc;
+        double rr = ((sec == 0) | (sec == 5)) ? cc : ((sec == 1) | (sec == 4)) ? xx : 0;
+        double gg = ((sec == 1) | (sec == 2)) ? cc : ((sec == 0) | (sec == 3)) ? xx : 0;
+        double bb = ((sec == 3) | (sec == 4)) ? cc : ((sec == 2) | (sec == 5)) ? xx : 0;
         double r8 = rr + m + 0.5, g8 = gg + m + 0.5, b8 = bb + m + 0.5;
-        p[0] = (unsigned char)(r8 < 255 ? r8 : 255); p[1] = (unsigned char)(g8 < 255 ? g8 : 255);
-        p[2] = (unsigned char)(b8 < 255 ? b8 : 255);
+        px[3 * k] = (unsigned char)(int)(r8 < 255 ? r8 : 255); px[3 * k + 1] = (unsigned char)(int)(g8 < 255 ? g8 : 255);
+        px[3 * k + 2] = (unsigned char)(int)(b8 < 255 ? b8 : 255);
     }
 }
 

@@ -5290,6 +5290,9 @@ static double yolo_rng_gamma(yolo_rng *r, double a) {
     }
 }
 
+/* the flips of a training sample */
+enum { YOLO_FLIP_LR = 1, YOLO_FLIP_UD = 2 };
+
 /* boxes of one training sample, pixels: class, x1, y1, x2, y2 */
 typedef struct { int n, cap; float *b; } yolo_boxes;   /* b: [n*5] */
 static void yolo_boxes_add(yolo_boxes *bx, float c, double x1, double y1, double x2, double y2) {
@@ -5369,8 +5372,10 @@ static int yolo_mosaic_apply(const yolo_dataset *ds, const int idx[4], int xc, i
     yolo_image canvas = { 2 * S, 2 * S, (unsigned char *)yolo_xmalloc((size_t)4 * S * S * 3) };
     memset(canvas.rgb, 114, (size_t)4 * S * S * 3);
     for (int k = 0; k < 4; k++) {
+        int cached = ds->cache && ds->cache[idx[k]].rgb;   /* read in place, not copied */
         yolo_image im;
-        if (yolo_load_resized(ds, idx[k], S, 1, &im, err)) { yolo_image_free(&canvas); return -1; }
+        if (cached) im = ds->cache[idx[k]];
+        else if (yolo_load_resized(ds, idx[k], S, 1, &im, err)) { yolo_image_free(&canvas); return -1; }
         int w = im.w, h = im.h, x1a, y1a, x2a, y2a, x1b, y1b;
         if (k == 0) { x1a = xc - w > 0 ? xc - w : 0; y1a = yc - h > 0 ? yc - h : 0; x2a = xc; y2a = yc; x1b = w - (x2a - x1a); y1b = h - (y2a - y1a); }
         else if (k == 1) { x1a = xc; y1a = yc - h > 0 ? yc - h : 0; x2a = xc + w < 2 * S ? xc + w : 2 * S; y2a = yc; x1b = 0; y1b = h - (y2a - y1a); }
@@ -5386,7 +5391,7 @@ static int yolo_mosaic_apply(const yolo_dataset *ds, const int idx[4], int xc, i
             double x2 = w * (b[1] + b[3] / 2) + padw, y2 = h * (b[2] + b[4] / 2) + padh;
             yolo_boxes_add(bx, b[0], fmin(fmax(x1, 0), 2 * S), fmin(fmax(y1, 0), 2 * S), fmin(fmax(x2, 0), 2 * S), fmin(fmax(y2, 0), 2 * S));
         }
-        yolo_image_free(&im);
+        if (!cached) yolo_image_free(&im);
     }
     yolo_perspective_apply(&canvas, bx, S, S, perspective, u);
     *out = canvas;
@@ -5429,9 +5434,11 @@ void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *r
 
 /* One training sample: mosaic (+ mixup) or a letterboxed picture with a
    random perspective, then HSV and flips. Boxes come back normalised
-   (class, cx, cy, w, h), clipped to the picture. */
+   (class, cx, cy, w, h), clipped to the picture, and flipped; the pixels
+   are flipped (*flips) on their way into the batch, by
+   yolo_image_to_input_flipped. */
 static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yolo_hyp *hp, int mosaic_on, yolo_rng *r,
-                             yolo_image *out, yolo_boxes *bx, char *err) {
+                             yolo_image *out, yolo_boxes *bx, int *flips, char *err) {
     bx->n = 0;
     if (mosaic_on && yolo_rng_uniform(r) < hp->mosaic) {
         if (yolo_mosaic(ds, index, S, hp, r, out, bx, err)) return -1;
@@ -5440,7 +5447,10 @@ static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yol
             yolo_boxes b2 = { 0, 0, NULL };
             if (yolo_mosaic(ds, (int)(yolo_rng_u64(r) % ds->n), S, hp, r, &im2, &b2, err)) { free(b2.b); return -1; }
             double ga = yolo_rng_gamma(r, 32), gb = yolo_rng_gamma(r, 32), rr = ga / (ga + gb);
-            for (size_t k = 0; k < (size_t)S * S * 3; k++) out->rgb[k] = (unsigned char)(out->rgb[k] * rr + im2.rgb[k] * (1 - rr));
+            int n = S * S * 3;
+            unsigned char *a = out->rgb, *b = im2.rgb;
+            #pragma omp simd
+            for (int k = 0; k < n; k++) a[k] = (unsigned char)(a[k] * rr + b[k] * (1 - rr));
             for (int k = 0; k < b2.n; k++) yolo_boxes_add(bx, b2.b[k * 5], b2.b[k * 5 + 1], b2.b[k * 5 + 2], b2.b[k * 5 + 3], b2.b[k * 5 + 4]);
             yolo_image_free(&im2); free(b2.b);
         }
@@ -5466,22 +5476,13 @@ static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yol
         b[3] = (float)((x2 - x1) / S); b[4] = (float)((y2 - y1) / S);
     }
     yolo_augment_hsv(out, hp->hsv_h, hp->hsv_s, hp->hsv_v, r);
+    *flips = 0;
     if (yolo_rng_uniform(r) < hp->flipud) {
-        for (int y = 0; y < S / 2; y++)
-            for (int x = 0; x < S * 3; x++) {
-                unsigned char t = out->rgb[(size_t)y * S * 3 + x];
-                out->rgb[(size_t)y * S * 3 + x] = out->rgb[(size_t)(S - 1 - y) * S * 3 + x];
-                out->rgb[(size_t)(S - 1 - y) * S * 3 + x] = t;
-            }
+        *flips |= YOLO_FLIP_UD;
         for (int k = 0; k < bx->n; k++) bx->b[k * 5 + 2] = 1 - bx->b[k * 5 + 2];
     }
     if (yolo_rng_uniform(r) < hp->fliplr) {
-        for (int y = 0; y < S; y++)
-            for (int x = 0; x < S / 2; x++)
-                for (int c = 0; c < 3; c++) {
-                    unsigned char *a = out->rgb + ((size_t)y * S + x) * 3 + c, *b = out->rgb + ((size_t)y * S + S - 1 - x) * 3 + c, t = *a;
-                    *a = *b; *b = t;
-                }
+        *flips |= YOLO_FLIP_LR;
         for (int k = 0; k < bx->n; k++) bx->b[k * 5 + 1] = 1 - bx->b[k * 5 + 1];
     }
     return 0;
@@ -5551,16 +5552,24 @@ void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *
     }
 }
 
-/* an RGB8 picture [h, w, 3] as one image of the model's input [3, h, w], in [0, 1] */
-void yolo_image_to_input(const yolo_image *im, yolo_real *dst) {
+/* an RGB8 picture [h, w, 3] as one image of the model's input [3, h, w],
+   in [0, 1], mirrored left-right and/or upside down on the way (flips) */
+static void yolo_image_to_input_flipped(const yolo_image *im, int flips, yolo_real *dst) {
     yolo_real unit[256];   /* v / 255, tabled */
     for (int v = 0; v < 256; v++) unit[v] = (yolo_real)(v / 255.0);
-    size_t HW = (size_t)im->w * im->h;
-    for (size_t p = 0; p < HW; p++) {
-        const unsigned char *q = im->rgb + p * 3;
-        dst[p] = unit[q[0]]; dst[HW + p] = unit[q[1]]; dst[2 * HW + p] = unit[q[2]];
+    int W = im->w, H = im->h, x0 = flips & YOLO_FLIP_LR ? W - 1 : 0, dx = flips & YOLO_FLIP_LR ? -1 : 1;
+    size_t HW = (size_t)W * H;
+    for (int y = 0; y < H; y++) {
+        const unsigned char *row = im->rgb + (size_t)(flips & YOLO_FLIP_UD ? H - 1 - y : y) * W * 3;
+        yolo_real *o = dst + (size_t)y * W;
+        #pragma omp simd
+        for (int x = 0; x < W; x++) {
+            const unsigned char *q = row + (x0 + dx * x) * 3;
+            o[x] = unit[q[0]]; o[HW + x] = unit[q[1]]; o[2 * HW + x] = unit[q[2]];
+        }
     }
 }
+void yolo_image_to_input(const yolo_image *im, yolo_real *dst) { yolo_image_to_input_flipped(im, 0, dst); }
 
 /* --- the loader: batches built by threads ahead of the model --- */
 
@@ -5577,10 +5586,10 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         bt->ids[j] = id;
         yolo_image im;
         char err[YOLO_ERR];
-        int rc;
+        int rc, flips = 0;
         if (ld->train) {
             yolo_rng r = { ld->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i0 + j + 1)) };
-            rc = yolo_train_sample(ds, id, ld->S, ld->hyp, ld->mosaic, &r, &im, &bx, err);
+            rc = yolo_train_sample(ds, id, ld->S, ld->hyp, ld->mosaic, &r, &im, &bx, &flips, err);
             bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
         } else {
             rc = yolo_load_resized(ds, id, ld->S, 0, &im, err);
@@ -5608,7 +5617,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
             memset(bt->images + (size_t)j * 3 * H * W, 0, (size_t)3 * H * W * sizeof(yolo_real));
             continue;
         }
-        yolo_image_to_input(&im, bt->images + (size_t)j * 3 * H * W);
+        yolo_image_to_input_flipped(&im, flips, bt->images + (size_t)j * 3 * H * W);
         yolo_image_free(&im);
         for (int t = 0; t < bx.n; t++) {
             if (bt->nt == bt->tcap) { bt->tcap *= 2; bt->targets = (yolo_real *)realloc(bt->targets, (size_t)bt->tcap * 6 * sizeof(yolo_real)); }

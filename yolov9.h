@@ -5200,11 +5200,12 @@ static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9])
             double wk[4] = { (1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy };   /* neighbours (x0|x0+1, y0|y0+1) */
             if (x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H) {
                 const unsigned char *p0 = src->rgb + ((size_t)y0 * W + x0) * 3, *p1 = p0 + (size_t)W * 3;
-                for (int ch = 0; ch < 3; ch++) {
-                    double v = 0;
-                    v += wk[0] * grey[p0[ch]]; v += wk[1] * grey[p0[3 + ch]]; v += wk[2] * grey[p1[ch]]; v += wk[3] * grey[p1[3 + ch]];
-                    o[ch] = (unsigned char)(v + 0.5);
-                }
+                double r = 0, g = 0, b = 0;   /* three independent sums, side by side */
+                r += wk[0] * grey[p0[0]]; g += wk[0] * grey[p0[1]]; b += wk[0] * grey[p0[2]];
+                r += wk[1] * grey[p0[3]]; g += wk[1] * grey[p0[4]]; b += wk[1] * grey[p0[5]];
+                r += wk[2] * grey[p1[0]]; g += wk[2] * grey[p1[1]]; b += wk[2] * grey[p1[2]];
+                r += wk[3] * grey[p1[3]]; g += wk[3] * grey[p1[4]]; b += wk[3] * grey[p1[5]];
+                o[0] = (unsigned char)(r + 0.5); o[1] = (unsigned char)(g + 0.5); o[2] = (unsigned char)(b + 0.5);
                 continue;
             }
             for (int ch = 0; ch < 3; ch++) {

@@ -7,7 +7,7 @@
    Flags: --cfg NAME|FILE.yaml  --weights FILE  --data FILE.yaml  --hyp FILE.yaml
           --epochs 100  --batch 16  --img 640  --optimizer SGD|Adam|AdamW  --cos-lr
           --close-mosaic 0  --min-items 0  --workers 8  --device cpu|cuda|N  --seed 0
-          --project runs/train  --name exp  --exist-ok  --noval  --cache  --resume [FILE]
+          --project runs/train  --name exp  --exist-ok  --noval  --cache [ram|disk]  --resume [FILE]
           --ckpt (recompute every block's inside during backward: less memory)
           --mem-budget 10G (choose --ckpt and, unless --batch is given, the batch to fit)
           --dry-run (print the memory plan and stop)
@@ -20,7 +20,8 @@
 
 typedef struct {
     const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume;
-    int epochs, batch, img, cos_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, cache, dry_run;
+    int epochs, batch, img, cos_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, dry_run;
+    yolo_cache_kind cache;
     int ckpt, batch_given;
     double mem_budget;       /* bytes, 0: none */
 } train_args;
@@ -30,7 +31,7 @@ static void usage(const char *why) {
     fprintf(stderr, "usage: train --cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--hyp FILE] [--epochs 100]\n"
                     "             [--batch 16] [--img 640] [--optimizer SGD|Adam|AdamW] [--cos-lr] [--close-mosaic N]\n"
                     "             [--min-items N] [--workers 8] [--device cpu|cuda|N] [--seed 0] [--project DIR]\n"
-                    "             [--name NAME] [--exist-ok] [--noval] [--cache] [--resume [FILE]] [--ckpt]\n"
+                    "             [--name NAME] [--exist-ok] [--noval] [--cache [ram|disk]] [--resume [FILE]] [--ckpt]\n"
                     "             [--mem-budget SIZE] [--dry-run]\n");
     exit(2);
 }
@@ -43,7 +44,11 @@ static void parse_args(train_args *a, int argc, char **argv) {
         if (!strcmp(k, "--cos-lr")) a->cos_lr = 1;
         else if (!strcmp(k, "--exist-ok")) a->exist_ok = 1;
         else if (!strcmp(k, "--noval")) a->noval = 1;
-        else if (!strcmp(k, "--cache")) a->cache = 1;
+        else if (!strcmp(k, "--cache")) {   /* bare: ram, as the official */
+            int disk = v && !strcmp(v, "disk");
+            a->cache = disk ? YOLO_CACHE_DISK : YOLO_CACHE_RAM;
+            if (disk || (v && !strcmp(v, "ram"))) i++;
+        }
         else if (!strcmp(k, "--dry-run")) a->dry_run = 1;
         else if (!strcmp(k, "--ckpt")) a->ckpt = 1;
         else if (!strcmp(k, "--resume")) { a->resume = v && strncmp(v, "--", 2) ? v : ""; if (*a->resume) i++; }
@@ -234,7 +239,7 @@ int main(int argc, char **argv) {
     if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
     if (a.weights && yolo_load_weights(&m, a.weights, err)) die(err);
-    if (a.cache) { yolo_dataset_cache(&train_set, a.img, 1); yolo_dataset_cache(&val_set, a.img, 0); }
+    if (yolo_dataset_cache(&train_set, a.cache, a.img, 1, err) || yolo_dataset_cache(&val_set, a.cache, a.img, 0, err)) die(err);
 
     /* the recipe: nominal batch 64, weight decay scaled to it */
     int accumulate = (int)nearbyint(64.0 / a.batch);
@@ -364,8 +369,8 @@ int main(int argc, char **argv) {
         int is_best = fi == best_fitness;
         FILE *f = fopen(csv, "a");
         if (f) {
-            /* the official columns and format; val/* are zero as in train_dual.py, whose
-               validation computes no loss; then ours */
+            /* the official columns and format (the val losses zero, as train_dual.py writes them: its
+               validation computes none), then ours */
             double row[16] = { epoch, mloss[0], mloss[1], mloss[2], mt.p, mt.r, mt.map50, mt.map, 0, 0, 0,
                                lr_log[0], lr_log[1], lr_log[2], epoch_s, tl.wait / train_s };
             for (int k = 0; k < 16; k++) fprintf(f, "%20.5g%s", row[k], k < 15 ? "," : "\n");

@@ -571,16 +571,21 @@ typedef struct {
     float **lab;             /* [n][nlab * 5] class, cx, cy, w, h (normalised) */
     long nboxes;
     int max_boxes;           /* the densest image (the memory plan sizes the loss for it) */
-    yolo_image *cache;       /* [n] decoded, resized once (--cache), or NULL */
+    yolo_image *cache;       /* [n] decoded, resized once (--cache ram), or NULL */
+    char **npy;              /* [n] the same pictures in .npy files (--cache disk), or NULL */
 } yolo_dataset;
+
+/* --cache: none, every picture decoded and resized once and kept in memory,
+   or kept in a .npy file beside it (uint8 [h, w, 3] RGB, read back on each use) */
+typedef enum { YOLO_CACHE_NONE, YOLO_CACHE_RAM, YOLO_CACHE_DISK } yolo_cache_kind;
 
 /* A batch ready for the model: images [B, 3, H, W] RGB in [0,1] and the
    targets [nt, 6] (image, class, cx, cy, w, h normalised); for validation
    also what maps a box back onto each original picture. */
 typedef struct {
-    int index, B, H, W, nt;
+    int index, B, H, W, nt, tcap;
     yolo_real *images;       /* [B*3*H*W] host */
-    yolo_real *targets;      /* [nt*6], what yolo_loss_compute takes */
+    yolo_real *targets;      /* [nt*6] of room for tcap, what yolo_loss_compute takes */
     int *ids;                /* [B] dataset indices */
     double *gain, *padx, *pady;  /* [B] original -> letterboxed: x' = x gain + padx */
 } yolo_batch;
@@ -599,7 +604,7 @@ typedef struct yolo_loader {
     uint64_t seed;           /* of this epoch: the order and every picture's draws */
     int *order;              /* [ds->n] */
     int *bw, *bh;            /* [nbatch] validation batch shapes */
-    yolo_batch *slots;       /* [depth] */
+    yolo_batch *slots;       /* [depth], their buffers made once for the largest batch */
     int *state;              /* [depth] 0 free, 1 being built, 2 ready */
     int next_make, next_take, released;  /* batches started by the threads, handed out, given back */
     int failed, stop;
@@ -848,7 +853,7 @@ int  yolo_hyp_parse(yolo_hyp *h, const char *s);   /* 0 when every key was there
 int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
 void yolo_data_free(yolo_data_cfg *d);
 int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
-void yolo_dataset_cache(yolo_dataset *ds, int S, int augment);
+int  yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augment, char *err);
 void yolo_dataset_free(yolo_dataset *ds);
 int  yolo_image_load(yolo_image *im, const char *path, char *err);
 void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
@@ -5273,8 +5278,9 @@ void yolo_dataset_free(yolo_dataset *ds) {
     for (int i = 0; i < ds->n; i++) {
         free(ds->files[i]); free(ds->lab[i]);
         if (ds->cache) free(ds->cache[i].rgb);
+        if (ds->npy) free(ds->npy[i]);
     }
-    free(ds->files); free(ds->lab); free(ds->nlab); free(ds->w0); free(ds->h0); free(ds->cache);
+    free(ds->files); free(ds->lab); free(ds->nlab); free(ds->w0); free(ds->h0); free(ds->cache); free(ds->npy);
     memset(ds, 0, sizeof *ds);
 }
 
@@ -5474,6 +5480,56 @@ static void yolo_resize(const yolo_image *src, yolo_image *dst, int w, int h, in
     else yolo_resize_linear(src, dst);
 }
 
+/* --- the .npy files of --cache disk: a 10-byte preamble (magic, version
+   1.0, header length), a Python dict header padded to 64 bytes, then the
+   uint8 values [h, w, 3] in row-major order --- */
+
+static int yolo_npy_write(const char *path, const yolo_image *im) {
+    char head[128], tmp[4200];
+    int n = snprintf(head + 10, sizeof head - 10, "{'descr': '|u1', 'fortran_order': False, 'shape': (%d, %d, 3), }", im->h, im->w);
+    while ((10 + n + 1) % 64) head[10 + n++] = ' ';
+    head[10 + n++] = '\n';
+    memcpy(head, "\x93NUMPY\x01\x00", 8);
+    head[8] = (char)(n & 255); head[9] = (char)(n >> 8);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);   /* written whole, then renamed: another reader never sees half */
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return -1;
+    size_t bytes = (size_t)im->w * im->h * 3;
+    int bad = fwrite(head, 1, 10 + n, f) != (size_t)(10 + n) || fwrite(im->rgb, 1, bytes, f) != bytes;
+    if (fclose(f) || bad || rename(tmp, path)) { remove(tmp); return -1; }
+    return 0;
+}
+
+/* a picture of w x h from its .npy file; -1 when the file is not one */
+static int yolo_npy_read(const char *path, int w, int h, yolo_image *im, char *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return yolo_errorf(err, "%s: cannot open", path);
+    unsigned char pre[10];
+    char head[256];
+    int hw = 0, hh = 0, len = 0;
+    if (fread(pre, 1, 10, f) == 10 && !memcmp(pre, "\x93NUMPY\x01\x00", 8)) len = pre[8] | pre[9] << 8;
+    int ok = len > 0 && len < (int)sizeof head && fread(head, 1, len, f) == (size_t)len;
+    if (ok) { head[len] = 0; ok = strstr(head, "'|u1'") && strstr(head, "False"); }
+    const char *shape = ok ? strstr(head, "'shape': (") : NULL;
+    ok = shape && sscanf(shape, "'shape': (%d, %d, 3)", &hh, &hw) == 2 && hw == w && hh == h;
+    im->w = w; im->h = h;
+    im->rgb = ok ? (unsigned char *)yolo_xmalloc((size_t)w * h * 3) : NULL;
+    if (ok) ok = fread(im->rgb, 1, (size_t)w * h * 3, f) == (size_t)w * h * 3;
+    fclose(f);
+    if (!ok) { free(im->rgb); im->rgb = NULL; return yolo_errorf(err, "%s: not a uint8 [%d, %d, 3] .npy file", path, h, w); }
+    return 0;
+}
+
+/* the size of a w0 x h0 picture with its long side scaled to S (truncated,
+   at least 1); returns the scale */
+static double yolo_resized_size(int w0, int h0, int S, int *w, int *h) {
+    double r = (double)S / (w0 > h0 ? w0 : h0);
+    *w = (int)(w0 * r); *h = (int)(h0 * r);
+    if (*w < 1) *w = 1;
+    if (*h < 1) *h = 1;
+    return r;
+}
+
 /* The official load_image: the long side scaled to S (truncated sizes),
    INTER_AREA when shrinking for validation, bilinear otherwise. */
 static int yolo_load_resized(const yolo_dataset *ds, int i, int S, int augment, yolo_image *out, char *err) {
@@ -5483,79 +5539,113 @@ static int yolo_load_resized(const yolo_dataset *ds, int i, int S, int augment, 
         memcpy(out->rgb, ds->cache[i].rgb, (size_t)out->w * out->h * 3);
         return 0;
     }
+    int w, h;
+    if (ds->npy && ds->npy[i]) { yolo_resized_size(ds->w0[i], ds->h0[i], S, &w, &h); return yolo_npy_read(ds->npy[i], w, h, out, err); }
     yolo_image im;
     if (yolo_image_load(&im, ds->files[i], err)) return -1;
-    double r = (double)S / (im.w > im.h ? im.w : im.h);
+    double r = yolo_resized_size(im.w, im.h, S, &w, &h);
     if (r == 1) { *out = im; return 0; }
-    int w = (int)(im.w * r), h = (int)(im.h * r);
-    yolo_resize(&im, out, w < 1 ? 1 : w, h < 1 ? 1 : h, !augment && r < 1);
+    yolo_resize(&im, out, w, h, !augment && r < 1);
     yolo_image_free(&im);
     return 0;
 }
 
 /* dst = M src, inverse-mapped and bilinear, grey 114 outside (warpAffine /
-   warpPerspective with their default flags) */
+   warpPerspective with their default flags). Every output pixel is
+   sum_k w_k p_k over its four source neighbours, in double precision; a
+   row's source positions are computed first (a loop the compiler
+   vectorises), then each pixel takes one of three paths with the same
+   arithmetic: all four neighbours inside the picture (no checks), all four
+   outside (grey: the weights sum to 1), or astride the border. */
 static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9]) {
     double a = M[0], b = M[1], c = M[2], d = M[3], e = M[4], f = M[5], g = M[6], h = M[7], i = M[8];
     double inv[9] = { e * i - f * h, c * h - b * i, b * f - c * e, f * g - d * i, a * i - c * g, c * d - a * f,
                       d * h - e * g, b * g - a * h, a * e - b * d };
     double det = a * inv[0] + b * inv[3] + c * inv[6];
     for (int k = 0; k < 9; k++) inv[k] /= det;
-    for (int y = 0; y < dst->h; y++)
-        for (int x = 0; x < dst->w; x++) {
+    int W = src->w, H = src->h;
+    double *sxs = (double *)yolo_xmalloc((size_t)2 * dst->w * sizeof(double)), *sys = sxs + dst->w, grey[256];
+    for (int v = 0; v < 256; v++) grey[v] = v;   /* a grey level as a double, tabled */
+    for (int y = 0; y < dst->h; y++) {
+        #pragma omp simd
+        for (int x = 0; x < dst->w; x++) {   /* where each pixel of the row comes from */
             double zw = inv[6] * x + inv[7] * y + inv[8];
-            double sx = (inv[0] * x + inv[1] * y + inv[2]) / zw, sy = (inv[3] * x + inv[4] * y + inv[5]) / zw;
+            sxs[x] = (inv[0] * x + inv[1] * y + inv[2]) / zw;
+            sys[x] = (inv[3] * x + inv[4] * y + inv[5]) / zw;
+        }
+        unsigned char *o = dst->rgb + (size_t)y * dst->w * 3;
+        for (int x = 0; x < dst->w; x++, o += 3) {
+            double sx = sxs[x], sy = sys[x];
             int x0 = (int)floor(sx), y0 = (int)floor(sy);
+            if (x0 < -1 || y0 < -1 || x0 >= W || y0 >= H) { o[0] = o[1] = o[2] = 114; continue; }
             double fx = sx - x0, fy = sy - y0;
-            unsigned char *o = dst->rgb + ((size_t)y * dst->w + x) * 3;
+            double wk[4] = { (1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy };   /* neighbours (x0|x0+1, y0|y0+1) */
+            if (x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H) {
+                const unsigned char *p0 = src->rgb + ((size_t)y0 * W + x0) * 3, *p1 = p0 + (size_t)W * 3;
+                double r = 0, g = 0, b = 0;   /* three independent sums, side by side */
+                r += wk[0] * grey[p0[0]]; g += wk[0] * grey[p0[1]]; b += wk[0] * grey[p0[2]];
+                r += wk[1] * grey[p0[3]]; g += wk[1] * grey[p0[4]]; b += wk[1] * grey[p0[5]];
+                r += wk[2] * grey[p1[0]]; g += wk[2] * grey[p1[1]]; b += wk[2] * grey[p1[2]];
+                r += wk[3] * grey[p1[3]]; g += wk[3] * grey[p1[4]]; b += wk[3] * grey[p1[5]];
+                o[0] = (unsigned char)(r + 0.5); o[1] = (unsigned char)(g + 0.5); o[2] = (unsigned char)(b + 0.5);
+                continue;
+            }
             for (int ch = 0; ch < 3; ch++) {
                 double v = 0;
                 for (int k = 0; k < 4; k++) {
                     int xx = x0 + (k & 1), yy = y0 + (k >> 1);
-                    double wgt = ((k & 1) ? fx : 1 - fx) * ((k >> 1) ? fy : 1 - fy);
-                    double p = (xx < 0 || yy < 0 || xx >= src->w || yy >= src->h) ? 114 : src->rgb[((size_t)yy * src->w + xx) * 3 + ch];
-                    v += wgt * p;
+                    double p = (xx < 0 || yy < 0 || xx >= W || yy >= H) ? 114 : src->rgb[((size_t)yy * W + xx) * 3 + ch];
+                    v += wk[k] * p;
                 }
                 o[ch] = (unsigned char)(v + 0.5);
             }
         }
+    }
+    free(sxs);
 }
 
 /* HSV jitter as OpenCV's 8-bit HSV (H in 0..179): random gains on hue,
-   saturation and value, applied through lookup tables */
+   saturation and value, applied through lookup tables. What depends on
+   the new hue alone (its sixth of the colour wheel and the fraction of
+   chroma the middle channel gets) is tabled per hue, once per picture.
+   The pixel loop has no branches (selects, and divisors never 0 where the
+   quotient is unused) so that the compiler vectorises it. */
 static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
-    unsigned char lh[256], ls[256], lv[256];
+    int lh[256], ls[256], lv[256], sector[180];
+    double ramp[180];   /* 1 - |hp mod 2 - 1|, hp = 2 H / 60 the hue in sixths */
     for (int x = 0; x < 256; x++) {
         lh[x] = (unsigned char)fmod(x * gh, 180.0);
         ls[x] = (unsigned char)fmin(fmax(x * gs, 0), 255);
         lv[x] = (unsigned char)fmin(fmax(x * gv, 0), 255);
     }
-    size_t n = (size_t)im->w * im->h;
-    for (size_t k = 0; k < n; k++) {
-        unsigned char *p = im->rgb + 3 * k;
-        int R = p[0], G = p[1], B = p[2], V = R > G ? (R > B ? R : B) : (G > B ? G : B);
+    for (int x = 0; x < 180; x++) {
+        double hp = x * 2.0 / 60.0;
+        ramp[x] = 1 - fabs(fmod(hp, 2.0) - 1);
+        sector[x] = hp < 1 ? 0 : hp < 2 ? 1 : hp < 3 ? 2 : hp < 4 ? 3 : hp < 5 ? 4 : 5;
+    }
+    int n = im->w * im->h;
+    unsigned char *px = im->rgb;
+    #pragma omp simd
+    for (int k = 0; k < n; k++) {
+        int R = px[3 * k], G = px[3 * k + 1], B = px[3 * k + 2], V = R > G ? (R > B ? R : B) : (G > B ? G : B);
         int mn = R < G ? (R < B ? R : B) : (G < B ? G : B), diff = V - mn;
-        int S = V ? (int)(255.0 * diff / V + 0.5) : 0;
-        double Hd = 0;
-        if (diff) {
-            if (V == R) Hd = 60.0 * (G - B) / diff;
-            else if (V == G) Hd = 120.0 + 60.0 * (B - R) / diff;
-            else Hd = 240.0 + 60.0 * (R - G) / diff;
-            if (Hd < 0) Hd += 360;
-        }
+        int S = (int)(255.0 * diff / (V + (V == 0)) + 0.5);
+        int num = V == R ? G - B : V == G ? B - R : R - G;
+        double Hd = (V == R ? 0.0 : V == G ? 120.0 : 240.0) + 60.0 * num / (diff + (diff == 0));
+        double Hw = Hd + 360;   /* computed either way: a select, not a branch */
+        Hd = Hd < 0 ? Hw : Hd;
         int H = (int)(Hd / 2 + 0.5);
-        if (H >= 180) H -= 180;
-        double h2 = lh[H] * 2.0, s2 = ls[S] / 255.0, v2 = lv[V];
-        /* back to RGB */
-        double cc = v2 * s2, hp = h2 / 60.0, xx = cc * (1 - fabs(fmod(hp, 2.0) - 1)), m = v2 - cc, rr, gg, bb;
-        if (hp < 1) { rr = cc; gg = xx; bb = 0; }
-        else if (hp < 2) { rr = xx; gg = cc; bb = 0; }
-        else if (hp < 3) { rr = 0; gg = cc; bb = xx; }
-        else if (hp < 4) { rr = 0; gg = xx; bb = cc; }
-        else if (hp < 5) { rr = xx; gg = 0; bb = cc; }
-        else { rr = cc; gg = 0; bb = xx; }
-        p[0] = (unsigned char)fmin(rr + m + 0.5, 255); p[1] = (unsigned char)fmin(gg + m + 0.5, 255);
-        p[2] = (unsigned char)fmin(bb + m + 0.5, 255);
+        H = H >= 180 ? H - 180 : H;
+        int h = lh[H], sec = sector[h];
+        double s2 = ls[S] / 255.0, v2 = lv[V];
+        /* back to RGB: chroma cc split between the channels by the hue's sector */
+        double cc = v2 * s2, xx = cc * ramp[h], m = v2 - cc;
+        double rr = ((sec == 0) | (sec == 5)) ? cc : ((sec == 1) | (sec == 4)) ? xx : 0;
+        double gg = ((sec == 1) | (sec == 2)) ? cc : ((sec == 0) | (sec == 3)) ? xx : 0;
+        double bb = ((sec == 3) | (sec == 4)) ? cc : ((sec == 2) | (sec == 5)) ? xx : 0;
+        double r8 = rr + m + 0.5, g8 = gg + m + 0.5, b8 = bb + m + 0.5;
+        px[3 * k] = (unsigned char)(int)(r8 < 255 ? r8 : 255); px[3 * k + 1] = (unsigned char)(int)(g8 < 255 ? g8 : 255);
+        px[3 * k + 2] = (unsigned char)(int)(b8 < 255 ? b8 : 255);
     }
 }
 
@@ -5582,6 +5672,9 @@ static double yolo_rng_gamma(yolo_rng *r, double a) {
         if (log(u + 1e-300) < 0.5 * x * x + d - d * v + d * log(v)) return d * v;
     }
 }
+
+/* the flips of a training sample */
+enum { YOLO_FLIP_LR = 1, YOLO_FLIP_UD = 2 };
 
 /* boxes of one training sample, pixels: class, x1, y1, x2, y2 */
 typedef struct { int n, cap; float *b; } yolo_boxes;   /* b: [n*5] */
@@ -5662,8 +5755,10 @@ static int yolo_mosaic_apply(const yolo_dataset *ds, const int idx[4], int xc, i
     yolo_image canvas = { 2 * S, 2 * S, (unsigned char *)yolo_xmalloc((size_t)4 * S * S * 3) };
     memset(canvas.rgb, 114, (size_t)4 * S * S * 3);
     for (int k = 0; k < 4; k++) {
+        int cached = ds->cache && ds->cache[idx[k]].rgb;   /* read in place, not copied */
         yolo_image im;
-        if (yolo_load_resized(ds, idx[k], S, 1, &im, err)) { yolo_image_free(&canvas); return -1; }
+        if (cached) im = ds->cache[idx[k]];
+        else if (yolo_load_resized(ds, idx[k], S, 1, &im, err)) { yolo_image_free(&canvas); return -1; }
         int w = im.w, h = im.h, x1a, y1a, x2a, y2a, x1b, y1b;
         if (k == 0) { x1a = xc - w > 0 ? xc - w : 0; y1a = yc - h > 0 ? yc - h : 0; x2a = xc; y2a = yc; x1b = w - (x2a - x1a); y1b = h - (y2a - y1a); }
         else if (k == 1) { x1a = xc; y1a = yc - h > 0 ? yc - h : 0; x2a = xc + w < 2 * S ? xc + w : 2 * S; y2a = yc; x1b = 0; y1b = h - (y2a - y1a); }
@@ -5679,7 +5774,7 @@ static int yolo_mosaic_apply(const yolo_dataset *ds, const int idx[4], int xc, i
             double x2 = w * (b[1] + b[3] / 2) + padw, y2 = h * (b[2] + b[4] / 2) + padh;
             yolo_boxes_add(bx, b[0], fmin(fmax(x1, 0), 2 * S), fmin(fmax(y1, 0), 2 * S), fmin(fmax(x2, 0), 2 * S), fmin(fmax(y2, 0), 2 * S));
         }
-        yolo_image_free(&im);
+        if (!cached) yolo_image_free(&im);
     }
     yolo_perspective_apply(&canvas, bx, S, S, perspective, u);
     *out = canvas;
@@ -5722,9 +5817,11 @@ void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *r
 
 /* One training sample: mosaic (+ mixup) or a letterboxed picture with a
    random perspective, then HSV and flips. Boxes come back normalised
-   (class, cx, cy, w, h), clipped to the picture. */
+   (class, cx, cy, w, h), clipped to the picture, and flipped; the pixels
+   are flipped (*flips) on their way into the batch, by
+   yolo_image_to_input_flipped. */
 static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yolo_hyp *hp, int mosaic_on, yolo_rng *r,
-                             yolo_image *out, yolo_boxes *bx, char *err) {
+                             yolo_image *out, yolo_boxes *bx, int *flips, char *err) {
     bx->n = 0;
     if (mosaic_on && yolo_rng_uniform(r) < hp->mosaic) {
         if (yolo_mosaic(ds, index, S, hp, r, out, bx, err)) return -1;
@@ -5733,7 +5830,10 @@ static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yol
             yolo_boxes b2 = { 0, 0, NULL };
             if (yolo_mosaic(ds, (int)(yolo_rng_u64(r) % ds->n), S, hp, r, &im2, &b2, err)) { free(b2.b); return -1; }
             double ga = yolo_rng_gamma(r, 32), gb = yolo_rng_gamma(r, 32), rr = ga / (ga + gb);
-            for (size_t k = 0; k < (size_t)S * S * 3; k++) out->rgb[k] = (unsigned char)(out->rgb[k] * rr + im2.rgb[k] * (1 - rr));
+            int n = S * S * 3;
+            unsigned char *a = out->rgb, *b = im2.rgb;
+            #pragma omp simd
+            for (int k = 0; k < n; k++) a[k] = (unsigned char)(a[k] * rr + b[k] * (1 - rr));
             for (int k = 0; k < b2.n; k++) yolo_boxes_add(bx, b2.b[k * 5], b2.b[k * 5 + 1], b2.b[k * 5 + 2], b2.b[k * 5 + 3], b2.b[k * 5 + 4]);
             yolo_image_free(&im2); free(b2.b);
         }
@@ -5759,22 +5859,13 @@ static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yol
         b[3] = (float)((x2 - x1) / S); b[4] = (float)((y2 - y1) / S);
     }
     yolo_augment_hsv(out, hp->hsv_h, hp->hsv_s, hp->hsv_v, r);
+    *flips = 0;
     if (yolo_rng_uniform(r) < hp->flipud) {
-        for (int y = 0; y < S / 2; y++)
-            for (int x = 0; x < S * 3; x++) {
-                unsigned char t = out->rgb[(size_t)y * S * 3 + x];
-                out->rgb[(size_t)y * S * 3 + x] = out->rgb[(size_t)(S - 1 - y) * S * 3 + x];
-                out->rgb[(size_t)(S - 1 - y) * S * 3 + x] = t;
-            }
+        *flips |= YOLO_FLIP_UD;
         for (int k = 0; k < bx->n; k++) bx->b[k * 5 + 2] = 1 - bx->b[k * 5 + 2];
     }
     if (yolo_rng_uniform(r) < hp->fliplr) {
-        for (int y = 0; y < S; y++)
-            for (int x = 0; x < S / 2; x++)
-                for (int c = 0; c < 3; c++) {
-                    unsigned char *a = out->rgb + ((size_t)y * S + x) * 3 + c, *b = out->rgb + ((size_t)y * S + S - 1 - x) * 3 + c, t = *a;
-                    *a = *b; *b = t;
-                }
+        *flips |= YOLO_FLIP_LR;
         for (int k = 0; k < bx->n; k++) bx->b[k * 5 + 1] = 1 - bx->b[k * 5 + 1];
     }
     return 0;
@@ -5844,37 +5935,44 @@ void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *
     }
 }
 
-/* an RGB8 picture [h, w, 3] as one image of the model's input [3, h, w], in [0, 1] */
-void yolo_image_to_input(const yolo_image *im, yolo_real *dst) {
-    size_t HW = (size_t)im->w * im->h;
-    for (int c = 0; c < 3; c++)
-        for (size_t p = 0; p < HW; p++) dst[(size_t)c * HW + p] = (yolo_real)(im->rgb[p * 3 + c] / 255.0);
+/* an RGB8 picture [h, w, 3] as one image of the model's input [3, h, w],
+   in [0, 1], mirrored left-right and/or upside down on the way (flips) */
+static void yolo_image_to_input_flipped(const yolo_image *im, int flips, yolo_real *dst) {
+    yolo_real unit[256];   /* v / 255, tabled */
+    for (int v = 0; v < 256; v++) unit[v] = (yolo_real)(v / 255.0);
+    int W = im->w, H = im->h, x0 = flips & YOLO_FLIP_LR ? W - 1 : 0, dx = flips & YOLO_FLIP_LR ? -1 : 1;
+    size_t HW = (size_t)W * H;
+    for (int y = 0; y < H; y++) {
+        const unsigned char *row = im->rgb + (size_t)(flips & YOLO_FLIP_UD ? H - 1 - y : y) * W * 3;
+        yolo_real *o = dst + (size_t)y * W;
+        #pragma omp simd
+        for (int x = 0; x < W; x++) {
+            const unsigned char *q = row + (x0 + dx * x) * 3;
+            o[x] = unit[q[0]]; o[HW + x] = unit[q[1]]; o[2 * HW + x] = unit[q[2]];
+        }
+    }
 }
+void yolo_image_to_input(const yolo_image *im, yolo_real *dst) { yolo_image_to_input_flipped(im, 0, dst); }
 
 /* --- the loader: batches built by threads ahead of the model --- */
 
 
+/* batch k into slot bt, whose buffers it reuses */
 static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
     const yolo_dataset *ds = ld->ds;
     int i0 = k * ld->B, B = ds->n - i0 < ld->B ? ds->n - i0 : ld->B;
     int H = ld->train ? ld->S : ld->bh[k], W = ld->train ? ld->S : ld->bw[k];
     bt->index = k; bt->B = B; bt->H = H; bt->W = W; bt->nt = 0;
-    bt->images = (yolo_real *)yolo_xmalloc((size_t)B * 3 * H * W * sizeof(yolo_real));
-    bt->ids = (int *)yolo_xmalloc((size_t)B * sizeof(int));
-    bt->gain = (double *)yolo_xmalloc(B * sizeof(double)); bt->padx = (double *)yolo_xmalloc(B * sizeof(double));
-    bt->pady = (double *)yolo_xmalloc(B * sizeof(double));
-    int cap = 64;
-    bt->targets = (yolo_real *)yolo_xmalloc((size_t)cap * 6 * sizeof(yolo_real));
     yolo_boxes bx = { 0, 0, NULL };
     for (int j = 0; j < B; j++) {
         int id = ld->order[i0 + j];
         bt->ids[j] = id;
         yolo_image im;
         char err[YOLO_ERR];
-        int rc;
+        int rc, flips = 0;
         if (ld->train) {
             yolo_rng r = { ld->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i0 + j + 1)) };
-            rc = yolo_train_sample(ds, id, ld->S, ld->hyp, ld->mosaic, &r, &im, &bx, err);
+            rc = yolo_train_sample(ds, id, ld->S, ld->hyp, ld->mosaic, &r, &im, &bx, &flips, err);
             bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
         } else {
             rc = yolo_load_resized(ds, id, ld->S, 0, &im, err);
@@ -5902,10 +6000,10 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
             memset(bt->images + (size_t)j * 3 * H * W, 0, (size_t)3 * H * W * sizeof(yolo_real));
             continue;
         }
-        yolo_image_to_input(&im, bt->images + (size_t)j * 3 * H * W);
+        yolo_image_to_input_flipped(&im, flips, bt->images + (size_t)j * 3 * H * W);
         yolo_image_free(&im);
         for (int t = 0; t < bx.n; t++) {
-            if (bt->nt == cap) { cap *= 2; bt->targets = (yolo_real *)realloc(bt->targets, (size_t)cap * 6 * sizeof(yolo_real)); }
+            if (bt->nt == bt->tcap) { bt->tcap *= 2; bt->targets = (yolo_real *)realloc(bt->targets, (size_t)bt->tcap * 6 * sizeof(yolo_real)); }
             yolo_real *o6 = bt->targets + (size_t)bt->nt++ * 6;
             o6[0] = (yolo_real)j;
             for (int q = 0; q < 5; q++) o6[1 + q] = bx.b[t * 5 + q];
@@ -5928,10 +6026,8 @@ static void *yolo_loader_worker(void *arg) {
         int k = ld->next_make++, s = k % ld->depth;
         ld->state[s] = 1;
         pthread_mutex_unlock(&ld->mu);
-        yolo_batch b;
-        yolo_make_batch(ld, k, &b);
+        yolo_make_batch(ld, k, &ld->slots[s]);   /* the slot is this thread's while its state is 1 */
         pthread_mutex_lock(&ld->mu);
-        ld->slots[s] = b;
         ld->state[s] = 2;
         pthread_cond_broadcast(&ld->cv);
     }
@@ -5965,6 +6061,17 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
         free(ar);
     }
     ld->slots = (yolo_batch *)yolo_xcalloc(ld->depth, sizeof(yolo_batch));
+    int H, W;
+    yolo_loader_max_shape(ld, &H, &W);
+    for (int s = 0; s < ld->depth; s++) {
+        yolo_batch *b = &ld->slots[s];
+        b->images = (yolo_real *)yolo_xmalloc((size_t)B * 3 * H * W * sizeof(yolo_real));
+        b->tcap = 64;
+        b->targets = (yolo_real *)yolo_xmalloc((size_t)b->tcap * 6 * sizeof(yolo_real));
+        b->ids = (int *)yolo_xmalloc((size_t)B * sizeof(int));
+        b->gain = (double *)yolo_xmalloc(B * sizeof(double)); b->padx = (double *)yolo_xmalloc(B * sizeof(double));
+        b->pady = (double *)yolo_xmalloc(B * sizeof(double));
+    }
     ld->state = (int *)yolo_xcalloc(ld->depth, sizeof(int));
     pthread_mutex_init(&ld->mu, NULL);
     pthread_cond_init(&ld->cv, NULL);
@@ -6000,7 +6107,6 @@ yolo_batch *yolo_loader_next(yolo_loader *ld) {
     if (ld->next_take > 0) {   /* give the previous slot back */
         int s = (ld->next_take - 1) % ld->depth;
         pthread_mutex_lock(&ld->mu);
-        yolo_batch_free(&ld->slots[s]);
         ld->state[s] = 0;
         ld->released++;
         pthread_cond_broadcast(&ld->cv);
@@ -6031,26 +6137,55 @@ void yolo_loader_stop(yolo_loader *ld) {
     for (int t = 0; ld->threads && t < ld->nworkers; t++) pthread_join(ld->threads[t], NULL);
     free(ld->threads);
     ld->threads = NULL;
-    for (int s = 0; s < ld->depth; s++) { yolo_batch_free(&ld->slots[s]); ld->state[s] = 0; }
+    for (int s = 0; s < ld->depth; s++) ld->state[s] = 0;
 }
 
 void yolo_loader_free(yolo_loader *ld) {
     yolo_loader_stop(ld);
     pthread_mutex_destroy(&ld->mu);
     pthread_cond_destroy(&ld->cv);
+    for (int s = 0; s < ld->depth; s++) yolo_batch_free(&ld->slots[s]);
     free(ld->order); free(ld->bw); free(ld->bh); free(ld->slots); free(ld->state);
     memset(ld, 0, sizeof *ld);
 }
 
-/* --cache: every picture decoded and resized once, kept in memory */
-void yolo_dataset_cache(yolo_dataset *ds, int S, int augment) {
-    ds->cache = (yolo_image *)yolo_xcalloc(ds->n, sizeof(yolo_image));
+/* --cache ram: every picture decoded and resized (to S, for training when
+   augment) once and kept in memory. --cache disk: kept in a .npy file
+   beside it instead, PICTURE.S.npy for training and PICTURE.S-area.npy for
+   validation (shrunk with INTER_AREA), made when missing or older than the
+   picture; loads then read it back rather than decode. A picture that
+   cannot be decoded stays uncached (its load reports it); a .npy file that
+   cannot be written is an error. */
+int yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augment, char *err) {
+    if (kind == YOLO_CACHE_NONE) return 0;
+    if (kind == YOLO_CACHE_RAM) ds->cache = (yolo_image *)yolo_xcalloc(ds->n, sizeof(yolo_image));
+    char **npy = kind == YOLO_CACHE_DISK ? (char **)yolo_xcalloc(ds->n, sizeof(char *)) : NULL;
+    int failed = -1;
     #pragma omp parallel for schedule(dynamic)
     for (int i = 0; i < ds->n; i++) {
-        char err[YOLO_ERR];
+        char e[YOLO_ERR];
         yolo_image im = { 0, 0, NULL };
-        if (!yolo_load_resized(ds, i, S, augment, &im, err)) ds->cache[i] = im;
+        if (kind == YOLO_CACHE_RAM) {
+            if (!yolo_load_resized(ds, i, S, augment, &im, e)) ds->cache[i] = im;
+            continue;
+        }
+        size_t len = strlen(ds->files[i]) + 32;
+        char *path = (char *)yolo_xmalloc(len), *dot = strrchr(ds->files[i], '.'), *slash = strrchr(ds->files[i], '/');
+        int stem = dot && (!slash || dot > slash) ? (int)(dot - ds->files[i]) : (int)strlen(ds->files[i]);
+        snprintf(path, len, "%.*s.%d%s.npy", stem, ds->files[i], S, augment ? "" : "-area");
+        struct stat sp, sn;
+        if (!stat(path, &sn) && !stat(ds->files[i], &sp) && sn.st_mtime >= sp.st_mtime) { npy[i] = path; continue; }
+        if (yolo_load_resized(ds, i, S, augment, &im, e)) { free(path); continue; }
+        if (yolo_npy_write(path, &im)) {
+            #pragma omp critical
+            if (failed < 0) failed = i;
+            free(path);
+        } else npy[i] = path;
+        yolo_image_free(&im);
     }
+    ds->npy = npy;
+    if (failed >= 0) return yolo_errorf(err, "%s: cannot write its --cache disk file beside it", ds->files[failed]);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */

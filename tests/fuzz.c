@@ -262,7 +262,8 @@ static int run_hyp(const buf *b, yolo_rng *r) {
         for (int k = 0; k < 2; k++) {
             yolo_image im = { 0, 0, NULL };
             yolo_boxes bx = { 0, 0, NULL };
-            if (yolo_train_sample(&g_samples, (int)pick(r, g_samples.n), 64, &h, 1, r, &im, &bx, err)) check_refusal(-1, err, NULL);
+            int flips;
+            if (yolo_train_sample(&g_samples, (int)pick(r, g_samples.n), 64, &h, 1, r, &im, &bx, &flips, err)) check_refusal(-1, err, NULL);
             free(im.rgb); free(bx.b);
         }
     return rc;

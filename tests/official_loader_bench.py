@@ -1,0 +1,87 @@
+"""official_loader_bench: the official training dataloader alone, timed as
+tests/bench_loader times ours: create_dataloader of utils/dataloaders.py
+with the recipe's hyperparameters (mosaic, random perspective, mixup, HSV,
+flips, letterbox, collate), shuffled, its workers kept between epochs (the
+official InfiniteDataLoader), samples per second over BATCHES batches
+after the first one (which also pays for starting the workers).
+
+    python3 tests/official_loader_bench.py OFFICIAL DATA.yaml [--img 640] [--batch 16] [--workers 2]
+                                           [--batches 64] [--cache ram|disk] [--hyp FILE]
+
+OFFICIAL is a checkout of WongKinYiu/yolov9 (nothing of it is in this file:
+it is imported at run time); torch, numpy and OpenCV must be installed, and
+packages its utils import but the loader does not use are stood in for by
+empty modules where missing. The last line is 'samples/s X'."""
+import argparse
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import time
+from unittest import mock
+
+p = argparse.ArgumentParser()
+p.add_argument('official')
+p.add_argument('data')
+p.add_argument('--img', type=int, default=640)
+p.add_argument('--batch', type=int, default=16)
+p.add_argument('--workers', type=int, default=2)
+p.add_argument('--batches', type=int, default=64)
+p.add_argument('--cache', choices=['ram', 'disk'])
+p.add_argument('--hyp')
+a = p.parse_args()
+root = os.path.abspath(a.official)
+sys.path.insert(0, root)
+
+missing = {name for name in ['pandas', 'IPython', 'seaborn', 'matplotlib', 'thop', 'psutil', 'requests', 'PIL', 'yaml',
+                             'pkg_resources', 'tqdm', 'scipy', 'torchvision', 'pycocotools',
+                             'tensorboard', 'clearml', 'comet_ml', 'wandb'] if importlib.util.find_spec(name) is None}
+print('stood in for:', sorted(missing), flush=True)
+
+
+class StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        if name.split('.')[0] in missing:
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        m = mock.MagicMock()
+        m.__name__, m.__path__, m.__spec__ = spec.name, [], spec
+        m.get_ipython = lambda: None
+        m.version_info = (99, 0)
+        return m
+
+    def exec_module(self, module):
+        pass
+
+
+sys.meta_path.insert(0, StandIn())
+import yaml  # noqa: E402
+from utils.dataloaders import create_dataloader  # noqa: E402
+
+with open(a.hyp or os.path.join(root, 'data/hyps/hyp.scratch-high.yaml')) as f:
+    hyp = yaml.safe_load(f)
+with open(a.data) as f:
+    data = yaml.safe_load(f)
+train = os.path.join(os.path.dirname(os.path.abspath(a.data)), data.get('path', '.'), data['train'])
+t0 = time.time()
+loader, dataset = create_dataloader(train, a.img, a.batch, 32, hyp=hyp, augment=True, cache=a.cache, rect=False,
+                                    workers=a.workers, close_mosaic=False, prefix='train: ', shuffle=True)
+if a.cache:
+    print(f'--cache {a.cache}: {len(dataset)} pictures in {time.time() - t0:.2f} s', flush=True)
+k, samples, start = 0, 0, 0.0
+while k <= a.batches:
+    for imgs, targets, paths, shapes in loader:
+        if k == 0:
+            start = time.time()
+        else:
+            samples += imgs.shape[0]
+        k += 1
+        if k > a.batches:
+            break
+dt = time.time() - start
+print(f'{a.data}: {len(dataset)} images, batch {a.batch}, img {a.img}, {loader.num_workers} workers'
+      f'{", --cache " + a.cache if a.cache else ""}: {samples} samples in {dt:.2f} s')
+print(f'samples/s {samples / dt:.1f}')

@@ -1,0 +1,27 @@
+#!/bin/sh
+# the loader's batches, bit for bit: checksums of finished training batches
+# (mosaic, perspective, mixup, letterbox, HSV, flips, targets) and of the
+# validation rectangles from the bundled coco8 pictures, as the loader made
+# them at 0ddd4e9 (before it was made faster). The same seed must give the
+# same batches whatever the number of threads, with or without --cache.
+# Run from the repository root.
+. tests/common.sh
+D=tests/data/coco8/coco8.yaml
+H=tests/data/hyp-loader.yaml
+# cp -r: --cache disk writes its .npy files beside the pictures
+cp -r tests/data/coco8 "$T/coco8"
+check() {   # want, then bench_loader's flags
+    want=$1; shift
+    for w in 0 1 3; do
+        for c in "" "--cache ram" "--cache disk"; do
+            d=$D; [ "$c" = "--cache disk" ] && d=$T/coco8/coco8.yaml
+            got=$(./tests/bench_loader --data $d "$@" --workers $w $c --sum 2> "$T/err" | tail -n 1)
+            if [ "$got" = "all $want" ]; then ok "$* --workers $w $c: $want"
+            else bad "$* --workers $w $c: '$got' ($(cat "$T/err")), want $want"; fi
+        done
+    done
+}
+check 028d9b2de0a674cf --img 640 --batch 4 --batches 3
+check e8f3378ee3417532 --img 256 --batch 3 --batches 5 --hyp $H
+check f295b0aa1585b119 --img 800 --batch 2 --batches 3 --hyp $H --seed 3
+[ $fail = 0 ]

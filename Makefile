@@ -68,7 +68,8 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 	sh tests/test_train.sh || fail=$$((fail + 1)); \
 	sh tests/test_detect.sh || fail=$$((fail + 1)); \
 	sh tests/test_val.sh || fail=$$((fail + 1)); \
-	echo "programs: $$((10 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
+	sh tests/test_official.sh || fail=$$((fail + 1)); \
+	echo "programs: $$((11 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda

@@ -4,10 +4,8 @@
      ./train --cfg yolov9-s --data coco128.yaml --batch 16 --epochs 100
      ./train --resume [runs/train/exp/weights/last.safetensors]
 
-   Flags: --cfg NAME|FILE.yaml  --weights FILE  --data FILE.yaml  --hyp FILE.yaml
-          --epochs 100  --batch 16  --img 640  --optimizer SGD|Adam|AdamW  --cos-lr
-          --close-mosaic 0  --min-items 0  --workers 8  --device cpu|cuda|N  --seed 0
-          --project runs/train  --name exp  --exist-ok  --noval  --cache  --resume [FILE]
+   The official train_dual.py flags with their arity (./train --help lists
+   them; those that do not apply here say so in one line), and ours:
           --ckpt (recompute every block's inside during backward: less memory)
           --mem-budget 10G (choose --ckpt and, unless --batch is given, the batch to fit)
           --dry-run (print the memory plan and stop)
@@ -19,61 +17,74 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume;
-    int epochs, batch, img, cos_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, cache, dry_run;
-    int ckpt, batch_given;
+    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume, *cache;
+    int epochs, batch, img, cos_lr, flat_cos_lr, fixed_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, dry_run;
+    int nosave, noplots, patience, save_period, rect, image_weights, multi_scale, single_cls, quad, ckpt;
+    double label_smoothing;
+    yolo_ints freeze;
     double mem_budget;       /* bytes, 0: none */
 } train_args;
 
-static void usage(const char *why) {
-    if (why) fprintf(stderr, "train: %s\n", why);
-    fprintf(stderr, "usage: train --cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--hyp FILE] [--epochs 100]\n"
-                    "             [--batch 16] [--img 640] [--optimizer SGD|Adam|AdamW] [--cos-lr] [--close-mosaic N]\n"
-                    "             [--min-items N] [--workers 8] [--device cpu|cuda|N] [--seed 0] [--project DIR]\n"
-                    "             [--name NAME] [--exist-ok] [--noval] [--cache] [--resume [FILE]] [--ckpt]\n"
-                    "             [--mem-budget SIZE] [--dry-run]\n");
-    exit(2);
-}
+static const char *USAGE = "--cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--epochs 100] [--batch-size 16] [--img 640] ...";
 
-/* flags into a; a bad one ends the program with the usage */
+/* the official train_dual.py flags (and ours) into a; a bad one ends the
+   program with the usage */
 static void parse_args(train_args *a, int argc, char **argv) {
-    for (int i = 0; i < argc; i++) {
-        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int flag = 1;
-        if (!strcmp(k, "--cos-lr")) a->cos_lr = 1;
-        else if (!strcmp(k, "--exist-ok")) a->exist_ok = 1;
-        else if (!strcmp(k, "--noval")) a->noval = 1;
-        else if (!strcmp(k, "--cache")) a->cache = 1;
-        else if (!strcmp(k, "--dry-run")) a->dry_run = 1;
-        else if (!strcmp(k, "--ckpt")) a->ckpt = 1;
-        else if (!strcmp(k, "--resume")) { a->resume = v && strncmp(v, "--", 2) ? v : ""; if (*a->resume) i++; }
-        else flag = 0;
-        if (flag) continue;
-        if (!v) { char b[256]; snprintf(b, sizeof b, "%s needs a value", k); usage(b); }
-        if (!strcmp(k, "--cfg")) a->cfg = v;
-        else if (!strcmp(k, "--weights")) a->weights = v;
-        else if (!strcmp(k, "--data")) a->data = v;
-        else if (!strcmp(k, "--hyp")) a->hyp = v;
-        else if (!strcmp(k, "--optimizer")) a->optimizer = v;
-        else if (!strcmp(k, "--device")) a->device = v;
-        else if (!strcmp(k, "--project")) a->project = v;
-        else if (!strcmp(k, "--name")) a->name = v;
-        else if (!strcmp(k, "--epochs")) a->epochs = atoi(v);
-        else if (!strcmp(k, "--batch") || !strcmp(k, "--batch-size")) { a->batch = atoi(v); a->batch_given = 1; }
-        else if (!strcmp(k, "--mem-budget")) {   /* 10G, 512M, 10GB, or bytes */
-            char *end;
-            double x = strtod(v, &end);
-            int u = toupper((unsigned char)*end);
-            a->mem_budget = x * (u == 'G' ? 1e9 : u == 'M' ? 1e6 : u == 'K' ? 1e3 : 1);
-            if (!(a->mem_budget > 0)) usage("--mem-budget wants a size such as 10G");
-        }
-        else if (!strcmp(k, "--img") || !strcmp(k, "--imgsz") || !strcmp(k, "--img-size")) a->img = atoi(v);
-        else if (!strcmp(k, "--close-mosaic")) a->close_mosaic = atoi(v);
-        else if (!strcmp(k, "--min-items")) a->min_items = atoi(v);
-        else if (!strcmp(k, "--workers")) a->workers = atoi(v);
-        else if (!strcmp(k, "--seed")) a->seed = atoi(v);
-        else { char b[256]; snprintf(b, sizeof b, "unknown flag %s", k); usage(b); }
-        i++;
+    const char *budget = NULL;
+    const yolo_flag flags[] = {
+        { "--weights", YOLO_FLAG_STR, &a->weights, "initial weights: a .safetensors (name and shape must match to be loaded)", 0 },
+        { "--cfg", YOLO_FLAG_STR, &a->cfg, "model: yolov9-t/s/m/c/e, gelan-t/s/m/c/e or a model yaml (default: the --weights' own)", 0 },
+        { "--data", YOLO_FLAG_STR, &a->data, "dataset yaml", 0 },
+        { "--hyp", YOLO_FLAG_STR, &a->hyp, "hyperparameters yaml (default: hyp.scratch-high)", 0 },
+        { "--epochs", YOLO_FLAG_INT, &a->epochs, "total training epochs (100)", 0 },
+        { "--batch-size --batch", YOLO_FLAG_INT, &a->batch, "images per batch (16)", 0 },
+        { "--imgsz --img --img-size", YOLO_FLAG_INT, &a->img, "train and val image size in pixels (640)", 0 },
+        { "--rect", YOLO_FLAG_BOOL, &a->rect, "rectangular training", 0 },
+        { "--resume", YOLO_FLAG_OPT, &a->resume, "resume the most recent run, or the given last.safetensors", "" },
+        { "--nosave", YOLO_FLAG_BOOL, &a->nosave, "only save the final checkpoint", 0 },
+        { "--noval", YOLO_FLAG_BOOL, &a->noval, "only validate the final epoch", 0 },
+        { "--noautoanchor", YOLO_FLAG_BOOL, NULL, "anchor-free heads have no anchors", 0 },
+        { "--noplots", YOLO_FLAG_BOOL, &a->noplots, "save no plot files", 0 },
+        { "--evolve", YOLO_FLAG_OPT, NULL, "hyperparameter evolution is not implemented", 0 },
+        { "--bucket", YOLO_FLAG_STR, NULL, "no cloud storage", 0 },
+        { "--cache", YOLO_FLAG_OPT, &a->cache, "cache decoded images: ram or disk", "ram" },
+        { "--image-weights", YOLO_FLAG_BOOL, &a->image_weights, "pick training images weighted by their classes' mAP", 0 },
+        { "--device", YOLO_FLAG_STR, &a->device, "cpu, cuda or a GPU index", 0 },
+        { "--multi-scale", YOLO_FLAG_BOOL, &a->multi_scale, "vary the image size +/- 50%", 0 },
+        { "--single-cls", YOLO_FLAG_BOOL, &a->single_cls, "train multi-class data as one class", 0 },
+        { "--optimizer", YOLO_FLAG_STR, &a->optimizer, "SGD, Adam, AdamW or LION (SGD)", 0 },
+        { "--sync-bn", YOLO_FLAG_BOOL, NULL, "one device: no SyncBatchNorm", 0 },
+        { "--workers", YOLO_FLAG_INT, &a->workers, "loader threads (8)", 0 },
+        { "--project", YOLO_FLAG_STR, &a->project, "save to PROJECT/NAME (runs/train)", 0 },
+        { "--name", YOLO_FLAG_STR, &a->name, "save to PROJECT/NAME (exp)", 0 },
+        { "--exist-ok", YOLO_FLAG_BOOL, &a->exist_ok, "an existing PROJECT/NAME is fine, do not increment", 0 },
+        { "--quad", YOLO_FLAG_BOOL, &a->quad, "quad dataloader", 0 },
+        { "--cos-lr", YOLO_FLAG_BOOL, &a->cos_lr, "cosine LR schedule", 0 },
+        { "--flat-cos-lr", YOLO_FLAG_BOOL, &a->flat_cos_lr, "flat cosine LR schedule", 0 },
+        { "--fixed-lr", YOLO_FLAG_BOOL, &a->fixed_lr, "fixed LR", 0 },
+        { "--label-smoothing", YOLO_FLAG_FLOAT, &a->label_smoothing, "label smoothing epsilon", 0 },
+        { "--patience", YOLO_FLAG_INT, &a->patience, "stop after this many epochs without improvement (100)", 0 },
+        { "--freeze", YOLO_FLAG_INTS, &a->freeze, "freeze layers: the first N, or a list: 0 1 2", 0 },
+        { "--save-period", YOLO_FLAG_INT, &a->save_period, "save weights/epochN every N epochs (off: -1)", 0 },
+        { "--seed", YOLO_FLAG_INT, &a->seed, "global seed (0)", 0 },
+        { "--local_rank", YOLO_FLAG_INT, NULL, "one device: no DDP", 0 },
+        { "--min-items", YOLO_FLAG_INT, &a->min_items, "skip training pictures with fewer labels (0)", 0 },
+        { "--close-mosaic", YOLO_FLAG_INT, &a->close_mosaic, "no mosaic in the last N epochs (0)", 0 },
+        { "--entity", YOLO_FLAG_STR, NULL, "no W&B logging", 0 },
+        { "--upload_dataset", YOLO_FLAG_OPT, NULL, "no W&B logging", 0 },
+        { "--bbox_interval", YOLO_FLAG_INT, NULL, "no W&B logging", 0 },
+        { "--artifact_alias", YOLO_FLAG_STR, NULL, "no W&B logging", 0 },
+        { "--ckpt", YOLO_FLAG_BOOL, &a->ckpt, "ours: recompute every block's inside during backward (less memory)", 0 },
+        { "--mem-budget", YOLO_FLAG_STR, &budget, "ours: 10G: choose --ckpt and, unless --batch-size is given, the batch to fit", 0 },
+        { "--dry-run", YOLO_FLAG_BOOL, &a->dry_run, "ours: print the memory plan and stop", 0 },
+    };
+    yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, "train", USAGE);
+    if (budget) {   /* 10G, 512M, 10GB, or bytes */
+        char *end;
+        double x = strtod(budget, &end);
+        int u = toupper((unsigned char)*end);
+        a->mem_budget = x * (u == 'G' ? 1e9 : u == 'M' ? 1e6 : u == 'K' ? 1e3 : 1);
+        if (!(a->mem_budget > 0)) { fprintf(stderr, "train: --mem-budget wants a size such as 10G\n"); exit(2); }
     }
 }
 
@@ -130,8 +141,10 @@ static int largest_batch(yolo_model *m, const yolo_dataset *tr, const yolo_datas
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
-    train_args a = { NULL, NULL, NULL, NULL, "SGD", NULL, "runs/train", "exp", NULL,
-                     100, 16, 640, 0, 0, 0, 8, 0, 0, 0, 0, 0 };
+    train_args a;
+    memset(&a, 0, sizeof a);
+    a.optimizer = "SGD"; a.project = "runs/train"; a.name = "exp";
+    a.epochs = 100; a.img = 640; a.workers = 8; a.patience = 100; a.save_period = -1;
     parse_args(&a, argc - 1, argv + 1);
     char err[YOLO_ERR], ckpt[1024] = "", save_dir[1024], saved_args[4096] = "", saved_hyp[2048] = "";
     yolo_safetensors meta = { 0 };
@@ -167,14 +180,26 @@ int main(int argc, char **argv) {
     } else {
         for (int i = 1, o = 0; i < argc; i++) o += snprintf(saved_args + o, sizeof saved_args - o, "%s%s", i > 1 ? "|" : "", argv[i]);
     }
-    if (!a.cfg) usage("--cfg is required");
-    if (!a.data) usage("--data is required");
-    if (a.batch < 1 || a.epochs < 1 || a.img < 32 || a.img % 32) usage("--batch and --epochs must be positive, --img a multiple of 32");
+    if (!a.cfg && !a.weights) die("train: --cfg or --weights is required (a model name or yaml, or weights that carry their model)");
+    if (!a.data) die("train: --data is required");
+    int batch_given = a.batch != 0;
+    if (!batch_given) a.batch = 16;
+    if (a.batch < 1 || a.epochs < 1 || a.img < 1) die("train: --batch-size, --epochs and --img must be positive");
+    a.img = yolo_check_img_size(a.img, 64, "train");
     yolo_optim_kind kind;
     if (!strcmp(a.optimizer, "SGD")) kind = YOLO_SGD;
     else if (!strcmp(a.optimizer, "Adam")) kind = YOLO_ADAM;
     else if (!strcmp(a.optimizer, "AdamW")) kind = YOLO_ADAMW;
+    else if (!strcmp(a.optimizer, "LION")) die("train: --optimizer LION is not implemented here (SGD, Adam or AdamW)");
     else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam or AdamW)\n", a.optimizer); return 2; }
+    /* official flags whose behaviour is not built here: said once, the run goes on without them */
+    const struct { int on; const char *flag; } missing[] = {
+        { a.rect, "--rect" }, { a.image_weights, "--image-weights" }, { a.multi_scale, "--multi-scale" }, { a.quad, "--quad" } };
+    for (size_t k = 0; k < sizeof missing / sizeof missing[0]; k++)
+        if (missing[k].on) fprintf(stderr, "train: %s is not implemented here; training without it\n", missing[k].flag);
+    if (a.label_smoothing != 0)
+        fprintf(stderr, "train: --label-smoothing %g has no effect, as in the official train_dual.py (its loss never uses the smoothed targets)\n", a.label_smoothing);
+    int lr_schedule = a.fixed_lr ? YOLO_LR_FIXED : a.flat_cos_lr ? YOLO_LR_FLAT_COS : a.cos_lr ? YOLO_LR_COS : YOLO_LR_LINEAR;
 
     /* data and hyperparameters */
     yolo_hyp hyp;
@@ -188,21 +213,25 @@ int main(int argc, char **argv) {
     yolo_dataset train_set, val_set;
     if (yolo_dataset_open(&train_set, dc.root, dc.train, dc.nc, a.min_items, err)) die(err);
     if (yolo_dataset_open(&val_set, dc.root, dc.val, dc.nc, 0, err)) die(err);
+    int nc = a.single_cls ? 1 : dc.nc;
+    char *item = "item", **names = a.single_cls && dc.nc != 1 ? &item : dc.names;
+    if (a.single_cls) { yolo_dataset_single_class(&train_set); yolo_dataset_single_class(&val_set); }
     printf("train: %d images, %ld boxes; val: %d images, %ld boxes; %d classes\n", train_set.n, train_set.nboxes,
-           val_set.n, val_set.nboxes, dc.nc);
+           val_set.n, val_set.nboxes, nc);
 
     /* model, backend, memory plan */
     const yolo_backend *be = yolo_backend_select(a.device, err);
     if (!be) die(err);
     yolo_model m;
-    if (yolo_model_from_cfg(&m, a.cfg, dc.nc, err)) die(err);
+    if (yolo_model_for_weights(&m, a.cfg, a.resume ? ckpt : a.weights, nc, 0, err)) die(err);
+    yolo_model_set_names(&m, names);
     yolo_model_init_weights(&m, (uint64_t)a.seed);
     if (a.mem_budget > 0) {   /* choose recompute and, unless --batch is given, the batch */
         size_t act, full = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, 0, &act);
         size_t ck = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, 1, &act);
         if (full <= a.mem_budget) a.ckpt = 0;
-        else if (ck <= a.mem_budget && (a.batch_given || a.ckpt)) a.ckpt = 1;
-        else if (a.batch_given || ck <= a.mem_budget) {
+        else if (ck <= a.mem_budget && (batch_given || a.ckpt)) a.ckpt = 1;
+        else if (batch_given || ck <= a.mem_budget) {
             if (ck > a.mem_budget) {
                 int b = largest_batch(&m, &train_set, &val_set, &hyp, &a, kind, 1);
                 fprintf(stderr, "train: batch %d needs %.2f GB (%.2f GB with --ckpt), over the budget of %.2f GB; %s\n", a.batch,
@@ -233,7 +262,16 @@ int main(int argc, char **argv) {
     if (a.dry_run) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
-    if (a.weights && yolo_load_weights(&m, a.weights, err)) die(err);
+    if (a.weights) {   /* fine-tuning: what matches by name and shape */
+        int n;
+        if (yolo_transfer_weights(&m, a.weights, &n, err)) die(err);
+        printf("Transferred %d/%d items from %s\n", n, m.nparams, a.weights);
+    }
+    if (a.freeze.n && (a.freeze.n > 1 || a.freeze.v[0] > 0)) {
+        int n = yolo_model_freeze(&m, a.freeze.v, a.freeze.n);
+        printf("freezing %d tensors (%s %d%s)\n", n, a.freeze.n > 1 ? "layers" : "the first", a.freeze.n > 1 ? a.freeze.v[0] : a.freeze.v[0],
+               a.freeze.n > 1 ? " ..." : " layers");
+    }
     if (a.cache) { yolo_dataset_cache(&train_set, a.img, 1); yolo_dataset_cache(&val_set, a.img, 0); }
 
     /* the recipe: nominal batch 64, weight decay scaled to it */
@@ -294,7 +332,7 @@ int main(int argc, char **argv) {
         yolo_loader_start(&tl, epoch, (uint64_t)a.seed);
         for (yolo_batch *bt; (bt = yolo_loader_next(&tl));) {
             long ni = bt->index + nb * epoch;
-            int acc = yolo_schedule(&opt, &hyp, ni, nw, epoch, a.epochs, a.cos_lr, a.batch);
+            int acc = yolo_schedule(&opt, &hyp, ni, nw, epoch, a.epochs, lr_schedule, a.batch);
             yolo_set_input(&m, bt->B, bt->H, bt->W, bt->images);
             yolo_forward(&m, 1);
             yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
@@ -342,7 +380,7 @@ int main(int argc, char **argv) {
             yolo_eval ev;
             memset(&ev, 0, sizeof ev);
             if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, NULL, NULL, err)) die(err);
-            yolo_metrics_compute(&ev, dc.nc, &mt);
+            yolo_metrics_compute(&ev, nc, &mt);
             printf("%22s %10s %10s %10s %10s %10s %10s\n", "Class", "Images", "Instances", "P", "R", "mAP50", "mAP50-95");
             printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
             yolo_eval_free(&ev);

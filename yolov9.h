@@ -406,12 +406,14 @@ typedef enum {
 typedef struct {
     char name[96];       /* official state_dict name, e.g. model.3.cv1.conv.weight */
     yolo_pkind kind;
+    int frozen;          /* 1: --freeze: no gradient, the optimizer leaves it */
     int ndim, shape[4];
     size_t offset, numel;  /* into yolo_model.values / .grads */
 } yolo_param;
 
 typedef struct {
     int nc;
+    char **names;            /* [nc] class names (owned), or NULL: written into every weights file */
     int nlayers;
     yolo_layer *layers;      /* [nlayers] */
     int detect;              /* index of the detect layer */
@@ -618,6 +620,25 @@ typedef struct { double pre, infer, nms; int images; } yolo_times;   /* seconds,
 /* called with every validation picture's detections in its own pixels */
 typedef void (*yolo_det_hook)(void *ctx, int id, const yolo_det *d, int n);
 
+/* ------------------------------------------------------------------------ */
+/* 12. command line                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* The programs take the official scripts' flags with their spelling and
+   their argparse arity: a boolean flag takes no value, nargs='?' an
+   optional one (its constant when absent), nargs='+' one or more. One
+   table of yolo_flag per program says which. */
+typedef enum { YOLO_FLAG_BOOL, YOLO_FLAG_INT, YOLO_FLAG_FLOAT, YOLO_FLAG_STR, YOLO_FLAG_OPT, YOLO_FLAG_INTS } yolo_flag_kind;
+#define YOLO_MAX_INTS 256
+typedef struct { int n, v[YOLO_MAX_INTS]; } yolo_ints;   /* the values of a nargs='+' flag */
+typedef struct {
+    const char *names;       /* its spellings, space-separated: "--imgsz --img --img-size" */
+    yolo_flag_kind kind;
+    void *value;             /* int *, double *, const char **, yolo_ints *; NULL: accepted, but does not apply here */
+    const char *help;        /* one line for --help; with value NULL, why it does not apply */
+    const char *constant;    /* YOLO_FLAG_OPT: the value when the flag comes alone */
+} yolo_flag;
+
 
 /* ------------------------------------------------------------------------ */
 /* API                                                                      */
@@ -729,6 +750,20 @@ double yolo_rel_err(const yolo_real *a, const float *b, size_t n);
 int  yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err);
 int  yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err);
 int  yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err);
+/* the same from a model yaml's text; source names it in messages */
+int  yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *source, int nc, char *err);
+/* The model of a weights file, self-described: built from cfg when given,
+   else from the model yaml the file carries in its metadata ("yaml", as
+   every file we write and every .pt converted by weights/convert.py).
+   Classes: nc > 0, else the file's "nc", else nc_default > 0, else the
+   cfg's own. The file's class names ("names") become m->names. */
+int  yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err);
+/* the model as an official-format model yaml (width and depth 1: the
+   layers' own widths), which yolo_model_from_yaml_text builds back; the
+   caller frees it */
+char *yolo_model_yaml(const yolo_model *m);
+/* a copy of names [m->nc] (NULL: none) becomes m->names */
+void yolo_model_set_names(yolo_model *m, char *const *names);
 int  yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc,
                       double depth_multiple, double width_multiple, char *err);
 void yolo_model_free(yolo_model *m);
@@ -755,6 +790,11 @@ void yolo_forward_all(yolo_model *m);
    every parameter; parameter gradients add up until yolo_zero_grads */
 void yolo_zero_grads(yolo_model *m);
 void yolo_backward(yolo_model *m);
+/* --freeze as the official: n = 1 freezes layers 0 .. layers[0]-1, a list
+   of several the layers it names; their trained tensors get no gradient
+   and the optimizer leaves them (BatchNorm statistics still follow the
+   data, as in PyTorch's train mode). Returns how many tensors froze. */
+int  yolo_model_freeze(yolo_model *m, const int *layers, int n);
 
 /* The loss of the last training forward against targets [ntargets, 6]
    (image, class, cx, cy, w, h normalised), and at the same time its
@@ -802,10 +842,20 @@ const yolo_st_entry *yolo_st_find(const yolo_safetensors *st, const char *name);
 int64_t yolo_st_numel(const yolo_st_entry *e);
 /* converts one tensor to yolo_real; returns 0 or -1 on unsupported dtype */
 int  yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *out);
-int  yolo_load_weights(yolo_model *m, const char *path, char *err);
-int  yolo_save_weights(const yolo_model *m, const char *path, char *err);
+int  yolo_load_weights(yolo_model *m, const char *path, char *err);   /* every tensor, exactly */
+/* fine-tuning: every tensor whose name and shape match (the official
+   intersect_dicts); the rest keep their values. *transferred: how many */
+int  yolo_transfer_weights(yolo_model *m, const char *path, int *transferred, char *err);
+/* the weights under the official names, with the model's description
+   (yolo_model_meta: yaml, nc, names) and the pairs of meta (NULL: none);
+   values: the model's own (NULL) or another copy of them (the EMA) */
+int  yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, char *err);
 
 /* training: the schedule and gradient clipping of train_dual.py, checkpoints */
+/* the factor of lr0 at an epoch: linear from 1 to lrf (cos_lr 0), or as
+   --cos-lr (one_cycle), --flat-cos-lr (1 for half the run, then the cosine
+   of the rest: one_flat_cycle) or --fixed-lr */
+enum { YOLO_LR_LINEAR, YOLO_LR_COS, YOLO_LR_FLAT_COS, YOLO_LR_FIXED };
 double yolo_lr_factor(int epoch, int epochs, double lrf, int cos_lr);
 int  yolo_schedule(yolo_optim *o, const yolo_hyp *h, long ni, long nw, int epoch, int epochs, int cos_lr, int batch);
 double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm);
@@ -825,6 +875,8 @@ void yolo_data_free(yolo_data_cfg *d);
 int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
 void yolo_dataset_cache(yolo_dataset *ds, int S, int augment);
 void yolo_dataset_free(yolo_dataset *ds);
+/* --single-cls: every label becomes class 0 */
+void yolo_dataset_single_class(yolo_dataset *ds);
 int  yolo_image_load(yolo_image *im, const char *path, char *err);
 void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
 void yolo_image_to_input(const yolo_image *im, yolo_real *dst);
@@ -848,6 +900,16 @@ void yolo_metrics_free(yolo_metrics *mt);
 double yolo_fitness(const yolo_metrics *mt);
 int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, yolo_eval *ev, yolo_times *tm,
                    yolo_det_hook hook, void *ctx, char *err);
+
+/* the command line (section 12): flags into their values. --help or -h
+   prints the table and exits 0; an unknown flag, a missing or malformed
+   value: one line and the usage, exit 2. A flag that does not apply says
+   so in one line on stderr and the run goes on. */
+void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv, const char *prog, const char *usage);
+void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, const char *usage, FILE *f);
+/* --img as the official check_img_size: rounded up to a multiple of the
+   largest stride (32), at least floor, with a warning when it changes */
+int  yolo_check_img_size(int img, int floor, const char *prog);
 
 #ifdef __cplusplus
 }
@@ -2792,6 +2854,7 @@ void yolo_model_free(yolo_model *m) {
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
     free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps);
     free(m->place[0]); free(m->place[1]);
+    yolo_model_set_names(m, NULL);
     memset(m, 0, sizeof *m);
 }
 
@@ -3144,6 +3207,20 @@ void yolo_backward(yolo_model *m) {
     }
     yolo_image_make(m, 0);
     m->be->place(NULL, 0);   /* the planned step ends */
+    for (int k = 0; k < m->nparams; k++)   /* a frozen tensor has no gradient (requires_grad=False) */
+        if (m->params[k].frozen) m->be->zero(m->grads + m->params[k].offset, m->params[k].numel * sizeof(yolo_real));
+}
+
+int yolo_model_freeze(yolo_model *m, const int *layers, int n) {
+    int frozen = 0;
+    for (int k = 0; k < m->nparams; k++) {
+        yolo_param *p = &m->params[k];
+        int layer = atoi(p->name + 6), hit = 0;   /* model.LAYER.... */
+        for (int i = 0; i < (n > 1 ? n : 0) && !hit; i++) hit = layers[i] == layer;
+        if (n == 1) hit = layer < layers[0];
+        if (hit && p->kind <= YOLO_P_BIAS) { p->frozen = 1; frozen++; }
+    }
+    return frozen;
 }
 
 /* GFLOPs at 640x640 for one image: run every layer once at 64x64 counting
@@ -3296,6 +3373,12 @@ int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
     size_t got = fread(text, 1, size, f);
     fclose(f);
     text[got] = 0;
+    int rc = yolo_model_from_yaml_text(m, text, path, nc, err);
+    free(text);
+    return rc;
+}
+
+int yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *path, int nc, char *err) {
     yolo_yaml y = { text, path, 1, err };
     int file_nc = -1, nrows = 0, rc = 0;
     double gd = 1, gw = 1;
@@ -3325,7 +3408,6 @@ int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
         else if (!strcmp(key, "activation") && strcmp(val, "nn.SiLU()")) { rc = yolo_yaml_fail(&y, "only the SiLU activation is supported"); break; }
         /* anchors and anything else: not used by anchor-free heads */
     }
-    free(text);
     if (rc == 0 && nrows == 0) rc = yolo_errorf(err, "%s: no layers (backbone/head) found", path);
     if (rc == 0) {
         rc = yolo_model_build(m, rows, nrows, nc > 0 ? nc : file_nc, gd, gw, err);
@@ -3357,6 +3439,78 @@ int yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err) {
         return yolo_model_from_name(m, base, nc, err);
     }
     return yolo_model_from_name(m, cfg, nc, err);
+}
+
+void yolo_model_set_names(yolo_model *m, char *const *names) {
+    for (int c = 0; m->names && c < m->nc; c++) free(m->names[c]);
+    free(m->names);
+    m->names = NULL;
+    if (!names) return;
+    m->names = (char **)yolo_xcalloc(m->nc, sizeof(char *));
+    for (int c = 0; c < m->nc; c++) m->names[c] = strdup(names[c]);
+}
+
+/* The layers as rows [from, n, module, args] in the official spelling;
+   the widths are the built ones, so width_multiple is 1. */
+char *yolo_model_yaml(const yolo_model *m) {
+    size_t cap = 256 + (size_t)m->nlayers * 160, o = 0;
+    char *y = (char *)yolo_xmalloc(cap);
+    o += snprintf(y + o, cap - o, "# the model of a yolov9.c weights file (widths as built)\nnc: %d\ndepth_multiple: 1.0\n"
+                                  "width_multiple: 1.0\nbackbone:\n  [\n", m->nc);
+    for (int i = 0; i < m->nlayers; i++) {
+        const yolo_layer *L = &m->layers[i];
+        char from[128] = "", args[160] = "";
+        for (int j = 0, n = 0; j < L->nfrom; j++) n += snprintf(from + n, sizeof from - n, "%s%d", j ? ", " : "", L->from_row[j]);
+        int nested = L->type == YOLO_CBLINEAR || L->type == YOLO_CBFUSE;
+        if (L->type == YOLO_UPSAMPLE) snprintf(args, sizeof args, "None, 2, 'nearest'");
+        else if (L->type == YOLO_CONCAT) snprintf(args, sizeof args, "1");
+        else if (L->type == YOLO_DDETECT || L->type == YOLO_DUALDDETECT) snprintf(args, sizeof args, "nc");
+        else for (int k = 0, n = 0; k < L->nargs; k++) n += snprintf(args + n, sizeof args - n, "%s%d", k ? ", " : "", L->args[k]);
+        o += snprintf(y + o, cap - o, "   [%s%s%s, 1, %s, [%s%s%s]],  # %d\n", L->nfrom > 1 ? "[" : "", from, L->nfrom > 1 ? "]" : "",
+                      yolo_module_names[L->type], nested ? "[" : "", args, nested ? "]" : "", i);
+    }
+    snprintf(y + o, cap - o, "  ]\nhead: []\n");
+    return y;
+}
+
+/* a metadata string of any length (caller frees), or NULL */
+static char *yolo_st_meta_dup(const yolo_safetensors *st, const char *key) {
+    if (!st->meta) return NULL;
+    size_t cap = strlen(st->meta) + 1;
+    char *v = (char *)yolo_xmalloc(cap);
+    if (yolo_st_meta(st, key, v, cap)) { free(v); return NULL; }
+    return v;
+}
+
+int yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err) {
+    yolo_safetensors st;
+    memset(&st, 0, sizeof st);
+    if (weights && yolo_st_read(&st, weights, err)) return -1;
+    char v[32], *yaml = yolo_st_meta_dup(&st, "yaml"), *names = yolo_st_meta_dup(&st, "names");
+    int file_nc = yolo_st_meta(&st, "nc", v, sizeof v) ? 0 : atoi(v), rc;
+    if (nc <= 0) nc = file_nc > 0 ? file_nc : nc_default;
+    if (cfg) rc = yolo_model_from_cfg(m, cfg, nc, err);
+    else if (!yaml) rc = yolo_errorf(err, "%s: the file carries no model: give --cfg (yolov9-c, gelan-s, ... or the model yaml)", weights);
+    else {
+        char source[1100];
+        snprintf(source, sizeof source, "%s (its model yaml)", weights);
+        rc = yolo_model_from_yaml_text(m, yaml, source, nc, err);
+    }
+    if (!rc && names) {   /* one name a line; kept when there is one per class */
+        char **list = (char **)yolo_xcalloc(m->nc + 1, sizeof(char *));
+        int n = 0;
+        for (char *t = names; n <= m->nc; t++) {
+            list[n++] = t;
+            t += strcspn(t, "\n");
+            if (!*t) break;
+            *t = 0;
+        }
+        if (n == m->nc) yolo_model_set_names(m, list);
+        free(list);
+    }
+    free(yaml); free(names);
+    yolo_st_free(&st);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -4202,7 +4356,7 @@ void yolo_optim_step(yolo_optim *o, yolo_model *m) {
     u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
     for (int k = 0; k < m->nparams; k++) {
         const yolo_param *p = &m->params[k];
-        if (p->kind > YOLO_P_BIAS) continue;           /* running stats, DFL: not trained */
+        if (p->kind > YOLO_P_BIAS || p->frozen) continue;   /* running stats, DFL, --freeze: not trained */
         u.lr = o->lr[p->kind];
         u.wd = p->kind == YOLO_P_WEIGHT ? o->weight_decay : 0;
         size_t off = p->offset;
@@ -4245,7 +4399,11 @@ void yolo_ema_free(yolo_ema *e) {
 /* learning-rate factor of an epoch: linear from 1 to lrf, or the cosine
    one_cycle of --cos-lr */
 double yolo_lr_factor(int epoch, int epochs, double lrf, int cos_lr) {
-    if (cos_lr) return (1 - cos(epoch * 3.14159265358979323846 / epochs)) / 2 * (lrf - 1) + 1;
+    const double pi = 3.14159265358979323846;
+    int half = epochs / 2;
+    if (cos_lr == YOLO_LR_COS) return (1 - cos(epoch * pi / epochs)) / 2 * (lrf - 1) + 1;
+    if (cos_lr == YOLO_LR_FLAT_COS) return epoch > half ? (1 - cos((epoch - half) * pi / half)) / 2 * (lrf - 1) + 1 : 1;
+    if (cos_lr == YOLO_LR_FIXED) return 1;
     return (1 - (double)epoch / epochs) * (1 - lrf) + lrf;
 }
 
@@ -4298,9 +4456,25 @@ static int yolo_json_string(yolo_json *j, char *out, size_t cap) {
     if (!yolo_json_eat(j, '"')) return -1;
     size_t n = 0;
     while (j->s < j->end && *j->s != '"') {
-        char c = *j->s++;
-        if (c == '\\' && j->s < j->end) c = *j->s++;
-        if (n + 1 < cap) out[n++] = c;
+        unsigned c = (unsigned char)*j->s++;
+        if (c == '\\' && j->s < j->end) {
+            c = (unsigned char)*j->s++;
+            if (c == 'n') c = '\n';
+            else if (c == 't') c = '\t';
+            else if (c == 'r') c = '\r';
+            else if (c == 'u' && j->end - j->s >= 4) {   /* \uXXXX as UTF-8 (a name outside ASCII) */
+                char hex[5] = { j->s[0], j->s[1], j->s[2], j->s[3], 0 };
+                c = (unsigned)strtoul(hex, NULL, 16);
+                j->s += 4;
+                if (c >= 0x80) {
+                    int extra = c >= 0x800 ? 2 : 1;
+                    if (n + 1 < cap) out[n++] = (char)(extra == 2 ? 0xE0 | (c >> 12) : 0xC0 | (c >> 6));
+                    if (extra == 2 && n + 1 < cap) out[n++] = (char)(0x80 | ((c >> 6) & 63));
+                    c = 0x80 | (c & 63);
+                }
+            }
+        }
+        if (n + 1 < cap) out[n++] = (char)c;
     }
     if (out) out[n < cap ? n : cap - 1] = 0;
     return yolo_json_eat(j, '"') ? 0 : -1;
@@ -4370,6 +4544,11 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     fseek(f, 0, SEEK_SET);
     unsigned char h8[8];
     if (size < 8 || fread(h8, 1, 8, f) != 8) { fclose(f); return yolo_errorf(err, "%s: not a safetensors file (too short)", path); }
+    if (!memcmp(h8, "PK\3\4", 4)) {   /* a zip archive: PyTorch's .pt */
+        fclose(f);
+        return yolo_errorf(err, "%s: a PyTorch checkpoint; convert it first: python3 weights/convert.py %s %.*s.safetensors", path, path,
+                           (int)(strlen(path) > 3 && !strcmp(path + strlen(path) - 3, ".pt") ? strlen(path) - 3 : strlen(path)), path);
+    }
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | h8[i];
     if (hlen > (uint64_t)size - 8) { fclose(f); return yolo_errorf(err, "%s: truncated: header of %llu bytes, file has %ld", path, (unsigned long long)hlen, size); }
@@ -4453,19 +4632,24 @@ int yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *o
     return 0;
 }
 
-/* Every tensor the model has must be in the file with its shape, and the
-   file must hold nothing else (num_batches_tracked aside). */
-int yolo_load_weights(yolo_model *m, const char *path, char *err) {
+/* strict: every tensor the model has must be in the file with its shape,
+   and the file must hold nothing else (num_batches_tracked aside). Else
+   (fine-tuning, the official intersect_dicts) every tensor whose name and
+   shape match is loaded, the others keep their values; *loaded counts
+   the loaded ones. */
+static int yolo_read_weights(yolo_model *m, const char *path, int strict, int *loaded, char *err) {
     yolo_safetensors st;
     if (yolo_st_read(&st, path, err)) return -1;
-    int rc = 0;
-    yolo_real *h = (yolo_real *)yolo_xmalloc(m->nvalues * sizeof(yolo_real));   /* host staging */
+    int rc = 0, n = 0;
+    yolo_real *h = yolo_fetch(m, m->values, m->nvalues);   /* host staging, starting from the model's values */
     for (int k = 0; k < m->nparams && !rc; k++) {
         const yolo_param *p = &m->params[k];
         const yolo_st_entry *e = yolo_st_find(&st, p->name);
+        if (!e && !strict) continue;
         if (!e) { rc = yolo_errorf(err, "%s: missing tensor %s", path, p->name); break; }
         int same = e->ndim == p->ndim;
         for (int i = 0; same && i < p->ndim; i++) same = e->shape[i] == p->shape[i];
+        if (!same && !strict) continue;
         if (!same) {
             char a[64] = "", b[64] = "";
             for (int i = 0, o = 0; i < e->ndim; i++) o += snprintf(a + o, sizeof a - o, "%s%lld", i ? "," : "", (long long)e->shape[i]);
@@ -4474,8 +4658,9 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
             break;
         }
         if (yolo_st_get(&st, e, h + p->offset)) rc = yolo_errorf(err, "%s: %s has unsupported dtype %s", path, p->name, e->dtype);
+        n++;
     }
-    for (int i = 0; i < st.n && !rc; i++) {
+    for (int i = 0; i < st.n && !rc && strict; i++) {
         const char *nm = st.e[i].name;
         size_t len = strlen(nm);
         if (len > 20 && !strcmp(nm + len - 20, ".num_batches_tracked")) continue;
@@ -4483,14 +4668,20 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
         if (!yolo_model_param(m, nm)) rc = yolo_errorf(err, "%s: tensor %s does not belong to this model", path, nm);
     }
     if (!rc) m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
+    if (loaded) *loaded = n;
     free(h);
     yolo_st_free(&st);
     return rc;
 }
 
+int yolo_load_weights(yolo_model *m, const char *path, char *err) { return yolo_read_weights(m, path, 1, NULL, err); }
+int yolo_transfer_weights(yolo_model *m, const char *path, int *transferred, char *err) {
+    return yolo_read_weights(m, path, 0, transferred, err);
+}
+
 /* Written to PATH.tmp, then renamed: a crash never leaves half a file.
    meta: NULL, or key/value string pairs ending with NULL, for __metadata__
-   (values must not need JSON escapes beyond \" and \\). */
+   (values must not need JSON escapes beyond \", \\ and \n). */
 int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err) {
     size_t cap = 1024 + (size_t)n * 200, o = 0, off = 0;
     for (int k = 0; meta && meta[k]; k++) cap += 2 * strlen(meta[k]) + 8;
@@ -4501,8 +4692,8 @@ int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *
         for (int k = 0; meta[k] && meta[k + 1]; k += 2) {
             o += snprintf(h + o, cap - o, "%s\"%s\":\"", k ? "," : "", meta[k]);
             for (const char *c = meta[k + 1]; *c; c++) {
-                if (*c == '"' || *c == '\\') h[o++] = '\\';
-                h[o++] = *c == '\n' ? ' ' : *c;
+                if (*c == '"' || *c == '\\' || *c == '\n') h[o++] = '\\';
+                h[o++] = *c == '\n' ? 'n' : *c;
             }
             o += snprintf(h + o, cap - o, "\"");
         }
@@ -4547,10 +4738,31 @@ static yolo_st_tensor *yolo_model_tensors(const yolo_model *m, const yolo_real *
     return t;
 }
 
-int yolo_save_weights(const yolo_model *m, const char *path, char *err) {
-    yolo_real *vals = yolo_fetch(m, m->values, m->nvalues);
+/* What makes a weights file describe itself: its model yaml, nc and class
+   names (one a line), then the pairs of extra (NULL: none). The caller
+   frees the array and its first, third and fifth values (made here). */
+static const char **yolo_model_meta(const yolo_model *m, const char *const *extra) {
+    int n = 0;
+    while (extra && extra[n]) n++;
+    const char **kv = (const char **)yolo_xcalloc(n + 7, sizeof(char *));
+    char *nc = (char *)yolo_xmalloc(16), *names;
+    snprintf(nc, 16, "%d", m->nc);
+    size_t len = 1;
+    for (int c = 0; m->names && c < m->nc; c++) len += strlen(m->names[c]) + 1;
+    names = (char *)yolo_xcalloc(len, 1);
+    for (int c = 0, o = 0; m->names && c < m->nc; c++) o += sprintf(names + o, "%s%s", c ? "\n" : "", m->names[c]);
+    kv[0] = "yaml"; kv[1] = yolo_model_yaml(m); kv[2] = "nc"; kv[3] = nc; kv[4] = "names"; kv[5] = names;
+    for (int k = 0; k < n; k++) kv[6 + k] = extra[k];
+    return kv;
+}
+static void yolo_model_meta_free(const char **kv) { free((void *)kv[1]); free((void *)kv[3]); free((void *)kv[5]); free(kv); }
+
+int yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, char *err) {
+    yolo_real *vals = yolo_fetch(m, values ? values : m->values, m->nvalues);
     yolo_st_tensor *t = yolo_model_tensors(m, vals);
-    int rc = yolo_st_write(path, t, m->nparams, NULL, err);
+    const char **kv = yolo_model_meta(m, meta);
+    int rc = yolo_st_write(path, t, m->nparams, kv, err);
+    yolo_model_meta_free(kv);
     free(t); free(vals);
     return rc;
 }
@@ -4574,7 +4786,9 @@ int yolo_checkpoint_save(const char *path, const yolo_model *m, const yolo_ema *
         t[n].name = names[k]; t[n].ndim = 1; t[n].shape[0] = (int64_t)m->nvalues; t[n].data = arrays[k]; t[n].numel = m->nvalues;
         n++;
     }
-    int rc = yolo_st_write(path, t, n, meta, err);
+    const char **kv = yolo_model_meta(m, meta);
+    int rc = yolo_st_write(path, t, n, kv, err);
+    yolo_model_meta_free(kv);
     free(t); free(mt); free(ema); free(w); free(st[0]); free(st[1]); free(st[2]);
     return rc;
 }
@@ -4911,6 +5125,11 @@ static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, ch
     }
     fclose(f);
     return 0;
+}
+
+void yolo_dataset_single_class(yolo_dataset *ds) {
+    for (int i = 0; i < ds->n; i++)
+        for (int k = 0; k < ds->nlab[i]; k++) ds->lab[i][k * 5] = 0;
 }
 
 void yolo_dataset_free(yolo_dataset *ds) {
@@ -5992,6 +6211,102 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
     for (int b = 0; b < ld->B; b++) free(dets[b]);
     free(dets); free(count); free(lab);
     return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 12. command line: the official flags                                     */
+/* ------------------------------------------------------------------------ */
+
+/* the flag named k (one of its spellings), or NULL */
+static const yolo_flag *yolo_flag_find(const yolo_flag *flags, int nflags, const char *k, size_t klen) {
+    for (int i = 0; i < nflags; i++)
+        for (const char *s = flags[i].names; *s;) {
+            size_t n = strcspn(s, " ");
+            if (n == klen && !strncmp(s, k, n)) return &flags[i];
+            s += n; while (*s == ' ') s++;
+        }
+    return NULL;
+}
+
+void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, const char *usage, FILE *f) {
+    static const char *metavar[] = { "", " N", " X", " S", " [S]", " N [N ...]" };
+    fprintf(f, "usage: %s %s\n", prog, usage);
+    for (int i = 0; i < nflags; i++) {
+        char left[128];
+        snprintf(left, sizeof left, "%.*s%s", (int)strcspn(flags[i].names, " "), flags[i].names, metavar[flags[i].kind]);
+        fprintf(f, "  %-28s %s%s\n", left, flags[i].value ? "" : "(does not apply here: ", flags[i].help);
+    }
+}
+
+/* a bad command line: one line saying what, the usage, exit 2 */
+static void yolo_flags_fail(const char *prog, const char *usage, const char *fmt, const char *a, const char *b) {
+    fprintf(stderr, "%s: ", prog);
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\nusage: %s %s (--help lists every flag)\n", prog, usage);
+    exit(2);
+}
+
+static int yolo_flag_number(const char *v, int integer, double *out) {
+    char *e;
+    *out = integer ? (double)strtol(v, &e, 10) : strtod(v, &e);
+    return *v && !*e ? 0 : -1;
+}
+
+void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv, const char *prog, const char *usage) {
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { yolo_flags_usage(flags, nflags, prog, usage, stdout); exit(0); }
+        if (strncmp(a, "--", 2)) yolo_flags_fail(prog, usage, "unexpected argument '%s'%s", a, "");
+        const char *eq = strchr(a, '=');   /* --flag=value, as argparse */
+        const yolo_flag *f = yolo_flag_find(flags, nflags, a, eq ? (size_t)(eq - a) : strlen(a));
+        if (!f) yolo_flags_fail(prog, usage, "unknown flag %s%s", a, "");
+        /* its values: the =value, else the next arguments that are not flags */
+        const char *vals[YOLO_MAX_INTS];
+        int nv = 0;
+        if (eq) vals[nv++] = eq + 1;
+        else if (f->kind != YOLO_FLAG_BOOL)
+            while (i + 1 < argc && nv < YOLO_MAX_INTS && strncmp(argv[i + 1], "--", 2) && strcmp(argv[i + 1], "-h")) {
+                vals[nv++] = argv[++i];
+                if (f->kind != YOLO_FLAG_INTS) break;
+            }
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - a : (long)strlen(a)), a);
+        if (f->kind == YOLO_FLAG_BOOL && nv) yolo_flags_fail(prog, usage, "%s takes no value (got '%s')", name, vals[0]);
+        if (f->kind != YOLO_FLAG_BOOL && f->kind != YOLO_FLAG_OPT && !nv) yolo_flags_fail(prog, usage, "%s needs a value%s", name, "");
+        double x;
+        yolo_ints ints = { 0, { 0 } };
+        switch (f->kind) {
+        case YOLO_FLAG_BOOL: if (f->value) *(int *)f->value = 1; break;
+        case YOLO_FLAG_STR: if (f->value) *(const char **)f->value = vals[0]; break;
+        case YOLO_FLAG_OPT: if (f->value) *(const char **)f->value = nv ? vals[0] : f->constant; break;
+        case YOLO_FLAG_INT: case YOLO_FLAG_FLOAT:
+            if (yolo_flag_number(vals[0], f->kind == YOLO_FLAG_INT, &x))
+                yolo_flags_fail(prog, usage, f->kind == YOLO_FLAG_INT ? "%s wants an integer, got '%s'" : "%s wants a number, got '%s'", name, vals[0]);
+            if (f->value && f->kind == YOLO_FLAG_INT) *(int *)f->value = (int)x;
+            else if (f->value) *(double *)f->value = x;
+            break;
+        case YOLO_FLAG_INTS:   /* "0 2" as the official, "0,2" too */
+            for (int k = 0; k < nv; k++)
+                for (const char *t = vals[k]; *t;) {
+                    char w[32];
+                    size_t n = strcspn(t, ",");
+                    snprintf(w, sizeof w, "%.*s", (int)n, t);
+                    if (yolo_flag_number(w, 1, &x)) yolo_flags_fail(prog, usage, "%s wants integers, got '%s'", name, w);
+                    if (ints.n < YOLO_MAX_INTS) ints.v[ints.n++] = (int)x;
+                    t += n; if (*t) t++;
+                }
+            if (f->value) *(yolo_ints *)f->value = ints;
+            break;
+        }
+        if (!f->value) fprintf(stderr, "%s: %s does not apply here (%s); ignored\n", prog, name, f->help);
+    }
+}
+
+int yolo_check_img_size(int img, int floor, const char *prog) {
+    int size = (img + 31) / 32 * 32;
+    if (size < floor) size = floor;
+    if (size != img) fprintf(stderr, "%s: WARNING --img-size %d must be multiple of max stride 32, updating to %d\n", prog, img, size);
+    return size;
 }
 
 #endif /* YOLOV9_IMPLEMENTATION_DONE */

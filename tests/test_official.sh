@@ -1,0 +1,120 @@
+#!/bin/sh
+# What a user of the official YOLOv9 reaches for: the official flags with
+# their arity, weights that describe themselves (no --cfg), a .pt refused
+# with the converter's command, fine-tuning from a checkpoint of other
+# classes, --freeze. Run from the repository root.
+. tests/common.sh
+IMG=tests/data/coco8/images/train2017
+DATA=tests/data/coco8/coco8.yaml
+CFG=tests/golden/tiny-gelan/model.yaml
+W=tests/golden/tiny-gelan/weights.safetensors
+DET="./detect --device cpu --img 64 --project $T --exist-ok"
+# a 3-class dataset of two pictures
+mkdir -p "$T/d/images/x" "$T/d/labels/x"
+cp $IMG/000000000030.jpg "$T/d/images/x/a.jpg"; cp $IMG/000000000143.jpg "$T/d/images/x/b.jpg"
+echo "0 0.5 0.5 0.4 0.4" > "$T/d/labels/x/a.txt"; echo "2 0.4 0.5 0.3 0.6" > "$T/d/labels/x/b.txt"
+printf 'path: .\ntrain: images/x\nval: images/x\nnc: 3\nnames: [cat, dog, bird]\n' > "$T/d/three.yaml"
+
+# 1. --help and -h: the flag table on stdout, exit 0
+for p in train val detect; do
+    if ./$p --help > "$T/help" 2>&1 && ./$p -h > /dev/null 2>&1 && grep -q -- "--imgsz" "$T/help"; then ok "$p --help: $(grep -c '^  --' "$T/help") flags listed"
+    else bad "$p --help"; fi
+done
+
+# 2. every official flag is accepted with its official arity (booleans bare, --classes 0 2, --cache alone, --resume alone)
+OFFICIAL_TRAIN="--rect --nosave --noval --noautoanchor --noplots --cache --image-weights --multi-scale --single-cls --sync-bn --exist-ok
+  --quad --cos-lr --flat-cos-lr --fixed-lr --label-smoothing 0.1 --patience 5 --freeze 2 --save-period 3 --seed 1 --local_rank -1
+  --min-items 0 --close-mosaic 1 --entity x --upload_dataset --bbox_interval -1 --artifact_alias latest --bucket x --evolve 10
+  --optimizer SGD --workers 1 --project $T --name flags --epochs 1 --batch-size 2 --imgsz 64"
+if ./train --cfg $CFG --data $DATA --device cpu --dry-run $OFFICIAL_TRAIN > "$T/out" 2> "$T/err"; then
+    ok "train takes every official flag ($(wc -l < "$T/err") lines say what does not apply or is not built)"
+else bad "train refuses an official flag: $(head -n 1 "$T/err")"; fi
+if ./train --cfg $CFG --data $DATA --device cpu --dry-run --cache disk > /dev/null 2>&1 && ./train --cfg $CFG --data $DATA --device cpu --dry-run --cache ram --imgsz 64 > /dev/null 2>&1
+then ok "train --cache ram|disk"; else bad "train --cache ram|disk"; fi
+if ./val --cfg $CFG --data $DATA --device cpu --dry-run --batch-size 2 --imgsz 64 --conf-thres 0.1 --iou-thres 0.6 --max-det 10 --task speed \
+        --workers 1 --single-cls --augment --verbose --save-txt --save-hybrid --save-conf --save-json --project $T --name v --exist-ok \
+        --half --dnn --min-items 0 > /dev/null 2> "$T/err"; then ok "val takes every official flag"
+else bad "val refuses an official flag: $(head -n 1 "$T/err")"; fi
+if $DET --cfg $CFG --weights $W --source $IMG/000000000030.jpg --data "$T/d/three.yaml" --conf-thres 0.2 --iou-thres 0.4 --max-det 5 --view-img \
+        --save-txt --save-conf --save-crop --nosave --classes 0 2 --agnostic-nms --augment --visualize --update --name d \
+        --line-thickness 2 --hide-labels --hide-conf --half --dnn --vid-stride 1 > /dev/null 2> "$T/err"; then ok "detect takes every official flag"
+else bad "detect refuses an official flag: $(head -n 1 "$T/err")"; fi
+
+# 3. --classes 0 2 is --classes 0,2; --imgsz H W letterboxes into H x W
+$DET --cfg $CFG --weights $W --source $IMG --conf-thres 0.01 --save-txt --nosave --name c1 --classes 0 2 > /dev/null 2>&1
+$DET --cfg $CFG --weights $W --source $IMG --conf-thres 0.01 --save-txt --nosave --name c2 --classes 0,2 > /dev/null 2>&1
+if [ -n "$(cat "$T/c1/labels"/*.txt)" ] && diff -r "$T/c1/labels" "$T/c2/labels" > /dev/null; then ok "--classes 0 2 equals --classes 0,2"
+else bad "--classes 0 2 differs from --classes 0,2"; fi
+# 000000000030.jpg is 640x427: at --imgsz 64 128 (h w) it scales by 0.15 to 96x64, already multiples of 32
+line=$(./detect --cfg $CFG --weights $W --source $IMG/000000000030.jpg --imgsz 64 128 --device cpu --project $T --name hw --nosave 2>&1 | grep '^image')
+case "$line" in *": 96x64 "*) ok "--imgsz 64 128: ${line%%,*}";; *) bad "--imgsz 64 128: '$line', expected 96x64";; esac
+
+# 4. --img 650 rounds up to 672 with the official warning; train's floor is 64
+if ./val --cfg $CFG --data $DATA --device cpu --dry-run --img 650 2>&1 | grep -q "updating to 672" &&
+   ./train --cfg $CFG --data $DATA --device cpu --dry-run --img 40 2>&1 | grep -q "updating to 64"; then ok "--img 650 -> 672 and train --img 40 -> 64, with a warning"
+else bad "--img not rounded up to a multiple of 32"; fi
+
+# 5. detect without --source, a .pt: one line each, non-zero exit
+if $DET --weights $W > "$T/out" 2> "$T/err"; then bad "detect without --source exits 0"
+elif [ "$(wc -l < "$T/err")" = 1 ]; then ok "no --source: $(cat "$T/err")"; else bad "no --source: $(wc -l < "$T/err") lines"; fi
+PT=tests/data/tiny-gelan-1epoch-unstripped.pt
+for p in "./detect --source $IMG" "./val --data $DATA" "./train --data $DATA --device cpu --dry-run"; do
+    if $p --weights $PT > "$T/out" 2> "$T/err"; then bad "${p%% *} takes a .pt"
+    elif [ "$(wc -l < "$T/err")" = 1 ] && grep -q "python3 weights/convert.py $PT" "$T/err"; then ok "${p%% *} with a .pt: $(cat "$T/err")"
+    else bad "${p%% *} with a .pt: $(head -n 1 "$T/err")"; fi
+done
+
+# 6. self-describing weights: a converted 1-class .pt detects with no --cfg and no --nc, naming its class 'item'
+python3 weights/convert.py $PT "$T/item.safetensors" > /dev/null || bad "convert failed"
+if $DET --weights "$T/item.safetensors" --source $IMG --conf-thres 0.001 --name item --save-txt > "$T/out" 2> "$T/err" &&
+   grep -q " items\?, " "$T/out" && ! grep -q "class0" "$T/out"; then ok "converted 1-class .pt, no --cfg: $(grep -m 1 '^image' "$T/out")"
+else bad "converted .pt without --cfg: $(head -n 1 "$T/err")"; fi
+
+# 7. fine-tuning: an 80-class checkpoint starts a 3-class run; every tensor but the
+#    class convs' weights and biases (3 levels) transfers, as the official intersect_dicts
+./train --cfg $CFG --data $DATA --img 64 --batch 8 --epochs 1 --device cpu --workers 1 --project $T --name c80 --noval > /dev/null 2>&1 ||
+    bad "the 80-class run failed"
+C80="$T/c80/weights/last.safetensors"
+FT="./train --data $T/d/three.yaml --weights $C80 --img 64 --batch 2 --epochs 2 --device cpu --workers 1 --project $T --noval"
+$FT --name ft > "$T/ft.log" 2>&1 || { bad "fine-tuning run failed"; cat "$T/ft.log"; }
+got=$(sed -n 's/^Transferred \([0-9]*\/[0-9]*\) items.*/\1/p' "$T/ft.log")
+want=$(python3 - "$C80" "$T/ft/weights/last.safetensors" <<'PY'
+import json, struct, sys
+def head(p):
+    with open(p, "rb") as f:
+        h = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+    return {k: v["shape"] for k, v in h.items() if k != "__metadata__" and not k.startswith("train.")}
+a, b = head(sys.argv[1]), head(sys.argv[2])
+print("%d/%d" % (sum(1 for k in b if k in a and a[k] == b[k]), len(b)))
+PY
+)
+if [ -n "$got" ] && [ "$got" = "$want" ]; then ok "80-class checkpoint into a 3-class model: transferred $got items (name and shape intersection: $want)"
+else bad "transferred '$got', the intersection is '$want'"; fi
+# ... and the fine-tuned file names its classes: detect draws 'cat', 'dog' or 'bird' with no --cfg, --nc or --data
+if $DET --weights "$T/ft/weights/last.safetensors" --source $IMG --conf-thres 0.00001 --name ftd > "$T/out" 2>&1 &&
+   grep -q -E " (cat|dog|bird)s?, " "$T/out"; then ok "our checkpoint, no --cfg: $(grep -m 1 '^image' "$T/out")"
+else bad "our checkpoint without --cfg: $(grep -m 1 -v '^image' "$T/out")"; fi
+
+# 8. --freeze 3: layers 0-2 keep their transferred weights (the EMA of a constant), layer 3 on moves
+$FT --name fz --freeze 3 > "$T/fz.log" 2>&1 || { bad "--freeze run failed"; cat "$T/fz.log"; }
+if python3 - "$C80" "$T/fz/weights/last.safetensors" <<'PY'
+import json, struct, sys
+def load(p):
+    with open(p, "rb") as f:
+        h = json.loads(f.read(struct.unpack("<Q", f.read(8))[0])); d = f.read()
+    return {k: struct.unpack("<%df" % ((v["data_offsets"][1] - v["data_offsets"][0]) // 4), d[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in h.items() if k != "__metadata__" and not k.startswith("train.")}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+def half(x): return struct.unpack("<e", struct.pack("<e", x))[0]   # a fresh run starts from model.half().float()
+def moved(k): return max(abs(half(x) - y) for x, y in zip(a[k], b[k]))
+trained = [k for k in b if k.endswith((".conv.weight", ".bn.weight", ".bn.bias"))]
+frozen = [k for k in trained if int(k.split(".")[1]) < 3]
+free = [k for k in trained if int(k.split(".")[1]) >= 3 and ".cv3." not in k]
+worst_frozen, most_free = max(moved(k) for k in frozen), max(moved(k) for k in free)
+print("  frozen layers 0-2 (%d tensors) moved at most %.1e; layers 3+ up to %.1e" % (len(frozen), worst_frozen, most_free))
+sys.exit(0 if worst_frozen < 1e-6 and most_free > 1e-4 else 1)
+PY
+then ok "--freeze 3: $(grep '^freezing' "$T/fz.log")"; else bad "--freeze 3 does not hold layers 0-2"; fi
+
+echo "test_official: $fail failed"
+[ $fail = 0 ]

@@ -108,6 +108,58 @@ static int latest_run(const char *project, char *out, size_t cap) {
 
 static void die(const char *msg) { fprintf(stderr, "%s\n", msg); exit(1); }
 
+/* The run's settings beside its results, as the official: hyp.yaml (the
+   hyperparameters, "key value" pairs as yolo_hyp_format writes them) and
+   opt.yaml (every option). */
+static void save_settings(const char *dir, const train_args *a, const char *hyp_pairs) {
+    char path[1200], key[64];
+    snprintf(path, sizeof path, "%s/hyp.yaml", dir);
+    FILE *f = fopen(path, "w");
+    double v;
+    int n;
+    for (const char *s = hyp_pairs; f && sscanf(s, "%63s %lf%n", key, &v, &n) == 2; s += n) fprintf(f, "%s: %.10g\n", key, v);
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%s/opt.yaml", dir);
+    if (!(f = fopen(path, "w"))) return;
+    const char *strs[][2] = { { "weights", a->weights }, { "cfg", a->cfg }, { "data", a->data }, { "hyp", a->hyp },
+                              { "optimizer", a->optimizer }, { "device", a->device }, { "project", a->project },
+                              { "name", a->name }, { "cache", a->cache }, { "save_dir", dir } };
+    for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++) fprintf(f, "%s: %s\n", strs[k][0], strs[k][1] ? strs[k][1] : "null");
+    const struct { const char *key; int v; } ints[] = {
+        { "epochs", a->epochs }, { "batch_size", a->batch }, { "imgsz", a->img }, { "rect", a->rect }, { "resume", a->resume != NULL },
+        { "nosave", a->nosave }, { "noval", a->noval }, { "noplots", a->noplots }, { "image_weights", a->image_weights },
+        { "multi_scale", a->multi_scale }, { "single_cls", a->single_cls }, { "workers", a->workers }, { "exist_ok", a->exist_ok },
+        { "quad", a->quad }, { "cos_lr", a->cos_lr }, { "flat_cos_lr", a->flat_cos_lr }, { "fixed_lr", a->fixed_lr },
+        { "patience", a->patience }, { "save_period", a->save_period }, { "seed", a->seed }, { "min_items", a->min_items },
+        { "close_mosaic", a->close_mosaic }, { "ckpt", a->ckpt } };
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) fprintf(f, "%s: %d\n", ints[k].key, ints[k].v);
+    fprintf(f, "label_smoothing: %g\nfreeze: [", a->label_smoothing);
+    for (int k = 0; k < a->freeze.n; k++) fprintf(f, "%s%d", k ? ", " : "", a->freeze.v[k]);
+    fprintf(f, "%s]\n", a->freeze.n ? "" : "0");
+    fclose(f);
+}
+
+/* As the official strip_optimizer at the end of a run: the checkpoint
+   keeps its EMA weights (under the official names) and its metadata, and
+   drops the raw weights and the optimizer state. Resuming it then says
+   the run is finished. */
+static int strip_checkpoint(const char *path, yolo_model *m, yolo_ema *ema, yolo_optim *opt, char *err) {
+    yolo_safetensors st;
+    if (yolo_checkpoint_load(path, m, ema, opt, &st, err)) return -1;
+    static const char *keys[] = { "epoch", "best_epoch", "best_fitness", "optimizer", "args", "hyp" };
+    char *vals[6];
+    const char *kv[2 * 6 + 3] = { "format", "yolov9.c weights (optimizer stripped at the end of training)" };
+    int n = 2;
+    for (int k = 0; k < 6; k++) {
+        vals[k] = (char *)calloc(1, 8192);
+        if (!yolo_st_meta(&st, keys[k], vals[k], 8192)) { kv[n++] = keys[k]; kv[n++] = vals[k]; }
+    }
+    yolo_st_free(&st);
+    int rc = yolo_save_weights(m, path, ema->values, kv, err);
+    for (int k = 0; k < 6; k++) free(vals[k]);
+    return rc;
+}
+
 /* The whole run's device memory at batch B: training steps on the densest
    batch (a mosaic of four pictures, twice with mixup), validation at its
    largest rectangle (with the folded weights and the predictions),
@@ -144,11 +196,13 @@ int main(int argc, char **argv) {
     train_args a;
     memset(&a, 0, sizeof a);
     a.optimizer = "SGD"; a.project = "runs/train"; a.name = "exp";
-    a.epochs = 100; a.img = 640; a.workers = 8; a.patience = 100; a.save_period = -1;
+    a.img = 640; a.workers = 8; a.patience = 100; a.save_period = -1;
     parse_args(&a, argc - 1, argv + 1);
+    int epochs_given = a.epochs;
+    if (!a.epochs) a.epochs = 100;
     char err[YOLO_ERR], ckpt[1024] = "", save_dir[1024], saved_args[4096] = "", saved_hyp[2048] = "";
     yolo_safetensors meta = { 0 };
-    int start_epoch = 0;
+    int start_epoch = 0, best_epoch = 0;
     double best_fitness = 0;
     long ema_updates = 0, optim_steps = 0, last_step = -1;
     if (a.resume) {   /* the run's own arguments come back from its checkpoint */
@@ -161,7 +215,9 @@ int main(int argc, char **argv) {
             return 1;
         }
         start_epoch = atoi(v) + 1;
+        int finished = !yolo_st_find(&meta, "train.model");   /* stripped at the end of its run */
         if (!yolo_st_meta(&meta, "best_fitness", v, sizeof v)) best_fitness = atof(v);
+        if (!yolo_st_meta(&meta, "best_epoch", v, sizeof v)) best_epoch = atoi(v);
         yolo_st_meta(&meta, "hyp", saved_hyp, sizeof saved_hyp);
         if (!yolo_st_meta(&meta, "ema_updates", v, sizeof v)) ema_updates = atol(v);
         if (!yolo_st_meta(&meta, "optim_steps", v, sizeof v)) optim_steps = atol(v);
@@ -170,10 +226,18 @@ int main(int argc, char **argv) {
         int ac = 0;
         for (char *s = NULL, *t = strtok_r(copy, "|", &s); t && ac < 128; t = strtok_r(NULL, "|", &s)) av[ac++] = t;
         train_args r = a;
-        r.resume = NULL;
+        r.resume = NULL; r.epochs = 100;
         parse_args(&r, ac, av);
         r.resume = a.resume; r.weights = NULL;
+        if (epochs_given && epochs_given != r.epochs)   /* the official replaces every option by the run's own */
+            fprintf(stderr, "train: --epochs %d ignored: a resumed run keeps its own arguments (--epochs %d), as the official "
+                            "--resume; to train further, start a new run with --weights %s\n", epochs_given, r.epochs, ckpt);
         a = r;
+        if (finished) {   /* as the official says */
+            fprintf(stderr, "%s: training to %d epochs is finished, nothing to resume. Start a new training without --resume, "
+                            "i.e. './train --weights %s ...'\n", ckpt, a.epochs, ckpt);
+            return 1;
+        }
         snprintf(save_dir, sizeof save_dir, "%s", ckpt);   /* DIR/weights/last.safetensors -> DIR */
         for (int k = 0; k < 2; k++) { char *s = strrchr(save_dir, '/'); if (s) *s = 0; else snprintf(save_dir, sizeof save_dir, "."); }
         yolo_st_free(&meta);
@@ -295,6 +359,7 @@ int main(int argc, char **argv) {
     char wdir[1100], last[1200], best[1200], csv[1200];
     snprintf(wdir, sizeof wdir, "%s/weights", save_dir);
     yolo_mkdirs(wdir);
+    save_settings(save_dir, &a, saved_hyp);
     snprintf(last, sizeof last, "%s/last.safetensors", wdir);
     snprintf(best, sizeof best, "%s/best.safetensors", wdir);
     snprintf(csv, sizeof csv, "%s/results.csv", save_dir);
@@ -321,7 +386,8 @@ int main(int argc, char **argv) {
     long nb = tl.nbatch, nw = (long)fmax(nearbyint(hyp.warmup_epochs * nb), 100);
     yolo_loss L;
     memset(&L, 0, sizeof L);
-    int tty = isatty(fileno(stdout));
+    double run_t0 = yolo_now(), stop_fitness = 0;
+    int epochs_run = 0, stop_epoch = start_epoch, possible_stop = 0;
     for (int epoch = start_epoch; epoch < a.epochs; epoch++) {
         tl.mosaic = !(a.close_mosaic && epoch >= a.epochs - a.close_mosaic);
         double mloss[3] = { 0, 0, 0 }, t0 = yolo_now();
@@ -330,6 +396,11 @@ int main(int argc, char **argv) {
         double lr_log[3] = { 0, 0, 0 };
         yolo_zero_grads(&m);
         yolo_loader_start(&tl, epoch, (uint64_t)a.seed);
+        yolo_progress bar;
+        yolo_progress_start(&bar, stdout, nb);
+        char ep[32];
+        snprintf(ep, sizeof ep, "%d/%d", epoch, a.epochs - 1);
+        printf("\n%11s %10s %10s %10s %10s %10s %10s\n", "Epoch", "GPU_mem", "box_loss", "cls_loss", "dfl_loss", "Instances", "Size");
         for (yolo_batch *bt; (bt = yolo_loader_next(&tl));) {
             long ni = bt->index + nb * epoch;
             int acc = yolo_schedule(&opt, &hyp, ni, nw, epoch, a.epochs, lr_schedule, a.batch);
@@ -348,46 +419,42 @@ int main(int argc, char **argv) {
             for (int k = 0; k < 3; k++) mloss[k] = (mloss[k] * nbatch + L.items[k]) / (nbatch + 1);
             for (int k = 0; k < 3; k++) lr_log[k] = opt.lr[k];
             nbatch++; instances = bt->nt; images += bt->B;
-            if (tty) {   /* the running line of the official progress bar */
-                char ep[32];
-                snprintf(ep, sizeof ep, "%d/%d", epoch, a.epochs - 1);
-                printf("\r%11s %10s %10.4g %10.4g %10.4g %10d %6d   batch %d/%ld", ep, "", mloss[0], mloss[1], mloss[2],
-                       instances, a.img, nbatch, nb);
-                fflush(stdout);
-            }
+            /* the official bar's columns, and ours: images a second, the share of time spent waiting for data */
+            size_t in_use = 0, peak = 0;
+            if (nbatch == nb) be->sync();
+            be->memory(&in_use, &peak);
+            double spent = yolo_now() - t0;
+            char left[160], right[64];
+            snprintf(left, sizeof left, "%11s %9.3gG %10.4g %10.4g %10.4g %10d %10d", ep, peak / 1e9, mloss[0], mloss[1], mloss[2],
+                     instances, a.img);
+            snprintf(right, sizeof right, "%.1f img/s, data wait %.0f%%", images / spent, 100 * tl.wait / spent);
+            yolo_progress_show(&bar, nbatch, left, right);
         }
-        if (tty) printf("\r%*s\r", 100, "");
         if (yolo_loader_error(&tl)) die(yolo_loader_error(&tl));
         yolo_loader_stop(&tl);
         be->sync();
         double train_s = yolo_now() - t0;
-        size_t in_use = 0, peak = 0;
-        be->memory(&in_use, &peak);
-        printf("%11s %10s %10s %10s %10s %10s %6s %8s %10s\n", "Epoch", "GPU_mem", "box_loss", "cls_loss", "dfl_loss",
-               "Instances", "Size", "img/s", "data_wait");
-        char ep[32];
-        snprintf(ep, sizeof ep, "%d/%d", epoch, a.epochs - 1);
-        printf("%11s %9.2fG %10.4g %10.4g %10.4g %10d %6d %8.1f %9.1f%%\n", ep, peak / 1e9, mloss[0], mloss[1], mloss[2],
-               instances, a.img, images / train_s, 100 * tl.wait / train_s);
 
         /* validation with the EMA weights */
         yolo_metrics mt;
         memset(&mt, 0, sizeof mt);
-        if (!a.noval || epoch == a.epochs - 1) {
+        int final_epoch = epoch == a.epochs - 1 || possible_stop;
+        if (!a.noval || final_epoch) {
             be->copy(hold, m.values, m.nvalues * sizeof(yolo_real));
             be->copy(m.values, ema.values, m.nvalues * sizeof(yolo_real));
             yolo_model_fuse(&m);
             yolo_eval ev;
             memset(&ev, 0, sizeof ev);
-            if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, NULL, NULL, err)) die(err);
+            yolo_val_progress vp;
+            yolo_val_progress_start(&vp, val_set.n, NULL, NULL);
+            if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
             yolo_metrics_compute(&ev, nc, &mt);
-            printf("%22s %10s %10s %10s %10s %10s %10s\n", "Class", "Images", "Instances", "P", "R", "mAP50", "mAP50-95");
             printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
             yolo_eval_free(&ev);
             be->copy(m.values, hold, m.nvalues * sizeof(yolo_real));
         }
         double fi = yolo_fitness(&mt), epoch_s = yolo_now() - t0;
-        if (fi > best_fitness) best_fitness = fi;
+        if (fi > best_fitness) { best_fitness = fi; best_epoch = epoch; }
         int is_best = fi == best_fitness;
         FILE *f = fopen(csv, "a");
         if (f) {
@@ -396,22 +463,71 @@ int main(int argc, char **argv) {
             fclose(f);
         }
         yolo_metrics_free(&mt);
+        /* early stopping as the official EarlyStopping: no fitness at least as good for --patience epochs */
+        if (fi >= stop_fitness) { stop_fitness = fi; stop_epoch = epoch; }
+        int stop = a.patience > 0 && epoch - stop_epoch >= a.patience;
+        possible_stop = a.patience > 0 && epoch - stop_epoch >= a.patience - 1;
 
-        /* checkpoints, atomically: last every epoch, best when fitness improves */
-        char e_s[32], bf_s[64], up_s[32], st_s[32], ls_s[32];
+        /* checkpoints, atomically: last every epoch, best when fitness improves (with --nosave only the
+           final ones), epochN every --save-period epochs */
+        char e_s[32], be_s[32], bf_s[64], up_s[32], st_s[32], ls_s[32];
         snprintf(e_s, sizeof e_s, "%d", epoch);
+        snprintf(be_s, sizeof be_s, "%d", best_epoch);
         snprintf(bf_s, sizeof bf_s, "%.9g", best_fitness);
         snprintf(up_s, sizeof up_s, "%ld", ema.updates);
         snprintf(st_s, sizeof st_s, "%ld", opt.step);
         snprintf(ls_s, sizeof ls_s, "%ld", last_step);
-        const char *kv[] = { "format", "yolov9.c training checkpoint", "epoch", e_s, "best_fitness", bf_s,
+        const char *kv[] = { "format", "yolov9.c training checkpoint", "epoch", e_s, "best_epoch", be_s, "best_fitness", bf_s,
                              "ema_updates", up_s, "optim_steps", st_s, "last_step", ls_s, "optimizer", a.optimizer,
                              "args", saved_args, "hyp", saved_hyp, NULL };
-        if (yolo_checkpoint_save(last, &m, &ema, &opt, kv, err)) die(err);
-        if (is_best && yolo_checkpoint_save(best, &m, &ema, &opt, kv, err)) die(err);
+        if (!a.nosave || final_epoch || stop) {
+            if (yolo_checkpoint_save(last, &m, &ema, &opt, kv, err)) die(err);
+            if (is_best && yolo_checkpoint_save(best, &m, &ema, &opt, kv, err)) die(err);
+            char period[1200];
+            snprintf(period, sizeof period, "%s/epoch%d.safetensors", wdir, epoch);
+            if (a.save_period > 0 && epoch % a.save_period == 0 && yolo_checkpoint_save(period, &m, &ema, &opt, kv, err)) die(err);
+        }
+        epochs_run++;
+        if (stop) {
+            printf("Stopping training early as no improvement observed in last %d epochs. Best results observed at epoch %d, "
+                   "best model saved as best.safetensors.\nTo update EarlyStopping(patience=%d) pass a new patience value, "
+                   "i.e. `./train --patience 300` or use `--patience 0` to disable EarlyStopping.\n", a.patience, stop_epoch, a.patience);
+            break;
+        }
         fflush(stdout);
     }
-    printf("%d epochs done; weights in %s\n", a.epochs - start_epoch, wdir);
+
+    /* the end: last and best stripped to their EMA weights (what val and detect use), best validated
+       class by class, and where everything went */
+    printf("\n%d epochs completed in %.3f hours.\n", epochs_run, (yolo_now() - run_t0) / 3600);
+    const char *files[2] = { last, best };
+    for (int k = 0; k < 2; k++) {
+        if (!exists(files[k])) continue;
+        if (strip_checkpoint(files[k], &m, &ema, &opt, err)) die(err);
+        struct stat st;
+        stat(files[k], &st);
+        printf("Optimizer stripped from %s, %.1fMB\n", files[k], st.st_size / 1e6);
+    }
+    if (exists(best)) {
+        printf("\nValidating %s...\n", best);
+        if (yolo_load_weights(&m, best, err)) die(err);
+        yolo_model_fuse(&m);
+        yolo_eval ev;
+        yolo_metrics mt;
+        yolo_val_progress vp;
+        memset(&ev, 0, sizeof ev);
+        yolo_val_progress_start(&vp, val_set.n, NULL, NULL);
+        if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+        yolo_metrics_compute(&ev, nc, &mt);
+        printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
+        for (int c = 0; c < nc; c++)
+            if (mt.nt[c]) printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", m.names ? m.names[c] : "", ev.images, mt.nt[c],
+                                 mt.cp[c], mt.cr[c], mt.ap50[c], mt.ap[c]);
+        yolo_metrics_free(&mt);
+        yolo_eval_free(&ev);
+    }
+    printf("Best epoch %d (fitness %.4g); results saved to %s: results.csv, opt.yaml, hyp.yaml, weights/{best,last}.safetensors\n",
+           best_epoch, best_fitness, save_dir);
     yolo_loss_free(&L);
     be->release(hold);
     yolo_ema_free(&ema);

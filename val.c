@@ -154,14 +154,15 @@ int main(int argc, char **argv) {
     yolo_eval ev;
     memset(&ev, 0, sizeof ev);
     yolo_times tm = { 0, 0, 0, 0 };
-    if (yolo_validate(&m, &ld, (float)conf, (float)iou, max_det, &ev, &tm, save_txt || save_json ? save_image : NULL, &sv, err)) {
+    yolo_val_progress vp;
+    yolo_val_progress_start(&vp, ds.n, save_txt || save_json ? save_image : NULL, &sv);
+    if (yolo_validate(&m, &ld, (float)conf, (float)iou, max_det, &ev, &tm, yolo_val_progress_hook, &vp, err)) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
     if (sv.json) { fprintf(sv.json, "\n]\n"); fclose(sv.json); }
     yolo_metrics mt;
     yolo_metrics_compute(&ev, dc.nc, &mt);
-    printf("%22s %10s %10s %10s %10s %10s %10s\n", "Class", "Images", "Instances", "P", "R", "mAP50", "mAP50-95");
     printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
     for (int c = 0; verbose && c < dc.nc; c++)
         if (mt.nt[c])

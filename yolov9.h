@@ -639,6 +639,18 @@ typedef struct {
     const char *constant;    /* YOLO_FLAG_OPT: the value when the flag comes alone */
 } yolo_flag;
 
+/* A progress bar: on a terminal one line redrawn in place, into a file
+   (a log) the same line every 10 seconds and once at the end. */
+typedef struct {
+    FILE *f;
+    int tty;
+    long total;
+    double t0, last;         /* when it started, when a line last went to the file */
+} yolo_progress;
+/* validation's bar: yolo_val_progress_hook with a yolo_val_progress as
+   yolo_validate's hook counts the pictures, then hands them to next */
+typedef struct { yolo_progress bar; long done; yolo_det_hook next; void *next_ctx; } yolo_val_progress;
+
 
 /* ------------------------------------------------------------------------ */
 /* API                                                                      */
@@ -910,6 +922,12 @@ void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, cons
 /* --img as the official check_img_size: rounded up to a multiple of the
    largest stride (32), at least floor, with a warning when it changes */
 int  yolo_check_img_size(int img, int floor, const char *prog);
+/* progress: done of total, the columns left of the bar (the official
+   ones: epoch, memory, losses ...) and right of it (rates) */
+void yolo_progress_start(yolo_progress *p, FILE *f, long total);
+void yolo_progress_show(yolo_progress *p, long done, const char *left, const char *right);
+void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook next, void *next_ctx);
+void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n);
 
 #ifdef __cplusplus
 }
@@ -934,6 +952,7 @@ int  yolo_check_img_size(int img, int floor, const char *prog);
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* 1. utilities                                                             */
@@ -6300,6 +6319,49 @@ void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv,
         }
         if (!f->value) fprintf(stderr, "%s: %s does not apply here (%s); ignored\n", prog, name, f->help);
     }
+}
+
+/* m:ss, or h:mm:ss */
+static void yolo_clock(double s, char *out, size_t cap) {
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(out, cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else snprintf(out, cap, "%02ld:%02ld", t / 60, t % 60);
+}
+
+void yolo_progress_start(yolo_progress *p, FILE *f, long total) {
+    p->f = f; p->tty = isatty(fileno(f)); p->total = total; p->t0 = p->last = yolo_now();
+}
+
+/* LEFT  57% |██████     | 12/21 [00:05<00:04, RIGHT] */
+void yolo_progress_show(yolo_progress *p, long done, const char *left, const char *right) {
+    double now = yolo_now(), spent = now - p->t0;
+    int end = done >= p->total;
+    if (!p->tty && !end && now - p->last < 10) return;
+    p->last = now;
+    char bar[64] = "", el[16], eta[16];
+    int width = 10, full = p->total ? (int)(width * done / p->total) : width;
+    for (int i = 0, o = 0; i < width; i++) o += snprintf(bar + o, sizeof bar - o, "%s", i < full ? (p->tty ? "\xe2\x96\x88" : "#") : " ");
+    yolo_clock(spent, el, sizeof el);
+    yolo_clock(done ? spent / done * (p->total - done) : 0, eta, sizeof eta);
+    fprintf(p->f, "%s%s %3d%% |%s| %ld/%ld [%s<%s, %s]%s", p->tty ? "\r" : "", left, p->total ? (int)(100 * done / p->total) : 100,
+            bar, done, p->total, el, eta, right, p->tty ? "\033[K" : "\n");
+    if (p->tty && end) fputc('\n', p->f);
+    fflush(p->f);
+}
+
+void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook next, void *next_ctx) {
+    yolo_progress_start(&v->bar, stdout, pictures);
+    v->done = 0; v->next = next; v->next_ctx = next_ctx;
+}
+
+void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n) {
+    yolo_val_progress *v = (yolo_val_progress *)ctx;
+    char left[128], right[32];
+    snprintf(left, sizeof left, "%22s %10s %10s %10s %10s %10s %10s", "Class", "Images", "Instances", "P", "R", "mAP50", "mAP50-95");
+    v->done++;
+    snprintf(right, sizeof right, "%.1f img/s", v->done / (yolo_now() - v->bar.t0));
+    yolo_progress_show(&v->bar, v->done, left, right);
+    if (v->next) v->next(v->next_ctx, id, d, n);
 }
 
 int yolo_check_img_size(int img, int floor, const char *prog) {

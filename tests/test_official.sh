@@ -116,5 +116,37 @@ sys.exit(0 if worst_frozen < 1e-6 and most_free > 1e-4 else 1)
 PY
 then ok "--freeze 3: $(grep '^freezing' "$T/fz.log")"; else bad "--freeze 3 does not hold layers 0-2"; fi
 
+# 9. a run as the official's: a progress line per epoch into a log, --save-period, the final
+#    checkpoints stripped to the EMA weights, opt.yaml and hyp.yaml, the summary; resuming
+#    the finished run refuses, --resume keeps the run's own --epochs and says so
+RUN="./train --cfg $CFG --data $T/d/three.yaml --hyp tests/data/hyp-noaug.yaml --img 64 --batch 2 --epochs 3 --device cpu --workers 1 --project $T"
+$RUN --name run --save-period 2 --noval > "$T/run.log" 2>&1 || { bad "the run failed"; cat "$T/run.log"; }
+bars=$(grep -c "100% |##########| 1/1 \[.*img/s, data wait" "$T/run.log")
+if [ "$bars" = 3 ] && grep -q "^3 epochs completed in" "$T/run.log" && grep -q "^Best epoch" "$T/run.log"; then
+    ok "progress into a log: one line per epoch ($(grep -m 1 '100%' "$T/run.log" | sed 's/  */ /g')); the summary"
+else bad "progress lines ($bars) or summary missing"; fi
+if python3 - "$T/run/weights" <<'PY'
+import json, os, struct, sys
+def head(p):
+    with open(p, "rb") as f:
+        return json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+d = sys.argv[1]
+full, last, best = (head(os.path.join(d, f)) for f in ("epoch0.safetensors", "last.safetensors", "best.safetensors"))
+sizes = [os.path.getsize(os.path.join(d, f)) for f in ("epoch0.safetensors", "last.safetensors")]
+train = [k for k in last if k.startswith("train.")] + [k for k in best if k.startswith("train.")]
+print("  epoch0 (a full checkpoint) %.1f MB, last stripped %.1f MB; stripped files hold %d train.* tensors" % (sizes[0] / 1e6, sizes[1] / 1e6, len(train)))
+ok = not train and any(k.startswith("train.") for k in full) and sizes[1] < sizes[0] / 2 and "yaml" in last["__metadata__"]
+sys.exit(0 if ok and os.path.exists(os.path.join(d, "epoch2.safetensors")) and not os.path.exists(os.path.join(d, "epoch1.safetensors")) else 1)
+PY
+then ok "--save-period 2: epoch0 and epoch2; last and best stripped to the EMA weights"; else bad "checkpoints: not stripped, or --save-period wrong"; fi
+lr0=$(sed -n 's/^lr0: //p' "$T/run/hyp.yaml"); want=$(sed -n 's/^lr0: *//p' tests/data/hyp-noaug.yaml)
+if [ -n "$lr0" ] && awk "BEGIN { exit !($lr0 == $want) }" && grep -q "^epochs: 3$" "$T/run/opt.yaml" && grep -q "^save_period: 2$" "$T/run/opt.yaml"
+then ok "opt.yaml and hyp.yaml in the run folder (lr0 $lr0, epochs 3)"; else bad "opt.yaml/hyp.yaml missing or wrong"; fi
+if ./train --resume "$T/run/weights/last.safetensors" > "$T/out" 2> "$T/err"; then bad "resuming a finished run exits 0"
+elif grep -q "is finished, nothing to resume" "$T/err"; then ok "resuming the finished run: $(head -n 1 "$T/err")"; else bad "resume finished: $(cat "$T/err")"; fi
+if ./train --resume "$T/run/weights/epoch0.safetensors" --epochs 6 > "$T/out" 2> "$T/err" && grep -q "^2 epochs completed" "$T/out" &&
+   grep -q "epochs 6 ignored" "$T/err"; then ok "--resume --epochs 6 from epoch 0 of 3: epochs 1-2 run; $(head -n 1 "$T/err")"
+else bad "--resume --epochs: $(head -n 1 "$T/err")"; fi
+
 echo "test_official: $fail failed"
 [ $fail = 0 ]

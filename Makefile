@@ -25,7 +25,7 @@ GPU_TESTS = tests/test_cuda tests/bench_train
 endif
 
 PROGS = detect train val
-TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment $(GPU_TESTS)
+TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_plots $(GPU_TESTS)
 
 all: $(PROGS) $(TESTS)
 
@@ -38,7 +38,7 @@ detect train val: %: %.c yolov9.h $(GPU_OBJ)
 tests/golden_check tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
-tests/test_weights tests/test_plan tests/test_metrics tests/test_augment: tests/%: tests/%.c yolov9.h
+tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_plots: tests/%: tests/%.c yolov9.h
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 # finite differences want double precision: the same code, YOLO_REAL=double
@@ -55,13 +55,14 @@ tests/cxx_check: tests/golden_check.c yolov9.h
 	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas $<
 	@touch $@
 
-test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/cxx_check \
+test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_plots tests/cxx_check \
       tests/asan_detect
 	@fail=0; \
 	./tests/test_weights || fail=$$((fail + 1)); \
 	./tests/test_plan || fail=$$((fail + 1)); \
 	./tests/test_metrics tests/golden/metrics || fail=$$((fail + 1)); \
 	./tests/test_augment tests/golden/augment || fail=$$((fail + 1)); \
+	d=$$(mktemp -d); ./tests/test_plots $$d || fail=$$((fail + 1)); rm -rf $$d; \
 	sh tests/test_convert.sh || fail=$$((fail + 1)); \
 	./tests/golden_check $(GOLDEN) || fail=$$((fail + 1)); \
 	./tests/test_grad tests/golden || fail=$$((fail + 1)); \
@@ -69,14 +70,14 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 	sh tests/test_detect.sh || fail=$$((fail + 1)); \
 	sh tests/test_val.sh || fail=$$((fail + 1)); \
 	sh tests/test_official.sh || fail=$$((fail + 1)); \
-	echo "programs: $$((11 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
+	echo "programs: $$((12 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
 	./tests/golden_check --device cuda $(GOLDEN)
 
 clean:
-	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_cuda tests/bench_train \
+	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_plots tests/test_cuda tests/bench_train \
 	      tests/cxx_check tests/asan_detect yolov9_kernels.o yolov9_kernels.ptxas.txt
 
 .PHONY: all test test-cuda clean

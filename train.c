@@ -360,6 +360,9 @@ int main(int argc, char **argv) {
     snprintf(wdir, sizeof wdir, "%s/weights", save_dir);
     yolo_mkdirs(wdir);
     save_settings(save_dir, &a, saved_hyp);
+    char picture[1300];
+    snprintf(picture, sizeof picture, "%s/labels.jpg", save_dir);
+    if (!a.noplots && !a.resume) yolo_plot_labels(&train_set, nc, m.names, picture);
     snprintf(last, sizeof last, "%s/last.safetensors", wdir);
     snprintf(best, sizeof best, "%s/best.safetensors", wdir);
     snprintf(csv, sizeof csv, "%s/results.csv", save_dir);
@@ -404,6 +407,10 @@ int main(int argc, char **argv) {
         for (yolo_batch *bt; (bt = yolo_loader_next(&tl));) {
             long ni = bt->index + nb * epoch;
             int acc = yolo_schedule(&opt, &hyp, ni, nw, epoch, a.epochs, lr_schedule, a.batch);
+            if (!a.noplots && ni < 3) {   /* the first mosaics, as the official */
+                snprintf(picture, sizeof picture, "%s/train_batch%ld.jpg", save_dir, ni);
+                yolo_plot_batch(picture, bt->images, bt->B, bt->H, bt->W, bt->targets, bt->nt, m.names);
+            }
             yolo_set_input(&m, bt->B, bt->H, bt->W, bt->images);
             yolo_forward(&m, 1);
             yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
@@ -515,10 +522,13 @@ int main(int argc, char **argv) {
         yolo_eval ev;
         yolo_metrics mt;
         yolo_val_progress vp;
+        yolo_val_plots plots;
         memset(&ev, 0, sizeof ev);
-        yolo_val_progress_start(&vp, val_set.n, NULL, NULL);
+        if (!a.noplots) yolo_val_plots_start(&plots, &val_set, nc, a.batch, NULL, NULL);
+        yolo_val_progress_start(&vp, val_set.n, a.noplots ? NULL : yolo_val_plots_hook, &plots);
         if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
         yolo_metrics_compute(&ev, nc, &mt);
+        if (!a.noplots) yolo_val_plots_save(&plots, &mt, m.names, save_dir);
         printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
         for (int c = 0; c < nc; c++)
             if (mt.nt[c]) printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", m.names ? m.names[c] : "", ev.images, mt.nt[c],
@@ -526,8 +536,11 @@ int main(int argc, char **argv) {
         yolo_metrics_free(&mt);
         yolo_eval_free(&ev);
     }
-    printf("Best epoch %d (fitness %.4g); results saved to %s: results.csv, opt.yaml, hyp.yaml, weights/{best,last}.safetensors\n",
-           best_epoch, best_fitness, save_dir);
+    snprintf(picture, sizeof picture, "%s/results.png", save_dir);
+    if (!a.noplots) yolo_plot_results(csv, picture);
+    printf("Best epoch %d (fitness %.4g); results saved to %s: results.csv%s, opt.yaml, hyp.yaml, weights/{best,last}.safetensors\n",
+           best_epoch, best_fitness, save_dir, a.noplots ? "" : " and .png, labels.jpg, train_batch*.jpg, confusion_matrix.png, "
+           "PR/F1/P/R_curve.png, val_batch*_labels/_pred.jpg");
     yolo_loss_free(&L);
     be->release(hold);
     yolo_ema_free(&ema);

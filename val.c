@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *data = NULL, *task = "val", *device = NULL, *project = "runs/val", *name = "exp";
     int batch = 32, img = 640, max_det = 300, workers = 8, verbose = 0, save_txt = 0, save_conf = 0, save_json = 0;
-    int exist_ok = 0, dry_run = 0, half = 0, single_cls = 0, augment = 0, min_items = 0;
+    int exist_ok = 0, dry_run = 0, half = 0, single_cls = 0, augment = 0, min_items = 0, noplots = 0;
     double conf = 0.001, iou = 0.7;
     const yolo_flag flags[] = {
         { "--data", YOLO_FLAG_STR, &data, "dataset yaml", 0 },
@@ -96,6 +96,7 @@ int main(int argc, char **argv) {
         { "--min-items", YOLO_FLAG_INT, &min_items, "skip pictures with fewer labels (0)", 0 },
         { "--cfg", YOLO_FLAG_STR, &cfg, "ours: the model, when the weights do not carry it", 0 },
         { "--dry-run", YOLO_FLAG_BOOL, &dry_run, "ours: print the memory plan and stop", 0 },
+        { "--noplots", YOLO_FLAG_BOOL, &noplots, "ours: no confusion matrix, curves or batch pictures", 0 },
     };
     yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc - 1, argv + 1, "val", USAGE);
     if (!data) { fprintf(stderr, "val: --data is required\n"); return 2; }
@@ -139,7 +140,7 @@ int main(int argc, char **argv) {
 
     char dir[1024], labels[1100], jpath[1200];
     saver sv = { &ds, NULL, save_conf, 0, NULL, 0 };
-    if (save_txt || save_json) yolo_run_dir(project, name, exist_ok, dir, sizeof dir);
+    yolo_run_dir(project, name, exist_ok, dir, sizeof dir);   /* as the official: the plots go there */
     if (save_txt) { snprintf(labels, sizeof labels, "%s/labels", dir); yolo_mkdirs(labels); sv.labels_dir = labels; }
     if (save_json) {
         char ws[512];
@@ -155,7 +156,10 @@ int main(int argc, char **argv) {
     memset(&ev, 0, sizeof ev);
     yolo_times tm = { 0, 0, 0, 0 };
     yolo_val_progress vp;
-    yolo_val_progress_start(&vp, ds.n, save_txt || save_json ? save_image : NULL, &sv);
+    yolo_val_plots plots;
+    if (!noplots) yolo_val_plots_start(&plots, &ds, dc.nc, batch, save_txt || save_json ? save_image : NULL, &sv);
+    yolo_val_progress_start(&vp, ds.n, noplots ? (save_txt || save_json ? save_image : NULL) : yolo_val_plots_hook,
+                            noplots ? (void *)&sv : (void *)&plots);
     if (yolo_validate(&m, &ld, (float)conf, (float)iou, max_det, &ev, &tm, yolo_val_progress_hook, &vp, err)) {
         fprintf(stderr, "%s\n", err);
         return 1;
@@ -171,7 +175,8 @@ int main(int argc, char **argv) {
     printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s%s\n",
            1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name,
            m.half ? " (half)" : "");
-    if (save_txt || save_json) printf("Results saved to %s\n", dir);
+    if (!noplots) yolo_val_plots_save(&plots, &mt, dc.names, dir);
+    printf("Results saved to %s\n", dir);
     yolo_metrics_free(&mt);
     yolo_eval_free(&ev);
     yolo_loader_free(&ld);

@@ -6618,8 +6618,10 @@ static int yolo_plot_curve_family(const yolo_metrics *mt, const double *curves, 
     for (int k = 0; k < NP; k++) px[k] = (double)k / (NP - 1);
     int shown = 0, few = mt->nc < 21;
     for (int c = 0; c < mt->nc; c++) {
-        if (!mt->nt[c]) continue;
         const double *y = curves + (size_t)c * NP;
+        int flat = 1;   /* the official PR family leaves out classes without detections (all 0 here) */
+        for (int k = 0; k < NP && flat; k++) flat = y[k] == 0;
+        if (!mt->nt[c] || (pr && flat)) continue;
         for (int k = 0; k < NP; k++) mean[k] += y[k];
         yolo_axes_plot(&a, px, y, NP, few ? yolo_tab10[shown % 10] : 0x808080, 1, 0, 0);
         if (few) {

@@ -213,7 +213,9 @@ int main(int argc, char **argv) {
     o.conf = (float)conf; o.iou = (float)iou;
     o.nclasses = classes.n;
     memcpy(o.classes, classes.v, sizeof o.classes);
-    if (augment) fprintf(stderr, "detect: --augment is not implemented here; detecting without it\n");
+    if (augment)   /* the official _forward_augment de-scales p[..., :4], YOLOv5's layout, not the heads' [B, 4 + nc, A] */
+        fprintf(stderr, "detect: --augment is not implemented here (the official test-time augmentation indexes YOLOv5's "
+                        "[batch, anchors, 4+nc] output, not YOLOv9's [batch, 4+nc, anchors]); detecting without it\n");
     char err[YOLO_ERR];
     yolo_data_cfg dc;
     memset(&dc, 0, sizeof dc);

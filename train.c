@@ -333,8 +333,10 @@ int main(int argc, char **argv) {
     }
     if (a.freeze.n && (a.freeze.n > 1 || a.freeze.v[0] > 0)) {
         int n = yolo_model_freeze(&m, a.freeze.v, a.freeze.n);
-        printf("freezing %d tensors (%s %d%s)\n", n, a.freeze.n > 1 ? "layers" : "the first", a.freeze.n > 1 ? a.freeze.v[0] : a.freeze.v[0],
-               a.freeze.n > 1 ? " ..." : " layers");
+        char layers[256] = "";
+        if (a.freeze.n == 1) snprintf(layers, sizeof layers, "0-%d", a.freeze.v[0] - 1);
+        for (int k = 0, o = 0; a.freeze.n > 1 && k < a.freeze.n; k++) o += snprintf(layers + o, sizeof layers - o, "%s%d", k ? " " : "", a.freeze.v[k]);
+        printf("freezing %d tensors of layers %s\n", n, layers);
     }
     if (a.cache) { yolo_dataset_cache(&train_set, a.img, 1); yolo_dataset_cache(&val_set, a.img, 0); }
 

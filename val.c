@@ -103,9 +103,11 @@ int main(int argc, char **argv) {
     if (!cfg && !weights) { fprintf(stderr, "val: --weights is required (or --cfg to validate an untrained model)\n"); return 2; }
     if (batch < 1 || img < 1) { fprintf(stderr, "val: --batch-size and --img must be positive\n"); return 2; }
     img = yolo_check_img_size(img, 0, "val");
-    if (!strcmp(task, "speed")) { conf = 0.25; iou = 0.45; save_json = 0; task = "val"; }   /* as the official speed benchmark */
+    if (!strcmp(task, "speed")) { conf = 0.25; iou = 0.45; save_json = 0; noplots = 1; task = "val"; }   /* as the official speed benchmark */
     if (strcmp(task, "val") && strcmp(task, "train")) { fprintf(stderr, "val: --task is val, train or speed (got '%s')\n", task); return 2; }
-    if (augment) fprintf(stderr, "val: --augment is not implemented here; validating without it\n");
+    if (augment)   /* the official _forward_augment de-scales p[..., :4], YOLOv5's layout, not the heads' [B, 4 + nc, A] */
+        fprintf(stderr, "val: --augment is not implemented here (the official test-time augmentation indexes YOLOv5's "
+                        "[batch, anchors, 4+nc] output, not YOLOv9's [batch, 4+nc, anchors]); validating without it\n");
     if (single_cls) fprintf(stderr, "val: --single-cls is not implemented here; validating the dataset's classes\n");
     char err[YOLO_ERR];
     yolo_data_cfg dc;

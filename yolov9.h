@@ -48,6 +48,10 @@
         augmentation (mosaic, perspective, mixup, HSV, flips), the loader
         threads, drawing detections
     11. evaluation: non-maximum suppression, matching, AP, validation
+    12. command line: the official flags with their arity, progress bars
+    13. plots: results.png, the confusion matrix, the precision-recall
+        curves, labels.jpg and the mosaics of batches, drawn with
+        stb_image_write and stb_easy_font
 
    The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
    comments say where a detail comes from when it is easy to get wrong. */
@@ -6311,7 +6315,7 @@ void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, cons
     for (int i = 0; i < nflags; i++) {
         char left[128];
         snprintf(left, sizeof left, "%.*s%s", (int)strcspn(flags[i].names, " "), flags[i].names, metavar[flags[i].kind]);
-        fprintf(f, "  %-28s %s%s\n", left, flags[i].value ? "" : "(does not apply here: ", flags[i].help);
+        fprintf(f, "  %-28s %s%s%s\n", left, flags[i].value ? "" : "(does not apply here: ", flags[i].help, flags[i].value ? "" : ")");
     }
 }
 

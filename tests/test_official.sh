@@ -49,6 +49,33 @@ else bad "--classes 0 2 differs from --classes 0,2"; fi
 line=$(./detect --cfg $CFG --weights $W --source $IMG/000000000030.jpg --imgsz 64 128 --device cpu --project $T --name hw --nosave 2>&1 | grep '^image')
 case "$line" in *": 96x64 "*) ok "--imgsz 64 128: ${line%%,*}";; *) bad "--imgsz 64 128: '$line', expected 96x64";; esac
 
+# 3b. --save-crop as the official save_one_box: one crop per detection, the box grown by
+#     2% and 10 pixels, clipped to the picture (sizes checked against the --save-txt rows)
+$DET --cfg $CFG --weights $W --source $IMG/000000000030.jpg --conf-thres 0.02 --save-txt --save-crop --name crop > /dev/null 2>&1
+if python3 - "$T/crop" 640 427 <<'PY'
+import glob, os, struct, sys
+d, W, H = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def jpeg_size(p):
+    b = open(p, "rb").read(); i = 2
+    while i < len(b):
+        m, n = b[i + 1], struct.unpack(">H", b[i + 2:i + 4])[0]
+        if m in (0xC0, 0xC1, 0xC2): return struct.unpack(">HH", b[i + 5:i + 9])[::-1]
+        i += 2 + n
+rows = [list(map(float, l.split())) for l in open(glob.glob(d + "/labels/*.txt")[0])]
+want = []
+for c, x, y, w, h in rows:
+    cx, cy, bw, bh = x * W, y * H, w * W * 1.02 + 10, h * H * 1.02 + 10
+    x1, x2 = (min(max(int(v), 0), W) for v in (cx - bw / 2, cx + bw / 2)); y1, y2 = (min(max(int(v), 0), H) for v in (cy - bh / 2, cy + bh / 2))
+    want.append((x2 - x1, y2 - y1))
+got = [jpeg_size(p) for p in glob.glob(d + "/crops/*/*.jpg")]
+close = all(any(abs(g[0] - w[0]) <= 1 and abs(g[1] - w[1]) <= 1 for g in got) for w in want)
+print("  %d detections, %d crops, sizes as save_one_box: %s" % (len(rows), len(got), close))
+sys.exit(0 if rows and len(got) == len(rows) and close else 1)
+PY
+then ok "--save-crop: one crop per detection, sized as the official save_one_box"; else bad "--save-crop"; fi
+if ./train --cfg $CFG --data "$T/d/three.yaml" --device cpu --dry-run --single-cls 2>&1 | grep -q "; 1 classes"; then ok "--single-cls: 3 classes train as 1"
+else bad "--single-cls"; fi
+
 # 4. --img 650 rounds up to 672 with the official warning; train's floor is 64
 if ./val --cfg $CFG --data $DATA --device cpu --dry-run --img 650 2>&1 | grep -q "updating to 672" &&
    ./train --cfg $CFG --data $DATA --device cpu --dry-run --img 40 2>&1 | grep -q "updating to 64"; then ok "--img 650 -> 672 and train --img 40 -> 64, with a warning"

@@ -1,45 +1,59 @@
 /* detect: YOLOv9 on pictures, as the official detect_dual.py.
 
      ./detect --cfg yolov9-t --info                                   model summary
-     ./detect --cfg yolov9-c --weights w.safetensors --source img.jpg|folder|'glob*.jpg'|list.txt
+     ./detect --weights w.safetensors --source img.jpg|folder|'glob*.jpg'|list.txt
 
-   Flags: --cfg NAME|FILE.yaml  --weights FILE.safetensors  --source PATH  --data FILE.yaml (names)
-          --img 640  --conf-thres 0.25  --iou-thres 0.45  --max-det 1000  --classes 0,2,...
-          --agnostic-nms  --line-thickness 3  --hide-labels  --hide-conf  --save-txt  --save-conf
-          --nosave  --half  --project runs/detect  --name exp  --exist-ok  --nc N  --device cpu|cuda|N  --info
+   The official detect_dual.py flags (./detect --help); --cfg and --nc only
+   for weights that do not carry their model.
    Pictures with their boxes drawn go to runs/detect/NAME (labels/ with
    --save-txt); one line per picture says what was found and how long it took. */
 #define YOLOV9_IMPLEMENTATION
 #include "yolov9.h"
 #include <glob.h>
+#include <unistd.h>
 #include <stb/stb_image_write.h>
 
 typedef struct {
     float conf, iou;
-    int img, max_det, agnostic, lw, hide_labels, hide_conf, save_txt, save_conf, nosave;
-    int classes[256], nclasses;
+    int H, W;                /* the largest input: the picture is scaled to fit, then padded to a multiple of 32 */
+    int max_det, agnostic, lw, hide_labels, hide_conf, save_txt, save_conf, save_crop, nosave;
+    int classes[YOLO_MAX_INTS], nclasses;
     char **names;
     const char *dir;
 } detect_opts;
 
-static void usage(const char *why) {
-    if (why) fprintf(stderr, "detect: %s\n", why);
-    fprintf(stderr, "usage: detect --cfg NAME|FILE.yaml [--weights FILE] [--source PATH] [--data FILE.yaml] [--img 640]\n"
-                    "              [--conf-thres 0.25] [--iou-thres 0.45] [--max-det 1000] [--classes 0,2] [--agnostic-nms]\n"
-                    "              [--line-thickness 3] [--hide-labels] [--hide-conf] [--save-txt] [--save-conf] [--nosave] [--half]\n"
-                    "              [--project runs/detect] [--name exp] [--exist-ok] [--nc N] [--device cpu|cuda|N] [--info]\n");
-    exit(2);
-}
+static const char *USAGE = "--weights FILE.safetensors --source PATH [--cfg NAME|FILE.yaml] [--imgsz 640 [640]] [--conf-thres 0.25] ...";
 
 static const char *base(const char *p) { const char *s = strrchr(p, '/'); return s ? s + 1 : p; }
+
+/* --save-crop, as the official save_one_box: the box grown by 2% and 10
+   pixels, clipped to the picture, from the undrawn picture, to
+   DIR/crops/CLASS/STEM.jpg (STEM2.jpg, ... when taken) */
+static int save_crop(const yolo_image *im, const yolo_det *d, const char *dir, const char *cls, const char *stem) {
+    double cx = (d->x1 + d->x2) / 2, cy = (d->y1 + d->y2) / 2, w = (d->x2 - d->x1) * 1.02 + 10, h = (d->y2 - d->y1) * 1.02 + 10;
+    int x1 = (int)fmax(0, fmin(im->w, (long)(cx - w / 2))), x2 = (int)fmax(0, fmin(im->w, (long)(cx + w / 2)));
+    int y1 = (int)fmax(0, fmin(im->h, (long)(cy - h / 2))), y2 = (int)fmax(0, fmin(im->h, (long)(cy + h / 2)));
+    if (x2 <= x1 || y2 <= y1) return 0;
+    char folder[1400], path[1600];
+    snprintf(folder, sizeof folder, "%s/crops/%s", dir, cls);
+    yolo_mkdirs(folder);
+    snprintf(path, sizeof path, "%s/%s.jpg", folder, stem);
+    for (int k = 2; access(path, F_OK) == 0; k++) snprintf(path, sizeof path, "%s/%s%d.jpg", folder, stem, k);
+    unsigned char *crop = (unsigned char *)malloc((size_t)(x2 - x1) * (y2 - y1) * 3);
+    for (int y = y1; y < y2; y++) memcpy(crop + (size_t)(y - y1) * (x2 - x1) * 3, im->rgb + ((size_t)y * im->w + x1) * 3, (size_t)(x2 - x1) * 3);
+    int ok = stbi_write_jpg(path, x2 - x1, y2 - y1, 3, crop, 95);
+    free(crop);
+    if (!ok) fprintf(stderr, "%s: cannot write\n", path);
+    return ok ? 0 : -1;
+}
 
 static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int index, int total) {
     yolo_image im;
     char err[YOLO_ERR];
     if (yolo_image_load(&im, path, err)) { fprintf(stderr, "%s\n", err); return -1; }
     double t0 = yolo_now();
-    /* the smallest stride-32 rectangle that holds the picture scaled to img */
-    double r = fmin((double)o->img / im.w, (double)o->img / im.h);
+    /* the smallest stride-32 rectangle that holds the picture scaled to fit H x W */
+    double r = fmin((double)o->W / im.w, (double)o->H / im.h);
     int W = ((int)ceil(im.w * r / 32)) * 32, H = ((int)ceil(im.h * r / 32)) * 32;
     yolo_image lb = { im.w, im.h, (unsigned char *)malloc((size_t)im.w * im.h * 3) };
     memcpy(lb.rgb, im.rgb, (size_t)im.w * im.h * 3);
@@ -82,6 +96,9 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
         if (dot) *dot = '.';
     }
     int rc = 0;
+    if (dot) *dot = 0;
+    for (int i = 0; o->save_crop && i < n; i++) rc |= save_crop(&im, &dets[i], o->dir, o->names[dets[i].cls], stem);
+    if (dot) *dot = '.';
     if (!o->nosave) {
         for (int i = n - 1; i >= 0; i--) {   /* the most confident drawn last, on top */
             char label[128];
@@ -148,67 +165,82 @@ static int gather(const char *source, char ***files, int *n) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *source = NULL, *device = NULL, *data = NULL, *project = "runs/detect", *name = "exp";
-    int info = 0, nc = 0, exist_ok = 0, half = 0;
+    int info = 0, nc = 0, exist_ok = 0, half = 0, augment = 0;
+    double conf = 0.25, iou = 0.45;
+    yolo_ints imgsz = { 1, { 640 } }, classes = { 0, { 0 } };
     detect_opts o;
     memset(&o, 0, sizeof o);
-    o.conf = 0.25f; o.iou = 0.45f; o.img = 640; o.max_det = 1000; o.lw = 3;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int *flag = !strcmp(a, "--info") ? &info : !strcmp(a, "--agnostic-nms") ? &o.agnostic
-                  : !strcmp(a, "--hide-labels") ? &o.hide_labels : !strcmp(a, "--hide-conf") ? &o.hide_conf
-                  : !strcmp(a, "--save-txt") ? &o.save_txt : !strcmp(a, "--save-conf") ? &o.save_conf
-                  : !strcmp(a, "--nosave") ? &o.nosave : !strcmp(a, "--exist-ok") ? &exist_ok
-                  : !strcmp(a, "--half") ? &half : NULL;
-        if (flag) { *flag = 1; continue; }
-        if (!v) { char b[256]; snprintf(b, sizeof b, "%s needs a value", a); usage(b); }
-        if (!strcmp(a, "--cfg")) cfg = v;
-        else if (!strcmp(a, "--weights")) weights = v;
-        else if (!strcmp(a, "--source")) source = v;
-        else if (!strcmp(a, "--data")) data = v;
-        else if (!strcmp(a, "--project")) project = v;
-        else if (!strcmp(a, "--name")) name = v;
-        else if (!strcmp(a, "--img") || !strcmp(a, "--imgsz") || !strcmp(a, "--img-size")) o.img = atoi(v);
-        else if (!strcmp(a, "--conf-thres")) o.conf = (float)atof(v);
-        else if (!strcmp(a, "--iou-thres")) o.iou = (float)atof(v);
-        else if (!strcmp(a, "--max-det")) o.max_det = atoi(v);
-        else if (!strcmp(a, "--line-thickness")) o.lw = atoi(v);
-        else if (!strcmp(a, "--nc")) nc = atoi(v);
-        else if (!strcmp(a, "--device")) device = v;
-        else if (!strcmp(a, "--classes")) {
-            char buf[1024];
-            snprintf(buf, sizeof buf, "%s", v);
-            for (char *t = strtok(buf, ", "); t && o.nclasses < 256; t = strtok(NULL, ", ")) o.classes[o.nclasses++] = atoi(t);
-        } else { char b[256]; snprintf(b, sizeof b, "unknown flag %s", a); usage(b); }
-        i++;
-    }
-    if (!cfg) usage("--cfg is required");
-    if (o.img < 32 || o.max_det < 1 || o.lw < 1) usage("--img, --max-det and --line-thickness must be positive");
+    o.max_det = 1000; o.lw = 3;
+    const yolo_flag flags[] = {
+        { "--weights", YOLO_FLAG_STR, &weights, "weights (.safetensors; ours and converted ones carry their model)", 0 },
+        { "--source", YOLO_FLAG_STR, &source, "a picture, a folder, a glob or a .txt list of pictures", 0 },
+        { "--data", YOLO_FLAG_STR, &data, "dataset yaml, for the class names when the weights carry none", 0 },
+        { "--imgsz --img --img-size", YOLO_FLAG_INTS, &imgsz, "inference size: one value, or h w (640)", 0 },
+        { "--conf-thres", YOLO_FLAG_FLOAT, &conf, "confidence threshold (0.25)", 0 },
+        { "--iou-thres", YOLO_FLAG_FLOAT, &iou, "NMS IoU threshold (0.45)", 0 },
+        { "--max-det", YOLO_FLAG_INT, &o.max_det, "maximum detections per image (1000)", 0 },
+        { "--device", YOLO_FLAG_STR, &device, "cpu, cuda or a GPU index", 0 },
+        { "--view-img", YOLO_FLAG_BOOL, NULL, "no display: the pictures are saved", 0 },
+        { "--save-txt", YOLO_FLAG_BOOL, &o.save_txt, "save results to labels/*.txt", 0 },
+        { "--save-conf", YOLO_FLAG_BOOL, &o.save_conf, "save confidences in the --save-txt labels", 0 },
+        { "--save-crop", YOLO_FLAG_BOOL, &o.save_crop, "save each detection's crop to crops/CLASS/", 0 },
+        { "--nosave", YOLO_FLAG_BOOL, &o.nosave, "do not save the drawn pictures", 0 },
+        { "--classes", YOLO_FLAG_INTS, &classes, "keep only these classes: --classes 0, or --classes 0 2 3", 0 },
+        { "--agnostic-nms", YOLO_FLAG_BOOL, &o.agnostic, "class-agnostic NMS", 0 },
+        { "--augment", YOLO_FLAG_BOOL, &augment, "augmented inference (test-time augmentation)", 0 },
+        { "--visualize", YOLO_FLAG_BOOL, NULL, "feature maps are not drawn", 0 },
+        { "--update", YOLO_FLAG_BOOL, NULL, "safetensors hold no optimizer to strip", 0 },
+        { "--project", YOLO_FLAG_STR, &project, "save to PROJECT/NAME (runs/detect)", 0 },
+        { "--name", YOLO_FLAG_STR, &name, "save to PROJECT/NAME (exp)", 0 },
+        { "--exist-ok", YOLO_FLAG_BOOL, &exist_ok, "an existing PROJECT/NAME is fine, do not increment", 0 },
+        { "--line-thickness", YOLO_FLAG_INT, &o.lw, "box line thickness in pixels (3)", 0 },
+        { "--hide-labels", YOLO_FLAG_BOOL, &o.hide_labels, "draw boxes without labels", 0 },
+        { "--hide-conf", YOLO_FLAG_BOOL, &o.hide_conf, "draw labels without confidences", 0 },
+        { "--half", YOLO_FLAG_BOOL, &half, "half-precision inference", 0 },
+        { "--dnn", YOLO_FLAG_BOOL, NULL, "no OpenCV DNN", 0 },
+        { "--vid-stride", YOLO_FLAG_INT, NULL, "pictures only, no video", 0 },
+        { "--cfg", YOLO_FLAG_STR, &cfg, "ours: the model, when the weights do not carry it", 0 },
+        { "--nc", YOLO_FLAG_INT, &nc, "ours: classes of a --cfg model (80)", 0 },
+        { "--info", YOLO_FLAG_BOOL, &info, "ours: print the model summary", 0 },
+    };
+    yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc - 1, argv + 1, "detect", USAGE);
+    if (!source && !info) { fprintf(stderr, "detect: --source is required (a picture, a folder, a glob or a .txt list)\n"); return 2; }
+    if (!cfg && !weights) { fprintf(stderr, "detect: --weights is required (or --cfg to run an untrained model)\n"); return 2; }
+    if (imgsz.n > 2) { fprintf(stderr, "detect: --imgsz takes one size or two (h w), got %d\n", imgsz.n); return 2; }
+    o.H = imgsz.v[0]; o.W = imgsz.v[imgsz.n - 1];
+    if (o.H < 1 || o.W < 1 || o.max_det < 1 || o.lw < 1) { fprintf(stderr, "detect: --imgsz, --max-det and --line-thickness must be positive\n"); return 2; }
+    o.H = yolo_check_img_size(o.H, 0, "detect"); o.W = yolo_check_img_size(o.W, 0, "detect");
+    o.conf = (float)conf; o.iou = (float)iou;
+    o.nclasses = classes.n;
+    memcpy(o.classes, classes.v, sizeof o.classes);
+    if (augment)   /* the official _forward_augment de-scales p[..., :4], YOLOv5's layout, not the heads' [B, 4 + nc, A] */
+        fprintf(stderr, "detect: --augment is not implemented here (the official test-time augmentation indexes YOLOv5's "
+                        "[batch, anchors, 4+nc] output, not YOLOv9's [batch, 4+nc, anchors]); detecting without it\n");
     char err[YOLO_ERR];
     yolo_data_cfg dc;
     memset(&dc, 0, sizeof dc);
     if (data) {
         if (yolo_data_read(&dc, data, err)) { fprintf(stderr, "%s\n", err); return 1; }
-        if (!nc) nc = dc.nc;
     }
     yolo_model m;
     const yolo_backend *be = yolo_backend_select(device, err);
     if (!be) { fprintf(stderr, "detect: %s\n", err); return 2; }
-    if (yolo_model_from_cfg(&m, cfg, nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
-    /* names: the dataset's, COCO's for 80 classes, else class0, class1, ... */
+    if (yolo_model_for_weights(&m, cfg, weights, nc, dc.nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    /* names: the weights' own, else the dataset's, COCO's for 80 classes, else class0, class1, ... */
     o.names = (char **)calloc(m.nc, sizeof(char *));
     for (int c = 0; c < m.nc; c++) {
         char b[32];
         snprintf(b, sizeof b, "class%d", c);
-        o.names[c] = strdup(dc.names && c < dc.nc ? dc.names[c] : m.nc == 80 ? yolo_coco_names[c] : b);
+        o.names[c] = strdup(m.names ? m.names[c] : dc.names && m.nc == dc.nc ? dc.names[c] : m.nc == 80 ? yolo_coco_names[c] : b);
     }
     /* the memory plan for the largest picture (img x img), taken at once; the
        folded weights and the predictions ride in the margin */
-    size_t plan = yolo_plan_bytes(&m, 1, o.img, o.img, 0, 0) + 2 * yolo_model_state_bytes(&m, YOLO_SGD) + (64u << 20);
+    size_t plan = yolo_plan_bytes(&m, 1, o.H, o.W, 0, 0) + 2 * yolo_model_state_bytes(&m, YOLO_SGD) + (64u << 20);
     if (be->reserve(plan)) { fprintf(stderr, "detect: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
     if (weights && yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
     if (info) {
-        yolo_model_summary(&m, cfg, stdout);
+        yolo_model_summary(&m, cfg ? cfg : weights, stdout);
         printf("%.1f GFLOPs at 640x640 (convolutions, training graph)\n", yolo_model_gflops(&m));
     }
     if (!source) { yolo_model_free(&m); return 0; }
@@ -225,7 +257,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (int i = 0; i < n; i++) { rc |= detect_one(&m, &o, files[i], i + 1, n); free(files[i]); }
     free(files);
-    if (!o.nosave || o.save_txt) printf("Results saved to %s\n", dir);
+    if (!o.nosave || o.save_txt || o.save_crop) printf("Results saved to %s\n", dir);
     for (int c = 0; c < m.nc; c++) free(o.names[c]);
     free(o.names);
     yolo_data_free(&dc);

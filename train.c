@@ -4,10 +4,8 @@
      ./train --cfg yolov9-s --data coco128.yaml --batch 16 --epochs 100
      ./train --resume [runs/train/exp/weights/last.safetensors]
 
-   Flags: --cfg NAME|FILE.yaml  --weights FILE  --data FILE.yaml  --hyp FILE.yaml
-          --epochs 100  --batch 16  --img 640  --optimizer SGD|Adam|AdamW  --cos-lr
-          --close-mosaic 0  --min-items 0  --workers 8  --device cpu|cuda|N  --seed 0
-          --project runs/train  --name exp  --exist-ok  --noval  --cache [ram|disk]  --resume [FILE]
+   The official train_dual.py flags with their arity (./train --help lists
+   them; those that do not apply here say so in one line), and ours:
           --ckpt (recompute every block's inside during backward: less memory)
           --mem-budget 10G (choose --ckpt and, unless --batch is given, the batch to fit)
           --dry-run (print the memory plan and stop)
@@ -19,66 +17,74 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume;
-    int epochs, batch, img, cos_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, dry_run;
-    yolo_cache_kind cache;
-    int ckpt, batch_given;
+    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume, *cache;
+    int epochs, batch, img, cos_lr, flat_cos_lr, fixed_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, dry_run;
+    int nosave, noplots, patience, save_period, rect, image_weights, multi_scale, single_cls, quad, ckpt;
+    double label_smoothing;
+    yolo_ints freeze;
     double mem_budget;       /* bytes, 0: none */
 } train_args;
 
-static void usage(const char *why) {
-    if (why) fprintf(stderr, "train: %s\n", why);
-    fprintf(stderr, "usage: train --cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--hyp FILE] [--epochs 100]\n"
-                    "             [--batch 16] [--img 640] [--optimizer SGD|Adam|AdamW] [--cos-lr] [--close-mosaic N]\n"
-                    "             [--min-items N] [--workers 8] [--device cpu|cuda|N] [--seed 0] [--project DIR]\n"
-                    "             [--name NAME] [--exist-ok] [--noval] [--cache [ram|disk]] [--resume [FILE]] [--ckpt]\n"
-                    "             [--mem-budget SIZE] [--dry-run]\n");
-    exit(2);
-}
+static const char *USAGE = "--cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--epochs 100] [--batch-size 16] [--img 640] ...";
 
-/* flags into a; a bad one ends the program with the usage */
+/* the official train_dual.py flags (and ours) into a; a bad one ends the
+   program with the usage */
 static void parse_args(train_args *a, int argc, char **argv) {
-    for (int i = 0; i < argc; i++) {
-        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int flag = 1;
-        if (!strcmp(k, "--cos-lr")) a->cos_lr = 1;
-        else if (!strcmp(k, "--exist-ok")) a->exist_ok = 1;
-        else if (!strcmp(k, "--noval")) a->noval = 1;
-        else if (!strcmp(k, "--cache")) {   /* bare: ram, as the official */
-            int disk = v && !strcmp(v, "disk");
-            a->cache = disk ? YOLO_CACHE_DISK : YOLO_CACHE_RAM;
-            if (disk || (v && !strcmp(v, "ram"))) i++;
-        }
-        else if (!strcmp(k, "--dry-run")) a->dry_run = 1;
-        else if (!strcmp(k, "--ckpt")) a->ckpt = 1;
-        else if (!strcmp(k, "--resume")) { a->resume = v && strncmp(v, "--", 2) ? v : ""; if (*a->resume) i++; }
-        else flag = 0;
-        if (flag) continue;
-        if (!v) { char b[256]; snprintf(b, sizeof b, "%s needs a value", k); usage(b); }
-        if (!strcmp(k, "--cfg")) a->cfg = v;
-        else if (!strcmp(k, "--weights")) a->weights = v;
-        else if (!strcmp(k, "--data")) a->data = v;
-        else if (!strcmp(k, "--hyp")) a->hyp = v;
-        else if (!strcmp(k, "--optimizer")) a->optimizer = v;
-        else if (!strcmp(k, "--device")) a->device = v;
-        else if (!strcmp(k, "--project")) a->project = v;
-        else if (!strcmp(k, "--name")) a->name = v;
-        else if (!strcmp(k, "--epochs")) a->epochs = atoi(v);
-        else if (!strcmp(k, "--batch") || !strcmp(k, "--batch-size")) { a->batch = atoi(v); a->batch_given = 1; }
-        else if (!strcmp(k, "--mem-budget")) {   /* 10G, 512M, 10GB, or bytes */
-            char *end;
-            double x = strtod(v, &end);
-            int u = toupper((unsigned char)*end);
-            a->mem_budget = x * (u == 'G' ? 1e9 : u == 'M' ? 1e6 : u == 'K' ? 1e3 : 1);
-            if (!(a->mem_budget > 0)) usage("--mem-budget wants a size such as 10G");
-        }
-        else if (!strcmp(k, "--img") || !strcmp(k, "--imgsz") || !strcmp(k, "--img-size")) a->img = atoi(v);
-        else if (!strcmp(k, "--close-mosaic")) a->close_mosaic = atoi(v);
-        else if (!strcmp(k, "--min-items")) a->min_items = atoi(v);
-        else if (!strcmp(k, "--workers")) a->workers = atoi(v);
-        else if (!strcmp(k, "--seed")) a->seed = atoi(v);
-        else { char b[256]; snprintf(b, sizeof b, "unknown flag %s", k); usage(b); }
-        i++;
+    const char *budget = NULL;
+    const yolo_flag flags[] = {
+        { "--weights", YOLO_FLAG_STR, &a->weights, "initial weights: a .safetensors (name and shape must match to be loaded)", 0 },
+        { "--cfg", YOLO_FLAG_STR, &a->cfg, "model: yolov9-t/s/m/c/e, gelan-t/s/m/c/e or a model yaml (default: the --weights' own)", 0 },
+        { "--data", YOLO_FLAG_STR, &a->data, "dataset yaml", 0 },
+        { "--hyp", YOLO_FLAG_STR, &a->hyp, "hyperparameters yaml (default: hyp.scratch-high)", 0 },
+        { "--epochs", YOLO_FLAG_INT, &a->epochs, "total training epochs (100)", 0 },
+        { "--batch-size --batch", YOLO_FLAG_INT, &a->batch, "images per batch (16)", 0 },
+        { "--imgsz --img --img-size", YOLO_FLAG_INT, &a->img, "train and val image size in pixels (640)", 0 },
+        { "--rect", YOLO_FLAG_BOOL, &a->rect, "rectangular training", 0 },
+        { "--resume", YOLO_FLAG_OPT, &a->resume, "resume the most recent run, or the given last.safetensors", "" },
+        { "--nosave", YOLO_FLAG_BOOL, &a->nosave, "only save the final checkpoint", 0 },
+        { "--noval", YOLO_FLAG_BOOL, &a->noval, "only validate the final epoch", 0 },
+        { "--noautoanchor", YOLO_FLAG_BOOL, NULL, "anchor-free heads have no anchors", 0 },
+        { "--noplots", YOLO_FLAG_BOOL, &a->noplots, "save no plot files", 0 },
+        { "--evolve", YOLO_FLAG_OPT, NULL, "hyperparameter evolution is not implemented", 0 },
+        { "--bucket", YOLO_FLAG_STR, NULL, "no cloud storage", 0 },
+        { "--cache", YOLO_FLAG_OPT, &a->cache, "cache decoded images: ram or disk", "ram" },
+        { "--image-weights", YOLO_FLAG_BOOL, &a->image_weights, "pick training images weighted by their classes' mAP", 0 },
+        { "--device", YOLO_FLAG_STR, &a->device, "cpu, cuda or a GPU index", 0 },
+        { "--multi-scale", YOLO_FLAG_BOOL, &a->multi_scale, "vary the image size +/- 50%", 0 },
+        { "--single-cls", YOLO_FLAG_BOOL, &a->single_cls, "train multi-class data as one class", 0 },
+        { "--optimizer", YOLO_FLAG_STR, &a->optimizer, "SGD, Adam, AdamW or LION (SGD)", 0 },
+        { "--sync-bn", YOLO_FLAG_BOOL, NULL, "one device: no SyncBatchNorm", 0 },
+        { "--workers", YOLO_FLAG_INT, &a->workers, "loader threads (8)", 0 },
+        { "--project", YOLO_FLAG_STR, &a->project, "save to PROJECT/NAME (runs/train)", 0 },
+        { "--name", YOLO_FLAG_STR, &a->name, "save to PROJECT/NAME (exp)", 0 },
+        { "--exist-ok", YOLO_FLAG_BOOL, &a->exist_ok, "an existing PROJECT/NAME is fine, do not increment", 0 },
+        { "--quad", YOLO_FLAG_BOOL, &a->quad, "quad dataloader", 0 },
+        { "--cos-lr", YOLO_FLAG_BOOL, &a->cos_lr, "cosine LR schedule", 0 },
+        { "--flat-cos-lr", YOLO_FLAG_BOOL, &a->flat_cos_lr, "flat cosine LR schedule", 0 },
+        { "--fixed-lr", YOLO_FLAG_BOOL, &a->fixed_lr, "fixed LR", 0 },
+        { "--label-smoothing", YOLO_FLAG_FLOAT, &a->label_smoothing, "label smoothing epsilon", 0 },
+        { "--patience", YOLO_FLAG_INT, &a->patience, "stop after this many epochs without improvement (100)", 0 },
+        { "--freeze", YOLO_FLAG_INTS, &a->freeze, "freeze layers: the first N, or a list: 0 1 2", 0 },
+        { "--save-period", YOLO_FLAG_INT, &a->save_period, "save weights/epochN every N epochs (off: -1)", 0 },
+        { "--seed", YOLO_FLAG_INT, &a->seed, "global seed (0)", 0 },
+        { "--local_rank", YOLO_FLAG_INT, NULL, "one device: no DDP", 0 },
+        { "--min-items", YOLO_FLAG_INT, &a->min_items, "skip training pictures with fewer labels (0)", 0 },
+        { "--close-mosaic", YOLO_FLAG_INT, &a->close_mosaic, "no mosaic in the last N epochs (0)", 0 },
+        { "--entity", YOLO_FLAG_STR, NULL, "no W&B logging", 0 },
+        { "--upload_dataset", YOLO_FLAG_OPT, NULL, "no W&B logging", 0 },
+        { "--bbox_interval", YOLO_FLAG_INT, NULL, "no W&B logging", 0 },
+        { "--artifact_alias", YOLO_FLAG_STR, NULL, "no W&B logging", 0 },
+        { "--ckpt", YOLO_FLAG_BOOL, &a->ckpt, "ours: recompute every block's inside during backward (less memory)", 0 },
+        { "--mem-budget", YOLO_FLAG_STR, &budget, "ours: 10G: choose --ckpt and, unless --batch-size is given, the batch to fit", 0 },
+        { "--dry-run", YOLO_FLAG_BOOL, &a->dry_run, "ours: print the memory plan and stop", 0 },
+    };
+    yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, "train", USAGE);
+    if (budget) {   /* 10G, 512M, 10GB, or bytes */
+        char *end;
+        double x = strtod(budget, &end);
+        int u = toupper((unsigned char)*end);
+        a->mem_budget = x * (u == 'G' ? 1e9 : u == 'M' ? 1e6 : u == 'K' ? 1e3 : 1);
+        if (!(a->mem_budget > 0)) { fprintf(stderr, "train: --mem-budget wants a size such as 10G\n"); exit(2); }
     }
 }
 
@@ -101,6 +107,58 @@ static int latest_run(const char *project, char *out, size_t cap) {
 }
 
 static void die(const char *msg) { fprintf(stderr, "%s\n", msg); exit(1); }
+
+/* The run's settings beside its results, as the official: hyp.yaml (the
+   hyperparameters, "key value" pairs as yolo_hyp_format writes them) and
+   opt.yaml (every option). */
+static void save_settings(const char *dir, const train_args *a, const char *hyp_pairs) {
+    char path[1200], key[64];
+    snprintf(path, sizeof path, "%s/hyp.yaml", dir);
+    FILE *f = fopen(path, "w");
+    double v;
+    int n;
+    for (const char *s = hyp_pairs; f && sscanf(s, "%63s %lf%n", key, &v, &n) == 2; s += n) fprintf(f, "%s: %.10g\n", key, v);
+    if (f) fclose(f);
+    snprintf(path, sizeof path, "%s/opt.yaml", dir);
+    if (!(f = fopen(path, "w"))) return;
+    const char *strs[][2] = { { "weights", a->weights }, { "cfg", a->cfg }, { "data", a->data }, { "hyp", a->hyp },
+                              { "optimizer", a->optimizer }, { "device", a->device }, { "project", a->project },
+                              { "name", a->name }, { "cache", a->cache }, { "save_dir", dir } };
+    for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++) fprintf(f, "%s: %s\n", strs[k][0], strs[k][1] ? strs[k][1] : "null");
+    const struct { const char *key; int v; } ints[] = {
+        { "epochs", a->epochs }, { "batch_size", a->batch }, { "imgsz", a->img }, { "rect", a->rect }, { "resume", a->resume != NULL },
+        { "nosave", a->nosave }, { "noval", a->noval }, { "noplots", a->noplots }, { "image_weights", a->image_weights },
+        { "multi_scale", a->multi_scale }, { "single_cls", a->single_cls }, { "workers", a->workers }, { "exist_ok", a->exist_ok },
+        { "quad", a->quad }, { "cos_lr", a->cos_lr }, { "flat_cos_lr", a->flat_cos_lr }, { "fixed_lr", a->fixed_lr },
+        { "patience", a->patience }, { "save_period", a->save_period }, { "seed", a->seed }, { "min_items", a->min_items },
+        { "close_mosaic", a->close_mosaic }, { "ckpt", a->ckpt } };
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) fprintf(f, "%s: %d\n", ints[k].key, ints[k].v);
+    fprintf(f, "label_smoothing: %g\nfreeze: [", a->label_smoothing);
+    for (int k = 0; k < a->freeze.n; k++) fprintf(f, "%s%d", k ? ", " : "", a->freeze.v[k]);
+    fprintf(f, "%s]\n", a->freeze.n ? "" : "0");
+    fclose(f);
+}
+
+/* As the official strip_optimizer at the end of a run: the checkpoint
+   keeps its EMA weights (under the official names) and its metadata, and
+   drops the raw weights and the optimizer state. Resuming it then says
+   the run is finished. */
+static int strip_checkpoint(const char *path, yolo_model *m, yolo_ema *ema, yolo_optim *opt, char *err) {
+    yolo_safetensors st;
+    if (yolo_checkpoint_load(path, m, ema, opt, &st, err)) return -1;
+    static const char *keys[] = { "epoch", "best_epoch", "best_fitness", "optimizer", "args", "hyp" };
+    char *vals[6];
+    const char *kv[2 * 6 + 3] = { "format", "yolov9.c weights (optimizer stripped at the end of training)" };
+    int n = 2;
+    for (int k = 0; k < 6; k++) {
+        vals[k] = (char *)calloc(1, 8192);
+        if (!yolo_st_meta(&st, keys[k], vals[k], 8192)) { kv[n++] = keys[k]; kv[n++] = vals[k]; }
+    }
+    yolo_st_free(&st);
+    int rc = yolo_save_weights(m, path, ema->values, kv, err);
+    for (int k = 0; k < 6; k++) free(vals[k]);
+    return rc;
+}
 
 /* The whole run's device memory at batch B: training steps on the densest
    batch (a mosaic of four pictures, twice with mixup), validation at its
@@ -135,12 +193,16 @@ static int largest_batch(yolo_model *m, const yolo_dataset *tr, const yolo_datas
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
-    train_args a = { NULL, NULL, NULL, NULL, "SGD", NULL, "runs/train", "exp", NULL,
-                     100, 16, 640, 0, 0, 0, 8, 0, 0, 0, 0, 0 };
+    train_args a;
+    memset(&a, 0, sizeof a);
+    a.optimizer = "SGD"; a.project = "runs/train"; a.name = "exp";
+    a.img = 640; a.workers = 8; a.patience = 100; a.save_period = -1;
     parse_args(&a, argc - 1, argv + 1);
+    int epochs_given = a.epochs;
+    if (!a.epochs) a.epochs = 100;
     char err[YOLO_ERR], ckpt[1024] = "", save_dir[1024], saved_args[4096] = "", saved_hyp[2048] = "";
     yolo_safetensors meta = { 0 };
-    int start_epoch = 0;
+    int start_epoch = 0, best_epoch = 0;
     double best_fitness = 0;
     long ema_updates = 0, optim_steps = 0, last_step = -1;
     if (a.resume) {   /* the run's own arguments come back from its checkpoint */
@@ -153,7 +215,9 @@ int main(int argc, char **argv) {
             return 1;
         }
         start_epoch = atoi(v) + 1;
+        int finished = !yolo_st_find(&meta, "train.model");   /* stripped at the end of its run */
         if (!yolo_st_meta(&meta, "best_fitness", v, sizeof v)) best_fitness = atof(v);
+        if (!yolo_st_meta(&meta, "best_epoch", v, sizeof v)) best_epoch = atoi(v);
         yolo_st_meta(&meta, "hyp", saved_hyp, sizeof saved_hyp);
         if (!yolo_st_meta(&meta, "ema_updates", v, sizeof v)) ema_updates = atol(v);
         if (!yolo_st_meta(&meta, "optim_steps", v, sizeof v)) optim_steps = atol(v);
@@ -162,24 +226,46 @@ int main(int argc, char **argv) {
         int ac = 0;
         for (char *s = NULL, *t = strtok_r(copy, "|", &s); t && ac < 128; t = strtok_r(NULL, "|", &s)) av[ac++] = t;
         train_args r = a;
-        r.resume = NULL;
+        r.resume = NULL; r.epochs = 100;
         parse_args(&r, ac, av);
         r.resume = a.resume; r.weights = NULL;
+        if (epochs_given && epochs_given != r.epochs)   /* the official replaces every option by the run's own */
+            fprintf(stderr, "train: --epochs %d ignored: a resumed run keeps its own arguments (--epochs %d), as the official "
+                            "--resume; to train further, start a new run with --weights %s\n", epochs_given, r.epochs, ckpt);
         a = r;
+        if (finished) {   /* as the official says */
+            fprintf(stderr, "%s: training to %d epochs is finished, nothing to resume. Start a new training without --resume, "
+                            "i.e. './train --weights %s ...'\n", ckpt, a.epochs, ckpt);
+            return 1;
+        }
         snprintf(save_dir, sizeof save_dir, "%s", ckpt);   /* DIR/weights/last.safetensors -> DIR */
         for (int k = 0; k < 2; k++) { char *s = strrchr(save_dir, '/'); if (s) *s = 0; else snprintf(save_dir, sizeof save_dir, "."); }
         yolo_st_free(&meta);
     } else {
         for (int i = 1, o = 0; i < argc; i++) o += snprintf(saved_args + o, sizeof saved_args - o, "%s%s", i > 1 ? "|" : "", argv[i]);
     }
-    if (!a.cfg) usage("--cfg is required");
-    if (!a.data) usage("--data is required");
-    if (a.batch < 1 || a.epochs < 1 || a.img < 32 || a.img % 32) usage("--batch and --epochs must be positive, --img a multiple of 32");
+    if (!a.cfg && !a.weights) die("train: --cfg or --weights is required (a model name or yaml, or weights that carry their model)");
+    if (!a.data) die("train: --data is required");
+    int batch_given = a.batch != 0;
+    if (!batch_given) a.batch = 16;
+    if (a.batch < 1 || a.epochs < 1 || a.img < 1) die("train: --batch-size, --epochs and --img must be positive");
+    a.img = yolo_check_img_size(a.img, 64, "train");
     yolo_optim_kind kind;
     if (!strcmp(a.optimizer, "SGD")) kind = YOLO_SGD;
     else if (!strcmp(a.optimizer, "Adam")) kind = YOLO_ADAM;
     else if (!strcmp(a.optimizer, "AdamW")) kind = YOLO_ADAMW;
+    else if (!strcmp(a.optimizer, "LION")) die("train: --optimizer LION is not implemented here (SGD, Adam or AdamW)");
     else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam or AdamW)\n", a.optimizer); return 2; }
+    /* official flags whose behaviour is not built here: said once, the run goes on without them */
+    const struct { int on; const char *flag; } missing[] = {
+        { a.rect, "--rect" }, { a.image_weights, "--image-weights" }, { a.multi_scale, "--multi-scale" }, { a.quad, "--quad" } };
+    for (size_t k = 0; k < sizeof missing / sizeof missing[0]; k++)
+        if (missing[k].on) fprintf(stderr, "train: %s is not implemented here; training without it\n", missing[k].flag);
+    if (a.label_smoothing != 0)
+        fprintf(stderr, "train: --label-smoothing %g has no effect, as in the official train_dual.py (its loss never uses the smoothed targets)\n", a.label_smoothing);
+    yolo_lr_shape lr_shape = a.fixed_lr ? YOLO_LR_FIXED : a.flat_cos_lr ? YOLO_LR_FLAT_COS : a.cos_lr ? YOLO_LR_COS : YOLO_LR_LINEAR;
+    yolo_cache_kind cache = !a.cache ? YOLO_CACHE_NONE : !strcmp(a.cache, "disk") ? YOLO_CACHE_DISK : YOLO_CACHE_RAM;
+    if (a.cache && strcmp(a.cache, "ram") && strcmp(a.cache, "disk")) die("train: --cache takes ram or disk");
 
     /* data and hyperparameters */
     yolo_hyp hyp;
@@ -193,21 +279,25 @@ int main(int argc, char **argv) {
     yolo_dataset train_set, val_set;
     if (yolo_dataset_open(&train_set, dc.root, dc.train, dc.nc, a.min_items, err)) die(err);
     if (yolo_dataset_open(&val_set, dc.root, dc.val, dc.nc, 0, err)) die(err);
+    int nc = a.single_cls ? 1 : dc.nc;
+    char *item = "item", **names = a.single_cls && dc.nc != 1 ? &item : dc.names;
+    if (a.single_cls) { yolo_dataset_single_class(&train_set); yolo_dataset_single_class(&val_set); }
     printf("train: %d images, %ld boxes; val: %d images, %ld boxes; %d classes\n", train_set.n, train_set.nboxes,
-           val_set.n, val_set.nboxes, dc.nc);
+           val_set.n, val_set.nboxes, nc);
 
     /* model, backend, memory plan */
     const yolo_backend *be = yolo_backend_select(a.device, err);
     if (!be) die(err);
     yolo_model m;
-    if (yolo_model_from_cfg(&m, a.cfg, dc.nc, err)) die(err);
+    if (yolo_model_for_weights(&m, a.cfg, a.resume ? ckpt : a.weights, nc, 0, err)) die(err);
+    yolo_model_set_names(&m, names);
     yolo_model_init_weights(&m, (uint64_t)a.seed);
     if (a.mem_budget > 0) {   /* choose recompute and, unless --batch is given, the batch */
         size_t act, full = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, 0, &act);
         size_t ck = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, 1, &act);
         if (full <= a.mem_budget) a.ckpt = 0;
-        else if (ck <= a.mem_budget && (a.batch_given || a.ckpt)) a.ckpt = 1;
-        else if (a.batch_given || ck <= a.mem_budget) {
+        else if (ck <= a.mem_budget && (batch_given || a.ckpt)) a.ckpt = 1;
+        else if (batch_given || ck <= a.mem_budget) {
             if (ck > a.mem_budget) {
                 int b = largest_batch(&m, &train_set, &val_set, &hyp, &a, kind, 1);
                 fprintf(stderr, "train: batch %d needs %.2f GB (%.2f GB with --ckpt), over the budget of %.2f GB; %s\n", a.batch,
@@ -238,8 +328,19 @@ int main(int argc, char **argv) {
     if (a.dry_run) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
-    if (a.weights && yolo_load_weights(&m, a.weights, err)) die(err);
-    if (yolo_dataset_cache(&train_set, a.cache, a.img, 1, err) || yolo_dataset_cache(&val_set, a.cache, a.img, 0, err)) die(err);
+    if (a.weights) {   /* fine-tuning: what matches by name and shape */
+        int n;
+        if (yolo_transfer_weights(&m, a.weights, &n, err)) die(err);
+        printf("Transferred %d/%d items from %s\n", n, m.nparams, a.weights);
+    }
+    if (a.freeze.n && (a.freeze.n > 1 || a.freeze.v[0] > 0)) {
+        int n = yolo_model_freeze(&m, a.freeze.v, a.freeze.n);
+        char layers[256] = "";
+        if (a.freeze.n == 1) snprintf(layers, sizeof layers, "0-%d", a.freeze.v[0] - 1);
+        for (int k = 0, o = 0; a.freeze.n > 1 && k < a.freeze.n; k++) o += snprintf(layers + o, sizeof layers - o, "%s%d", k ? " " : "", a.freeze.v[k]);
+        printf("freezing %d tensors of layers %s\n", n, layers);
+    }
+    if (yolo_dataset_cache(&train_set, cache, a.img, 1, err) || yolo_dataset_cache(&val_set, cache, a.img, 0, err)) die(err);
 
     /* the recipe: nominal batch 64, weight decay scaled to it */
     int accumulate = (int)nearbyint(64.0 / a.batch);
@@ -262,6 +363,10 @@ int main(int argc, char **argv) {
     char wdir[1100], last[1200], best[1200], csv[1200];
     snprintf(wdir, sizeof wdir, "%s/weights", save_dir);
     yolo_mkdirs(wdir);
+    save_settings(save_dir, &a, saved_hyp);
+    char picture[1300];
+    snprintf(picture, sizeof picture, "%s/labels.jpg", save_dir);
+    if (!a.noplots && !a.resume) yolo_plot_labels(&train_set, nc, m.names, picture);
     snprintf(last, sizeof last, "%s/last.safetensors", wdir);
     snprintf(best, sizeof best, "%s/best.safetensors", wdir);
     snprintf(csv, sizeof csv, "%s/results.csv", save_dir);
@@ -289,11 +394,12 @@ int main(int argc, char **argv) {
 
     long nb = tl.nbatch;
     yolo_schedule sched;
-    yolo_schedule_init(&sched, &hyp, a.epochs, a.batch, nb, a.cos_lr ? YOLO_LR_COS : YOLO_LR_LINEAR);
+    yolo_schedule_init(&sched, &hyp, a.epochs, a.batch, nb, lr_shape);
     yolo_schedule_start(&sched, &opt, start_epoch);
     yolo_loss L;
     memset(&L, 0, sizeof L);
-    int tty = isatty(fileno(stdout));
+    double run_t0 = yolo_now(), stop_fitness = 0;
+    int epochs_run = 0, stop_epoch = start_epoch, possible_stop = 0;
     for (int epoch = start_epoch; epoch < a.epochs; epoch++) {
         tl.mosaic = !(a.close_mosaic && epoch >= a.epochs - a.close_mosaic);
         double mloss[3] = { 0, 0, 0 }, t0 = yolo_now();
@@ -302,9 +408,18 @@ int main(int argc, char **argv) {
         double lr_log[3] = { 0, 0, 0 };
         yolo_zero_grads(&m);
         yolo_loader_start(&tl, epoch, (uint64_t)a.seed);
+        yolo_progress bar;
+        yolo_progress_start(&bar, stdout, nb);
+        char ep[32];
+        snprintf(ep, sizeof ep, "%d/%d", epoch, a.epochs - 1);
+        printf("\n%11s %10s %10s %10s %10s %10s %10s\n", "Epoch", "GPU_mem", "box_loss", "cls_loss", "dfl_loss", "Instances", "Size");
         for (yolo_batch *bt; (bt = yolo_loader_next(&tl));) {
             long ni = bt->index + nb * epoch;
             int acc = yolo_schedule_batch(&sched, &opt, epoch, ni);
+            if (!a.noplots && ni < 3) {   /* the first mosaics, as the official */
+                snprintf(picture, sizeof picture, "%s/train_batch%ld.jpg", save_dir, ni);
+                yolo_plot_batch(picture, bt->images, bt->B, bt->H, bt->W, bt->targets, bt->nt, m.names);
+            }
             yolo_set_input(&m, bt->B, bt->H, bt->W, bt->images);
             yolo_forward(&m, 1);
             double loss = yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
@@ -325,47 +440,43 @@ int main(int argc, char **argv) {
             /* the official x/lr0..2: its parameter groups are biases, weights, BN weights */
             lr_log[0] = opt.lr[YOLO_P_BIAS]; lr_log[1] = opt.lr[YOLO_P_WEIGHT]; lr_log[2] = opt.lr[YOLO_P_BN_WEIGHT];
             nbatch++; instances = bt->nt; images += bt->B;
-            if (tty) {   /* the running line of the official progress bar */
-                char ep[32];
-                snprintf(ep, sizeof ep, "%d/%d", epoch, a.epochs - 1);
-                printf("\r%11s %10s %10.4g %10.4g %10.4g %10d %6d   batch %d/%ld", ep, "", mloss[0], mloss[1], mloss[2],
-                       instances, a.img, nbatch, nb);
-                fflush(stdout);
-            }
+            /* the official bar's columns, and ours: images a second, the share of time spent waiting for data */
+            size_t in_use = 0, peak = 0;
+            if (nbatch == nb) be->sync();
+            be->memory(&in_use, &peak);
+            double spent = yolo_now() - t0;
+            char left[160], right[64];
+            snprintf(left, sizeof left, "%11s %9.3gG %10.4g %10.4g %10.4g %10d %10d", ep, peak / 1e9, mloss[0], mloss[1], mloss[2],
+                     instances, a.img);
+            snprintf(right, sizeof right, "%.1f img/s, data wait %.0f%%", images / spent, 100 * tl.wait / spent);
+            yolo_progress_show(&bar, nbatch, left, right);
         }
-        if (tty) printf("\r%*s\r", 100, "");
         if (yolo_loader_error(&tl)) die(yolo_loader_error(&tl));
         yolo_loader_stop(&tl);
         yolo_schedule_epoch_end(&sched, &opt, epoch);
         be->sync();
         double train_s = yolo_now() - t0;
-        size_t in_use = 0, peak = 0;
-        be->memory(&in_use, &peak);
-        printf("%11s %10s %10s %10s %10s %10s %6s %8s %10s\n", "Epoch", "GPU_mem", "box_loss", "cls_loss", "dfl_loss",
-               "Instances", "Size", "img/s", "data_wait");
-        char ep[32];
-        snprintf(ep, sizeof ep, "%d/%d", epoch, a.epochs - 1);
-        printf("%11s %9.2fG %10.4g %10.4g %10.4g %10d %6d %8.1f %9.1f%%\n", ep, peak / 1e9, mloss[0], mloss[1], mloss[2],
-               instances, a.img, images / train_s, 100 * tl.wait / train_s);
 
         /* validation with the EMA weights */
         yolo_metrics mt;
         memset(&mt, 0, sizeof mt);
-        if (!a.noval || epoch == a.epochs - 1) {
+        int final_epoch = epoch == a.epochs - 1 || possible_stop;
+        if (!a.noval || final_epoch) {
             be->copy(hold, m.values, m.nvalues * sizeof(yolo_real));
             be->copy(m.values, ema.values, m.nvalues * sizeof(yolo_real));
             yolo_model_fuse(&m);
             yolo_eval ev;
             memset(&ev, 0, sizeof ev);
-            if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, NULL, NULL, err)) die(err);
-            yolo_metrics_compute(&ev, dc.nc, &mt);
-            printf("%22s %10s %10s %10s %10s %10s %10s\n", "Class", "Images", "Instances", "P", "R", "mAP50", "mAP50-95");
+            yolo_val_progress vp;
+            yolo_val_progress_start(&vp, val_set.n, NULL, NULL);
+            if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+            yolo_metrics_compute(&ev, nc, &mt);
             printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
             yolo_eval_free(&ev);
             be->copy(m.values, hold, m.nvalues * sizeof(yolo_real));
         }
         double fi = yolo_fitness(&mt), epoch_s = yolo_now() - t0;
-        if (fi > best_fitness) best_fitness = fi;
+        if (fi > best_fitness) { best_fitness = fi; best_epoch = epoch; }
         int is_best = fi == best_fitness;
         FILE *f = fopen(csv, "a");
         if (f) {
@@ -377,22 +488,77 @@ int main(int argc, char **argv) {
             fclose(f);
         }
         yolo_metrics_free(&mt);
+        /* early stopping as the official EarlyStopping: no fitness at least as good for --patience epochs */
+        if (fi >= stop_fitness) { stop_fitness = fi; stop_epoch = epoch; }
+        int stop = a.patience > 0 && epoch - stop_epoch >= a.patience;
+        possible_stop = a.patience > 0 && epoch - stop_epoch >= a.patience - 1;
 
-        /* checkpoints, atomically: last every epoch, best when fitness improves */
-        char e_s[32], bf_s[64], up_s[32], st_s[32], ls_s[32];
+        /* checkpoints, atomically: last every epoch, best when fitness improves (with --nosave only the
+           final ones), epochN every --save-period epochs */
+        char e_s[32], be_s[32], bf_s[64], up_s[32], st_s[32], ls_s[32];
         snprintf(e_s, sizeof e_s, "%d", epoch);
+        snprintf(be_s, sizeof be_s, "%d", best_epoch);
         snprintf(bf_s, sizeof bf_s, "%.9g", best_fitness);
         snprintf(up_s, sizeof up_s, "%ld", ema.updates);
         snprintf(st_s, sizeof st_s, "%ld", opt.step);
         snprintf(ls_s, sizeof ls_s, "%ld", last_step);
-        const char *kv[] = { "format", "yolov9.c training checkpoint", "epoch", e_s, "best_fitness", bf_s,
+        const char *kv[] = { "format", "yolov9.c training checkpoint", "epoch", e_s, "best_epoch", be_s, "best_fitness", bf_s,
                              "ema_updates", up_s, "optim_steps", st_s, "last_step", ls_s, "optimizer", a.optimizer,
                              "args", saved_args, "hyp", saved_hyp, NULL };
-        if (yolo_checkpoint_save(last, &m, &ema, &opt, kv, err)) die(err);
-        if (is_best && yolo_checkpoint_save(best, &m, &ema, &opt, kv, err)) die(err);
+        if (!a.nosave || final_epoch || stop) {
+            if (yolo_checkpoint_save(last, &m, &ema, &opt, kv, err)) die(err);
+            if (is_best && yolo_checkpoint_save(best, &m, &ema, &opt, kv, err)) die(err);
+            char period[1200];
+            snprintf(period, sizeof period, "%s/epoch%d.safetensors", wdir, epoch);
+            if (a.save_period > 0 && epoch % a.save_period == 0 && yolo_checkpoint_save(period, &m, &ema, &opt, kv, err)) die(err);
+        }
+        epochs_run++;
+        if (stop) {
+            printf("Stopping training early as no improvement observed in last %d epochs. Best results observed at epoch %d, "
+                   "best model saved as best.safetensors.\nTo update EarlyStopping(patience=%d) pass a new patience value, "
+                   "i.e. `./train --patience 300` or use `--patience 0` to disable EarlyStopping.\n", a.patience, stop_epoch, a.patience);
+            break;
+        }
         fflush(stdout);
     }
-    printf("%d epochs done; weights in %s\n", a.epochs - start_epoch, wdir);
+
+    /* the end: last and best stripped to their EMA weights (what val and detect use), best validated
+       class by class, and where everything went */
+    printf("\n%d epochs completed in %.3f hours.\n", epochs_run, (yolo_now() - run_t0) / 3600);
+    const char *files[2] = { last, best };
+    for (int k = 0; k < 2; k++) {
+        if (!exists(files[k])) continue;
+        if (strip_checkpoint(files[k], &m, &ema, &opt, err)) die(err);
+        struct stat st;
+        stat(files[k], &st);
+        printf("Optimizer stripped from %s, %.1fMB\n", files[k], st.st_size / 1e6);
+    }
+    if (exists(best)) {
+        printf("\nValidating %s...\n", best);
+        if (yolo_load_weights(&m, best, err)) die(err);
+        yolo_model_fuse(&m);
+        yolo_eval ev;
+        yolo_metrics mt;
+        yolo_val_progress vp;
+        yolo_val_plots plots;
+        memset(&ev, 0, sizeof ev);
+        if (!a.noplots) yolo_val_plots_start(&plots, &val_set, nc, a.batch, NULL, NULL);
+        yolo_val_progress_start(&vp, val_set.n, a.noplots ? NULL : yolo_val_plots_hook, &plots);
+        if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+        yolo_metrics_compute(&ev, nc, &mt);
+        if (!a.noplots) yolo_val_plots_save(&plots, &mt, m.names, save_dir);
+        printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
+        for (int c = 0; c < nc; c++)
+            if (mt.nt[c]) printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", m.names ? m.names[c] : "", ev.images, mt.nt[c],
+                                 mt.cp[c], mt.cr[c], mt.ap50[c], mt.ap[c]);
+        yolo_metrics_free(&mt);
+        yolo_eval_free(&ev);
+    }
+    snprintf(picture, sizeof picture, "%s/results.png", save_dir);
+    if (!a.noplots) yolo_plot_results(csv, picture);
+    printf("Best epoch %d (fitness %.4g); results saved to %s: results.csv%s, opt.yaml, hyp.yaml, weights/{best,last}.safetensors\n",
+           best_epoch, best_fitness, save_dir, a.noplots ? "" : " and .png, labels.jpg, train_batch*.jpg, confusion_matrix.png, "
+           "PR/F1/P/R_curve.png, val_batch*_labels/_pred.jpg");
     yolo_loss_free(&L);
     be->release(hold);
     yolo_ema_free(&ema);

@@ -2,23 +2,14 @@
 
      ./val --cfg yolov9-c --weights yolov9-c.safetensors --data coco.yaml
 
-   Flags: --cfg NAME|FILE.yaml  --weights FILE  --data FILE.yaml  --task val|train
-          --batch 32  --img 640  --conf-thres 0.001  --iou-thres 0.7  --max-det 300
-          --device cpu|cuda|N  --workers 8  --verbose  --save-txt  --save-conf  --save-json
-          --half  --project runs/val  --name exp  --exist-ok  --dry-run
+   The official val_dual.py flags (./val --help); --cfg only for weights
+   that do not carry their model.
    Prints P, R, mAP50 and mAP50-95 (per class with --verbose) and the time
    per image of pre-processing, inference and NMS. */
 #define YOLOV9_IMPLEMENTATION
 #include "yolov9.h"
 
-static void usage(const char *why) {
-    if (why) fprintf(stderr, "val: %s\n", why);
-    fprintf(stderr, "usage: val --cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--task val|train] [--batch 32]\n"
-                    "           [--img 640] [--conf-thres 0.001] [--iou-thres 0.7] [--max-det 300] [--device cpu|cuda|N]\n"
-                    "           [--workers 8] [--verbose] [--save-txt] [--save-conf] [--save-json] [--project DIR]\n"
-                    "           [--half] [--name NAME] [--exist-ok] [--dry-run]\n");
-    exit(2);
-}
+static const char *USAGE = "--data FILE.yaml --weights FILE.safetensors [--cfg NAME|FILE.yaml] [--batch-size 32] [--img 640] ...";
 
 /* the official coco80_to_coco91_class: COCO's category ids of the 80 classes */
 static const int coco91[80] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 27,
@@ -77,46 +68,60 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *data = NULL, *task = "val", *device = NULL, *project = "runs/val", *name = "exp";
     int batch = 32, img = 640, max_det = 300, workers = 8, verbose = 0, save_txt = 0, save_conf = 0, save_json = 0;
-    int exist_ok = 0, dry_run = 0, half = 0;
-    float conf = 0.001f, iou = 0.7f;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
-        if (!strcmp(a, "--save-txt")) { save_txt = 1; continue; }
-        if (!strcmp(a, "--save-conf")) { save_conf = 1; continue; }
-        if (!strcmp(a, "--save-json")) { save_json = 1; continue; }
-        if (!strcmp(a, "--exist-ok")) { exist_ok = 1; continue; }
-        if (!strcmp(a, "--dry-run")) { dry_run = 1; continue; }
-        if (!strcmp(a, "--half")) { half = 1; continue; }
-        if (!v) { char b[256]; snprintf(b, sizeof b, "%s needs a value", a); usage(b); }
-        if (!strcmp(a, "--cfg")) cfg = v;
-        else if (!strcmp(a, "--weights")) weights = v;
-        else if (!strcmp(a, "--data")) data = v;
-        else if (!strcmp(a, "--task")) task = v;
-        else if (!strcmp(a, "--device")) device = v;
-        else if (!strcmp(a, "--project")) project = v;
-        else if (!strcmp(a, "--name")) name = v;
-        else if (!strcmp(a, "--batch") || !strcmp(a, "--batch-size")) batch = atoi(v);
-        else if (!strcmp(a, "--img") || !strcmp(a, "--imgsz") || !strcmp(a, "--img-size")) img = atoi(v);
-        else if (!strcmp(a, "--conf-thres")) conf = (float)atof(v);
-        else if (!strcmp(a, "--iou-thres")) iou = (float)atof(v);
-        else if (!strcmp(a, "--max-det")) max_det = atoi(v);
-        else if (!strcmp(a, "--workers")) workers = atoi(v);
-        else { char b[256]; snprintf(b, sizeof b, "unknown flag %s", a); usage(b); }
-        i++;
-    }
-    if (!cfg || !data) usage("--cfg and --data are required");
-    if (batch < 1 || img < 32 || img % 32) usage("--batch must be positive, --img a multiple of 32");
-    if (strcmp(task, "val") && strcmp(task, "train")) usage("--task is val or train");
+    int exist_ok = 0, dry_run = 0, half = 0, single_cls = 0, augment = 0, min_items = 0, noplots = 0;
+    double conf = 0.001, iou = 0.7;
+    const yolo_flag flags[] = {
+        { "--data", YOLO_FLAG_STR, &data, "dataset yaml", 0 },
+        { "--weights", YOLO_FLAG_STR, &weights, "weights (.safetensors; ours and converted ones carry their model)", 0 },
+        { "--batch-size --batch", YOLO_FLAG_INT, &batch, "images per batch (32)", 0 },
+        { "--imgsz --img --img-size", YOLO_FLAG_INT, &img, "inference size in pixels (640)", 0 },
+        { "--conf-thres", YOLO_FLAG_FLOAT, &conf, "confidence threshold (0.001)", 0 },
+        { "--iou-thres", YOLO_FLAG_FLOAT, &iou, "NMS IoU threshold (0.7)", 0 },
+        { "--max-det", YOLO_FLAG_INT, &max_det, "maximum detections per image (300)", 0 },
+        { "--task", YOLO_FLAG_STR, &task, "val, train or speed", 0 },
+        { "--device", YOLO_FLAG_STR, &device, "cpu, cuda or a GPU index", 0 },
+        { "--workers", YOLO_FLAG_INT, &workers, "loader threads (8)", 0 },
+        { "--single-cls", YOLO_FLAG_BOOL, &single_cls, "treat as a single-class dataset", 0 },
+        { "--augment", YOLO_FLAG_BOOL, &augment, "augmented inference (test-time augmentation)", 0 },
+        { "--verbose", YOLO_FLAG_BOOL, &verbose, "report mAP by class", 0 },
+        { "--save-txt", YOLO_FLAG_BOOL, &save_txt, "save results to labels/*.txt", 0 },
+        { "--save-hybrid", YOLO_FLAG_BOOL, NULL, "label+prediction hybrid results are not written", 0 },
+        { "--save-conf", YOLO_FLAG_BOOL, &save_conf, "save confidences in the --save-txt labels", 0 },
+        { "--save-json", YOLO_FLAG_BOOL, &save_json, "save a COCO-JSON results file", 0 },
+        { "--project", YOLO_FLAG_STR, &project, "save to PROJECT/NAME (runs/val)", 0 },
+        { "--name", YOLO_FLAG_STR, &name, "save to PROJECT/NAME (exp)", 0 },
+        { "--exist-ok", YOLO_FLAG_BOOL, &exist_ok, "an existing PROJECT/NAME is fine, do not increment", 0 },
+        { "--half", YOLO_FLAG_BOOL, &half, "half-precision inference", 0 },
+        { "--dnn", YOLO_FLAG_BOOL, NULL, "no OpenCV DNN", 0 },
+        { "--min-items", YOLO_FLAG_INT, &min_items, "skip pictures with fewer labels (0)", 0 },
+        { "--cfg", YOLO_FLAG_STR, &cfg, "ours: the model, when the weights do not carry it", 0 },
+        { "--dry-run", YOLO_FLAG_BOOL, &dry_run, "ours: print the memory plan and stop", 0 },
+        { "--noplots", YOLO_FLAG_BOOL, &noplots, "ours: no confusion matrix, curves or batch pictures", 0 },
+    };
+    yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc - 1, argv + 1, "val", USAGE);
+    if (!data) { fprintf(stderr, "val: --data is required\n"); return 2; }
+    if (!cfg && !weights) { fprintf(stderr, "val: --weights is required (or --cfg to validate an untrained model)\n"); return 2; }
+    if (batch < 1 || img < 1) { fprintf(stderr, "val: --batch-size and --img must be positive\n"); return 2; }
+    img = yolo_check_img_size(img, 0, "val");
+    if (!strcmp(task, "speed")) { conf = 0.25; iou = 0.45; save_json = 0; noplots = 1; task = "val"; }   /* as the official speed benchmark */
+    if (strcmp(task, "val") && strcmp(task, "train")) { fprintf(stderr, "val: --task is val, train or speed (got '%s')\n", task); return 2; }
+    if (augment)   /* the official _forward_augment de-scales p[..., :4], YOLOv5's layout, not the heads' [B, 4 + nc, A] */
+        fprintf(stderr, "val: --augment is not implemented here (the official test-time augmentation indexes YOLOv5's "
+                        "[batch, anchors, 4+nc] output, not YOLOv9's [batch, 4+nc, anchors]); validating without it\n");
+    if (single_cls) fprintf(stderr, "val: --single-cls is not implemented here; validating the dataset's classes\n");
     char err[YOLO_ERR];
     yolo_data_cfg dc;
     if (yolo_data_read(&dc, data, err)) { fprintf(stderr, "%s\n", err); return 1; }
     yolo_dataset ds;
-    if (yolo_dataset_open(&ds, dc.root, strcmp(task, "val") ? dc.train : dc.val, dc.nc, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (yolo_dataset_open(&ds, dc.root, strcmp(task, "val") ? dc.train : dc.val, dc.nc, min_items, err)) { fprintf(stderr, "%s\n", err); return 1; }
     const yolo_backend *be = yolo_backend_select(device, err);
     if (!be) { fprintf(stderr, "val: %s\n", err); return 2; }
     yolo_model m;
-    if (yolo_model_from_cfg(&m, cfg, dc.nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (yolo_model_for_weights(&m, cfg, weights, 0, dc.nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (m.nc != dc.nc) {
+        fprintf(stderr, "val: %s has %d classes, %s has %d: trained on other data\n", weights ? weights : cfg, m.nc, data, dc.nc);
+        return 1;
+    }
     yolo_hyp hyp;
     yolo_hyp_default(&hyp);
     yolo_loader ld;
@@ -137,7 +142,7 @@ int main(int argc, char **argv) {
 
     char dir[1024], labels[1100], jpath[1200];
     saver sv = { &ds, NULL, save_conf, 0, NULL, 0 };
-    if (save_txt || save_json) yolo_run_dir(project, name, exist_ok, dir, sizeof dir);
+    yolo_run_dir(project, name, exist_ok, dir, sizeof dir);   /* as the official: the plots go there */
     if (save_txt) { snprintf(labels, sizeof labels, "%s/labels", dir); yolo_mkdirs(labels); sv.labels_dir = labels; }
     if (save_json) {
         char ws[512];
@@ -152,14 +157,18 @@ int main(int argc, char **argv) {
     yolo_eval ev;
     memset(&ev, 0, sizeof ev);
     yolo_times tm = { 0, 0, 0, 0 };
-    if (yolo_validate(&m, &ld, conf, iou, max_det, &ev, &tm, save_txt || save_json ? save_image : NULL, &sv, err)) {
+    yolo_val_progress vp;
+    yolo_val_plots plots;
+    if (!noplots) yolo_val_plots_start(&plots, &ds, dc.nc, batch, save_txt || save_json ? save_image : NULL, &sv);
+    yolo_val_progress_start(&vp, ds.n, noplots ? (save_txt || save_json ? save_image : NULL) : yolo_val_plots_hook,
+                            noplots ? (void *)&sv : (void *)&plots);
+    if (yolo_validate(&m, &ld, (float)conf, (float)iou, max_det, &ev, &tm, yolo_val_progress_hook, &vp, err)) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
     if (sv.json) { fprintf(sv.json, "\n]\n"); fclose(sv.json); }
     yolo_metrics mt;
     yolo_metrics_compute(&ev, dc.nc, &mt);
-    printf("%22s %10s %10s %10s %10s %10s %10s\n", "Class", "Images", "Instances", "P", "R", "mAP50", "mAP50-95");
     printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
     for (int c = 0; verbose && c < dc.nc; c++)
         if (mt.nt[c])
@@ -168,7 +177,8 @@ int main(int argc, char **argv) {
     printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s%s\n",
            1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name,
            m.half ? " (half)" : "");
-    if (save_txt || save_json) printf("Results saved to %s\n", dir);
+    if (!noplots) yolo_val_plots_save(&plots, &mt, dc.names, dir);
+    printf("Results saved to %s\n", dir);
     yolo_metrics_free(&mt);
     yolo_eval_free(&ev);
     yolo_loader_free(&ld);

@@ -48,6 +48,10 @@
         augmentation (mosaic, perspective, mixup, HSV, flips), the loader
         threads, drawing detections
     11. evaluation: non-maximum suppression, matching, AP, validation
+    12. command line: the official flags with their arity, progress bars
+    13. plots: results.png, the confusion matrix, the precision-recall
+        curves, labels.jpg and the mosaics of batches, drawn with
+        stb_image_write and stb_easy_font
 
    The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
    comments say where a detail comes from when it is easy to get wrong. */
@@ -413,12 +417,14 @@ typedef enum {
 typedef struct {
     char name[96];       /* official state_dict name, e.g. model.3.cv1.conv.weight */
     yolo_pkind kind;
+    int frozen;          /* 1: --freeze: no gradient, the optimizer leaves it */
     int ndim, shape[4];
     size_t offset, numel;  /* into yolo_model.values / .grads */
 } yolo_param;
 
 typedef struct {
     int nc;
+    char **names;            /* [nc] class names (owned), or NULL: written into every weights file */
     int nlayers;
     yolo_layer *layers;      /* [nlayers] */
     int detect;              /* index of the detect layer */
@@ -634,16 +640,70 @@ typedef struct {
 /* The official metrics: P and R at the confidence of the best mean F1,
    AP per class (101-point interpolation) at IoU 0.50 and averaged over
    0.50:0.95, and their means over the classes that have labels. */
+#define YOLO_CURVE_POINTS 1000   /* the official px = linspace(0, 1, 1000) */
 typedef struct {
     int nc;
     double p, r, map50, map;
     int *nt;                 /* [nc] labels per class */
     double *cp, *cr, *ap50, *ap;  /* [nc] per class (0 where no labels) */
+    /* [nc][YOLO_CURVE_POINTS] the curves the plots draw (NULL when nothing
+       was detected right): precision, recall and F1 against the
+       confidence px, and precision against the recall px (IoU 0.5) */
+    double *p_curve, *r_curve, *f1_curve, *pr_curve;
 } yolo_metrics;
+
+/* the official ConfusionMatrix: m[predicted][true], class nc the background */
+typedef struct { int nc; double *m; } yolo_confusion;   /* m: [(nc + 1) * (nc + 1)] */
+
 
 typedef struct { double pre, infer, nms; int images; } yolo_times;   /* seconds, summed */
 /* called with every validation picture's detections in its own pixels */
 typedef void (*yolo_det_hook)(void *ctx, int id, const yolo_det *d, int n);
+
+/* What the plots of a validation need, gathered picture by picture by
+   yolo_val_plots_hook (as yolo_validate's hook; it hands each picture on
+   to next): the confusion matrix, and the first three batches' pictures
+   with their detections. */
+typedef struct {
+    const yolo_dataset *ds;
+    int batch, n;            /* pictures a batch, pictures gathered (up to 3 batches) */
+    int *ids, *ndet;         /* [3 batch] */
+    yolo_det **dets;         /* [3 batch][ndet] in picture pixels */
+    yolo_confusion cm;
+    yolo_det_hook next;
+    void *next_ctx;
+} yolo_val_plots;
+
+/* ------------------------------------------------------------------------ */
+/* 12. command line                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* The programs take the official scripts' flags with their spelling and
+   their argparse arity: a boolean flag takes no value, nargs='?' an
+   optional one (its constant when absent), nargs='+' one or more. One
+   table of yolo_flag per program says which. */
+typedef enum { YOLO_FLAG_BOOL, YOLO_FLAG_INT, YOLO_FLAG_FLOAT, YOLO_FLAG_STR, YOLO_FLAG_OPT, YOLO_FLAG_INTS } yolo_flag_kind;
+#define YOLO_MAX_INTS 256
+typedef struct { int n, v[YOLO_MAX_INTS]; } yolo_ints;   /* the values of a nargs='+' flag */
+typedef struct {
+    const char *names;       /* its spellings, space-separated: "--imgsz --img --img-size" */
+    yolo_flag_kind kind;
+    void *value;             /* int *, double *, const char **, yolo_ints *; NULL: accepted, but does not apply here */
+    const char *help;        /* one line for --help; with value NULL, why it does not apply */
+    const char *constant;    /* YOLO_FLAG_OPT: the value when the flag comes alone */
+} yolo_flag;
+
+/* A progress bar: on a terminal one line redrawn in place, into a file
+   (a log) the same line every 10 seconds and once at the end. */
+typedef struct {
+    FILE *f;
+    int tty;
+    long total;
+    double t0, last;         /* when it started, when a line last went to the file */
+} yolo_progress;
+/* validation's bar: yolo_val_progress_hook with a yolo_val_progress as
+   yolo_validate's hook counts the pictures, then hands them to next */
+typedef struct { yolo_progress bar; long done; yolo_det_hook next; void *next_ctx; } yolo_val_progress;
 
 
 /* ------------------------------------------------------------------------ */
@@ -756,6 +816,20 @@ double yolo_rel_err(const yolo_real *a, const float *b, size_t n);
 int  yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err);
 int  yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err);
 int  yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err);
+/* the same from a model yaml's text; source names it in messages */
+int  yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *source, int nc, char *err);
+/* The model of a weights file, self-described: built from cfg when given,
+   else from the model yaml the file carries in its metadata ("yaml", as
+   every file we write and every .pt converted by weights/convert.py).
+   Classes: nc > 0, else the file's "nc", else nc_default > 0, else the
+   cfg's own. The file's class names ("names") become m->names. */
+int  yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err);
+/* the model as an official-format model yaml (width and depth 1: the
+   layers' own widths), which yolo_model_from_yaml_text builds back; the
+   caller frees it */
+char *yolo_model_yaml(const yolo_model *m);
+/* a copy of names [m->nc] (NULL: none) becomes m->names */
+void yolo_model_set_names(yolo_model *m, char *const *names);
 int  yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc,
                       double depth_multiple, double width_multiple, char *err);
 void yolo_model_free(yolo_model *m);
@@ -782,6 +856,11 @@ void yolo_forward_all(yolo_model *m);
    every parameter; parameter gradients add up until yolo_zero_grads */
 void yolo_zero_grads(yolo_model *m);
 void yolo_backward(yolo_model *m);
+/* --freeze as the official: n = 1 freezes layers 0 .. layers[0]-1, a list
+   of several the layers it names; their trained tensors get no gradient
+   and the optimizer leaves them (BatchNorm statistics still follow the
+   data, as in PyTorch's train mode). Returns how many tensors froze. */
+int  yolo_model_freeze(yolo_model *m, const int *layers, int n);
 
 /* The loss of the last training forward against targets [ntargets, 6]
    (image, class, cx, cy, w, h normalised), and at the same time its
@@ -829,8 +908,14 @@ const yolo_st_entry *yolo_st_find(const yolo_safetensors *st, const char *name);
 int64_t yolo_st_numel(const yolo_st_entry *e);
 /* converts one tensor to yolo_real; returns 0 or -1 on unsupported dtype */
 int  yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *out);
-int  yolo_load_weights(yolo_model *m, const char *path, char *err);
-int  yolo_save_weights(const yolo_model *m, const char *path, char *err);
+int  yolo_load_weights(yolo_model *m, const char *path, char *err);   /* every tensor, exactly */
+/* fine-tuning: every tensor whose name and shape match (the official
+   intersect_dicts); the rest keep their values. *transferred: how many */
+int  yolo_transfer_weights(yolo_model *m, const char *path, int *transferred, char *err);
+/* the weights under the official names, with the model's description
+   (yolo_model_meta: yaml, nc, names) and the pairs of meta (NULL: none);
+   values: the model's own (NULL) or another copy of them (the EMA) */
+int  yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, char *err);
 
 /* training: the schedule and gradient clipping of train_dual.py, checkpoints */
 double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape);
@@ -855,6 +940,8 @@ void yolo_data_free(yolo_data_cfg *d);
 int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
 int  yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augment, char *err);
 void yolo_dataset_free(yolo_dataset *ds);
+/* --single-cls: every label becomes class 0 */
+void yolo_dataset_single_class(yolo_dataset *ds);
 int  yolo_image_load(yolo_image *im, const char *path, char *err);
 void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
 void yolo_image_to_input(const yolo_image *im, yolo_real *dst);
@@ -879,6 +966,39 @@ double yolo_fitness(const yolo_metrics *mt);
 int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, yolo_eval *ev, yolo_times *tm,
                    yolo_det_hook hook, void *ctx, char *err);
 
+/* the command line (section 12): flags into their values. --help or -h
+   prints the table and exits 0; an unknown flag, a missing or malformed
+   value: one line and the usage, exit 2. A flag that does not apply says
+   so in one line on stderr and the run goes on. */
+void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv, const char *prog, const char *usage);
+void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, const char *usage, FILE *f);
+/* --img as the official check_img_size: rounded up to a multiple of the
+   largest stride (32), at least floor, with a warning when it changes */
+int  yolo_check_img_size(int img, int floor, const char *prog);
+/* progress: done of total, the columns left of the bar (the official
+   ones: epoch, memory, losses ...) and right of it (rates) */
+void yolo_progress_start(yolo_progress *p, FILE *f, long total);
+void yolo_progress_show(yolo_progress *p, long done, const char *left, const char *right);
+void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook next, void *next_ctx);
+void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n);
+
+/* plots (section 13): the pictures of the official run folder. Each returns
+   0, or -1 (with a line on stderr) when the file cannot be written. */
+int  yolo_plot_results(const char *csv, const char *png);    /* every column of results.csv against the epoch */
+int  yolo_plot_pr_curves(const yolo_metrics *mt, char *const *names, const char *dir);   /* PR_, F1_, P_, R_curve.png */
+void yolo_confusion_add(yolo_confusion *cm, const yolo_det *d, int nd, const float *lab, int nl);
+int  yolo_plot_confusion(const yolo_confusion *cm, char *const *names, const char *path);
+int  yolo_plot_labels(const yolo_dataset *ds, int nc, char *const *names, const char *path);
+int  yolo_plot_mosaic(const char *path, const yolo_image *pics, const char *const *titles, const yolo_det *const *boxes,
+                      const int *nbox, int n, char *const *names);
+int  yolo_plot_batch(const char *path, const yolo_real *images, int B, int H, int W, const yolo_real *targets, int nt,
+                     char *const *names);
+void yolo_val_plots_start(yolo_val_plots *v, const yolo_dataset *ds, int nc, int batch, yolo_det_hook next, void *next_ctx);
+void yolo_val_plots_hook(void *ctx, int id, const yolo_det *d, int n);
+/* confusion_matrix.png, the PR family, val_batch{0,1,2}_labels.jpg and
+   _pred.jpg into dir; frees what v gathered */
+int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *names, const char *dir);
+
 #ifdef __cplusplus
 }
 #endif
@@ -896,12 +1016,15 @@ int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int ma
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stb/stb_easy_font.h>
 #include <stb/stb_image.h>
+#include <stb/stb_image_write.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* 1. utilities                                                             */
@@ -2919,6 +3042,7 @@ void yolo_model_free(yolo_model *m) {
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
     free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps);
     free(m->place[0]); free(m->place[1]);
+    yolo_model_set_names(m, NULL);
     memset(m, 0, sizeof *m);
 }
 
@@ -3271,6 +3395,20 @@ void yolo_backward(yolo_model *m) {
     }
     yolo_image_make(m, 0);
     m->be->place(NULL, 0);   /* the planned step ends */
+    for (int k = 0; k < m->nparams; k++)   /* a frozen tensor has no gradient (requires_grad=False) */
+        if (m->params[k].frozen) m->be->zero(m->grads + m->params[k].offset, m->params[k].numel * sizeof(yolo_real));
+}
+
+int yolo_model_freeze(yolo_model *m, const int *layers, int n) {
+    int frozen = 0;
+    for (int k = 0; k < m->nparams; k++) {
+        yolo_param *p = &m->params[k];
+        int layer = atoi(p->name + 6), hit = 0;   /* model.LAYER.... */
+        for (int i = 0; i < (n > 1 ? n : 0) && !hit; i++) hit = layers[i] == layer;
+        if (n == 1) hit = layer < layers[0];
+        if (hit && p->kind <= YOLO_P_BIAS) { p->frozen = 1; frozen++; }
+    }
+    return frozen;
 }
 
 /* GFLOPs at 640x640 for one image: run every layer once at 64x64 counting
@@ -3423,6 +3561,12 @@ static int yolo_yaml_row(yolo_yaml *y, int nc, double gd, yolo_row *r) {
 int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
     char *text = yolo_read_text(path, "model file", 1 << 20, err);
     if (!text) return -1;
+    int rc = yolo_model_from_yaml_text(m, text, path, nc, err);
+    free(text);
+    return rc;
+}
+
+int yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *path, int nc, char *err) {
     yolo_yaml y = { text, path, 1, err };
     int file_nc = -1, nrows = 0, rc = 0;
     double gd = 1, gw = 1;
@@ -3452,7 +3596,6 @@ int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
         else if (!strcmp(key, "activation") && strcmp(val, "nn.SiLU()")) { rc = yolo_yaml_fail(&y, "only the SiLU activation is supported"); break; }
         /* anchors and anything else: not used by anchor-free heads */
     }
-    free(text);
     if (rc == 0 && nrows == 0) rc = yolo_errorf(err, "%s: no layers (backbone/head) found", path);
     if (rc == 0) {
         rc = yolo_model_build(m, rows, nrows, nc > 0 ? nc : file_nc, gd, gw, err);
@@ -3484,6 +3627,78 @@ int yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err) {
         return yolo_model_from_name(m, base, nc, err);
     }
     return yolo_model_from_name(m, cfg, nc, err);
+}
+
+void yolo_model_set_names(yolo_model *m, char *const *names) {
+    for (int c = 0; m->names && c < m->nc; c++) free(m->names[c]);
+    free(m->names);
+    m->names = NULL;
+    if (!names) return;
+    m->names = (char **)yolo_xcalloc(m->nc, sizeof(char *));
+    for (int c = 0; c < m->nc; c++) m->names[c] = strdup(names[c]);
+}
+
+/* The layers as rows [from, n, module, args] in the official spelling;
+   the widths are the built ones, so width_multiple is 1. */
+char *yolo_model_yaml(const yolo_model *m) {
+    size_t cap = 256 + (size_t)m->nlayers * 160, o = 0;
+    char *y = (char *)yolo_xmalloc(cap);
+    o += snprintf(y + o, cap - o, "# the model of a yolov9.c weights file (widths as built)\nnc: %d\ndepth_multiple: 1.0\n"
+                                  "width_multiple: 1.0\nbackbone:\n  [\n", m->nc);
+    for (int i = 0; i < m->nlayers; i++) {
+        const yolo_layer *L = &m->layers[i];
+        char from[128] = "", args[160] = "";
+        for (int j = 0, n = 0; j < L->nfrom; j++) n += snprintf(from + n, sizeof from - n, "%s%d", j ? ", " : "", L->from_row[j]);
+        int nested = L->type == YOLO_CBLINEAR || L->type == YOLO_CBFUSE;
+        if (L->type == YOLO_UPSAMPLE) snprintf(args, sizeof args, "None, 2, 'nearest'");
+        else if (L->type == YOLO_CONCAT) snprintf(args, sizeof args, "1");
+        else if (L->type == YOLO_DDETECT || L->type == YOLO_DUALDDETECT) snprintf(args, sizeof args, "nc");
+        else for (int k = 0, n = 0; k < L->nargs; k++) n += snprintf(args + n, sizeof args - n, "%s%d", k ? ", " : "", L->args[k]);
+        o += snprintf(y + o, cap - o, "   [%s%s%s, 1, %s, [%s%s%s]],  # %d\n", L->nfrom > 1 ? "[" : "", from, L->nfrom > 1 ? "]" : "",
+                      yolo_module_names[L->type], nested ? "[" : "", args, nested ? "]" : "", i);
+    }
+    snprintf(y + o, cap - o, "  ]\nhead: []\n");
+    return y;
+}
+
+/* a metadata string of any length (caller frees), or NULL */
+static char *yolo_st_meta_dup(const yolo_safetensors *st, const char *key) {
+    if (!st->meta) return NULL;
+    size_t cap = strlen(st->meta) + 1;
+    char *v = (char *)yolo_xmalloc(cap);
+    if (yolo_st_meta(st, key, v, cap)) { free(v); return NULL; }
+    return v;
+}
+
+int yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err) {
+    yolo_safetensors st;
+    memset(&st, 0, sizeof st);
+    if (weights && yolo_st_read(&st, weights, err)) return -1;
+    char v[32], *yaml = yolo_st_meta_dup(&st, "yaml"), *names = yolo_st_meta_dup(&st, "names");
+    int file_nc = yolo_st_meta(&st, "nc", v, sizeof v) ? 0 : atoi(v), rc;
+    if (nc <= 0) nc = file_nc > 0 ? file_nc : nc_default;
+    if (cfg) rc = yolo_model_from_cfg(m, cfg, nc, err);
+    else if (!yaml) rc = yolo_errorf(err, "%s: the file carries no model: give --cfg (yolov9-c, gelan-s, ... or the model yaml)", weights);
+    else {
+        char source[1100];
+        snprintf(source, sizeof source, "%s (its model yaml)", weights);
+        rc = yolo_model_from_yaml_text(m, yaml, source, nc, err);
+    }
+    if (!rc && names) {   /* one name a line; kept when there is one per class */
+        char **list = (char **)yolo_xcalloc(m->nc + 1, sizeof(char *));
+        int n = 0;
+        for (char *t = names; n <= m->nc; t++) {
+            list[n++] = t;
+            t += strcspn(t, "\n");
+            if (!*t) break;
+            *t = 0;
+        }
+        if (n == m->nc) yolo_model_set_names(m, list);
+        free(list);
+    }
+    free(yaml); free(names);
+    yolo_st_free(&st);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -4329,7 +4544,7 @@ void yolo_optim_step(yolo_optim *o, yolo_model *m) {
     u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
     for (int k = 0; k < m->nparams; k++) {
         const yolo_param *p = &m->params[k];
-        if (p->kind > YOLO_P_BIAS) continue;           /* running stats, DFL: not trained */
+        if (p->kind > YOLO_P_BIAS || p->frozen) continue;   /* running stats, DFL, --freeze: not trained */
         u.lr = o->lr[p->kind];
         u.wd = p->kind == YOLO_P_WEIGHT ? o->weight_decay : 0;
         size_t off = p->offset;
@@ -4455,9 +4670,25 @@ static int yolo_json_string(yolo_json *j, char *out, size_t cap) {
     if (!yolo_json_eat(j, '"')) return -1;
     size_t n = 0;
     while (j->s < j->end && *j->s != '"') {
-        char c = *j->s++;
-        if (c == '\\' && j->s < j->end) c = *j->s++;
-        if (n + 1 < cap) out[n++] = c;
+        unsigned c = (unsigned char)*j->s++;
+        if (c == '\\' && j->s < j->end) {
+            c = (unsigned char)*j->s++;
+            if (c == 'n') c = '\n';
+            else if (c == 't') c = '\t';
+            else if (c == 'r') c = '\r';
+            else if (c == 'u' && j->end - j->s >= 4) {   /* \uXXXX as UTF-8 (a name outside ASCII) */
+                char hex[5] = { j->s[0], j->s[1], j->s[2], j->s[3], 0 };
+                c = (unsigned)strtoul(hex, NULL, 16);
+                j->s += 4;
+                if (c >= 0x80) {
+                    int extra = c >= 0x800 ? 2 : 1;
+                    if (n + 1 < cap) out[n++] = (char)(extra == 2 ? 0xE0 | (c >> 12) : 0xC0 | (c >> 6));
+                    if (extra == 2 && n + 1 < cap) out[n++] = (char)(0x80 | ((c >> 6) & 63));
+                    c = 0x80 | (c & 63);
+                }
+            }
+        }
+        if (n + 1 < cap) out[n++] = (char)c;
     }
     if (out) out[n < cap ? n : cap - 1] = 0;
     return yolo_json_eat(j, '"') ? 0 : -1;
@@ -4556,6 +4787,11 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     if (!f) return -1;
     unsigned char h8[8];
     if (size < 8 || fread(h8, 1, 8, f) != 8) { fclose(f); return yolo_errorf(err, "%s: not a safetensors file (too short)", path); }
+    if (!memcmp(h8, "PK\3\4", 4)) {   /* a zip archive: PyTorch's .pt */
+        fclose(f);
+        return yolo_errorf(err, "%s: a PyTorch checkpoint; convert it first: python3 weights/convert.py %s %.*s.safetensors", path, path,
+                           (int)(strlen(path) > 3 && !strcmp(path + strlen(path) - 3, ".pt") ? strlen(path) - 3 : strlen(path)), path);
+    }
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | h8[i];
     if (hlen > (uint64_t)size - 8) { fclose(f); return yolo_errorf(err, "%s: truncated: header of %llu bytes, file has %ld", path, (unsigned long long)hlen, size); }
@@ -4665,19 +4901,24 @@ static int yolo_st_get_finite(const yolo_safetensors *st, const yolo_st_entry *e
     return 0;
 }
 
-/* Every tensor the model has must be in the file with its shape, and the
-   file must hold nothing else (num_batches_tracked aside). */
-int yolo_load_weights(yolo_model *m, const char *path, char *err) {
+/* strict: every tensor the model has must be in the file with its shape,
+   and the file must hold nothing else (num_batches_tracked aside). Else
+   (fine-tuning, the official intersect_dicts) every tensor whose name and
+   shape match is loaded, the others keep their values; *loaded counts
+   the loaded ones. */
+static int yolo_read_weights(yolo_model *m, const char *path, int strict, int *loaded, char *err) {
     yolo_safetensors st;
     if (yolo_st_read(&st, path, err)) return -1;
-    int rc = 0;
-    yolo_real *h = (yolo_real *)yolo_xmalloc(m->nvalues * sizeof(yolo_real));   /* host staging */
+    int rc = 0, n = 0;
+    yolo_real *h = yolo_fetch(m, m->values, m->nvalues);   /* host staging, starting from the model's values */
     for (int k = 0; k < m->nparams && !rc; k++) {
         const yolo_param *p = &m->params[k];
         const yolo_st_entry *e = yolo_st_find(&st, p->name);
+        if (!e && !strict) continue;
         if (!e) { rc = yolo_errorf(err, "%s: missing tensor %s", path, p->name); break; }
         int same = e->ndim == p->ndim;
         for (int i = 0; same && i < p->ndim; i++) same = e->shape[i] == p->shape[i];
+        if (!same && !strict) continue;
         if (!same) {
             char a[64] = "", b[64] = "";
             for (int i = 0, o = 0; i < e->ndim; i++) o += snprintf(a + o, sizeof a - o, "%s%lld", i ? "," : "", (long long)e->shape[i]);
@@ -4686,8 +4927,9 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
             break;
         }
         rc = yolo_st_get_finite(&st, e, h + p->offset, path, err);
+        n++;
     }
-    for (int i = 0; i < st.n && !rc; i++) {
+    for (int i = 0; i < st.n && !rc && strict; i++) {
         const char *nm = st.e[i].name;
         size_t len = strlen(nm);
         if (len > 20 && !strcmp(nm + len - 20, ".num_batches_tracked")) continue;
@@ -4695,9 +4937,15 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
         if (!yolo_model_param(m, nm)) rc = yolo_errorf(err, "%s: tensor %s does not belong to this model", path, nm);
     }
     if (!rc) m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
+    if (loaded) *loaded = n;
     free(h);
     yolo_st_free(&st);
     return rc;
+}
+
+int yolo_load_weights(yolo_model *m, const char *path, char *err) { return yolo_read_weights(m, path, 1, NULL, err); }
+int yolo_transfer_weights(yolo_model *m, const char *path, int *transferred, char *err) {
+    return yolo_read_weights(m, path, 0, transferred, err);
 }
 
 /* The temporaries a killed save left in path's folder (*.safetensors.tmp):
@@ -4723,7 +4971,7 @@ static void yolo_remove_stale_tmps(const char *path) {
 /* Written to PATH.tmp, then renamed: a crash never leaves half a file, and
    the next save removes what a killed one left.
    meta: NULL, or key/value string pairs ending with NULL, for __metadata__
-   (values must not need JSON escapes beyond \" and \\). */
+   (values must not need JSON escapes beyond \", \\ and \n). */
 int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err) {
     size_t cap = 1024 + (size_t)n * 200, o = 0, off = 0;
     for (int k = 0; meta && meta[k]; k++) cap += 2 * strlen(meta[k]) + 8;
@@ -4734,8 +4982,8 @@ int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *
         for (int k = 0; meta[k] && meta[k + 1]; k += 2) {
             o += snprintf(h + o, cap - o, "%s\"%s\":\"", k ? "," : "", meta[k]);
             for (const char *c = meta[k + 1]; *c; c++) {
-                if (*c == '"' || *c == '\\') h[o++] = '\\';
-                h[o++] = *c == '\n' ? ' ' : *c;
+                if (*c == '"' || *c == '\\' || *c == '\n') h[o++] = '\\';
+                h[o++] = *c == '\n' ? 'n' : *c;
             }
             o += snprintf(h + o, cap - o, "\"");
         }
@@ -4781,10 +5029,31 @@ static yolo_st_tensor *yolo_model_tensors(const yolo_model *m, const yolo_real *
     return t;
 }
 
-int yolo_save_weights(const yolo_model *m, const char *path, char *err) {
-    yolo_real *vals = yolo_fetch(m, m->values, m->nvalues);
+/* What makes a weights file describe itself: its model yaml, nc and class
+   names (one a line), then the pairs of extra (NULL: none). The caller
+   frees the array and its first, third and fifth values (made here). */
+static const char **yolo_model_meta(const yolo_model *m, const char *const *extra) {
+    int n = 0;
+    while (extra && extra[n]) n++;
+    const char **kv = (const char **)yolo_xcalloc(n + 7, sizeof(char *));
+    char *nc = (char *)yolo_xmalloc(16), *names;
+    snprintf(nc, 16, "%d", m->nc);
+    size_t len = 1;
+    for (int c = 0; m->names && c < m->nc; c++) len += strlen(m->names[c]) + 1;
+    names = (char *)yolo_xcalloc(len, 1);
+    for (int c = 0, o = 0; m->names && c < m->nc; c++) o += sprintf(names + o, "%s%s", c ? "\n" : "", m->names[c]);
+    kv[0] = "yaml"; kv[1] = yolo_model_yaml(m); kv[2] = "nc"; kv[3] = nc; kv[4] = "names"; kv[5] = names;
+    for (int k = 0; k < n; k++) kv[6 + k] = extra[k];
+    return kv;
+}
+static void yolo_model_meta_free(const char **kv) { free((void *)kv[1]); free((void *)kv[3]); free((void *)kv[5]); free(kv); }
+
+int yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, char *err) {
+    yolo_real *vals = yolo_fetch(m, values ? values : m->values, m->nvalues);
     yolo_st_tensor *t = yolo_model_tensors(m, vals);
-    int rc = yolo_st_write(path, t, m->nparams, NULL, err);
+    const char **kv = yolo_model_meta(m, meta);
+    int rc = yolo_st_write(path, t, m->nparams, kv, err);
+    yolo_model_meta_free(kv);
     free(t); free(vals);
     return rc;
 }
@@ -4808,7 +5077,9 @@ int yolo_checkpoint_save(const char *path, const yolo_model *m, const yolo_ema *
         t[n].name = names[k]; t[n].ndim = 1; t[n].shape[0] = (int64_t)m->nvalues; t[n].data = arrays[k]; t[n].numel = m->nvalues;
         n++;
     }
-    int rc = yolo_st_write(path, t, n, meta, err);
+    const char **kv = yolo_model_meta(m, meta);
+    int rc = yolo_st_write(path, t, n, kv, err);
+    yolo_model_meta_free(kv);
     free(t); free(mt); free(ema); free(w); free(st[0]); free(st[1]); free(st[2]);
     return rc;
 }
@@ -5272,6 +5543,11 @@ static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, ch
     }
     fclose(f);
     return 0;
+}
+
+void yolo_dataset_single_class(yolo_dataset *ds) {
+    for (int i = 0; i < ds->n; i++)
+        for (int k = 0; k < ds->nlab[i]; k++) ds->lab[i][k * 5] = 0;
 }
 
 void yolo_dataset_free(yolo_dataset *ds) {
@@ -5873,21 +6149,6 @@ static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yol
 
 /* --- drawing detections (detect) --- */
 
-/* A 5x7 bitmap font of the capitals, digits, '.' and '-' (row bits, the
-   leftmost pixel in bit 4): enough for class names and confidences. */
-static const unsigned char yolo_font[38][7] = {
-    {0x0e, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11}, {0x1e, 0x11, 0x11, 0x1e, 0x11, 0x11, 0x1e}, {0x0e, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0e}, {0x1e, 0x11, 0x11, 0x11, 0x11, 0x11, 0x1e},
-    {0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x1f}, {0x1f, 0x10, 0x10, 0x1e, 0x10, 0x10, 0x10}, {0x0e, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0f}, {0x11, 0x11, 0x11, 0x1f, 0x11, 0x11, 0x11},
-    {0x0e, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0e}, {0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0c}, {0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11}, {0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1f},
-    {0x11, 0x1b, 0x15, 0x15, 0x11, 0x11, 0x11}, {0x11, 0x19, 0x15, 0x13, 0x11, 0x11, 0x11}, {0x0e, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e}, {0x1e, 0x11, 0x11, 0x1e, 0x10, 0x10, 0x10},
-    {0x0e, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0d}, {0x1e, 0x11, 0x11, 0x1e, 0x14, 0x12, 0x11}, {0x0f, 0x10, 0x10, 0x0e, 0x01, 0x01, 0x1e}, {0x1f, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04},
-    {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0e}, {0x11, 0x11, 0x11, 0x11, 0x11, 0x0a, 0x04}, {0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0a}, {0x11, 0x11, 0x0a, 0x04, 0x0a, 0x11, 0x11},
-    {0x11, 0x11, 0x0a, 0x04, 0x04, 0x04, 0x04}, {0x1f, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1f}, {0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e}, {0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e},
-    {0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f}, {0x1f, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0e}, {0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02}, {0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e},
-    {0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e}, {0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08}, {0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e}, {0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c},
-    {0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c}, {0x00, 0x00, 0x00, 0x1f, 0x00, 0x00, 0x00},
-};
-
 /* the official plotting palette, one colour per class modulo 20 */
 static const unsigned int yolo_palette[20] = {
     0xFF3838, 0xFF9D97, 0xFF701F, 0xFFB21D, 0xCFD231, 0x48F90A, 0x92CC17, 0x3DDB86, 0x1A9334, 0x00D4BB,
@@ -5906,6 +6167,39 @@ static void yolo_fill(yolo_image *im, int x0, int y0, int x1, int y1, unsigned i
         }
 }
 
+/* stb_easy_font draws printable ASCII: anything else becomes '?' */
+static void yolo_ascii(const char *s, char *out, size_t cap) {
+    size_t n = 0;
+    for (; s[n] && n + 1 < cap; n++) out[n] = s[n] >= 32 && s[n] < 127 ? s[n] : '?';
+    out[n] = 0;
+}
+static int yolo_text_width(const char *s, int scale) {
+    char clean[256];
+    yolo_ascii(s, clean, sizeof clean);
+    stb_easy_font_spacing(0);
+    return stb_easy_font_width(clean) * scale;
+}
+
+/* Text with stb_easy_font's bitmap font (its glyphs are quads of pixels),
+   each pixel scale x scale, at (x, y) = its top-left corner; rotated reads
+   bottom to top from (x, y), its bottom-left corner. */
+static void yolo_text(yolo_image *im, int x, int y, const char *s, int scale, unsigned rgb, int rotated) {
+    char clean[256];
+    yolo_ascii(s, clean, sizeof clean);
+    int bytes = (int)(strlen(clean) * 1024 + 64);   /* 64 bytes a quad, at most 16 quads a glyph */
+    float *v = (float *)yolo_xmalloc((size_t)bytes);
+    stb_easy_font_spacing(0);
+    int quads = stb_easy_font_print(0, 0, clean, NULL, v, bytes);
+    for (int q = 0; q < quads; q++) {   /* 4 vertices of x, y, z, colour: corners 0 and 2 span the quad */
+        const float *a = v + q * 16, *c = v + q * 16 + 8;
+        int x0 = (int)a[0] * scale, y0 = (int)a[1] * scale, x1 = (int)c[0] * scale, y1 = (int)c[1] * scale;
+        if (rotated) yolo_fill(im, x + y0, y - x1, x + y1, y - x0, rgb);
+        else yolo_fill(im, x + x0, y + y0, x + x1, y + y1, rgb);
+    }
+    free(v);
+}
+
+
 /* A detection as the official annotator draws it: the box outline of
    thickness lw in the class colour and, unless label is NULL, the label in
    white on a filled band of the same colour above the box (inside it when
@@ -5916,23 +6210,10 @@ void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *
     yolo_fill(im, x1, y1, x2, y1 + lw, c); yolo_fill(im, x1, y2 - lw, x2, y2, c);
     yolo_fill(im, x1, y1, x1 + lw, y2, c); yolo_fill(im, x2 - lw, y1, x2, y2, c);
     if (!label) return;
-    int s = lw > 2 ? lw - 1 : 1, n = (int)strlen(label), tw = n * 6 * s + 2 * s, th = 9 * s;
+    int s = lw > 2 ? lw - 1 : 1, tw = yolo_text_width(label, s) + 2 * s, th = 11 * s;
     int top = y1 - th >= 0 ? y1 - th : y1;
     yolo_fill(im, x1, top, x1 + tw, top + th, c);
-    for (int k = 0; k < n; k++) {
-        int ch = toupper((unsigned char)label[k]), g = -1;
-        if (ch >= 'A' && ch <= 'Z') g = ch - 'A';
-        else if (ch >= '0' && ch <= '9') g = 26 + ch - '0';
-        else if (ch == '.') g = 36;
-        else if (ch == '-') g = 37;
-        if (g < 0) continue;   /* spaces and anything else: blank */
-        for (int r = 0; r < 7; r++)
-            for (int b = 0; b < 5; b++)
-                if (yolo_font[g][r] >> (4 - b) & 1) {
-                    int px = x1 + s + (k * 6 + b) * s, py = top + s + r * s;
-                    yolo_fill(im, px, py, px + s, py + s, 0xFFFFFF);
-                }
-    }
+    yolo_text(im, x1 + s, top + s, label, s, 0xFFFFFF, 0);
 }
 
 /* an RGB8 picture [h, w, 3] as one image of the model's input [3, h, w],
@@ -6340,8 +6621,9 @@ static int yolo_conf_desc(const void *a, const void *b) {
 
 /* 101-point interpolated AP of one precision-recall curve: the precision
    envelope (running maximum from the right), sampled at recall 0, 0.01,
-   ..., 1 and integrated by the trapezoid rule */
-static double yolo_compute_ap(const double *recall, const double *precision, long n) {
+   ..., 1 and integrated by the trapezoid rule. curve (NULL: not wanted)
+   gets the envelope at recall px = linspace(0, 1, YOLO_CURVE_POINTS). */
+static double yolo_compute_ap(const double *recall, const double *precision, long n, double *curve) {
     double *mrec = (double *)yolo_xmalloc((size_t)(n + 2) * sizeof(double)), *mpre = (double *)yolo_xmalloc((size_t)(n + 2) * sizeof(double));
     mrec[0] = 0; mpre[0] = 1;
     for (long i = 0; i < n; i++) { mrec[i + 1] = recall[i]; mpre[i + 1] = precision[i]; }
@@ -6353,12 +6635,15 @@ static double yolo_compute_ap(const double *recall, const double *precision, lon
         if (k) ap += 0.01 * (y + prev) / 2;
         prev = y;
     }
+    for (int k = 0; curve && k < YOLO_CURVE_POINTS; k++)
+        curve[k] = yolo_interp((double)k / (YOLO_CURVE_POINTS - 1), mrec, mpre, n + 2, mpre[0], mpre[n + 1]);
     free(mrec); free(mpre);
     return ap;
 }
 
 void yolo_metrics_free(yolo_metrics *mt) {
     free(mt->nt); free(mt->cp); free(mt->cr); free(mt->ap50); free(mt->ap);
+    free(mt->p_curve); free(mt->r_curve); free(mt->f1_curve); free(mt->pr_curve);
     memset(mt, 0, sizeof *mt);
 }
 
@@ -6376,8 +6661,9 @@ void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt) {
     yolo_ranked *rk = (yolo_ranked *)yolo_xmalloc((size_t)(ev->n ? ev->n : 1) * sizeof(yolo_ranked));
     for (long i = 0; i < ev->n; i++) { rk[i].conf = ev->conf[i]; rk[i].i = i; }
     qsort(rk, ev->n, sizeof *rk, yolo_conf_desc);
-    const int NP = 1000;
+    const int NP = YOLO_CURVE_POINTS;
     double *pc = (double *)yolo_xcalloc((size_t)nc * NP, sizeof(double)), *rc = (double *)yolo_xcalloc((size_t)nc * NP, sizeof(double));
+    mt->pr_curve = (double *)yolo_xcalloc((size_t)nc * NP, sizeof(double));
     double *negconf = (double *)yolo_xmalloc((size_t)(ev->n + 1) * sizeof(double));
     double *rec = (double *)yolo_xmalloc((size_t)(ev->n + 1) * 10 * sizeof(double)), *pre = (double *)yolo_xmalloc((size_t)(ev->n + 1) * 10 * sizeof(double));
     int ncls = 0;
@@ -6405,7 +6691,8 @@ void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt) {
         }
         double s = 0;
         for (int t = 0; t < 10; t++) {
-            double a = yolo_compute_ap(rec + (size_t)t * (ev->n + 1), pre + (size_t)t * (ev->n + 1), np);
+            double a = yolo_compute_ap(rec + (size_t)t * (ev->n + 1), pre + (size_t)t * (ev->n + 1), np,
+                                       t == 0 ? mt->pr_curve + (size_t)c * NP : NULL);
             if (t == 0) mt->ap50[c] = a;
             s += a;
         }
@@ -6413,10 +6700,14 @@ void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt) {
     }
     /* the confidence of the best mean F1 (smoothed by a box filter of 101) */
     double *f1 = (double *)yolo_xcalloc(NP, sizeof(double)), best = -1;
+    mt->f1_curve = (double *)yolo_xcalloc((size_t)nc * NP, sizeof(double));
     int bi = 0;
     for (int k = 0; k < NP; k++) {
         for (int c = 0; c < nc; c++)
-            if (mt->nt[c]) { double p = pc[(size_t)c * NP + k], r = rc[(size_t)c * NP + k]; f1[k] += 2 * p * r / (p + r + 1e-16); }
+            if (mt->nt[c]) {
+                double p = pc[(size_t)c * NP + k], r = rc[(size_t)c * NP + k];
+                f1[k] += mt->f1_curve[(size_t)c * NP + k] = 2 * p * r / (p + r + 1e-16);
+            }
         f1[k] /= ncls;
     }
     for (int k = 0; k < NP; k++) {
@@ -6430,7 +6721,8 @@ void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt) {
         mt->p += mt->cp[c] / ncls; mt->r += mt->cr[c] / ncls;
         mt->map50 += mt->ap50[c] / ncls; mt->map += mt->ap[c] / ncls;
     }
-    free(rk); free(pc); free(rc); free(negconf); free(rec); free(pre); free(f1);
+    mt->p_curve = pc; mt->r_curve = rc;
+    free(rk); free(negconf); free(rec); free(pre); free(f1);
 }
 
 static float yolo_unpad(double v, double pad, double gain, int size) { return (float)fmin(fmax((v - pad) / gain, 0), size); }
@@ -6496,6 +6788,640 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
     yolo_loader_stop(ld);
     for (int b = 0; b < ld->B; b++) free(dets[b]);
     free(dets); free(count); free(lab);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 12. command line: the official flags                                     */
+/* ------------------------------------------------------------------------ */
+
+/* the flag named k (one of its spellings), or NULL */
+static const yolo_flag *yolo_flag_find(const yolo_flag *flags, int nflags, const char *k, size_t klen) {
+    for (int i = 0; i < nflags; i++)
+        for (const char *s = flags[i].names; *s;) {
+            size_t n = strcspn(s, " ");
+            if (n == klen && !strncmp(s, k, n)) return &flags[i];
+            s += n; while (*s == ' ') s++;
+        }
+    return NULL;
+}
+
+void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, const char *usage, FILE *f) {
+    static const char *metavar[] = { "", " N", " X", " S", " [S]", " N [N ...]" };
+    fprintf(f, "usage: %s %s\n", prog, usage);
+    for (int i = 0; i < nflags; i++) {
+        char left[128];
+        snprintf(left, sizeof left, "%.*s%s", (int)strcspn(flags[i].names, " "), flags[i].names, metavar[flags[i].kind]);
+        fprintf(f, "  %-28s %s%s%s\n", left, flags[i].value ? "" : "(does not apply here: ", flags[i].help, flags[i].value ? "" : ")");
+    }
+}
+
+/* a bad command line: one line saying what, the usage, exit 2 */
+static void yolo_flags_fail(const char *prog, const char *usage, const char *fmt, const char *a, const char *b) {
+    fprintf(stderr, "%s: ", prog);
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\nusage: %s %s (--help lists every flag)\n", prog, usage);
+    exit(2);
+}
+
+static int yolo_flag_number(const char *v, int integer, double *out) {
+    char *e;
+    *out = integer ? (double)strtol(v, &e, 10) : strtod(v, &e);
+    return *v && !*e ? 0 : -1;
+}
+
+void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv, const char *prog, const char *usage) {
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { yolo_flags_usage(flags, nflags, prog, usage, stdout); exit(0); }
+        if (strncmp(a, "--", 2)) yolo_flags_fail(prog, usage, "unexpected argument '%s'%s", a, "");
+        const char *eq = strchr(a, '=');   /* --flag=value, as argparse */
+        const yolo_flag *f = yolo_flag_find(flags, nflags, a, eq ? (size_t)(eq - a) : strlen(a));
+        if (!f) yolo_flags_fail(prog, usage, "unknown flag %s%s", a, "");
+        /* its values: the =value, else the next arguments that are not flags */
+        const char *vals[YOLO_MAX_INTS];
+        int nv = 0;
+        if (eq) vals[nv++] = eq + 1;
+        else if (f->kind != YOLO_FLAG_BOOL)
+            while (i + 1 < argc && nv < YOLO_MAX_INTS && strncmp(argv[i + 1], "--", 2) && strcmp(argv[i + 1], "-h")) {
+                vals[nv++] = argv[++i];
+                if (f->kind != YOLO_FLAG_INTS) break;
+            }
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - a : (long)strlen(a)), a);
+        if (f->kind == YOLO_FLAG_BOOL && nv) yolo_flags_fail(prog, usage, "%s takes no value (got '%s')", name, vals[0]);
+        if (f->kind != YOLO_FLAG_BOOL && f->kind != YOLO_FLAG_OPT && !nv) yolo_flags_fail(prog, usage, "%s needs a value%s", name, "");
+        double x;
+        yolo_ints ints = { 0, { 0 } };
+        switch (f->kind) {
+        case YOLO_FLAG_BOOL: if (f->value) *(int *)f->value = 1; break;
+        case YOLO_FLAG_STR: if (f->value) *(const char **)f->value = vals[0]; break;
+        case YOLO_FLAG_OPT: if (f->value) *(const char **)f->value = nv ? vals[0] : f->constant; break;
+        case YOLO_FLAG_INT: case YOLO_FLAG_FLOAT:
+            if (yolo_flag_number(vals[0], f->kind == YOLO_FLAG_INT, &x))
+                yolo_flags_fail(prog, usage, f->kind == YOLO_FLAG_INT ? "%s wants an integer, got '%s'" : "%s wants a number, got '%s'", name, vals[0]);
+            if (f->value && f->kind == YOLO_FLAG_INT) *(int *)f->value = (int)x;
+            else if (f->value) *(double *)f->value = x;
+            break;
+        case YOLO_FLAG_INTS:   /* "0 2" as the official, "0,2" too */
+            for (int k = 0; k < nv; k++)
+                for (const char *t = vals[k]; *t;) {
+                    char w[32];
+                    size_t n = strcspn(t, ",");
+                    snprintf(w, sizeof w, "%.*s", (int)n, t);
+                    if (yolo_flag_number(w, 1, &x)) yolo_flags_fail(prog, usage, "%s wants integers, got '%s'", name, w);
+                    if (ints.n < YOLO_MAX_INTS) ints.v[ints.n++] = (int)x;
+                    t += n; if (*t) t++;
+                }
+            if (f->value) *(yolo_ints *)f->value = ints;
+            break;
+        }
+        if (!f->value) fprintf(stderr, "%s: %s does not apply here (%s); ignored\n", prog, name, f->help);
+    }
+}
+
+/* m:ss, or h:mm:ss */
+static void yolo_clock(double s, char *out, size_t cap) {
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(out, cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else snprintf(out, cap, "%02ld:%02ld", t / 60, t % 60);
+}
+
+void yolo_progress_start(yolo_progress *p, FILE *f, long total) {
+    p->f = f; p->tty = isatty(fileno(f)); p->total = total; p->t0 = p->last = yolo_now();
+}
+
+/* LEFT  57% |██████     | 12/21 [00:05<00:04, RIGHT] */
+void yolo_progress_show(yolo_progress *p, long done, const char *left, const char *right) {
+    double now = yolo_now(), spent = now - p->t0;
+    int end = done >= p->total;
+    if (!p->tty && !end && now - p->last < 10) return;
+    p->last = now;
+    char bar[64] = "", el[16], eta[16];
+    int width = 10, full = p->total ? (int)(width * done / p->total) : width;
+    for (int i = 0, o = 0; i < width; i++) o += snprintf(bar + o, sizeof bar - o, "%s", i < full ? (p->tty ? "\xe2\x96\x88" : "#") : " ");
+    yolo_clock(spent, el, sizeof el);
+    yolo_clock(done ? spent / done * (p->total - done) : 0, eta, sizeof eta);
+    fprintf(p->f, "%s%s %3d%% |%s| %ld/%ld [%s<%s, %s]%s", p->tty ? "\r" : "", left, p->total ? (int)(100 * done / p->total) : 100,
+            bar, done, p->total, el, eta, right, p->tty ? "\033[K" : "\n");
+    if (p->tty && end) fputc('\n', p->f);
+    fflush(p->f);
+}
+
+void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook next, void *next_ctx) {
+    yolo_progress_start(&v->bar, stdout, pictures);
+    v->done = 0; v->next = next; v->next_ctx = next_ctx;
+}
+
+void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n) {
+    yolo_val_progress *v = (yolo_val_progress *)ctx;
+    char left[128], right[32];
+    snprintf(left, sizeof left, "%22s %10s %10s %10s %10s %10s %10s", "Class", "Images", "Instances", "P", "R", "mAP50", "mAP50-95");
+    v->done++;
+    snprintf(right, sizeof right, "%.1f img/s", v->done / (yolo_now() - v->bar.t0));
+    yolo_progress_show(&v->bar, v->done, left, right);
+    if (v->next) v->next(v->next_ctx, id, d, n);
+}
+
+int yolo_check_img_size(int img, int floor, const char *prog) {
+    int size = (img + 31) / 32 * 32;
+    if (size < floor) size = floor;
+    if (size != img) fprintf(stderr, "%s: WARNING --img-size %d must be multiple of max stride 32, updating to %d\n", prog, img, size);
+    return size;
+}
+
+/* ------------------------------------------------------------------------ */
+/* 13. plots: the pictures of a run folder                                  */
+/* ------------------------------------------------------------------------ */
+/* The official run folder's pictures, drawn by our own code into PNG/JPEG
+   with stb_image_write: lines, markers, axes with ticks, legends, heat
+   maps and mosaics of pictures with their boxes. Text is stb_easy_font's
+   ASCII bitmap font (quads of pixels), scaled by whole pixels. */
+
+/* a line of width lw from (x0, y0) to (x1, y1): squares stamped every half
+   pixel; dotted: only where the distance travelled, *dist, falls in the
+   first half of every 4 lw pixels (it carries on over a polyline) */
+static void yolo_line(yolo_image *im, double x0, double y0, double x1, double y1, int lw, unsigned rgb, double *dist) {
+    double len = hypot(x1 - x0, y1 - y0), start = dist ? *dist : 0;
+    int steps = (int)(2 * len) + 1;
+    if (dist) *dist += len;
+    for (int k = 0; k <= steps; k++) {
+        double t = (double)k / steps, x = x0 + t * (x1 - x0), y = y0 + t * (y1 - y0);
+        if (dist && fmod(start + t * len, 4.0 * lw) > 2.0 * lw) continue;
+        yolo_fill(im, (int)(x - lw / 2.0 + 0.5), (int)(y - lw / 2.0 + 0.5), (int)(x - lw / 2.0 + 0.5) + lw, (int)(y - lw / 2.0 + 0.5) + lw, rgb);
+    }
+}
+
+static void yolo_rect(yolo_image *im, int x0, int y0, int x1, int y1, int lw, unsigned rgb) {
+    yolo_fill(im, x0, y0, x1, y0 + lw, rgb); yolo_fill(im, x0, y1 - lw, x1, y1, rgb);
+    yolo_fill(im, x0, y0, x0 + lw, y1, rgb); yolo_fill(im, x1 - lw, y0, x1, y1, rgb);
+}
+
+static yolo_image yolo_canvas(int w, int h) {
+    yolo_image im = { w, h, (unsigned char *)yolo_xmalloc((size_t)w * h * 3) };
+    memset(im.rgb, 255, (size_t)w * h * 3);
+    return im;
+}
+
+/* written by its extension (.png or .jpg), then freed */
+static int yolo_save_picture(yolo_image *im, const char *path) {
+    size_t n = strlen(path);
+    int ok = n > 4 && !strcmp(path + n - 4, ".png") ? stbi_write_png(path, im->w, im->h, 3, im->rgb, im->w * 3)
+                                                     : stbi_write_jpg(path, im->w, im->h, 3, im->rgb, 90);
+    free(im->rgb);
+    if (!ok) fprintf(stderr, "%s: cannot write\n", path);
+    return ok ? 0 : -1;
+}
+
+/* --- axes: a data rectangle mapped onto a pixel rectangle --- */
+
+typedef struct {
+    yolo_image *im;
+    int x, y, w, h;          /* the plotting area in pixels */
+    double x0, x1, y0, y1;   /* the data it shows */
+    int legend;              /* legend entries drawn so far */
+} yolo_axes;
+
+static double yolo_ax_px(const yolo_axes *a, double x) { return a->x + (x - a->x0) / (a->x1 - a->x0) * a->w; }
+static double yolo_ax_py(const yolo_axes *a, double y) { return a->y + a->h - (y - a->y0) / (a->y1 - a->y0) * a->h; }
+
+/* a tick step of 1, 2 or 5 times a power of ten giving about n ticks */
+static double yolo_nice_step(double range, int n) {
+    double raw = range / n, p = pow(10, floor(log10(raw))), f = raw / p;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+/* frame, grid-free ticks with their numbers, the title above, the axis labels */
+static void yolo_axes_draw(yolo_axes *a, const char *title, const char *xlabel, const char *ylabel, int s) {
+    if (!(a->x1 > a->x0)) a->x1 = a->x0 + 1;
+    if (!(a->y1 > a->y0)) { a->y0 -= 0.5; a->y1 = a->y0 + 1; }
+    yolo_rect(a->im, a->x - 1, a->y - 1, a->x + a->w + 1, a->y + a->h + 1, 1, 0x000000);
+    for (int axis = 0; axis < 2; axis++) {
+        double lo = axis ? a->y0 : a->x0, hi = axis ? a->y1 : a->x1, step = yolo_nice_step(hi - lo, 5);
+        for (double t = ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) {
+            char num[32];
+            snprintf(num, sizeof num, "%g", fabs(t) < step * 1e-6 ? 0.0 : t);
+            if (axis) {
+                int py = (int)yolo_ax_py(a, t);
+                yolo_fill(a->im, a->x - 4 * s, py, a->x, py + 1, 0x000000);
+                yolo_text(a->im, a->x - 6 * s - yolo_text_width(num, s), py - 4 * s, num, s, 0x000000, 0);
+            } else {
+                int px = (int)yolo_ax_px(a, t);
+                yolo_fill(a->im, px, a->y + a->h, px + 1, a->y + a->h + 4 * s, 0x000000);
+                yolo_text(a->im, px - yolo_text_width(num, s) / 2, a->y + a->h + 6 * s, num, s, 0x000000, 0);
+            }
+        }
+    }
+    if (title) yolo_text(a->im, a->x + a->w / 2 - yolo_text_width(title, s) / 2, a->y - 14 * s, title, s, 0x000000, 0);
+    if (xlabel) yolo_text(a->im, a->x + a->w / 2 - yolo_text_width(xlabel, s) / 2, a->y + a->h + 18 * s, xlabel, s, 0x000000, 0);
+    if (ylabel) yolo_text(a->im, a->x - 48 * s, a->y + a->h / 2 + yolo_text_width(ylabel, s) / 2, ylabel, s, 0x000000, 1);
+}
+
+/* a series: a line (lw > 0, dotted or not), markers of size marker */
+static void yolo_axes_plot(yolo_axes *a, const double *x, const double *y, int n, unsigned rgb, int lw, int dotted, int marker) {
+    double dist = 0;
+    for (int i = 0; i < n; i++) {
+        double px = yolo_ax_px(a, x[i]), py = yolo_ax_py(a, y[i]);
+        if (!isfinite(py)) continue;
+        py = fmin(fmax(py, a->y), a->y + a->h);
+        if (lw && i + 1 < n && isfinite(y[i + 1]))
+            yolo_line(a->im, px, py, yolo_ax_px(a, x[i + 1]), fmin(fmax(yolo_ax_py(a, y[i + 1]), a->y), a->y + a->h), lw, rgb,
+                      dotted ? &dist : NULL);
+        if (marker) yolo_fill(a->im, (int)px - marker / 2, (int)py - marker / 2, (int)px - marker / 2 + marker, (int)py - marker / 2 + marker, rgb);
+    }
+}
+
+/* one legend entry, stacked from the top-right (where = 0) or bottom-left (1) corner */
+static void yolo_axes_legend(yolo_axes *a, const char *label, unsigned rgb, int s, int where) {
+    int row = 11 * s, k = a->legend++, w = yolo_text_width(label, s) + 22 * s;
+    int x = where ? a->x + 8 * s : a->x + a->w - w - 8 * s, y = where ? a->y + a->h - (k + 1) * row - 6 * s : a->y + 6 * s + k * row;
+    yolo_fill(a->im, x, y + 4 * s, x + 14 * s, y + 6 * s, rgb);
+    yolo_text(a->im, x + 18 * s, y, label, s, 0x000000, 0);
+}
+
+/* --- results.png --- */
+
+/* scipy.ndimage.gaussian_filter1d(y, sigma) with its defaults (mode
+   'reflect', truncate 4): the official smooths every results curve so */
+static void yolo_gaussian_smooth(const double *y, int n, double sigma, double *out) {
+    int r = (int)(4 * sigma + 0.5);
+    double *w = (double *)yolo_xmalloc((size_t)(2 * r + 1) * sizeof(double)), sum = 0;
+    for (int k = -r; k <= r; k++) sum += w[k + r] = exp(-0.5 * k * k / (sigma * sigma));
+    for (int i = 0; i < n; i++) {
+        double acc = 0;
+        for (int k = -r; k <= r; k++) {
+            long j = i + k, p = 2L * n;
+            j = ((j % p) + p) % p;           /* reflect: ... c b a | a b c ... */
+            if (j >= n) j = p - 1 - j;
+            acc += w[k + r] * y[j];
+        }
+        out[i] = acc / sum;
+    }
+    free(w);
+}
+
+int yolo_plot_results(const char *csv, const char *png) {
+    FILE *f = fopen(csv, "r");
+    if (!f) { fprintf(stderr, "%s: cannot open\n", csv); return -1; }
+    char line[4096], names[64][64];
+    int ncol = 0, rows = 0, cap = 64;
+    double *v = (double *)yolo_xmalloc((size_t)cap * 64 * sizeof(double));
+    if (fgets(line, sizeof line, f))
+        for (char *t = strtok(line, ",\r\n"); t && ncol < 64; t = strtok(NULL, ",\r\n")) snprintf(names[ncol++], 64, "%s", t);
+    while (fgets(line, sizeof line, f)) {
+        if (rows == cap) { cap *= 2; v = (double *)realloc(v, (size_t)cap * 64 * sizeof(double)); }
+        char *t = line;
+        for (int c = 0; c < ncol; c++) { v[(size_t)rows * 64 + c] = strtod(t, &t); if (*t == ',') t++; }
+        rows++;
+    }
+    fclose(f);
+    /* one panel per column but the epoch, two rows of them */
+    int panels = ncol - 1, per_row = (panels + 1) / 2, s = 2, pw = 420, ph = 360;
+    yolo_image im = yolo_canvas(per_row * pw, 2 * ph);
+    double *x = (double *)yolo_xmalloc((size_t)(rows + 1) * sizeof(double)), *y = (double *)yolo_xmalloc((size_t)(rows + 1) * sizeof(double));
+    double *sm = (double *)yolo_xmalloc((size_t)(rows + 1) * sizeof(double));
+    for (int p = 0; p < panels; p++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int r = 0; r < rows; r++) {
+            x[r] = v[(size_t)r * 64]; y[r] = v[(size_t)r * 64 + p + 1];
+            lo = fmin(lo, y[r]); hi = fmax(hi, y[r]);
+        }
+        double pad = hi - lo > 1e-9 * fmax(1, fabs(hi)) ? (hi - lo) * 0.05 : fmax(0.1 * fabs(hi), 0.1);   /* a flat column: +-10% */
+        yolo_axes a = { &im, (p % per_row) * pw + 80, (p / per_row) * ph + 40, pw - 110, ph - 100,
+                        rows ? x[0] : 0, rows > 1 ? x[rows - 1] : (rows ? x[0] + 1 : 1), lo - pad, hi + pad, 0 };
+        yolo_axes_draw(&a, names[p + 1], NULL, NULL, s);
+        yolo_axes_plot(&a, x, y, rows, 0x1F77B4, 2, 0, 8);   /* results, blue with markers */
+        if (rows > 1) {   /* and smoothed, orange dotted */
+            yolo_gaussian_smooth(y, rows, 3, sm);
+            yolo_axes_plot(&a, x, sm, rows, 0xFF7F0E, 3, 1, 0);
+        }
+        if (p == 0) { yolo_axes_legend(&a, "results", 0x1F77B4, s, 0); yolo_axes_legend(&a, "smooth", 0xFF7F0E, s, 0); }
+    }
+    free(x); free(y); free(sm); free(v);
+    return yolo_save_picture(&im, png);
+}
+
+/* --- the precision-recall family: PR_curve, F1_curve, P_curve, R_curve --- */
+
+/* matplotlib's tab10, for the per-class lines */
+static const unsigned yolo_tab10[10] = { 0x1F77B4, 0xFF7F0E, 0x2CA02C, 0xD62728, 0x9467BD, 0x8C564B, 0xE377C2, 0x7F7F7F, 0xBCBD22, 0x17BECF };
+
+/* every class's curve over px = linspace(0, 1, 1000) (per class, a label in
+   the legend when there are fewer than 21 classes, grey lines otherwise)
+   and the mean over the classes in thick blue */
+static int yolo_plot_curve_family(const yolo_metrics *mt, const double *curves, char *const *names, const char *xlabel,
+                                  const char *ylabel, int pr, const char *path) {
+    const int NP = YOLO_CURVE_POINTS, s = 2;
+    yolo_image im = yolo_canvas(1400, 900);
+    yolo_axes a = { &im, 110, 50, 900, 760, 0, 1, 0, 1, 0 };
+    yolo_axes_draw(&a, NULL, xlabel, ylabel, s);
+    double *px = (double *)yolo_xmalloc(NP * sizeof(double)), *mean = (double *)yolo_xcalloc(NP, sizeof(double));
+    for (int k = 0; k < NP; k++) px[k] = (double)k / (NP - 1);
+    int shown = 0, few = mt->nc < 21;
+    for (int c = 0; c < mt->nc; c++) {
+        const double *y = curves + (size_t)c * NP;
+        int flat = 1;   /* the official PR family leaves out classes without detections (all 0 here) */
+        for (int k = 0; k < NP && flat; k++) flat = y[k] == 0;
+        if (!mt->nt[c] || (pr && flat)) continue;
+        for (int k = 0; k < NP; k++) mean[k] += y[k];
+        yolo_axes_plot(&a, px, y, NP, few ? yolo_tab10[shown % 10] : 0x808080, 1, 0, 0);
+        if (few) {
+            char label[128];
+            if (pr) snprintf(label, sizeof label, "%s %.3f", names ? names[c] : "", mt->ap50[c]);
+            else snprintf(label, sizeof label, "%s", names ? names[c] : "");
+            yolo_text(&im, a.x + a.w + 20, a.y + 10 + shown * 24, label, s, yolo_tab10[shown % 10], 0);
+        }
+        shown++;
+    }
+    char label[96];
+    if (shown) for (int k = 0; k < NP; k++) mean[k] /= shown;
+    if (pr) snprintf(label, sizeof label, "all classes %.3f mAP@0.5", mt->map50);
+    else {   /* the official smooths the mean by a box filter of 5% of the points */
+        double *sm = (double *)yolo_xmalloc(NP * sizeof(double)), best = -1;
+        int nf = (int)(0.05 * NP * 2) / 2 + 1, bi = 0;   /* odd: 101 */
+        for (int k = 0; k < NP; k++) {
+            double acc = 0;
+            for (int q = k - nf / 2; q <= k + nf / 2; q++) acc += mean[q < 0 ? 0 : q >= NP ? NP - 1 : q];
+            sm[k] = acc / nf;
+            if (sm[k] > best) { best = sm[k]; bi = k; }
+        }
+        memcpy(mean, sm, NP * sizeof(double));
+        free(sm);
+        snprintf(label, sizeof label, "all classes %.2f at %.3f", best, px[bi]);
+    }
+    yolo_axes_plot(&a, px, mean, NP, 0x0000FF, 4, 0, 0);
+    yolo_text(&im, a.x + a.w + 20, a.y + a.h - 30, label, s, 0x0000FF, 0);
+    free(px); free(mean);
+    return yolo_save_picture(&im, path);
+}
+
+int yolo_plot_pr_curves(const yolo_metrics *mt, char *const *names, const char *dir) {
+    char path[1200];
+    int rc = 0;
+    if (!mt->pr_curve) return 0;   /* nothing was detected right: the official draws nothing either */
+    snprintf(path, sizeof path, "%s/PR_curve.png", dir);
+    rc |= yolo_plot_curve_family(mt, mt->pr_curve, names, "Recall", "Precision", 1, path);
+    snprintf(path, sizeof path, "%s/F1_curve.png", dir);
+    rc |= yolo_plot_curve_family(mt, mt->f1_curve, names, "Confidence", "F1", 0, path);
+    snprintf(path, sizeof path, "%s/P_curve.png", dir);
+    rc |= yolo_plot_curve_family(mt, mt->p_curve, names, "Confidence", "Precision", 0, path);
+    snprintf(path, sizeof path, "%s/R_curve.png", dir);
+    rc |= yolo_plot_curve_family(mt, mt->r_curve, names, "Confidence", "Recall", 0, path);
+    return rc;
+}
+
+/* --- the confusion matrix --- */
+
+/* The official ConfusionMatrix.process_batch for one picture: detections
+   above conf 0.25 against the labels (class, x1, y1, x2, y2) at IoU > 0.45,
+   each label and each detection matched at most once, best IoU first.
+   Matched pairs count at [predicted, true]; an unmatched label at
+   [background, true], an unmatched detection at [predicted, background]. */
+void yolo_confusion_add(yolo_confusion *cm, const yolo_det *d, int nd, const float *lab, int nl) {
+    int nc = cm->nc, n1 = nc + 1;
+    typedef struct { double iou; int l, p; } pair;
+    pair *m = (pair *)yolo_xmalloc((size_t)(nl * nd + 1) * sizeof(pair));
+    int nm = 0, *det_used = (int *)yolo_xcalloc(nd + 1, sizeof(int)), *lab_used = (int *)yolo_xcalloc(nl + 1, sizeof(int));
+    for (int l = 0; l < nl; l++)
+        for (int p = 0; p < nd; p++) {
+            if (d[p].conf <= 0.25f) continue;
+            const float *b = lab + l * 5;
+            double iw = fmin(b[3], d[p].x2) - fmax(b[1], d[p].x1), ih = fmin(b[4], d[p].y2) - fmax(b[2], d[p].y1);
+            double inter = iw > 0 && ih > 0 ? iw * ih : 0;
+            double u = (b[3] - b[1]) * (b[4] - b[2]) + (d[p].x2 - d[p].x1) * (d[p].y2 - d[p].y1) - inter;
+            double iou = inter / (u + 1e-7);
+            if (iou > 0.45) m[nm++] = (pair){ iou, l, p };
+        }
+    for (int i = 1; i < nm; i++)   /* by IoU, highest first (insertion: few pairs) */
+        for (int j = i; j > 0 && m[j].iou > m[j - 1].iou; j--) { pair t = m[j]; m[j] = m[j - 1]; m[j - 1] = t; }
+    int *keep = (int *)yolo_xcalloc(nm + 1, sizeof(int));
+    for (int i = 0; i < nm; i++)
+        if (!det_used[m[i].p] && !lab_used[m[i].l]) { det_used[m[i].p] = lab_used[m[i].l] = 1; keep[i] = 1; }
+    for (int i = 0; i < nm; i++)
+        if (keep[i]) cm->m[(size_t)d[m[i].p].cls * n1 + (int)lab[m[i].l * 5]] += 1;
+    for (int l = 0; l < nl; l++) if (!lab_used[l]) cm->m[(size_t)nc * n1 + (int)lab[l * 5]] += 1;
+    for (int p = 0; p < nd; p++) if (d[p].conf > 0.25f && !det_used[p]) cm->m[(size_t)d[p].cls * n1 + nc] += 1;
+    free(m); free(det_used); free(lab_used); free(keep);
+}
+
+/* normalised per true class (column), entries under 0.005 left blank, as the official heat map */
+int yolo_plot_confusion(const yolo_confusion *cm, char *const *names, const char *path) {
+    int n1 = cm->nc + 1, s = 2, cell = n1 <= 12 ? 64 : n1 <= 30 ? 32 : 12, margin = cell >= 32 ? 260 : 140;
+    yolo_image im = yolo_canvas(margin + n1 * cell + 40, margin + n1 * cell + 40);
+    int x0 = margin, y0 = 40;
+    for (int t = 0; t < n1; t++) {
+        double col = 0;
+        for (int p = 0; p < n1; p++) col += cm->m[(size_t)p * n1 + t];
+        for (int p = 0; p < n1; p++) {
+            double v = cm->m[(size_t)p * n1 + t] / (col + 1e-9);
+            if (v < 0.005) continue;
+            /* 'Blues': white to dark blue */
+            unsigned r = (unsigned)(247 - v * (247 - 8)), g = (unsigned)(251 - v * (251 - 48)), b = (unsigned)(255 - v * (255 - 107));
+            yolo_fill(&im, x0 + t * cell, y0 + p * cell, x0 + (t + 1) * cell, y0 + (p + 1) * cell, r << 16 | g << 8 | b);
+            if (n1 < 30) {
+                char num[16];
+                snprintf(num, sizeof num, "%.2f", v);
+                int ts = cell >= 64 ? 2 : 1;
+                yolo_text(&im, x0 + t * cell + cell / 2 - yolo_text_width(num, ts) / 2, y0 + p * cell + cell / 2 - 4 * ts, num, ts,
+                          v > 0.5 ? 0xFFFFFF : 0x000000, 0);
+            }
+        }
+    }
+    yolo_rect(&im, x0 - 1, y0 - 1, x0 + n1 * cell + 1, y0 + n1 * cell + 1, 1, 0x000000);
+    int ts = cell >= 32 ? 2 : 1;   /* class names along both sides (up to 98 classes, as the official) */
+    for (int c = 0; c < n1 && cm->nc < 99; c++) {
+        const char *nm = c == cm->nc ? "background" : names ? names[c] : "";
+        yolo_text(&im, x0 - yolo_text_width(nm, ts) - 6, y0 + c * cell + cell / 2 - 4 * ts, nm, ts, 0x000000, 0);
+        yolo_text(&im, x0 + c * cell + cell / 2 - 4 * ts, y0 + n1 * cell + 6 + yolo_text_width(nm, ts), nm, ts, 0x000000, 1);
+    }
+    yolo_text(&im, x0 + n1 * cell / 2 - yolo_text_width("True", s) / 2, im.h - 30, "True", s, 0x000000, 0);
+    yolo_text(&im, 16, y0 + n1 * cell / 2 + yolo_text_width("Predicted", s) / 2, "Predicted", s, 0x000000, 1);
+    return yolo_save_picture(&im, path);
+}
+
+/* --- mosaics: train_batch*.jpg, val_batch*_labels.jpg and _pred.jpg --- */
+
+/* Pictures in a square grid (at most 1920 pixels a side), each scaled into
+   its tile, with its boxes (boxes[i]: nbox[i] of them, in the picture's
+   pixels; conf < 0: a label, drawn without a confidence) and its file name
+   at the top. As the official plot_images, predictions under 0.25 are not
+   drawn. */
+int yolo_plot_mosaic(const char *path, const yolo_image *pics, const char *const *titles, const yolo_det *const *boxes,
+                     const int *nbox, int n, char *const *names) {
+    int ns = (int)ceil(sqrt((double)n)), tile = 640;
+    if (ns * tile > 1920) tile = 1920 / ns;
+    yolo_image im = yolo_canvas(ns * tile, ns * tile);
+    for (int i = 0; i < n; i++) {
+        const yolo_image *p = &pics[i];
+        int ox = (i % ns) * tile, oy = (i / ns) * tile;
+        double r = fmin((double)tile / p->w, (double)tile / p->h);
+        int w = (int)(p->w * r), h = (int)(p->h * r);
+        for (int y = 0; y < h; y++)   /* nearest-neighbour scaling */
+            for (int x = 0; x < w; x++)
+                memcpy(im.rgb + ((size_t)(oy + y) * im.w + ox + x) * 3, p->rgb + ((size_t)(int)(y / r) * p->w + (int)(x / r)) * 3, 3);
+        for (int k = 0; k < nbox[i]; k++) {
+            yolo_det d = boxes[i][k];
+            if (d.conf >= 0 && d.conf < 0.25f) continue;
+            d.x1 = (float)(ox + d.x1 * r); d.x2 = (float)(ox + d.x2 * r); d.y1 = (float)(oy + d.y1 * r); d.y2 = (float)(oy + d.y2 * r);
+            char label[128];
+            const char *nm = names ? names[d.cls] : "";
+            if (d.conf >= 0) snprintf(label, sizeof label, "%s %.1f", nm, d.conf); else snprintf(label, sizeof label, "%s", nm);
+            yolo_draw_detection(&im, &d, 2, label);
+        }
+        if (titles) yolo_text(&im, ox + 6, oy + 6, titles[i], 2, 0xDCDCDC, 0);
+        yolo_rect(&im, ox, oy, ox + tile, oy + tile, 3, 0xFFFFFF);
+    }
+    return yolo_save_picture(&im, path);
+}
+
+/* a training batch [B, 3, H, W] in [0, 1] with its targets [nt, 6] (image, class, cx, cy, w, h normalised) */
+int yolo_plot_batch(const char *path, const yolo_real *images, int B, int H, int W, const yolo_real *targets, int nt,
+                    char *const *names) {
+    yolo_image *pics = (yolo_image *)yolo_xcalloc(B, sizeof(yolo_image));
+    yolo_det **boxes = (yolo_det **)yolo_xcalloc(B, sizeof(yolo_det *));
+    int *nbox = (int *)yolo_xcalloc(B, sizeof(int));
+    size_t HW = (size_t)H * W;
+    for (int b = 0; b < B; b++) {
+        pics[b].w = W; pics[b].h = H; pics[b].rgb = (unsigned char *)yolo_xmalloc(HW * 3);
+        for (size_t i = 0; i < HW; i++)
+            for (int c = 0; c < 3; c++) pics[b].rgb[i * 3 + c] = (unsigned char)fmin(255, fmax(0, images[(b * 3 + c) * HW + i] * 255 + 0.5));
+        boxes[b] = (yolo_det *)yolo_xmalloc((size_t)(nt + 1) * sizeof(yolo_det));
+    }
+    for (int t = 0; t < nt; t++) {
+        const yolo_real *r = targets + t * 6;
+        int b = (int)r[0];
+        if (b < 0 || b >= B) continue;
+        double cx = r[2] * W, cy = r[3] * H, w = r[4] * W, h = r[5] * H;
+        boxes[b][nbox[b]++] = (yolo_det){ (float)(cx - w / 2), (float)(cy - h / 2), (float)(cx + w / 2), (float)(cy + h / 2), -1, (int)r[1] };
+    }
+    int rc = yolo_plot_mosaic(path, pics, NULL, (const yolo_det *const *)boxes, nbox, B, names);
+    for (int b = 0; b < B; b++) { free(pics[b].rgb); free(boxes[b]); }
+    free(pics); free(boxes); free(nbox);
+    return rc;
+}
+
+/* --- labels.jpg: what the training labels look like --- */
+
+/* four panels as the official plot_labels: instances per class, the first
+   1000 boxes drawn about one centre, and the 2-D histograms of the box
+   centres (x, y) and sizes (width, height), darker where there are more */
+int yolo_plot_labels(const yolo_dataset *ds, int nc, char *const *names, const char *path) {
+    const int P = 600, s = 2, B = 50;   /* panel size, bins of the histograms */
+    yolo_image im = yolo_canvas(2 * P, 2 * P);
+    long *count = (long *)yolo_xcalloc(nc, sizeof(long)), most = 1, shown = 0;
+    double *hxy = (double *)yolo_xcalloc(2 * B * B, sizeof(double)), *hwh = hxy + B * B;
+    for (int i = 0; i < ds->n; i++)
+        for (int k = 0; k < ds->nlab[i]; k++) {
+            const float *l = ds->lab[i] + k * 5;
+            int c = (int)l[0];
+            if (c >= 0 && c < nc && ++count[c] > most) most = count[c];
+            hxy[(int)fmin(B - 1, l[2] * B) * B + (int)fmin(B - 1, l[1] * B)] += 1;
+            hwh[(int)fmin(B - 1, l[4] * B) * B + (int)fmin(B - 1, l[3] * B)] += 1;
+        }
+    /* instances per class: one bar each, in the class colours */
+    yolo_axes a = { &im, 120, 40, P - 150, P - 130, -0.5, nc - 0.5, 0, most * 1.05, 0 };
+    yolo_axes_draw(&a, NULL, nc <= 30 ? NULL : "classes", "instances", s);
+    for (int c = 0; c < nc; c++) {
+        yolo_fill(&im, (int)yolo_ax_px(&a, c - 0.4), (int)yolo_ax_py(&a, count[c]), (int)yolo_ax_px(&a, c + 0.4) + 1, a.y + a.h,
+                  yolo_palette[c % 20]);
+        if (nc <= 30 && names) yolo_text(&im, (int)yolo_ax_px(&a, c) - 4, a.y + a.h + 26 + yolo_text_width(names[c], 1), names[c], 1, 0x000000, 1);
+    }
+    /* the first 1000 boxes about the centre of a square */
+    for (int i = 0; i < ds->n && shown < 1000; i++)
+        for (int k = 0; k < ds->nlab[i] && shown < 1000; k++, shown++) {
+            const float *l = ds->lab[i] + k * 5;
+            int c = (int)l[0], cx = P + P / 2, cy = P / 2, w = (int)(l[3] * (P - 40)), h = (int)(l[4] * (P - 40));
+            yolo_rect(&im, cx - w / 2, cy - h / 2, cx + w / 2 + 1, cy + h / 2 + 1, 1, yolo_palette[(c < 0 ? 0 : c) % 20]);
+        }
+    /* the 2-D histograms */
+    for (int panel = 0; panel < 2; panel++) {
+        const double *h = panel ? hwh : hxy;
+        double top = 1;
+        for (int i = 0; i < B * B; i++) top = fmax(top, h[i]);
+        yolo_axes b = { &im, panel * P + 120, P + 30, P - 150, P - 120, 0, 1, 0, 1, 0 };
+        for (int i = 0; i < B * B; i++) {
+            if (!h[i]) continue;
+            double v = 0.15 + 0.85 * h[i] / top;   /* light to dark blue */
+            unsigned r = (unsigned)(235 - v * 204), g = (unsigned)(240 - v * 165), bl = (unsigned)(255 - v * 75);
+            int bx = i % B, by = i / B;
+            yolo_fill(&im, (int)yolo_ax_px(&b, (double)bx / B), (int)yolo_ax_py(&b, (double)(by + 1) / B) + 1,
+                      (int)yolo_ax_px(&b, (double)(bx + 1) / B) + 1, (int)yolo_ax_py(&b, (double)by / B) + 1, r << 16 | g << 8 | bl);
+        }
+        yolo_axes_draw(&b, NULL, panel ? "width" : "x", panel ? "height" : "y", s);
+    }
+    free(count); free(hxy);
+    return yolo_save_picture(&im, path);
+}
+
+/* --- a validation's plots --- */
+
+void yolo_val_plots_start(yolo_val_plots *v, const yolo_dataset *ds, int nc, int batch, yolo_det_hook next, void *next_ctx) {
+    memset(v, 0, sizeof *v);
+    v->ds = ds; v->batch = batch; v->next = next; v->next_ctx = next_ctx;
+    v->ids = (int *)yolo_xcalloc(3 * batch, sizeof(int)); v->ndet = (int *)yolo_xcalloc(3 * batch, sizeof(int));
+    v->dets = (yolo_det **)yolo_xcalloc(3 * batch, sizeof(yolo_det *));
+    v->cm.nc = nc; v->cm.m = (double *)yolo_xcalloc((size_t)(nc + 1) * (nc + 1), sizeof(double));
+}
+
+/* picture id's labels as class, x1, y1, x2, y2 in its pixels (caller frees) */
+static float *yolo_picture_labels(const yolo_dataset *ds, int id) {
+    float *lab = (float *)yolo_xmalloc((size_t)(ds->nlab[id] + 1) * 5 * sizeof(float));
+    for (int k = 0; k < ds->nlab[id]; k++) {
+        const float *l = ds->lab[id] + k * 5;
+        float *o = lab + k * 5, w0 = (float)ds->w0[id], h0 = (float)ds->h0[id];
+        o[0] = l[0]; o[1] = (l[1] - l[3] / 2) * w0; o[2] = (l[2] - l[4] / 2) * h0; o[3] = (l[1] + l[3] / 2) * w0; o[4] = (l[2] + l[4] / 2) * h0;
+    }
+    return lab;
+}
+
+void yolo_val_plots_hook(void *ctx, int id, const yolo_det *d, int n) {
+    yolo_val_plots *v = (yolo_val_plots *)ctx;
+    float *lab = yolo_picture_labels(v->ds, id);
+    yolo_confusion_add(&v->cm, d, n, lab, v->ds->nlab[id]);
+    free(lab);
+    if (v->n < 3 * v->batch) {
+        v->ids[v->n] = id; v->ndet[v->n] = n;
+        v->dets[v->n] = (yolo_det *)yolo_xmalloc((size_t)(n + 1) * sizeof(yolo_det));
+        memcpy(v->dets[v->n], d, (size_t)n * sizeof(yolo_det));
+        v->n++;
+    }
+    if (v->next) v->next(v->next_ctx, id, d, n);
+}
+
+int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *names, const char *dir) {
+    char path[1200], err[YOLO_ERR];
+    int rc = 0;
+    snprintf(path, sizeof path, "%s/confusion_matrix.png", dir);
+    rc |= yolo_plot_confusion(&v->cm, names, path);
+    rc |= yolo_plot_pr_curves(mt, names, dir);
+    for (int b = 0; b * v->batch < v->n; b++) {   /* each batch twice: with its labels, with its detections */
+        int n = v->n - b * v->batch < v->batch ? v->n - b * v->batch : v->batch;
+        yolo_image *pics = (yolo_image *)yolo_xcalloc(n, sizeof(yolo_image));
+        yolo_det **labels = (yolo_det **)yolo_xcalloc(n, sizeof(yolo_det *));
+        int *nl = (int *)yolo_xcalloc(n, sizeof(int));
+        const char **titles = (const char **)yolo_xcalloc(n, sizeof(char *));
+        for (int i = 0; i < n; i++) {
+            int id = v->ids[b * v->batch + i];
+            const char *slash = strrchr(v->ds->files[id], '/');
+            titles[i] = slash ? slash + 1 : v->ds->files[id];
+            if (yolo_image_load(&pics[i], v->ds->files[id], err)) { fprintf(stderr, "%s\n", err); pics[i] = yolo_canvas(32, 32); }
+            float *lab = yolo_picture_labels(v->ds, id);
+            nl[i] = v->ds->nlab[id];
+            labels[i] = (yolo_det *)yolo_xmalloc((size_t)(nl[i] + 1) * sizeof(yolo_det));
+            for (int k = 0; k < nl[i]; k++)
+                labels[i][k] = (yolo_det){ lab[k * 5 + 1], lab[k * 5 + 2], lab[k * 5 + 3], lab[k * 5 + 4], -1, (int)lab[k * 5] };
+            free(lab);
+        }
+        snprintf(path, sizeof path, "%s/val_batch%d_labels.jpg", dir, b);
+        rc |= yolo_plot_mosaic(path, pics, titles, (const yolo_det *const *)labels, nl, n, names);
+        snprintf(path, sizeof path, "%s/val_batch%d_pred.jpg", dir, b);
+        rc |= yolo_plot_mosaic(path, pics, titles, (const yolo_det *const *)(v->dets + b * v->batch), v->ndet + b * v->batch, n, names);
+        for (int i = 0; i < n; i++) { free(pics[i].rgb); free(labels[i]); }
+        free(pics); free(labels); free(nl); free(titles);
+    }
+    for (int i = 0; i < v->n; i++) free(v->dets[i]);
+    free(v->dets); free(v->ids); free(v->ndet); free(v->cm.m);
+    memset(v, 0, sizeof *v);
     return rc;
 }
 

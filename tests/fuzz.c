@@ -569,7 +569,7 @@ static void run_cases(void) {
         snprintf(tmp, sizeof tmp, "%s/best.safetensors.tmp", dir);
         write_file(tmp, "half", 4);
         snprintf(path, sizeof path, "%s/last.safetensors", dir);
-        int rc = yolo_save_weights(&g_tiny, path, err);
+        int rc = yolo_save_weights(&g_tiny, path, NULL, NULL, err);
         struct stat st;
         if (!rc && !stat(tmp, &st)) rc = -1, snprintf(err, YOLO_ERR, "%s is still there", tmp);
         expect("a killed save's best.safetensors.tmp goes on the next save", rc, err, NULL);

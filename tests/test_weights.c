@@ -35,6 +35,14 @@ int main(int argc, char **argv) {
         snprintf(what, sizeof what, "%s has %ld parameters", counts[i].name, counts[i].count);
         snprintf(got, sizeof got, "got %ld", n);
         check(n == counts[i].count, what, n == counts[i].count ? "" : got);
+        /* the model yaml every weights file carries builds the same model back: every tensor's name and shape */
+        char *yaml = rc ? NULL : yolo_model_yaml(&a);
+        int same = yaml && !yolo_model_from_yaml_text(&b, yaml, counts[i].name, 0, err) && b.nparams == a.nparams && b.nc == 80;
+        for (int k = 0; same && k < a.nparams; k++)
+            same = !strcmp(a.params[k].name, b.params[k].name) && !memcmp(a.params[k].shape, b.params[k].shape, sizeof a.params[k].shape);
+        snprintf(what, sizeof what, "%s: its model yaml builds it back", counts[i].name);
+        check(same, what, same ? "" : err);
+        if (yaml) { yolo_model_free(&b); free(yaml); }
         if (!rc) yolo_model_free(&a);
     }
 
@@ -43,15 +51,26 @@ int main(int argc, char **argv) {
     if (yolo_model_from_yaml(&a, path, 0, err) || yolo_model_from_yaml(&b, path, 0, err)) { printf("%s\n", err); return 1; }
     yolo_model_init_weights(&a, 7);
     for (size_t i = 0; i < a.nvalues; i++) a.values[i] += (yolo_real)(0.001 * (i % 97));
-    check(yolo_save_weights(&a, "/tmp/yolo_test_w.safetensors", err) == 0, "save", err);
+    check(yolo_save_weights(&a, "/tmp/yolo_test_w.safetensors", NULL, NULL, err) == 0, "save", err);
     check(yolo_load_weights(&b, "/tmp/yolo_test_w.safetensors", err) == 0, "load back", err);
     check(memcmp(a.values, b.values, a.nvalues * sizeof(yolo_real)) == 0, "values survive the round trip", "");
+    /* the file describes itself: model, nc and names come back without the yaml */
+    int rc;
+    char *names[3] = { "cat", "dog \"big\"", "b\\rd" };
+    yolo_model_set_names(&a, names);
+    yolo_save_weights(&a, "/tmp/yolo_test_w.safetensors", NULL, NULL, err);
+    yolo_model d;
+    rc = yolo_model_for_weights(&d, NULL, "/tmp/yolo_test_w.safetensors", 0, 0, err);
+    int same = !rc && d.nc == 3 && d.names && !strcmp(d.names[1], names[1]) && !strcmp(d.names[2], names[2]) &&
+               !yolo_load_weights(&d, "/tmp/yolo_test_w.safetensors", err) && !memcmp(a.values, d.values, a.nvalues * sizeof(yolo_real));
+    check(same, "a saved file builds its model and names back, no yaml", err);
+    if (!rc) yolo_model_free(&d);
 
     /* a file for another model: the first mismatching name */
     yolo_model c;
     snprintf(path, sizeof path, "%s/tiny-dual/model.yaml", golden);
     yolo_model_from_yaml(&c, path, 0, err);
-    int rc = yolo_load_weights(&c, "/tmp/yolo_test_w.safetensors", err);
+    rc = yolo_load_weights(&c, "/tmp/yolo_test_w.safetensors", err);
     check(rc != 0 && strstr(err, "model.") != NULL, "weights of another model are refused, naming a tensor", err);
     yolo_model_free(&c);
 

@@ -12,7 +12,8 @@ empty stand-in that simply keeps the attributes the pickle gives it, tensors
 are rebuilt from their storage bytes, and the module tree (_parameters,
 _buffers, _modules) is walked in the order PyTorch's state_dict() walks it.
 
-As the official loader: the EMA weights when the checkpoint has them, else
+The model's yaml, nc and class names go into the metadata, so that the
+programs need no --cfg for the file. As the official loader: the EMA weights when the checkpoint has them, else
 the model, converted to float32; only floating tensors are kept (so
 BatchNorm's num_batches_tracked is dropped). Names are the state_dict names
 (model.3.cv1.conv.weight, ...), which yolov9.h uses as they are.
@@ -227,6 +228,31 @@ def check_name(name):
         raise Refused("tensor name %r is not a printable name of at most %d characters" % (name[:80], MAX_NAME))
 
 
+def description(model):
+    """The model's own description for the safetensors metadata, as yolov9.c
+    writes it: its yaml (the dict the official Model keeps, written back as
+    a model yaml), nc, and the class names one a line. Empty when the
+    checkpoint does not carry them."""
+    d = model.__dict__
+    meta = {}
+    def flow(v):  # a yaml flow value: lists in brackets, strings bare (module names, None, nc, 'nearest')
+        return "[" + ", ".join(flow(x) for x in v) + "]" if isinstance(v, (list, tuple)) else str(v)
+    yaml = d.get("yaml")
+    if isinstance(yaml, dict):
+        lines = ["%s: %s" % (k, flow(v)) for k, v in yaml.items() if k not in ("backbone", "head")]
+        for part in ("backbone", "head"):
+            lines.append("%s:\n  [\n%s\n  ]" % (part, ",\n".join("   " + flow(row) for row in yaml.get(part, []))))
+        meta["yaml"] = "\n".join(lines) + "\n"
+    if isinstance(d.get("nc"), int):
+        meta["nc"] = str(d["nc"])
+    names = d.get("names")
+    if isinstance(names, dict):
+        names = [names[k] for k in sorted(names)]
+    if isinstance(names, (list, tuple)) and all(isinstance(n, str) for n in names):
+        meta["names"] = "\n".join(names)
+    return meta
+
+
 def convert(src, dst):
     if not os.path.exists(src):
         raise Refused("cannot open: no such file")
@@ -249,6 +275,9 @@ def convert(src, dst):
     if root is None or not hasattr(root, "_modules"):
         raise Refused("no model in the checkpoint")
     header, blobs, offset = {}, [], 0
+    meta = description(root)
+    if meta:
+        header["__metadata__"] = meta
     for name, t in state_dict(root):
         check_name(name)
         if name in header:
@@ -265,9 +294,10 @@ def convert(src, dst):
         header[name] = {"dtype": "F32", "shape": list(t.size), "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
-    if not header:
+    ntensors = len(header) - ("__metadata__" in header)
+    if not ntensors:
         raise Refused("no floating-point tensors in the model")
-    text = json.dumps(header, separators=(",", ":")).encode()
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
     text += b" " * (-len(text) % 8)
     tmp = dst + ".tmp"
     try:
@@ -281,7 +311,7 @@ def convert(src, dst):
         if os.path.exists(tmp):
             os.remove(tmp)
         raise Refused("cannot write %s (%s)" % (dst, e.strerror or e))
-    return len(header)
+    return ntensors
 
 
 def one_line(e):

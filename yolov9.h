@@ -5046,23 +5046,33 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
 /* --- finding images and labels --- */
 
 /* A picture's size from its header, checked before anything is decoded:
-   a regular file, a known format, at most YOLO_MAX_PIXELS pixels. */
-#define YOLO_MAX_PIXELS (1L << 28)
+   a regular file, a known format, at most YOLO_MAX_PIXELS pixels (an
+   8192 x 8192 picture), and an uncompressed BMP as long as its pixels. */
+#define YOLO_MAX_PIXELS (1L << 26)
+static uint32_t yolo_le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 static int yolo_image_info(const char *path, int *w, int *h, char *err) {
     int comp;
-    FILE *f = yolo_open_file(path, "image", 0, NULL, err);
+    long size;
+    FILE *f = yolo_open_file(path, "image", 0, &size, err);
     if (!f) return -1;
     int ok = stbi_info_from_file(f, w, h, &comp);
-    unsigned char png[24];   /* stb refuses a huge PNG as "unknown image type": its header says the size */
-    if (!ok && !fseek(f, 0, SEEK_SET) && fread(png, 1, 24, f) == 24 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8) && !memcmp(png + 12, "IHDR", 4)) {
-        uint32_t pw = (uint32_t)png[16] << 24 | (uint32_t)png[17] << 16 | (uint32_t)png[18] << 8 | png[19];
-        uint32_t ph = (uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 | (uint32_t)png[22] << 8 | png[23];
+    unsigned char hd[34];
+    size_t got = fseek(f, 0, SEEK_SET) ? 0 : fread(hd, 1, sizeof hd, f);
+    fclose(f);
+    if (!ok && got >= 24 && !memcmp(hd, "\x89PNG\r\n\x1a\n", 8) && !memcmp(hd + 12, "IHDR", 4)) {
+        /* stb refuses a huge PNG as "unknown image type": its header says the size */
+        uint32_t pw = yolo_le32(hd + 16), ph = yolo_le32(hd + 20);
+        pw = pw >> 24 | (pw >> 8 & 0xff00) | (pw << 8 & 0xff0000) | pw << 24;   /* big-endian */
+        ph = ph >> 24 | (ph >> 8 & 0xff00) | (ph << 8 & 0xff0000) | ph << 24;
         *w = pw > INT_MAX ? INT_MAX : (int)pw; *h = ph > INT_MAX ? INT_MAX : (int)ph;
         ok = *w > 0 && *h > 0 && (long)*w * *h > YOLO_MAX_PIXELS;
     }
-    fclose(f);
     if (!ok) return yolo_errorf(err, "%s: cannot read image (%s)", path, stbi_failure_reason());
     if (*w < 1 || *h < 1 || (long)*w * *h > YOLO_MAX_PIXELS) return yolo_errorf(err, "%s: image of %dx%d pixels, more than the %ld supported", path, *w, *h, YOLO_MAX_PIXELS);
+    if (got >= 34 && hd[0] == 'B' && hd[1] == 'M' && yolo_le32(hd + 30) == 0) {   /* BI_RGB: every row in the file */
+        long bpp = hd[28] | hd[29] << 8, row = ((bpp * *w + 31) / 32) * 4;
+        if ((long)yolo_le32(hd + 10) + row * *h > size) return yolo_errorf(err, "%s: truncated BMP (%dx%d pixels in %ld bytes)", path, *w, *h, size);
+    }
     return 0;
 }
 

@@ -2571,7 +2571,6 @@ static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, doub
     int *ch = (int *)yolo_xcalloc(nrows, sizeof(int)), *st = (int *)yolo_xcalloc(nrows, sizeof(int));
     int rc = 0;
     m->detect = -1;
-    if (!(gw > 0 && gw <= 16)) rc = yolo_errorf(err, "width_multiple %g is not in (0, 16]", gw);
     for (int i = 0; i < nrows && rc == 0; i++) {
         const yolo_row *r = &rows[i];
         yolo_layer *L = &m->layers[i];
@@ -2623,7 +2622,8 @@ static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, doub
             else if (r->nargs != want) { rc = yolo_errorf(err, "layer %d: %s needs %d arguments", i, name, want); break; }
             L->args[0] = c2;
             if (L->args[1] < 1 || (r->module != YOLO_SPPELAN && L->args[1] % 2)) { rc = yolo_errorf(err, "layer %d: %s hidden width %d is not %s", i, name, L->args[1], r->module == YOLO_SPPELAN ? "positive" : "even and positive"); break; }
-            if (r->module != YOLO_SPPELAN && L->args[2] < 1) { rc = yolo_errorf(err, "layer %d: %s block width %d is not positive", i, name, L->args[2]); break; }
+            int c4_min = r->module == YOLO_REPNCSPELAN4 ? 2 : 1;   /* RepNCSP halves its width */
+            if (r->module != YOLO_SPPELAN && L->args[2] < c4_min) { rc = yolo_errorf(err, "layer %d: %s block width %d is below %d", i, name, L->args[2], c4_min); break; }
             if (r->module == YOLO_REPNCSPELAN4 && (L->args[3] < 1 || L->args[3] > 16)) { rc = yolo_errorf(err, "layer %d: RepNCSPELAN4 depth %d is not in 1..16", i, L->args[3]); break; }
             break;
         }
@@ -3410,8 +3410,12 @@ int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
             continue;
         }
         if (yolo_yaml_word(&y, val, sizeof val)) { rc = yolo_yaml_fail(&y, "missing value"); break; }
-        if (!strcmp(key, "nc")) { if (yolo_yaml_number(val, &file_nc) || file_nc < 1 || file_nc > YOLO_MAX_NC) { rc = yolo_yaml_fail(&y, "nc is not an integer in 1..100000"); break; } }
-        else if (!strcmp(key, "depth_multiple")) { if (yolo_yaml_multiple(val, &gd)) { rc = yolo_yaml_fail(&y, "depth_multiple is not a number in (0, 16]"); break; } }
+        if (!strcmp(key, "nc") && (yolo_yaml_number(val, &file_nc) || file_nc < 1 || file_nc > YOLO_MAX_NC)) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "nc is not an integer in 1..%d", YOLO_MAX_NC);
+            rc = yolo_yaml_fail(&y, msg); break;
+        }
+        if (!strcmp(key, "depth_multiple")) { if (yolo_yaml_multiple(val, &gd)) { rc = yolo_yaml_fail(&y, "depth_multiple is not a number in (0, 16]"); break; } }
         else if (!strcmp(key, "width_multiple")) { if (yolo_yaml_multiple(val, &gw)) { rc = yolo_yaml_fail(&y, "width_multiple is not a number in (0, 16]"); break; } }
         else if (!strcmp(key, "activation") && strcmp(val, "nn.SiLU()")) { rc = yolo_yaml_fail(&y, "only the SiLU activation is supported"); break; }
         /* anchors and anything else: not used by anchor-free heads */
@@ -4634,7 +4638,8 @@ int yolo_load_weights(yolo_model *m, const char *path, char *err) {
     return rc;
 }
 
-/* The temporaries a killed save left in path's folder (*.safetensors.tmp):
+/* The temporaries a killed save left in path's folder (*.safetensors.tmp
+   untouched for a minute: a save under way writes to its own all along):
    nothing reads them, and no later save of that name may come. */
 static void yolo_remove_stale_tmps(const char *path) {
     char dir[1024];
@@ -4649,7 +4654,7 @@ static void yolo_remove_stale_tmps(const char *path) {
         char p[2100];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         struct stat st;
-        if (!lstat(p, &st) && S_ISREG(st.st_mode) && !remove(p)) fprintf(stderr, "%s: removed, left by a save that did not finish\n", p);
+        if (!lstat(p, &st) && S_ISREG(st.st_mode) && st.st_mtime < time(NULL) - 60 && !remove(p)) fprintf(stderr, "%s: removed, left by a save that did not finish\n", p);
     }
     closedir(d);
 }

@@ -19,6 +19,7 @@
 #include "../yolov9.h"
 #include <signal.h>
 #include <sys/time.h>
+#include <utime.h>
 #include <unistd.h>
 #include <stb/stb_image_write.h>
 
@@ -423,6 +424,7 @@ static void run_cases(void) {
         { "a head fed from [15, 15, 15]", "[[15, 18, 21], 1, DDetect, [nc]]", "[[15, 15, 15], 1, DDetect, [nc]]", "not above the previous level" },
         { "ADown of the 3-channel image", NULL, "[-1, 1, ADown, [8]]", "ADown splits its input in halves" },
         { "Upsample of the full-resolution map", NULL, "[-1, 1, nn.Upsample, [None, 2, 'nearest']]", "Upsample of a full-resolution map" },
+        { "RepNCSPELAN4 block width 1 (found by the fuzzer)", "RepNCSPELAN4, [24, 24, 12, 1]", "RepNCSPELAN4, [24, 24, 1]", "block width 1 is below 2" },
         { "the seed itself builds and runs", NULL, "[-1, 1, Conv, [8, 3, 2]]", NULL },
     };
     for (size_t i = 0; i < sizeof mc / sizeof mc[0]; i++) {
@@ -583,6 +585,8 @@ static void run_cases(void) {
         mkdir(dir, 0755);
         snprintf(tmp, sizeof tmp, "%s/best.safetensors.tmp", dir);
         write_file(tmp, "half", 4);
+        struct utimbuf old = { time(NULL) - 3600, time(NULL) - 3600 };   /* killed an hour ago */
+        utime(tmp, &old);
         snprintf(path, sizeof path, "%s/last.safetensors", dir);
         int rc = yolo_save_weights(&g_tiny, path, err);
         struct stat st;

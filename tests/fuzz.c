@@ -548,6 +548,30 @@ static void run_cases(void) {
     expect("data yaml: a list not closed", text_case("d.yaml", "train: a\nval: a\nnames: [a, b,\n  c\n", err, read_data), err, "not closed by ']'");
     expect("data yaml: names keys out of order", text_case("d.yaml", "train: a\nval: a\nnames:\n  0: a\n  2: b\n", err, read_data), err, "key '2' where 1 was expected");
 
+    {   /* path: from the working directory as the official, else beside the yaml; ../ stripped as its fallback */
+        char dir[1200], path[1300];
+        snprintf(dir, sizeof dir, "%s/beside/images", g_dir); yolo_mkdirs(dir);
+        snprintf(path, sizeof path, "%s/beside/d.yaml", g_dir);
+        static const char *yaml[2] = { "path: tests/data/coco8\ntrain: images/train2017\nval: images/train2017\nnc: 80\n",
+                                       "path: .\ntrain: images\nval: images\nnc: 3\n" };
+        char want[2][1300];
+        snprintf(want[0], sizeof want[0], "tests/data/coco8");
+        snprintf(want[1], sizeof want[1], "%s/beside/.", g_dir);
+        for (int k = 0; k < 2; k++) {
+            write_file(path, yaml[k], strlen(yaml[k]));
+            yolo_data_cfg d;
+            int rc = yolo_data_read(&d, path, err);
+            if (!rc && strcmp(d.root, want[k])) rc = -1, snprintf(err, YOLO_ERR, "root %s, not %s", d.root, want[k]);
+            if (!rc) yolo_data_free(&d);
+            expect(k ? "data yaml: path . with the images beside the yaml" : "data yaml: a relative path from the working directory", rc, err, NULL);
+        }
+        yolo_dataset ds;
+        int rc = yolo_dataset_open(&ds, "tests/data/coco8", "../images/train2017", 80, 0, err);
+        if (!rc && ds.n != 8) rc = -1, snprintf(err, YOLO_ERR, "%d images, not 8", ds.n);
+        if (!rc) yolo_dataset_free(&ds);
+        expect("data yaml: ../images/train2017 falls back to images/train2017", rc, err, NULL);
+    }
+
     /* hyperparameters */
     static const char *hkeys[] = { "perspective", "shear", "translate", "scale", "degrees", "hsv_h", "warmup_epochs", "lr0" };
     buf hyp = read_file("tests/data/hyp-noaug.yaml");

@@ -2730,7 +2730,6 @@ static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, doub
     int *ch = (int *)yolo_xcalloc(nrows, sizeof(int)), *st = (int *)yolo_xcalloc(nrows, sizeof(int));
     int rc = 0;
     m->detect = -1;
-    if (!(gw > 0 && gw <= 16)) rc = yolo_errorf(err, "width_multiple %g is not in (0, 16]", gw);
     for (int i = 0; i < nrows && rc == 0; i++) {
         const yolo_row *r = &rows[i];
         yolo_layer *L = &m->layers[i];
@@ -2782,7 +2781,8 @@ static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, doub
             else if (r->nargs != want) { rc = yolo_errorf(err, "layer %d: %s needs %d arguments", i, name, want); break; }
             L->args[0] = c2;
             if (L->args[1] < 1 || (r->module != YOLO_SPPELAN && L->args[1] % 2)) { rc = yolo_errorf(err, "layer %d: %s hidden width %d is not %s", i, name, L->args[1], r->module == YOLO_SPPELAN ? "positive" : "even and positive"); break; }
-            if (r->module != YOLO_SPPELAN && L->args[2] < 1) { rc = yolo_errorf(err, "layer %d: %s block width %d is not positive", i, name, L->args[2]); break; }
+            int c4_min = r->module == YOLO_REPNCSPELAN4 ? 2 : 1;   /* RepNCSP halves its width */
+            if (r->module != YOLO_SPPELAN && L->args[2] < c4_min) { rc = yolo_errorf(err, "layer %d: %s block width %d is below %d", i, name, L->args[2], c4_min); break; }
             if (r->module == YOLO_REPNCSPELAN4 && (L->args[3] < 1 || L->args[3] > 16)) { rc = yolo_errorf(err, "layer %d: RepNCSPELAN4 depth %d is not in 1..16", i, L->args[3]); break; }
             break;
         }
@@ -3590,8 +3590,12 @@ int yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *path,
             continue;
         }
         if (yolo_yaml_word(&y, val, sizeof val)) { rc = yolo_yaml_fail(&y, "missing value"); break; }
-        if (!strcmp(key, "nc")) { if (yolo_yaml_number(val, &file_nc) || file_nc < 1 || file_nc > YOLO_MAX_NC) { rc = yolo_yaml_fail(&y, "nc is not an integer in 1..100000"); break; } }
-        else if (!strcmp(key, "depth_multiple")) { if (yolo_yaml_multiple(val, &gd)) { rc = yolo_yaml_fail(&y, "depth_multiple is not a number in (0, 16]"); break; } }
+        if (!strcmp(key, "nc") && (yolo_yaml_number(val, &file_nc) || file_nc < 1 || file_nc > YOLO_MAX_NC)) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "nc is not an integer in 1..%d", YOLO_MAX_NC);
+            rc = yolo_yaml_fail(&y, msg); break;
+        }
+        if (!strcmp(key, "depth_multiple")) { if (yolo_yaml_multiple(val, &gd)) { rc = yolo_yaml_fail(&y, "depth_multiple is not a number in (0, 16]"); break; } }
         else if (!strcmp(key, "width_multiple")) { if (yolo_yaml_multiple(val, &gw)) { rc = yolo_yaml_fail(&y, "width_multiple is not a number in (0, 16]"); break; } }
         else if (!strcmp(key, "activation") && strcmp(val, "nn.SiLU()")) { rc = yolo_yaml_fail(&y, "only the SiLU activation is supported"); break; }
         /* anchors and anything else: not used by anchor-free heads */
@@ -4948,7 +4952,8 @@ int yolo_transfer_weights(yolo_model *m, const char *path, int *transferred, cha
     return yolo_read_weights(m, path, 0, transferred, err);
 }
 
-/* The temporaries a killed save left in path's folder (*.safetensors.tmp):
+/* The temporaries a killed save left in path's folder (*.safetensors.tmp
+   untouched for a minute: a save under way writes to its own all along):
    nothing reads them, and no later save of that name may come. */
 static void yolo_remove_stale_tmps(const char *path) {
     char dir[1024];
@@ -4963,7 +4968,7 @@ static void yolo_remove_stale_tmps(const char *path) {
         char p[2100];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         struct stat st;
-        if (!lstat(p, &st) && S_ISREG(st.st_mode) && !remove(p)) fprintf(stderr, "%s: removed, left by a save that did not finish\n", p);
+        if (!lstat(p, &st) && S_ISREG(st.st_mode) && st.st_mtime < time(NULL) - 60 && !remove(p)) fprintf(stderr, "%s: removed, left by a save that did not finish\n", p);
     }
     closedir(d);
 }
@@ -5383,23 +5388,33 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
 /* --- finding images and labels --- */
 
 /* A picture's size from its header, checked before anything is decoded:
-   a regular file, a known format, at most YOLO_MAX_PIXELS pixels. */
-#define YOLO_MAX_PIXELS (1L << 28)
+   a regular file, a known format, at most YOLO_MAX_PIXELS pixels (an
+   8192 x 8192 picture), and an uncompressed BMP as long as its pixels. */
+#define YOLO_MAX_PIXELS (1L << 26)
+static uint32_t yolo_le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 static int yolo_image_info(const char *path, int *w, int *h, char *err) {
     int comp;
-    FILE *f = yolo_open_file(path, "image", 0, NULL, err);
+    long size;
+    FILE *f = yolo_open_file(path, "image", 0, &size, err);
     if (!f) return -1;
     int ok = stbi_info_from_file(f, w, h, &comp);
-    unsigned char png[24];   /* stb refuses a huge PNG as "unknown image type": its header says the size */
-    if (!ok && !fseek(f, 0, SEEK_SET) && fread(png, 1, 24, f) == 24 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8) && !memcmp(png + 12, "IHDR", 4)) {
-        uint32_t pw = (uint32_t)png[16] << 24 | (uint32_t)png[17] << 16 | (uint32_t)png[18] << 8 | png[19];
-        uint32_t ph = (uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 | (uint32_t)png[22] << 8 | png[23];
+    unsigned char hd[34];
+    size_t got = fseek(f, 0, SEEK_SET) ? 0 : fread(hd, 1, sizeof hd, f);
+    fclose(f);
+    if (!ok && got >= 24 && !memcmp(hd, "\x89PNG\r\n\x1a\n", 8) && !memcmp(hd + 12, "IHDR", 4)) {
+        /* stb refuses a huge PNG as "unknown image type": its header says the size */
+        uint32_t pw = yolo_le32(hd + 16), ph = yolo_le32(hd + 20);
+        pw = pw >> 24 | (pw >> 8 & 0xff00) | (pw << 8 & 0xff0000) | pw << 24;   /* big-endian */
+        ph = ph >> 24 | (ph >> 8 & 0xff00) | (ph << 8 & 0xff0000) | ph << 24;
         *w = pw > INT_MAX ? INT_MAX : (int)pw; *h = ph > INT_MAX ? INT_MAX : (int)ph;
         ok = *w > 0 && *h > 0 && (long)*w * *h > YOLO_MAX_PIXELS;
     }
-    fclose(f);
     if (!ok) return yolo_errorf(err, "%s: cannot read image (%s)", path, stbi_failure_reason());
     if (*w < 1 || *h < 1 || (long)*w * *h > YOLO_MAX_PIXELS) return yolo_errorf(err, "%s: image of %dx%d pixels, more than the %ld supported", path, *w, *h, YOLO_MAX_PIXELS);
+    if (got >= 34 && hd[0] == 'B' && hd[1] == 'M' && yolo_le32(hd + 30) == 0) {   /* BI_RGB: every row in the file */
+        long bpp = hd[28] | hd[29] << 8, row = ((bpp * *w + 31) / 32) * 4;
+        if ((long)yolo_le32(hd + 10) + row * *h > size) return yolo_errorf(err, "%s: truncated BMP (%dx%d pixels in %ld bytes)", path, *w, *h, size);
+    }
     return 0;
 }
 

@@ -11,26 +11,32 @@
    few times (bits, bytes, tokens such as -1, 0, 1e30, nan, [[[[, numbers
    swapped, ranges cut, copied or repeated), written under DIR and given
    to the parser. An input fails the run when the parser crashes, a
-   sanitizer reports, it runs past the time limit (SIGALRM), or it refuses
+   sanitizer reports, it runs past the CPU time limit (SIGPROF), or it refuses
    the input with anything but one line naming the file. The input being
    run is always in DIR/current.bin, so a crash leaves its reproducer. */
 #define _GNU_SOURCE   /* memmem */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 #include <signal.h>
+#include <sys/time.h>
+#include <utime.h>
 #include <unistd.h>
 #include <stb/stb_image_write.h>
 
-#define INPUT_SECONDS 10   /* per input, under the sanitizers */
+#define INPUT_SECONDS 10   /* of CPU time per input, under the sanitizers (a loaded machine is no hang) */
 
 static const char *g_dir;
 static const char *g_surface = "cases";
 static long g_input = -1;
 
+static void cpu_limit(int seconds) {
+    struct itimerval t = { { 0, 0 }, { seconds, 0 } };
+    setitimer(ITIMER_PROF, &t, NULL);
+}
 static void on_alarm(int sig) {
     (void)sig;
     char msg[256];
-    int n = snprintf(msg, sizeof msg, "fuzz: %s input %ld ran past %d s (reproducer: %s/current.bin)\n", g_surface, g_input, INPUT_SECONDS, g_dir);
+    int n = snprintf(msg, sizeof msg, "fuzz: %s input %ld ran past %d s of CPU time (reproducer: %s/current.bin)\n", g_surface, g_input, INPUT_SECONDS, g_dir);
     if (write(1, msg, n) < 0) _exit(3);
     _exit(2);
 }
@@ -419,6 +425,7 @@ static void run_cases(void) {
         { "a head fed from [15, 15, 15]", "[[15, 18, 21], 1, DDetect, [nc]]", "[[15, 15, 15], 1, DDetect, [nc]]", "not above the previous level" },
         { "ADown of the 3-channel image", NULL, "[-1, 1, ADown, [8]]", "ADown splits its input in halves" },
         { "Upsample of the full-resolution map", NULL, "[-1, 1, nn.Upsample, [None, 2, 'nearest']]", "Upsample of a full-resolution map" },
+        { "RepNCSPELAN4 block width 1 (found by the fuzzer)", "RepNCSPELAN4, [24, 24, 12, 1]", "RepNCSPELAN4, [24, 24, 1]", "block width 1 is below 2" },
         { "the seed itself builds and runs", NULL, "[-1, 1, Conv, [8, 3, 2]]", NULL },
     };
     for (size_t i = 0; i < sizeof mc / sizeof mc[0]; i++) {
@@ -520,6 +527,17 @@ static void run_cases(void) {
         write_file(path, png, sizeof png);
         yolo_image im;
         expect("image: a PNG claiming 100000x100000", yolo_image_load(&im, path, err), err, "100000x100000 pixels");
+        static const int heights[2] = { 14811146, 100000 };   /* found by the fuzzer: 10 s to decode 414 bytes */
+        for (int k = 0; k < 2; k++) {
+            unsigned char bmp[414] = { 'B', 'M', 158, 1, 0, 0, 0, 0, 0, 0, 54, 0, 0, 0, 40, 0, 0, 0, 12, 0, 0, 0 };
+            for (int i = 0; i < 4; i++) bmp[22 + i] = (unsigned char)(heights[k] >> (8 * i));
+            bmp[26] = 1; bmp[28] = 24;
+            snprintf(path, sizeof path, "%s/tall.bmp", g_dir);
+            write_file(path, bmp, sizeof bmp);
+            char what[96];
+            snprintf(what, sizeof what, "image: a 414-byte BMP claiming 12x%d", heights[k]);
+            expect(what, yolo_image_load(&im, path, err), err, k ? "truncated BMP" : "pixels, more than");
+        }
     }
 
     /* dataset yaml */
@@ -530,6 +548,30 @@ static void run_cases(void) {
         expect("data yaml: /work/official/data/coco.yaml", read_data("/work/official/data/coco.yaml", err), err, NULL);
     expect("data yaml: a list not closed", text_case("d.yaml", "train: a\nval: a\nnames: [a, b,\n  c\n", err, read_data), err, "not closed by ']'");
     expect("data yaml: names keys out of order", text_case("d.yaml", "train: a\nval: a\nnames:\n  0: a\n  2: b\n", err, read_data), err, "key '2' where 1 was expected");
+
+    {   /* path: from the working directory as the official, else beside the yaml; ../ stripped as its fallback */
+        char dir[1200], path[1300];
+        snprintf(dir, sizeof dir, "%s/beside/images", g_dir); yolo_mkdirs(dir);
+        snprintf(path, sizeof path, "%s/beside/d.yaml", g_dir);
+        static const char *yaml[2] = { "path: tests/data/coco8\ntrain: images/train2017\nval: images/train2017\nnc: 80\n",
+                                       "path: .\ntrain: images\nval: images\nnc: 3\n" };
+        char want[2][1300];
+        snprintf(want[0], sizeof want[0], "tests/data/coco8");
+        snprintf(want[1], sizeof want[1], "%s/beside/.", g_dir);
+        for (int k = 0; k < 2; k++) {
+            write_file(path, yaml[k], strlen(yaml[k]));
+            yolo_data_cfg d;
+            int rc = yolo_data_read(&d, path, err);
+            if (!rc && strcmp(d.root, want[k])) rc = -1, snprintf(err, YOLO_ERR, "root %s, not %s", d.root, want[k]);
+            if (!rc) yolo_data_free(&d);
+            expect(k ? "data yaml: path . with the images beside the yaml" : "data yaml: a relative path from the working directory", rc, err, NULL);
+        }
+        yolo_dataset ds;
+        int rc = yolo_dataset_open(&ds, "tests/data/coco8", "../images/train2017", 80, 0, err);
+        if (!rc && ds.n != 8) rc = -1, snprintf(err, YOLO_ERR, "%d images, not 8", ds.n);
+        if (!rc) yolo_dataset_free(&ds);
+        expect("data yaml: ../images/train2017 falls back to images/train2017", rc, err, NULL);
+    }
 
     /* hyperparameters */
     static const char *hkeys[] = { "perspective", "shear", "translate", "scale", "degrees", "hsv_h", "warmup_epochs", "lr0" };
@@ -568,6 +610,8 @@ static void run_cases(void) {
         mkdir(dir, 0755);
         snprintf(tmp, sizeof tmp, "%s/best.safetensors.tmp", dir);
         write_file(tmp, "half", 4);
+        struct utimbuf old = { time(NULL) - 3600, time(NULL) - 3600 };   /* killed an hour ago */
+        utime(tmp, &old);
         snprintf(path, sizeof path, "%s/last.safetensors", dir);
         int rc = yolo_save_weights(&g_tiny, path, NULL, NULL, err);
         struct stat st;
@@ -604,7 +648,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
         else if (nonly < 16) only[nonly++] = argv[i];
     }
-    signal(SIGALRM, on_alarm);
+    signal(SIGPROF, on_alarm);
     char err[YOLO_ERR];
     if (yolo_model_from_yaml(&g_tiny, "tests/golden/tiny-gelan/model.yaml", 0, err)) { printf("%s\n", err); return 1; }
     snprintf(g_labels_root, sizeof g_labels_root, "%s/labels-ds", g_dir); make_dataset(g_labels_root);
@@ -612,9 +656,9 @@ int main(int argc, char **argv) {
     snprintf(g_cache_path, sizeof g_cache_path, "%s/labels.cache", g_cache_root);
     if (yolo_dataset_open(&g_samples, g_cache_root, "images", 3, 0, err)) { printf("%s\n", err); return 1; }   /* writes the cache */
 
-    alarm(120);
+    cpu_limit(120);
     if (!nonly) run_cases();
-    alarm(0);
+    cpu_limit(0);
 
     static const struct { const char *name, *seeds[3]; } surfaces[] = {
         { "st", { "tests/golden/tiny-gelan/weights.safetensors", "tests/golden/tiny-cb/weights.safetensors" } },
@@ -668,12 +712,12 @@ int main(int argc, char **argv) {
             }
             buf b = mutant(sd, &r, 0, hi);
             write_file(path, b.p, b.n);
-            alarm(INPUT_SECONDS);
+            cpu_limit(INPUT_SECONDS);
             int rc = !strcmp(g_surface, "st") ? run_st(&b) : !strcmp(g_surface, "model") ? run_model(&b)
                    : !strcmp(g_surface, "data") ? run_data(&b) : !strcmp(g_surface, "labels") ? run_labels(&b)
                    : !strcmp(g_surface, "cache") ? run_cache(&b) : !strcmp(g_surface, "hyp") ? run_hyp(&b, &r)
                    : run_image(&b, ext[which]);
-            alarm(0);
+            cpu_limit(0);
             accepted += rc == 0;
             free(b.p);
             if (g_failures) break;

@@ -26,6 +26,7 @@ written. What is written is what yolov9.h's loader accepts: unique names,
 finite values, the tensors tiling the data.
 """
 import collections
+import io
 import json
 import math
 import os
@@ -40,6 +41,7 @@ MAX_INFLATION = 200               # a member may inflate at most this much (a zi
 MAX_MODULE_DEPTH = 64             # nn.Module nesting (the official models: 4)
 MAX_MODULES = 100000              # modules visited (yolov9-e: about 1500)
 MAX_NAME = 127                    # yolov9.h's tensor names
+MAX_VALUES = 1 << 28              # values written in all (yolov9-e: 58M)
 
 
 class Refused(Exception):
@@ -152,29 +154,32 @@ def read_member(zf, name, limit):
     return data
 
 
-def tensor_floats(zf, prefix, t):
+def tensor_floats(zf, prefix, t, storages):
     """The tensor's values as a list of Python floats (row-major), or None
     when it is not floating point. Its storage is read only now, and only
     when the tensor stays inside it and has no more elements than it (no
-    view that repeats one value millions of times)."""
+    view that repeats one value millions of times). storages keeps each
+    storage's values once read (many tensors may share one)."""
     if t.storage.kind not in STORAGE_DTYPES:
         raise Refused("storage %s has the unknown type %s" % (t.storage.key, t.storage.kind))
     code, width, floating = STORAGE_DTYPES[t.storage.kind]
     if not floating:
         return None
-    raw = read_member(zf, prefix + "data/" + t.storage.key, MAX_STORAGE_BYTES)
-    if len(raw) % width:
-        raise Refused("storage %s has %d bytes, not a whole number of %d-byte values" % (t.storage.key, len(raw), width))
-    n_storage = len(raw) // width
-    n = t.numel()
+    if (t.storage.key, code) not in storages:
+        raw = read_member(zf, prefix + "data/" + t.storage.key, MAX_STORAGE_BYTES)
+        if len(raw) % width:
+            raise Refused("storage %s has %d bytes, not a whole number of %d-byte values" % (t.storage.key, len(raw), width))
+        if code == "bf16":
+            vals = struct.unpack("<%dH" % (len(raw) // 2), raw)
+            vals = [struct.unpack("<f", struct.pack("<I", v << 16))[0] for v in vals]
+        else:
+            vals = struct.unpack("<%d%s" % (len(raw) // width, code), raw)
+        storages[(t.storage.key, code)] = vals
+    vals = storages[(t.storage.key, code)]
+    n_storage, n = len(vals), t.numel()
     if t.extent() > n_storage or n > n_storage:
         raise Refused("a tensor of shape %s (offset %d, stride %s) does not fit its storage %s of %d values"
                       % (list(t.size), t.offset, list(t.stride), t.storage.key, n_storage))
-    if code == "bf16":
-        vals = struct.unpack("<%dH" % n_storage, raw)
-        vals = [struct.unpack("<f", struct.pack("<I", v << 16))[0] for v in vals]
-    else:
-        vals = struct.unpack("<%d%s" % (n_storage, code), raw)
     contiguous, expect = True, 1
     for d, s in zip(reversed(t.size), reversed(t.stride)):
         if d != 1 and s != expect:
@@ -183,14 +188,13 @@ def tensor_floats(zf, prefix, t):
     if contiguous:
         return list(vals[t.offset:t.offset + n])
     out = []
-    index = [0] * len(t.size)
-    for _ in range(n):   # row-major walk over the view
-        out.append(vals[t.offset + sum(i * st for i, st in zip(index, t.stride))])
-        for dim in reversed(range(len(t.size))):
-            index[dim] += 1
-            if index[dim] < t.size[dim]:
-                break
-            index[dim] = 0
+    def walk(dim, base):
+        if dim == len(t.size):
+            out.append(vals[base])
+            return
+        for i in range(t.size[dim]):
+            walk(dim + 1, base + i * t.stride[dim])
+    walk(0, t.offset)
     return out
 
 
@@ -266,7 +270,6 @@ def convert(src, dst):
     if not pkl:
         raise Refused("not a PyTorch zip checkpoint (no data.pkl)")
     prefix = pkl[0][: -len("data.pkl")]
-    import io
     ckpt = Unpickler(io.BytesIO(read_member(zf, pkl[0], MAX_PICKLE_BYTES))).load()
     if isinstance(ckpt, dict):
         root = ckpt.get("ema") or ckpt.get("model")
@@ -274,7 +277,7 @@ def convert(src, dst):
         root = ckpt
     if root is None or not hasattr(root, "_modules"):
         raise Refused("no model in the checkpoint")
-    header, blobs, offset = {}, [], 0
+    header, blobs, offset, storages = {}, [], 0, {}
     meta = description(root)
     if meta:
         header["__metadata__"] = meta
@@ -282,9 +285,11 @@ def convert(src, dst):
         check_name(name)
         if name in header:
             raise Refused("tensor %s appears twice" % name)
-        vals = tensor_floats(zf, prefix, t)
+        vals = tensor_floats(zf, prefix, t, storages)
         if vals is None:
             continue  # num_batches_tracked and other integer buffers
+        if offset // 4 + len(vals) > MAX_VALUES:
+            raise Refused("more than %d values in all (tensors sharing one storage many times?)" % MAX_VALUES)
         if not all(math.isfinite(v) for v in vals):
             raise Refused("%s holds NaN or infinite values" % name)
         try:
@@ -330,10 +335,9 @@ def main(argv):
     except Refused as e:
         sys.stderr.write("%s: %s\n" % (src, one_line(e)))
         return 1
-    except (OSError, EOFError, zipfile.BadZipFile, pickle.UnpicklingError, ValueError, TypeError, KeyError,
-            IndexError, AttributeError, struct.error, RecursionError, MemoryError, OverflowError, UnicodeError,
-            NotImplementedError, zipfile.LargeZipFile) as e:
-        # the archive or the pickle is damaged: say so in one line
+    except Exception as e:
+        # the archive or the pickle is damaged (a bad zip, an unknown opcode,
+        # a REDUCE of the wrong arguments, ...): say so in one line
         sys.stderr.write("%s: not a readable checkpoint (%s: %s)\n" % (src, type(e).__name__, one_line(e)))
         return 1
     print("%s: %d tensors -> %s" % (src, n, dst))

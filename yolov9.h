@@ -5721,25 +5721,35 @@ int yolo_image_load(yolo_image *im, const char *path, char *err) {
     return 0;
 }
 
-/* bilinear, pixel centres aligned (cv2.INTER_LINER's geometry) */
+/* bilinear, pixel centres aligned (cv2.INTER_LINER's geometry). Each
+   output column's two source columns and weight are found once, not once
+   a row. */
 static void yolo_resize_linear(const yolo_image *src, yolo_image *dst) {
     int w = src->w, h = src->h;
+    int *xa = (int *)yolo_xmalloc((size_t)2 * dst->w * sizeof(int)), *xb = xa + dst->w;
+    double *fxs = (double *)yolo_xmalloc((size_t)dst->w * sizeof(double)), grey[256];
+    for (int v = 0; v < 256; v++) grey[v] = v;
+    for (int x = 0; x < dst->w; x++) {
+        double sx = fmin(fmax((x + 0.5) * w / (double)dst->w - 0.5, 0), w - 1);
+        xa[x] = (int)sx; xb[x] = xa[x] + 1 < w ? xa[x] + 1 : xa[x];
+        fxs[x] = sx - xa[x];
+    }
     for (int y = 0; y < dst->h; y++) {
         double sy = fmin(fmax((y + 0.5) * h / (double)dst->h - 0.5, 0), h - 1);
         int ya = (int)sy, yb = ya + 1 < h ? ya + 1 : ya;
         double fy = sy - ya;
+        const unsigned char *ra = src->rgb + (size_t)ya * w * 3, *rb = src->rgb + (size_t)yb * w * 3;
+        unsigned char *o = dst->rgb + (size_t)y * dst->w * 3;
         for (int x = 0; x < dst->w; x++) {
-            double sx = fmin(fmax((x + 0.5) * w / (double)dst->w - 0.5, 0), w - 1);
-            int xa = (int)sx, xb = xa + 1 < w ? xa + 1 : xa;
-            double fx = sx - xa;
+            double fx = fxs[x];
             for (int c = 0; c < 3; c++) {
-                const unsigned char *p = src->rgb;
-                double v = (1 - fy) * ((1 - fx) * p[(ya * w + xa) * 3 + c] + fx * p[(ya * w + xb) * 3 + c]) +
-                           fy * ((1 - fx) * p[(yb * w + xa) * 3 + c] + fx * p[(yb * w + xb) * 3 + c]);
-                dst->rgb[(y * dst->w + x) * 3 + c] = (unsigned char)(v + 0.5);
+                double v = (1 - fy) * ((1 - fx) * grey[ra[xa[x] * 3 + c]] + fx * grey[ra[xb[x] * 3 + c]]) +
+                           fy * ((1 - fx) * grey[rb[xa[x] * 3 + c]] + fx * grey[rb[xb[x] * 3 + c]]);
+                o[x * 3 + c] = (unsigned char)(v + 0.5);
             }
         }
     }
+    free(xa); free(fxs);
 }
 
 /* shrinking: every output pixel the area-weighted mean of the source

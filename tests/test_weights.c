@@ -130,6 +130,23 @@ int main(int argc, char **argv) {
         yolo_ema_free(&ema);
     }
     yolo_model_free(&b);
+
+    /* --cos-lr and --flat-cos-lr: the official one_cycle(1, 0.01, 11) and
+       one_flat_cycle(1, 0.01, 11) at epochs 0..10 (evaluated by its Python
+       lambdas; 11 epochs: the flat half is steps // 2 = 5); --fixed-lr: 1 */
+    static const double cos11[11] = { 1, 0.97994902193917621, 0.92142049875143472, 0.82915606330291614, 0.71063043143593374,
+                                      0.57544584494527617, 0.43455415505472395, 0.29936956856406627, 0.18084393669708398,
+                                      0.088579501248565395, 0.030050978060823796 };
+    static const double flat11[11] = { 1, 1, 1, 1, 1, 1, 0.90546341221559901, 0.65796341221559906, 0.35203658778440106,
+                                       0.104536587784401, 0.010000000000000009 };
+    double worst_lr = 0;
+    for (int e = 0; e < 11; e++) {
+        worst_lr = fmax(worst_lr, fabs(yolo_lr_factor(e, 11, 0.01, YOLO_LR_COS) - cos11[e]));
+        worst_lr = fmax(worst_lr, fabs(yolo_lr_factor(e, 11, 0.01, YOLO_LR_FLAT_COS) - flat11[e]));
+        worst_lr = fmax(worst_lr, fabs(yolo_lr_factor(e, 11, 0.01, YOLO_LR_FIXED) - 1));
+    }
+    snprintf(path, sizeof path, "worst difference %.1e", worst_lr);
+    check(worst_lr < 1e-12, "--cos-lr, --flat-cos-lr, --fixed-lr factors as the official", path);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

@@ -64,15 +64,17 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 	./tests/test_augment tests/golden/augment || fail=$$((fail + 1)); \
 	sh tests/test_convert.sh || fail=$$((fail + 1)); \
 	./tests/golden_check $(GOLDEN) || fail=$$((fail + 1)); \
+	./tests/golden_check --precision bf16 $(GOLDEN) || fail=$$((fail + 1)); \
 	./tests/test_grad tests/golden || fail=$$((fail + 1)); \
 	sh tests/test_train.sh || fail=$$((fail + 1)); \
 	sh tests/test_detect.sh || fail=$$((fail + 1)); \
 	sh tests/test_val.sh || fail=$$((fail + 1)); \
-	echo "programs: $$((10 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
+	echo "programs: $$((11 - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
 	./tests/golden_check --device cuda $(GOLDEN)
+	./tests/golden_check --device cuda --precision bf16 $(GOLDEN)
 
 clean:
 	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_cuda tests/bench_train \

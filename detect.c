@@ -6,7 +6,7 @@
    Flags: --cfg NAME|FILE.yaml  --weights FILE.safetensors  --source PATH  --data FILE.yaml (names)
           --img 640  --conf-thres 0.25  --iou-thres 0.45  --max-det 1000  --classes 0,2,...
           --agnostic-nms  --line-thickness 3  --hide-labels  --hide-conf  --save-txt  --save-conf
-          --nosave  --half  --project runs/detect  --name exp  --exist-ok  --nc N  --device cpu|cuda|N  --info
+          --nosave  --half  --precision fp32|bf16  --project runs/detect  --name exp  --exist-ok  --nc N  --device cpu|cuda|N  --info
    Pictures with their boxes drawn go to runs/detect/NAME (labels/ with
    --save-txt); one line per picture says what was found and how long it took. */
 #define YOLOV9_IMPLEMENTATION
@@ -27,6 +27,7 @@ static void usage(const char *why) {
     fprintf(stderr, "usage: detect --cfg NAME|FILE.yaml [--weights FILE] [--source PATH] [--data FILE.yaml] [--img 640]\n"
                     "              [--conf-thres 0.25] [--iou-thres 0.45] [--max-det 1000] [--classes 0,2] [--agnostic-nms]\n"
                     "              [--line-thickness 3] [--hide-labels] [--hide-conf] [--save-txt] [--save-conf] [--nosave] [--half]\n"
+                    "              [--precision fp32|bf16]\n"
                     "              [--project runs/detect] [--name exp] [--exist-ok] [--nc N] [--device cpu|cuda|N] [--info]\n");
     exit(2);
 }
@@ -148,6 +149,7 @@ static int gather(const char *source, char ***files, int *n) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *source = NULL, *device = NULL, *data = NULL, *project = "runs/detect", *name = "exp";
+    const char *precision = NULL;
     int info = 0, nc = 0, exist_ok = 0, half = 0;
     detect_opts o;
     memset(&o, 0, sizeof o);
@@ -174,6 +176,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--line-thickness")) o.lw = atoi(v);
         else if (!strcmp(a, "--nc")) nc = atoi(v);
         else if (!strcmp(a, "--device")) device = v;
+        else if (!strcmp(a, "--precision")) precision = v;
         else if (!strcmp(a, "--classes")) {
             char buf[1024];
             snprintf(buf, sizeof buf, "%s", v);
@@ -183,6 +186,7 @@ int main(int argc, char **argv) {
     }
     if (!cfg) usage("--cfg is required");
     if (o.img < 32 || o.max_det < 1 || o.lw < 1) usage("--img, --max-det and --line-thickness must be positive");
+    if (precision && yolo_precision_parse(precision) < 0) usage("--precision is fp32 or bf16");
     char err[YOLO_ERR];
     yolo_data_cfg dc;
     memset(&dc, 0, sizeof dc);
@@ -221,6 +225,7 @@ int main(int argc, char **argv) {
     if (o.save_txt) yolo_mkdirs(lab);
     o.dir = dir;
     yolo_model_fuse(&m);   /* BatchNorm and RepConvN folded into plain convs */
+    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, 0);
     if (half && !yolo_model_half(&m)) fprintf(stderr, "detect: --half: %s has no half-precision path, computing in float32\n", be->name);
     int rc = 0;
     for (int i = 0; i < n; i++) { rc |= detect_one(&m, &o, files[i], i + 1, n); free(files[i]); }

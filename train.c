@@ -10,6 +10,8 @@
           --project runs/train  --name exp  --exist-ok  --noval  --cache  --resume [FILE]
           --ckpt (recompute every block's inside during backward: less memory)
           --mem-budget 10G (choose --ckpt and, unless --batch is given, the batch to fit)
+          --precision bf16|fp32 (the convs' products: bf16 operands with float32
+            sums, the default on a GPU with tensor cores, or float32 throughout)
           --dry-run (print the memory plan and stop)
    Every epoch: a progress line, validation with the EMA weights (unless
    --noval), results.csv, weights/last.safetensors and best.safetensors. */
@@ -19,7 +21,7 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume;
+    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume, *precision;
     int epochs, batch, img, cos_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, cache, dry_run;
     int ckpt, batch_given;
     double mem_budget;       /* bytes, 0: none */
@@ -31,7 +33,7 @@ static void usage(const char *why) {
                     "             [--batch 16] [--img 640] [--optimizer SGD|Adam|AdamW] [--cos-lr] [--close-mosaic N]\n"
                     "             [--min-items N] [--workers 8] [--device cpu|cuda|N] [--seed 0] [--project DIR]\n"
                     "             [--name NAME] [--exist-ok] [--noval] [--cache] [--resume [FILE]] [--ckpt]\n"
-                    "             [--mem-budget SIZE] [--dry-run]\n");
+                    "             [--mem-budget SIZE] [--precision bf16|fp32] [--dry-run]\n");
     exit(2);
 }
 
@@ -56,6 +58,10 @@ static void parse_args(train_args *a, int argc, char **argv) {
         else if (!strcmp(k, "--hyp")) a->hyp = v;
         else if (!strcmp(k, "--optimizer")) a->optimizer = v;
         else if (!strcmp(k, "--device")) a->device = v;
+        else if (!strcmp(k, "--precision")) {
+            a->precision = v;
+            if (yolo_precision_parse(v) < 0) usage("--precision is bf16 or fp32");
+        }
         else if (!strcmp(k, "--project")) a->project = v;
         else if (!strcmp(k, "--name")) a->name = v;
         else if (!strcmp(k, "--epochs")) a->epochs = atoi(v);
@@ -130,7 +136,7 @@ static int largest_batch(yolo_model *m, const yolo_dataset *tr, const yolo_datas
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
-    train_args a = { NULL, NULL, NULL, NULL, "SGD", NULL, "runs/train", "exp", NULL,
+    train_args a = { NULL, NULL, NULL, NULL, "SGD", NULL, "runs/train", "exp", NULL, NULL,
                      100, 16, 640, 0, 0, 0, 8, 0, 0, 0, 0, 0 };
     parse_args(&a, argc - 1, argv + 1);
     char err[YOLO_ERR], ckpt[1024] = "", save_dir[1024], saved_args[4096] = "", saved_hyp[2048] = "";
@@ -233,6 +239,8 @@ int main(int argc, char **argv) {
     if (a.dry_run) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
+    m.precision = a.precision ? (yolo_precision)yolo_precision_parse(a.precision) : yolo_precision_default(be, 1);
+    printf("convolutions in %s on %s\n", yolo_precision_name(m.precision), be->name);
     if (a.weights && yolo_load_weights(&m, a.weights, err)) die(err);
     if (a.cache) { yolo_dataset_cache(&train_set, a.img, 1); yolo_dataset_cache(&val_set, a.img, 0); }
 

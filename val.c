@@ -5,7 +5,7 @@
    Flags: --cfg NAME|FILE.yaml  --weights FILE  --data FILE.yaml  --task val|train
           --batch 32  --img 640  --conf-thres 0.001  --iou-thres 0.7  --max-det 300
           --device cpu|cuda|N  --workers 8  --verbose  --save-txt  --save-conf  --save-json
-          --half  --project runs/val  --name exp  --exist-ok  --dry-run
+          --half  --precision fp32|bf16  --project runs/val  --name exp  --exist-ok  --dry-run
    Prints P, R, mAP50 and mAP50-95 (per class with --verbose) and the time
    per image of pre-processing, inference and NMS. */
 #define YOLOV9_IMPLEMENTATION
@@ -16,7 +16,7 @@ static void usage(const char *why) {
     fprintf(stderr, "usage: val --cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--task val|train] [--batch 32]\n"
                     "           [--img 640] [--conf-thres 0.001] [--iou-thres 0.7] [--max-det 300] [--device cpu|cuda|N]\n"
                     "           [--workers 8] [--verbose] [--save-txt] [--save-conf] [--save-json] [--project DIR]\n"
-                    "           [--half] [--name NAME] [--exist-ok] [--dry-run]\n");
+                    "           [--half] [--precision fp32|bf16] [--name NAME] [--exist-ok] [--dry-run]\n");
     exit(2);
 }
 
@@ -76,6 +76,7 @@ static void save_image(void *ctx, int id, const yolo_det *d, int n) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *data = NULL, *task = "val", *device = NULL, *project = "runs/val", *name = "exp";
+    const char *precision = NULL;
     int batch = 32, img = 640, max_det = 300, workers = 8, verbose = 0, save_txt = 0, save_conf = 0, save_json = 0;
     int exist_ok = 0, dry_run = 0, half = 0;
     float conf = 0.001f, iou = 0.7f;
@@ -94,6 +95,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--data")) data = v;
         else if (!strcmp(a, "--task")) task = v;
         else if (!strcmp(a, "--device")) device = v;
+        else if (!strcmp(a, "--precision")) precision = v;
         else if (!strcmp(a, "--project")) project = v;
         else if (!strcmp(a, "--name")) name = v;
         else if (!strcmp(a, "--batch") || !strcmp(a, "--batch-size")) batch = atoi(v);
@@ -108,6 +110,7 @@ int main(int argc, char **argv) {
     if (!cfg || !data) usage("--cfg and --data are required");
     if (batch < 1 || img < 32 || img % 32) usage("--batch must be positive, --img a multiple of 32");
     if (strcmp(task, "val") && strcmp(task, "train")) usage("--task is val or train");
+    if (precision && yolo_precision_parse(precision) < 0) usage("--precision is fp32 or bf16");
     char err[YOLO_ERR];
     yolo_data_cfg dc;
     if (yolo_data_read(&dc, data, err)) { fprintf(stderr, "%s\n", err); return 1; }
@@ -133,6 +136,7 @@ int main(int argc, char **argv) {
     if (weights && yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
     if (!weights) fprintf(stderr, "val: no --weights, validating the untrained model\n");
     yolo_model_fuse(&m);
+    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, 0);
     if (half && !yolo_model_half(&m)) fprintf(stderr, "val: --half: %s has no half-precision path, computing in float32\n", be->name);
 
     char dir[1024], labels[1100], jpath[1200];
@@ -167,7 +171,7 @@ int main(int argc, char **argv) {
                    mt.ap50[c], mt.ap[c]);
     printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s%s\n",
            1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name,
-           m.half ? " (half)" : "");
+           m.precision == YOLO_FP32 ? "" : m.precision == YOLO_FP16 ? " (half)" : " (bf16)");
     if (save_txt || save_json) printf("Results saved to %s\n", dir);
     yolo_metrics_free(&mt);
     yolo_eval_free(&ev);

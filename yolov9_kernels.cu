@@ -185,12 +185,13 @@ static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
    BM x BN x BK, 256 threads, each owning RM x RN outputs: RM / 4 runs of
    4 rows and RN / 4 runs of 4 columns, spread across the tile, so that
    each run comes out of shared memory in one 16-byte read. A and B
-   are functors that gather their element (this is where im2col happens,
-   implicitly); the epilogue functor stores or adds the result. Split-K
-   (gridDim.z > 1) gives each z-slice a range of k. A thread loads B from
-   one column only (256 is a multiple of BN), so B's functor splits a
-   column index once, col(n), and then gathers along k, at(col, k): the
-   im2col divisions of the column are not redone for every k. Large
+   are loaders that gather their element (this is where im2col happens,
+   implicitly; below, with the convolutions); the epilogue functor stores
+   or adds the result. Split-K (gridDim.z > 1) gives each z-slice a range
+   of k. A thread loads B from one column only (256 is a multiple of BN),
+   so B's loader splits a column index once, col(n), and then gathers
+   along k: the im2col divisions of the column are not redone for every
+   k. Large
    problems take 128 x 128 tiles (8 x 8 per thread: 64 multiply-adds per
    four 16-byte shared reads), small ones 64 x 64. */
 template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
@@ -213,12 +214,12 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
     #pragma unroll
     for (int r = 0; r < NA; r++) {
         int e = tid + 256 * r, kk = e % BK, m = m0 + e / BK, k = kbeg + kk;
-        ra[r] = (m < M && k < kend) ? la(m, k) : 0.f;
+        ra[r] = (m < M && k < kend) ? load1(la, m, k) : 0.f;
     }
     #pragma unroll
     for (int r = 0; r < NB; r++) {
         int k = kbeg + (tid + 256 * r) / BN;
-        rb[r] = (n_in && k < kend) ? lb.at(col, k) : 0.f;
+        rb[r] = (n_in && k < kend) ? load1(lb, col, k) : 0.f;
     }
     for (int k0 = kbeg; k0 < kend; k0 += BK) {
         #pragma unroll
@@ -231,12 +232,12 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
             #pragma unroll
             for (int r = 0; r < NA; r++) {
                 int e = tid + 256 * r, m = m0 + e / BK, k = k1 + e % BK;
-                ra[r] = (m < M && k < kend) ? la(m, k) : 0.f;
+                ra[r] = (m < M && k < kend) ? load1(la, m, k) : 0.f;
             }
             #pragma unroll
             for (int r = 0; r < NB; r++) {
                 int k = k1 + (tid + 256 * r) / BN;
-                rb[r] = (n_in && k < kend) ? lb.at(col, k) : 0.f;
+                rb[r] = (n_in && k < kend) ? load1(lb, col, k) : 0.f;
             }
         }
         #pragma unroll
@@ -354,14 +355,16 @@ __global__ void __launch_bounds__(256) gemm_tc_kernel(int M, int N, int K, int k
         #pragma unroll
         for (int r = 0; r < NA; r++) {
             int e = tid + 256 * r, m = m0 + e / 4, k = k0 + e % 4 * 8;
+            typename LA::Walk w = la.walk(m < M ? m : 0, k);
             #pragma unroll
-            for (int j = 0; j < 8; j++) ra[r][j] = (m < M && k + j < kend) ? la(m, k + j) : 0.f;
+            for (int j = 0; j < 8; j++) ra[r][j] = (m < M && k + j < kend) ? la.next(w) : 0.f;
         }
         #pragma unroll
         for (int r = 0; r < NB; r++) {
             int k = k0 + (tid + 256 * r) / BN * 8;
+            typename LB::Walk w = lb.walk(col, k);
             #pragma unroll
-            for (int j = 0; j < 8; j++) rb[r][j] = (n_in && k + j < kend) ? lb.at(col, k + j) : 0.f;
+            for (int j = 0; j < 8; j++) rb[r][j] = (n_in && k + j < kend) ? lb.next(w) : 0.f;
         }
     };
     auto store = [&](int buf) {
@@ -496,6 +499,18 @@ struct ConvGeo {
     FastDiv fk, fkk, fWo, fP;
 };
 
+/* The operands' loaders. Each gathers its matrix element by element
+   along k: walk(i, k) starts a walk at row (A) or column (B) i and k,
+   doing the divisions that split the indices once; next(w) returns the
+   element and steps to k + 1 with a compare and an add. The tensor-core
+   tiles read runs of 8 consecutive k so; the float32 tiles one element
+   (load1). A B loader also splits its column index once, col(n): what a
+   column shares over every k. */
+template <class L, class I> __device__ inline float load1(const L &l, const I &i, int k) {
+    typename L::Walk w = l.walk(i, k);
+    return l.next(w);
+}
+
 /* The im2col element of input channel and kernel offset kidx = (ci, ky, kx)
    of the group and output position pos = (b, oy, ox), zero in the padding,
    in two halves: Pos is what the position alone decides (the image's
@@ -513,19 +528,33 @@ __device__ inline Tap im2col_tap(const ConvGeo &c, int kidx) {
     Tap t = { ci, ky, r - ky * c.k };
     return t;
 }
-__device__ inline float im2col_at(const ConvGeo &c, const Pos &q, const Tap &t) {
-    int iy = q.iy0 + t.ky, ix = q.ix0 + t.kx;
-    if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W) return 0.f;
-    return q.xb[((size_t)t.ci * c.H + iy) * c.W + ix];
+/* x[plane][iy][ix], zero outside the picture */
+__device__ inline float pixel(const ConvGeo &c, const float *plane, int iy, int ix) {
+    return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? 0.f : plane[(size_t)iy * c.W + ix];
 }
 
 /* forward: per group, Y[co, (n, oy, ox)] = sum_(ci,ky,kx) W[co, (ci,ky,kx)] X[n, ci, oy s - p + ky, ox s - p + kx] */
-struct FwdA { const float *w; int K, gi, c2g; __device__ float operator()(int m, int k) const { return w[(size_t)(gi * c2g + m) * K + k]; } };
+struct FwdA {   /* m = co, k = (ci, ky, kx): one row of W */
+    const float *w; int K, gi, c2g;
+    typedef const float *Walk;
+    __device__ Walk walk(int m, int k) const { return w + (size_t)(gi * c2g + m) * K + k; }
+    __device__ float next(Walk &p) const { return *p++; }
+};
 struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx) */
     const float *x; ConvGeo c; int gi;
     typedef Pos Col;
+    struct Walk { const float *plane; int iy0, ix0, ky, kx; };   /* channel ci's plane of the image */
     __device__ Col col(int n) const { return im2col_pos(x, c, gi, n); }
-    __device__ float at(const Col &q, int k) const { return im2col_at(c, q, im2col_tap(c, k)); }
+    __device__ Walk walk(const Col &q, int k) const {
+        Tap t = im2col_tap(c, k);
+        Walk w = { q.xb + (size_t)t.ci * c.H * c.W, q.iy0, q.ix0, t.ky, t.kx };
+        return w;
+    }
+    __device__ float next(Walk &w) const {
+        float v = pixel(c, w.plane, w.iy0 + w.ky, w.ix0 + w.kx);
+        if (++w.kx == c.k) { w.kx = 0; if (++w.ky == c.k) { w.ky = 0; w.plane += (size_t)c.H * c.W; } }
+        return v;
+    }
 };
 struct FwdStore {
     float *y; const float *bias; ConvGeo c; int gi;
@@ -557,26 +586,39 @@ static int phase_of(const ConvGeo &c, int py, int px, Phase *f) {
     f->fnt = fastdiv(f->nky * f->nkx); f->fnkx = fastdiv(f->nkx); f->fWq = fastdiv(f->Wq); f->fPq = fastdiv(f->Hq * f->Wq);
     return 1;
 }
-struct BwdDataA {
+struct BwdDataA {   /* m = ci, k = (co, ty, tx): W[co, ci, ky0 + s ty, kx0 + s tx] */
     const float *w; ConvGeo c; Phase f; int gi;
-    __device__ float operator()(int m, int k) const {   /* m = ci, k = (co, ty, tx) */
-        int co = fdiv(k, f.fnt), r = k - co * f.nky * f.nkx, ty = fdiv(r, f.fnkx), tx = r - ty * f.nkx;
-        return w[(((size_t)(gi * c.c2g + co) * c.c1g + m) * c.k + f.ky0 + c.s * ty) * c.k + f.kx0 + c.s * tx];
+    struct Walk { const float *wk; int ty, tx; };   /* wk: W[co, ci] */
+    __device__ Walk walk(int m, int k) const {
+        int co = fdiv(k, f.fnt), r = k - co * f.nky * f.nkx, ty = fdiv(r, f.fnkx);
+        Walk wk = { w + ((size_t)(gi * c.c2g + co) * c.c1g + m) * c.k * c.k, ty, r - ty * f.nkx };
+        return wk;
+    }
+    __device__ float next(Walk &wk) const {
+        float v = wk.wk[(f.ky0 + c.s * wk.ty) * c.k + f.kx0 + c.s * wk.tx];
+        if (++wk.tx == f.nkx) { wk.tx = 0; if (++wk.ty == f.nky) { wk.ty = 0; wk.wk += (size_t)c.c1g * c.k * c.k; } }
+        return v;
     }
 };
 struct BwdDataB {   /* n = (b, qy, qx), k = (co, ty, tx) */
     const float *dy; ConvGeo c; Phase f; int gi;
     struct Col { const float *dyb; int oy, ox; };   /* the image's group channels of dY; oy, ox at tap 0 */
+    struct Walk { const float *plane; int oy, ox, ty, tx; };   /* channel co's plane */
     __device__ Col col(int n) const {
         int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
         Col q = { dy + ((size_t)b * c.C2 + gi * c.c2g) * c.Ho * c.Wo, qy + f.oy0, qx + f.ox0 };
         return q;
     }
-    __device__ float at(const Col &q, int k) const {
-        int co = fdiv(k, f.fnt), r = k - co * f.nky * f.nkx, ty = fdiv(r, f.fnkx), tx = r - ty * f.nkx;
-        int oy = q.oy - ty, ox = q.ox - tx;
-        if (oy < 0 || ox < 0 || oy >= c.Ho || ox >= c.Wo) return 0.f;
-        return q.dyb[((size_t)co * c.Ho + oy) * c.Wo + ox];
+    __device__ Walk walk(const Col &q, int k) const {
+        int co = fdiv(k, f.fnt), r = k - co * f.nky * f.nkx, ty = fdiv(r, f.fnkx);
+        Walk w = { q.dyb + (size_t)co * c.Ho * c.Wo, q.oy, q.ox, ty, r - ty * f.nkx };
+        return w;
+    }
+    __device__ float next(Walk &w) const {
+        int oy = w.oy - w.ty, ox = w.ox - w.tx;
+        float v = oy < 0 || ox < 0 || oy >= c.Ho || ox >= c.Wo ? 0.f : w.plane[(size_t)oy * c.Wo + ox];
+        if (++w.tx == f.nkx) { w.tx = 0; if (++w.ty == f.nky) { w.ty = 0; w.plane += (size_t)c.Ho * c.Wo; } }
+        return v;
     }
 };
 struct BwdDataStore {
@@ -592,18 +634,39 @@ struct BwdDataStore {
    product in its own plane of a workspace, and splitk_sum_kernel adds the planes to dW in slice
    order: atomic adds would sum in whatever order the slices finish, and the same step would give
    gradients that differ in the last bits from run to run (and --ckpt could not be compared bit for bit). */
-struct BwdWA {
+struct BwdWA {   /* m = co, k = (b, oy, ox) */
     const float *dy; ConvGeo c; int gi;
-    __device__ float operator()(int m, int k) const {   /* m = co, k = (b, oy, ox) */
-        int P = c.Ho * c.Wo, b = fdiv(k, c.fP), pp = k - b * P;
-        return dy[((size_t)b * c.C2 + gi * c.c2g + m) * P + pp];
+    struct Walk { const float *plane; int pp; };   /* dY[b, co], position pp = (oy, ox) */
+    __device__ Walk walk(int m, int k) const {
+        int P = c.Ho * c.Wo, b = fdiv(k, c.fP);
+        Walk w = { dy + ((size_t)b * c.C2 + gi * c.c2g + m) * P, k - b * P };
+        return w;
+    }
+    __device__ float next(Walk &w) const {
+        float v = w.plane[w.pp];
+        if (++w.pp == c.Ho * c.Wo) { w.pp = 0; w.plane += (size_t)c.C2 * c.Ho * c.Wo; }
+        return v;
     }
 };
 struct BwdWB {   /* n = (ci, ky, kx), k = (b, oy, ox) */
     const float *x; ConvGeo c; int gi;
     typedef Tap Col;
+    struct Walk { const float *plane; int iy, ix, oy, ox; };   /* X[b, ci]; iy, ix at (oy, ox) */
     __device__ Col col(int n) const { return im2col_tap(c, n); }
-    __device__ float at(const Tap &t, int k) const { return im2col_at(c, im2col_pos(x, c, gi, k), t); }
+    __device__ Walk walk(const Tap &t, int k) const {
+        int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        Walk w = { x + ((size_t)b * c.C1 + gi * c.c1g + t.ci) * c.H * c.W, oy * c.s - c.p + t.ky, ox * c.s - c.p + t.kx, oy, ox };
+        return w;
+    }
+    __device__ float next(Walk &w) const {
+        float v = pixel(c, w.plane, w.iy, w.ix);
+        w.ix += c.s;
+        if (++w.ox == c.Wo) {
+            w.ix -= c.Wo * c.s; w.ox = 0; w.iy += c.s;
+            if (++w.oy == c.Ho) { w.iy -= c.Ho * c.s; w.oy = 0; w.plane += (size_t)c.C1 * c.H * c.W; }
+        }
+        return v;
+    }
 };
 struct SliceStore {   /* part[z][m][n], one plane of M x N per k-slice z */
     float *part; int N; size_t plane;

@@ -72,6 +72,7 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 	run sh tests/test_loader.sh; \
 	run sh tests/test_convert.sh; \
 	run ./tests/golden_check $(GOLDEN); \
+	run ./tests/golden_check --precision bf16 $(GOLDEN); \
 	run ./tests/test_grad tests/golden; \
 	run sh tests/test_train.sh; \
 	run sh tests/test_detect.sh; \
@@ -83,6 +84,7 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
 	./tests/golden_check --device cuda $(GOLDEN)
+	./tests/golden_check --device cuda --precision bf16 $(GOLDEN)
 
 clean:
 	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/bench_loader tests/test_plots tests/test_cuda tests/bench_train \

@@ -165,6 +165,7 @@ static int gather(const char *source, char ***files, int *n) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *source = NULL, *device = NULL, *data = NULL, *project = "runs/detect", *name = "exp";
+    const char *precision = NULL;
     int info = 0, nc = 0, exist_ok = 0, half = 0, augment = 0;
     double conf = 0.25, iou = 0.45;
     yolo_ints imgsz = { 1, { 640 } }, classes = { 0, { 0 } };
@@ -197,6 +198,7 @@ int main(int argc, char **argv) {
         { "--hide-labels", YOLO_FLAG_BOOL, &o.hide_labels, "draw boxes without labels", 0 },
         { "--hide-conf", YOLO_FLAG_BOOL, &o.hide_conf, "draw labels without confidences", 0 },
         { "--half", YOLO_FLAG_BOOL, &half, "half-precision inference", 0 },
+        { "--precision", YOLO_FLAG_STR, &precision, "ours: the convs' products, fp32 (default) or bf16 (tensor cores)", 0 },
         { "--dnn", YOLO_FLAG_BOOL, NULL, "no OpenCV DNN", 0 },
         { "--vid-stride", YOLO_FLAG_INT, NULL, "pictures only, no video", 0 },
         { "--cfg", YOLO_FLAG_STR, &cfg, "ours: the model, when the weights do not carry it", 0 },
@@ -204,6 +206,7 @@ int main(int argc, char **argv) {
         { "--info", YOLO_FLAG_BOOL, &info, "ours: print the model summary", 0 },
     };
     yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc - 1, argv + 1, "detect", USAGE);
+    if (precision && yolo_precision_parse(precision) < 0) { fprintf(stderr, "detect: --precision is fp32 or bf16\n"); return 2; }
     if (!source && !info) { fprintf(stderr, "detect: --source is required (a picture, a folder, a glob or a .txt list)\n"); return 2; }
     if (!cfg && !weights) { fprintf(stderr, "detect: --weights is required (or --cfg to run an untrained model)\n"); return 2; }
     if (imgsz.n > 2) { fprintf(stderr, "detect: --imgsz takes one size or two (h w), got %d\n", imgsz.n); return 2; }
@@ -253,6 +256,7 @@ int main(int argc, char **argv) {
     if (o.save_txt) yolo_mkdirs(lab);
     o.dir = dir;
     yolo_model_fuse(&m);   /* BatchNorm and RepConvN folded into plain convs */
+    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, 0);
     if (half && !yolo_model_half(&m)) fprintf(stderr, "detect: --half: %s has no half-precision path, computing in float32\n", be->name);
     int rc = 0;
     for (int i = 0; i < n; i++) { rc |= detect_one(&m, &o, files[i], i + 1, n); free(files[i]); }

@@ -8,6 +8,8 @@
    them; those that do not apply here say so in one line), and ours:
           --ckpt (recompute every block's inside during backward: less memory)
           --mem-budget 10G (choose --ckpt and, unless --batch is given, the batch to fit)
+          --precision bf16|fp32 (the convs' products: bf16 operands with float32
+            sums, the default on a GPU with tensor cores, or float32 throughout)
           --dry-run (print the memory plan and stop)
    Every epoch: a progress line, validation with the EMA weights (unless
    --noval), results.csv, weights/last.safetensors and best.safetensors. */
@@ -17,7 +19,7 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume, *cache;
+    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume, *cache, *precision;
     int epochs, batch, img, cos_lr, flat_cos_lr, fixed_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, dry_run;
     int nosave, noplots, patience, save_period, rect, image_weights, multi_scale, single_cls, quad, ckpt;
     double label_smoothing;
@@ -77,8 +79,10 @@ static void parse_args(train_args *a, int argc, char **argv) {
         { "--ckpt", YOLO_FLAG_BOOL, &a->ckpt, "ours: recompute every block's inside during backward (less memory)", 0 },
         { "--mem-budget", YOLO_FLAG_STR, &budget, "ours: 10G: choose --ckpt and, unless --batch-size is given, the batch to fit", 0 },
         { "--dry-run", YOLO_FLAG_BOOL, &a->dry_run, "ours: print the memory plan and stop", 0 },
+        { "--precision", YOLO_FLAG_STR, &a->precision, "ours: the convs' products, bf16 (tensor cores; the GPU's default) or fp32", 0 },
     };
     yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, "train", USAGE);
+    if (a->precision && yolo_precision_parse(a->precision) < 0) { fprintf(stderr, "train: --precision is bf16 or fp32\n"); exit(2); }
     if (budget) {   /* 10G, 512M, 10GB, or bytes */
         char *end;
         double x = strtod(budget, &end);
@@ -328,6 +332,8 @@ int main(int argc, char **argv) {
     if (a.dry_run) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
+    m.precision = a.precision ? (yolo_precision)yolo_precision_parse(a.precision) : yolo_precision_default(be, 1);
+    printf("convolutions in %s on %s\n", yolo_precision_name(m.precision), be->name);
     if (a.weights) {   /* fine-tuning: what matches by name and shape */
         int n;
         if (yolo_transfer_weights(&m, a.weights, &n, err)) die(err);

@@ -67,6 +67,7 @@ static void save_image(void *ctx, int id, const yolo_det *d, int n) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *data = NULL, *task = "val", *device = NULL, *project = "runs/val", *name = "exp";
+    const char *precision = NULL;
     int batch = 32, img = 640, max_det = 300, workers = 8, verbose = 0, save_txt = 0, save_conf = 0, save_json = 0;
     int exist_ok = 0, dry_run = 0, half = 0, single_cls = 0, augment = 0, min_items = 0, noplots = 0;
     double conf = 0.001, iou = 0.7;
@@ -92,6 +93,7 @@ int main(int argc, char **argv) {
         { "--name", YOLO_FLAG_STR, &name, "save to PROJECT/NAME (exp)", 0 },
         { "--exist-ok", YOLO_FLAG_BOOL, &exist_ok, "an existing PROJECT/NAME is fine, do not increment", 0 },
         { "--half", YOLO_FLAG_BOOL, &half, "half-precision inference", 0 },
+        { "--precision", YOLO_FLAG_STR, &precision, "ours: the convs' products, fp32 (default) or bf16 (tensor cores)", 0 },
         { "--dnn", YOLO_FLAG_BOOL, NULL, "no OpenCV DNN", 0 },
         { "--min-items", YOLO_FLAG_INT, &min_items, "skip pictures with fewer labels (0)", 0 },
         { "--cfg", YOLO_FLAG_STR, &cfg, "ours: the model, when the weights do not carry it", 0 },
@@ -99,6 +101,7 @@ int main(int argc, char **argv) {
         { "--noplots", YOLO_FLAG_BOOL, &noplots, "ours: no confusion matrix, curves or batch pictures", 0 },
     };
     yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc - 1, argv + 1, "val", USAGE);
+    if (precision && yolo_precision_parse(precision) < 0) { fprintf(stderr, "val: --precision is fp32 or bf16\n"); return 2; }
     if (!data) { fprintf(stderr, "val: --data is required\n"); return 2; }
     if (!cfg && !weights) { fprintf(stderr, "val: --weights is required (or --cfg to validate an untrained model)\n"); return 2; }
     if (batch < 1 || img < 1) { fprintf(stderr, "val: --batch-size and --img must be positive\n"); return 2; }
@@ -138,6 +141,7 @@ int main(int argc, char **argv) {
     if (weights && yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
     if (!weights) fprintf(stderr, "val: no --weights, validating the untrained model\n");
     yolo_model_fuse(&m);
+    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, 0);
     if (half && !yolo_model_half(&m)) fprintf(stderr, "val: --half: %s has no half-precision path, computing in float32\n", be->name);
 
     char dir[1024], labels[1100], jpath[1200];
@@ -176,7 +180,7 @@ int main(int argc, char **argv) {
                    mt.ap50[c], mt.ap[c]);
     printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s%s\n",
            1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name,
-           m.half ? " (half)" : "");
+           m.precision == YOLO_FP32 ? "" : m.precision == YOLO_FP16 ? " (half)" : " (bf16)");
     if (!noplots) yolo_val_plots_save(&plots, &mt, dc.names, dir);
     printf("Results saved to %s\n", dir);
     yolo_metrics_free(&mt);

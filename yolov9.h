@@ -214,9 +214,17 @@ typedef struct {
    the arena's base, if it asks for at most size bytes (yolo_arena_follow). */
 typedef struct { size_t off, size; } yolo_place;
 
-/* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) + b [C2] (b may be NULL) */
-typedef void (*yolo_conv_op)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s,
-                             int g, yolo_tensor *y);
+/* The precision of a convolution's matrix products. YOLO_FP32: float32
+   operands and sums. YOLO_BF16 and YOLO_FP16: both operands of each
+   product (forward: weights and input; backward-data: weights and dY;
+   backward-weight: dY and input) rounded to the nearest bfloat16 (8
+   significant bits, float32's range) or IEEE half (11 bits, up to 65504),
+   ties to even; their products are exact in float32 and the sums run in
+   float32, on the GPU's tensor cores. Tensors stay float32 between ops.
+   bf16 is for training (its range needs no loss scaling), half for
+   inference (--half, as the official: more bits, and a folded model's
+   values fit its range). */
+typedef enum { YOLO_FP32, YOLO_BF16, YOLO_FP16 } yolo_precision;
 
 typedef struct yolo_backend {
     const char *name;
@@ -226,12 +234,11 @@ typedef struct yolo_backend {
     void (*upload)(void *dst, const void *host, size_t bytes);
     void (*download)(void *host, const void *src, size_t bytes);
     void (*copy)(void *dst, const void *src, size_t bytes);
-    yolo_conv_op conv2d_forward;
-    /* the same with every operand rounded to half precision, sums in
-       float (--half); NULL where the backend has no faster way */
-    yolo_conv_op conv2d_forward_half;
+    /* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) + b [C2] (b may be NULL), products in prec */
+    void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s, int g,
+                           yolo_precision prec, yolo_tensor *y);
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
-                            int g, int Ho, int Wo, yolo_real *dx, yolo_real *dw, yolo_real *db);
+                            int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
     void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
                              yolo_real *invstd, yolo_real *rmean, yolo_real *rvar, double momentum, double eps,
                              yolo_tensor *u);
@@ -273,6 +280,10 @@ typedef struct yolo_backend {
        step); NULL: best fit again. Only a backend with an arena follows it. */
     void (*place)(const yolo_place *script, int n);
     void (*profile)(int on, FILE *report);
+    /* 1: bf16 and half products run on tensor cores, faster than float32
+       (training's default precision and --half follow it); 0: they are
+       the CPU twin's, float32 convs of rounded copies (for the tests) */
+    int tensor_cores;
 } yolo_backend;
 
 /* ------------------------------------------------------------------------ */
@@ -455,7 +466,7 @@ typedef struct {
     int nplace[2], place_next;
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
-    int half;                /* 1: inference convs multiply half-precision operands (be->conv2d_forward_half) */
+    yolo_precision precision;   /* of every conv's products, forward and backward (YOLO_FP32 unless set) */
     double flops;            /* multiply-adds x2 of the convolutions run so far */
     const yolo_backend *be;  /* where the tensors live and the ops run */
     int building;            /* internal: the next tensor to bind in the second build pass */
@@ -788,17 +799,19 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
    forwards then run plain convs; a training forward drops the folding,
    since the weights move. */
 void yolo_model_fuse(yolo_model *m);
-/* --half: from now on the inference convs round their inputs and weights
-   to half precision and multiply them on the backend's tensor cores,
-   summing in float; activations stay float between layers. Returns 0
-   where the backend has no such path (the CPU, a GPU older than sm_70):
-   the model computes in float32 then, as the official code does on the
-   CPU. Training never uses it. */
+/* --half: from now on the convs round their operands to half precision
+   and multiply them on the backend's tensor cores, summing in float
+   (m->precision = YOLO_FP16); activations stay float between layers.
+   Returns 0 where the backend has no tensor cores (the CPU, a GPU older
+   than sm_80): the model computes in float32 then, as the official code
+   does on the CPU. For inference only. */
 int yolo_model_half(yolo_model *m);
-/* what --half computes, on the CPU: the conv of x and w rounded to half
-   precision, summed in float (a backend op, for tests to check the GPU's) */
-void yolo_conv2d_forward_half(const yolo_tensor *x, const yolo_real *w, const yolo_real *b,
-                              int C2, int k, int s, int g, yolo_tensor *y);
+/* --precision NAME: "fp32" or "bf16" (-1 for anything else), and back */
+int yolo_precision_parse(const char *name);
+const char *yolo_precision_name(yolo_precision p);
+/* --precision's default: bf16 for training where the backend has tensor
+   cores (the official trains with AMP), float32 otherwise */
+yolo_precision yolo_precision_default(const yolo_backend *be, int train);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
 
@@ -1303,11 +1316,24 @@ static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s
     }
 }
 
+static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, size_t n);   /* below */
+
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
    Per image and group: y_g[C2/g, Ho*Wo] = w_g[C2/g, (C1/g)k^2] col[(C1/g)k^2, Ho*Wo].
-   A 1x1 stride-1 conv needs no im2col: the input already is col. */
+   A 1x1 stride-1 conv needs no im2col: the input already is col. In bf16
+   or half (the CPU twin of the GPU's tensor cores) the same on copies of
+   x and w rounded to that precision: im2col only moves values and adds
+   zeros, so col is then rounded too. */
 static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b,
-                                int C2, int k, int s, int g, yolo_tensor *y) {
+                                int C2, int k, int s, int g, yolo_precision prec, yolo_tensor *y) {
+    if (prec != YOLO_FP32) {
+        yolo_tensor xr = *x;
+        xr.data = yolo_rounded_copy(prec, x->data, yolo_numel(x));
+        yolo_real *wr = yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
+        yolo_conv2d_forward(&xr, wr, b, C2, k, s, g, YOLO_FP32, y);
+        free(xr.data); free(wr);
+        return;
+    }
     int C1 = x->c, H = x->h, W = x->w, Ho = y->h, Wo = y->w;
     int c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
     int direct = (k == 1 && s == 1);
@@ -1338,27 +1364,48 @@ static float yolo_round_half(float f) {
     return copysignf(nearbyintf(a / ulp) * ulp, f);
 }
 
-/* The CPU twin of --half (be->conv2d_forward_half): the same convolution
-   of the input and weights rounded to half precision, summed in float. It
-   is not in the CPU's table, which ignores --half as the official code
-   does on the CPU; golden_check and test_cuda build a backend with it. */
-void yolo_conv2d_forward_half(const yolo_tensor *x, const yolo_real *w, const yolo_real *b,
-                              int C2, int k, int s, int g, yolo_tensor *y) {
-    size_t nx = yolo_numel(x), nw = (size_t)C2 * (x->c / g) * k * k;
-    yolo_tensor xh = *x;   /* [B, C1, H, W] */
-    xh.data = (yolo_real *)yolo_xmalloc(nx * sizeof(yolo_real));
-    yolo_real *wh = (yolo_real *)yolo_xmalloc(nw * sizeof(yolo_real));   /* [C2, C1/g, k, k] */
-    for (size_t i = 0; i < nx; i++) xh.data[i] = (yolo_real)yolo_round_half((float)x->data[i]);
-    for (size_t i = 0; i < nw; i++) wh[i] = (yolo_real)yolo_round_half((float)w[i]);
-    yolo_conv2d_forward(&xh, wh, b, C2, k, s, g, y);
-    free(xh.data);
-    free(wh);
+/* A float rounded to the nearest bfloat16 (ties to even), kept as a
+   float: the top 16 bits of float32, rounded at the 17th. */
+static float yolo_round_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return f;   /* NaN */
+    u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
+    memcpy(&f, &u, 4);
+    return f;
 }
 
-/* Given dy = dL/dy: dw += dy col^T, db += sum dy, dx += col2im(w^T dy). */
+/* n values rounded to prec's operand precision (caller frees) */
+static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, size_t n) {
+    yolo_real *r = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
+    for (size_t i = 0; i < n; i++) {
+        float f = (float)src[i];
+        r[i] = (yolo_real)(prec == YOLO_BF16 ? yolo_round_bf16(f) : prec == YOLO_FP16 ? yolo_round_half(f) : f);
+    }
+    return r;
+}
+
+/* Given dy = dL/dy: dw += dy col^T, db += sum dy, dx += col2im(w^T dy).
+   In bf16 or half: the two products of rounded copies of x, w and dy; the
+   bias gradient, a plain sum, of dy itself. */
 static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy,
-                                 int C2, int k, int s, int g, int Ho, int Wo,
+                                 int C2, int k, int s, int g, int Ho, int Wo, yolo_precision prec,
                                  yolo_real *dx, yolo_real *dw, yolo_real *db) {
+    if (prec != YOLO_FP32) {
+        yolo_tensor xr = *x;
+        xr.data = yolo_rounded_copy(prec, x->data, yolo_numel(x));
+        yolo_real *wr = yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
+        yolo_real *dyr = yolo_rounded_copy(prec, dy, (size_t)x->n * C2 * Ho * Wo);
+        yolo_conv2d_backward(&xr, wr, dyr, C2, k, s, g, Ho, Wo, YOLO_FP32, dx, dw, NULL);
+        for (int n = 0; n < x->n && db; n++)
+            for (int o = 0; o < C2; o++) {
+                double acc = 0;
+                for (int i = 0; i < Ho * Wo; i++) acc += dy[((size_t)n * C2 + o) * Ho * Wo + i];
+                db[o] += (yolo_real)acc;
+            }
+        free(xr.data); free(wr); free(dyr);
+        return;
+    }
     int C1 = x->c, H = x->h, W = x->w;
     int c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
     int direct = (k == 1 && s == 1);
@@ -1652,11 +1699,11 @@ static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* s
 
 const yolo_backend yolo_cpu = {
     "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
-    yolo_conv2d_forward, NULL, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
+    yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_sumsq, yolo_cpu_loss,
-    yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_place, yolo_cpu_profile,
+    yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_place, yolo_cpu_profile, 0,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */
@@ -1788,14 +1835,13 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     if (unfolded && !m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
     if (unfolded && m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
-    yolo_conv_op conv = !train && m->half && m->be->conv2d_forward_half ? m->be->conv2d_forward_half
-                                                                        : m->be->conv2d_forward;
+    const yolo_backend *be = m->be;
     if (!train && m->fused && c->fw) {
-        conv(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, &c->y);
+        be->conv2d_forward(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, m->precision, &c->y);
     } else if (!c->bn) {
-        conv(x, c->w, c->b, c->c2, c->k, c->s, c->g, &c->y);
+        be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, m->precision, &c->y);
     } else {
-        conv(x, c->w, NULL, c->c2, c->k, c->s, c->g, &c->z);
+        be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, m->precision, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
                                   m->bn_momentum, m->bn_eps, &c->y);
@@ -1835,7 +1881,7 @@ static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
         yolo_tensor_keep(m->be, &c->z, 0);   /* its last reader: the next forward makes it again */
     }
     yolo_grad_need(m, c->x);
-    m->be->conv2d_backward(c->x, c->w, c->y.grad, c->c2, c->k, c->s, c->g, c->y.h, c->y.w,
+    m->be->conv2d_backward(c->x, c->w, c->y.grad, c->c2, c->k, c->s, c->g, c->y.h, c->y.w, m->precision,
                          c->x->grad, c->gw, c->gb);
     yolo_grad_done(m, &c->y);
 }
@@ -2995,8 +3041,16 @@ yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n) {
 }
 
 int yolo_model_half(yolo_model *m) {
-    m->half = m->be->conv2d_forward_half != NULL;
-    return m->half;
+    if (m->be->tensor_cores) m->precision = YOLO_FP16;
+    return m->be->tensor_cores;
+}
+
+int yolo_precision_parse(const char *name) {
+    return !strcmp(name, "fp32") ? YOLO_FP32 : !strcmp(name, "bf16") ? YOLO_BF16 : -1;
+}
+const char *yolo_precision_name(yolo_precision p) { return p == YOLO_BF16 ? "bf16" : p == YOLO_FP16 ? "half" : "fp32"; }
+yolo_precision yolo_precision_default(const yolo_backend *be, int train) {
+    return train && be->tensor_cores ? YOLO_BF16 : YOLO_FP32;
 }
 
 void yolo_model_fuse(yolo_model *m) {
@@ -4322,8 +4376,8 @@ static void yolo_plan_place(const yolo_place *script, int n) { yolo_arena_follow
 static void yolo_plan_bytes3(void *d, size_t n) { (void)d; (void)n; }
 static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s_; (void)n; }
 static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
-static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)y; }
-static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)dx; (void)dw; (void)db; }
+static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, yolo_precision p, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)p; (void)y; }
+static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_precision p, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)p; (void)dx; (void)dw; (void)db; }
 static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)u; }
 static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)u; }
 static void yolo_plan_bn_bwd(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, const yolo_real *e, int f, yolo_real *g, yolo_real *h, yolo_real *i) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; }
@@ -4402,10 +4456,10 @@ static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
 
 static const yolo_backend yolo_planner = {
     "plan", yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
-    yolo_plan_conv_fwd, NULL, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
+    yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
-    yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_place, yolo_plan_profile,
+    yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_place, yolo_plan_profile, 0,
 };
 
 /* The sequence a training run repeats, from nothing, on the planner: two

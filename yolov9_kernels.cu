@@ -13,7 +13,7 @@
 #include "yolov9.h"
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
-#include <mma.h>
+#include <cuda_bf16.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,12 +185,13 @@ static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
    BM x BN x BK, 256 threads, each owning RM x RN outputs: RM / 4 runs of
    4 rows and RN / 4 runs of 4 columns, spread across the tile, so that
    each run comes out of shared memory in one 16-byte read. A and B
-   are functors that gather their element (this is where im2col happens,
-   implicitly); the epilogue functor stores or adds the result. Split-K
-   (gridDim.z > 1) gives each z-slice a range of k. A thread loads B from
-   one column only (256 is a multiple of BN), so B's functor splits a
-   column index once, col(n), and then gathers along k, at(col, k): the
-   im2col divisions of the column are not redone for every k. Large
+   are loaders that gather their element (this is where im2col happens,
+   implicitly; below, with the convolutions); the epilogue functor stores
+   or adds the result. Split-K (gridDim.z > 1) gives each z-slice a range
+   of k. A thread loads B from one column only (256 is a multiple of BN),
+   so B's loader splits a column index once, col(n), and then gathers
+   along k: the im2col divisions of the column are not redone for every
+   k. Large
    problems take 128 x 128 tiles (8 x 8 per thread: 64 multiply-adds per
    four 16-byte shared reads), small ones 64 x 64. */
 template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
@@ -213,12 +214,12 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
     #pragma unroll
     for (int r = 0; r < NA; r++) {
         int e = tid + 256 * r, kk = e % BK, m = m0 + e / BK, k = kbeg + kk;
-        ra[r] = (m < M && k < kend) ? la(m, k) : 0.f;
+        ra[r] = (m < M && k < kend) ? load1(la, m, k) : 0.f;
     }
     #pragma unroll
     for (int r = 0; r < NB; r++) {
         int k = kbeg + (tid + 256 * r) / BN;
-        rb[r] = (n_in && k < kend) ? lb.at(col, k) : 0.f;
+        rb[r] = (n_in && k < kend) ? load1(lb, col, k) : 0.f;
     }
     for (int k0 = kbeg; k0 < kend; k0 += BK) {
         #pragma unroll
@@ -231,12 +232,12 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
             #pragma unroll
             for (int r = 0; r < NA; r++) {
                 int e = tid + 256 * r, m = m0 + e / BK, k = k1 + e % BK;
-                ra[r] = (m < M && k < kend) ? la(m, k) : 0.f;
+                ra[r] = (m < M && k < kend) ? load1(la, m, k) : 0.f;
             }
             #pragma unroll
             for (int r = 0; r < NB; r++) {
                 int k = k1 + (tid + 256 * r) / BN;
-                rb[r] = (n_in && k < kend) ? lb.at(col, k) : 0.f;
+                rb[r] = (n_in && k < kend) ? load1(lb, col, k) : 0.f;
             }
         }
         #pragma unroll
@@ -268,13 +269,179 @@ __global__ void __launch_bounds__(256) gemm_kernel(int M, int N, int K, int kchu
         }
 }
 
-/* Large problems take 128 x 128 x 8 tiles, small ones 64 x 64 x 16. The
-   number of k-slices: splitk > 0 asks for at most that many, 0 for about
-   four blocks per multiprocessor with slices of at least 1024 k; the
-   answer is the number the launch will really use. */
+/* Large problems take 128 x 128 x 8 tiles, small ones 64 x 64 x 16. */
 static int gemm_big(int M, int N) { return M >= 96 && N >= 96; }
-static int gemm_slices(int M, int N, int K, int splitk, int *kchunk) {
-    int BM = gemm_big(M, N) ? 128 : 64, BN = BM, BK = gemm_big(M, N) ? 8 : 16;
+
+template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
+static void gemm_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
+    gemm_kernel<BM, BN, BK, RM, RN><<<grid, 256>>>(M, N, K, kchunk, la, lb, ep);
+    CK_LAUNCH("gemm_kernel");
+}
+
+/* ------------------------------------------------------------------------ */
+/* the same product on the tensor cores: bf16 or half operands, float sums  */
+/* ------------------------------------------------------------------------ */
+/* C[M, N] = sum_k A(m, k) B(k, n) with both operands rounded to T (bf16
+   for training, half for --half) on their way into shared memory, and
+   multiplied by mma.sync m16n8k16 (sm_80 on): a warp-wide 16 x 8 x 16
+   product whose 16 x 16 bit products are exact in float32 and whose sums
+   run in float32. The same functors as gemm_kernel gather the operands
+   (the tensors stay float32 in memory, so the rounding happens in
+   registers between the gather and shared memory; with bf16 storage, a
+   later step, the 16-byte rows could come straight in by cp.async).
+
+   A block of 256 threads owns a BM x BN tile of C and walks k in steps of
+   BK = 32. Shared memory holds A as [BM][BK] and B as [BN][BK], k
+   innermost (the layouts ldmatrix hands to mma's row.col operands), each
+   row padded by 8 elements to 80 bytes so that the 8 rows one ldmatrix
+   phase reads fall in 8 different bank groups. Two stages: while the
+   warps multiply stage t out of shared memory, the gather of stage t + 1
+   is in flight into registers; it is rounded and stored into the other
+   buffer, and one barrier a step separates them. Each thread gathers runs
+   of 8 consecutive k (one 16-byte store): of A, rows m with 4 threads a
+   row; of B, one column n for all its runs (so col(n) is split once), the
+   warp's 32 lanes 32 consecutive columns (coalesced: n is the position).
+   8 warps split the tile 2 (along M) x 4 (along N); a warp's WM x WN part
+   is FM x FN pieces of 16 x 8, its accumulators 4 floats a piece in
+   registers (the hardware's layout: rows lane/4 and lane/4 + 8, columns
+   2 (lane % 4) and one more), stored by the epilogue directly. Split-K as
+   gemm_kernel: gridDim.z slices of kchunk. */
+__device__ inline void ldmatrix_x4(unsigned (&r)[4], const void *smem) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+}
+/* two floats rounded to T (ties to even) in one register, the first in the low half */
+template <class T> __device__ inline unsigned pack2(float lo, float hi);
+template <> __device__ inline unsigned pack2<__nv_bfloat16>(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *(unsigned *)&v;
+}
+template <> __device__ inline unsigned pack2<__half>(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *(unsigned *)&v;
+}
+/* d += a b for one 16 x 8 x 16 piece */
+template <class T> __device__ inline void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1);
+template <> __device__ inline void mma16816<__nv_bfloat16>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <> __device__ inline void mma16816<__half>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <class T, int BM, int BN, class LA, class LB, class EP>
+__global__ void __launch_bounds__(256) gemm_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
+#if __CUDA_ARCH__ >= 800
+    const int BK = 32, LD = BK + 8;                  /* a row of shared memory: 32 k, 8 of padding */
+    const int WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8;
+    const int NA = BM * BK / 8 / 256, NB = BN * BK / 8 / 256;   /* runs of 8 k a thread gathers */
+    static_assert(NA >= 1 && NB >= 1 && 256 % BN == 0 && FN % 2 == 0, "tile shapes: BM, BN in {64, 128}");
+    __shared__ __align__(16) unsigned short As[2][BM * LD], Bs[2][BN * LD];
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / 4, wn = warp % 4;
+    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk);
+    float acc[FM][FN][4] = {};
+    float ra[NA][8], rb[NB][8];
+    const int nb = n0 + tid % BN;
+    const bool n_in = nb < N;
+    const typename LB::Col col = lb.col(n_in ? nb : 0);
+    auto gather = [&](int k0) {
+        #pragma unroll
+        for (int r = 0; r < NA; r++) {
+            int e = tid + 256 * r, m = m0 + e / 4, k = k0 + e % 4 * 8;
+            typename LA::Walk w = la.walk(m < M ? m : 0, k);
+            #pragma unroll
+            for (int j = 0; j < 8; j++) ra[r][j] = (m < M && k + j < kend) ? la.next(w) : 0.f;
+        }
+        #pragma unroll
+        for (int r = 0; r < NB; r++) {
+            int k = k0 + (tid + 256 * r) / BN * 8;
+            typename LB::Walk w = lb.walk(col, k);
+            #pragma unroll
+            for (int j = 0; j < 8; j++) rb[r][j] = (n_in && k + j < kend) ? lb.next(w) : 0.f;
+        }
+    };
+    auto store = [&](int buf) {
+        #pragma unroll
+        for (int r = 0; r < NA; r++) {
+            int e = tid + 256 * r;
+            uint4 v = { pack2<T>(ra[r][0], ra[r][1]), pack2<T>(ra[r][2], ra[r][3]), pack2<T>(ra[r][4], ra[r][5]),
+                        pack2<T>(ra[r][6], ra[r][7]) };
+            *(uint4 *)&As[buf][e / 4 * LD + e % 4 * 8] = v;
+        }
+        #pragma unroll
+        for (int r = 0; r < NB; r++) {
+            int e = tid + 256 * r;
+            uint4 v = { pack2<T>(rb[r][0], rb[r][1]), pack2<T>(rb[r][2], rb[r][3]), pack2<T>(rb[r][4], rb[r][5]),
+                        pack2<T>(rb[r][6], rb[r][7]) };
+            *(uint4 *)&Bs[buf][e % BN * LD + e / BN * 8] = v;
+        }
+    };
+    gather(kbeg);
+    store(0);
+    __syncthreads();
+    int buf = 0;
+    for (int k0 = kbeg; k0 < kend; k0 += BK) {
+        bool more = k0 + BK < kend;
+        if (more) gather(k0 + BK);   /* the next stage's loads fly during this one's multiplies */
+        #pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            unsigned a[FM][4], b[FN][2];
+            #pragma unroll
+            for (int i = 0; i < FM; i++)   /* four 8 x 8 matrices: rows 0-7 / 8-15 x k 0-7 / 8-15 */
+                ldmatrix_x4(a[i], &As[buf][(wm * WM + i * 16 + lane % 16) * LD + kk + lane / 16 * 8]);
+            #pragma unroll
+            for (int j = 0; j < FN; j += 2) {   /* two pieces' B: n 0-7 / 8-15 x k 0-7 / 8-15 */
+                unsigned r[4];
+                ldmatrix_x4(r, &Bs[buf][(wn * WN + j * 8 + lane / 16 * 8 + lane % 8) * LD + kk + lane / 8 % 2 * 8]);
+                b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
+            }
+            #pragma unroll
+            for (int i = 0; i < FM; i++)
+                #pragma unroll
+                for (int j = 0; j < FN; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
+        }
+        if (more) store(buf ^ 1);
+        __syncthreads();
+        buf ^= 1;
+    }
+    #pragma unroll
+    for (int i = 0; i < FM; i++)
+        #pragma unroll
+        for (int j = 0; j < FN; j++)
+            #pragma unroll
+            for (int q = 0; q < 4; q++) {
+                int m = m0 + wm * WM + i * 16 + lane / 4 + q / 2 * 8, n = n0 + wn * WN + j * 8 + lane % 4 * 2 + q % 2;
+                if (m < M && n < N) ep(m, n, acc[i][j][q]);
+            }
+#endif
+}
+
+template <class T, int BM, int BN, class LA, class LB, class EP>
+static void gemm_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
+    gemm_tc_kernel<T, BM, BN><<<grid, 256>>>(M, N, K, kchunk, la, lb, ep);
+    CK_LAUNCH("gemm_tc_kernel");
+}
+
+/* The tile of a product: float32 as gemm_big says; on the tensor cores
+   BM and BN each 128 when the matrix has 96 rows (columns) or more, else
+   64, BK 32. The number of k-slices: splitk > 0 asks for at most that
+   many, 0 for about four blocks per multiprocessor with slices of at
+   least 1024 k; the answer is the number the launch will really use. */
+static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *BK) {
+    if (prec == YOLO_FP32) { *BM = *BN = gemm_big(M, N) ? 128 : 64; *BK = gemm_big(M, N) ? 8 : 16; return; }
+    *BM = M >= 96 ? 128 : 64; *BN = N >= 96 ? 128 : 64; *BK = 32;
+}
+static int gemm_slices(yolo_precision prec, int M, int N, int K, int splitk, int *kchunk) {
+    int BM, BN, BK;
+    gemm_tile(prec, M, N, &BM, &BN, &BK);
     if (splitk <= 0) {
         int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
         splitk = (528 + tiles - 1) / tiles;
@@ -287,122 +454,28 @@ static int gemm_slices(int M, int N, int K, int splitk, int *kchunk) {
     return (K + kc - 1) / kc;
 }
 
-template <int BM, int BN, int BK, int RM, int RN, class LA, class LB, class EP>
-static void gemm_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    gemm_kernel<BM, BN, BK, RM, RN><<<grid, 256>>>(M, N, K, kchunk, la, lb, ep);
-    CK_LAUNCH("gemm_kernel");
-}
-
-/* returns the number of k-slices it ran */
+/* C = A B in prec, in at most splitk k-slices (0: as gemm_slices
+   chooses); returns the number of k-slices it ran */
 template <class LA, class LB, class EP>
-static int gemm(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
-    int kchunk;
-    splitk = gemm_slices(M, N, K, splitk, &kchunk);
-    if (gemm_big(M, N)) gemm_tiles<128, 128, 8, 8, 8>(M, N, K, splitk, kchunk, la, lb, ep);
-    else gemm_tiles<64, 64, 16, 4, 4>(M, N, K, splitk, kchunk, la, lb, ep);
-    return splitk;
-}
-
-/* --half: the same product on the tensor cores. Each operand is rounded
-   to half precision on its way into shared memory, and every 16 x 16 x 16
-   piece is multiplied with wmma (warp-wide matrix multiply-accumulate):
-   the products of two halves are exact in float, and the sums run in
-   float. The BM x BN x BK tile is shared by 8 warps in a WY x WX grid,
-   each holding FM x FN accumulator pieces. The layout of a piece's
-   elements across the warp's threads is the hardware's own, so each
-   piece goes through a small per-warp block of shared memory on its way
-   to the epilogue. B's loader also gives a run, what a k-tile's range
-   shares (the convolution's: one kernel tap, TapFirstB). The multiplies
-   take so little time here that the loads set the pace: the small tiles
-   keep two blocks on a multiprocessor (MINB, 128 registers) to hide their
-   latency; the large ones would spill at that, so keep one. Only the
-   inference forward uses it (no k-slices). Tensor cores: sm_70 on. */
-template <int BM, int BN, int BK, int WY, int WX, int MINB, class LA, class LB, class EP>
-__global__ void __launch_bounds__(256, MINB) gemm_half_kernel(int M, int N, int K, LA la, LB lb, EP ep) {
-#if __CUDA_ARCH__ >= 700
-    using namespace nvcuda;
-    const int FM = BM / WY / 16, FN = BN / WX / 16;
-    static_assert(WY * WX == 8 && FM * WY * 16 == BM && FN * WX * 16 == BN, "8 warps cover the tile");
-    __shared__ __align__(32) __half As[BM][BK + 8];   /* A[m][k]; 16 rows span a multiple of 32 bytes */
-    __shared__ __align__(32) __half Bs[BK][BN + 8];   /* B[k][n] */
-    __shared__ __align__(32) float out[8][16 * 16];   /* one accumulator piece per warp, on its way out */
-    int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wy = warp / WX, wx = warp % WX;
-    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
-    #pragma unroll
-    for (int i = 0; i < FM; i++)
-        #pragma unroll
-        for (int j = 0; j < FN; j++) wmma::fill_fragment(acc[i][j], 0.f);
-    const int NA = BM * BK / 256, NB = BK * BN / 256;
-    float ra[NA], rb[NB];
-    static_assert(256 % BN == 0 && 256 % BK == 0, "a thread's loads share one column of B and one k of A");
-    const int nb = n0 + tid % BN;
-    const bool n_in = nb < N;
-    const typename LB::Col col = lb.col(n_in ? nb : 0);
-    /* the tile at k0 into registers: B through a run, what the tile's
-       k-range shares (for the convolution: one kernel tap) */
-    auto gather = [&](int k0) {
-        #pragma unroll
-        for (int r = 0; r < NA; r++) {
-            int e = tid + 256 * r, m = m0 + e / BK, k = k0 + e % BK;
-            ra[r] = (m < M && k < K) ? la(m, k) : 0.f;
-        }
-        const typename LB::Run run = lb.run(col, k0);
-        #pragma unroll
-        for (int r = 0; r < NB; r++) {
-            int kk = (tid + 256 * r) / BN;
-            rb[r] = (n_in && k0 + kk < K) ? lb.at(run, kk) : 0.f;
-        }
-    };
-    gather(0);
-    for (int k0 = 0; k0 < K; k0 += BK) {
-        #pragma unroll
-        for (int r = 0; r < NA; r++) { int e = tid + 256 * r; As[e / BK][e % BK] = __float2half_rn(ra[r]); }
-        #pragma unroll
-        for (int r = 0; r < NB; r++) { int e = tid + 256 * r; Bs[e / BN][e % BN] = __float2half_rn(rb[r]); }
-        __syncthreads();
-        if (k0 + BK < K) gather(k0 + BK);   /* the next tile's loads fly during this one's multiply */
-        #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a[FM];
-            wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b[FN];
-            #pragma unroll
-            for (int i = 0; i < FM; i++) wmma::load_matrix_sync(a[i], &As[(wy * FM + i) * 16][kk], BK + 8);
-            #pragma unroll
-            for (int j = 0; j < FN; j++) wmma::load_matrix_sync(b[j], &Bs[kk][(wx * FN + j) * 16], BN + 8);
-            #pragma unroll
-            for (int i = 0; i < FM; i++)
-                #pragma unroll
-                for (int j = 0; j < FN; j++) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
-        }
-        __syncthreads();
-    }
-    #pragma unroll
-    for (int i = 0; i < FM; i++)
-        #pragma unroll
-        for (int j = 0; j < FN; j++) {
-            wmma::store_matrix_sync(out[warp], acc[i][j], 16, wmma::mem_row_major);
-            __syncwarp();
-            for (int e = lane; e < 16 * 16; e += 32) {
-                int m = m0 + (wy * FM + i) * 16 + e / 16, n = n0 + (wx * FN + j) * 16 + e % 16;
-                if (m < M && n < N) ep(m, n, out[warp][e]);
-            }
-            __syncwarp();
-        }
-#endif
-}
-
-template <class LA, class LB, class EP>
-static void gemm_half(int M, int N, int K, LA la, LB lb, EP ep) {
-    if (gemm_big(M, N)) {
-        dim3 grid((N + 127) / 128, (M + 127) / 128);
-        gemm_half_kernel<128, 128, 16, 2, 4, 1><<<grid, 256>>>(M, N, K, la, lb, ep);
+static int gemm(yolo_precision prec, int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
+    int kchunk, BM, BN, BK;
+    splitk = gemm_slices(prec, M, N, K, splitk, &kchunk);
+    gemm_tile(prec, M, N, &BM, &BN, &BK);
+    if (prec == YOLO_FP32) {
+        if (gemm_big(M, N)) gemm_tiles<128, 128, 8, 8, 8>(M, N, K, splitk, kchunk, la, lb, ep);
+        else gemm_tiles<64, 64, 16, 4, 4>(M, N, K, splitk, kchunk, la, lb, ep);
+    } else if (prec == YOLO_BF16) {
+        if (BM == 128 && BN == 128) gemm_tc_tiles<__nv_bfloat16, 128, 128>(M, N, K, splitk, kchunk, la, lb, ep);
+        else if (BM == 128) gemm_tc_tiles<__nv_bfloat16, 128, 64>(M, N, K, splitk, kchunk, la, lb, ep);
+        else if (BN == 128) gemm_tc_tiles<__nv_bfloat16, 64, 128>(M, N, K, splitk, kchunk, la, lb, ep);
+        else gemm_tc_tiles<__nv_bfloat16, 64, 64>(M, N, K, splitk, kchunk, la, lb, ep);
     } else {
-        dim3 grid((N + 63) / 64, (M + 63) / 64);
-        gemm_half_kernel<64, 64, 32, 4, 2, 2><<<grid, 256>>>(M, N, K, la, lb, ep);
+        if (BM == 128 && BN == 128) gemm_tc_tiles<__half, 128, 128>(M, N, K, splitk, kchunk, la, lb, ep);
+        else if (BM == 128) gemm_tc_tiles<__half, 128, 64>(M, N, K, splitk, kchunk, la, lb, ep);
+        else if (BN == 128) gemm_tc_tiles<__half, 64, 128>(M, N, K, splitk, kchunk, la, lb, ep);
+        else gemm_tc_tiles<__half, 64, 64>(M, N, K, splitk, kchunk, la, lb, ep);
     }
-    CK_LAUNCH("gemm_half_kernel");
+    return splitk;
 }
 
 /* Division by a number known only at run time, as a multiply and a
@@ -423,8 +496,20 @@ __device__ inline int fdiv(int n, const FastDiv &f) { return (int)((__umulhi((un
 /* the convolution's geometry, passed by value to the functors */
 struct ConvGeo {
     int B, C1, H, W, C2, Ho, Wo, k, s, p, c1g, c2g, g;
-    FastDiv fk, fkk, fs, fW, fHW, fWo, fP, fc1g;
+    FastDiv fk, fkk, fWo, fP;
 };
+
+/* The operands' loaders. Each gathers its matrix element by element
+   along k: walk(i, k) starts a walk at row (A) or column (B) i and k,
+   doing the divisions that split the indices once; next(w) returns the
+   element and steps to k + 1 with a compare and an add. The tensor-core
+   tiles read runs of 8 consecutive k so; the float32 tiles one element
+   (load1). A B loader also splits its column index once, col(n): what a
+   column shares over every k. */
+template <class L, class I> __device__ inline float load1(const L &l, const I &i, int k) {
+    typename L::Walk w = l.walk(i, k);
+    return l.next(w);
+}
 
 /* The im2col element of input channel and kernel offset kidx = (ci, ky, kx)
    of the group and output position pos = (b, oy, ox), zero in the padding,
@@ -443,54 +528,32 @@ __device__ inline Tap im2col_tap(const ConvGeo &c, int kidx) {
     Tap t = { ci, ky, r - ky * c.k };
     return t;
 }
-__device__ inline float im2col_at(const ConvGeo &c, const Pos &q, const Tap &t) {
-    int iy = q.iy0 + t.ky, ix = q.ix0 + t.kx;
-    if (iy < 0 || iy >= c.H || ix < 0 || ix >= c.W) return 0.f;
-    return q.xb[((size_t)t.ci * c.H + iy) * c.W + ix];
+/* x[plane][iy][ix], zero outside the picture */
+__device__ inline float pixel(const ConvGeo &c, const float *plane, int iy, int ix) {
+    return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? 0.f : plane[(size_t)iy * c.W + ix];
 }
 
 /* forward: per group, Y[co, (n, oy, ox)] = sum_(ci,ky,kx) W[co, (ci,ky,kx)] X[n, ci, oy s - p + ky, ox s - p + kx] */
-struct FwdA { const float *w; int K, gi, c2g; __device__ float operator()(int m, int k) const { return w[(size_t)(gi * c2g + m) * K + k]; } };
+struct FwdA {   /* m = co, k = (ci, ky, kx): one row of W */
+    const float *w; int K, gi, c2g;
+    typedef const float *Walk;
+    __device__ Walk walk(int m, int k) const { return w + (size_t)(gi * c2g + m) * K + k; }
+    __device__ float next(Walk &p) const { return *p++; }
+};
 struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx) */
     const float *x; ConvGeo c; int gi;
     typedef Pos Col;
+    struct Walk { const float *plane; int iy0, ix0, ky, kx; };   /* channel ci's plane of the image */
     __device__ Col col(int n) const { return im2col_pos(x, c, gi, n); }
-    __device__ float at(const Col &q, int k) const { return im2col_at(c, q, im2col_tap(c, k)); }
-};
-/* --half's forward takes k in the order (ky, kx, ci), channels innermost.
-   When the group's channels are a multiple of 32, a k-tile (16 or 32
-   long) never straddles two taps: its B run checks the window once, and
-   each element is one load, H W floats past the last. Any other
-   channel count splits each k. */
-struct TapFirstA {   /* W[co, ci, ky, kx] read in (ky, kx, ci) order */
-    const float *w; ConvGeo c; int gi;
-    __device__ float operator()(int m, int k) const {
-        int t = fdiv(k, c.fc1g), ci = k - t * c.c1g;
-        return w[((size_t)(gi * c.c2g + m) * c.c1g + ci) * c.k * c.k + t];
+    __device__ Walk walk(const Col &q, int k) const {
+        Tap t = im2col_tap(c, k);
+        Walk w = { q.xb + (size_t)t.ci * c.H * c.W, q.iy0, q.ix0, t.ky, t.kx };
+        return w;
     }
-};
-struct TapFirstB {
-    const float *x; ConvGeo c; int gi, whole;   /* whole: c1g % 32 == 0 */
-    typedef Pos Col;
-    struct Run { const float *p; Pos q; int k0; };   /* p: the tap's first channel, NULL in the padding */
-    __device__ Col col(int n) const { return im2col_pos(x, c, gi, n); }
-    __device__ Tap tap(int k) const {
-        int t = fdiv(k, c.fc1g), ky = fdiv(t, c.fk);
-        Tap tp = { k - t * c.c1g, ky, t - ky * c.k };
-        return tp;
-    }
-    __device__ Run run(const Pos &q, int k0) const {
-        Run r = { NULL, q, k0 };
-        if (whole) {
-            Tap t = tap(k0);
-            int iy = q.iy0 + t.ky, ix = q.ix0 + t.kx;
-            if (iy >= 0 && iy < c.H && ix >= 0 && ix < c.W) r.p = q.xb + ((size_t)t.ci * c.H + iy) * c.W + ix;
-        }
-        return r;
-    }
-    __device__ float at(const Run &r, int kk) const {
-        if (whole) return r.p ? r.p[(size_t)kk * c.H * c.W] : 0.f;
-        return im2col_at(c, r.q, tap(r.k0 + kk));
+    __device__ float next(Walk &w) const {
+        float v = pixel(c, w.plane, w.iy0 + w.ky, w.ix0 + w.kx);
+        if (++w.kx == c.k) { w.kx = 0; if (++w.ky == c.k) { w.ky = 0; w.plane += (size_t)c.H * c.W; } }
+        return v;
     }
 };
 struct FwdStore {
@@ -501,36 +564,68 @@ struct FwdStore {
     }
 };
 
-/* backward data: dX[ci, (n, iy, ix)] += sum_(co,ky,kx) W[co, ci, ky, kx] dY[n, co, oy, ox], (iy + p - ky) = oy s */
-struct BwdDataA {
-    const float *w; ConvGeo c; int gi;
-    __device__ float operator()(int m, int k) const {   /* m = ci, k = (co, ky, kx) */
-        int kk = c.k * c.k, co = fdiv(k, c.fkk), r = k - co * kk;
-        return w[((size_t)(gi * c.c2g + co) * c.c1g + m) * kk + r];
+/* backward data: dX[ci, (n, iy, ix)] += sum_(co,ky,kx) W[co, ci, ky, kx] dY[n, co, oy, ox] over the taps
+   with iy + p - ky = oy s (and the same in x). With stride s, which taps those are depends on iy mod s
+   alone: ky = (iy + p) mod s, and every s-th after it. So the positions are split into s x s phases
+   (py, px) = (iy mod s, ix mod s), and each phase is its own product over only its taps: no product
+   with a zero in between the strided outputs is ever made (3x3 stride 2: 1, 2, 2 and 4 taps of 9 in
+   the four phases, 9/4 a position instead of 9). Stride 1 is the one phase with every tap. In a phase,
+   iy = py + s qy, ky = ky0 + s ty, and oy = qy + oy0 - ty with oy0 = (py + p - ky0) / s. */
+struct Phase {
+    int py, px, ky0, kx0, nky, nkx, oy0, ox0, Hq, Wq;   /* taps ky0 + s ty, ty < nky; positions qy < Hq */
+    FastDiv fnt, fnkx, fWq, fPq;                        /* nky nkx, nkx, Wq, Hq Wq */
+};
+static int phase_of(const ConvGeo &c, int py, int px, Phase *f) {
+    f->py = py; f->px = px;
+    f->ky0 = (py + c.p) % c.s; f->kx0 = (px + c.p) % c.s;
+    f->nky = f->ky0 < c.k ? (c.k - f->ky0 + c.s - 1) / c.s : 0;
+    f->nkx = f->kx0 < c.k ? (c.k - f->kx0 + c.s - 1) / c.s : 0;
+    f->oy0 = (py + c.p - f->ky0) / c.s; f->ox0 = (px + c.p - f->kx0) / c.s;
+    f->Hq = (c.H - py + c.s - 1) / c.s; f->Wq = (c.W - px + c.s - 1) / c.s;
+    if (!f->nky || !f->nkx || f->Hq <= 0 || f->Wq <= 0) return 0;   /* no tap or no position: nothing to add */
+    f->fnt = fastdiv(f->nky * f->nkx); f->fnkx = fastdiv(f->nkx); f->fWq = fastdiv(f->Wq); f->fPq = fastdiv(f->Hq * f->Wq);
+    return 1;
+}
+struct BwdDataA {   /* m = ci, k = (co, ty, tx): W[co, ci, ky0 + s ty, kx0 + s tx] */
+    const float *w; ConvGeo c; Phase f; int gi;
+    struct Walk { const float *wk; int ty, tx; };   /* wk: W[co, ci] */
+    __device__ Walk walk(int m, int k) const {
+        int co = fdiv(k, f.fnt), r = k - co * f.nky * f.nkx, ty = fdiv(r, f.fnkx);
+        Walk wk = { w + ((size_t)(gi * c.c2g + co) * c.c1g + m) * c.k * c.k, ty, r - ty * f.nkx };
+        return wk;
+    }
+    __device__ float next(Walk &wk) const {
+        float v = wk.wk[(f.ky0 + c.s * wk.ty) * c.k + f.kx0 + c.s * wk.tx];
+        if (++wk.tx == f.nkx) { wk.tx = 0; if (++wk.ty == f.nky) { wk.ty = 0; wk.wk += (size_t)c.c1g * c.k * c.k; } }
+        return v;
     }
 };
-struct BwdDataB {   /* n = (b, iy, ix), k = (co, ky, kx) */
-    const float *dy; ConvGeo c; int gi;
-    struct Col { const float *dyb; int ty0, tx0; };   /* the image's group channels of dY; iy + p, ix + p */
+struct BwdDataB {   /* n = (b, qy, qx), k = (co, ty, tx) */
+    const float *dy; ConvGeo c; Phase f; int gi;
+    struct Col { const float *dyb; int oy, ox; };   /* the image's group channels of dY; oy, ox at tap 0 */
+    struct Walk { const float *plane; int oy, ox, ty, tx; };   /* channel co's plane */
     __device__ Col col(int n) const {
-        int b = fdiv(n, c.fHW), pp = n - b * c.H * c.W, iy = fdiv(pp, c.fW), ix = pp - iy * c.W;
-        Col q = { dy + ((size_t)b * c.C2 + gi * c.c2g) * c.Ho * c.Wo, iy + c.p, ix + c.p };
+        int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
+        Col q = { dy + ((size_t)b * c.C2 + gi * c.c2g) * c.Ho * c.Wo, qy + f.oy0, qx + f.ox0 };
         return q;
     }
-    __device__ float at(const Col &q, int k) const {
-        int co = fdiv(k, c.fkk), r = k - co * c.k * c.k, ky = fdiv(r, c.fk), kx = r - ky * c.k;
-        int ty = q.ty0 - ky, tx = q.tx0 - kx;
-        if (ty < 0 || tx < 0) return 0.f;
-        int oy = fdiv(ty, c.fs), ox = fdiv(tx, c.fs);
-        if (oy * c.s != ty || ox * c.s != tx || oy >= c.Ho || ox >= c.Wo) return 0.f;
-        return q.dyb[((size_t)co * c.Ho + oy) * c.Wo + ox];
+    __device__ Walk walk(const Col &q, int k) const {
+        int co = fdiv(k, f.fnt), r = k - co * f.nky * f.nkx, ty = fdiv(r, f.fnkx);
+        Walk w = { q.dyb + (size_t)co * c.Ho * c.Wo, q.oy, q.ox, ty, r - ty * f.nkx };
+        return w;
+    }
+    __device__ float next(Walk &w) const {
+        int oy = w.oy - w.ty, ox = w.ox - w.tx;
+        float v = oy < 0 || ox < 0 || oy >= c.Ho || ox >= c.Wo ? 0.f : w.plane[(size_t)oy * c.Wo + ox];
+        if (++w.tx == f.nkx) { w.tx = 0; if (++w.ty == f.nky) { w.ty = 0; w.plane += (size_t)c.Ho * c.Wo; } }
+        return v;
     }
 };
 struct BwdDataStore {
-    float *dx; ConvGeo c; int gi;
+    float *dx; ConvGeo c; Phase f; int gi;
     __device__ void operator()(int m, int n, float v) const {
-        int HW = c.H * c.W, b = fdiv(n, c.fHW), pp = n - b * HW;
-        dx[((size_t)b * c.C1 + gi * c.c1g + m) * HW + pp] += v;
+        int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
+        dx[(((size_t)b * c.C1 + gi * c.c1g + m) * c.H + f.py + c.s * qy) * c.W + f.px + c.s * qx] += v;
     }
 };
 
@@ -539,18 +634,39 @@ struct BwdDataStore {
    product in its own plane of a workspace, and splitk_sum_kernel adds the planes to dW in slice
    order: atomic adds would sum in whatever order the slices finish, and the same step would give
    gradients that differ in the last bits from run to run (and --ckpt could not be compared bit for bit). */
-struct BwdWA {
+struct BwdWA {   /* m = co, k = (b, oy, ox) */
     const float *dy; ConvGeo c; int gi;
-    __device__ float operator()(int m, int k) const {   /* m = co, k = (b, oy, ox) */
-        int P = c.Ho * c.Wo, b = fdiv(k, c.fP), pp = k - b * P;
-        return dy[((size_t)b * c.C2 + gi * c.c2g + m) * P + pp];
+    struct Walk { const float *plane; int pp; };   /* dY[b, co], position pp = (oy, ox) */
+    __device__ Walk walk(int m, int k) const {
+        int P = c.Ho * c.Wo, b = fdiv(k, c.fP);
+        Walk w = { dy + ((size_t)b * c.C2 + gi * c.c2g + m) * P, k - b * P };
+        return w;
+    }
+    __device__ float next(Walk &w) const {
+        float v = w.plane[w.pp];
+        if (++w.pp == c.Ho * c.Wo) { w.pp = 0; w.plane += (size_t)c.C2 * c.Ho * c.Wo; }
+        return v;
     }
 };
 struct BwdWB {   /* n = (ci, ky, kx), k = (b, oy, ox) */
     const float *x; ConvGeo c; int gi;
     typedef Tap Col;
+    struct Walk { const float *plane; int iy, ix, oy, ox; };   /* X[b, ci]; iy, ix at (oy, ox) */
     __device__ Col col(int n) const { return im2col_tap(c, n); }
-    __device__ float at(const Tap &t, int k) const { return im2col_at(c, im2col_pos(x, c, gi, k), t); }
+    __device__ Walk walk(const Tap &t, int k) const {
+        int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        Walk w = { x + ((size_t)b * c.C1 + gi * c.c1g + t.ci) * c.H * c.W, oy * c.s - c.p + t.ky, ox * c.s - c.p + t.kx, oy, ox };
+        return w;
+    }
+    __device__ float next(Walk &w) const {
+        float v = pixel(c, w.plane, w.iy, w.ix);
+        w.ix += c.s;
+        if (++w.ox == c.Wo) {
+            w.ix -= c.Wo * c.s; w.ox = 0; w.iy += c.s;
+            if (++w.oy == c.Ho) { w.iy -= c.Ho * c.s; w.oy = 0; w.plane += (size_t)c.C1 * c.H * c.W; }
+        }
+        return v;
+    }
 };
 struct SliceStore {   /* part[z][m][n], one plane of M x N per k-slice z */
     float *part; int N; size_t plane;
@@ -573,12 +689,23 @@ static float *g_splitk_work = NULL;
 
 static ConvGeo geo(const yolo_tensor *x, int C2, int k, int s, int g, int Ho, int Wo) {
     ConvGeo c = { x->n, x->c, x->h, x->w, C2, Ho, Wo, k, s, k / 2, x->c / g, C2 / g, g };
-    c.fk = fastdiv(k); c.fkk = fastdiv(k * k); c.fs = fastdiv(s); c.fW = fastdiv(x->w);
-    c.fHW = fastdiv(x->h * x->w); c.fWo = fastdiv(Wo); c.fP = fastdiv(Ho * Wo); c.fc1g = fastdiv(c.c1g);
+    c.fk = fastdiv(k); c.fkk = fastdiv(k * k); c.fWo = fastdiv(Wo); c.fP = fastdiv(Ho * Wo);
     return c;
 }
 
-static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float *b, int C2, int k, int s, int g, yolo_tensor *y) {
+/* the profile's names of a conv pass, by precision and kernel size (1x1, 3x3) */
+static const char *const FWD_NAME[3][2] = { { "conv forward 1x1", "conv forward 3x3" },
+                                            { "conv forward 1x1 bf16", "conv forward 3x3 bf16" },
+                                            { "conv forward 1x1 half", "conv forward 3x3 half" } };
+static const char *const BWD_W_NAME[3][2] = { { "conv backward-weight 1x1", "conv backward-weight 3x3" },
+                                              { "conv backward-weight 1x1 bf16", "conv backward-weight 3x3 bf16" },
+                                              { "conv backward-weight 1x1 half", "conv backward-weight 3x3 half" } };
+static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv backward-data 3x3" },
+                                              { "conv backward-data 1x1 bf16", "conv backward-data 3x3 bf16" },
+                                              { "conv backward-data 1x1 half", "conv backward-data 3x3 half" } };
+
+static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float *b, int C2, int k, int s, int g,
+                              yolo_precision prec, yolo_tensor *y) {
     ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
     int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo;
     prof_begin();
@@ -586,24 +713,9 @@ static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float 
         FwdA la = { w, K, gi, c.c2g };
         FwdB lb = { x->data, c, gi };
         FwdStore ep = { y->data, b, c, gi };
-        gemm(c.c2g, N, K, 1, la, lb, ep);
+        gemm(prec, c.c2g, N, K, 1, la, lb, ep);
     }
-    prof_end(k == 1 ? "conv forward 1x1" : "conv forward 3x3", 2.0 * N * C2 * K, 0);
-}
-
-/* the same convolution with half-precision operands (--half) */
-static void cu_conv2d_forward_half(const yolo_tensor *x, const float *w, const float *b, int C2, int k, int s, int g,
-                                   yolo_tensor *y) {
-    ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
-    int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo;
-    prof_begin();
-    for (int gi = 0; gi < g; gi++) {
-        TapFirstA la = { w, c, gi };
-        TapFirstB lb = { x->data, c, gi, c.c1g % 32 == 0 };
-        FwdStore ep = { y->data, b, c, gi };
-        gemm_half(c.c2g, N, K, la, lb, ep);
-    }
-    prof_end(k == 1 ? "conv forward 1x1 half" : "conv forward 3x3 half", 2.0 * N * C2 * K, 0);
+    prof_end(FWD_NAME[prec][k != 1], 2.0 * N * C2 * K, 0);
 }
 
 /* db[c] += sum over (n, p) of dy */
@@ -619,7 +731,7 @@ __global__ void bias_grad_kernel(const float *dy, float *db, int B, int C, int P
 }
 
 static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float *dy, int C2, int k, int s, int g,
-                               int Ho, int Wo, float *dx, float *dw, float *db) {
+                               int Ho, int Wo, yolo_precision prec, float *dx, float *dw, float *db) {
     ConvGeo c = geo(x, C2, k, s, g, Ho, Wo);
     int Kw = c.c1g * k * k, P = Ho * Wo, red = c.B * P;
     double flops = 2.0 * red * C2 * Kw;
@@ -629,27 +741,30 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
         BwdWB lb = { x->data, c, gi };
         float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
         size_t plane = (size_t)c.c2g * Kw;
-        int slices = gemm_slices(c.c2g, Kw, red, 0, NULL);
-        while (slices > 1 && slices * plane > SPLITK_WORK_FLOATS) slices = gemm_slices(c.c2g, Kw, red, slices - 1, NULL);
+        int slices = gemm_slices(prec, c.c2g, Kw, red, 0, NULL);
+        while (slices > 1 && slices * plane > SPLITK_WORK_FLOATS) slices = gemm_slices(prec, c.c2g, Kw, red, slices - 1, NULL);
         if (slices > 1) {   /* the sum over every output position: split-K */
             if (!g_splitk_work) g_splitk_work = (float *)cu_own_alloc(SPLITK_WORK_FLOATS * sizeof(float));
             SliceStore ep = { g_splitk_work, Kw, plane };
-            slices = gemm(c.c2g, Kw, red, slices, la, lb, ep);
+            slices = gemm(prec, c.c2g, Kw, red, slices, la, lb, ep);
             splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);
             CK_LAUNCH("splitk_sum_kernel");
         } else {
             AddStore ep = { dwg, Kw };
-            gemm(c.c2g, Kw, red, 1, la, lb, ep);
+            gemm(prec, c.c2g, Kw, red, 1, la, lb, ep);
         }
-        prof_end(k == 1 ? "conv backward-weight 1x1" : "conv backward-weight 3x3", flops / g, 0);
+        prof_end(BWD_W_NAME[prec][k != 1], flops / g, 0);
         prof_begin();
-        if (dx) {
-            BwdDataA da = { w, c, gi };
-            BwdDataB dbb = { dy, c, gi };
-            BwdDataStore st = { dx, c, gi };
-            gemm(c.c1g, c.B * c.H * c.W, c.c2g * k * k, 1, da, dbb, st);
-        }
-        prof_end(k == 1 ? "conv backward-data 1x1" : "conv backward-data 3x3", dx ? flops / g * s * s : 0, 0);
+        for (int py = 0; dx && py < s; py++)   /* one product per phase of the stride */
+            for (int px = 0; px < s; px++) {
+                Phase f;
+                if (!phase_of(c, py, px, &f)) continue;
+                BwdDataA da = { w, c, f, gi };
+                BwdDataB dbb = { dy, c, f, gi };
+                BwdDataStore st = { dx, c, f, gi };
+                gemm(prec, c.c1g, c.B * f.Hq * f.Wq, c.c2g * f.nky * f.nkx, 1, da, dbb, st);
+            }
+        prof_end(BWD_D_NAME[prec][k != 1], dx ? flops / g : 0, 0);
     }
     prof_begin();
     if (db) { bias_grad_kernel<<<C2, 256>>>(dy, db, c.B, C2, P); CK_LAUNCH("bias_grad_kernel"); }
@@ -1467,11 +1582,11 @@ static int cu_nms(const float *pred, int A, int nc, float conf_thres, float iou_
 
 static yolo_backend yolo_cuda = {
     "cuda", cu_alloc, cu_release, cu_zero, cu_upload, cu_download, cu_copy,
-    cu_conv2d_forward, cu_conv2d_forward_half, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
+    cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
     cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_sumsq, cu_loss, cu_decode, cu_nms, cu_sync,
-    cu_memory, cu_reserve, cu_place, cu_profile,
+    cu_memory, cu_reserve, cu_place, cu_profile, 0,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {
@@ -1488,7 +1603,7 @@ extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {
     CK(cudaSetDevice(device));
     int major = 0;
     CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    yolo_cuda.conv2d_forward_half = major >= 7 ? cu_conv2d_forward_half : NULL;   /* tensor cores */
+    yolo_cuda.tensor_cores = major >= 8;   /* mma.sync m16n8k16 in bf16 and half: sm_80 on */
     const char *e = getenv("YOLO_CUDA_SYNC");
     g_sync_each = e && *e && *e != '0';
     return &yolo_cuda;

@@ -1,7 +1,8 @@
 /* bench_train: time a training step on the GPU, or with --infer the
-   inference forward in float32 and with --half.
+   inference forward in float32, with --half and in bf16.
 
-     tests/bench_train --cfg yolov9-s --batch 32 --img 640 [--steps 5] [--device cuda] [--ckpt] [--infer] [--dry-run]
+     tests/bench_train --cfg yolov9-s --batch 32 --img 640 [--steps 5] [--device cuda] [--ckpt] [--infer]
+                       [--precision bf16|fp32] [--dry-run]
 
    Plans the run's device memory first (yolo_plan_bytes: activations,
    gradients, scratch and loss buffers for up to --max-boxes boxes per
@@ -13,9 +14,10 @@
    is synthetic (uniform noise, six random boxes per image): the cost of a
    step does not depend on what the pixels show. --ckpt recomputes every
    block's inside during backward; --dry-run prints the plan and stops
-   (no device needed). --infer times the folded model's forward instead
-   (median over the steps after a warm-up, float32 then --half), then
-   profiles one --half forward. */
+   (no device needed). --precision: the convs' products in training (bf16
+   by default where the backend has tensor cores). --infer times the
+   folded model's forward instead (median over the steps after a warm-up,
+   float32, --half, then bf16), then profiles one --half forward. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 
@@ -24,13 +26,16 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* --infer: the folded model's forward in float32, then with --half */
+/* --infer: the folded model's forward in float32, with --half, in bf16 */
 static void bench_infer(yolo_model *m, const yolo_backend *be, int B, int img, int steps, const yolo_real *pixels,
                         size_t plan) {
     yolo_model_fuse(m);
-    double *t = (double *)calloc(steps + 1, sizeof(double)), ms[2] = { 0, 0 };
-    for (int half = 0; half < 2; half++) {
-        if (half && !yolo_model_half(m)) { printf("  --half: %s has no half-precision path\n", be->name); break; }
+    static const yolo_precision order[3] = { YOLO_FP32, YOLO_FP16, YOLO_BF16 };
+    static const char *const label[3] = { "float32", "--half", "bf16" };
+    double *t = (double *)calloc(steps + 1, sizeof(double)), ms[3] = { 0, 0, 0 };
+    for (int p = 0; p < 3; p++) {
+        if (p && !be->tensor_cores) { printf("  --half, bf16: %s has no tensor cores for them\n", be->name); break; }
+        m->precision = order[p];
         for (int s = 0; s <= steps; s++) {   /* step 0 warms up */
             yolo_set_input(m, B, img, img, pixels);
             be->sync();
@@ -40,15 +45,15 @@ static void bench_infer(yolo_model *m, const yolo_backend *be, int B, int img, i
             t[s] = yolo_now() - t0;
         }
         qsort(t + 1, steps, sizeof(double), cmp_double);
-        ms[half] = t[1 + steps / 2] * 1e3;
-        printf("  inference %-8s %8.1f ms a batch of %d at %dx%d   %.1f img/s\n", half ? "--half" : "float32", ms[half], B, img,
-               img, B * 1e3 / ms[half]);
+        ms[p] = t[1 + steps / 2] * 1e3;
+        printf("  inference %-8s %8.1f ms a batch of %d at %dx%d   %.1f img/s\n", label[p], ms[p], B, img, img, B * 1e3 / ms[p]);
     }
     size_t in_use, peak;
     be->memory(&in_use, &peak);
     printf("  device memory held at peak %.2f GB (plan %.2f GB)\n", peak / 1e9, plan / 1e9);
     if (ms[1] > 0) {
-        printf("  --half takes %.2f of the float32 time; one profiled --half forward:\n", ms[1] / ms[0]);
+        printf("  --half takes %.2f, bf16 %.2f of the float32 time; one profiled --half forward:\n", ms[1] / ms[0], ms[2] / ms[0]);
+        m->precision = YOLO_FP16;
         be->profile(1, NULL);
         yolo_forward(m, 0);
         be->sync();
@@ -58,7 +63,7 @@ static void bench_infer(yolo_model *m, const yolo_backend *be, int B, int img, i
 }
 
 int main(int argc, char **argv) {
-    const char *cfg = "yolov9-s", *device = "cuda";
+    const char *cfg = "yolov9-s", *device = "cuda", *precision = NULL;
     int B = 32, img = 640, steps = 5, max_boxes = 6, ckpt = 0, dry = 0, infer = 0;   /* the synthetic batch has six boxes an image */
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--ckpt")) { ckpt = 1; i--; continue; }
@@ -71,6 +76,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--steps")) steps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--max-boxes")) max_boxes = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--precision")) {
+            precision = argv[i + 1];
+            if (yolo_precision_parse(precision) < 0) { fprintf(stderr, "bench_train: --precision is bf16 or fp32\n"); return 2; }
+        }
         else { fprintf(stderr, "bench_train: unknown flag %s\n", argv[i]); return 2; }
     }
     char err[YOLO_ERR];
@@ -90,6 +99,7 @@ int main(int argc, char **argv) {
     if (dry) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "bench_train: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
+    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, 1);
 
     yolo_rng rng = { 7 };
     size_t npix = (size_t)B * 3 * img * img;
@@ -118,7 +128,7 @@ int main(int argc, char **argv) {
 
     double *ph[4];
     for (int k = 0; k < 4; k++) ph[k] = (double *)calloc(steps + 1, sizeof(double));
-    printf("%s, batch %d, %dx%d, backend %s\n", cfg, B, img, img, be->name);
+    printf("%s, batch %d, %dx%d, backend %s, convolutions in %s\n", cfg, B, img, img, be->name, yolo_precision_name(m.precision));
     for (int s = 0; s <= steps; s++) {          /* step 0 warms up */
         yolo_set_input(&m, B, img, img, pixels);
         be->sync();

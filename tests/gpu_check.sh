@@ -3,8 +3,9 @@
 # run the golden cases on the GPU, memcheck, and time a training step.
 # usage: sh tests/gpu_check.sh [golden dirs...]     (prints a summary last)
 #   MEMCHECK=0 skips compute-sanitizer; BENCH="models" picks what to time
-#   (BENCH= times nothing), BATCH and STEPS its batch and steps; INFER and
-#   VAL: the inference and --half checks below.
+#   (BENCH= times nothing), BATCH and STEPS its batch and steps, PRECISIONS
+#   the training precisions it times (fp32 bf16); INFER and VAL: the
+#   inference and --half checks below.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -12,24 +13,34 @@ nvidia-smi -L
 make -s -j16 tests/test_cuda tests/golden_check tests/bench_train 2>&1 | tail -5
 cp yolov9_kernels.ptxas.txt "$OUT/" 2>/dev/null
 fail=0
+# the bf16 and half convs must run on the tensor cores: HMMA in the machine code, no spills
+hmma=$(cuobjdump --dump-sass yolov9_kernels.o | grep -c HMMA)
+spills=$(grep -c "[1-9][0-9]* bytes spill" yolov9_kernels.ptxas.txt)
+echo "SASS: $hmma HMMA instructions; $spills kernels spill"; [ "$hmma" -gt 0 ] && [ "$spills" = 0 ] || fail=1
 ./tests/test_cuda > "$OUT/test_cuda.txt" 2>&1 || fail=1
 tail -3 "$OUT/test_cuda.txt"; grep FAIL "$OUT/test_cuda.txt" | head
-./tests/golden_check --device cuda tests/golden/tiny-gelan tests/golden/tiny-dual tests/golden/tiny-cb "$@" > "$OUT/golden_cuda.txt" 2>&1 || fail=1
-grep -E "golden case|FAIL|passed" "$OUT/golden_cuda.txt"
+for p in fp32 bf16; do
+    ./tests/golden_check --device cuda --precision $p tests/golden/tiny-gelan tests/golden/tiny-dual tests/golden/tiny-cb "$@" \
+        > "$OUT/golden_cuda_$p.txt" 2>&1 || fail=1
+    grep -E "golden case|FAIL|passed" "$OUT/golden_cuda_$p.txt"
+done
 if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
     compute-sanitizer --tool memcheck --print-limit 5 ./tests/test_cuda > "$OUT/memcheck_test_cuda.txt" 2>&1; echo "memcheck test_cuda rc=$?"
     compute-sanitizer --tool memcheck --print-limit 5 ./tests/golden_check --device cuda tests/golden/tiny-cb > "$OUT/memcheck_golden.txt" 2>&1; echo "memcheck golden_check rc=$?"
     grep -h "ERROR SUMMARY" "$OUT/memcheck_test_cuda.txt" "$OUT/memcheck_golden.txt"
 fi
 for cfg in ${BENCH-yolov9-s yolov9-c}; do
-    timeout 240 ./tests/bench_train --cfg $cfg --batch ${BATCH:-32} --img 640 --steps ${STEPS:-3} > "$OUT/bench_$cfg.txt" 2>&1
-    echo "bench $cfg rc=$?"; tail -16 "$OUT/bench_$cfg.txt"
+    for p in ${PRECISIONS-fp32 bf16}; do
+        timeout 240 ./tests/bench_train --cfg $cfg --batch ${BATCH:-32} --img 640 --steps ${STEPS:-3} --precision $p \
+            > "$OUT/bench_${cfg}_$p.txt" 2>&1
+        echo "bench $cfg $p rc=$?"; tail -16 "$OUT/bench_${cfg}_$p.txt"
+    done
 done
-# --half: the inference forward timed in float32 and with --half, one run
-# each model (INFER= times nothing).
+# --half: the inference forward timed in float32, with --half and in bf16,
+# one run each model (INFER= times nothing).
 for cfg in ${INFER-yolov9-s yolov9-c}; do
     timeout 120 ./tests/bench_train --cfg $cfg --infer --batch ${BATCH:-32} --img 640 --steps ${STEPS:-5} > "$OUT/infer_$cfg.txt" 2>&1
-    echo "infer $cfg rc=$?"; head -4 "$OUT/infer_$cfg.txt"
+    echo "infer $cfg rc=$?"; head -5 "$OUT/infer_$cfg.txt"
 done
 # val against the official val.py's detections on the GPU (tests/test_val.sh).
 # Then val in float32 and with --half on VAL="CFG WEIGHTS DATA PICTURES IMG"

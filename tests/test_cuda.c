@@ -3,8 +3,8 @@
    channels that fit no tile, batch 1 and 3, groups 4, stride 2). Outputs
    are poisoned before each run so that an element the kernel never writes
    shows up. Relative L2 error ||gpu - cpu|| / ||cpu|| must stay under 1e-5
-   (1e-4 for the reductions of BatchNorm's backward; the --half conv is
-   compared with the CPU conv of half-rounded operands). Exits non-zero on any
+   (1e-4 for the reductions of BatchNorm's backward; the bf16 and half
+   convs are compared with the CPU conv of rounded operands). Exits non-zero on any
    mismatch. Needs a GPU: build with nvcc, run with make test-cuda. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
@@ -63,58 +63,55 @@ static void poison(pair *p) {
 static void same_grad(pair *p) { G->upload(p->d.grad, p->h.grad, yolo_numel(&p->h) * sizeof(float)); }
 static void drop(pair *p) { yolo_tensor_free(&yolo_cpu, &p->h); yolo_tensor_free(G, &p->d); }
 
-static void test_conv(int B, int C1, int H, int W, int C2, int k, int s, int g, int bias) {
+/* A convolution, forward and backward, in precision prec against its CPU
+   twin (bf16 and half: the float32 conv of operands rounded as the GPU
+   rounds them; their products are exact in float, so only the order of
+   the float sums differs: the same 1e-5 as float32). The forward's output
+   is poisoned with NaN first; the backward adds to dx, dw and db, which
+   start from the same random values on both sides. The GPU runs it all
+   twice and must give the same bits: no atomics, the weight gradient's
+   k-slices summed in a fixed order. */
+static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g, int bias) {
     char name[96];
-    snprintf(name, sizeof name, "conv %dx%d s%d g%d B%d %dx%dx%d->%d%s", k, k, s, g, B, C1, H, W, C2, bias ? " +b" : "");
+    snprintf(name, sizeof name, "conv %s %dx%d s%d g%d B%d %dx%dx%d->%d%s", yolo_precision_name(prec), k, k, s, g, B, C1,
+             H, W, C2, bias ? " +b" : "");
     int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
-    size_t nw = (size_t)C2 * (C1 / g) * k * k;
-    pair x = mk(B, C1, H, W, -1, 1), y = mk(B, C2, Ho, Wo, -1, 1);
+    size_t nw = (size_t)C2 * (C1 / g) * k * k, nx = (size_t)B * C1 * H * W, ny = (size_t)B * C2 * Ho * Wo;
+    pair x = mk(B, C1, H, W, -1, 1), y = mk(B, C2, Ho, Wo, -1, 1);   /* x.grad and y.grad random too */
     float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1), *dw = rnd(nw, -1, 1), *db = rnd(C2, -1, 1);
-    float *w_d = todev(w, nw), *b_d = todev(b, C2), *dw_d = todev(dw, nw), *db_d = todev(db, C2);
-    float *dw2_d = todev(dw, nw);   /* the same start, for a second run */
-    poison(&y);
-    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, g, &y.h);
-    G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, C2, k, s, g, &y.d);
-    check(name, "forward", y.h.data, y.d.data, yolo_numel(&y.h), 1e-5);
-    /* y.grad is random: the backward of it */
-    yolo_cpu.conv2d_backward(&x.h, w, y.h.grad, C2, k, s, g, Ho, Wo, x.h.grad, dw, bias ? b : NULL);
-    G->conv2d_backward(&x.d, w_d, y.d.grad, C2, k, s, g, Ho, Wo, x.d.grad, dw_d, bias ? b_d : NULL);
-    check(name, "dx", x.h.grad, x.d.grad, yolo_numel(&x.h), 1e-5);
-    check(name, "dw", dw, dw_d, nw, 1e-5);
-    if (bias) check(name, "db", b, b_d, C2, 1e-5);
-    /* the weight gradient sums its k-slices in a fixed order: a second run gives the same bits */
-    G->conv2d_backward(&x.d, w_d, y.d.grad, C2, k, s, g, Ho, Wo, NULL, dw2_d, NULL);
-    float *once = tohost(dw_d, nw);
-    check(name, "dw again", once, dw2_d, nw, 0);
-    free(once); G->release(dw2_d);
+    float *w_d = todev(w, nw), *b_d = todev(b, C2), *dw0_d = todev(dw, nw), *db0_d = todev(db, C2);
+    float *dx0_d = todev(x.h.grad, nx), *nan = (float *)malloc(ny * sizeof(float));
+    for (size_t i = 0; i < ny; i++) nan[i] = NAN;
+    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, g, prec, &y.h);
+    yolo_cpu.conv2d_backward(&x.h, w, y.h.grad, C2, k, s, g, Ho, Wo, prec, x.h.grad, dw, bias ? db : NULL);
+    size_t n[4] = { ny, nx, nw, (size_t)C2 };
+    float *first[4] = { NULL, NULL, NULL, NULL };
+    for (int run = 0; run < 2; run++) {
+        float *dw_d = (float *)G->alloc(nw * sizeof(float)), *db_d = (float *)G->alloc(C2 * sizeof(float));
+        G->copy(dw_d, dw0_d, nw * sizeof(float));
+        G->copy(db_d, db0_d, C2 * sizeof(float));
+        G->copy(x.d.grad, dx0_d, nx * sizeof(float));
+        G->upload(y.d.data, nan, ny * sizeof(float));
+        G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, C2, k, s, g, prec, &y.d);
+        G->conv2d_backward(&x.d, w_d, y.d.grad, C2, k, s, g, Ho, Wo, prec, x.d.grad, dw_d, bias ? db_d : NULL);
+        float *now[4] = { tohost(y.d.data, ny), tohost(x.d.grad, nx), tohost(dw_d, nw), tohost(db_d, C2) };
+        if (run == 0) {
+            check(name, "forward", y.h.data, y.d.data, ny, 1e-5);
+            check(name, "dx", x.h.grad, x.d.grad, nx, 1e-5);
+            check(name, "dw", dw, dw_d, nw, 1e-5);
+            if (bias) check(name, "db", db, db_d, C2, 1e-5);
+            memcpy(first, now, sizeof first);
+        } else {
+            int same = 1;
+            for (int t = 0; t < 4; t++) { same &= !memcmp(first[t], now[t], n[t] * sizeof(float)); free(first[t]); free(now[t]); }
+            if (same) g_pass++; else g_fail++;
+            printf("  %-34s run twice: y, dx, dw, db the same bits  %s\n", name, same ? "ok" : "FAIL");
+        }
+        G->release(dw_d); G->release(db_d);
+    }
     drop(&x); drop(&y);
-    free(w); free(b); free(dw); free(db);
-    G->release(w_d); G->release(b_d); G->release(dw_d); G->release(db_d);
-}
-
-/* --half: the tensor-core conv against its CPU twin, the CPU conv of the
-   same operands rounded to half precision. Products of halves are exact
-   in float, so only the order of the float sums differs: the same 1e-5.
-   And against the float conv, the error rounding costs: about 2^-11
-   relative per operand, averaged over the sum (checked under 1e-2). */
-static void test_conv_half(int B, int C1, int H, int W, int C2, int k, int s, int g, int bias) {
-    if (!G->conv2d_forward_half) { printf("  conv half: this GPU has no tensor cores (sm_70 on), skipped\n"); return; }
-    char name[96];
-    snprintf(name, sizeof name, "conv half %dx%d s%d g%d B%d %dx%dx%d->%d%s", k, k, s, g, B, C1, H, W, C2, bias ? " +b" : "");
-    int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
-    size_t nw = (size_t)C2 * (C1 / g) * k * k;
-    pair x = mk(B, C1, H, W, -1, 1), y = mk(B, C2, Ho, Wo, -1, 1), yh = mk(B, C2, Ho, Wo, -1, 1);
-    float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1);
-    float *w_d = todev(w, nw), *b_d = todev(b, C2);
-    poison(&y);
-    G->conv2d_forward_half(&x.d, w_d, bias ? b_d : NULL, C2, k, s, g, &y.d);
-    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, g, &y.h);        /* float operands */
-    check(name, "vs float", y.h.data, y.d.data, yolo_numel(&y.h), 1e-2);
-    yolo_conv2d_forward_half(&x.h, w, bias ? b : NULL, C2, k, s, g, &yh.h);      /* the CPU twin */
-    check(name, "forward", yh.h.data, y.d.data, yolo_numel(&yh.h), 1e-5);
-    drop(&x); drop(&y); drop(&yh);
-    free(w); free(b);
-    G->release(w_d); G->release(b_d);
+    free(w); free(b); free(dw); free(db); free(nan);
+    G->release(w_d); G->release(b_d); G->release(dw0_d); G->release(db0_d); G->release(dx0_d);
 }
 
 static void test_bn(int B, int C, int H, int W, int act) {
@@ -342,22 +339,28 @@ int main(void) {
     char err[YOLO_ERR];
     if (!(G = yolo_backend_cuda(0, err))) { fprintf(stderr, "test_cuda: %s\n", err); return 2; }
     printf("CUDA kernels against their CPU twins\n");
-    test_conv(1, 3, 17, 13, 5, 3, 2, 1, 0);
-    test_conv(3, 7, 9, 11, 13, 3, 1, 1, 0);
-    test_conv(2, 12, 7, 5, 20, 3, 1, 4, 0);
-    test_conv(3, 20, 6, 9, 64, 1, 1, 4, 1);
-    test_conv(1, 70, 5, 7, 67, 1, 1, 1, 1);
-    test_conv(2, 33, 10, 8, 130, 3, 2, 1, 0);
-    test_conv(1, 5, 31, 29, 3, 1, 1, 1, 0);
-    test_conv(3, 8, 64, 45, 12, 3, 1, 1, 1);    /* long sums over positions: the weight gradient in k-slices */
-    test_conv(3, 16, 61, 47, 20, 3, 2, 1, 0);
-    /* channels a multiple of 32 take the one-tap-per-tile path, the others split every k */
-    test_conv_half(1, 3, 17, 13, 5, 3, 2, 1, 0);      /* 64 x 64 tiles, K = 27: one partial k-tile */
-    test_conv_half(2, 33, 10, 8, 130, 3, 2, 1, 1);    /* 128 x 128 tiles, M past one tile */
-    test_conv_half(3, 70, 9, 11, 67, 1, 1, 1, 1);     /* K = 70: three k-tiles, the last partial */
-    test_conv_half(2, 96, 21, 19, 100, 3, 1, 1, 0);   /* whole channels, 3x3: K = 864, N = 798 */
-    test_conv_half(3, 64, 13, 11, 130, 1, 1, 1, 1);   /* whole channels, 1x1, 128 x 128 tiles */
-    test_conv_half(2, 64, 9, 7, 40, 3, 2, 2, 1);      /* groups of 32 channels, stride 2 */
+    test_conv(YOLO_FP32, 1, 3, 17, 13, 5, 3, 2, 1, 0);
+    test_conv(YOLO_FP32, 3, 7, 9, 11, 13, 3, 1, 1, 0);
+    test_conv(YOLO_FP32, 2, 12, 7, 5, 20, 3, 1, 4, 0);
+    test_conv(YOLO_FP32, 3, 20, 6, 9, 64, 1, 1, 4, 1);
+    test_conv(YOLO_FP32, 1, 70, 5, 7, 67, 1, 1, 1, 1);
+    test_conv(YOLO_FP32, 2, 33, 10, 8, 130, 3, 2, 1, 0);
+    test_conv(YOLO_FP32, 1, 5, 31, 29, 3, 1, 1, 1, 0);
+    test_conv(YOLO_FP32, 3, 8, 64, 45, 12, 3, 1, 1, 1);    /* long sums over positions: the weight gradient in k-slices */
+    test_conv(YOLO_FP32, 3, 16, 61, 47, 20, 3, 2, 1, 0);
+    if (!G->tensor_cores) printf("  bf16 and half convs: this GPU has no tensor cores for them (sm_80 on), skipped\n");
+    for (int p = YOLO_BF16; G->tensor_cores && p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
+        yolo_precision prec = (yolo_precision)p;
+        test_conv(prec, 1, 3, 17, 13, 48, 3, 2, 1, 0);      /* K = 27: one partial k-tile; stride 2: four phases */
+        test_conv(prec, 3, 5, 19, 11, 80, 3, 1, 1, 1);
+        test_conv(prec, 3, 5, 9, 7, 80, 1, 2, 1, 0);        /* 1x1 stride 2: three phases without a tap */
+        test_conv(prec, 1, 48, 15, 13, 80, 1, 1, 1, 1);
+        test_conv(prec, 3, 80, 11, 9, 48, 3, 2, 4, 1);      /* groups of 20 -> 12 channels */
+        test_conv(prec, 2, 33, 10, 8, 130, 3, 2, 1, 0);     /* M past one 128-row tile */
+        test_conv(prec, 2, 96, 21, 19, 100, 3, 1, 1, 0);    /* 128 x 128 tiles */
+        test_conv(prec, 3, 8, 64, 45, 12, 3, 1, 1, 1);      /* the weight gradient in k-slices */
+        test_conv(prec, 3, 64, 40, 40, 130, 1, 1, 1, 1);    /* the same, 128 x 64 tiles */
+    }
     test_bn(1, 7, 5, 3, 1);
     test_bn(3, 13, 9, 11, 0);
     test_bn(2, 5, 1, 1, 1);

@@ -33,6 +33,7 @@ import types
 import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "weights"))
+sys.dont_write_bytecode = True   # no __pycache__ in the checkout
 import convert  # noqa: E402
 
 INPUT_SECONDS = 20

@@ -11,42 +11,15 @@ pandas, ...) are stood in for by empty modules where missing. gelan-s and
 gelan-c are the inference branches of yolov9-s and yolov9-c (the official
 converts their weights into them); yolov9-c itself also runs its auxiliary
 branch."""
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import os
 import sys
 import time
-from unittest import mock
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import official_env  # noqa: E402
 
 root = os.path.abspath(sys.argv[1])
-sys.path.insert(0, root)
-
-# the packages the official utils import that this machine lacks: empty stand-ins
-missing = {name for name in ['cv2', 'pandas', 'IPython', 'seaborn', 'matplotlib', 'thop', 'psutil', 'requests', 'PIL',
-                             'yaml', 'pkg_resources', 'tqdm', 'scipy', 'torchvision', 'albumentations', 'pycocotools',
-                             'tensorboard', 'clearml', 'comet_ml', 'wandb'] if importlib.util.find_spec(name) is None}
-print('stood in for:', sorted(missing), flush=True)
-
-
-class StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, name, path, target=None):
-        if name.split('.')[0] in missing:
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-        return None
-
-    def create_module(self, spec):
-        m = mock.MagicMock()
-        m.__name__, m.__path__, m.__spec__ = spec.name, [], spec
-        m.get_ipython = lambda: None   # matplotlib asks IPython whether it runs inside it
-        m.version_info = (99, 0)
-        return m
-
-    def exec_module(self, module):
-        pass
-
-
-sys.meta_path.insert(0, StandIn())
+official_env.use(root)
 import torch  # noqa: E402
 from models.yolo import Model  # noqa: E402
 

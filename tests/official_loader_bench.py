@@ -13,13 +13,12 @@ it is imported at run time); torch, numpy and OpenCV must be installed, and
 packages its utils import but the loader does not use are stood in for by
 empty modules where missing. The last line is 'samples/s X'."""
 import argparse
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import os
 import sys
 import time
-from unittest import mock
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import official_env  # noqa: E402
 
 p = argparse.ArgumentParser()
 p.add_argument('official')
@@ -32,32 +31,7 @@ p.add_argument('--cache', choices=['ram', 'disk'])
 p.add_argument('--hyp')
 a = p.parse_args()
 root = os.path.abspath(a.official)
-sys.path.insert(0, root)
-
-missing = {name for name in ['pandas', 'IPython', 'seaborn', 'matplotlib', 'thop', 'psutil', 'requests', 'PIL', 'yaml',
-                             'pkg_resources', 'tqdm', 'scipy', 'torchvision', 'pycocotools',
-                             'tensorboard', 'clearml', 'comet_ml', 'wandb'] if importlib.util.find_spec(name) is None}
-print('stood in for:', sorted(missing), flush=True)
-
-
-class StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, name, path, target=None):
-        if name.split('.')[0] in missing:
-            return importlib.machinery.ModuleSpec(name, self, is_package=True)
-        return None
-
-    def create_module(self, spec):
-        m = mock.MagicMock()
-        m.__name__, m.__path__, m.__spec__ = spec.name, [], spec
-        m.get_ipython = lambda: None
-        m.version_info = (99, 0)
-        return m
-
-    def exec_module(self, module):
-        pass
-
-
-sys.meta_path.insert(0, StandIn())
+official_env.use(root, keep=('cv2',))
 import yaml  # noqa: E402
 from utils.dataloaders import create_dataloader  # noqa: E402
 

@@ -13,17 +13,13 @@ smart_resume does: a new optimizer and LambdaLR, then the optimizer state
 saved after the last finished epoch, last_epoch = start_epoch - 1. Needs
 torch and numpy (the official code's plotting imports are stood in for when
 missing)."""
-import importlib.util
-import math
 import os
 import sys
-from unittest import mock
 
-root = os.path.abspath(sys.argv[1])
-sys.path.insert(0, root)
-for name in ['cv2', 'pandas', 'IPython', 'seaborn', 'matplotlib', 'thop', 'torchvision', 'tqdm', 'psutil', 'PIL']:
-    if importlib.util.find_spec(name) is None:
-        sys.modules[name] = mock.MagicMock()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import official_env  # noqa: E402
+
+official_env.use(sys.argv[1])
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402

@@ -89,5 +89,23 @@ if $TINY --data "$T/d/ok.yaml" --name skip > "$T/out" 2> "$T/err" && grep -q "c.
    grep -q "train: 1 images" "$T/out"; then ok "bad row: picture skipped, run goes on: $(head -n 1 "$T/err")"
 else bad "bad row not handled"; cat "$T/err" "$T/out"; fi
 
+# 7. a loss that is not finite stops the run with one line and writes no checkpoint:
+#    a first conv of 3e38 (finite, so the weights load) overflows the forward
+python3 - tests/golden/tiny-dual/weights.safetensors "$T/huge.safetensors" <<'EOF'
+import json, struct, sys
+b = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<Q', b[:8])[0]
+s, t = json.loads(b[8:8 + n])['model.0.conv.weight']['data_offsets']
+body = bytearray(b[8 + n:])
+body[s:t] = struct.pack('<%df' % ((t - s) // 4), *[3e38] * ((t - s) // 4))
+open(sys.argv[2], 'wb').write(b[:8 + n] + bytes(body))
+EOF
+if ./train --cfg tests/golden/tiny-dual/model.yaml --weights "$T/huge.safetensors" --data $G/data.yaml --hyp $G/hyp.yaml \
+       --img 128 --batch 8 --epochs 2 --device cpu --workers 0 --noplots --project $T --name diverged > "$T/out" 2> "$T/err"; then
+    bad "a non-finite loss: exit 0"
+elif [ "$(grep -c . "$T/err")" = 1 ] && grep -q "the loss is" "$T/err" && ! ls "$T/diverged/weights/"*.safetensors > /dev/null 2>&1
+then ok "a non-finite loss stops the run, nothing saved: $(cat "$T/err")"
+else bad "a non-finite loss: $(cat "$T/err"; ls "$T/diverged/weights" 2>&1)"; fi
+
 echo "test_train: $fail failed"
 [ $fail = 0 ]

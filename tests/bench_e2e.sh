@@ -21,7 +21,13 @@ echo "pictures: $(ls $D/images/train2017 | wc -l)"
 echo "ours rc=$?: $(tr '\r' '\n' < "$OUT/e2e_ours.txt" | grep -E '^ +1/1 .*16/16' | tail -1)"
 ./tests/bench_train --cfg yolov9-s --batch $B --img 640 --steps 5 > "$OUT/e2e_step.txt" 2>&1
 echo "step alone: $(grep -i 'img/s' "$OUT/e2e_step.txt" | tail -1)"
-(cd "$R" && PYTHONUNBUFFERED=1 timeout 400 python3 train_dual.py --cfg models/detect/yolov9-s.yaml --data $D/data.yaml \
+# the official imports IPython and fetches a font at start: where IPython is
+# missing an empty one stands in, and the font dir is a temporary one holding
+# an empty file (--noplots never reads it; the GPU machine has no network)
+S=/tmp/e2e_standins; mkdir -p $S/IPython $S/config; touch $S/config/Arial.ttf
+python3 -c 'import IPython' 2> /dev/null || { printf 'def get_ipython():\n    return None\n' > $S/IPython/__init__.py
+    printf 'def display(*a, **k):\n    pass\n' > $S/IPython/display.py; export PYTHONPATH=$S${PYTHONPATH:+:$PYTHONPATH}; }
+(cd "$R" && PYTHONUNBUFFERED=1 YOLOV5_CONFIG_DIR=$S/config timeout 400 python3 train_dual.py --cfg models/detect/yolov9-s.yaml --data $D/data.yaml \
     --hyp data/hyps/hyp.scratch-high.yaml --batch-size $B --img 640 --epochs 2 --noval --noplots --workers $W --device 0 \
     --project /tmp/e2e --name official > "$OUT/e2e_official.txt" 2>&1)
 echo "official rc=$?: $(tr '\r' '\n' < "$OUT/e2e_official.txt" | grep -E '^ +1/1 .*16/16' | tail -1)"

@@ -1066,6 +1066,11 @@ static void *yolo_xcalloc(size_t n, size_t size) {
     if (!p) { fprintf(stderr, "yolov9: out of host memory (%zu bytes)\n", n * size); exit(1); }
     return p;
 }
+static void *yolo_xrealloc(void *p, size_t bytes) {
+    p = realloc(p, bytes ? bytes : 1);
+    if (!p) { fprintf(stderr, "yolov9: out of host memory (%zu bytes)\n", bytes); exit(1); }
+    return p;
+}
 
 /* Reading what a user names: only a regular file is opened (a FIFO or a
    device would block or never end, a folder is no file), of at most
@@ -5383,14 +5388,15 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
             size_t cap = strlen(v) + 2, n = strlen(v);
             flow = (char *)yolo_xmalloc(cap);
             memcpy(flow, v, n + 1);
-            while (!strchr(flow, ']')) {
+            for (int closed = strchr(v, ']') != NULL; !closed;) {   /* only the new line is searched: linear in the file */
                 if (!next) { rc = yolo_errorf(err, "%s:%d: the list of '%s' is not closed by ']'", path, open_line, key); break; }
                 line = next; next = strchr(line, '\n');
                 if (next) *next++ = 0;
                 lineno++;
                 char *more = yolo_yaml_value(line);
                 size_t m = strlen(more);
-                if (n + m + 2 > cap) { cap = 2 * (n + m + 2); flow = (char *)realloc(flow, cap); }
+                closed = strchr(more, ']') != NULL;
+                if (n + m + 2 > cap) { cap = 2 * (n + m + 2); flow = (char *)yolo_xrealloc(flow, cap); }
                 flow[n++] = ' ';
                 memcpy(flow + n, more, m + 1); n += m;
             }

@@ -16,6 +16,7 @@
    run is always in DIR/current.bin, so a crash leaves its reproducer. */
 #define _GNU_SOURCE   /* memmem */
 #define YOLOV9_IMPLEMENTATION
+#include <time.h>
 #include "../yolov9.h"
 #include <signal.h>
 #include <sys/time.h>
@@ -547,6 +548,20 @@ static void run_cases(void) {
     if (!stat("/work/official/data/coco.yaml", &st))   /* the official file itself, where it is at hand */
         expect("data yaml: /work/official/data/coco.yaml", read_data("/work/official/data/coco.yaml", err), err, NULL);
     expect("data yaml: a list not closed", text_case("d.yaml", "train: a\nval: a\nnames: [a, b,\n  c\n", err, read_data), err, "not closed by ']'");
+    {   /* found by a ten-minute fuzz: a flow list open over 179,000 blank lines took
+           10 s (each line searched the whole list gathered so far for its ']') */
+        size_t blank = 400000, n = 0;
+        char *text = (char *)malloc(blank + 64);
+        n += sprintf(text, "train: a\nval: a\nnc: 2\nnames: [a,\n");
+        memset(text + n, '\n', blank); n += blank;
+        strcpy(text + n, "  b]\n");
+        clock_t t0 = clock();
+        int rc = text_case("d.yaml", text, err, read_data);
+        double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        free(text);
+        if (!rc && cpu > 1) { rc = -1; snprintf(err, YOLO_ERR, "d.yaml: parsed in %.1f s of CPU, not linear", cpu); }
+        expect("data yaml: a list open over 400,000 lines, in linear time", rc, err, NULL);
+    }
     expect("data yaml: names keys out of order", text_case("d.yaml", "train: a\nval: a\nnames:\n  0: a\n  2: b\n", err, read_data), err, "key '2' where 1 was expected");
 
     {   /* path: from the working directory as the official, else beside the yaml; ../ stripped as its fallback */

@@ -1746,7 +1746,7 @@ static yolo_real *yolo_param_new(yolo_model *m, const char *prefix, const char *
     char name[96];
     snprintf(name, sizeof name, "%s.%s", prefix, suffix);
     if (!yolo_binding(m)) {          /* pass 1: record */
-        m->params = (yolo_param *)realloc(m->params, (m->nparams + 1) * sizeof(yolo_param));
+        m->params = (yolo_param *)yolo_xrealloc(m->params, (m->nparams + 1) * sizeof(yolo_param));
         yolo_param *p = &m->params[m->nparams++];
         memset(p, 0, sizeof *p);
         snprintf(p->name, sizeof p->name, "%s", name);
@@ -1768,7 +1768,7 @@ static void yolo_act_new(yolo_model *m, yolo_tensor *t) {
     if (!yolo_binding(m)) return;
     if (m->nacts == m->cap_acts) {
         m->cap_acts = m->cap_acts ? 2 * m->cap_acts : 256;
-        m->acts = (yolo_tensor **)realloc(m->acts, m->cap_acts * sizeof(yolo_tensor *));
+        m->acts = (yolo_tensor **)yolo_xrealloc(m->acts, m->cap_acts * sizeof(yolo_tensor *));
     }
     memset(t, 0, sizeof *t);
     m->acts[m->nacts++] = t;
@@ -1822,7 +1822,7 @@ static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int 
     if (yolo_binding(m)) {
         if (m->nconvs == m->cap_convs) {
             m->cap_convs = m->cap_convs ? 2 * m->cap_convs : 256;
-            m->convs = (yolo_conv **)realloc(m->convs, m->cap_convs * sizeof(yolo_conv *));
+            m->convs = (yolo_conv **)yolo_xrealloc(m->convs, m->cap_convs * sizeof(yolo_conv *));
         }
         m->convs[m->nconvs++] = c;
     }
@@ -1906,7 +1906,7 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
     if (yolo_binding(m)) {
         if (m->nreps == m->cap_reps) {
             m->cap_reps = m->cap_reps ? 2 * m->cap_reps : 64;
-            m->reps = (yolo_repconvn **)realloc(m->reps, m->cap_reps * sizeof(yolo_repconvn *));
+            m->reps = (yolo_repconvn **)yolo_xrealloc(m->reps, m->cap_reps * sizeof(yolo_repconvn *));
         }
         m->reps[m->nreps++] = r;
     }
@@ -4252,7 +4252,7 @@ void yolo_arena_init(yolo_arena *a, size_t size) {
 void yolo_arena_free(yolo_arena *a) { free(a->r); memset(a, 0, sizeof *a); }
 
 static void yolo_arena_insert(yolo_arena *a, int at, yolo_arena_range x) {
-    if (a->n == a->cap) { a->cap *= 2; a->r = (yolo_arena_range *)realloc(a->r, a->cap * sizeof *a->r); }
+    if (a->n == a->cap) { a->cap *= 2; a->r = (yolo_arena_range *)yolo_xrealloc(a->r, a->cap * sizeof *a->r); }
     memmove(a->r + at + 1, a->r + at, (a->n - at) * sizeof *a->r);
     a->r[at] = x;
     a->n++;
@@ -4363,7 +4363,7 @@ static void *yolo_plan_alloc(size_t bytes) {
     if (yolo_plan_rec.on) {
         if (yolo_plan_rec.n == yolo_plan_rec.cap) {
             yolo_plan_rec.cap = yolo_plan_rec.cap ? 2 * yolo_plan_rec.cap : 1024;
-            yolo_plan_rec.b = (yolo_plan_buf *)realloc(yolo_plan_rec.b, yolo_plan_rec.cap * sizeof(yolo_plan_buf));
+            yolo_plan_rec.b = (yolo_plan_buf *)yolo_xrealloc(yolo_plan_rec.b, yolo_plan_rec.cap * sizeof(yolo_plan_buf));
         }
         yolo_plan_buf x = { yolo_arena_bytes(bytes), off, yolo_plan_rec.t++, INT_MAX, yolo_plan_rec.step };
         yolo_plan_rec.b[yolo_plan_rec.n++] = x;
@@ -4884,7 +4884,7 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
             continue;
         }
         if (strlen(key) >= sizeof st->e[0].name) { rc = yolo_errorf(err, "%s: a tensor name longer than %zu characters", path, sizeof st->e[0].name - 1); break; }
-        if (st->n == cap) { cap = cap ? 2 * cap : 256; st->e = (yolo_st_entry *)realloc(st->e, cap * sizeof(yolo_st_entry)); }
+        if (st->n == cap) { cap = cap ? 2 * cap : 256; st->e = (yolo_st_entry *)yolo_xrealloc(st->e, cap * sizeof(yolo_st_entry)); }
         yolo_st_entry *e = &st->e[st->n++];
         memset(e, 0, sizeof *e);
         snprintf(e->name, sizeof e->name, "%s", key);
@@ -5290,7 +5290,7 @@ int yolo_hyp_parse(yolo_hyp *h, const char *s) {
 
 typedef struct { int n, cap; char **s; } yolo_strings;
 static void yolo_strings_add(yolo_strings *l, const char *s) {
-    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 256; l->s = (char **)realloc(l->s, l->cap * sizeof(char *)); }
+    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 256; l->s = (char **)yolo_xrealloc(l->s, l->cap * sizeof(char *)); }
     l->s[l->n++] = strdup(s);
 }
 
@@ -5497,7 +5497,7 @@ static int yolo_seen_dir(yolo_seen_dirs *v, const struct stat *st) {
     for (int i = 0; i < v->n; i++) if (v->dev[i] == st->st_dev && v->ino[i] == st->st_ino) return 1;
     if (v->n == v->cap) {
         v->cap = v->cap ? 2 * v->cap : 64;
-        v->dev = (dev_t *)realloc(v->dev, v->cap * sizeof(dev_t)); v->ino = (ino_t *)realloc(v->ino, v->cap * sizeof(ino_t));
+        v->dev = (dev_t *)yolo_xrealloc(v->dev, v->cap * sizeof(dev_t)); v->ino = (ino_t *)yolo_xrealloc(v->ino, v->cap * sizeof(ino_t));
     }
     v->dev[v->n] = st->st_dev; v->ino[v->n++] = st->st_ino;
     return 0;
@@ -5612,7 +5612,7 @@ static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, ch
             for (int i = 0; i < 5; i++) dup &= (*lab)[j * 5 + i] == (float)v[i];
         }
         if (dup) continue;
-        if (*nlab == cap) { cap = cap ? 2 * cap : 16; *lab = (float *)realloc(*lab, (size_t)cap * 5 * sizeof(float)); }
+        if (*nlab == cap) { cap = cap ? 2 * cap : 16; *lab = (float *)yolo_xrealloc(*lab, (size_t)cap * 5 * sizeof(float)); }
         for (int i = 0; i < 5; i++) (*lab)[*nlab * 5 + i] = (float)v[i];
         (*nlab)++;
     }
@@ -6040,7 +6040,7 @@ enum { YOLO_FLIP_LR = 1, YOLO_FLIP_UD = 2 };
 /* boxes of one training sample, pixels: class, x1, y1, x2, y2 */
 typedef struct { int n, cap; float *b; } yolo_boxes;   /* b: [n*5] */
 static void yolo_boxes_add(yolo_boxes *bx, float c, double x1, double y1, double x2, double y2) {
-    if (bx->n == bx->cap) { bx->cap = bx->cap ? 2 * bx->cap : 32; bx->b = (float *)realloc(bx->b, (size_t)bx->cap * 5 * sizeof(float)); }
+    if (bx->n == bx->cap) { bx->cap = bx->cap ? 2 * bx->cap : 32; bx->b = (float *)yolo_xrealloc(bx->b, (size_t)bx->cap * 5 * sizeof(float)); }
     float *o = bx->b + (size_t)bx->n++ * 5;
     o[0] = c; o[1] = (float)x1; o[2] = (float)y1; o[3] = (float)x2; o[4] = (float)y2;
 }
@@ -6369,7 +6369,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         yolo_image_to_input_flipped(&im, flips, bt->images + (size_t)j * 3 * H * W);
         yolo_image_free(&im);
         for (int t = 0; t < bx.n; t++) {
-            if (bt->nt == bt->tcap) { bt->tcap *= 2; bt->targets = (yolo_real *)realloc(bt->targets, (size_t)bt->tcap * 6 * sizeof(yolo_real)); }
+            if (bt->nt == bt->tcap) { bt->tcap *= 2; bt->targets = (yolo_real *)yolo_xrealloc(bt->targets, (size_t)bt->tcap * 6 * sizeof(yolo_real)); }
             yolo_real *o6 = bt->targets + (size_t)bt->nt++ * 6;
             o6[0] = (yolo_real)j;
             for (int q = 0; q < 5; q++) o6[1 + q] = bx.b[t * 5 + q];
@@ -6607,7 +6607,7 @@ int yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, floa
                 for (int q = 0; q < nclasses; q++) ok |= classes[q] == k;
                 if (!ok) continue;
             }
-            if (n == cap) { cap *= 2; c = (yolo_cand *)realloc(c, (size_t)cap * sizeof(yolo_cand)); }
+            if (n == cap) { cap *= 2; c = (yolo_cand *)yolo_xrealloc(c, (size_t)cap * sizeof(yolo_cand)); }
             double cx = pred[a], cy = pred[(size_t)A + a], w = pred[(size_t)2 * A + a], h = pred[(size_t)3 * A + a];
             yolo_cand d = { conf, cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, a, k };
             c[n++] = d;
@@ -6657,11 +6657,11 @@ void yolo_eval_free(yolo_eval *ev) {
 void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl) {
     if (ev->n + nd > ev->cap) {
         ev->cap = 2 * (ev->n + nd) + 256;
-        ev->conf = (float *)realloc(ev->conf, ev->cap * sizeof(float));
-        ev->cls = (int *)realloc(ev->cls, ev->cap * sizeof(int));
-        ev->tp = (unsigned short *)realloc(ev->tp, ev->cap * sizeof(unsigned short));
+        ev->conf = (float *)yolo_xrealloc(ev->conf, ev->cap * sizeof(float));
+        ev->cls = (int *)yolo_xrealloc(ev->cls, ev->cap * sizeof(int));
+        ev->tp = (unsigned short *)yolo_xrealloc(ev->tp, ev->cap * sizeof(unsigned short));
     }
-    if (ev->nt + nl > ev->tcap) { ev->tcap = 2 * (ev->nt + nl) + 256; ev->tcls = (int *)realloc(ev->tcls, ev->tcap * sizeof(int)); }
+    if (ev->nt + nl > ev->tcap) { ev->tcap = 2 * (ev->nt + nl) + 256; ev->tcls = (int *)yolo_xrealloc(ev->tcls, ev->tcap * sizeof(int)); }
     for (int j = 0; j < nl; j++) ev->tcls[ev->nt + j] = (int)lab[j * 5];
     ev->images++;
     /* IoU in float32 with eps 1e-7, as torch's box_iou there */
@@ -6847,7 +6847,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
         yolo_predict(m, conf, iou, max_det, 0, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
         double t3 = yolo_now();
         if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += bt->B; }
-        if (bt->nt > labcap) { labcap = bt->nt; lab = (float *)realloc(lab, (size_t)labcap * 5 * sizeof(float)); }
+        if (bt->nt > labcap) { labcap = bt->nt; lab = (float *)yolo_xrealloc(lab, (size_t)labcap * 5 * sizeof(float)); }
         for (int b = 0, t = 0; b < bt->B; b++) {
             int id = bt->ids[b], w0 = ds->w0[id], h0 = ds->h0[id], nl = 0;
             double g = bt->gain[b], px = bt->padx[b], py = bt->pady[b];
@@ -7154,7 +7154,7 @@ int yolo_plot_results(const char *csv, const char *png) {
     if (fgets(line, sizeof line, f))
         for (char *t = strtok(line, ",\r\n"); t && ncol < 64; t = strtok(NULL, ",\r\n")) snprintf(names[ncol++], 64, "%s", t);
     while (fgets(line, sizeof line, f)) {
-        if (rows == cap) { cap *= 2; v = (double *)realloc(v, (size_t)cap * 64 * sizeof(double)); }
+        if (rows == cap) { cap *= 2; v = (double *)yolo_xrealloc(v, (size_t)cap * 64 * sizeof(double)); }
         char *t = line;
         for (int c = 0; c < ncol; c++) { v[(size_t)rows * 64 + c] = strtod(t, &t); if (*t == ',') t++; }
         rows++;

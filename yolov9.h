@@ -494,14 +494,14 @@ typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW } yolo_optim_kind;
    half (--flat-cos-lr), constant (--fixed-lr). */
 typedef enum { YOLO_LR_LINEAR, YOLO_LR_COS, YOLO_LR_FLAT_COS, YOLO_LR_FIXED } yolo_lr_shape;
 
-/* The official schedule of one run (train_dual.py): nb batches an epoch,
-   nw = max(round(warmup_epochs nb), 100) warmup batches, the nominal
-   batch of 64 reached by accumulating gradients. */
+/* The official schedule of one run (train_dual.py): of nb batches an
+   epoch, the first nw = max(round(warmup_epochs nb), 100) warm up; the
+   nominal batch of 64 is reached by accumulating gradients. */
 typedef struct {
     const struct yolo_hyp *hyp;
     int epochs, batch;
     yolo_lr_shape shape;
-    long nb, nw;
+    long nw;
 } yolo_schedule;
 
 typedef struct {
@@ -4666,7 +4666,7 @@ static double yolo_warmup(long ni, long nw, double a, double b) {
 }
 
 void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int batch, long nb, yolo_lr_shape shape) {
-    s->hyp = h; s->epochs = epochs; s->batch = batch; s->shape = shape; s->nb = nb;
+    s->hyp = h; s->epochs = epochs; s->batch = batch; s->shape = shape;
     s->nw = (long)fmax(nearbyint(h->warmup_epochs * nb), 100);
 }
 

@@ -239,11 +239,12 @@ typedef struct yolo_backend {
                            yolo_precision prec, yolo_tensor *y);
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
                             int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
+    /* u = BN(z), or SiLU(BN(z)) when act: the SiLU in the same pass */
     void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
                              yolo_real *invstd, yolo_real *rmean, yolo_real *rvar, double momentum, double eps,
-                             yolo_tensor *u);
+                             int act, yolo_tensor *u);
     void (*bn_eval_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
-                            const yolo_real *rmean, const yolo_real *rvar, double eps, yolo_tensor *u);
+                            const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u);
     void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *dgamma,
                             yolo_real *dbeta, yolo_real *dz);
@@ -1440,6 +1441,16 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     free(col);
 }
 
+/* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) --- */
+static yolo_real yolo_sigmoid(yolo_real x) { return (yolo_real)(1.0 / (1.0 + exp(-(double)x))); }
+static yolo_real yolo_silu(yolo_real x) { return x * yolo_sigmoid(x); }
+static yolo_real yolo_silu_grad(yolo_real x) {
+    yolo_real s = yolo_sigmoid(x);
+    return s * (1 + x * (1 - s));
+}
+/* a BatchNorm output u, through the SiLU when act (a conv's y = SiLU(BN(z))) */
+static yolo_real yolo_bn_act(yolo_real u, int act) { return act ? yolo_silu(u) : u; }
+
 /* --- BatchNorm2d ---
    Training: per channel c over the B*H*W values, mean m and biased variance
    v normalise: xhat = (z - m) / sqrt(v + eps), u = gamma xhat + beta; the
@@ -1447,7 +1458,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
    variance v N/(N-1). Eval uses the running statistics instead. */
 static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                   yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
-                                  double momentum, double eps, yolo_tensor *u) {
+                                  double momentum, double eps, int act, yolo_tensor *u) {
     int C = z->c, HW = z->h * z->w;
     size_t N = (size_t)z->n * HW;
     #pragma omp parallel for schedule(static)
@@ -1470,13 +1481,13 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
         for (int n = 0; n < z->n; n++) {
             const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
             yolo_real *q = u->data + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) q[i] = (yolo_real)(a * p[i] + bb);
+            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
         }
     }
 }
 
 static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
-                                 const yolo_real *rmean, const yolo_real *rvar, double eps, yolo_tensor *u) {
+                                 const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u) {
     int C = z->c, HW = z->h * z->w;
     #pragma omp parallel for schedule(static)
     for (int c = 0; c < C; c++) {
@@ -1484,17 +1495,9 @@ static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, c
         for (int n = 0; n < z->n; n++) {
             const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
             yolo_real *q = u->data + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) q[i] = (yolo_real)(a * p[i] + bb);
+            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
         }
     }
-}
-
-/* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) --- */
-static yolo_real yolo_sigmoid(yolo_real x) { return (yolo_real)(1.0 / (1.0 + exp(-(double)x))); }
-static yolo_real yolo_silu(yolo_real x) { return x * yolo_sigmoid(x); }
-static yolo_real yolo_silu_grad(yolo_real x) {
-    yolo_real s = yolo_sigmoid(x);
-    return s * (1 + x * (1 - s));
 }
 
 /* BatchNorm (+ SiLU) backward, recomputing u = gamma xhat + beta from the
@@ -1849,9 +1852,10 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
         be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, m->precision, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
-                                  m->bn_momentum, m->bn_eps, &c->y);
+                                  m->bn_momentum, m->bn_eps, c->act, &c->y);
         else
-            m->be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, &c->y);
+            m->be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, c->act, &c->y);
+        return;   /* the SiLU came with the BatchNorm */
     }
     if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
 }
@@ -1871,8 +1875,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
 static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
     yolo_tensor_keep(m->be, &c->y, redo);
     if (!redo) return;
-    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, &c->y);
-    if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
+    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, c->act, &c->y);
 }
 
 /* in training, t dropped (its reader is done; the backward makes it again) */
@@ -4383,8 +4386,8 @@ static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s
 static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
 static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, yolo_precision p, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)p; (void)y; }
 static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_precision p, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)p; (void)dx; (void)dw; (void)db; }
-static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)u; }
-static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)u; }
+static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)act; (void)u; }
+static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)act; (void)u; }
 static void yolo_plan_bn_bwd(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, const yolo_real *e, int f, yolo_real *g, yolo_real *h, yolo_real *i) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; }
 static void yolo_plan_ew3(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) { (void)y; (void)a; (void)b; (void)n; }
 static void yolo_plan_silu_bwd(const yolo_real *a, const yolo_real *b, const yolo_real *c, yolo_real *d, yolo_real *e, size_t n) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)n; }

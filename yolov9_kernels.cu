@@ -1628,9 +1628,15 @@ extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {
         return NULL;
     }
     CK(cudaSetDevice(device));
+    /* mma.sync m16n8k16 in bf16 and half needs sm_80 on, in the device and in
+       the code: a build for an older target (make CUDA_ARCH=sm_75) runs on a
+       newer GPU from its PTX, where the tensor-core kernels were compiled
+       empty, so it must not offer them */
     int major = 0;
+    cudaFuncAttributes built;
     CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    yolo_cuda.tensor_cores = major >= 8;   /* mma.sync m16n8k16 in bf16 and half: sm_80 on */
+    CK(cudaFuncGetAttributes(&built, (const void *)splitk_sum_kernel));
+    yolo_cuda.tensor_cores = major >= 8 && built.ptxVersion >= 80;
     const char *e = getenv("YOLO_CUDA_SYNC");
     g_sync_each = e && *e && *e != '0';
     return &yolo_cuda;

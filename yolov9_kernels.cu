@@ -1635,7 +1635,7 @@ extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {
     int major = 0;
     cudaFuncAttributes built;
     CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    CK(cudaFuncGetAttributes(&built, (const void *)splitk_sum_kernel));
+    CK(cudaFuncGetAttributes(&built, (const void *)scale_kernel));   /* any kernel: one compile, one target */
     yolo_cuda.tensor_cores = major >= 8 && built.ptxVersion >= 80;
     const char *e = getenv("YOLO_CUDA_SYNC");
     g_sync_each = e && *e && *e != '0';

@@ -3108,7 +3108,12 @@ void yolo_model_free(yolo_model *m) {
 /* PyTorch's default initialisation (uniform within 1/sqrt(fan_in)), BN at
    identity, and the detect biases of the official bias_init: box logits
    1.0, class logits log(5 / nc / (640 / stride)^2), i.e. a prior of about
-   5 objects per 640 image. */
+   5 objects per 640 image. The running variances start at 0.9, not 1: the
+   official Model finds its strides with one training-mode forward of a
+   black 256 x 256 picture before initialize_weights sets BatchNorm's
+   momentum to 0.03, so every BatchNorm (PyTorch's momentum 0.1) has seen
+   one batch of zeros (no conv before the head has a bias): running mean
+   0.9 * 0 + 0.1 * 0, running variance 0.9 * 1 + 0.1 * 0. */
 void yolo_model_init_weights(yolo_model *m, uint64_t seed) {
     yolo_rng rng = { seed * 2654435761ull + 1 };
     yolo_real *h = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));   /* host staging */
@@ -3125,7 +3130,8 @@ void yolo_model_init_weights(yolo_model *m, uint64_t seed) {
             switch (p->kind) {
             case YOLO_P_WEIGHT: v[i] = (yolo_real)((2 * yolo_rng_uniform(&rng) - 1) * bound); break;
             case YOLO_P_BIAS: v[i] = is_bn_bias ? 0 : (yolo_real)((2 * yolo_rng_uniform(&rng) - 1) * bound); break;
-            case YOLO_P_BN_WEIGHT: case YOLO_P_RUNNING_VAR: v[i] = 1; break;
+            case YOLO_P_BN_WEIGHT: v[i] = 1; break;
+            case YOLO_P_RUNNING_VAR: v[i] = 0.9f; break;
             case YOLO_P_RUNNING_MEAN: v[i] = 0; break;
             case YOLO_P_FIXED: v[i] = (yolo_real)i; break;   /* DFL bins 0..15 */
             }

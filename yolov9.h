@@ -6329,6 +6329,21 @@ void yolo_image_to_input(const yolo_image *im, yolo_real *dst) { yolo_image_to_i
 /* --- the loader: batches built by threads ahead of the model --- */
 
 
+/* The random stream of the training sample at `position` of an epoch: a
+   splitmix64 stream whose starting state is itself hashed (one splitmix64
+   output of the epoch's seed and the position), so that each sample starts
+   at its own random place on the generator's cycle of 2^64 states and no
+   two samples draw the same numbers, as the official's draws (one
+   Mersenne Twister per loader worker) are independent. An unhashed state
+   seed ^ golden (position + 1) put neighbours' streams one step apart on
+   the cycle whenever the seed is small (seed 0: every sample drew its
+   neighbour's numbers shifted by one, the same mosaic partners). */
+static yolo_rng yolo_sample_rng(uint64_t epoch_seed, long position) {
+    yolo_rng r = { epoch_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(position + 1)) };
+    r.s = yolo_rng_u64(&r);
+    return r;
+}
+
 /* batch k into slot bt, whose buffers it reuses */
 static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
     const yolo_dataset *ds = ld->ds;
@@ -6343,7 +6358,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         char err[YOLO_ERR];
         int rc, flips = 0;
         if (ld->train) {
-            yolo_rng r = { ld->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i0 + j + 1)) };
+            yolo_rng r = yolo_sample_rng(ld->seed, i0 + j);
             rc = yolo_train_sample(ds, id, ld->S, ld->hyp, ld->mosaic, &r, &im, &bx, &flips, err);
             bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
         } else {

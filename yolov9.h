@@ -6335,9 +6335,10 @@ void yolo_image_to_input(const yolo_image *im, yolo_real *dst) { yolo_image_to_i
    at its own random place on the generator's cycle of 2^64 states and no
    two samples draw the same numbers, as the official's draws (one
    Mersenne Twister per loader worker) are independent. An unhashed state
-   seed ^ golden (position + 1) put neighbours' streams one step apart on
-   the cycle whenever the seed is small (seed 0: every sample drew its
-   neighbour's numbers shifted by one, the same mosaic partners). */
+   seed ^ golden (position + 1) put nearby samples' streams a few steps
+   apart on the cycle whenever the seed is small (seed 0, epoch 0: every
+   sample drew its neighbour's numbers shifted by one, the same mosaic
+   partners). */
 static yolo_rng yolo_sample_rng(uint64_t epoch_seed, long position) {
     yolo_rng r = { epoch_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(position + 1)) };
     r.s = yolo_rng_u64(&r);

@@ -3111,7 +3111,12 @@ void yolo_model_free(yolo_model *m) {
 /* PyTorch's default initialisation (uniform within 1/sqrt(fan_in)), BN at
    identity, and the detect biases of the official bias_init: box logits
    1.0, class logits log(5 / nc / (640 / stride)^2), i.e. a prior of about
-   5 objects per 640 image. */
+   5 objects per 640 image. The running variances start at 0.9, not 1: the
+   official Model finds its strides with one training-mode forward of a
+   black 256 x 256 picture before initialize_weights sets BatchNorm's
+   momentum to 0.03, so every BatchNorm (PyTorch's momentum 0.1) has seen
+   one batch of zeros (no conv before the head has a bias): running mean
+   0.9 * 0 + 0.1 * 0, running variance 0.9 * 1 + 0.1 * 0. */
 void yolo_model_init_weights(yolo_model *m, uint64_t seed) {
     yolo_rng rng = { seed * 2654435761ull + 1 };
     yolo_real *h = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));   /* host staging */
@@ -3128,7 +3133,8 @@ void yolo_model_init_weights(yolo_model *m, uint64_t seed) {
             switch (p->kind) {
             case YOLO_P_WEIGHT: v[i] = (yolo_real)((2 * yolo_rng_uniform(&rng) - 1) * bound); break;
             case YOLO_P_BIAS: v[i] = is_bn_bias ? 0 : (yolo_real)((2 * yolo_rng_uniform(&rng) - 1) * bound); break;
-            case YOLO_P_BN_WEIGHT: case YOLO_P_RUNNING_VAR: v[i] = 1; break;
+            case YOLO_P_BN_WEIGHT: v[i] = 1; break;
+            case YOLO_P_RUNNING_VAR: v[i] = 0.9f; break;
             case YOLO_P_RUNNING_MEAN: v[i] = 0; break;
             case YOLO_P_FIXED: v[i] = (yolo_real)i; break;   /* DFL bins 0..15 */
             }
@@ -6326,6 +6332,22 @@ void yolo_image_to_input(const yolo_image *im, yolo_real *dst) { yolo_image_to_i
 /* --- the loader: batches built by threads ahead of the model --- */
 
 
+/* The random stream of the training sample at `position` of an epoch: a
+   splitmix64 stream whose starting state is itself hashed (one splitmix64
+   output of the epoch's seed and the position), so that each sample starts
+   at its own random place on the generator's cycle of 2^64 states and no
+   two samples draw the same numbers, as the official's draws (one
+   Mersenne Twister per loader worker) are independent. An unhashed state
+   seed ^ golden (position + 1) put nearby samples' streams a few steps
+   apart on the cycle whenever the seed is small (seed 0, epoch 0: every
+   sample drew its neighbour's numbers shifted by one, the same mosaic
+   partners). */
+static yolo_rng yolo_sample_rng(uint64_t epoch_seed, long position) {
+    yolo_rng r = { epoch_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(position + 1)) };
+    r.s = yolo_rng_u64(&r);
+    return r;
+}
+
 /* batch k into slot bt, whose buffers it reuses */
 static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
     const yolo_dataset *ds = ld->ds;
@@ -6340,7 +6362,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         char err[YOLO_ERR];
         int rc, flips = 0;
         if (ld->train) {
-            yolo_rng r = { ld->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i0 + j + 1)) };
+            yolo_rng r = yolo_sample_rng(ld->seed, i0 + j);
             rc = yolo_train_sample(ds, id, ld->S, ld->hyp, ld->mosaic, &r, &im, &bx, &flips, err);
             bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
         } else {

@@ -10,7 +10,7 @@
    hue, saturation, value; gains 0.015, 0.7, 0.4): within 1 grey level.
    And two mosaics against the official load_mosaic with the same four
    pictures, centre and perspective draws: boxes to 1e-3 px, pictures as
-   above.
+   above. Last, that no two training samples share random draws.
 
      ./tests/test_augment [tests/golden/augment] */
 #define YOLOV9_IMPLEMENTATION
@@ -26,6 +26,11 @@ static int read_boxes(FILE *f, yolo_boxes *bx) {
         yolo_boxes_add(bx, c, x1, y1, x2, y2);
     }
     return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv) {
@@ -117,6 +122,24 @@ int main(int argc, char **argv) {
         free(got.b); free(want.b); yolo_image_free(&im); yolo_image_free(&ref);
     }
     yolo_dataset_free(&ds);
+
+    /* Independent samples, as the official's: the first 64 numbers of the
+       streams of 256 samples under the epoch seeds of seed 0 (epochs 0..7)
+       and seed 1 (epochs 0..3), 196,608 numbers of 64 bits: none may
+       appear twice (by chance: probability 1e-9). */
+    static const uint64_t epoch_seeds[12] = { 0, 1, 2, 3, 4, 5, 6, 7, 1000003, 1000004, 1000005, 1000006 };
+    size_t total = 12 * 256 * 64, shared = 0;
+    uint64_t *draws = (uint64_t *)malloc(total * sizeof(uint64_t)), *o = draws;
+    for (int e = 0; e < 12; e++)
+        for (int pos = 0; pos < 256; pos++) {
+            yolo_rng r = yolo_sample_rng(epoch_seeds[e], pos);
+            for (int k = 0; k < 64; k++) *o++ = yolo_rng_u64(&r);
+        }
+    qsort(draws, total, sizeof(uint64_t), cmp_u64);
+    for (size_t i = 1; i < total; i++) shared += draws[i] == draws[i - 1];
+    fail += shared != 0;
+    printf("  independent samples: %zu of %zu draws of 3072 sample streams repeat another's  %s\n", shared, total, shared ? "FAIL" : "ok");
+    free(draws);
     printf("test_augment: %d failed\n", fail);
     return fail ? 1 : 0;
 }

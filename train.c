@@ -258,8 +258,8 @@ int main(int argc, char **argv) {
     if (!strcmp(a.optimizer, "SGD")) kind = YOLO_SGD;
     else if (!strcmp(a.optimizer, "Adam")) kind = YOLO_ADAM;
     else if (!strcmp(a.optimizer, "AdamW")) kind = YOLO_ADAMW;
-    else if (!strcmp(a.optimizer, "LION")) die("train: --optimizer LION is not implemented here (SGD, Adam or AdamW)");
-    else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam or AdamW)\n", a.optimizer); return 2; }
+    else if (!strcmp(a.optimizer, "LION")) kind = YOLO_LION;
+    else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam, AdamW or LION)\n", a.optimizer); return 2; }
     /* official flags whose behaviour is not built here: said once, the run goes on without them */
     const struct { int on; const char *flag; } missing[] = {
         { a.rect, "--rect" }, { a.image_weights, "--image-weights" }, { a.multi_scale, "--multi-scale" }, { a.quad, "--quad" } };

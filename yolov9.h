@@ -487,7 +487,7 @@ typedef struct {
 /* 8. optimizers                                                            */
 /* ------------------------------------------------------------------------ */
 
-typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW } yolo_optim_kind;
+typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW, YOLO_LION } yolo_optim_kind;
 
 /* The shape of the learning rate over the epochs, lf(e): linear from 1 to
    lrf (the default), cosine (--cos-lr), flat then cosine over the second
@@ -507,12 +507,12 @@ typedef struct {
 typedef struct {
     yolo_optim_kind kind;
     double lr[3];            /* per parameter group: weights, BN weights, biases */
-    double momentum;         /* SGD momentum, or Adam beta1 */
-    double beta2, eps;       /* Adam: 0.999, 1e-8 */
+    double momentum;         /* SGD momentum, or Adam's and Lion's beta1 */
+    double beta2, eps;       /* Adam: 0.999, 1e-8; Lion: 0.99 */
     double weight_decay;     /* on group 0 (conv weights) only */
     long step;
     double grad_scale;       /* the gradient is multiplied by it first (clipping): 1 by default */
-    yolo_real *m, *v, *vmax; /* [nvalues] state: SGD uses m only */
+    yolo_real *m, *v, *vmax; /* [nvalues] state: SGD and Lion use m only */
     const struct yolo_backend *be;  /* where the state lives */
 } yolo_optim;
 
@@ -1652,7 +1652,10 @@ static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n) {
    SGD: g += wd w; m = momentum m + g; w -= lr (g + momentum m)   (Nesterov)
    Adam: g += wd w; AdamW: w *= 1 - lr wd; then
    m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2 (AdamW: v = max over steps);
-   w -= lr / bc1 m / (sqrt(v) / sqrt(bc2) + eps), bc = 1 - beta^step */
+   w -= lr / bc1 m / (sqrt(v) / sqrt(bc2) + eps), bc = 1 - beta^step
+   Lion (the official utils/lion.py): w *= 1 - lr wd; w -= lr sign(b1 m + (1-b1) g);
+   then m = b2 m + (1-b2) g. Every value moves by exactly lr (plus decay):
+   only the sign of the interpolated momentum matters. */
 static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m,
                                   yolo_real *v, yolo_real *vmax, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -1662,6 +1665,13 @@ static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo
             double buf = u->b1 * m[i] + gi;          /* first step: buf = g, as torch */
             m[i] = (yolo_real)buf;
             w[i] = (yolo_real)(wi - u->lr * (gi + u->b1 * buf));
+            continue;
+        }
+        if (u->kind == 3) {
+            wi *= 1 - u->lr * u->wd;
+            double c = u->b1 * m[i] + (1 - u->b1) * gi;
+            m[i] = (yolo_real)(u->b2 * m[i] + (1 - u->b2) * gi);
+            w[i] = (yolo_real)(wi - u->lr * ((c > 0) - (c < 0)));   /* torch.sign: 0 at 0 */
             continue;
         }
         if (u->kind == 1) gi += u->wd * wi;
@@ -4568,8 +4578,8 @@ size_t yolo_model_weights_bytes(const yolo_model *m) {
     return 2 * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) + yolo_arena_bytes(m->nstats * sizeof(yolo_real));
 }
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
-    /* and the EMA; optimizer: SGD 1, Adam 2, AdamW 3 copies */
-    size_t copies = 1 + (opt == YOLO_SGD ? 1 : opt == YOLO_ADAM ? 2 : 3);
+    /* and the EMA; optimizer: SGD and Lion 1, Adam 2, AdamW 3 copies */
+    size_t copies = 1 + (opt == YOLO_SGD || opt == YOLO_LION ? 1 : opt == YOLO_ADAM ? 2 : 3);
     return yolo_model_weights_bytes(m) + copies * yolo_arena_bytes(m->nvalues * sizeof(yolo_real));
 }
 
@@ -4579,17 +4589,18 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
 /* As torch.optim with the official three groups: 0 conv weights (with
    weight decay), 1 BatchNorm weights, 2 biases (no decay). SGD: Nesterov
    momentum, decay as an L2 term; Adam: L2 decay; AdamW: decoupled decay and
-   amsgrad (the official passes amsgrad=True). */
+   amsgrad (the official passes amsgrad=True); Lion: betas (momentum, 0.99),
+   decoupled decay (the official smart_optimizer's LION). */
 
 void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, double lr, double momentum,
                      double weight_decay) {
     memset(o, 0, sizeof *o);
     o->kind = kind;
     o->lr[0] = o->lr[1] = o->lr[2] = lr;
-    o->momentum = momentum; o->beta2 = 0.999; o->eps = 1e-8; o->weight_decay = weight_decay; o->grad_scale = 1;
+    o->momentum = momentum; o->beta2 = kind == YOLO_LION ? 0.99 : 0.999; o->eps = 1e-8; o->weight_decay = weight_decay; o->grad_scale = 1;
     o->be = m->be;
     o->m = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
-    if (kind != YOLO_SGD) {
+    if (kind == YOLO_ADAM || kind == YOLO_ADAMW) {
         o->v = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
         if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
     }

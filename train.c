@@ -475,7 +475,7 @@ int main(int argc, char **argv) {
             memset(&ev, 0, sizeof ev);
             yolo_val_progress vp;
             yolo_val_progress_start(&vp, val_set.n, NULL, NULL);
-            if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+            if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
             yolo_metrics_compute(&ev, nc, &mt);
             printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
             yolo_eval_free(&ev);
@@ -550,7 +550,7 @@ int main(int argc, char **argv) {
         memset(&ev, 0, sizeof ev);
         if (!a.noplots) yolo_val_plots_start(&plots, &val_set, nc, a.batch, NULL, NULL);
         yolo_val_progress_start(&vp, val_set.n, a.noplots ? NULL : yolo_val_plots_hook, &plots);
-        if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+        if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
         yolo_metrics_compute(&ev, nc, &mt);
         if (!a.noplots) yolo_val_plots_save(&plots, &mt, m.names, save_dir);
         printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);

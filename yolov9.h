@@ -976,7 +976,7 @@ void yolo_eval_free(yolo_eval *ev);
 void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt);
 void yolo_metrics_free(yolo_metrics *mt);
 double yolo_fitness(const yolo_metrics *mt);
-int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, yolo_eval *ev, yolo_times *tm,
+int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, int single_cls, yolo_eval *ev, yolo_times *tm,
                    yolo_det_hook hook, void *ctx, char *err);
 
 /* the command line (section 12): flags into their values. --help or -h
@@ -6836,9 +6836,11 @@ double yolo_fitness(const yolo_metrics *mt) { return 0.1 * mt->map50 + 0.9 * mt-
    yolo_model_fuse first for speed), the detections scaled back to the
    original pixels and clipped to it, as the official scale_boxes, then
    matched against the labels into ev. hook, when given, sees every
-   picture's detections (for --save-txt / --save-json). Returns 0, or -1
-   with err when a picture cannot be read. */
-int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, yolo_eval *ev, yolo_times *tm,
+   picture's detections (for --save-txt / --save-json). single_cls
+   (--single-cls, the dataset's labels already all 0): as the official,
+   one NMS over all classes (agnostic), then every detection class 0.
+   Returns 0, or -1 with err when a picture cannot be read. */
+int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, int single_cls, yolo_eval *ev, yolo_times *tm,
                   yolo_det_hook hook, void *ctx, char *err) {
     const yolo_dataset *ds = ld->ds;
     yolo_det **dets = (yolo_det **)yolo_xmalloc((size_t)ld->B * sizeof(yolo_det *));
@@ -6855,7 +6857,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
         yolo_forward(m, 0);
         m->be->sync();
         double t2 = yolo_now();
-        yolo_predict(m, conf, iou, max_det, 0, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
+        yolo_predict(m, conf, iou, max_det, single_cls, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
         double t3 = yolo_now();
         if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += bt->B; }
         if (bt->nt > labcap) { labcap = bt->nt; lab = (float *)yolo_xrealloc(lab, (size_t)labcap * 5 * sizeof(float)); }
@@ -6865,6 +6867,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
             for (int i = 0; i < count[b]; i++) {
                 yolo_det *d = &dets[b][i];
                 yolo_box_to_picture(&d->x1, &d->y1, &d->x2, &d->y2, g, px, py, w0, h0);
+                if (single_cls) d->cls = 0;
             }
             /* the batch's targets come image by image: this picture's boxes, back to its pixels */
             for (; t < bt->nt && (int)bt->targets[t * 6] == b; t++) {

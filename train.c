@@ -164,6 +164,11 @@ static int strip_checkpoint(const char *path, yolo_model *m, yolo_ema *ema, yolo
     return rc;
 }
 
+/* the training loader's mode: --rect (which --image-weights turns off, as the official) and --multi-scale */
+static int loader_mode(const train_args *a) {
+    return YOLO_LOADER_TRAIN | (a->rect && !a->image_weights ? YOLO_LOADER_RECT : 0) | (a->multi_scale ? YOLO_LOADER_MULTI_SCALE : 0);
+}
+
 /* The whole run's device memory at batch B: training steps on the densest
    batch (a mosaic of four pictures, twice with mixup), validation at its
    largest rectangle (with the folded weights and the predictions),
@@ -172,13 +177,15 @@ static int strip_checkpoint(const char *path, yolo_model *m, yolo_ema *ema, yolo
    the planned steps. */
 static size_t run_plan(yolo_model *m, const yolo_dataset *tr, const yolo_dataset *va, const yolo_hyp *hyp, const train_args *a,
                        yolo_optim_kind kind, int B, int ckpt, size_t *act) {
-    yolo_loader vl;
-    int vH = a->img, vW = a->img, dense = 4 * (tr->max_boxes > 0 ? tr->max_boxes : 1) * (hyp->mixup > 0 ? 2 : 1);
-    yolo_loader_init(&vl, va, hyp, B, a->img, 0, 0);
+    yolo_loader tl, vl;
+    int tH, tW, vH, vW, dense = 4 * (tr->max_boxes > 0 ? tr->max_boxes : 1) * (hyp->mixup > 0 ? 2 : 1);
+    yolo_loader_init(&tl, tr, hyp, B, a->img, loader_mode(a), 0);   /* --multi-scale: its largest size */
+    yolo_loader_max_shape(&tl, &tH, &tW);
+    yolo_loader_init(&vl, va, hyp, B, a->img, YOLO_LOADER_VAL, 0);
     yolo_loader_max_shape(&vl, &vH, &vW);
-    yolo_loader_free(&vl);
+    yolo_loader_free(&tl); yolo_loader_free(&vl);
     m->ckpt = ckpt;
-    *act = yolo_plan_run_bytes(m, B, a->img, a->img, dense, a->noval ? 0 : B, vH, vW);
+    *act = yolo_plan_run_bytes(m, B, tH, tW, dense, a->noval ? 0 : B, vH, vW);
     size_t spare = (m->nvalues * sizeof(yolo_real) + 255) / 256 * 256;
     return *act + yolo_model_state_bytes(m, kind) + spare + YOLO_BACKEND_SCRATCH_BYTES;
 }
@@ -262,7 +269,7 @@ int main(int argc, char **argv) {
     else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam, AdamW or LION)\n", a.optimizer); return 2; }
     /* official flags whose behaviour is not built here: said once, the run goes on without them */
     const struct { int on; const char *flag; } missing[] = {
-        { a.rect, "--rect" }, { a.image_weights, "--image-weights" }, { a.multi_scale, "--multi-scale" }, { a.quad, "--quad" } };
+        { a.image_weights, "--image-weights" }, { a.quad, "--quad" } };
     for (size_t k = 0; k < sizeof missing / sizeof missing[0]; k++)
         if (missing[k].on) fprintf(stderr, "train: %s is not implemented here; training without it\n", missing[k].flag);
     if (a.label_smoothing != 0)
@@ -327,8 +334,8 @@ int main(int argc, char **argv) {
            " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", plan / 1e9, act / 1e9, a.ckpt ? " (--ckpt)" : "", state / 1e9,
            spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     yolo_loader tl, vl;
-    yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, 1, a.workers);
-    yolo_loader_init(&vl, &val_set, &hyp, a.batch, a.img, 0, a.workers);
+    yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, loader_mode(&a), a.workers);
+    yolo_loader_init(&vl, &val_set, &hyp, a.batch, a.img, YOLO_LOADER_VAL, a.workers);
     if (a.dry_run) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
@@ -453,7 +460,7 @@ int main(int argc, char **argv) {
             double spent = yolo_now() - t0;
             char left[160], right[64];
             snprintf(left, sizeof left, "%11s %9.3gG %10.4g %10.4g %10.4g %10d %10d", ep, peak / 1e9, mloss[0], mloss[1], mloss[2],
-                     instances, a.img);
+                     instances, bt->W);
             snprintf(right, sizeof right, "%.1f img/s, data wait %.0f%%", images / spent, 100 * tl.wait / spent);
             yolo_progress_show(&bar, nbatch, left, right);
         }

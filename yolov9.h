@@ -609,18 +609,23 @@ typedef struct {
 
 /* The order of an epoch and the shape of every batch. Training: shuffled
    (seeded by seed and epoch, so a resumed run sees the same order), S x S.
-   Validation: sorted by aspect ratio, each batch the smallest
-   stride-multiple rectangle around its pictures (+ half a stride), as the
-   official rect loader. */
+   Rectangles (validation, and --rect training): sorted by aspect ratio,
+   each batch the smallest stride-multiple rectangle around its pictures
+   (validation: + half a stride), as the official rect loader. */
+/* yolo_loader_init's mode: validation (0), or training, with the official
+   --rect and --multi-scale as flags */
+enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4 };
 typedef struct yolo_loader {
     const yolo_dataset *ds;
     const yolo_hyp *hyp;
     int B, S;                /* batch size, training picture size */
-    int train, mosaic;       /* augmented (mosaic on or off), or validation rectangles */
+    int train, mosaic;       /* augmented (mosaic on or off), or validation */
+    int rect;                /* rectangular batches (validation, --rect training): bw, bh */
+    int multi_scale;         /* --multi-scale: each training batch resized (yolo_multi_scale) */
     int nbatch, nworkers, depth;  /* batches an epoch, threads, batches built ahead */
     uint64_t seed;           /* of this epoch: the order and every picture's draws */
     int *order;              /* [ds->n] */
-    int *bw, *bh;            /* [nbatch] validation batch shapes */
+    int *bw, *bh;            /* [nbatch] rectangular batch shapes */
     yolo_batch *slots;       /* [depth], their buffers made once for the largest batch */
     int *state;              /* [depth] 0 free, 1 being built, 2 ready */
     int next_make, next_take, released;  /* batches started by the threads, handed out, given back */
@@ -959,7 +964,7 @@ int  yolo_image_load(yolo_image *im, const char *path, char *err);
 void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
 void yolo_image_to_input(const yolo_image *im, yolo_real *dst);
 void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *label);
-void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int train, int workers);
+void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
 yolo_batch *yolo_loader_next(yolo_loader *ld);
@@ -6187,12 +6192,13 @@ void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *r
     *im = out;
 }
 
-/* One training sample: mosaic (+ mixup) or a letterboxed picture with a
+/* One training sample: mosaic (+ mixup) of size S x S or a picture
+   letterboxed into W x H (S x S, or its --rect batch's rectangle) with a
    random perspective, then HSV and flips. Boxes come back normalised
    (class, cx, cy, w, h), clipped to the picture, and flipped; the pixels
    are flipped (*flips) on their way into the batch, by
    yolo_image_to_input_flipped. */
-static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yolo_hyp *hp, int mosaic_on, yolo_rng *r,
+static int yolo_train_sample(const yolo_dataset *ds, int index, int S, int W, int H, const yolo_hyp *hp, int mosaic_on, yolo_rng *r,
                              yolo_image *out, yolo_boxes *bx, int *flips, char *err) {
     bx->n = 0;
     if (mosaic_on && yolo_rng_uniform(r) < hp->mosaic) {
@@ -6214,21 +6220,21 @@ static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yol
         if (yolo_load_resized(ds, index, S, 1, &im, err)) return -1;
         int w = im.w, h = im.h;
         double ratio, dw, dh;
-        yolo_letterbox(&im, S, S, 1, &ratio, &dw, &dh);
+        yolo_letterbox(&im, W, H, 1, &ratio, &dw, &dh);
         for (int j = 0; j < ds->nlab[index]; j++) {
             const float *b = ds->lab[index] + j * 5;
             yolo_boxes_add(bx, b[0], ratio * w * (b[1] - b[3] / 2) + dw, ratio * h * (b[2] - b[4] / 2) + dh,
                            ratio * w * (b[1] + b[3] / 2) + dw, ratio * h * (b[2] + b[4] / 2) + dh);
         }
-        yolo_random_perspective(&im, bx, S, S, hp, r);
+        yolo_random_perspective(&im, bx, W, H, hp, r);
         *out = im;
     }
     for (int k = 0; k < bx->n; k++) {   /* to normalised centre form, clipped (eps 1e-3 as the official) */
         float *b = bx->b + (size_t)k * 5;
-        double x1 = fmin(fmax(b[1], 0), S - 1e-3), y1 = fmin(fmax(b[2], 0), S - 1e-3);
-        double x2 = fmin(fmax(b[3], 0), S - 1e-3), y2 = fmin(fmax(b[4], 0), S - 1e-3);
-        b[1] = (float)((x1 + x2) / 2 / S); b[2] = (float)((y1 + y2) / 2 / S);
-        b[3] = (float)((x2 - x1) / S); b[4] = (float)((y2 - y1) / S);
+        double x1 = fmin(fmax(b[1], 0), W - 1e-3), y1 = fmin(fmax(b[2], 0), H - 1e-3);
+        double x2 = fmin(fmax(b[3], 0), W - 1e-3), y2 = fmin(fmax(b[4], 0), H - 1e-3);
+        b[1] = (float)((x1 + x2) / 2 / W); b[2] = (float)((y1 + y2) / 2 / H);
+        b[3] = (float)((x2 - x1) / W); b[4] = (float)((y2 - y1) / H);
     }
     yolo_augment_hsv(out, hp->hsv_h, hp->hsv_s, hp->hsv_v, r);
     *flips = 0;
@@ -6331,6 +6337,67 @@ static void yolo_image_to_input_flipped(const yolo_image *im, int flips, yolo_re
 }
 void yolo_image_to_input(const yolo_image *im, yolo_real *dst) { yolo_image_to_input_flipped(im, 0, dst); }
 
+/* --- --multi-scale: each training batch at a size drawn for it --- */
+
+/* The official train_dual.py draws, before every batch,
+   sz = randrange(S / 2, 3 S / 2 + gs) // gs * gs (gs = 32, the largest
+   stride): a multiple of 32 from about S / 2 to 3 S / 2, all equally likely
+   when S / 2 is one. draw: a random 64-bit number; UINT64_MAX gives the
+   largest size (the memory plan's). */
+static int yolo_multi_scale_size(int S, uint64_t draw) {
+    int lo = S / 2, hi = S * 3 / 2 + 32;   /* randrange's [lo, hi); S is a multiple of 32 */
+    int v = draw == UINT64_MAX ? hi - 1 : lo + (int)(draw % (uint64_t)(hi - lo));
+    return v / 32 * 32;
+}
+
+/* torch.nn.functional.interpolate(mode='bilinear', align_corners=False) of
+   C planes h x w to H x W: output pixel x samples the input at
+   (x + 0.5) w / W - 0.5 (0 below 0), between its two neighbours on each
+   axis (the last pixel repeated past the edge), weights linear in the
+   distance. */
+static void yolo_resize_bilinear(const yolo_real *src, int C, int h, int w, yolo_real *dst, int H, int W) {
+    int *x0 = (int *)yolo_xmalloc((size_t)W * 2 * sizeof(int));
+    double *fx = (double *)yolo_xmalloc((size_t)W * sizeof(double));
+    for (int x = 0; x < W; x++) {   /* the same columns on every row */
+        double u = fmax(((double)w / W) * (x + 0.5) - 0.5, 0);
+        x0[2 * x] = (int)u; x0[2 * x + 1] = (int)u + ((int)u < w - 1); fx[x] = u - (int)u;
+    }
+    for (int c = 0; c < C; c++)   /* in a loader thread: the threads share the batches */
+        for (int y = 0; y < H; y++) {
+            double v = fmax(((double)h / H) * (y + 0.5) - 0.5, 0), fy = v - (int)v;
+            int y0 = (int)v, y1 = y0 + (y0 < h - 1);
+            const yolo_real *r0 = src + ((size_t)c * h + y0) * w, *r1 = src + ((size_t)c * h + y1) * w;
+            yolo_real *o = dst + ((size_t)c * H + y) * W;
+            for (int x = 0; x < W; x++) {
+                int a = x0[2 * x], b = x0[2 * x + 1];
+                o[x] = (yolo_real)((1 - fy) * ((1 - fx[x]) * r0[a] + fx[x] * r0[b]) + fy * ((1 - fx[x]) * r1[a] + fx[x] * r1[b]));
+            }
+        }
+    free(x0); free(fx);
+}
+
+/* a batch of H x W at size sz: scaled by sf = sz / its longer side, each
+   side rounded up to a multiple of 32 */
+static void yolo_multi_scale_shape(int H, int W, int sz, int *h, int *w) {
+    double sf = (double)sz / (H > W ? H : W);
+    *h = (int)ceil(H * sf / 32) * 32; *w = (int)ceil(W * sf / 32) * 32;
+}
+
+/* batch bt of the epoch to its drawn size, the pictures interpolated
+   bilinearly (the targets are normalised: they stay) */
+static void yolo_multi_scale(const yolo_loader *ld, yolo_batch *bt) {
+    yolo_rng r = { ld->seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(bt->index + 1)) };
+    int H, W;
+    yolo_multi_scale_shape(bt->H, bt->W, yolo_multi_scale_size(ld->S, yolo_rng_u64(&r)), &H, &W);
+    if (H == bt->H && W == bt->W) return;   /* the official's sf == 1 */
+    size_t n = (size_t)bt->B * 3 * bt->H * bt->W;
+    yolo_real *src = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
+    memcpy(src, bt->images, n * sizeof(yolo_real));
+    yolo_resize_bilinear(src, bt->B * 3, bt->H, bt->W, bt->images, H, W);
+    free(src);
+    bt->H = H; bt->W = W;
+}
+
 /* --- the loader: batches built by threads ahead of the model --- */
 
 
@@ -6338,7 +6405,7 @@ void yolo_image_to_input(const yolo_image *im, yolo_real *dst) { yolo_image_to_i
 static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
     const yolo_dataset *ds = ld->ds;
     int i0 = k * ld->B, B = ds->n - i0 < ld->B ? ds->n - i0 : ld->B;
-    int H = ld->train ? ld->S : ld->bh[k], W = ld->train ? ld->S : ld->bw[k];
+    int H = ld->rect ? ld->bh[k] : ld->S, W = ld->rect ? ld->bw[k] : ld->S;
     bt->index = k; bt->B = B; bt->H = H; bt->W = W; bt->nt = 0;
     yolo_boxes bx = { 0, 0, NULL };
     for (int j = 0; j < B; j++) {
@@ -6349,7 +6416,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         int rc, flips = 0;
         if (ld->train) {
             yolo_rng r = { ld->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i0 + j + 1)) };
-            rc = yolo_train_sample(ds, id, ld->S, ld->hyp, ld->mosaic, &r, &im, &bx, &flips, err);
+            rc = yolo_train_sample(ds, id, ld->S, W, H, ld->hyp, ld->mosaic && !ld->rect, &r, &im, &bx, &flips, err);
             bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
         } else {
             rc = yolo_load_resized(ds, id, ld->S, 0, &im, err);
@@ -6387,6 +6454,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         }
     }
     free(bx.b);
+    if (ld->multi_scale) yolo_multi_scale(ld, bt);
 }
 
 static void yolo_batch_free(yolo_batch *b) {
@@ -6412,18 +6480,25 @@ static void *yolo_loader_worker(void *arg) {
     return NULL;
 }
 
-/* Batches of B pictures at size S; train = 1: augmented (mosaic on or
-   off), shuffled by seed. workers 0 builds batches in the caller. */
-void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int train, int workers) {
+/* Batches of B pictures at size S. mode YOLO_LOADER_TRAIN: augmented
+   (mosaic on or off), shuffled by seed; with YOLO_LOADER_RECT (--rect):
+   augmented without mosaic, in rectangles, in order, as the official rect
+   training loader; with YOLO_LOADER_MULTI_SCALE (--multi-scale): every
+   batch resized to a size drawn for it (yolo_multi_scale). mode
+   YOLO_LOADER_VAL: validation rectangles. workers 0 builds batches in the
+   caller. */
+void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers) {
     memset(ld, 0, sizeof *ld);
-    ld->ds = ds; ld->hyp = hyp; ld->B = B; ld->S = S; ld->train = train; ld->mosaic = 1;
+    ld->ds = ds; ld->hyp = hyp; ld->B = B; ld->S = S; ld->train = mode & YOLO_LOADER_TRAIN; ld->mosaic = 1;
+    ld->rect = !ld->train || (mode & YOLO_LOADER_RECT);
+    ld->multi_scale = ld->train && (mode & YOLO_LOADER_MULTI_SCALE);
     ld->nbatch = (ds->n + B - 1) / B;
     ld->nworkers = workers;
     ld->depth = workers > 0 ? 2 * workers : 1;
     ld->order = (int *)yolo_xmalloc((size_t)ds->n * sizeof(int));
     for (int i = 0; i < ds->n; i++) ld->order[i] = i;
-    if (!train) {   /* sort by aspect ratio h / w, then one rectangle per batch */
-        double *ar = (double *)yolo_xmalloc((size_t)ds->n * sizeof(double));
+    if (ld->rect) {   /* sort by aspect ratio h / w, then one rectangle per batch, padded by half a stride for validation */
+        double pad = ld->train ? 0 : 0.5, *ar = (double *)yolo_xmalloc((size_t)ds->n * sizeof(double));
         for (int i = 0; i < ds->n; i++) ar[i] = (double)ds->h0[i] / ds->w0[i];
         for (int i = 1; i < ds->n; i++)   /* stable insertion sort: the official argsort of a few thousand */
             for (int j = i; j > 0 && ar[ld->order[j]] < ar[ld->order[j - 1]]; j--) { int t = ld->order[j]; ld->order[j] = ld->order[j - 1]; ld->order[j - 1] = t; }
@@ -6432,8 +6507,8 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
             double mn = 1e30, mx = 0, sh = 1, sw = 1;
             for (int j = k * B; j < ds->n && j < (k + 1) * B; j++) { double a = ar[ld->order[j]]; if (a < mn) mn = a; if (a > mx) mx = a; }
             if (mx < 1) { sh = mx; sw = 1; } else if (mn > 1) { sh = 1; sw = 1 / mn; }
-            ld->bh[k] = (int)ceil(sh * S / 32 + 0.5) * 32;
-            ld->bw[k] = (int)ceil(sw * S / 32 + 0.5) * 32;
+            ld->bh[k] = (int)ceil(sh * S / 32 + pad) * 32;
+            ld->bw[k] = (int)ceil(sw * S / 32 + pad) * 32;
         }
         free(ar);
     }
@@ -6457,15 +6532,16 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
 /* the largest batch shape (the memory plan's) */
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W) {
     *H = *W = ld->S;
-    for (int k = 0; !ld->train && k < ld->nbatch; k++) {
+    for (int k = 0; ld->rect && k < ld->nbatch; k++) {
         if (k == 0 || ld->bh[k] * ld->bw[k] > *H * *W) { *H = ld->bh[k]; *W = ld->bw[k]; }
     }
+    if (ld->multi_scale) *H = *W = yolo_multi_scale_size(ld->S, UINT64_MAX);   /* the largest draw, square */
 }
 
-/* start an epoch: the training order is a seeded shuffle */
+/* start an epoch: the training order is a seeded shuffle (rectangles keep theirs) */
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed) {
     ld->seed = seed * 1000003ull + (uint64_t)epoch;
-    if (ld->train) {
+    if (ld->train && !ld->rect) {
         yolo_rng r = { ld->seed };
         for (int i = 0; i < ld->ds->n; i++) ld->order[i] = i;
         for (int i = ld->ds->n - 1; i > 0; i--) { int j = (int)(yolo_rng_u64(&r) % (uint64_t)(i + 1)), t = ld->order[i]; ld->order[i] = ld->order[j]; ld->order[j] = t; }

@@ -269,9 +269,10 @@ int main(int argc, char **argv) {
     else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam, AdamW or LION)\n", a.optimizer); return 2; }
     /* official flags whose behaviour is not built here: said once, the run goes on without them */
     const struct { int on; const char *flag; } missing[] = {
-        { a.image_weights, "--image-weights" }, { a.quad, "--quad" } };
+        { a.quad, "--quad" } };
     for (size_t k = 0; k < sizeof missing / sizeof missing[0]; k++)
         if (missing[k].on) fprintf(stderr, "train: %s is not implemented here; training without it\n", missing[k].flag);
+    if (a.rect && a.image_weights) fprintf(stderr, "train: --rect is off with --image-weights, as in the official loader\n");
     if (a.label_smoothing != 0)
         fprintf(stderr, "train: --label-smoothing %g has no effect, as in the official train_dual.py (its loss never uses the smoothed targets)\n", a.label_smoothing);
     yolo_lr_shape lr_shape = a.fixed_lr ? YOLO_LR_FIXED : a.flat_cos_lr ? YOLO_LR_FLAT_COS : a.cos_lr ? YOLO_LR_COS : YOLO_LR_LINEAR;
@@ -413,8 +414,13 @@ int main(int argc, char **argv) {
     memset(&L, 0, sizeof L);
     double run_t0 = yolo_now(), stop_fitness = 0;
     int epochs_run = 0, stop_epoch = start_epoch, possible_stop = 0;
+    double *maps = (double *)yolo_xcalloc(nc, sizeof(double)), *image_weights = (double *)yolo_xcalloc(train_set.n, sizeof(double));
     for (int epoch = start_epoch; epoch < a.epochs; epoch++) {
         tl.mosaic = !(a.close_mosaic && epoch >= a.epochs - a.close_mosaic);
+        if (a.image_weights) {   /* this epoch's pictures drawn by their classes' weights (the last validation's mAPs) */
+            yolo_image_weights(&train_set, nc, maps, image_weights);
+            tl.image_weights = image_weights;
+        }
         double mloss[3] = { 0, 0, 0 }, t0 = yolo_now();
         int nbatch = 0, instances = 0, images = 0;
         tl.wait = 0;
@@ -485,6 +491,7 @@ int main(int argc, char **argv) {
             if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
             yolo_metrics_compute(&ev, nc, &mt);
             printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
+            for (int c = 0; c < nc; c++) maps[c] = mt.nt[c] ? mt.ap[c] : mt.map;   /* the official maps: a class without labels gets the mean */
             yolo_eval_free(&ev);
             be->copy(m.values, hold, m.nvalues * sizeof(yolo_real));
         }
@@ -573,6 +580,7 @@ int main(int argc, char **argv) {
            best_epoch, best_fitness, save_dir, a.noplots ? "" : " and .png, labels.jpg, train_batch*.jpg, confusion_matrix.png, "
            "PR/F1/P/R_curve.png, val_batch*_labels/_pred.jpg");
     yolo_loss_free(&L);
+    free(maps); free(image_weights);
     be->release(hold);
     yolo_ema_free(&ema);
     yolo_optim_free(&opt);

@@ -622,6 +622,7 @@ typedef struct yolo_loader {
     int train, mosaic;       /* augmented (mosaic on or off), or validation */
     int rect;                /* rectangular batches (validation, --rect training): bw, bh */
     int multi_scale;         /* --multi-scale: each training batch resized (yolo_multi_scale) */
+    const double *image_weights;  /* --image-weights: [ds->n] (yolo_image_weights), or NULL; set before each epoch */
     int nbatch, nworkers, depth;  /* batches an epoch, threads, batches built ahead */
     uint64_t seed;           /* of this epoch: the order and every picture's draws */
     int *order;              /* [ds->n] */
@@ -968,6 +969,9 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
 yolo_batch *yolo_loader_next(yolo_loader *ld);
+/* --image-weights: each training picture's weight iw [ds->n] from the
+   per-class mAP50-95 of the last validation, maps [nc] */
+void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
 const char *yolo_loader_error(const yolo_loader *ld);
 void yolo_loader_stop(yolo_loader *ld);
 void yolo_loader_free(yolo_loader *ld);
@@ -6398,6 +6402,46 @@ static void yolo_multi_scale(const yolo_loader *ld, yolo_batch *bt) {
     bt->H = H; bt->W = W;
 }
 
+/* --- --image-weights: pictures drawn by the classes they hold --- */
+
+/* As the official train_dual.py (labels_to_class_weights,
+   labels_to_image_weights): class c weighs its inverse frequency among the
+   training labels (a class without labels counted once), normalised over
+   the classes, times (1 - mAP_c)^2, mAP_c its mAP50-95 at the last
+   validation: rare classes and badly detected ones weigh more. A picture
+   weighs the sum of its labels' class weights (a picture without labels
+   nothing). */
+void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw) {
+    double *cw = (double *)yolo_xcalloc(nc, sizeof(double)), sum = 0;
+    for (int i = 0; i < ds->n; i++)
+        for (int k = 0; k < ds->nlab[i]; k++) cw[(int)ds->lab[i][k * 5]] += 1;
+    for (int c = 0; c < nc; c++) { cw[c] = 1 / fmax(cw[c], 1); sum += cw[c]; }
+    for (int c = 0; c < nc; c++) cw[c] = cw[c] / sum * (1 - maps[c]) * (1 - maps[c]);
+    for (int i = 0; i < ds->n; i++) {
+        iw[i] = 0;
+        for (int k = 0; k < ds->nlab[i]; k++) iw[i] += cw[(int)ds->lab[i][k * 5]];
+    }
+    free(cw);
+}
+
+/* k indices of [0, n) drawn with replacement, i with probability
+   w[i] / sum w, as random.choices(range(n), weights=w, k=k): a uniform
+   draw u sum w finds the first cumulative weight above it. Returns 0, or -1
+   (out untouched) when the weights sum to zero. */
+static int yolo_weighted_draws(const double *w, int n, int k, uint64_t seed, int *out) {
+    double *cum = (double *)yolo_xmalloc((size_t)n * sizeof(double)), total = 0;
+    for (int i = 0; i < n; i++) cum[i] = total += w[i];
+    yolo_rng r = { seed ^ 0x5851F42D4C957F2Dull };
+    for (int j = 0; j < k && total > 0; j++) {
+        double u = yolo_rng_uniform(&r) * total;
+        int lo = 0, hi = n - 1;
+        while (lo < hi) { int mid = (lo + hi) / 2; if (cum[mid] > u) hi = mid; else lo = mid + 1; }
+        out[j] = lo;
+    }
+    free(cum);
+    return total > 0 ? 0 : -1;
+}
+
 /* --- the loader: batches built by threads ahead of the model --- */
 
 
@@ -6538,10 +6582,13 @@ void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W) {
     if (ld->multi_scale) *H = *W = yolo_multi_scale_size(ld->S, UINT64_MAX);   /* the largest draw, square */
 }
 
-/* start an epoch: the training order is a seeded shuffle (rectangles keep theirs) */
+/* start an epoch: the training order is a seeded shuffle (rectangles keep
+   theirs), or with image weights n pictures drawn by them (where they
+   weigh nothing at all, the shuffle) */
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed) {
     ld->seed = seed * 1000003ull + (uint64_t)epoch;
-    if (ld->train && !ld->rect) {
+    int drawn = ld->train && ld->image_weights && !yolo_weighted_draws(ld->image_weights, ld->ds->n, ld->ds->n, ld->seed, ld->order);
+    if (ld->train && !ld->rect && !drawn) {
         yolo_rng r = { ld->seed };
         for (int i = 0; i < ld->ds->n; i++) ld->order[i] = i;
         for (int i = ld->ds->n - 1; i > 0; i--) { int j = (int)(yolo_rng_u64(&r) % (uint64_t)(i + 1)), t = ld->order[i]; ld->order[i] = ld->order[j]; ld->order[j] = t; }

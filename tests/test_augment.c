@@ -11,8 +11,8 @@
    And two mosaics against the official load_mosaic with the same four
    pictures, centre and perspective draws: boxes to 1e-3 px, pictures as
    above. Then --rect training batches against the official rect loader,
-   and --multi-scale's sizes, shapes and bilinear resize against the
-   official arithmetic and torch.
+   --multi-scale's sizes, shapes and bilinear resize against the official
+   arithmetic and torch, --image-weights' weights against the official's.
 
      ./tests/test_augment [tests/golden/augment] */
 #define YOLOV9_IMPLEMENTATION
@@ -45,6 +45,14 @@ static double picture_diff(const yolo_real *ours, int H, int W, const yolo_image
     return sum / (3.0 * H * W);
 }
 
+/* the bundled coco8 pictures (training split), from the golden folder dir */
+static int open_coco8(const char *dir, yolo_data_cfg *dc, yolo_dataset *ds) {
+    char path[1024], err[YOLO_ERR];
+    snprintf(path, sizeof path, "%s/../../data/coco8/coco8.yaml", dir);
+    if (yolo_data_read(dc, path, err) || yolo_dataset_open(ds, dc->root, dc->train, dc->nc, 0, err)) { fprintf(stderr, "%s\n", err); return -1; }
+    return 0;
+}
+
 /* --rect training against the official rect loader (rect.txt, rectK.png:
    tests/official_rect_scale.py): coco8 at img 128, batch 3, augmentation
    off but mosaic 1 (rect must turn it off): the same batches in the same
@@ -54,8 +62,7 @@ static int check_rect(const char *dir) {
     char path[1024], err[YOLO_ERR], name[256];
     yolo_data_cfg dc;
     yolo_dataset ds;
-    snprintf(path, sizeof path, "%s/../../data/coco8/coco8.yaml", dir);
-    if (yolo_data_read(&dc, path, err) || yolo_dataset_open(&ds, dc.root, dc.train, dc.nc, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (open_coco8(dir, &dc, &ds)) return 1;
     yolo_hyp hyp;
     yolo_hyp_default(&hyp);
     hyp.hsv_h = hyp.hsv_s = hyp.hsv_v = hyp.degrees = hyp.translate = hyp.scale = hyp.shear = hyp.perspective = 0;
@@ -151,11 +158,9 @@ static int check_multi_scale(const char *dir) {
     free(x);
     /* and in the loader: each --multi-scale batch is the plain batch of the same seed, resized
        to a size of the official range (img 128: 64 to 192) */
-    char err[YOLO_ERR];
     yolo_data_cfg dc;
     yolo_dataset ds;
-    snprintf(path, sizeof path, "%s/../../data/coco8/coco8.yaml", dir);
-    if (yolo_data_read(&dc, path, err) || yolo_dataset_open(&ds, dc.root, dc.train, dc.nc, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (open_coco8(dir, &dc, &ds)) return 1;
     yolo_hyp hyp;
     yolo_hyp_default(&hyp);
     yolo_loader plain, ms;
@@ -174,6 +179,57 @@ static int check_multi_scale(const char *dir) {
         free(want);
     }
     yolo_loader_free(&plain); yolo_loader_free(&ms);
+    yolo_dataset_free(&ds);
+    yolo_data_free(&dc);
+    return fail;
+}
+
+/* --image-weights against the official's weights of the coco8 pictures for
+   given per-class mAPs (imageweights.txt) to 1e-6 relative; the draws
+   by them as frequent as the weights say (200000 draws, within 0.005);
+   and a loader whose weights favour one picture alone draws only it */
+static int check_image_weights(const char *dir) {
+    char path[1024], name[256];
+    yolo_data_cfg dc;
+    yolo_dataset ds;
+    if (open_coco8(dir, &dc, &ds)) return 1;
+    snprintf(path, sizeof path, "%s/imageweights.txt", dir);
+    FILE *f = fopen(path, "r");
+    int nc, fail = 0;
+    if (!f || fscanf(f, " maps %d", &nc) != 1 || nc != dc.nc) { fprintf(stderr, "%s: cannot read\n", path); return 1; }
+    double *maps = (double *)calloc(nc, sizeof(double)), *iw = (double *)calloc(ds.n, sizeof(double)), want, worst = 0, total = 0;
+    for (int c = 0; c < nc; c++) if (fscanf(f, "%lf", &maps[c]) != 1) { fprintf(stderr, "%s: malformed\n", path); return 1; }
+    yolo_image_weights(&ds, nc, maps, iw);
+    for (int i = 0; i < ds.n; i++) {
+        const char *file = strrchr(ds.files[i], '/');
+        if (fscanf(f, "%255s %lf", name, &want) != 2 || strcmp(file ? file + 1 : ds.files[i], name)) { worst = INFINITY; break; }
+        worst = fmax(worst, fabs(iw[i] - want) / want);
+        total += iw[i];
+    }
+    fclose(f);
+    fail += !(worst <= 1e-6);
+    printf("  image weights of %d pictures against the official: worst rel err %.1e  %s\n", ds.n, worst, worst <= 1e-6 ? "ok" : "FAIL");
+    enum { K = 200000 };
+    int *draws = (int *)malloc(K * sizeof(int)), *count = (int *)calloc(ds.n, sizeof(int));
+    yolo_weighted_draws(iw, ds.n, K, 7, draws);
+    for (int j = 0; j < K; j++) count[draws[j]]++;
+    double dev = 0;
+    for (int i = 0; i < ds.n; i++) dev = fmax(dev, fabs((double)count[i] / K - iw[i] / total));
+    fail += !(dev <= 0.005);
+    printf("  %d draws by them: frequencies within %.4f of the weights  %s\n", K, dev, dev <= 0.005 ? "ok" : "FAIL");
+    for (int i = 0; i < ds.n; i++) iw[i] = i == 3;
+    yolo_hyp hyp;
+    yolo_hyp_default(&hyp);
+    yolo_loader ld;
+    yolo_loader_init(&ld, &ds, &hyp, 4, 64, YOLO_LOADER_TRAIN, 0);
+    ld.image_weights = iw;
+    yolo_loader_start(&ld, 0, 1);
+    int only = 1;
+    for (int i = 0; i < ds.n; i++) only &= ld.order[i] == 3;
+    fail += !only;
+    printf("  a loader weighing picture 3 alone draws it %d times of %d  %s\n", only ? ds.n : 0, ds.n, only ? "ok" : "FAIL");
+    yolo_loader_free(&ld);
+    free(maps); free(iw); free(draws); free(count);
     yolo_dataset_free(&ds);
     yolo_data_free(&dc);
     return fail;
@@ -270,6 +326,7 @@ int main(int argc, char **argv) {
     yolo_dataset_free(&ds);
     fail += check_rect(dir);
     fail += check_multi_scale(dir);
+    fail += check_image_weights(dir);
     printf("test_augment: %d failed\n", fail);
     return fail ? 1 : 0;
 }

@@ -1,7 +1,8 @@
-"""official_rect_scale: the official --rect training batches and the
---multi-scale arithmetic, for tests/test_augment.
+"""official_loader_flags: the official --rect training batches, the
+--multi-scale arithmetic, --image-weights' weights and --quad's collate,
+for tests/test_augment.
 
-    python3 tests/official_rect_scale.py PATH/TO/yolov9 tests/data/coco8 tests/golden/augment
+    python3 tests/official_loader_flags.py PATH/TO/yolov9 tests/data/coco8 tests/golden/augment
 
 rect.txt, rectK.png: the official LoadImagesAndLabels (utils/dataloaders.py)
 as train_dual.py makes it with --rect (augment=True, rect=True, pad 0,
@@ -16,7 +17,13 @@ multiscale.txt: train_dual.py's multi-scale arithmetic: for S in 64, 96,
 size it becomes (sz // gs * gs) and how often; for some batch shapes and
 sizes the new shape (math.ceil(x * sf / gs) * gs); and a random float32
 tensor [2, 3, 5, 7] with torch.nn.functional.interpolate(mode='bilinear',
-align_corners=False) of it to 8 x 4 and to 3 x 12. The official code is
+align_corners=False) of it to 8 x 4 and to 3 x 12.
+
+imageweights.txt: train_dual.py's --image-weights weights of the coco8
+pictures (labels_to_class_weights(labels, 80) * 80 * (1 - maps)^2 / 80,
+then labels_to_image_weights) for the listed per-class maps.
+
+The official code is
 imported at run time (OpenCV real, the other optional packages stood in
 for where missing)."""
 import collections
@@ -34,6 +41,7 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from utils.dataloaders import LoadImagesAndLabels  # noqa: E402
+from utils.general import labels_to_class_weights, labels_to_image_weights  # noqa: E402
 
 coco8, out = sys.argv[2], sys.argv[3]
 HYP = dict(hsv_h=0.0, hsv_s=0.0, hsv_v=0.0, degrees=0.0, translate=0.0, scale=0.0, shear=0.0, perspective=0.0,
@@ -57,6 +65,14 @@ with tempfile.TemporaryDirectory() as tmp:   # the official writes its label cac
                     f.write("%d %.6f %.6f %.6f %.6f\n" % tuple([int(row[1])] + row[2:]))
             stacked = np.concatenate([img.numpy().transpose(1, 2, 0)[:, :, ::-1] for img, *_ in items], 0)
             cv2.imwrite(os.path.join(out, f"rect{k // BATCH}.png"), stacked)
+    ds = LoadImagesAndLabels(os.path.join(tmp, "coco8", "images", "train2017"), IMG, BATCH, augment=True, hyp=HYP)
+    nc, maps = 80, np.array([(c % 7) / 10 for c in range(80)])
+    cw = labels_to_class_weights(ds.labels, nc).numpy() * nc * (1 - maps) ** 2 / nc   # as train_dual.py
+    iw = labels_to_image_weights(ds.labels, nc=nc, class_weights=cw)
+    with open(os.path.join(out, "imageweights.txt"), "w") as f:
+        f.write(f"maps {nc} " + " ".join("%g" % m for m in maps) + "\n")
+        for path, w in zip(ds.im_files, iw):
+            f.write("%s %.9g\n" % (os.path.basename(path), w))
 
 with open(os.path.join(out, "multiscale.txt"), "w") as f:
     for S in (64, 96, 640):   # the official: sz = random.randrange(imgsz * 0.5, imgsz * 1.5 + gs) // gs * gs

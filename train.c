@@ -164,13 +164,15 @@ static int strip_checkpoint(const char *path, yolo_model *m, yolo_ema *ema, yolo
     return rc;
 }
 
-/* the training loader's mode: --rect (which --image-weights turns off, as the official) and --multi-scale */
+/* the training loader's mode: --rect (which --image-weights turns off, as the official), --multi-scale, --quad */
 static int loader_mode(const train_args *a) {
-    return YOLO_LOADER_TRAIN | (a->rect && !a->image_weights ? YOLO_LOADER_RECT : 0) | (a->multi_scale ? YOLO_LOADER_MULTI_SCALE : 0);
+    return YOLO_LOADER_TRAIN | (a->rect && !a->image_weights ? YOLO_LOADER_RECT : 0) | (a->multi_scale ? YOLO_LOADER_MULTI_SCALE : 0) |
+           (a->quad ? YOLO_LOADER_QUAD : 0);
 }
 
 /* The whole run's device memory at batch B: training steps on the densest
-   batch (a mosaic of four pictures, twice with mixup), validation at its
+   batch (a mosaic of four pictures, twice with mixup; --quad: four such
+   in one picture, B / 4 pictures of twice the size), validation at its
    largest rectangle (with the folded weights and the predictions),
    weights, gradients, optimizer state, EMA, a copy of the weights while
    the EMA validates, and the backend's own scratch. *act gets the part of
@@ -178,14 +180,14 @@ static int loader_mode(const train_args *a) {
 static size_t run_plan(yolo_model *m, const yolo_dataset *tr, const yolo_dataset *va, const yolo_hyp *hyp, const train_args *a,
                        yolo_optim_kind kind, int B, int ckpt, size_t *act) {
     yolo_loader tl, vl;
-    int tH, tW, vH, vW, dense = 4 * (tr->max_boxes > 0 ? tr->max_boxes : 1) * (hyp->mixup > 0 ? 2 : 1);
+    int tH, tW, vH, vW, dense = 4 * (tr->max_boxes > 0 ? tr->max_boxes : 1) * (hyp->mixup > 0 ? 2 : 1) * (a->quad ? 4 : 1);
     yolo_loader_init(&tl, tr, hyp, B, a->img, loader_mode(a), 0);   /* --multi-scale: its largest size */
     yolo_loader_max_shape(&tl, &tH, &tW);
     yolo_loader_init(&vl, va, hyp, B, a->img, YOLO_LOADER_VAL, 0);
     yolo_loader_max_shape(&vl, &vH, &vW);
     yolo_loader_free(&tl); yolo_loader_free(&vl);
     m->ckpt = ckpt;
-    *act = yolo_plan_run_bytes(m, B, tH, tW, dense, a->noval ? 0 : B, vH, vW);
+    *act = yolo_plan_run_bytes(m, a->quad ? B / 4 : B, tH, tW, dense, a->noval ? 0 : B, vH, vW);
     size_t spare = (m->nvalues * sizeof(yolo_real) + 255) / 256 * 256;
     return *act + yolo_model_state_bytes(m, kind) + spare + YOLO_BACKEND_SCRATCH_BYTES;
 }
@@ -267,11 +269,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a.optimizer, "AdamW")) kind = YOLO_ADAMW;
     else if (!strcmp(a.optimizer, "LION")) kind = YOLO_LION;
     else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam, AdamW or LION)\n", a.optimizer); return 2; }
-    /* official flags whose behaviour is not built here: said once, the run goes on without them */
-    const struct { int on; const char *flag; } missing[] = {
-        { a.quad, "--quad" } };
-    for (size_t k = 0; k < sizeof missing / sizeof missing[0]; k++)
-        if (missing[k].on) fprintf(stderr, "train: %s is not implemented here; training without it\n", missing[k].flag);
+    if (a.quad && a.batch < 4) die("train: --quad collates every 4 pictures into one: --batch-size must be at least 4");
     if (a.rect && a.image_weights) fprintf(stderr, "train: --rect is off with --image-weights, as in the official loader\n");
     if (a.label_smoothing != 0)
         fprintf(stderr, "train: --label-smoothing %g has no effect, as in the official train_dual.py (its loss never uses the smoothed targets)\n", a.label_smoothing);
@@ -407,6 +405,7 @@ int main(int argc, char **argv) {
            a.optimizer, a.batch, accumulate, a.img, a.epochs, save_dir);
 
     long nb = tl.nbatch;
+    if (nb == 0) die("train: --quad needs at least 4 training pictures");   /* the only way to have no batch */
     yolo_schedule sched;
     yolo_schedule_init(&sched, &hyp, a.epochs, a.batch, nb, lr_shape);
     yolo_schedule_start(&sched, &opt, start_epoch);
@@ -448,8 +447,10 @@ int main(int argc, char **argv) {
             }
             yolo_backward(&m);
             if (ni - last_step >= acc) {   /* optimizer step: clip at norm 10, then EMA */
-                double norm;
-                opt.grad_scale = yolo_grad_clip_scale(&m, 10.0, &norm);
+                /* --quad: the official multiplies the loss by 4, clipping the 4 times larger
+                   gradient (here the gradient is scaled by 4 and clipped at 10 / 4) */
+                double norm, gain = a.quad ? 4 : 1;
+                opt.grad_scale = gain * yolo_grad_clip_scale(&m, 10.0 / gain, &norm);
                 if (isfinite(norm)) { yolo_optim_step(&opt, &m); yolo_ema_update(&ema, &m); }
                 else fprintf(stderr, "warning: non-finite gradient at batch %ld, step skipped\n", ni);
                 yolo_zero_grads(&m);

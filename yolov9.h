@@ -613,8 +613,8 @@ typedef struct {
    each batch the smallest stride-multiple rectangle around its pictures
    (validation: + half a stride), as the official rect loader. */
 /* yolo_loader_init's mode: validation (0), or training, with the official
-   --rect and --multi-scale as flags */
-enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4 };
+   --rect, --multi-scale and --quad as flags */
+enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4, YOLO_LOADER_QUAD = 8 };
 typedef struct yolo_loader {
     const yolo_dataset *ds;
     const yolo_hyp *hyp;
@@ -622,6 +622,7 @@ typedef struct yolo_loader {
     int train, mosaic;       /* augmented (mosaic on or off), or validation */
     int rect;                /* rectangular batches (validation, --rect training): bw, bh */
     int multi_scale;         /* --multi-scale: each training batch resized (yolo_multi_scale) */
+    int quad;                /* --quad: every four pictures collated into one of twice the size (yolo_quad) */
     const double *image_weights;  /* --image-weights: [ds->n] (yolo_image_weights), or NULL; set before each epoch */
     int nbatch, nworkers, depth;  /* batches an epoch, threads, batches built ahead */
     uint64_t seed;           /* of this epoch: the order and every picture's draws */
@@ -6402,6 +6403,62 @@ static void yolo_multi_scale(const yolo_loader *ld, yolo_batch *bt) {
     bt->H = H; bt->W = W;
 }
 
+/* --- --quad: four pictures into one of twice the size --- */
+
+/* The official collate_fn4, group by group of four pictures (the last
+   B mod 4 left out): with upsample[g] the group's first picture alone,
+   interpolated bilinearly to twice its size (align_corners False) and, as
+   the official does with its uint8 pictures, truncated back to whole grey
+   levels, with its labels; else the four tiled 2 x 2 (first and second
+   down the left column, third and fourth down the right), their labels
+   moved to their quarter. Pictures and labels stay normalised. */
+static void yolo_quad_collate(yolo_batch *bt, const int *upsample) {
+    int n = bt->B / 4, H = bt->H, W = bt->W, nt = 0;
+    size_t pic = (size_t)3 * H * W;
+    yolo_real *src = (yolo_real *)yolo_xmalloc((size_t)bt->B * pic * sizeof(yolo_real));
+    yolo_real *tg = (yolo_real *)yolo_xmalloc(((size_t)bt->nt + 1) * 6 * sizeof(yolo_real));
+    memcpy(src, bt->images, (size_t)bt->B * pic * sizeof(yolo_real));
+    memcpy(tg, bt->targets, (size_t)bt->nt * 6 * sizeof(yolo_real));
+    for (int g = 0; g < n; g++) {
+        yolo_real *dst = bt->images + (size_t)g * 4 * pic;   /* [3, 2H, 2W] */
+        const yolo_real *four = src + (size_t)g * 4 * pic;
+        if (upsample[g]) {
+            yolo_real *grey = (yolo_real *)yolo_xmalloc(pic * sizeof(yolo_real));
+            for (size_t i = 0; i < pic; i++) grey[i] = (yolo_real)lrint(four[i] * 255);
+            yolo_resize_bilinear(grey, 3, H, W, dst, 2 * H, 2 * W);   /* quarters and three quarters: exact */
+            for (size_t i = 0; i < 4 * pic; i++) dst[i] = (yolo_real)(floor(dst[i]) / 255);
+            free(grey);
+        } else {
+            for (int c = 0; c < 3; c++)
+                for (int y = 0; y < 2 * H; y++)
+                    for (int q = 0; q < 2; q++)   /* left half from picture (y >= H), right half from 2 + (y >= H) */
+                        memcpy(dst + ((size_t)c * 2 * H + y) * 2 * W + q * W,
+                               four + (size_t)(2 * q + (y >= H)) * pic + ((size_t)c * H + y % H) * W, (size_t)W * sizeof(yolo_real));
+        }
+        for (int t = 0; t < bt->nt; t++) {   /* the group's targets, in order */
+            const yolo_real *r = tg + (size_t)t * 6;
+            int j = (int)r[0] - 4 * g;
+            if (j < 0 || j > 3 || (upsample[g] && j)) continue;
+            yolo_real *o = bt->targets + (size_t)nt++ * 6;
+            double dx = upsample[g] ? 0 : j >> 1, dy = upsample[g] ? 0 : j & 1, s = upsample[g] ? 1 : 0.5;
+            o[0] = (yolo_real)g; o[1] = r[1];
+            o[2] = (yolo_real)((r[2] + dx) * s); o[3] = (yolo_real)((r[3] + dy) * s);
+            o[4] = (yolo_real)(r[4] * s); o[5] = (yolo_real)(r[5] * s);
+        }
+    }
+    free(src); free(tg);
+    bt->B = n; bt->H = 2 * H; bt->W = 2 * W; bt->nt = nt;   /* ids: the first n stay, as the official's paths */
+}
+
+/* --quad on batch bt: each group's coin (random.random() < 0.5) drawn from the epoch's seed */
+static void yolo_quad(const yolo_loader *ld, yolo_batch *bt) {
+    yolo_rng r = { ld->seed ^ (0xA0761D6478BD642Full * (uint64_t)(bt->index + 1)) };
+    int *upsample = (int *)yolo_xmalloc((size_t)(bt->B / 4 + 1) * sizeof(int));
+    for (int g = 0; g < bt->B / 4; g++) upsample[g] = yolo_rng_uniform(&r) < 0.5;
+    yolo_quad_collate(bt, upsample);
+    free(upsample);
+}
+
 /* --- --image-weights: pictures drawn by the classes they hold --- */
 
 /* As the official train_dual.py (labels_to_class_weights,
@@ -6498,6 +6555,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         }
     }
     free(bx.b);
+    if (ld->quad) yolo_quad(ld, bt);   /* as the official: collated first, then resized */
     if (ld->multi_scale) yolo_multi_scale(ld, bt);
 }
 
@@ -6524,18 +6582,29 @@ static void *yolo_loader_worker(void *arg) {
     return NULL;
 }
 
+/* the largest picture as the batches build them: S x S, or the largest rectangle */
+static void yolo_loader_picture_shape(const yolo_loader *ld, int *H, int *W) {
+    *H = *W = ld->S;
+    for (int k = 0; ld->rect && k < ld->nbatch; k++) {
+        if (k == 0 || ld->bh[k] * ld->bw[k] > *H * *W) { *H = ld->bh[k]; *W = ld->bw[k]; }
+    }
+}
+
 /* Batches of B pictures at size S. mode YOLO_LOADER_TRAIN: augmented
    (mosaic on or off), shuffled by seed; with YOLO_LOADER_RECT (--rect):
    augmented without mosaic, in rectangles, in order, as the official rect
    training loader; with YOLO_LOADER_MULTI_SCALE (--multi-scale): every
-   batch resized to a size drawn for it (yolo_multi_scale). mode
-   YOLO_LOADER_VAL: validation rectangles. workers 0 builds batches in the
-   caller. */
+   batch resized to a size drawn for it (yolo_multi_scale); with
+   YOLO_LOADER_QUAD (--quad): B / 4 pictures of twice the size a batch
+   (yolo_quad; a last batch of fewer than 4 pictures is left out, where the
+   official would fail). mode YOLO_LOADER_VAL: validation rectangles.
+   workers 0 builds batches in the caller. */
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers) {
     memset(ld, 0, sizeof *ld);
     ld->ds = ds; ld->hyp = hyp; ld->B = B; ld->S = S; ld->train = mode & YOLO_LOADER_TRAIN; ld->mosaic = 1;
     ld->rect = !ld->train || (mode & YOLO_LOADER_RECT);
     ld->multi_scale = ld->train && (mode & YOLO_LOADER_MULTI_SCALE);
+    ld->quad = ld->train && (mode & YOLO_LOADER_QUAD);
     ld->nbatch = (ds->n + B - 1) / B;
     ld->nworkers = workers;
     ld->depth = workers > 0 ? 2 * workers : 1;
@@ -6556,12 +6625,15 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
         }
         free(ar);
     }
+    if (ld->quad && ds->n % B && ds->n % B < 4) ld->nbatch--;
     ld->slots = (yolo_batch *)yolo_xcalloc(ld->depth, sizeof(yolo_batch));
-    int H, W;
+    int h, w, H, W;   /* the pictures as built, the batch as handed out: room for both */
+    yolo_loader_picture_shape(ld, &h, &w);
     yolo_loader_max_shape(ld, &H, &W);
+    size_t area = (size_t)h * w > (size_t)H * W / (ld->quad ? 4 : 1) ? (size_t)h * w : (size_t)H * W / (ld->quad ? 4 : 1);
     for (int s = 0; s < ld->depth; s++) {
         yolo_batch *b = &ld->slots[s];
-        b->images = (yolo_real *)yolo_xmalloc((size_t)B * 3 * H * W * sizeof(yolo_real));
+        b->images = (yolo_real *)yolo_xmalloc((size_t)B * 3 * area * sizeof(yolo_real));
         b->tcap = 64;
         b->targets = (yolo_real *)yolo_xmalloc((size_t)b->tcap * 6 * sizeof(yolo_real));
         b->ids = (int *)yolo_xmalloc((size_t)B * sizeof(int));
@@ -6573,12 +6645,11 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
     pthread_cond_init(&ld->cv, NULL);
 }
 
-/* the largest batch shape (the memory plan's) */
+/* the largest batch shape as handed out (the memory plan's); with --quad
+   the batches hold B / 4 pictures */
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W) {
-    *H = *W = ld->S;
-    for (int k = 0; ld->rect && k < ld->nbatch; k++) {
-        if (k == 0 || ld->bh[k] * ld->bw[k] > *H * *W) { *H = ld->bh[k]; *W = ld->bw[k]; }
-    }
+    yolo_loader_picture_shape(ld, H, W);
+    if (ld->quad) { *H *= 2; *W *= 2; }
     if (ld->multi_scale) *H = *W = yolo_multi_scale_size(ld->S, UINT64_MAX);   /* the largest draw, square */
 }
 

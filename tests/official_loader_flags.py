@@ -23,6 +23,11 @@ imageweights.txt: train_dual.py's --image-weights weights of the coco8
 pictures (labels_to_class_weights(labels, 80) * 80 * (1 - maps)^2 / 80,
 then labels_to_image_weights) for the listed per-class maps.
 
+quad.txt: the official LoadImagesAndLabels.collate_fn4 of a batch of 9
+random uint8 pictures [3, 4, 6] with random labels, random.random()
+handing out 0.3 then 0.7 (the first group upsampled, the second tiled;
+the ninth picture left out): the draws, the input batch and the output.
+
 The official code is
 imported at run time (OpenCV real, the other optional packages stood in
 for where missing)."""
@@ -88,4 +93,30 @@ with open(os.path.join(out, "multiscale.txt"), "w") as f:
     for h, w in ((8, 4), (3, 12)):
         y = torch.nn.functional.interpolate(x, size=(h, w), mode="bilinear", align_corners=False)
         f.write(f"bilinear {h} {w} " + " ".join("%.9g" % v for v in y.flatten().tolist()) + "\n")
-print("rect.txt, rect*.png, multiscale.txt into", out)
+
+def rows(t):
+    return " ".join("%.9g" % v for v in t.flatten().tolist())
+
+
+g = torch.Generator().manual_seed(1)
+batch = []
+for i in range(9):
+    im = torch.randint(0, 256, (3, 4, 6), generator=g, dtype=torch.uint8)
+    nl = i % 3 + 1
+    lb = torch.cat([torch.zeros(nl, 1), torch.randint(0, 5, (nl, 1), generator=g).float(),
+                    torch.rand(nl, 4, generator=g) * 0.5 + 0.25], 1)
+    batch.append((im, lb, f"p{i}", None))
+ims = torch.stack([b[0] for b in batch])
+labels = torch.cat([torch.cat([torch.full((len(b[1]), 1), float(i)), b[1][:, 1:]], 1) for i, b in enumerate(batch)])
+draws = iter([0.3, 0.7])
+real_random = __import__("random").random
+__import__("random").random = lambda: next(draws)
+im4, label4, _, _ = LoadImagesAndLabels.collate_fn4([(b[0], b[1].clone(), b[2], b[3]) for b in batch])
+__import__("random").random = real_random
+with open(os.path.join(out, "quad.txt"), "w") as f:
+    f.write("upsample 2 1 0\n")
+    f.write(f"images {ims.shape[0]} {ims.shape[2]} {ims.shape[3]} " + rows(ims) + "\n")
+    f.write(f"targets {len(labels)} " + rows(labels) + "\n")
+    f.write(f"out_images {im4.shape[0]} {im4.shape[2]} {im4.shape[3]} " + rows(im4) + "\n")
+    f.write(f"out_targets {len(label4)} " + rows(label4) + "\n")
+print("rect.txt, rect*.png, multiscale.txt, imageweights.txt, quad.txt into", out)

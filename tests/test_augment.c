@@ -12,7 +12,8 @@
    pictures, centre and perspective draws: boxes to 1e-3 px, pictures as
    above. Then --rect training batches against the official rect loader,
    --multi-scale's sizes, shapes and bilinear resize against the official
-   arithmetic and torch, --image-weights' weights against the official's.
+   arithmetic and torch, --image-weights' weights and --quad's collation
+   against the official's.
 
      ./tests/test_augment [tests/golden/augment] */
 #define YOLOV9_IMPLEMENTATION
@@ -235,6 +236,49 @@ static int check_image_weights(const char *dir) {
     return fail;
 }
 
+/* --quad against the official collate_fn4 (quad.txt): a batch of 9
+   pictures, the first group upsampled, the second tiled: the same 2
+   pictures to the grey level, the same targets to 1e-6 */
+static int check_quad(const char *dir) {
+    char path[1024], key[16];
+    snprintf(path, sizeof path, "%s/quad.txt", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) { fprintf(stderr, "%s: cannot open\n", path); return 1; }
+    int up[2], B, H, W, nt, oB, oH, oW, ont, ok = fscanf(f, " upsample %*d %d %d", &up[0], &up[1]) == 2;
+    ok = ok && fscanf(f, " images %d %d %d", &B, &H, &W) == 3;
+    yolo_batch bt = { 0 };
+    bt.B = B; bt.H = H; bt.W = W;
+    bt.images = (yolo_real *)calloc((size_t)B * 3 * H * W, sizeof(yolo_real));
+    for (int i = 0; ok && i < B * 3 * H * W; i++) { float v; ok = fscanf(f, "%f", &v) == 1; bt.images[i] = (yolo_real)(v / 255); }
+    ok = ok && fscanf(f, " targets %d", &nt) == 1;
+    bt.nt = bt.tcap = nt;
+    bt.targets = (yolo_real *)calloc((size_t)nt * 6, sizeof(yolo_real));
+    for (int i = 0; ok && i < nt * 6; i++) { float v; ok = fscanf(f, "%f", &v) == 1; bt.targets[i] = v; }
+    ok = ok && fscanf(f, " out_images %d %d %d", &oB, &oH, &oW) == 3;
+    if (!ok) { fprintf(stderr, "%s: malformed\n", path); return 1; }
+    yolo_quad_collate(&bt, up);
+    int good = bt.B == oB && bt.H == oH && bt.W == oW, off = 0;
+    for (int i = 0; i < oB * 3 * oH * oW; i++) {
+        float v;
+        if (fscanf(f, "%f", &v) != 1) { fprintf(stderr, "%s: malformed\n", path); return 1; }
+        off += good && lrint(bt.images[i] * 255) != (long)v;
+    }
+    double worst = 0;
+    if (fscanf(f, " %15s %d", key, &ont) != 2) { fprintf(stderr, "%s: malformed\n", path); return 1; }
+    good &= ont == bt.nt;
+    for (int i = 0; i < ont * 6; i++) {
+        float v;
+        if (fscanf(f, "%f", &v) != 1) { fprintf(stderr, "%s: malformed\n", path); return 1; }
+        if (good) worst = fmax(worst, fabs(bt.targets[i] - v));
+    }
+    fclose(f);
+    good = good && !off && worst <= 1e-6;
+    printf("  quad: %d pictures %dx%d -> %d of %dx%d (official %d of %dx%d), %d grey levels off, %d targets (official %d), worst %.1e  %s\n",
+           B, W, H, bt.B, bt.W, bt.H, oB, oW, oH, off, bt.nt, ont, worst, good ? "ok" : "FAIL");
+    free(bt.images); free(bt.targets);
+    return !good;
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/golden/augment";
     int fail = 0;
@@ -327,6 +371,7 @@ int main(int argc, char **argv) {
     fail += check_rect(dir);
     fail += check_multi_scale(dir);
     fail += check_image_weights(dir);
+    fail += check_quad(dir);
     printf("test_augment: %d failed\n", fail);
     return fail ? 1 : 0;
 }

@@ -269,7 +269,6 @@ int main(int argc, char **argv) {
     else if (!strcmp(a.optimizer, "AdamW")) kind = YOLO_ADAMW;
     else if (!strcmp(a.optimizer, "LION")) kind = YOLO_LION;
     else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam, AdamW or LION)\n", a.optimizer); return 2; }
-    if (a.quad && a.batch < 4) die("train: --quad collates every 4 pictures into one: --batch-size must be at least 4");
     if (a.rect && a.image_weights) fprintf(stderr, "train: --rect is off with --image-weights, as in the official loader\n");
     if (a.label_smoothing != 0)
         fprintf(stderr, "train: --label-smoothing %g has no effect, as in the official train_dual.py (its loss never uses the smoothed targets)\n", a.label_smoothing);
@@ -327,6 +326,7 @@ int main(int argc, char **argv) {
         }
         printf("memory budget %.2f GB: batch %d%s\n", a.mem_budget / 1e9, a.batch, a.ckpt ? " with --ckpt" : "");
     }
+    if (a.quad && a.batch < 4) die("train: --quad collates every 4 pictures into one: the batch must be at least 4");
     size_t act, plan = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, a.ckpt, &act);
     size_t state = yolo_model_state_bytes(&m, kind), spare = plan - act - state - YOLO_BACKEND_SCRATCH_BYTES;
     printf("memory plan: %.2f GB = activations, gradients and loss %.2f%s + weights, gradients, optimizer, EMA %.2f"

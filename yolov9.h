@@ -607,14 +607,15 @@ typedef struct {
     double *gain, *padx, *pady;  /* [B] original -> letterboxed: x' = x gain + padx */
 } yolo_batch;
 
+/* yolo_loader_init's mode: validation (0), or training, with the official
+   --rect, --multi-scale and --quad as flags */
+enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4, YOLO_LOADER_QUAD = 8 };
+
 /* The order of an epoch and the shape of every batch. Training: shuffled
    (seeded by seed and epoch, so a resumed run sees the same order), S x S.
    Rectangles (validation, and --rect training): sorted by aspect ratio,
    each batch the smallest stride-multiple rectangle around its pictures
    (validation: + half a stride), as the official rect loader. */
-/* yolo_loader_init's mode: validation (0), or training, with the official
-   --rect, --multi-scale and --quad as flags */
-enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4, YOLO_LOADER_QUAD = 8 };
 typedef struct yolo_loader {
     const yolo_dataset *ds;
     const yolo_hyp *hyp;

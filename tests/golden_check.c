@@ -344,8 +344,8 @@ static int check_case(const char *dir, const yolo_backend *be, yolo_precision pr
     for (int o = 0; o < 3; o++) {
         char key[160];
         yolo_safetensors own, *want = &ref;
-        snprintf(path, sizeof path, "%s/%s", dir, opts[o].file ? opts[o].file : "");
-        if (opts[o].file) {
+        if (opts[o].file) {   /* its own file, where the case has one */
+            snprintf(path, sizeof path, "%s/%s", dir, opts[o].file);
             want = access(path, R_OK) ? NULL : &own;
             if (want && yolo_st_read(&own, path, err)) { fprintf(stderr, "%s\n", err); return 1; }
         }

@@ -6,8 +6,8 @@ for tests/test_augment.
 
 rect.txt, rectK.png: the official LoadImagesAndLabels (utils/dataloaders.py)
 as train_dual.py makes it with --rect (augment=True, rect=True, pad 0,
-stride 32) on the coco8 pictures at img 128, batch 3, with every
-augmentation off (tests/data/hyp-noaug.yaml's gains), read in order as the
+stride 32) on the coco8 pictures at img 128, batch 3, every augmentation
+gain 0 but mosaic 1 (--rect must turn mosaic off), read in order as the
 rect loader's (unshuffled) batches: per batch its shape, per picture its
 file and labels (class cx cy w h, normalised), and the batch's pictures
 stacked top to bottom in rectK.png.
@@ -28,12 +28,13 @@ random uint8 pictures [3, 4, 6] with random labels, random.random()
 handing out 0.3 then 0.7 (the first group upsampled, the second tiled;
 the ninth picture left out): the draws, the input batch and the output.
 
-The official code is
-imported at run time (OpenCV real, the other optional packages stood in
-for where missing)."""
+The official code is imported at run time (OpenCV real, the other optional
+packages stood in for where missing). It fetches a font at start: without
+a network, point YOLOV5_CONFIG_DIR at a folder holding an empty Arial.ttf."""
 import collections
 import math
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -108,11 +109,10 @@ for i in range(9):
     batch.append((im, lb, f"p{i}", None))
 ims = torch.stack([b[0] for b in batch])
 labels = torch.cat([torch.cat([torch.full((len(b[1]), 1), float(i)), b[1][:, 1:]], 1) for i, b in enumerate(batch)])
-draws = iter([0.3, 0.7])
-real_random = __import__("random").random
-__import__("random").random = lambda: next(draws)
+draws, real_random = iter([0.3, 0.7]), random.random
+random.random = lambda: next(draws)   # collate_fn4's coins: upsample the first group, tile the second
 im4, label4, _, _ = LoadImagesAndLabels.collate_fn4([(b[0], b[1].clone(), b[2], b[3]) for b in batch])
-__import__("random").random = real_random
+random.random = real_random
 with open(os.path.join(out, "quad.txt"), "w") as f:
     f.write("upsample 2 1 0\n")
     f.write(f"images {ims.shape[0]} {ims.shape[2]} {ims.shape[3]} " + rows(ims) + "\n")

@@ -1148,6 +1148,13 @@ __global__ void optim_kernel(yolo_update u, float *w, const float *g, float *m, 
             w[i] = (float)(wi - u.lr * (gi + u.b1 * buf));
             continue;
         }
+        if (u.kind == 3) {   /* Lion, as yolo_cpu_optim_update */
+            wi *= 1 - u.lr * u.wd;
+            double c = u.b1 * m[i] + (1 - u.b1) * gi;
+            m[i] = (float)(u.b2 * m[i] + (1 - u.b2) * gi);
+            w[i] = (float)(wi - u.lr * ((c > 0) - (c < 0)));
+            continue;
+        }
         if (u.kind == 1) gi += u.wd * wi;
         else wi *= 1 - u.lr * u.wd;
         double mi = u.b1 * m[i] + (1 - u.b1) * gi, vi = u.b2 * v[i] + (1 - u.b2) * gi * gi;
@@ -1198,7 +1205,7 @@ static void cu_optim_update(const yolo_update *u, float *w, const float *g, floa
     prof_begin();
     optim_kernel<<<grid_for(n), 256>>>(*u, w, g, m, v, vmax, n);
     CK_LAUNCH("optim_kernel");
-    prof_end("optimizer", 0, 4.0 * (u->kind == 0 ? 5 : 9) * n);
+    prof_end("optimizer", 0, 4.0 * (u->kind == 0 || u->kind == 3 ? 5 : 9) * n);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -210,8 +210,8 @@ static void test_pools(int B, int C, int H, int W) {
 }
 
 static void test_optim(size_t n) {
-    static const char *names[3] = { "sgd nesterov", "adam", "adamw amsgrad" };
-    for (int kind = 0; kind < 3; kind++) {
+    static const char *names[4] = { "sgd nesterov", "adam", "adamw amsgrad", "lion" };
+    for (int kind = 0; kind < 4; kind++) {
         float *w = rnd(n, -1, 1), *g = rnd(n, -1, 1), *m = rnd(n, -0.1f, 0.1f), *v = rnd(n, 0, 0.01f), *vm = rnd(n, 0, 0.01f);
         float *w_d = todev(w, n), *g_d = todev(g, n), *m_d = todev(m, n), *v_d = todev(v, n), *vm_d = todev(vm, n);
         yolo_update u = { kind, 0.01, 5e-4, 0.937, 0.999, 1e-8, 1 - 0.937 * 0.937, 1 - 0.999 * 0.999, 0.7 };

@@ -4,7 +4,8 @@
    Each kernel computes the same function as its CPU twin in yolov9.h
    (tests/test_cuda checks them one by one on random inputs of awkward
    shapes). Convolutions are implicit GEMMs: the im2col matrix is never
-   built, the tile loader gathers it from the input on the fly.
+   built, the tile loader gathers it from the input on the fly (in bf16
+   and half, from NHWC copies of the input staged before each pass).
 
    Build: nvcc -arch=sm_90 -c yolov9_kernels.cu, and link the object with a
    program; yolo_backend_cuda() then returns this table. Every CUDA call
@@ -44,8 +45,8 @@ static unsigned grid_for(size_t n) { size_t b = blocks_for(n, 256); return (unsi
 /* Device memory. A run first plans what it needs (yolo_plan_bytes) and
    reserves it in one cudaMalloc. The backend keeps the top
    YOLO_BACKEND_SCRATCH_BYTES of it for its own buffers (BatchNorm partial
-   sums, the weight gradient's k-slices), taken once and never given
-   back; every other allocation is placed in the rest by a yolo_arena, the
+   sums, the weight gradient's k-slices, the convs' staging buffer), taken
+   once and never given back; every other allocation is placed in the rest by a yolo_arena, the
    same best-fit placement the planner ran, and a release gives the range
    back. Without a reservation, or when the arena is full, allocations
    fall back to cudaMalloc, and a warning says the plan was exceeded. The
@@ -288,8 +289,10 @@ static void gemm_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb
    product whose 16 x 16 bit products are exact in float32 and whose sums
    run in float32. The same functors as gemm_kernel gather the operands
    (the tensors stay float32 in memory, so the rounding happens in
-   registers between the gather and shared memory; with bf16 storage, a
-   later step, the 16-byte rows could come straight in by cp.async).
+   registers between the gather and shared memory). The convs whose
+   channels come in multiples of 8 take the staged kernel below instead,
+   which reads bf16 copies in 16-byte runs; this one serves the rest (the
+   first conv, Cin = 3).
 
    A block of 256 threads owns a BM x BN tile of C and walks k in steps of
    BK = 32. Shared memory holds A as [BM][BK] and B as [BN][BK], k
@@ -873,7 +876,8 @@ static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB
     CK_LAUNCH("conv_tc_kernel");
 }
 /* C = A B from staged operands (T from the loaders), tiles and k-slices
-   as gemm(); returns the number of k-slices it ran */
+   as gemm() chooses them for the tensor cores; returns the number of
+   k-slices it ran */
 template <bool KOUTER, class LA, class LB, class EP>
 static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     typedef typename LA::T T;

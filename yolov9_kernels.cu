@@ -689,6 +689,15 @@ __global__ void splitk_sum_kernel(const float *part, int slices, size_t plane, f
 /* the workspace of the slices: 32 MB of the backend's own scratch, taken at the first weight gradient */
 static const size_t SPLITK_WORK_FLOATS = 8u << 20;
 static float *g_splitk_work = NULL;
+/* the k-slices of an M x N weight gradient summed over red positions: as
+   many as gemm_slices asks for while their planes fit the workspace
+   (taken here, at the first gradient that needs it) */
+static int dw_slices(yolo_precision prec, int M, int N, int red) {
+    int slices = gemm_slices(prec, M, N, red, 0, NULL);
+    while (slices > 1 && slices * (size_t)M * N > SPLITK_WORK_FLOATS) slices = gemm_slices(prec, M, N, red, slices - 1, NULL);
+    if (slices > 1 && !g_splitk_work) g_splitk_work = (float *)cu_own_alloc(SPLITK_WORK_FLOATS * sizeof(float));
+    return slices;
+}
 
 static ConvGeo geo(const yolo_tensor *x, int C2, int k, int s, int g, int Ho, int Wo) {
     ConvGeo c = { x->n, x->c, x->h, x->w, C2, Ho, Wo, k, s, k / 2, x->c / g, C2 / g, g };
@@ -1106,9 +1115,7 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const float *
             BwdWStB<T> lb = { xs, cc, gi, fastdiv(c.c1g) };
             float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
             size_t plane = (size_t)c.c2g * Kw;
-            int red = cc.B * P, slices = gemm_slices(prec, c.c2g, Kw, red, 0, NULL);
-            while (slices > 1 && slices * plane > SPLITK_WORK_FLOATS) slices = gemm_slices(prec, c.c2g, Kw, red, slices - 1, NULL);
-            if (slices > 1 && !g_splitk_work) g_splitk_work = (float *)cu_own_alloc(SPLITK_WORK_FLOATS * sizeof(float));
+            int red = cc.B * P, slices = dw_slices(prec, c.c2g, Kw, red);
             DwTapStore ep = { slices > 1 ? g_splitk_work : dwg, plane, c.c1g, k * k, slices, fastdiv(c.c1g) };
             slices = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
             if (slices > 1) {   /* the k-slices added to dW in slice order */
@@ -1180,10 +1187,8 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
         BwdWB lb = { x->data, c, gi };
         float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
         size_t plane = (size_t)c.c2g * Kw;
-        int slices = gemm_slices(prec, c.c2g, Kw, red, 0, NULL);
-        while (slices > 1 && slices * plane > SPLITK_WORK_FLOATS) slices = gemm_slices(prec, c.c2g, Kw, red, slices - 1, NULL);
+        int slices = dw_slices(prec, c.c2g, Kw, red);
         if (slices > 1) {   /* the sum over every output position: split-K */
-            if (!g_splitk_work) g_splitk_work = (float *)cu_own_alloc(SPLITK_WORK_FLOATS * sizeof(float));
             SliceStore ep = { g_splitk_work, Kw, plane };
             slices = gemm(prec, c.c2g, Kw, red, slices, la, lb, ep);
             splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);

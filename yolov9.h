@@ -799,9 +799,10 @@ size_t yolo_model_weights_bytes(const yolo_model *m);
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
 /* what a backend keeps for itself on top of the plan: the CUDA backend's
    BatchNorm partial sums (8 MB), the workspace of the weight gradients'
-   k-slices (32 MB) and small buffers (BatchNorm gradient sums, the
+   k-slices (32 MB), the staging buffer of the tensor-core convs' bf16
+   copies (256 MB) and small buffers (BatchNorm gradient sums, the
    gradient norm's per-block partials) */
-#define YOLO_BACKEND_SCRATCH_BYTES ((size_t)48 << 20)
+#define YOLO_BACKEND_SCRATCH_BYTES ((size_t)304 << 20)
 /* The inference form: every BatchNorm folded into its conv (w gamma /
    sqrt(var + eps), bias beta - mean gamma / sqrt(var + eps)) and every
    RepConvN into one 3x3 conv (the 1x1 kernel added at the centre). Eval

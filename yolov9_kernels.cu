@@ -4,7 +4,8 @@
    Each kernel computes the same function as its CPU twin in yolov9.h
    (tests/test_cuda checks them one by one on random inputs of awkward
    shapes). Convolutions are implicit GEMMs: the im2col matrix is never
-   built, the tile loader gathers it from the input on the fly.
+   built, the tile loader gathers it from the input on the fly (in bf16
+   and half, from NHWC copies of the input staged before each pass).
 
    Build: nvcc -arch=sm_90 -c yolov9_kernels.cu, and link the object with a
    program; yolo_backend_cuda() then returns this table. Every CUDA call
@@ -44,8 +45,8 @@ static unsigned grid_for(size_t n) { size_t b = blocks_for(n, 256); return (unsi
 /* Device memory. A run first plans what it needs (yolo_plan_bytes) and
    reserves it in one cudaMalloc. The backend keeps the top
    YOLO_BACKEND_SCRATCH_BYTES of it for its own buffers (BatchNorm partial
-   sums, the weight gradient's k-slices), taken once and never given
-   back; every other allocation is placed in the rest by a yolo_arena, the
+   sums, the weight gradient's k-slices, the convs' staging buffer), taken
+   once and never given back; every other allocation is placed in the rest by a yolo_arena, the
    same best-fit placement the planner ran, and a release gives the range
    back. Without a reservation, or when the arena is full, allocations
    fall back to cudaMalloc, and a warning says the plan was exceeded. The
@@ -58,8 +59,8 @@ static size_t g_own = 0;               /* bytes of the top part the backend took
 static size_t g_outside = 0, g_in_use = 0, g_peak = 0;
 static int g_warned = 0;
 
-static void account(void) {
-    size_t foot = g_arena.extent + g_own + g_outside;
+static void account(void) {   /* the backend's part of a reservation is held from the start, used or not */
+    size_t foot = g_arena.extent + (g_base ? YOLO_BACKEND_SCRATCH_BYTES : g_own) + g_outside;
     if (foot > g_peak) g_peak = foot;
 }
 
@@ -288,8 +289,10 @@ static void gemm_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb
    product whose 16 x 16 bit products are exact in float32 and whose sums
    run in float32. The same functors as gemm_kernel gather the operands
    (the tensors stay float32 in memory, so the rounding happens in
-   registers between the gather and shared memory; with bf16 storage, a
-   later step, the 16-byte rows could come straight in by cp.async).
+   registers between the gather and shared memory). The convs whose
+   channels come in multiples of 8 take the staged kernel below instead,
+   which reads bf16 copies in 16-byte runs; this one serves the rest (the
+   first conv, Cin = 3).
 
    A block of 256 threads owns a BM x BN tile of C and walks k in steps of
    BK = 32. Shared memory holds A as [BM][BK] and B as [BN][BK], k
@@ -686,6 +689,15 @@ __global__ void splitk_sum_kernel(const float *part, int slices, size_t plane, f
 /* the workspace of the slices: 32 MB of the backend's own scratch, taken at the first weight gradient */
 static const size_t SPLITK_WORK_FLOATS = 8u << 20;
 static float *g_splitk_work = NULL;
+/* the k-slices of an M x N weight gradient summed over red positions: as
+   many as gemm_slices asks for while their planes fit the workspace
+   (taken here, at the first gradient that needs it) */
+static int dw_slices(yolo_precision prec, int M, int N, int red) {
+    int slices = gemm_slices(prec, M, N, red, 0, NULL);
+    while (slices > 1 && slices * (size_t)M * N > SPLITK_WORK_FLOATS) slices = gemm_slices(prec, M, N, red, slices - 1, NULL);
+    if (slices > 1 && !g_splitk_work) g_splitk_work = (float *)cu_own_alloc(SPLITK_WORK_FLOATS * sizeof(float));
+    return slices;
+}
 
 static ConvGeo geo(const yolo_tensor *x, int C2, int k, int s, int g, int Ho, int Wo) {
     ConvGeo c = { x->n, x->c, x->h, x->w, C2, Ho, Wo, k, s, k / 2, x->c / g, C2 / g, g };
@@ -704,10 +716,441 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
                                               { "conv backward-data 1x1 bf16", "conv backward-data 3x3 bf16" },
                                               { "conv backward-data 1x1 half", "conv backward-data 3x3 half" } };
 
+/* ------------------------------------------------------------------------ */
+/* staged tensor-core convolutions: bf16 (half) copies, cp.async, ldmatrix  */
+/* ------------------------------------------------------------------------ */
+/* gemm_tc_kernel gathers every operand element with a scalar float load
+   and its own index arithmetic; it spends its time issuing those, not
+   multiplying. Here each conv pass first stages its operands as T (bf16,
+   or half for --half) copies laid out so that 8 consecutive k are 16
+   contiguous bytes, and the product then moves whole 16-byte runs:
+
+   activations  NCHW float32 -> NHWC T: x_nhwc[b][y][x][c] (to_nhwc_kernel,
+                rounded as the CPU twin's yolo_round_bf16 / _half, ties to
+                even). For an output pixel and a kernel tap (ky, kx), the 8
+                input channels ci..ci+7 are one 16-byte run.
+   weights      forward: w_f[co][ky][kx][ci] (k = (ky, kx, ci));
+                backward-data, per stride phase: w_d[ci][ty][tx][co]
+                (k = (ty, tx, co), the phase's taps only).
+
+   So every conv pass whose channels per group are multiples of 8 (all of
+   YOLOv9's but the first, Cin = 3) is a product whose operands come in
+   16-byte runs; the others keep gemm_tc_kernel.
+
+   The kernel, conv_tc_kernel: 256 threads own a BM x BN tile of C and walk
+   k in steps of BK = 32 through a STAGES-deep ring of shared-memory
+   buffers. Each thread issues its runs of the next stage with cp.async
+   (global -> shared without registers; a run in the padding or past the
+   matrix is zero-filled by asking for 0 source bytes), commits them as
+   one group, and waits only for the group of the stage it multiplies
+   now: STAGES - 1 stages of loads are in flight behind the math. One
+   barrier a step: after it, every warp is done with the buffer that the
+   loads issued next overwrite.
+
+   Two shared-memory layouts, by where k runs in global memory:
+   k inner (forward, backward-data): a run is 8 k of one row m (A) or
+     column n (B); the tile is stored [BM][BK + 8] and [BN][BK + 8] as in
+     gemm_tc_kernel, read by ldmatrix straight into mma's row (A) and
+     col (B) fragments.
+   k outer (backward-weight: k = output pixels, while the runs are 8
+     output channels of dY_nhwc (A, m = co) or 8 input channels of
+     x_nhwc at one tap (B, n = (ky, kx, ci))): the tile is stored
+     [BK][BM + 8] and [BK][BN + 8], and ldmatrix.trans transposes each
+     8 x 8 piece on its way into the same fragments.
+   The padding of 8 elements (16 bytes) makes the 8 rows one ldmatrix
+   phase reads fall in 8 different bank groups in both layouts. Warps,
+   fragments, accumulators, the epilogue functors and split-K are those of
+   gemm_tc_kernel. */
+static const int STAGES = 4;
+template <int BM, int BN, bool KOUTER> struct StagedSmem {
+    static const int BK = 32;
+    static const int LDA = KOUTER ? BM + 8 : BK + 8, LDB = KOUTER ? BN + 8 : BK + 8;   /* a stored row, elements */
+    static const int A = KOUTER ? BK * LDA : BM * LDA, B = KOUTER ? BK * LDB : BN * LDB;   /* one stage, elements */
+    static const int BYTES = STAGES * (A + B) * 2;
+};
+
+/* 16 bytes global -> shared, or 16 zero bytes where src is NULL (then
+   `any`, a valid address, stands in: nothing is read from it) */
+__device__ inline void cp_async16(void *dst, const void *src, const void *any) {
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(d), "l"(src ? src : any), "r"(src ? 16 : 0) : "memory");
+}
+__device__ inline void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ inline void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
+__device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+}
+
+/* One operand's runs of a stage. R: rows (k inner) or columns (k outer)
+   of the tile. A thread's runs keep the same row (k inner: row tid / 4 +
+   64 j, k run tid % 4) or the same column run (k outer: columns 8 (tid %
+   (R / 8)), k row tid / (R / 8) + 256 / (R / 8) j), so the loader's
+   per-row index work (L::Row) is done once, before the k loop. */
+template <int R, bool KOUTER> struct RunMap {
+    static const int BK = 32, CPR = R / 8;                 /* k outer: runs in a k row */
+    static const int N = R * BK / 8 / 256;                 /* runs a thread loads a stage */
+    __device__ static int row(int tid, int j) { return KOUTER ? tid % CPR * 8 : tid / 4 + 64 * j; }
+    __device__ static int kof(int tid, int j) { return KOUTER ? tid / CPR + 256 / CPR * j : tid % 4 * 8; }
+    /* where the run goes in the stage's buffer of rows of ld elements */
+    __device__ static int dst(int tid, int j, int ld) { return KOUTER ? kof(tid, j) * ld + row(tid, j) : row(tid, j) * ld + kof(tid, j); }
+};
+
+template <class T, int BM, int BN, bool KOUTER, class LA, class LB, class EP>
+__global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
+#if __CUDA_ARCH__ >= 800
+    typedef StagedSmem<BM, BN, KOUTER> S;
+    typedef RunMap<BM, KOUTER> MA;
+    typedef RunMap<BN, KOUTER> MB;
+    const int BK = S::BK, WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8;
+    static_assert(MA::N >= 1 && MB::N >= 1 && FN % 2 == 0, "tile shapes: BM, BN in {64, 128}");
+    extern __shared__ __align__(16) unsigned short smem[];
+    unsigned short *As = smem, *Bs = smem + STAGES * S::A;
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / 4, wn = warp % 4;
+    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
+    typename LA::Row ra[MA::N];
+    typename LB::Row rb[MB::N];
+    #pragma unroll
+    for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
+    #pragma unroll
+    for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
+    /* the runs of stage t of k (from k0) into buffer t % STAGES */
+    auto load = [&](int t) {
+        int k0 = kbeg + t * BK, buf = t % STAGES;
+        #pragma unroll
+        for (int j = 0; j < MA::N; j++) {
+            int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
+            cp_async16(&As[buf * S::A + MA::dst(tid, j, S::LDA)], m < M && k < kend ? la.at(ra[j], k) : NULL, la.p);
+        }
+        #pragma unroll
+        for (int j = 0; j < MB::N; j++) {
+            int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
+            cp_async16(&Bs[buf * S::B + MB::dst(tid, j, S::LDB)], n < N && k < kend ? lb.at(rb[j], k) : NULL, lb.p);
+        }
+    };
+    float acc[FM][FN][4] = {};
+    #pragma unroll
+    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); cp_async_commit(); }
+    for (int t = 0; t < nk; t++) {
+        cp_async_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
+        __syncthreads();               /* everyone's runs; and everyone is done with stage t - 1 */
+        if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer */
+        cp_async_commit();
+        const unsigned short *At = As + t % STAGES * S::A, *Bt = Bs + t % STAGES * S::B;
+        #pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            unsigned a[FM][4], b[FN][2];
+            int q = lane / 8, r = lane % 8;   /* this lane's address: row r of 8 x 8 piece q */
+            #pragma unroll
+            for (int i = 0; i < FM; i++) {   /* pieces: m 0-7 / 8-15 x k 0-7, then x k 8-15 */
+                int m = wm * WM + i * 16;
+                if (KOUTER) ldmatrix_x4_trans(a[i], &At[(kk + q / 2 * 8 + r) * S::LDA + m + q % 2 * 8]);
+                else ldmatrix_x4(a[i], &At[(m + lane % 16) * S::LDA + kk + lane / 16 * 8]);
+            }
+            #pragma unroll
+            for (int j = 0; j < FN; j += 2) {   /* pieces: k 0-7 / 8-15 x n 0-7, then x n 8-15 */
+                int n = wn * WN + j * 8;
+                unsigned v[4];
+                if (KOUTER) ldmatrix_x4_trans(v, &Bt[(kk + q % 2 * 8 + r) * S::LDB + n + q / 2 * 8]);
+                else ldmatrix_x4(v, &Bt[(n + q / 2 * 8 + r) * S::LDB + kk + q % 2 * 8]);
+                b[j][0] = v[0]; b[j][1] = v[1]; b[j + 1][0] = v[2]; b[j + 1][1] = v[3];
+            }
+            #pragma unroll
+            for (int i = 0; i < FM; i++)
+                #pragma unroll
+                for (int j = 0; j < FN; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
+        }
+    }
+    cp_async_wait<0>();
+    #pragma unroll
+    for (int i = 0; i < FM; i++)
+        #pragma unroll
+        for (int j = 0; j < FN; j++)
+            #pragma unroll
+            for (int q = 0; q < 4; q++) {
+                int m = m0 + wm * WM + i * 16 + lane / 4 + q / 2 * 8, n = n0 + wn * WN + j * 8 + lane % 4 * 2 + q % 2;
+                if (m < M && n < N) ep(m, n, acc[i][j][q]);
+            }
+#endif
+}
+
+template <class T, int BM, int BN, bool KOUTER, class LA, class LB, class EP>
+static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    const int bytes = StagedSmem<BM, BN, KOUTER>::BYTES;   /* over the default 48 KB: asked for */
+    CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
+    conv_tc_kernel<T, BM, BN, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
+    CK_LAUNCH("conv_tc_kernel");
+}
+/* C = A B from staged operands (T from the loaders), tiles and k-slices
+   as gemm() chooses them for the tensor cores; returns the number of
+   k-slices it ran */
+template <bool KOUTER, class LA, class LB, class EP>
+static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
+    typedef typename LA::T T;
+    int kchunk, BM, BN, BK;
+    splitk = gemm_slices(YOLO_BF16, M, N, K, splitk, &kchunk);
+    gemm_tile(YOLO_BF16, M, N, &BM, &BN, &BK);
+    if (BM == 128 && BN == 128) conv_tc_tiles<T, 128, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (BM == 128) conv_tc_tiles<T, 128, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (BN == 128) conv_tc_tiles<T, 64, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else conv_tc_tiles<T, 64, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    return splitk;
+}
+
+/* The staged loaders: Row is what a row (column) index alone decides,
+   at(row, k) the address of the 16-byte run at k, NULL in the padding;
+   p is any valid address of the operand. The kernel calls at() only
+   inside the matrix (m < M or n < N, k < kend). */
+
+/* forward, A: m = co of group gi, k = (ky, kx, ci): w_f[gi c2g + m][k..k+7] */
+template <class T_> struct FwdStA {
+    typedef T_ T; typedef const T *Row;
+    const T *p; int K, gi, c2g;
+    __device__ Row row(int m) const { return p + (size_t)(gi * c2g + m) * K; }
+    __device__ const T *at(Row r, int k) const { return r + k; }
+};
+/* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
+template <class T_> struct FwdStB {
+    typedef T_ T;
+    struct Row { const T *xb; int iy0, ix0; };   /* image b's group channels; the window's corner */
+    const T *p; ConvGeo c; int gi; FastDiv fc1g;
+    __device__ Row row(int n) const {
+        int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        Row r = { p + (size_t)b * c.H * c.W * c.C1 + gi * c.c1g, oy * c.s - c.p, ox * c.s - c.p };
+        return r;
+    }
+    __device__ const T *at(const Row &r, int k) const {
+        int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), iy = r.iy0 + ky, ix = r.ix0 + tap - ky * c.k;
+        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.xb + ((size_t)iy * c.W + ix) * c.C1 + ci;
+    }
+};
+/* backward-data of a phase, A: m = ci of group gi, k = (ty, tx, co): w_d[gi c1g + m][k..k+7] */
+template <class T_> struct BwdDataStA {
+    typedef T_ T; typedef const T *Row;
+    const T *p; int K, gi, c1g;
+    __device__ Row row(int m) const { return p + (size_t)(gi * c1g + m) * K; }
+    __device__ const T *at(Row r, int k) const { return r + k; }
+};
+/* backward-data of a phase, B: n = (b, qy, qx), k = (ty, tx, co): dy_nhwc[b][oy - ty][ox - tx][gi c2g + co..+7] */
+template <class T_> struct BwdDataStB {
+    typedef T_ T;
+    struct Row { const T *dyb; int oy, ox; };   /* image b's group channels; oy, ox at tap 0 */
+    const T *p; ConvGeo c; Phase f; int gi; FastDiv fc2g;
+    __device__ Row row(int n) const {
+        int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
+        Row r = { p + (size_t)b * c.Ho * c.Wo * c.C2 + gi * c.c2g, qy + f.oy0, qx + f.ox0 };
+        return r;
+    }
+    __device__ const T *at(const Row &r, int k) const {
+        int t = fdiv(k, fc2g), co = k - t * c.c2g, ty = fdiv(t, f.fnkx), oy = r.oy - ty, ox = r.ox - (t - ty * f.nkx);
+        return oy < 0 || oy >= c.Ho || ox < 0 || ox >= c.Wo ? NULL : r.dyb + ((size_t)oy * c.Wo + ox) * c.C2 + co;
+    }
+};
+/* backward-weight, A (k outer): m = co of group gi, k = output pixel (b, oy, ox): dy_nhwc[k][gi c2g + m..+7] */
+template <class T_> struct BwdWStA {
+    typedef T_ T; typedef const T *Row;
+    const T *p; int C2, gi, c2g;
+    __device__ Row row(int m) const { return p + gi * c2g + m; }
+    __device__ const T *at(Row r, int k) const { return r + (size_t)k * C2; }
+};
+/* backward-weight, B (k outer): n = (ky, kx, ci), k = (b, oy, ox): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
+template <class T_> struct BwdWStB {
+    typedef T_ T;
+    struct Row { int ky, kx, ci; };
+    const T *p; ConvGeo c; int gi; FastDiv fc1g;
+    __device__ Row row(int n) const {
+        int tap = fdiv(n, fc1g), ky = fdiv(tap, c.fk);
+        Row r = { ky, tap - ky * c.k, n - tap * c.c1g };
+        return r;
+    }
+    __device__ const T *at(const Row &r, int k) const {
+        int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        int iy = oy * c.s - c.p + r.ky, ix = ox * c.s - c.p + r.kx;
+        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL
+               : p + (((size_t)b * c.H + iy) * c.W + ix) * c.C1 + gi * c.c1g + r.ci;
+    }
+};
+/* the weight gradient of n = (ky, kx, ci) lands at dW[co][ci][ky][kx]: in
+   k-slice z's plane of the workspace (slices > 1), else added to dW */
+struct DwTapStore {
+    float *out; size_t plane; int c1g, kk, slices; FastDiv fc1g;
+    __device__ void operator()(int m, int n, float v) const {
+        int tap = fdiv(n, fc1g), ci = n - tap * c1g;
+        size_t i = (size_t)m * c1g * kk + ci * kk + tap;
+        if (slices > 1) out[blockIdx.z * plane + i] = v; else out[i] += v;
+    }
+};
+
+/* the staging kernels */
+template <class T> __device__ inline T round_to(float v);
+template <> __device__ inline __nv_bfloat16 round_to<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ inline __half round_to<__half>(float v) { return __float2half_rn(v); }
+/* x [B][C][HW] float -> y [B][HW][C] T through a shared tile of 64
+   channels x 32 pixels: a warp reads 32 pixels of a channel (128
+   coalesced bytes), and each thread then writes 8 channels of a pixel as
+   one 16-byte store (C is a multiple of 8); block 256, grid (HW / 32,
+   C / 64, B) */
+template <class T> __global__ void __launch_bounds__(256) to_nhwc_kernel(const float *x, T *y, int C, int HW) {
+    __shared__ float tile[64][33];
+    int p0 = blockIdx.x * 32, c0 = blockIdx.y * 64, tid = threadIdx.x, px = tid % 32;
+    const float *xb = x + (size_t)blockIdx.z * C * HW;
+    for (int i = tid / 32; i < 64; i += 8)
+        if (c0 + i < C && p0 + px < HW) tile[i][px] = xb[(size_t)(c0 + i) * HW + p0 + px];
+    __syncthreads();
+    int p = tid / 8, cg = tid % 8 * 8;
+    if (p0 + p < HW && c0 + cg < C) {
+        uint4 v = { pack2<T>(tile[cg][p], tile[cg + 1][p]), pack2<T>(tile[cg + 2][p], tile[cg + 3][p]),
+                    pack2<T>(tile[cg + 4][p], tile[cg + 5][p]), pack2<T>(tile[cg + 6][p], tile[cg + 7][p]) };
+        *(uint4 *)(y + ((size_t)blockIdx.z * HW + p0 + p) * C + c0 + cg) = v;
+    }
+}
+template <class T> static void to_nhwc(const float *x, T *y, int B, int C, int HW) {
+    dim3 grid((HW + 31) / 32, (C + 63) / 64, B);
+    to_nhwc_kernel<T><<<grid, 256>>>(x, y, C, HW);
+    CK_LAUNCH("to_nhwc_kernel");
+}
+/* forward weights: w [co][ci][tap] float -> w_f [co][tap][ci] T (tap = ky k + kx) */
+template <class T> __global__ void weights_fwd_kernel(const float *w, T *wf, int C2, int c1g, int kk) {
+    GRID_STRIDE(i, (size_t)C2 * c1g * kk) {
+        int ci = (int)(i % c1g), tap = (int)(i / c1g % kk);
+        size_t co = i / ((size_t)c1g * kk);
+        wf[i] = round_to<T>(w[(co * c1g + ci) * kk + tap]);
+    }
+}
+/* a phase's backward-data weights: w [gi c2g + co][ci][ky][kx] float -> w_d [gi c1g + ci][t][co] T,
+   t = ty nkx + tx the phase's taps (ky, kx) = (ky0 + s ty, kx0 + s tx) */
+template <class T> __global__ void weights_bwd_data_kernel(const float *w, T *wd, ConvGeo c, Phase f) {
+    int nt = f.nky * f.nkx;
+    GRID_STRIDE(i, (size_t)c.g * c.c1g * nt * c.c2g) {
+        int co = (int)(i % c.c2g), t = (int)(i / c.c2g % nt);
+        size_t r = i / ((size_t)c.c2g * nt);
+        int gi = (int)(r / c.c1g), ci = (int)(r % c.c1g), ty = t / f.nkx, tx = t - ty * f.nkx;
+        int ky = f.ky0 + c.s * ty, kx = f.kx0 + c.s * tx;
+        wd[i] = round_to<T>(w[(((size_t)gi * c.c2g + co) * c.c1g + ci) * c.k * c.k + ky * c.k + kx]);
+    }
+}
+
+/* The staging buffer: 256 MB of the backend's own scratch, taken at the
+   first staged conv, holding a pass's weight copy and its NHWC copies for
+   as many images as fit; a batch larger than that is run in chunks of
+   images, one after the other (each chunk's weight gradient adds to dW in
+   chunk order: the sum stays deterministic). A conv whose single image
+   does not fit keeps gemm_tc_kernel. */
+static const size_t STAGE_BYTES = (size_t)256 << 20;
+static char *g_stage = NULL;
+static size_t round256(size_t b) { return (b + 255) / 256 * 256; }
+/* images a chunk holds (0: the conv is not staged) for per_image bytes of copies an image */
+static int stage_images(const ConvGeo &c, yolo_precision prec, size_t per_image) {
+    size_t wbytes = round256((size_t)c.C2 * c.c1g * c.k * c.k * 2);
+    if (prec == YOLO_FP32 || c.c1g % 8 || c.c2g % 8 || wbytes + 512 + per_image > STAGE_BYTES) return 0;
+    if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
+    size_t n = (STAGE_BYTES - wbytes - 512) / per_image;   /* 512: each copy's start rounded up to 256 bytes */
+    return n < (size_t)c.B ? (int)n : c.B;
+}
+
+static const char *const STAGE_NAME[2] = { "conv staging 1x1", "conv staging 3x3" };   /* by kernel size */
+
+/* the forward of images [b0, b0 + nb) at a time: x staged NHWC, each group one product */
+template <class T>
+static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w, const float *bias, int nb, int k,
+                                yolo_precision prec, float *y) {
+    int K = c.c1g * k * k, P = c.Ho * c.Wo;
+    T *wf = (T *)g_stage, *xs = (T *)(g_stage + round256((size_t)c.C2 * K * 2));
+    prof_begin();
+    weights_fwd_kernel<T><<<grid_for((size_t)c.C2 * K), 256>>>(w, wf, c.C2, c.c1g, k * k);
+    CK_LAUNCH("weights_fwd_kernel");
+    prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * K);
+    for (int b0 = 0; b0 < c.B; b0 += nb) {
+        ConvGeo cc = c;
+        cc.B = min(nb, c.B - b0);
+        prof_begin();
+        to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
+        prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * c.C1 * c.H * c.W);
+        prof_begin();
+        for (int gi = 0; gi < c.g; gi++) {
+            FwdStA<T> la = { wf, K, gi, c.c2g };
+            FwdStB<T> lb = { xs, cc, gi, fastdiv(c.c1g) };
+            FwdStore ep = { y + (size_t)b0 * c.C2 * P, bias, cc, gi };
+            gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
+        }
+        prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
+    }
+}
+
+/* the backward of images [b0, b0 + nb) at a time: x and dY staged NHWC, the
+   weights of every phase once; per chunk and group, the weight gradient
+   (split-K over the chunk's pixels) and then each phase's data gradient */
+template <class T>
+static void conv_backward_staged(const ConvGeo &c, const float *x, const float *w, const float *dy, int nb,
+                                 yolo_precision prec, float *dx, float *dw) {
+    int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
+    size_t wbytes = round256((size_t)c.C2 * Kw * 2), xbytes = round256((size_t)nb * c.H * c.W * c.C1 * 2);
+    T *wd = (T *)g_stage, *xs = (T *)(g_stage + wbytes), *dys = (T *)(g_stage + wbytes + xbytes);
+    prof_begin();
+    size_t off = 0;   /* the phases' weights one after the other in wd, in the order the products take them */
+    for (int py = 0; dx && py < s; py++)
+        for (int px = 0; px < s; px++) {
+            Phase f;
+            if (!phase_of(c, py, px, &f)) continue;
+            size_t n = (size_t)c.g * c.c1g * f.nky * f.nkx * c.c2g;
+            weights_bwd_data_kernel<T><<<grid_for(n), 256>>>(w, wd + off, c, f);
+            CK_LAUNCH("weights_bwd_data_kernel");
+            off += n;
+        }
+    prof_end(STAGE_NAME[k != 1], 0, 6.0 * off);
+    for (int b0 = 0; b0 < c.B; b0 += nb) {
+        ConvGeo cc = c;
+        cc.B = min(nb, c.B - b0);
+        prof_begin();
+        to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
+        to_nhwc<T>(dy + (size_t)b0 * c.C2 * P, dys, cc.B, c.C2, P);
+        prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * (c.C1 * c.H * c.W + c.C2 * P));
+        double flops = 2.0 * cc.B * P * c.C2 * Kw / c.g;
+        for (int gi = 0; gi < c.g; gi++) {
+            prof_begin();
+            BwdWStA<T> la = { dys, c.C2, gi, c.c2g };
+            BwdWStB<T> lb = { xs, cc, gi, fastdiv(c.c1g) };
+            float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
+            size_t plane = (size_t)c.c2g * Kw;
+            int red = cc.B * P, slices = dw_slices(prec, c.c2g, Kw, red);
+            DwTapStore ep = { slices > 1 ? g_splitk_work : dwg, plane, c.c1g, k * k, slices, fastdiv(c.c1g) };
+            slices = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
+            if (slices > 1) {   /* the k-slices added to dW in slice order */
+                splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);
+                CK_LAUNCH("splitk_sum_kernel");
+            }
+            prof_end(BWD_W_NAME[prec][k != 1], flops, 0);
+            prof_begin();
+            off = 0;
+            for (int py = 0; dx && py < s; py++)
+                for (int px = 0; px < s; px++) {
+                    Phase f;
+                    if (!phase_of(c, py, px, &f)) continue;
+                    int nt = f.nky * f.nkx;
+                    BwdDataStA<T> da = { wd + off, nt * c.c2g, gi, c.c1g };
+                    BwdDataStB<T> dbb = { dys, cc, f, gi, fastdiv(c.c2g) };
+                    BwdDataStore st = { dx + (size_t)b0 * c.C1 * c.H * c.W, cc, f, gi };
+                    gemm_staged<false>(c.c1g, cc.B * f.Hq * f.Wq, nt * c.c2g, 1, da, dbb, st);
+                    off += (size_t)c.g * c.c1g * nt * c.c2g;
+                }
+            prof_end(BWD_D_NAME[prec][k != 1], dx ? flops : 0, 0);
+        }
+    }
+}
+
 static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float *b, int C2, int k, int s, int g,
                               yolo_precision prec, yolo_tensor *y) {
     ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
     int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo;
+    int nb = stage_images(c, prec, (size_t)c.H * c.W * c.C1 * 2);
+    if (nb) {
+        if (prec == YOLO_BF16) conv_forward_staged<__nv_bfloat16>(c, x->data, w, b, nb, k, prec, y->data);
+        else conv_forward_staged<__half>(c, x->data, w, b, nb, k, prec, y->data);
+        return;
+    }
     prof_begin();
     for (int gi = 0; gi < g; gi++) {
         FwdA la = { w, K, gi, c.c2g };
@@ -735,16 +1178,17 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
     ConvGeo c = geo(x, C2, k, s, g, Ho, Wo);
     int Kw = c.c1g * k * k, P = Ho * Wo, red = c.B * P;
     double flops = 2.0 * red * C2 * Kw;
-    for (int gi = 0; gi < g; gi++) {
+    int nb = stage_images(c, prec, ((size_t)c.H * c.W * c.C1 + (size_t)P * C2) * 2);
+    if (nb && prec == YOLO_BF16) conv_backward_staged<__nv_bfloat16>(c, x->data, w, dy, nb, prec, dx, dw);
+    else if (nb) conv_backward_staged<__half>(c, x->data, w, dy, nb, prec, dx, dw);
+    for (int gi = 0; !nb && gi < g; gi++) {
         prof_begin();
         BwdWA la = { dy, c, gi };
         BwdWB lb = { x->data, c, gi };
         float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
         size_t plane = (size_t)c.c2g * Kw;
-        int slices = gemm_slices(prec, c.c2g, Kw, red, 0, NULL);
-        while (slices > 1 && slices * plane > SPLITK_WORK_FLOATS) slices = gemm_slices(prec, c.c2g, Kw, red, slices - 1, NULL);
+        int slices = dw_slices(prec, c.c2g, Kw, red);
         if (slices > 1) {   /* the sum over every output position: split-K */
-            if (!g_splitk_work) g_splitk_work = (float *)cu_own_alloc(SPLITK_WORK_FLOATS * sizeof(float));
             SliceStore ep = { g_splitk_work, Kw, plane };
             slices = gemm(prec, c.c2g, Kw, red, slices, la, lb, ep);
             splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);

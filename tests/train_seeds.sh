@@ -1,0 +1,36 @@
+#!/bin/sh
+# On the GPU machine: yolov9-s trained from scratch on coco128 (train = val)
+# by ours and by the official train_dual.py, several seeds at once on the
+# one GPU, for the comparison of issue 15 (and the bf16 run of issue 13).
+# Each run's results.csv lands in $OUT as ours_seedN.csv / official_seedN.csv;
+# the last line of each is printed at the end.
+#   usage: sh tests/train_seeds.sh COCO128 OFFICIAL_REPO
+#   SEEDS="0 1 2" (ours), OSEEDS="0 1 2" (official; empty: none), EPOCHS=100,
+#   BATCH=16, WORKERS=4, LIMIT=560 (seconds before every run is stopped),
+#   FLAGS (more flags for ours, e.g. "--precision fp32")
+set -u
+C=$1 R=$2 OUT=${OUT:-/tmp/out}
+E=${EPOCHS:-100} B=${BATCH:-16} W=${WORKERS:-4} T=${LIMIT:-560}
+mkdir -p "$OUT"
+D=/tmp/seeds; rm -rf $D; mkdir -p $D
+sed "s#^path:.*#path: $(cd "$C" && pwd)#" "$C/coco128.yaml" > $D/data.yaml
+for s in ${SEEDS-0 1 2}; do
+    timeout $T ./train --cfg yolov9-s --data $D/data.yaml --batch $B --img 640 --epochs $E --workers $W --seed $s \
+        --noplots --device cuda ${FLAGS:-} --project $D --name ours$s > "$OUT/ours_seed$s.log" 2>&1 &
+done
+# the official's stand-ins: no IPython on the GPU machine, no network for its font
+S=/tmp/seeds_standins; mkdir -p $S/IPython $S/config; touch $S/config/Arial.ttf
+python3 -c 'import IPython' 2> /dev/null || { printf 'def get_ipython():\n    return None\n' > $S/IPython/__init__.py
+    printf 'def display(*a, **k):\n    pass\n' > $S/IPython/display.py; }
+# numpy 2 renamed trapz (the official's compute_ap calls it once a class has a detection)
+printf 'import numpy\nif not hasattr(numpy, "trapz"):\n    numpy.trapz = numpy.trapezoid\n' > $S/sitecustomize.py
+export PYTHONPATH=$S${PYTHONPATH:+:$PYTHONPATH}
+for s in ${OSEEDS-0 1 2}; do
+    (cd "$R" && PYTHONUNBUFFERED=1 YOLOV5_CONFIG_DIR=$S/config timeout $T python3 train_dual.py --cfg models/detect/yolov9-s.yaml \
+        --data $D/data.yaml --hyp data/hyps/hyp.scratch-high.yaml --batch-size $B --img 640 --epochs $E --workers $W \
+        --seed $s --noplots --device 0 --project $D --name official$s > "$OUT/official_seed$s.log" 2>&1) &
+done
+wait
+for s in ${SEEDS-0 1 2}; do cp $D/ours$s/results.csv "$OUT/ours_seed$s.csv" 2>/dev/null; done
+for s in ${OSEEDS-0 1 2}; do cp $D/official$s/results.csv "$OUT/official_seed$s.csv" 2>/dev/null; done
+for f in "$OUT"/*_seed*.csv; do echo "$(basename $f): $(tail -1 $f | tr -s ' ')"; done

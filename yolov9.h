@@ -5576,8 +5576,9 @@ static int yolo_jpeg_read(FILE *f, const char *path, int *w, int *h, yolo_image 
 
 /* A picture's upright size from its header, checked before anything is
    decoded: a regular file, a known format, at most YOLO_MAX_PIXELS pixels,
-   and an uncompressed BMP as long as its pixels. f is left at the file's start; *jpeg says which decoder reads
-   it: a JPEG (by its first bytes, as OpenCV tells) or stb_image. */
+   and an uncompressed BMP as long as its pixels. f is left at its start;
+   *jpeg says which decoder reads it: libjpeg for a JPEG (told by its first
+   bytes, as OpenCV tells it), stb_image for the rest. */
 static int yolo_image_header(FILE *f, long size, const char *path, int *w, int *h, int *jpeg, char *err) {
     unsigned char hd[34];
     size_t got = fread(hd, 1, sizeof hd, f);

@@ -164,21 +164,30 @@ static int strip_checkpoint(const char *path, yolo_model *m, yolo_ema *ema, yolo
     return rc;
 }
 
+/* the training loader's mode: --rect (which --image-weights turns off, as the official), --multi-scale, --quad */
+static int loader_mode(const train_args *a) {
+    return YOLO_LOADER_TRAIN | (a->rect && !a->image_weights ? YOLO_LOADER_RECT : 0) | (a->multi_scale ? YOLO_LOADER_MULTI_SCALE : 0) |
+           (a->quad ? YOLO_LOADER_QUAD : 0);
+}
+
 /* The whole run's device memory at batch B: training steps on the densest
-   batch (a mosaic of four pictures, twice with mixup), validation at its
+   batch (a mosaic of four pictures, twice with mixup; --quad: four such
+   in one picture, B / 4 pictures of twice the size), validation at its
    largest rectangle (with the folded weights and the predictions),
    weights, gradients, optimizer state, EMA, a copy of the weights while
    the EMA validates, and the backend's own scratch. *act gets the part of
    the planned steps. */
 static size_t run_plan(yolo_model *m, const yolo_dataset *tr, const yolo_dataset *va, const yolo_hyp *hyp, const train_args *a,
                        yolo_optim_kind kind, int B, int ckpt, size_t *act) {
-    yolo_loader vl;
-    int vH = a->img, vW = a->img, dense = 4 * (tr->max_boxes > 0 ? tr->max_boxes : 1) * (hyp->mixup > 0 ? 2 : 1);
-    yolo_loader_init(&vl, va, hyp, B, a->img, 0, 0);
+    yolo_loader tl, vl;
+    int tH, tW, vH, vW, dense = 4 * (tr->max_boxes > 0 ? tr->max_boxes : 1) * (hyp->mixup > 0 ? 2 : 1) * (a->quad ? 4 : 1);
+    yolo_loader_init(&tl, tr, hyp, B, a->img, loader_mode(a), 0);   /* --multi-scale: its largest size */
+    yolo_loader_max_shape(&tl, &tH, &tW);
+    yolo_loader_init(&vl, va, hyp, B, a->img, YOLO_LOADER_VAL, 0);
     yolo_loader_max_shape(&vl, &vH, &vW);
-    yolo_loader_free(&vl);
+    yolo_loader_free(&tl); yolo_loader_free(&vl);
     m->ckpt = ckpt;
-    *act = yolo_plan_run_bytes(m, B, a->img, a->img, dense, a->noval ? 0 : B, vH, vW);
+    *act = yolo_plan_run_bytes(m, a->quad ? B / 4 : B, tH, tW, dense, a->noval ? 0 : B, vH, vW);
     size_t spare = (m->nvalues * sizeof(yolo_real) + 255) / 256 * 256;
     return *act + yolo_model_state_bytes(m, kind) + spare + YOLO_BACKEND_SCRATCH_BYTES;
 }
@@ -258,13 +267,9 @@ int main(int argc, char **argv) {
     if (!strcmp(a.optimizer, "SGD")) kind = YOLO_SGD;
     else if (!strcmp(a.optimizer, "Adam")) kind = YOLO_ADAM;
     else if (!strcmp(a.optimizer, "AdamW")) kind = YOLO_ADAMW;
-    else if (!strcmp(a.optimizer, "LION")) die("train: --optimizer LION is not implemented here (SGD, Adam or AdamW)");
-    else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam or AdamW)\n", a.optimizer); return 2; }
-    /* official flags whose behaviour is not built here: said once, the run goes on without them */
-    const struct { int on; const char *flag; } missing[] = {
-        { a.rect, "--rect" }, { a.image_weights, "--image-weights" }, { a.multi_scale, "--multi-scale" }, { a.quad, "--quad" } };
-    for (size_t k = 0; k < sizeof missing / sizeof missing[0]; k++)
-        if (missing[k].on) fprintf(stderr, "train: %s is not implemented here; training without it\n", missing[k].flag);
+    else if (!strcmp(a.optimizer, "LION")) kind = YOLO_LION;
+    else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam, AdamW or LION)\n", a.optimizer); return 2; }
+    if (a.rect && a.image_weights) fprintf(stderr, "train: --rect is off with --image-weights, as in the official loader\n");
     if (a.label_smoothing != 0)
         fprintf(stderr, "train: --label-smoothing %g has no effect, as in the official train_dual.py (its loss never uses the smoothed targets)\n", a.label_smoothing);
     yolo_lr_shape lr_shape = a.fixed_lr ? YOLO_LR_FIXED : a.flat_cos_lr ? YOLO_LR_FLAT_COS : a.cos_lr ? YOLO_LR_COS : YOLO_LR_LINEAR;
@@ -321,14 +326,15 @@ int main(int argc, char **argv) {
         }
         printf("memory budget %.2f GB: batch %d%s\n", a.mem_budget / 1e9, a.batch, a.ckpt ? " with --ckpt" : "");
     }
+    if (a.quad && a.batch < 4) die("train: --quad collates every 4 pictures into one: the batch must be at least 4");
     size_t act, plan = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, a.ckpt, &act);
     size_t state = yolo_model_state_bytes(&m, kind), spare = plan - act - state - YOLO_BACKEND_SCRATCH_BYTES;
     printf("memory plan: %.2f GB = activations, gradients and loss %.2f%s + weights, gradients, optimizer, EMA %.2f"
            " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", plan / 1e9, act / 1e9, a.ckpt ? " (--ckpt)" : "", state / 1e9,
            spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     yolo_loader tl, vl;
-    yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, 1, a.workers);
-    yolo_loader_init(&vl, &val_set, &hyp, a.batch, a.img, 0, a.workers);
+    yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, loader_mode(&a), a.workers);
+    yolo_loader_init(&vl, &val_set, &hyp, a.batch, a.img, YOLO_LOADER_VAL, a.workers);
     yolo_loader_share(&vl, &tl);   /* validation runs between epochs: one set of batch buffers */
     if (a.dry_run) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
@@ -400,6 +406,7 @@ int main(int argc, char **argv) {
            a.optimizer, a.batch, accumulate, a.img, a.epochs, save_dir);
 
     long nb = tl.nbatch;
+    if (nb == 0) die("train: --quad needs at least 4 training pictures");   /* the only way to have no batch */
     yolo_schedule sched;
     yolo_schedule_init(&sched, &hyp, a.epochs, a.batch, nb, lr_shape);
     yolo_schedule_start(&sched, &opt, start_epoch);
@@ -407,8 +414,13 @@ int main(int argc, char **argv) {
     memset(&L, 0, sizeof L);
     double run_t0 = yolo_now(), stop_fitness = 0, waited = 0, trained = 0;
     int epochs_run = 0, stop_epoch = start_epoch, possible_stop = 0;
+    double *maps = (double *)yolo_xcalloc(nc, sizeof(double)), *image_weights = (double *)yolo_xcalloc(train_set.n, sizeof(double));
     for (int epoch = start_epoch; epoch < a.epochs; epoch++) {
         tl.mosaic = !(a.close_mosaic && epoch >= a.epochs - a.close_mosaic);
+        if (a.image_weights) {   /* this epoch's pictures drawn by their classes' weights (the last validation's mAPs) */
+            yolo_image_weights(&train_set, nc, maps, image_weights);
+            tl.image_weights = image_weights;
+        }
         double mloss[3] = { 0, 0, 0 }, t0 = yolo_now();
         int nbatch = 0, instances = 0, images = 0;
         tl.wait = 0;
@@ -436,8 +448,10 @@ int main(int argc, char **argv) {
             }
             yolo_backward(&m);
             if (ni - last_step >= acc) {   /* optimizer step: clip at norm 10, then EMA */
-                double norm;
-                opt.grad_scale = yolo_grad_clip_scale(&m, 10.0, &norm);
+                /* --quad: the official multiplies the loss by 4, clipping the 4 times larger
+                   gradient (here the gradient is scaled by 4 and clipped at 10 / 4) */
+                double norm, gain = a.quad ? 4 : 1;
+                opt.grad_scale = gain * yolo_grad_clip_scale(&m, 10.0 / gain, &norm);
                 if (isfinite(norm)) { yolo_optim_step(&opt, &m); yolo_ema_update(&ema, &m); }
                 else fprintf(stderr, "warning: non-finite gradient at batch %ld, step skipped\n", ni);
                 yolo_zero_grads(&m);
@@ -454,7 +468,7 @@ int main(int argc, char **argv) {
             double spent = yolo_now() - t0;
             char left[160], right[64];
             snprintf(left, sizeof left, "%11s %9.3gG %10.4g %10.4g %10.4g %10d %10d", ep, peak / 1e9, mloss[0], mloss[1], mloss[2],
-                     instances, a.img);
+                     instances, bt->W);
             snprintf(right, sizeof right, "%.1f img/s, data wait %.0f%%", images / spent, 100 * tl.wait / spent);
             yolo_progress_show(&bar, nbatch, left, right);
         }
@@ -477,9 +491,10 @@ int main(int argc, char **argv) {
             memset(&ev, 0, sizeof ev);
             yolo_val_progress vp;
             yolo_val_progress_start(&vp, val_set.n, NULL, NULL);
-            if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+            if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
             yolo_metrics_compute(&ev, nc, &mt);
             printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
+            for (int c = 0; c < nc; c++) maps[c] = mt.nt[c] ? mt.ap[c] : mt.map;   /* the official maps: a class without labels gets the mean */
             yolo_eval_free(&ev);
             be->copy(m.values, hold, m.nvalues * sizeof(yolo_real));
         }
@@ -554,7 +569,7 @@ int main(int argc, char **argv) {
         memset(&ev, 0, sizeof ev);
         if (!a.noplots) yolo_val_plots_start(&plots, &val_set, nc, a.batch, NULL, NULL);
         yolo_val_progress_start(&vp, val_set.n, a.noplots ? NULL : yolo_val_plots_hook, &plots);
-        if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+        if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
         yolo_metrics_compute(&ev, nc, &mt);
         if (!a.noplots) yolo_val_plots_save(&plots, &mt, m.names, save_dir);
         printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
@@ -570,6 +585,7 @@ int main(int argc, char **argv) {
            best_epoch, best_fitness, save_dir, a.noplots ? "" : " and .png, labels.jpg, train_batch*.jpg, confusion_matrix.png, "
            "PR/F1/P/R_curve.png, val_batch*_labels/_pred.jpg");
     yolo_loss_free(&L);
+    free(maps); free(image_weights);
     be->release(hold);
     yolo_ema_free(&ema);
     yolo_optim_free(&opt);

@@ -111,17 +111,21 @@ int main(int argc, char **argv) {
     if (augment)   /* the official _forward_augment de-scales p[..., :4], YOLOv5's layout, not the heads' [B, 4 + nc, A] */
         fprintf(stderr, "val: --augment is not implemented here (the official test-time augmentation indexes YOLOv5's "
                         "[batch, anchors, 4+nc] output, not YOLOv9's [batch, 4+nc, anchors]); validating without it\n");
-    if (single_cls) fprintf(stderr, "val: --single-cls is not implemented here; validating the dataset's classes\n");
     char err[YOLO_ERR];
     yolo_data_cfg dc;
     if (yolo_data_read(&dc, data, err)) { fprintf(stderr, "%s\n", err); return 1; }
     yolo_dataset ds;
     if (yolo_dataset_open(&ds, dc.root, strcmp(task, "val") ? dc.train : dc.val, dc.nc, min_items, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    /* --single-cls as the official: every label class 0, one class "item" (or the dataset's only one),
+       and any model's detections counted as that class */
+    int nc = single_cls ? 1 : dc.nc;
+    char *item = "item", **names = single_cls && dc.nc != 1 ? &item : dc.names;
+    if (single_cls) yolo_dataset_single_class(&ds);
     const yolo_backend *be = yolo_backend_select(device, err);
     if (!be) { fprintf(stderr, "val: %s\n", err); return 2; }
     yolo_model m;
     if (yolo_model_for_weights(&m, cfg, weights, 0, dc.nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
-    if (m.nc != dc.nc) {
+    if (!single_cls && m.nc != dc.nc) {
         fprintf(stderr, "val: %s has %d classes, %s has %d: trained on other data\n", weights ? weights : cfg, m.nc, data, dc.nc);
         return 1;
     }
@@ -163,25 +167,25 @@ int main(int argc, char **argv) {
     yolo_times tm = { 0, 0, 0, 0 };
     yolo_val_progress vp;
     yolo_val_plots plots;
-    if (!noplots) yolo_val_plots_start(&plots, &ds, dc.nc, batch, save_txt || save_json ? save_image : NULL, &sv);
+    if (!noplots) yolo_val_plots_start(&plots, &ds, nc, batch, save_txt || save_json ? save_image : NULL, &sv);
     yolo_val_progress_start(&vp, ds.n, noplots ? (save_txt || save_json ? save_image : NULL) : yolo_val_plots_hook,
                             noplots ? (void *)&sv : (void *)&plots);
-    if (yolo_validate(&m, &ld, (float)conf, (float)iou, max_det, &ev, &tm, yolo_val_progress_hook, &vp, err)) {
+    if (yolo_validate(&m, &ld, (float)conf, (float)iou, max_det, single_cls, &ev, &tm, yolo_val_progress_hook, &vp, err)) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
     if (sv.json) { fprintf(sv.json, "\n]\n"); fclose(sv.json); }
     yolo_metrics mt;
-    yolo_metrics_compute(&ev, dc.nc, &mt);
+    yolo_metrics_compute(&ev, nc, &mt);
     printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
-    for (int c = 0; verbose && c < dc.nc; c++)
+    for (int c = 0; verbose && c < nc; c++)
         if (mt.nt[c])
-            printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", dc.names[c], ev.images, mt.nt[c], mt.cp[c], mt.cr[c],
+            printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", names[c], ev.images, mt.nt[c], mt.cp[c], mt.cr[c],
                    mt.ap50[c], mt.ap[c]);
     printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s%s\n",
            1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name,
            m.precision == YOLO_FP32 ? "" : m.precision == YOLO_FP16 ? " (half)" : " (bf16)");
-    if (!noplots) yolo_val_plots_save(&plots, &mt, dc.names, dir);
+    if (!noplots) yolo_val_plots_save(&plots, &mt, names, dir);
     printf("Results saved to %s\n", dir);
     yolo_metrics_free(&mt);
     yolo_eval_free(&ev);

@@ -241,11 +241,12 @@ typedef struct yolo_backend {
                            yolo_precision prec, yolo_tensor *y);
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
                             int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
+    /* u = BN(z), or SiLU(BN(z)) when act: the SiLU in the same pass */
     void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
                              yolo_real *invstd, yolo_real *rmean, yolo_real *rvar, double momentum, double eps,
-                             yolo_tensor *u);
+                             int act, yolo_tensor *u);
     void (*bn_eval_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
-                            const yolo_real *rmean, const yolo_real *rvar, double eps, yolo_tensor *u);
+                            const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u);
     void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *dgamma,
                             yolo_real *dbeta, yolo_real *dz);
@@ -489,7 +490,7 @@ typedef struct {
 /* 8. optimizers                                                            */
 /* ------------------------------------------------------------------------ */
 
-typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW } yolo_optim_kind;
+typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW, YOLO_LION } yolo_optim_kind;
 
 /* The shape of the learning rate over the epochs, lf(e): linear from 1 to
    lrf (the default), cosine (--cos-lr), flat then cosine over the second
@@ -509,12 +510,12 @@ typedef struct {
 typedef struct {
     yolo_optim_kind kind;
     double lr[3];            /* per parameter group: weights, BN weights, biases */
-    double momentum;         /* SGD momentum, or Adam beta1 */
-    double beta2, eps;       /* Adam: 0.999, 1e-8 */
+    double momentum;         /* SGD momentum, or Adam's and Lion's beta1 */
+    double beta2, eps;       /* Adam: 0.999, 1e-8; Lion: 0.99 */
     double weight_decay;     /* on group 0 (conv weights) only */
     long step;
     double grad_scale;       /* the gradient is multiplied by it first (clipping): 1 by default */
-    yolo_real *m, *v, *vmax; /* [nvalues] state: SGD uses m only */
+    yolo_real *m, *v, *vmax; /* [nvalues] state: SGD and Lion use m only */
     const struct yolo_backend *be;  /* where the state lives */
 } yolo_optim;
 
@@ -609,21 +610,29 @@ typedef struct {
     double *gain, *padx, *pady;  /* [B] original -> letterboxed: x' = x gain + padx */
 } yolo_batch;
 
+/* yolo_loader_init's mode: validation (0), or training, with the official
+   --rect, --multi-scale and --quad as flags */
+enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4, YOLO_LOADER_QUAD = 8 };
+
 /* The order of an epoch and the shape of every batch. Training: shuffled
    (seeded by seed and epoch, so a resumed run sees the same order), S x S.
-   Validation: sorted by aspect ratio, each batch the smallest
-   stride-multiple rectangle around its pictures (+ half a stride), as the
-   official rect loader. */
+   Rectangles (validation, and --rect training): sorted by aspect ratio,
+   each batch the smallest stride-multiple rectangle around its pictures
+   (validation: + half a stride), as the official rect loader. */
 typedef struct yolo_loader {
     const yolo_dataset *ds;
     const yolo_hyp *hyp;
     int B, S;                /* batch size, training picture size */
-    int train, mosaic;       /* augmented (mosaic on or off), or validation rectangles */
+    int train, mosaic;       /* augmented (mosaic on or off), or validation */
+    int rect;                /* rectangular batches (validation, --rect training): bw, bh */
+    int multi_scale;         /* --multi-scale: each training batch resized (yolo_multi_scale) */
+    int quad;                /* --quad: every four pictures collated into one of twice the size (yolo_quad) */
+    const double *image_weights;  /* --image-weights: [ds->n] (yolo_image_weights), or NULL; set before each epoch */
     int nbatch, nworkers, depth;  /* batches an epoch, threads, slots: one a thread builds into, the one the
                                      consumer holds, and one ready ahead */
     uint64_t seed;           /* of this epoch: the order and every picture's draws */
     int *order;              /* [ds->n] */
-    int *bw, *bh;            /* [nbatch] validation batch shapes */
+    int *bw, *bh;            /* [nbatch] rectangular batch shapes */
     yolo_batch *slots;       /* [depth], their buffers made once for the largest batch */
     int shares_images;       /* its slots' images belong to another loader (yolo_loader_share) */
     int *state;              /* [depth] 0 free, 1 being built, 2 ready */
@@ -965,12 +974,15 @@ int  yolo_image_load(yolo_image *im, const char *path, char *err);
 void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
 void yolo_image_to_input(const yolo_image *im, yolo_real *dst);
 void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *label);
-void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int train, int workers);
+void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
 double yolo_loader_rate(const yolo_loader *ld);
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
 yolo_batch *yolo_loader_next(yolo_loader *ld);
+/* --image-weights: each training picture's weight iw [ds->n] from the
+   per-class mAP50-95 of the last validation, maps [nc] */
+void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
 const char *yolo_loader_error(const yolo_loader *ld);
 void yolo_loader_stop(yolo_loader *ld);
 void yolo_loader_free(yolo_loader *ld);
@@ -984,7 +996,7 @@ void yolo_eval_free(yolo_eval *ev);
 void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt);
 void yolo_metrics_free(yolo_metrics *mt);
 double yolo_fitness(const yolo_metrics *mt);
-int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, yolo_eval *ev, yolo_times *tm,
+int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, int single_cls, yolo_eval *ev, yolo_times *tm,
                    yolo_det_hook hook, void *ctx, char *err);
 
 /* the command line (section 12): flags into their values. --help or -h
@@ -1450,6 +1462,16 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     free(col);
 }
 
+/* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) --- */
+static yolo_real yolo_sigmoid(yolo_real x) { return (yolo_real)(1.0 / (1.0 + exp(-(double)x))); }
+static yolo_real yolo_silu(yolo_real x) { return x * yolo_sigmoid(x); }
+static yolo_real yolo_silu_grad(yolo_real x) {
+    yolo_real s = yolo_sigmoid(x);
+    return s * (1 + x * (1 - s));
+}
+/* a BatchNorm output u, through the SiLU when act (a conv's y = SiLU(BN(z))) */
+static yolo_real yolo_bn_act(yolo_real u, int act) { return act ? yolo_silu(u) : u; }
+
 /* --- BatchNorm2d ---
    Training: per channel c over the B*H*W values, mean m and biased variance
    v normalise: xhat = (z - m) / sqrt(v + eps), u = gamma xhat + beta; the
@@ -1457,7 +1479,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
    variance v N/(N-1). Eval uses the running statistics instead. */
 static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                   yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
-                                  double momentum, double eps, yolo_tensor *u) {
+                                  double momentum, double eps, int act, yolo_tensor *u) {
     int C = z->c, HW = z->h * z->w;
     size_t N = (size_t)z->n * HW;
     #pragma omp parallel for schedule(static)
@@ -1480,13 +1502,13 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
         for (int n = 0; n < z->n; n++) {
             const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
             yolo_real *q = u->data + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) q[i] = (yolo_real)(a * p[i] + bb);
+            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
         }
     }
 }
 
 static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
-                                 const yolo_real *rmean, const yolo_real *rvar, double eps, yolo_tensor *u) {
+                                 const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u) {
     int C = z->c, HW = z->h * z->w;
     #pragma omp parallel for schedule(static)
     for (int c = 0; c < C; c++) {
@@ -1494,17 +1516,9 @@ static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, c
         for (int n = 0; n < z->n; n++) {
             const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
             yolo_real *q = u->data + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) q[i] = (yolo_real)(a * p[i] + bb);
+            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
         }
     }
-}
-
-/* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) --- */
-static yolo_real yolo_sigmoid(yolo_real x) { return (yolo_real)(1.0 / (1.0 + exp(-(double)x))); }
-static yolo_real yolo_silu(yolo_real x) { return x * yolo_sigmoid(x); }
-static yolo_real yolo_silu_grad(yolo_real x) {
-    yolo_real s = yolo_sigmoid(x);
-    return s * (1 + x * (1 - s));
 }
 
 /* BatchNorm (+ SiLU) backward, recomputing u = gamma xhat + beta from the
@@ -1662,7 +1676,10 @@ static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n) {
    SGD: g += wd w; m = momentum m + g; w -= lr (g + momentum m)   (Nesterov)
    Adam: g += wd w; AdamW: w *= 1 - lr wd; then
    m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2 (AdamW: v = max over steps);
-   w -= lr / bc1 m / (sqrt(v) / sqrt(bc2) + eps), bc = 1 - beta^step */
+   w -= lr / bc1 m / (sqrt(v) / sqrt(bc2) + eps), bc = 1 - beta^step
+   Lion (the official utils/lion.py): w *= 1 - lr wd; w -= lr sign(b1 m + (1-b1) g);
+   then m = b2 m + (1-b2) g. Every value moves by exactly lr (plus decay):
+   only the sign of the interpolated momentum matters. */
 static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m,
                                   yolo_real *v, yolo_real *vmax, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -1672,6 +1689,13 @@ static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo
             double buf = u->b1 * m[i] + gi;          /* first step: buf = g, as torch */
             m[i] = (yolo_real)buf;
             w[i] = (yolo_real)(wi - u->lr * (gi + u->b1 * buf));
+            continue;
+        }
+        if (u->kind == 3) {
+            wi *= 1 - u->lr * u->wd;
+            double c = u->b1 * m[i] + (1 - u->b1) * gi;
+            m[i] = (yolo_real)(u->b2 * m[i] + (1 - u->b2) * gi);
+            w[i] = (yolo_real)(wi - u->lr * ((c > 0) - (c < 0)));   /* torch.sign: 0 at 0 */
             continue;
         }
         if (u->kind == 1) gi += u->wd * wi;
@@ -1859,9 +1883,10 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
         be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, m->precision, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
-                                  m->bn_momentum, m->bn_eps, &c->y);
+                                  m->bn_momentum, m->bn_eps, c->act, &c->y);
         else
-            m->be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, &c->y);
+            m->be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, c->act, &c->y);
+        return;   /* the SiLU came with the BatchNorm */
     }
     if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
 }
@@ -1881,8 +1906,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
 static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
     yolo_tensor_keep(m->be, &c->y, redo);
     if (!redo) return;
-    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, &c->y);
-    if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
+    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, c->act, &c->y);
 }
 
 /* in training, t dropped (its reader is done; the backward makes it again) */
@@ -3118,7 +3142,12 @@ void yolo_model_free(yolo_model *m) {
 /* PyTorch's default initialisation (uniform within 1/sqrt(fan_in)), BN at
    identity, and the detect biases of the official bias_init: box logits
    1.0, class logits log(5 / nc / (640 / stride)^2), i.e. a prior of about
-   5 objects per 640 image. */
+   5 objects per 640 image. The running variances start at 0.9, not 1: the
+   official Model finds its strides with one training-mode forward of a
+   black 256 x 256 picture before initialize_weights sets BatchNorm's
+   momentum to 0.03, so every BatchNorm (PyTorch's momentum 0.1) has seen
+   one batch of zeros (no conv before the head has a bias): running mean
+   0.9 * 0 + 0.1 * 0, running variance 0.9 * 1 + 0.1 * 0. */
 void yolo_model_init_weights(yolo_model *m, uint64_t seed) {
     yolo_rng rng = { seed * 2654435761ull + 1 };
     yolo_real *h = (yolo_real *)yolo_xcalloc(m->nvalues, sizeof(yolo_real));   /* host staging */
@@ -3135,7 +3164,8 @@ void yolo_model_init_weights(yolo_model *m, uint64_t seed) {
             switch (p->kind) {
             case YOLO_P_WEIGHT: v[i] = (yolo_real)((2 * yolo_rng_uniform(&rng) - 1) * bound); break;
             case YOLO_P_BIAS: v[i] = is_bn_bias ? 0 : (yolo_real)((2 * yolo_rng_uniform(&rng) - 1) * bound); break;
-            case YOLO_P_BN_WEIGHT: case YOLO_P_RUNNING_VAR: v[i] = 1; break;
+            case YOLO_P_BN_WEIGHT: v[i] = 1; break;
+            case YOLO_P_RUNNING_VAR: v[i] = 0.9f; break;
             case YOLO_P_RUNNING_MEAN: v[i] = 0; break;
             case YOLO_P_FIXED: v[i] = (yolo_real)i; break;   /* DFL bins 0..15 */
             }
@@ -4393,8 +4423,8 @@ static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s
 static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
 static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, yolo_precision p, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)p; (void)y; }
 static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_precision p, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)p; (void)dx; (void)dw; (void)db; }
-static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)u; }
-static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)u; }
+static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)act; (void)u; }
+static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)act; (void)u; }
 static void yolo_plan_bn_bwd(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, const yolo_real *e, int f, yolo_real *g, yolo_real *h, yolo_real *i) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; }
 static void yolo_plan_ew3(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) { (void)y; (void)a; (void)b; (void)n; }
 static void yolo_plan_silu_bwd(const yolo_real *a, const yolo_real *b, const yolo_real *c, yolo_real *d, yolo_real *e, size_t n) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)n; }
@@ -4578,8 +4608,8 @@ size_t yolo_model_weights_bytes(const yolo_model *m) {
     return 2 * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) + yolo_arena_bytes(m->nstats * sizeof(yolo_real));
 }
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
-    /* and the EMA; optimizer: SGD 1, Adam 2, AdamW 3 copies */
-    size_t copies = 1 + (opt == YOLO_SGD ? 1 : opt == YOLO_ADAM ? 2 : 3);
+    /* and the EMA; optimizer: SGD and Lion 1, Adam 2, AdamW 3 copies */
+    size_t copies = 1 + (opt == YOLO_SGD || opt == YOLO_LION ? 1 : opt == YOLO_ADAM ? 2 : 3);
     return yolo_model_weights_bytes(m) + copies * yolo_arena_bytes(m->nvalues * sizeof(yolo_real));
 }
 
@@ -4589,17 +4619,18 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
 /* As torch.optim with the official three groups: 0 conv weights (with
    weight decay), 1 BatchNorm weights, 2 biases (no decay). SGD: Nesterov
    momentum, decay as an L2 term; Adam: L2 decay; AdamW: decoupled decay and
-   amsgrad (the official passes amsgrad=True). */
+   amsgrad (the official passes amsgrad=True); Lion: betas (momentum, 0.99),
+   decoupled decay (the official smart_optimizer's LION). */
 
 void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, double lr, double momentum,
                      double weight_decay) {
     memset(o, 0, sizeof *o);
     o->kind = kind;
     o->lr[0] = o->lr[1] = o->lr[2] = lr;
-    o->momentum = momentum; o->beta2 = 0.999; o->eps = 1e-8; o->weight_decay = weight_decay; o->grad_scale = 1;
+    o->momentum = momentum; o->beta2 = kind == YOLO_LION ? 0.99 : 0.999; o->eps = 1e-8; o->weight_decay = weight_decay; o->grad_scale = 1;
     o->be = m->be;
     o->m = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
-    if (kind != YOLO_SGD) {
+    if (kind == YOLO_ADAM || kind == YOLO_ADAMW) {
         o->v = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
         if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
     }
@@ -6323,12 +6354,13 @@ void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *r
     *im = out;
 }
 
-/* One training sample: mosaic (+ mixup) or a letterboxed picture with a
+/* One training sample: mosaic (+ mixup) of size S x S or a picture
+   letterboxed into W x H (S x S, or its --rect batch's rectangle) with a
    random perspective, then HSV and flips. Boxes come back normalised
    (class, cx, cy, w, h), clipped to the picture, and flipped; the pixels
    are flipped (*flips) on their way into the batch, by
    yolo_image_to_input_flipped. */
-static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yolo_hyp *hp, int mosaic_on, yolo_rng *r,
+static int yolo_train_sample(const yolo_dataset *ds, int index, int S, int W, int H, const yolo_hyp *hp, int mosaic_on, yolo_rng *r,
                              yolo_image *out, yolo_boxes *bx, int *flips, char *err) {
     bx->n = 0;
     if (mosaic_on && yolo_rng_uniform(r) < hp->mosaic) {
@@ -6350,21 +6382,21 @@ static int yolo_train_sample(const yolo_dataset *ds, int index, int S, const yol
         if (yolo_load_resized(ds, index, S, 1, &im, err)) return -1;
         int w = im.w, h = im.h;
         double ratio, dw, dh;
-        yolo_letterbox(&im, S, S, 1, &ratio, &dw, &dh);
+        yolo_letterbox(&im, W, H, 1, &ratio, &dw, &dh);
         for (int j = 0; j < ds->nlab[index]; j++) {
             const float *b = ds->lab[index] + j * 5;
             yolo_boxes_add(bx, b[0], ratio * w * (b[1] - b[3] / 2) + dw, ratio * h * (b[2] - b[4] / 2) + dh,
                            ratio * w * (b[1] + b[3] / 2) + dw, ratio * h * (b[2] + b[4] / 2) + dh);
         }
-        yolo_random_perspective(&im, bx, S, S, hp, r);
+        yolo_random_perspective(&im, bx, W, H, hp, r);
         *out = im;
     }
     for (int k = 0; k < bx->n; k++) {   /* to normalised centre form, clipped (eps 1e-3 as the official) */
         float *b = bx->b + (size_t)k * 5;
-        double x1 = fmin(fmax(b[1], 0), S - 1e-3), y1 = fmin(fmax(b[2], 0), S - 1e-3);
-        double x2 = fmin(fmax(b[3], 0), S - 1e-3), y2 = fmin(fmax(b[4], 0), S - 1e-3);
-        b[1] = (float)((x1 + x2) / 2 / S); b[2] = (float)((y1 + y2) / 2 / S);
-        b[3] = (float)((x2 - x1) / S); b[4] = (float)((y2 - y1) / S);
+        double x1 = fmin(fmax(b[1], 0), W - 1e-3), y1 = fmin(fmax(b[2], 0), H - 1e-3);
+        double x2 = fmin(fmax(b[3], 0), W - 1e-3), y2 = fmin(fmax(b[4], 0), H - 1e-3);
+        b[1] = (float)((x1 + x2) / 2 / W); b[2] = (float)((y1 + y2) / 2 / H);
+        b[3] = (float)((x2 - x1) / W); b[4] = (float)((y2 - y1) / H);
     }
     yolo_augment_hsv(out, hp->hsv_h, hp->hsv_s, hp->hsv_v, r);
     *flips = 0;
@@ -6467,14 +6499,187 @@ static void yolo_image_to_input_flipped(const yolo_image *im, int flips, yolo_re
 }
 void yolo_image_to_input(const yolo_image *im, yolo_real *dst) { yolo_image_to_input_flipped(im, 0, dst); }
 
+/* --- --multi-scale: each training batch at a size drawn for it --- */
+
+/* The official train_dual.py draws, before every batch,
+   sz = randrange(S / 2, 3 S / 2 + gs) // gs * gs (gs = 32, the largest
+   stride): a multiple of 32 from about S / 2 to 3 S / 2, all equally likely
+   when S / 2 is one. draw: a random 64-bit number; UINT64_MAX gives the
+   largest size (the memory plan's). */
+static int yolo_multi_scale_size(int S, uint64_t draw) {
+    int lo = S / 2, hi = S * 3 / 2 + 32;   /* randrange's [lo, hi); S is a multiple of 32 */
+    int v = draw == UINT64_MAX ? hi - 1 : lo + (int)(draw % (uint64_t)(hi - lo));
+    return v / 32 * 32;
+}
+
+/* torch.nn.functional.interpolate(mode='bilinear', align_corners=False) of
+   C planes h x w to H x W: output pixel x samples the input at
+   (x + 0.5) w / W - 0.5 (0 below 0), between its two neighbours on each
+   axis (the last pixel repeated past the edge), weights linear in the
+   distance. */
+static void yolo_resize_bilinear(const yolo_real *src, int C, int h, int w, yolo_real *dst, int H, int W) {
+    int *x0 = (int *)yolo_xmalloc((size_t)W * 2 * sizeof(int));
+    double *fx = (double *)yolo_xmalloc((size_t)W * sizeof(double));
+    for (int x = 0; x < W; x++) {   /* the same columns on every row */
+        double u = fmax(((double)w / W) * (x + 0.5) - 0.5, 0);
+        x0[2 * x] = (int)u; x0[2 * x + 1] = (int)u + ((int)u < w - 1); fx[x] = u - (int)u;
+    }
+    for (int c = 0; c < C; c++)   /* in a loader thread: the threads share the batches */
+        for (int y = 0; y < H; y++) {
+            double v = fmax(((double)h / H) * (y + 0.5) - 0.5, 0), fy = v - (int)v;
+            int y0 = (int)v, y1 = y0 + (y0 < h - 1);
+            const yolo_real *r0 = src + ((size_t)c * h + y0) * w, *r1 = src + ((size_t)c * h + y1) * w;
+            yolo_real *o = dst + ((size_t)c * H + y) * W;
+            for (int x = 0; x < W; x++) {
+                int a = x0[2 * x], b = x0[2 * x + 1];
+                o[x] = (yolo_real)((1 - fy) * ((1 - fx[x]) * r0[a] + fx[x] * r0[b]) + fy * ((1 - fx[x]) * r1[a] + fx[x] * r1[b]));
+            }
+        }
+    free(x0); free(fx);
+}
+
+/* a batch of H x W at size sz: scaled by sf = sz / its longer side, each
+   side rounded up to a multiple of 32 */
+static void yolo_multi_scale_shape(int H, int W, int sz, int *h, int *w) {
+    double sf = (double)sz / (H > W ? H : W);
+    *h = (int)ceil(H * sf / 32) * 32; *w = (int)ceil(W * sf / 32) * 32;
+}
+
+/* batch bt of the epoch to its drawn size, the pictures interpolated
+   bilinearly (the targets are normalised: they stay) */
+static void yolo_multi_scale(const yolo_loader *ld, yolo_batch *bt) {
+    yolo_rng r = { ld->seed ^ (0xD1B54A32D192ED03ull * (uint64_t)(bt->index + 1)) };
+    int H, W;
+    yolo_multi_scale_shape(bt->H, bt->W, yolo_multi_scale_size(ld->S, yolo_rng_u64(&r)), &H, &W);
+    if (H == bt->H && W == bt->W) return;   /* the official's sf == 1 */
+    size_t n = (size_t)bt->B * 3 * bt->H * bt->W;
+    yolo_real *src = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
+    memcpy(src, bt->images, n * sizeof(yolo_real));
+    yolo_resize_bilinear(src, bt->B * 3, bt->H, bt->W, bt->images, H, W);
+    free(src);
+    bt->H = H; bt->W = W;
+}
+
+/* --- --quad: four pictures into one of twice the size --- */
+
+/* The official collate_fn4, group by group of four pictures (the last
+   B mod 4 left out): with upsample[g] the group's first picture alone,
+   interpolated bilinearly to twice its size (align_corners False) and, as
+   the official does with its uint8 pictures, truncated back to whole grey
+   levels, with its labels; else the four tiled 2 x 2 (first and second
+   down the left column, third and fourth down the right), their labels
+   moved to their quarter. Pictures and labels stay normalised. */
+static void yolo_quad_collate(yolo_batch *bt, const int *upsample) {
+    int n = bt->B / 4, H = bt->H, W = bt->W, nt = 0;
+    size_t pic = (size_t)3 * H * W;
+    yolo_real *src = (yolo_real *)yolo_xmalloc((size_t)bt->B * pic * sizeof(yolo_real));
+    yolo_real *tg = (yolo_real *)yolo_xmalloc(((size_t)bt->nt + 1) * 6 * sizeof(yolo_real));
+    memcpy(src, bt->images, (size_t)bt->B * pic * sizeof(yolo_real));
+    memcpy(tg, bt->targets, (size_t)bt->nt * 6 * sizeof(yolo_real));
+    for (int g = 0; g < n; g++) {
+        yolo_real *dst = bt->images + (size_t)g * 4 * pic;   /* [3, 2H, 2W] */
+        const yolo_real *four = src + (size_t)g * 4 * pic;
+        if (upsample[g]) {
+            yolo_real *grey = (yolo_real *)yolo_xmalloc(pic * sizeof(yolo_real));
+            for (size_t i = 0; i < pic; i++) grey[i] = (yolo_real)lrint(four[i] * 255);
+            yolo_resize_bilinear(grey, 3, H, W, dst, 2 * H, 2 * W);   /* quarters and three quarters: exact */
+            for (size_t i = 0; i < 4 * pic; i++) dst[i] = (yolo_real)(floor(dst[i]) / 255);
+            free(grey);
+        } else {
+            for (int c = 0; c < 3; c++)
+                for (int y = 0; y < 2 * H; y++)
+                    for (int q = 0; q < 2; q++)   /* left half from picture (y >= H), right half from 2 + (y >= H) */
+                        memcpy(dst + ((size_t)c * 2 * H + y) * 2 * W + q * W,
+                               four + (size_t)(2 * q + (y >= H)) * pic + ((size_t)c * H + y % H) * W, (size_t)W * sizeof(yolo_real));
+        }
+        for (int t = 0; t < bt->nt; t++) {   /* the group's targets, in order */
+            const yolo_real *r = tg + (size_t)t * 6;
+            int j = (int)r[0] - 4 * g;
+            if (j < 0 || j > 3 || (upsample[g] && j)) continue;
+            yolo_real *o = bt->targets + (size_t)nt++ * 6;
+            double dx = upsample[g] ? 0 : j >> 1, dy = upsample[g] ? 0 : j & 1, s = upsample[g] ? 1 : 0.5;
+            o[0] = (yolo_real)g; o[1] = r[1];
+            o[2] = (yolo_real)((r[2] + dx) * s); o[3] = (yolo_real)((r[3] + dy) * s);
+            o[4] = (yolo_real)(r[4] * s); o[5] = (yolo_real)(r[5] * s);
+        }
+    }
+    free(src); free(tg);
+    bt->B = n; bt->H = 2 * H; bt->W = 2 * W; bt->nt = nt;   /* ids: the first n stay, as the official's paths */
+}
+
+/* --quad on batch bt: each group's coin (random.random() < 0.5) drawn from the epoch's seed */
+static void yolo_quad(const yolo_loader *ld, yolo_batch *bt) {
+    yolo_rng r = { ld->seed ^ (0xA0761D6478BD642Full * (uint64_t)(bt->index + 1)) };
+    int *upsample = (int *)yolo_xmalloc((size_t)(bt->B / 4 + 1) * sizeof(int));
+    for (int g = 0; g < bt->B / 4; g++) upsample[g] = yolo_rng_uniform(&r) < 0.5;
+    yolo_quad_collate(bt, upsample);
+    free(upsample);
+}
+
+/* --- --image-weights: pictures drawn by the classes they hold --- */
+
+/* As the official train_dual.py (labels_to_class_weights,
+   labels_to_image_weights): class c weighs its inverse frequency among the
+   training labels (a class without labels counted once), normalised over
+   the classes, times (1 - mAP_c)^2, mAP_c its mAP50-95 at the last
+   validation: rare classes and badly detected ones weigh more. A picture
+   weighs the sum of its labels' class weights (a picture without labels
+   nothing). */
+void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw) {
+    double *cw = (double *)yolo_xcalloc(nc, sizeof(double)), sum = 0;
+    for (int i = 0; i < ds->n; i++)
+        for (int k = 0; k < ds->nlab[i]; k++) cw[(int)ds->lab[i][k * 5]] += 1;
+    for (int c = 0; c < nc; c++) { cw[c] = 1 / fmax(cw[c], 1); sum += cw[c]; }
+    for (int c = 0; c < nc; c++) cw[c] = cw[c] / sum * (1 - maps[c]) * (1 - maps[c]);
+    for (int i = 0; i < ds->n; i++) {
+        iw[i] = 0;
+        for (int k = 0; k < ds->nlab[i]; k++) iw[i] += cw[(int)ds->lab[i][k * 5]];
+    }
+    free(cw);
+}
+
+/* k indices of [0, n) drawn with replacement, i with probability
+   w[i] / sum w, as random.choices(range(n), weights=w, k=k): a uniform
+   draw u sum w finds the first cumulative weight above it. Returns 0, or -1
+   (out untouched) when the weights sum to zero. */
+static int yolo_weighted_draws(const double *w, int n, int k, uint64_t seed, int *out) {
+    double *cum = (double *)yolo_xmalloc((size_t)n * sizeof(double)), total = 0;
+    for (int i = 0; i < n; i++) cum[i] = total += w[i];
+    yolo_rng r = { seed ^ 0x5851F42D4C957F2Dull };
+    for (int j = 0; j < k && total > 0; j++) {
+        double u = yolo_rng_uniform(&r) * total;
+        int lo = 0, hi = n - 1;
+        while (lo < hi) { int mid = (lo + hi) / 2; if (cum[mid] > u) hi = mid; else lo = mid + 1; }
+        out[j] = lo;
+    }
+    free(cum);
+    return total > 0 ? 0 : -1;
+}
+
 /* --- the loader: batches built by threads ahead of the model --- */
 
+
+/* The random stream of the training sample at `position` of an epoch: a
+   splitmix64 stream whose starting state is itself hashed (one splitmix64
+   output of the epoch's seed and the position), so that each sample starts
+   at its own random place on the generator's cycle of 2^64 states and no
+   two samples draw the same numbers, as the official's draws (one
+   Mersenne Twister per loader worker) are independent. An unhashed state
+   seed ^ golden (position + 1) put nearby samples' streams a few steps
+   apart on the cycle whenever the seed is small (seed 0, epoch 0: every
+   sample drew its neighbour's numbers shifted by one, the same mosaic
+   partners). */
+static yolo_rng yolo_sample_rng(uint64_t epoch_seed, long position) {
+    yolo_rng r = { epoch_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(position + 1)) };
+    r.s = yolo_rng_u64(&r);
+    return r;
+}
 
 /* batch k into slot bt, whose buffers it reuses */
 static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
     const yolo_dataset *ds = ld->ds;
     int i0 = k * ld->B, B = ds->n - i0 < ld->B ? ds->n - i0 : ld->B;
-    int H = ld->train ? ld->S : ld->bh[k], W = ld->train ? ld->S : ld->bw[k];
+    int H = ld->rect ? ld->bh[k] : ld->S, W = ld->rect ? ld->bw[k] : ld->S;
     bt->index = k; bt->B = B; bt->H = H; bt->W = W; bt->nt = 0;
     yolo_boxes bx = { 0, 0, NULL };
     for (int j = 0; j < B; j++) {
@@ -6484,8 +6689,8 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         char err[YOLO_ERR];
         int rc, flips = 0;
         if (ld->train) {
-            yolo_rng r = { ld->seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i0 + j + 1)) };
-            rc = yolo_train_sample(ds, id, ld->S, ld->hyp, ld->mosaic, &r, &im, &bx, &flips, err);
+            yolo_rng r = yolo_sample_rng(ld->seed, i0 + j);
+            rc = yolo_train_sample(ds, id, ld->S, W, H, ld->hyp, ld->mosaic && !ld->rect, &r, &im, &bx, &flips, err);
             bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
         } else {
             rc = yolo_load_resized(ds, id, ld->S, 0, &im, err);
@@ -6523,6 +6728,8 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         }
     }
     free(bx.b);
+    if (ld->quad) yolo_quad(ld, bt);   /* as the official: collated first, then resized */
+    if (ld->multi_scale) yolo_multi_scale(ld, bt);
 }
 
 static void yolo_batch_free(yolo_batch *b) {
@@ -6551,18 +6758,46 @@ static void *yolo_loader_worker(void *arg) {
     return NULL;
 }
 
-/* Batches of B pictures at size S; train = 1: augmented (mosaic on or
-   off), shuffled by seed. workers 0 builds batches in the caller. */
-void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int train, int workers) {
+/* the largest picture as the batches build them: S x S, or the largest rectangle */
+static void yolo_loader_picture_shape(const yolo_loader *ld, int *H, int *W) {
+    *H = *W = ld->S;
+    for (int k = 0; ld->rect && k < ld->nbatch; k++) {
+        if (k == 0 || ld->bh[k] * ld->bw[k] > *H * *W) { *H = ld->bh[k]; *W = ld->bw[k]; }
+    }
+}
+
+/* Batches of B pictures at size S. mode YOLO_LOADER_TRAIN: augmented
+   (mosaic on or off), shuffled by seed; with YOLO_LOADER_RECT (--rect):
+   augmented without mosaic, in rectangles, in order, as the official rect
+   training loader; with YOLO_LOADER_MULTI_SCALE (--multi-scale): every
+   batch resized to a size drawn for it (yolo_multi_scale); with
+   YOLO_LOADER_QUAD (--quad): B / 4 pictures of twice the size a batch
+   (yolo_quad; a last batch of fewer than 4 pictures is left out, where the
+   official would fail). mode YOLO_LOADER_VAL: validation rectangles.
+   workers 0 builds batches in the caller. */
+/* the values of a slot's images: room for the pictures as built and for
+   the batch as handed out */
+static size_t yolo_loader_slot_values(const yolo_loader *ld) {
+    int h, w, H, W;
+    yolo_loader_picture_shape(ld, &h, &w);
+    yolo_loader_max_shape(ld, &H, &W);
+    size_t area = (size_t)h * w > (size_t)H * W / (ld->quad ? 4 : 1) ? (size_t)h * w : (size_t)H * W / (ld->quad ? 4 : 1);
+    return (size_t)ld->B * 3 * area;
+}
+
+void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers) {
     memset(ld, 0, sizeof *ld);
-    ld->ds = ds; ld->hyp = hyp; ld->B = B; ld->S = S; ld->train = train; ld->mosaic = 1;
+    ld->ds = ds; ld->hyp = hyp; ld->B = B; ld->S = S; ld->train = mode & YOLO_LOADER_TRAIN; ld->mosaic = 1;
+    ld->rect = !ld->train || (mode & YOLO_LOADER_RECT);
+    ld->multi_scale = ld->train && (mode & YOLO_LOADER_MULTI_SCALE);
+    ld->quad = ld->train && (mode & YOLO_LOADER_QUAD);
     ld->nbatch = (ds->n + B - 1) / B;
     ld->nworkers = workers;
     ld->depth = workers > 0 ? workers + 2 : 1;
     ld->order = (int *)yolo_xmalloc((size_t)ds->n * sizeof(int));
     for (int i = 0; i < ds->n; i++) ld->order[i] = i;
-    if (!train) {   /* sort by aspect ratio h / w, then one rectangle per batch */
-        double *ar = (double *)yolo_xmalloc((size_t)ds->n * sizeof(double));
+    if (ld->rect) {   /* sort by aspect ratio h / w, then one rectangle per batch, padded by half a stride for validation */
+        double pad = ld->train ? 0 : 0.5, *ar = (double *)yolo_xmalloc((size_t)ds->n * sizeof(double));
         for (int i = 0; i < ds->n; i++) ar[i] = (double)ds->h0[i] / ds->w0[i];
         for (int i = 1; i < ds->n; i++)   /* stable insertion sort: the official argsort of a few thousand */
             for (int j = i; j > 0 && ar[ld->order[j]] < ar[ld->order[j - 1]]; j--) { int t = ld->order[j]; ld->order[j] = ld->order[j - 1]; ld->order[j - 1] = t; }
@@ -6571,17 +6806,16 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
             double mn = 1e30, mx = 0, sh = 1, sw = 1;
             for (int j = k * B; j < ds->n && j < (k + 1) * B; j++) { double a = ar[ld->order[j]]; if (a < mn) mn = a; if (a > mx) mx = a; }
             if (mx < 1) { sh = mx; sw = 1; } else if (mn > 1) { sh = 1; sw = 1 / mn; }
-            ld->bh[k] = (int)ceil(sh * S / 32 + 0.5) * 32;
-            ld->bw[k] = (int)ceil(sw * S / 32 + 0.5) * 32;
+            ld->bh[k] = (int)ceil(sh * S / 32 + pad) * 32;
+            ld->bw[k] = (int)ceil(sw * S / 32 + pad) * 32;
         }
         free(ar);
     }
+    if (ld->quad && ds->n % B && ds->n % B < 4) ld->nbatch--;
     ld->slots = (yolo_batch *)yolo_xcalloc(ld->depth, sizeof(yolo_batch));
-    int H, W;
-    yolo_loader_max_shape(ld, &H, &W);
     for (int s = 0; s < ld->depth; s++) {
         yolo_batch *b = &ld->slots[s];
-        b->images = (yolo_real *)yolo_xmalloc((size_t)B * 3 * H * W * sizeof(yolo_real));
+        b->images = (yolo_real *)yolo_xmalloc(yolo_loader_slot_values(ld) * sizeof(yolo_real));
         b->tcap = 64;
         b->targets = (yolo_real *)yolo_xmalloc((size_t)b->tcap * 6 * sizeof(yolo_real));
         b->ids = (int *)yolo_xmalloc((size_t)B * sizeof(int));
@@ -6593,12 +6827,12 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
     pthread_cond_init(&ld->cv, NULL);
 }
 
-/* the largest batch shape (the memory plan's) */
+/* the largest batch shape as handed out (the memory plan's); with --quad
+   the batches hold B / 4 pictures */
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W) {
-    *H = *W = ld->S;
-    for (int k = 0; !ld->train && k < ld->nbatch; k++) {
-        if (k == 0 || ld->bh[k] * ld->bw[k] > *H * *W) { *H = ld->bh[k]; *W = ld->bw[k]; }
-    }
+    yolo_loader_picture_shape(ld, H, W);
+    if (ld->quad) { *H *= 2; *W *= 2; }
+    if (ld->multi_scale) *H = *W = yolo_multi_scale_size(ld->S, UINT64_MAX);   /* the largest draw, square */
 }
 
 /* Two loaders that never run at once, training and its validation, with
@@ -6608,12 +6842,9 @@ void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W) {
    used after owner is freed. */
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner) {
     if (ld->depth != owner->depth || ld->shares_images) return;
-    int H, W, oh, ow;
-    yolo_loader_max_shape(ld, &H, &W);
-    yolo_loader_max_shape(owner, &oh, &ow);
-    size_t need = (size_t)ld->B * H * W, have = (size_t)owner->B * oh * ow;
+    size_t need = yolo_loader_slot_values(ld), have = yolo_loader_slot_values(owner);
     for (int s = 0; s < ld->depth; s++) {
-        if (need > have) owner->slots[s].images = (yolo_real *)yolo_xrealloc(owner->slots[s].images, need * 3 * sizeof(yolo_real));
+        if (need > have) owner->slots[s].images = (yolo_real *)yolo_xrealloc(owner->slots[s].images, need * sizeof(yolo_real));
         free(ld->slots[s].images);
         ld->slots[s].images = owner->slots[s].images;
     }
@@ -6626,10 +6857,13 @@ double yolo_loader_rate(const yolo_loader *ld) {
     return ld->busy > 0 ? ld->built / ld->busy * (ld->nworkers > 0 ? ld->nworkers : 1) : 0;
 }
 
-/* start an epoch: the training order is a seeded shuffle */
+/* start an epoch: the training order is a seeded shuffle (rectangles keep
+   theirs), or with image weights n pictures drawn by them (where they
+   weigh nothing at all, the shuffle) */
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed) {
     ld->seed = seed * 1000003ull + (uint64_t)epoch;
-    if (ld->train) {
+    int drawn = ld->train && ld->image_weights && !yolo_weighted_draws(ld->image_weights, ld->ds->n, ld->ds->n, ld->seed, ld->order);
+    if (ld->train && !ld->rect && !drawn) {
         yolo_rng r = { ld->seed };
         for (int i = 0; i < ld->ds->n; i++) ld->order[i] = i;
         for (int i = ld->ds->n - 1; i > 0; i--) { int j = (int)(yolo_rng_u64(&r) % (uint64_t)(i + 1)), t = ld->order[i]; ld->order[i] = ld->order[j]; ld->order[j] = t; }
@@ -7008,9 +7242,11 @@ double yolo_fitness(const yolo_metrics *mt) { return 0.1 * mt->map50 + 0.9 * mt-
    yolo_model_fuse first for speed), the detections scaled back to the
    original pixels and clipped to it, as the official scale_boxes, then
    matched against the labels into ev. hook, when given, sees every
-   picture's detections (for --save-txt / --save-json). Returns 0, or -1
-   with err when a picture cannot be read. */
-int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, yolo_eval *ev, yolo_times *tm,
+   picture's detections (for --save-txt / --save-json). single_cls
+   (--single-cls, the dataset's labels already all 0): as the official,
+   one NMS over all classes (agnostic), then every detection class 0.
+   Returns 0, or -1 with err when a picture cannot be read. */
+int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, int single_cls, yolo_eval *ev, yolo_times *tm,
                   yolo_det_hook hook, void *ctx, char *err) {
     const yolo_dataset *ds = ld->ds;
     yolo_det **dets = (yolo_det **)yolo_xmalloc((size_t)ld->B * sizeof(yolo_det *));
@@ -7027,7 +7263,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
         yolo_forward(m, 0);
         m->be->sync();
         double t2 = yolo_now();
-        yolo_predict(m, conf, iou, max_det, 0, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
+        yolo_predict(m, conf, iou, max_det, single_cls, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
         double t3 = yolo_now();
         if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += bt->B; }
         if (bt->nt > labcap) { labcap = bt->nt; lab = (float *)yolo_xrealloc(lab, (size_t)labcap * 5 * sizeof(float)); }
@@ -7037,6 +7273,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
             for (int i = 0; i < count[b]; i++) {
                 yolo_det *d = &dets[b][i];
                 yolo_box_to_picture(&d->x1, &d->y1, &d->x2, &d->y2, g, px, py, w0, h0);
+                if (single_cls) d->cls = 0;
             }
             /* the batch's targets come image by image: this picture's boxes, back to its pixels */
             for (; t < bt->nt && (int)bt->targets[t * 6] == b; t++) {

@@ -826,19 +826,33 @@ static double *bn_scratch(size_t n) {
     return g_bn_part;
 }
 
-/* u = a[c] z + b[c] with a = gamma invstd, b = beta - mean a */
-__global__ void bn_apply_kernel(const float *z, float *u, size_t n, int C, int HW, const float *gamma, const float *beta,
-                                const float *mean, const float *invstd, const float *rvar, float eps) {
-    GRID_STRIDE(i, n) {
-        int c = (int)((i / HW) % C);
-        float is = invstd ? invstd[c] : rsqrtf(rvar[c] + eps);
-        float a = gamma[c] * is;
-        u[i] = a * z[i] + (beta[c] - mean[c] * a);
+/* The elementwise BatchNorm passes take one row of blocks per (image,
+   channel) plane, blockIdx.x = plane, blockIdx.y = a run of 1024 of its
+   values: the channel is the block's (no division per element), and a
+   thread moves 16 bytes at a time where a plane is a whole number of
+   float4 (every YOLO map: h w is a multiple of 4). */
+static dim3 plane_grid(const yolo_tensor *z) { return dim3(z->n * z->c, (z->h * z->w + 1023) / 1024); }
+__device__ inline float bn_act(float u, int act) { return act ? u * d_sigmoid(u) : u; }
+
+/* u = a z + b per channel, a = gamma invstd, b = beta - mean a; then the SiLU when act */
+__global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const float *gamma, const float *beta,
+                                const float *mean, const float *invstd, const float *rvar, float eps, int act) {
+    int c = blockIdx.x % C, i = (blockIdx.y * blockDim.x + threadIdx.x) * 4;
+    float is = invstd ? invstd[c] : rsqrtf(rvar[c] + eps), a = gamma[c] * is, b = beta[c] - mean[c] * a;
+    size_t o = (size_t)blockIdx.x * HW + i;
+    if (HW % 4 == 0) {
+        if (i >= HW) return;
+        float4 v = *(const float4 *)(z + o);
+        v.x = bn_act(a * v.x + b, act); v.y = bn_act(a * v.y + b, act);
+        v.z = bn_act(a * v.z + b, act); v.w = bn_act(a * v.w + b, act);
+        *(float4 *)(u + o) = v;
+    } else {
+        for (int j = 0; j < 4 && i + j < HW; j++) u[o + j] = bn_act(a * z[o + j] + b, act);
     }
 }
 
 static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const float *beta, float *mean, float *invstd,
-                                float *rmean, float *rvar, double momentum, double eps, yolo_tensor *u) {
+                                float *rmean, float *rvar, double momentum, double eps, int act, yolo_tensor *u) {
     int HW = z->h * z->w;
     double *part = bn_scratch(2 * (size_t)z->n * z->c);
     prof_begin();
@@ -846,20 +860,17 @@ static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const 
     CK_LAUNCH("bn_partial_kernel");
     bn_stats_kernel<<<blocks_for(z->c, 128), 128>>>(part, z->n, z->c, HW, mean, invstd, rmean, rvar, (float)momentum, (float)eps);
     CK_LAUNCH("bn_stats_kernel");
-    size_t n = (size_t)z->n * z->c * HW;
-    bn_apply_kernel<<<grid_for(n), 256>>>(z->data, u->data, n, z->c, HW, gamma, beta, mean, invstd, NULL, (float)eps);
+    bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, HW, gamma, beta, mean, invstd, NULL, (float)eps, act);
     CK_LAUNCH("bn_apply_kernel");
-    prof_end("batchnorm train forward", 0, 4.0 * 4 * n);
+    prof_end(act ? "batchnorm+silu train forward" : "batchnorm train forward", 0, 4.0 * 3 * z->n * z->c * HW);
 }
 
 static void cu_bn_eval_forward(const yolo_tensor *z, const float *gamma, const float *beta, const float *rmean,
-                               const float *rvar, double eps, yolo_tensor *u) {
-    int HW = z->h * z->w;
-    size_t n = (size_t)z->n * z->c * HW;
+                               const float *rvar, double eps, int act, yolo_tensor *u) {
     prof_begin();
-    bn_apply_kernel<<<grid_for(n), 256>>>(z->data, u->data, n, z->c, HW, gamma, beta, rmean, NULL, rvar, (float)eps);
+    bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, z->h * z->w, gamma, beta, rmean, NULL, rvar, (float)eps, act);
     CK_LAUNCH("bn_apply_kernel");
-    prof_end("batchnorm eval", 0, 4.0 * 2 * n);
+    prof_end(act ? "batchnorm+silu eval" : "batchnorm eval", 0, 4.0 * 2 * z->n * z->c * z->h * z->w);
 }
 
 /* per channel: sg = sum g, sgx = sum g xhat, with g = dy SiLU'(u) when act;
@@ -886,14 +897,24 @@ __global__ void bn_back_reduce_kernel(const double *part, int B, int C, float *d
     sums[2 * c] = (float)sg; sums[2 * c + 1] = (float)sgx;
 }
 
-__global__ void bn_back_apply_kernel(const float *z, const float *dy, size_t n, int C, int HW, float N, const float *gamma,
+__global__ void bn_back_apply_kernel(const float *z, const float *dy, int C, int HW, float N, const float *gamma,
                                      const float *beta, const float *mean, const float *invstd, int act,
                                      const float *sums, float *dz) {
-    GRID_STRIDE(i, n) {
-        int c = (int)((i / HW) % C);
-        float xh = (z[i] - mean[c]) * invstd[c], g = dy[i];
-        if (act) g *= d_silu_grad(gamma[c] * xh + beta[c]);
-        dz[i] = gamma[c] * invstd[c] / N * (N * g - sums[2 * c] - xh * sums[2 * c + 1]);
+    int c = blockIdx.x % C, i = (blockIdx.y * blockDim.x + threadIdx.x) * 4;
+    float m = mean[c], is = invstd[c], ga = gamma[c], be = beta[c], k = ga * is / N, sg = sums[2 * c], sgx = sums[2 * c + 1];
+    auto dz_of = [&](float zv, float g) {
+        float xh = (zv - m) * is;
+        if (act) g *= d_silu_grad(ga * xh + be);
+        return k * (N * g - sg - xh * sgx);
+    };
+    size_t o = (size_t)blockIdx.x * HW + i;
+    if (HW % 4 == 0) {
+        if (i >= HW) return;
+        float4 zv = *(const float4 *)(z + o), g = *(const float4 *)(dy + o);
+        g.x = dz_of(zv.x, g.x); g.y = dz_of(zv.y, g.y); g.z = dz_of(zv.z, g.z); g.w = dz_of(zv.w, g.w);
+        *(float4 *)(dz + o) = g;
+    } else {
+        for (int j = 0; j < 4 && i + j < HW; j++) dz[o + j] = dz_of(z[o + j], dy[o + j]);
     }
 }
 
@@ -914,11 +935,10 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
     CK_LAUNCH("bn_back_partial_kernel");
     bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, z->n, z->c, dgamma, dbeta, g_bn_sums);
     CK_LAUNCH("bn_back_reduce_kernel");
-    size_t n = (size_t)z->n * z->c * HW;
-    bn_back_apply_kernel<<<grid_for(n), 256>>>(z->data, dy, n, z->c, HW, (float)((size_t)z->n * HW), gamma, beta, mean,
-                                               invstd, act, g_bn_sums, dz);
+    bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, (float)((size_t)z->n * HW), gamma, beta, mean,
+                                                 invstd, act, g_bn_sums, dz);
     CK_LAUNCH("bn_back_apply_kernel");
-    prof_end("batchnorm+silu backward", 0, 4.0 * 5 * n);
+    prof_end("batchnorm+silu backward", 0, 4.0 * 5 * z->n * z->c * HW);
 }
 
 __global__ void silu_kernel(float *y, const float *a, const float *b, size_t n) {
@@ -1088,23 +1108,30 @@ static void cu_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0)
     prof_end("nearest resize backward", 0, 4.0 * 3 * n);
 }
 
-__global__ void copy_channels_kernel(const float *src, int src_c, int sc, float *dst, int dst_c, int dc, size_t n,
-                                     int C, int HW, int accumulate) {
-    GRID_STRIDE(i, n) {
-        size_t per = (size_t)C * HW;
-        size_t b = i / per, r = i % per;
-        float v = src[(b * src_c + sc) * HW + r];
-        float *d = &dst[(b * dst_c + dc) * HW + r];
-        if (accumulate) *d += v; else *d = v;
+/* channels [sc, sc + C) of src into [dc, dc + C) of dst (or added to them),
+   per image a run of C HW contiguous values: blockIdx.y the image, each
+   thread 4 neighbours, 16 bytes at a time when HW is a multiple of 4 */
+__global__ void copy_channels_kernel(const float *src, int src_c, int sc, float *dst, int dst_c, int dc, int C, int HW,
+                                     int accumulate) {
+    size_t per = (size_t)C * HW, r = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * 4;
+    const float *s = src + ((size_t)blockIdx.y * src_c + sc) * HW + r;
+    float *d = dst + ((size_t)blockIdx.y * dst_c + dc) * HW + r;
+    if (HW % 4 == 0) {
+        if (r >= per) return;
+        float4 v = *(const float4 *)s;
+        if (accumulate) { float4 o = *(float4 *)d; v.x += o.x; v.y += o.y; v.z += o.z; v.w += o.w; }
+        *(float4 *)d = v;
+    } else {
+        for (int j = 0; j < 4 && r + j < per; j++) d[j] = accumulate ? d[j] + s[j] : s[j];
     }
 }
 static void cu_copy_channels(const float *src, int src_c, int sc, float *dst, int dst_c, int dc, int B, int C, int HW,
                              int accumulate) {
-    size_t n = (size_t)B * C * HW;
+    size_t per = (size_t)C * HW;
     prof_begin();
-    copy_channels_kernel<<<grid_for(n), 256>>>(src, src_c, sc, dst, dst_c, dc, n, C, HW, accumulate);
+    copy_channels_kernel<<<dim3((unsigned)((per + 1023) / 1024), B), 256>>>(src, src_c, sc, dst, dst_c, dc, C, HW, accumulate);
     CK_LAUNCH("copy_channels_kernel");
-    prof_end(accumulate ? "channel copy (accumulate)" : "channel copy", 0, 4.0 * (accumulate ? 3 : 2) * n);
+    prof_end(accumulate ? "channel copy (accumulate)" : "channel copy", 0, 4.0 * (accumulate ? 3 : 2) * B * per);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1119,6 +1146,13 @@ __global__ void optim_kernel(yolo_update u, float *w, const float *g, float *m, 
             double buf = u.b1 * m[i] + gi;
             m[i] = (float)buf;
             w[i] = (float)(wi - u.lr * (gi + u.b1 * buf));
+            continue;
+        }
+        if (u.kind == 3) {   /* Lion, as yolo_cpu_optim_update */
+            wi *= 1 - u.lr * u.wd;
+            double c = u.b1 * m[i] + (1 - u.b1) * gi;
+            m[i] = (float)(u.b2 * m[i] + (1 - u.b2) * gi);
+            w[i] = (float)(wi - u.lr * ((c > 0) - (c < 0)));
             continue;
         }
         if (u.kind == 1) gi += u.wd * wi;
@@ -1171,7 +1205,7 @@ static void cu_optim_update(const yolo_update *u, float *w, const float *g, floa
     prof_begin();
     optim_kernel<<<grid_for(n), 256>>>(*u, w, g, m, v, vmax, n);
     CK_LAUNCH("optim_kernel");
-    prof_end("optimizer", 0, 4.0 * (u->kind == 0 ? 5 : 9) * n);
+    prof_end("optimizer", 0, 4.0 * (u->kind == 0 || u->kind == 3 ? 5 : 9) * n);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1601,9 +1635,15 @@ extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {
         return NULL;
     }
     CK(cudaSetDevice(device));
+    /* mma.sync m16n8k16 in bf16 and half needs sm_80 on, in the device and in
+       the code: a build for an older target (make CUDA_ARCH=sm_75) runs on a
+       newer GPU from its PTX, where the tensor-core kernels were compiled
+       empty, so it must not offer them */
     int major = 0;
+    cudaFuncAttributes built;
     CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    yolo_cuda.tensor_cores = major >= 8;   /* mma.sync m16n8k16 in bf16 and half: sm_80 on */
+    CK(cudaFuncGetAttributes(&built, (const void *)scale_kernel));   /* any kernel: one compile, one target */
+    yolo_cuda.tensor_cores = major >= 8 && built.ptxVersion >= 80;
     const char *e = getenv("YOLO_CUDA_SYNC");
     g_sync_each = e && *e && *e != '0';
     return &yolo_cuda;

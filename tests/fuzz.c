@@ -270,7 +270,7 @@ static int run_hyp(const buf *b, yolo_rng *r) {
             yolo_image im = { 0, 0, NULL };
             yolo_boxes bx = { 0, 0, NULL };
             int flips;
-            if (yolo_train_sample(&g_samples, (int)pick(r, g_samples.n), 64, &h, 1, r, &im, &bx, &flips, err)) check_refusal(-1, err, NULL);
+            if (yolo_train_sample(&g_samples, (int)pick(r, g_samples.n), 64, 64, 64, &h, 1, r, &im, &bx, &flips, err)) check_refusal(-1, err, NULL);
             free(im.rgb); free(bx.b);
         }
     return rc;

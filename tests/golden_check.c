@@ -5,7 +5,7 @@
      loss and loss items              <= 1e-4
      gradients of every parameter     <= 5e-3
      BatchNorm running statistics     <= 1e-4
-     two SGD and two AdamW steps      <= 1e-4
+     two SGD, AdamW and Lion steps    <= 1e-4
      decoded eval predictions         <= 1e-4
      the same with --half             <= 2e-4, boxes and scores apart
        (on a GPU also against the CPU twin of --half, <= 3e-5)
@@ -334,13 +334,24 @@ static int check_case(const char *dir, const yolo_backend *be, yolo_precision pr
     }
     failures += stage_report(&s_ckpt);
 
-    /* 4. optimizer steps from the original weights on the official gradients */
-    static const char *opt_names[2] = { "sgd", "adamw" };
-    for (int o = 0; o < 2; o++) {
+    /* 4. optimizer steps from the original weights on the official gradients:
+       SGD and AdamW twice on them (reference.safetensors), Lion once on them
+       and once on -0.1 times them, its state compared too (lion.safetensors,
+       tests/official_lion.py); each where the case has it */
+    static const struct { const char *name, *label, *file; yolo_optim_kind kind; double lr, decay, second; } opts[3] = {
+        { "sgd", "SGD x2", NULL, YOLO_SGD, 0.01, 5e-4, 1 }, { "adamw", "AdamW x2", NULL, YOLO_ADAMW, 0.001, 5e-4, 1 },
+        { "lion", "Lion x2", "lion.safetensors", YOLO_LION, 0.01, 0.05, -0.1 } };
+    for (int o = 0; o < 3; o++) {
         char key[160];
-        snprintf(key, sizeof key, "%s.%s", opt_names[o], m.params[0].name);
-        stage_t s_opt = { o ? "AdamW x2" : "SGD x2", 1e-4 };
-        if (yolo_st_find(&ref, key)) {
+        yolo_safetensors own, *want = &ref;
+        if (opts[o].file) {   /* its own file, where the case has one */
+            snprintf(path, sizeof path, "%s/%s", dir, opts[o].file);
+            want = access(path, R_OK) ? NULL : &own;
+            if (want && yolo_st_read(&own, path, err)) { fprintf(stderr, "%s\n", err); return 1; }
+        }
+        snprintf(key, sizeof key, "%s.%s", opts[o].name, m.params[0].name);
+        stage_t s_opt = { opts[o].label, 1e-4 };
+        if (want && yolo_st_find(want, key)) {
             yolo_optim opt;
             yolo_load_weights(&m, weights, err);
             yolo_real *g = (yolo_real *)calloc(m.nvalues, sizeof(yolo_real));
@@ -352,18 +363,21 @@ static int check_case(const char *dir, const yolo_backend *be, yolo_precision pr
             }
             m.be->upload(m.grads, g, m.nvalues * sizeof(yolo_real));
             free(g);
-            if (o == 0) yolo_optim_init(&opt, &m, YOLO_SGD, 0.01, 0.937, 5e-4);
-            else yolo_optim_init(&opt, &m, YOLO_ADAMW, 0.001, 0.937, 5e-4);
+            yolo_optim_init(&opt, &m, opts[o].kind, opts[o].lr, 0.937, opts[o].decay);
             yolo_optim_step(&opt, &m);
+            opt.grad_scale = opts[o].second;
             yolo_optim_step(&opt, &m);
             for (int k = 0; k < m.nparams; k++) {
                 yolo_param *p = &m.params[k];
                 if (p->kind > YOLO_P_BIAS) continue;
-                snprintf(key, sizeof key, "%s.%s", opt_names[o], p->name);
-                stage_add(&s_opt, key, cmp_tensor(&m, &ref, key, m.values + p->offset, p->numel));
+                snprintf(key, sizeof key, "%s.%s", opts[o].name, p->name);
+                stage_add(&s_opt, key, cmp_tensor(&m, want, key, m.values + p->offset, p->numel));
+                snprintf(key, sizeof key, "%s.m.%s", opts[o].name, p->name);   /* the state, where stored */
+                if (yolo_st_find(want, key)) stage_add(&s_opt, key, cmp_tensor(&m, want, key, opt.m + p->offset, p->numel));
             }
             yolo_optim_free(&opt);
         }
+        if (want == &own) yolo_st_free(&own);
         failures += stage_report(&s_opt);
     }
 

@@ -15,6 +15,7 @@ file: it imports it from OFFICIAL at run time.
       the official val_dual.run (val.run for GELAN) on our weights (loaded into the official
       model under the official names): P, R, mAP50, mAP50-95, and its
       detections in OUT_DIR/labels (class cx cy w h conf), to hold ours to.
+      IMG=N sets --img (640); SINGLE_CLS=1 validates with --single-cls.
   python3 tests/official_metrics.py compare OURS_DIR THEIRS_DIR [MIN_CONF]
       two folders of such detections, picture by picture: how many of
       theirs (above MIN_CONF) we found (same class, every coordinate within
@@ -144,7 +145,7 @@ def val(official, cfg, weights, data, device, out_dir):
                                                    conf_thres=0.001, iou_thres=0.7, max_det=300, half=False,
                                                    device=device, plots=False, save_txt=True, save_conf=True,
                                                    project=os.path.dirname(out_dir), name=os.path.basename(out_dir),
-                                                   exist_ok=True)
+                                                   exist_ok=True, single_cls=os.environ.get("SINGLE_CLS") == "1")
     print("official", runner.__name__, json.dumps({"p": mp, "r": mr, "map50": map50, "map": map_}),
           "ms per picture: pre-process %.1f, inference %.1f, NMS %.1f" % tuple(t[:3]))
 

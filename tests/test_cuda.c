@@ -123,12 +123,12 @@ static void test_bn(int B, int C, int H, int W, int act) {
     float *gamma_d = todev(gamma, C), *beta_d = todev(beta, C), *rm_d = todev(rm, C), *rv_d = todev(rv, C);
     float *mean_d = poisoned(C), *invstd_d = poisoned(C), *dg_d = todev(dg, C), *dbt_d = todev(dbt, C);
     poison(&u);
-    yolo_cpu.bn_eval_forward(&z.h, gamma, beta, rm, rv, 1e-3, &u.h);
-    G->bn_eval_forward(&z.d, gamma_d, beta_d, rm_d, rv_d, 1e-3, &u.d);
+    yolo_cpu.bn_eval_forward(&z.h, gamma, beta, rm, rv, 1e-3, act, &u.h);
+    G->bn_eval_forward(&z.d, gamma_d, beta_d, rm_d, rv_d, 1e-3, act, &u.d);
     check(name, "eval", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
     poison(&u);
-    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, &u.h);
-    G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, &u.d);
+    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, &u.h);
+    G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, &u.d);
     check(name, "train", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
     check(name, "mean", mean, mean_d, C, 1e-5);
     check(name, "invstd", invstd, invstd_d, C, 1e-5);
@@ -210,8 +210,8 @@ static void test_pools(int B, int C, int H, int W) {
 }
 
 static void test_optim(size_t n) {
-    static const char *names[3] = { "sgd nesterov", "adam", "adamw amsgrad" };
-    for (int kind = 0; kind < 3; kind++) {
+    static const char *names[4] = { "sgd nesterov", "adam", "adamw amsgrad", "lion" };
+    for (int kind = 0; kind < 4; kind++) {
         float *w = rnd(n, -1, 1), *g = rnd(n, -1, 1), *m = rnd(n, -0.1f, 0.1f), *v = rnd(n, 0, 0.01f), *vm = rnd(n, 0, 0.01f);
         float *w_d = todev(w, n), *g_d = todev(g, n), *m_d = todev(m, n), *v_d = todev(v, n), *vm_d = todev(vm, n);
         yolo_update u = { kind, 0.01, 5e-4, 0.937, 0.999, 1e-8, 1 - 0.937 * 0.937, 1 - 0.999 * 0.999, 0.7 };
@@ -364,9 +364,12 @@ int main(void) {
     test_bn(1, 7, 5, 3, 1);
     test_bn(3, 13, 9, 11, 0);
     test_bn(2, 5, 1, 1, 1);
+    test_bn(2, 6, 8, 12, 1);    /* planes of whole float4 */
+    test_bn(3, 3, 40, 40, 0);   /* planes of several blocks */
     test_elementwise(100003);
     test_pools(1, 5, 9, 7);
     test_pools(3, 4, 8, 11);
+    test_pools(2, 6, 40, 36);   /* channel runs of several blocks */
     test_optim(70001);
     test_loss(3, 7);
     test_loss(1, 80);

@@ -2,8 +2,9 @@
 # the loader's batches, bit for bit: checksums of finished training batches
 # (mosaic, perspective, mixup, letterbox, HSV, flips, targets) and of the
 # validation rectangles from the bundled coco8 pictures, as the loader made
-# them at 0ddd4e9 (before it was made faster), with one change since: the
-# JPEG pictures decoded as cv2.imread decodes them (libjpeg-turbo, not
+# them at 0ddd4e9 (before it was made faster) but for each training
+# sample's random stream, hashed since (yolo_sample_rng), and the JPEG
+# pictures, decoded as cv2.imread decodes them since (libjpeg-turbo, not
 # stb_image; tests/test_decode.sh). The same seed must give the same
 # batches whatever the number of threads, with or without --cache.
 # Run from the repository root.
@@ -23,7 +24,7 @@ check() {   # want, then bench_loader's flags
         done
     done
 }
-check f5ad41aa94c9499d --img 640 --batch 4 --batches 3
-check ab9ff5d3e8f5222d --img 256 --batch 3 --batches 5 --hyp $H
-check ac706ad578a5d5fe --img 800 --batch 2 --batches 3 --hyp $H --seed 3
+check 93ebe1efcf77b0c2 --img 640 --batch 4 --batches 3
+check 3c819014ec58a933 --img 256 --batch 3 --batches 5 --hyp $H
+check 72d87834b77882d2 --img 800 --batch 2 --batches 3 --hyp $H --seed 3
 [ $fail = 0 ]

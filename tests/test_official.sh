@@ -25,9 +25,9 @@ done
 OFFICIAL_TRAIN="--rect --nosave --noval --noautoanchor --noplots --cache --image-weights --multi-scale --single-cls --sync-bn --exist-ok
   --quad --cos-lr --flat-cos-lr --fixed-lr --label-smoothing 0.1 --patience 5 --freeze 2 --save-period 3 --seed 1 --local_rank -1
   --min-items 0 --close-mosaic 1 --entity x --upload_dataset --bbox_interval -1 --artifact_alias latest --bucket x --evolve 10
-  --optimizer SGD --workers 1 --project $T --name flags --epochs 1 --batch-size 2 --imgsz 64"
+  --optimizer LION --workers 1 --project $T --name flags --epochs 1 --batch-size 4 --imgsz 64"
 if ./train --cfg $CFG --data $DATA --device cpu --dry-run $OFFICIAL_TRAIN > "$T/out" 2> "$T/err"; then
-    ok "train takes every official flag ($(wc -l < "$T/err") lines say what does not apply or is not built)"
+    ok "train takes every official flag ($(wc -l < "$T/err") lines say what does not apply)"
 else bad "train refuses an official flag: $(head -n 1 "$T/err")"; fi
 if ./train --cfg $CFG --data $DATA --device cpu --dry-run --cache disk > /dev/null 2>&1 && ./train --cfg $CFG --data $DATA --device cpu --dry-run --cache ram --imgsz 64 > /dev/null 2>&1
 then ok "train --cache ram|disk"; else bad "train --cache ram|disk"; fi
@@ -174,6 +174,17 @@ elif grep -q "is finished, nothing to resume" "$T/err"; then ok "resuming the fi
 if ./train --resume "$T/run/weights/epoch0.safetensors" --epochs 6 > "$T/out" 2> "$T/err" && grep -q "^2 epochs completed" "$T/out" &&
    grep -q "epochs 6 ignored" "$T/err"; then ok "--resume --epochs 6 from epoch 0 of 3: epochs 1-2 run; $(head -n 1 "$T/err")"
 else bad "--resume --epochs: $(head -n 1 "$T/err")"; fi
+
+
+# 10. the loader's and optimizer's official flags in a run (each held to the official in
+#     test_augment and golden_check): two epochs each, with finite losses
+for flags in "--rect --multi-scale --optimizer LION" "--quad --image-weights --multi-scale"; do
+    n=$(echo "$flags" | tr -d ' -'); TR="./train --cfg $CFG --data $DATA --device cpu --img 64 --batch-size 4 --workers 2 --noplots"
+    if $TR --epochs 2 $flags --project $T --name $n > "$T/$n.log" 2>&1 && [ "$(grep -c '^ *[0-9]' "$T/$n/results.csv")" = 2 ] &&
+       awk -F, 'NR > 1 { for (k = 2; k <= 4; k++) if ($k + 0 != $k + 0 || $k + 0 <= 0 || $k + 0 > 1e6) exit 1 }' "$T/$n/results.csv"
+    then ok "train $flags: 2 epochs, losses $(tail -n 1 "$T/$n/results.csv" | cut -d, -f2-4 | tr -s ' ')"
+    else bad "train $flags: $(grep -v '^ ' "$T/$n.log" | tail -n 2)"; fi
+done
 
 echo "test_official: $fail failed"
 [ $fail = 0 ]

@@ -3,7 +3,7 @@
 # the CPU tests; `make test-cuda` the GPU ones (on a machine with a GPU).
 CC        ?= cc
 CFLAGS    ?= -O2 -march=native -fopenmp -Wall -Wno-format-truncation -Wno-stringop-overflow
-LDLIBS    = -lstb -lm -lpthread
+LDLIBS    = -ljpeg -lstb -lm -lpthread
 NVCC      ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCH ?= sm_90
 NVFLAGS   ?= -O3 -arch=$(CUDA_ARCH) -Xptxas -v
@@ -25,7 +25,7 @@ GPU_TESTS = tests/test_cuda tests/bench_train
 endif
 
 PROGS = detect train val
-TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_plots $(GPU_TESTS)
+TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots $(GPU_TESTS)
 
 all: $(PROGS) $(TESTS)
 
@@ -38,7 +38,7 @@ detect train val: %: %.c yolov9.h $(GPU_OBJ)
 tests/golden_check tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
-tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_plots: tests/%: tests/%.c yolov9.h
+tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots: tests/%: tests/%.c yolov9.h
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 # finite differences want double precision: the same code, YOLO_REAL=double
@@ -60,7 +60,7 @@ tests/cxx_check: tests/golden_check.c yolov9.h
 	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas $<
 	@touch $@
 
-test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_plots tests/cxx_check \
+test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/cxx_check \
       tests/asan_detect tests/fuzz
 	@fail=0; n=0; run() { n=$$((n + 1)); "$$@" || fail=$$((fail + 1)); }; \
 	run ./tests/test_weights; \
@@ -70,6 +70,7 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 	run ./tests/test_schedule tests/golden/schedule; \
 	run ./tests/test_init tests/golden/init; \
 	d=$$(mktemp -d); run ./tests/test_plots $$d; rm -rf $$d; \
+	run sh tests/test_decode.sh; \
 	run sh tests/test_loader.sh; \
 	run sh tests/test_convert.sh; \
 	run ./tests/golden_check $(GOLDEN); \
@@ -88,7 +89,7 @@ test-cuda: tests/test_cuda tests/golden_check
 	./tests/golden_check --device cuda --precision bf16 $(GOLDEN)
 
 clean:
-	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/bench_loader tests/test_plots tests/test_cuda tests/bench_train \
+	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/bench_loader tests/test_decode tests/test_plots tests/test_cuda tests/bench_train \
 	      tests/cxx_check tests/asan_detect tests/fuzz yolov9_kernels.o yolov9_kernels.ptxas.txt
 
 .PHONY: all test test-cuda clean

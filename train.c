@@ -335,6 +335,7 @@ int main(int argc, char **argv) {
     yolo_loader tl, vl;
     yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, loader_mode(&a), a.workers);
     yolo_loader_init(&vl, &val_set, &hyp, a.batch, a.img, YOLO_LOADER_VAL, a.workers);
+    yolo_loader_share(&vl, &tl);   /* validation runs between epochs: one set of batch buffers */
     if (a.dry_run) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
@@ -411,7 +412,7 @@ int main(int argc, char **argv) {
     yolo_schedule_start(&sched, &opt, start_epoch);
     yolo_loss L;
     memset(&L, 0, sizeof L);
-    double run_t0 = yolo_now(), stop_fitness = 0;
+    double run_t0 = yolo_now(), stop_fitness = 0, waited = 0, trained = 0;
     int epochs_run = 0, stop_epoch = start_epoch, possible_stop = 0;
     double *maps = (double *)yolo_xcalloc(nc, sizeof(double)), *image_weights = (double *)yolo_xcalloc(train_set.n, sizeof(double));
     for (int epoch = start_epoch; epoch < a.epochs; epoch++) {
@@ -476,6 +477,7 @@ int main(int argc, char **argv) {
         yolo_schedule_epoch_end(&sched, &opt, epoch);
         be->sync();
         double train_s = yolo_now() - t0;
+        waited += tl.wait; trained += train_s;
 
         /* validation with the EMA weights */
         yolo_metrics mt;
@@ -546,6 +548,8 @@ int main(int argc, char **argv) {
     /* the end: last and best stripped to their EMA weights (what val and detect use), best validated
        class by class, and where everything went */
     printf("\n%d epochs completed in %.3f hours.\n", epochs_run, (yolo_now() - run_t0) / 3600);
+    printf("Data: the loader made %ld training samples at %.1f samples/s (%d workers); training waited for data %.1f%% of its %.1f s\n",
+           tl.built, yolo_loader_rate(&tl), a.workers, trained > 0 ? 100 * waited / trained : 0, trained);
     const char *files[2] = { last, best };
     for (int k = 0; k < 2; k++) {
         if (!exists(files[k])) continue;

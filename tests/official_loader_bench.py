@@ -45,6 +45,9 @@ loader, dataset = create_dataloader(train, a.img, a.batch, 32, hyp=hyp, augment=
                                     workers=a.workers, close_mosaic=False, prefix='train: ', shuffle=True)
 if a.cache:
     print(f'--cache {a.cache}: {len(dataset)} pictures in {time.time() - t0:.2f} s', flush=True)
+elif any(f.exists() for f in dataset.npy_files):   # its load_image reads PICTURE.npy whenever it exists
+    print(f'warning: {sum(f.exists() for f in dataset.npy_files)} pictures have a .npy file from an earlier --cache disk: '
+          'read instead of decoded, as with --cache disk (remove them to time decoding)', flush=True)
 k, samples, start = 0, 0, 0.0
 while k <= a.batches:
     for imgs, targets, paths, shapes in loader:

@@ -3,9 +3,10 @@
 # (mosaic, perspective, mixup, letterbox, HSV, flips, targets) and of the
 # validation rectangles from the bundled coco8 pictures, as the loader made
 # them at 0ddd4e9 (before it was made faster) but for each training
-# sample's random stream, hashed since (yolo_sample_rng). The same seed must
-# give the same batches whatever the number of threads, with or without
-# --cache.
+# sample's random stream, hashed since (yolo_sample_rng), and the JPEG
+# pictures, decoded as cv2.imread decodes them since (libjpeg-turbo, not
+# stb_image; tests/test_decode.sh). The same seed must give the same
+# batches whatever the number of threads, with or without --cache.
 # Run from the repository root.
 . tests/common.sh
 D=tests/data/coco8/coco8.yaml
@@ -23,7 +24,7 @@ check() {   # want, then bench_loader's flags
         done
     done
 }
-check 3ae03161140f36fe --img 640 --batch 4 --batches 3
-check 5d52224dc74ef0e1 --img 256 --batch 3 --batches 5 --hyp $H
-check 357be0e256156cec --img 800 --batch 2 --batches 3 --hyp $H --seed 3
+check 93ebe1efcf77b0c2 --img 640 --batch 4 --batches 3
+check 3c819014ec58a933 --img 256 --batch 3 --batches 5 --hyp $H
+check 72d87834b77882d2 --img 800 --batch 2 --batches 3 --hyp $H --seed 3
 [ $fail = 0 ]

@@ -338,6 +338,21 @@ template <> __device__ inline void mma16816<__half>(float (&d)[4], const unsigne
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/* a warp's accumulators, FM x FN pieces of 16 x 8 from (mw, nw) in the
+   layout above, to the epilogue, inside the M x N bounds */
+template <int FM, int FN, class EP>
+__device__ inline void store_acc(const float (&acc)[FM][FN][4], int mw, int nw, int lane, int M, int N, const EP &ep) {
+    #pragma unroll
+    for (int i = 0; i < FM; i++)
+        #pragma unroll
+        for (int j = 0; j < FN; j++)
+            #pragma unroll
+            for (int q = 0; q < 4; q++) {
+                int m = mw + i * 16 + lane / 4 + q / 2 * 8, n = nw + j * 8 + lane % 4 * 2 + q % 2;
+                if (m < M && n < N) ep(m, n, acc[i][j][q]);
+            }
+}
+
 template <class T, int BM, int BN, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256) gemm_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if __CUDA_ARCH__ >= 800
@@ -414,15 +429,7 @@ __global__ void __launch_bounds__(256) gemm_tc_kernel(int M, int N, int K, int k
         __syncthreads();
         buf ^= 1;
     }
-    #pragma unroll
-    for (int i = 0; i < FM; i++)
-        #pragma unroll
-        for (int j = 0; j < FN; j++)
-            #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                int m = m0 + wm * WM + i * 16 + lane / 4 + q / 2 * 8, n = n0 + wn * WN + j * 8 + lane % 4 * 2 + q % 2;
-                if (m < M && n < N) ep(m, n, acc[i][j][q]);
-            }
+    store_acc(acc, m0 + wm * WM, n0 + wn * WN, lane, M, N, ep);
 #endif
 }
 
@@ -864,15 +871,7 @@ __global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int k
         }
     }
     cp_async_wait<0>();
-    #pragma unroll
-    for (int i = 0; i < FM; i++)
-        #pragma unroll
-        for (int j = 0; j < FN; j++)
-            #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                int m = m0 + wm * WM + i * 16 + lane / 4 + q / 2 * 8, n = n0 + wn * WN + j * 8 + lane % 4 * 2 + q % 2;
-                if (m < M && n < N) ep(m, n, acc[i][j][q]);
-            }
+    store_acc(acc, m0 + wm * WM, n0 + wn * WN, lane, M, N, ep);
 #endif
 }
 
@@ -905,11 +904,13 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
    p is any valid address of the operand. The kernel calls at() only
    inside the matrix (m < M or n < N, k < kend). */
 
-/* forward, A: m = co of group gi, k = (ky, kx, ci): w_f[gi c2g + m][k..k+7] */
-template <class T_> struct FwdStA {
+/* A of forward and backward-data: rows of K in a dense matrix, row r0 + m
+   (the group's first), k..k+7 contiguous: w_f[gi c2g + m][(ky, kx, ci)],
+   or a phase's w_d[gi c1g + m][(ty, tx, co)] */
+template <class T_> struct RowsStA {
     typedef T_ T; typedef const T *Row;
-    const T *p; int K, gi, c2g;
-    __device__ Row row(int m) const { return p + (size_t)(gi * c2g + m) * K; }
+    const T *p; int K, r0;
+    __device__ Row row(int m) const { return p + (size_t)(r0 + m) * K; }
     __device__ const T *at(Row r, int k) const { return r + k; }
 };
 /* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
@@ -926,13 +927,6 @@ template <class T_> struct FwdStB {
         int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), iy = r.iy0 + ky, ix = r.ix0 + tap - ky * c.k;
         return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.xb + ((size_t)iy * c.W + ix) * c.C1 + ci;
     }
-};
-/* backward-data of a phase, A: m = ci of group gi, k = (ty, tx, co): w_d[gi c1g + m][k..k+7] */
-template <class T_> struct BwdDataStA {
-    typedef T_ T; typedef const T *Row;
-    const T *p; int K, gi, c1g;
-    __device__ Row row(int m) const { return p + (size_t)(gi * c1g + m) * K; }
-    __device__ const T *at(Row r, int k) const { return r + k; }
 };
 /* backward-data of a phase, B: n = (b, qy, qx), k = (ty, tx, co): dy_nhwc[b][oy - ty][ox - tx][gi c2g + co..+7] */
 template <class T_> struct BwdDataStB {
@@ -1071,7 +1065,7 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w
         prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * c.C1 * c.H * c.W);
         prof_begin();
         for (int gi = 0; gi < c.g; gi++) {
-            FwdStA<T> la = { wf, K, gi, c.c2g };
+            RowsStA<T> la = { wf, K, gi * c.c2g };
             FwdStB<T> lb = { xs, cc, gi, fastdiv(c.c1g) };
             FwdStore ep = { y + (size_t)b0 * c.C2 * P, bias, cc, gi };
             gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
@@ -1130,7 +1124,7 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const float *
                     Phase f;
                     if (!phase_of(c, py, px, &f)) continue;
                     int nt = f.nky * f.nkx;
-                    BwdDataStA<T> da = { wd + off, nt * c.c2g, gi, c.c1g };
+                    RowsStA<T> da = { wd + off, nt * c.c2g, gi * c.c1g };
                     BwdDataStB<T> dbb = { dys, cc, f, gi, fastdiv(c.c2g) };
                     BwdDataStore st = { dx + (size_t)b0 * c.C1 * c.H * c.W, cc, f, gi };
                     gemm_staged<false>(c.c1g, cc.B * f.Hq * f.Wq, nt * c.c2g, 1, da, dbb, st);

@@ -144,9 +144,9 @@ static void save_settings(const char *dir, const train_args *a, const char *hyp_
 }
 
 /* As the official strip_optimizer at the end of a run: the checkpoint
-   keeps its EMA weights (under the official names) and its metadata, and
-   drops the raw weights and the optimizer state. Resuming it then says
-   the run is finished. */
+   keeps its EMA weights (under the official names) in half precision and
+   its metadata, and drops the raw weights and the optimizer state.
+   Resuming it then says the run is finished. */
 static int strip_checkpoint(const char *path, yolo_model *m, yolo_ema *ema, yolo_optim *opt, char *err) {
     yolo_safetensors st;
     if (yolo_checkpoint_load(path, m, ema, opt, &st, err)) return -1;
@@ -159,7 +159,7 @@ static int strip_checkpoint(const char *path, yolo_model *m, yolo_ema *ema, yolo
         if (!yolo_st_meta(&st, keys[k], vals[k], 8192)) { kv[n++] = keys[k]; kv[n++] = vals[k]; }
     }
     yolo_st_free(&st);
-    int rc = yolo_save_weights(m, path, ema->values, kv, err);
+    int rc = yolo_save_weights(m, path, ema->values, kv, 1, err);
     for (int k = 0; k < 6; k++) free(vals[k]);
     return rc;
 }

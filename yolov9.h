@@ -551,8 +551,9 @@ typedef struct {
     char *meta;              /* the __metadata__ object's JSON text, or NULL */
 } yolo_safetensors;
 
-/* A tensor to write: its name, shape and float values (host memory). */
-typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *data; size_t numel; } yolo_st_tensor;
+/* A tensor to write: its name, shape and float values (host memory),
+   stored as F32, or as F16 (rounded to nearest, ties to even) when half. */
+typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *data; size_t numel; int half; } yolo_st_tensor;
 
 /* ------------------------------------------------------------------------ */
 /* 10. data                                                                 */
@@ -943,8 +944,10 @@ int  yolo_load_weights(yolo_model *m, const char *path, char *err);   /* every t
 int  yolo_transfer_weights(yolo_model *m, const char *path, int *transferred, char *err);
 /* the weights under the official names, with the model's description
    (yolo_model_meta: yaml, nc, names) and the pairs of meta (NULL: none);
-   values: the model's own (NULL) or another copy of them (the EMA) */
-int  yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, char *err);
+   values: the model's own (NULL) or another copy of them (the EMA);
+   half: in F16, as the official strip_optimizer keeps a finished run */
+int  yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, int half,
+                       char *err);
 
 /* training: the schedule and gradient clipping of train_dual.py, checkpoints */
 double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape);
@@ -4982,6 +4985,17 @@ static float yolo_half_to_float(uint16_t h) {
     float v = e == 0 ? ldexpf((float)f, -24) : e == 31 ? (f ? NAN : INFINITY) : ldexpf((float)(f | 1024), (int)e - 25);
     return s ? -v : v;
 }
+/* and back: the F16 bits of f rounded to nearest (ties to even) */
+static uint16_t yolo_half_bits(float f) {
+    float r = yolo_round_half(f), a = fabsf(r);
+    uint16_t s = signbit(r) ? 0x8000 : 0;
+    if (a != a) return 0x7e00;
+    if (a == INFINITY) return s | 0x7c00;
+    if (a < 6.103515625e-05f) return s | (uint16_t)(a * 16777216.0f);   /* subnormal (or 0): a multiple of 2^-24 */
+    int e;
+    float m = frexpf(a, &e);   /* a = m 2^e, m in [0.5, 1): exponent e - 1, 10 bits of 2m - 1 */
+    return s | (uint16_t)((e + 14) << 10) | (uint16_t)((2 * m - 1) * 1024);
+}
 
 int yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *out) {
     const unsigned char *p = st->data + e->begin;
@@ -5096,10 +5110,11 @@ int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *
         o += snprintf(h + o, cap - o, "}%s", n ? "," : "");
     }
     for (int k = 0; k < n; k++) {
-        o += snprintf(h + o, cap - o, "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[", k ? "," : "", t[k].name);
+        size_t bytes = t[k].numel * (t[k].half ? 2 : 4);
+        o += snprintf(h + o, cap - o, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[", k ? "," : "", t[k].name, t[k].half ? "F16" : "F32");
         for (int i = 0; i < t[k].ndim; i++) o += snprintf(h + o, cap - o, "%s%lld", i ? "," : "", (long long)t[k].shape[i]);
-        o += snprintf(h + o, cap - o, "],\"data_offsets\":[%zu,%zu]}", off, off + t[k].numel * 4);
-        off += t[k].numel * 4;
+        o += snprintf(h + o, cap - o, "],\"data_offsets\":[%zu,%zu]}", off, off + bytes);
+        off += bytes;
     }
     o += snprintf(h + o, cap - o, "}");
     while (o % 8) h[o++] = ' ';
@@ -5112,11 +5127,17 @@ int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *
     for (int i = 0; i < 8; i++) h8[i] = (unsigned char)((uint64_t)o >> (8 * i));
     int ok = fwrite(h8, 1, 8, f) == 8 && fwrite(h, 1, o, f) == o;
     float buf[4096];
+    uint16_t hbuf[4096];
     for (int k = 0; k < n && ok; k++)
         for (size_t i = 0; i < t[k].numel && ok; i += 4096) {
             size_t c = t[k].numel - i < 4096 ? t[k].numel - i : 4096;
-            for (size_t q = 0; q < c; q++) buf[q] = (float)t[k].data[i + q];
-            ok = fwrite(buf, 4, c, f) == c;
+            if (t[k].half) {
+                for (size_t q = 0; q < c; q++) hbuf[q] = yolo_half_bits((float)t[k].data[i + q]);
+                ok = fwrite(hbuf, 2, c, f) == c;
+            } else {
+                for (size_t q = 0; q < c; q++) buf[q] = (float)t[k].data[i + q];
+                ok = fwrite(buf, 4, c, f) == c;
+            }
         }
     ok = (fclose(f) == 0) && ok;
     free(h);
@@ -5154,9 +5175,11 @@ static const char **yolo_model_meta(const yolo_model *m, const char *const *extr
 }
 static void yolo_model_meta_free(const char **kv) { free((void *)kv[1]); free((void *)kv[3]); free((void *)kv[5]); free(kv); }
 
-int yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, char *err) {
+int yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, int half,
+                      char *err) {
     yolo_real *vals = yolo_fetch(m, values ? values : m->values, m->nvalues);
     yolo_st_tensor *t = yolo_model_tensors(m, vals);
+    for (int k = 0; k < m->nparams; k++) t[k].half = half;
     const char **kv = yolo_model_meta(m, meta);
     int rc = yolo_st_write(path, t, m->nparams, kv, err);
     yolo_model_meta_free(kv);

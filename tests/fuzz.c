@@ -628,7 +628,7 @@ static void run_cases(void) {
         struct utimbuf old = { time(NULL) - 3600, time(NULL) - 3600 };   /* killed an hour ago */
         utime(tmp, &old);
         snprintf(path, sizeof path, "%s/last.safetensors", dir);
-        int rc = yolo_save_weights(&g_tiny, path, NULL, NULL, err);
+        int rc = yolo_save_weights(&g_tiny, path, NULL, NULL, 0, err);
         struct stat st;
         if (!rc && !stat(tmp, &st)) rc = -1, snprintf(err, YOLO_ERR, "%s is still there", tmp);
         expect("a killed save's best.safetensors.tmp goes on the next save", rc, err, NULL);

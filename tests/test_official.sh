@@ -129,7 +129,9 @@ import json, struct, sys
 def load(p):
     with open(p, "rb") as f:
         h = json.loads(f.read(struct.unpack("<Q", f.read(8))[0])); d = f.read()
-    return {k: struct.unpack("<%df" % ((v["data_offsets"][1] - v["data_offsets"][0]) // 4), d[v["data_offsets"][0]:v["data_offsets"][1]])
+    fmt = {"F32": ("f", 4), "F16": ("e", 2)}   # a stripped checkpoint is F16, as the official's
+    return {k: struct.unpack("<%d%s" % ((v["data_offsets"][1] - v["data_offsets"][0]) // fmt[v["dtype"]][1], fmt[v["dtype"]][0]),
+                             d[v["data_offsets"][0]:v["data_offsets"][1]])
             for k, v in h.items() if k != "__metadata__" and not k.startswith("train.")}
 a, b = load(sys.argv[1]), load(sys.argv[2])
 def half(x): return struct.unpack("<e", struct.pack("<e", x))[0]   # a fresh run starts from model.half().float()

@@ -51,14 +51,40 @@ int main(int argc, char **argv) {
     if (yolo_model_from_yaml(&a, path, 0, err) || yolo_model_from_yaml(&b, path, 0, err)) { printf("%s\n", err); return 1; }
     yolo_model_init_weights(&a, 7);
     for (size_t i = 0; i < a.nvalues; i++) a.values[i] += (yolo_real)(0.001 * (i % 97));
-    check(yolo_save_weights(&a, "/tmp/yolo_test_w.safetensors", NULL, NULL, err) == 0, "save", err);
+    check(yolo_save_weights(&a, "/tmp/yolo_test_w.safetensors", NULL, NULL, 0, err) == 0, "save", err);
     check(yolo_load_weights(&b, "/tmp/yolo_test_w.safetensors", err) == 0, "load back", err);
     check(memcmp(a.values, b.values, a.nvalues * sizeof(yolo_real)) == 0, "values survive the round trip", "");
+    /* a stripped checkpoint's half precision: IEEE binary16 bits of known
+       values (numpy.float16(x).view(uint16)), then every value back as
+       the nearest half, and the file half the size */
+    static const struct { float x; uint16_t bits; } f16[] = {
+        { 1.0f, 0x3c00 }, { -2.0f, 0xc000 }, { 0.1f, 0x2e66 }, { 1.0f / 3, 0x3555 }, { 65504.0f, 0x7bff },
+        { 65520.0f, 0x7c00 }, { 5.9604645e-08f, 0x0001 }, { 6.097555e-05f, 0x03ff }, { 6.1035156e-05f, 0x0400 },
+        { -0.0f, 0x8000 }, { 2.9802322e-08f, 0x0000 }, { 8.940697e-08f, 0x0002 },
+    };
+    int bits_ok = 1;
+    char got[160] = "";
+    for (size_t i = 0; i < sizeof f16 / sizeof f16[0]; i++)
+        if (yolo_half_bits(f16[i].x) != f16[i].bits) {
+            bits_ok = 0;
+            snprintf(got, sizeof got, "%g: 0x%04x, want 0x%04x", f16[i].x, yolo_half_bits(f16[i].x), f16[i].bits);
+        }
+    check(bits_ok, "float to half bits, ties to even, subnormals, overflow", got);
+    struct stat full, half;
+    stat("/tmp/yolo_test_w.safetensors", &full);
+    check(yolo_save_weights(&a, "/tmp/yolo_test_h.safetensors", NULL, NULL, 1, err) == 0, "save in half precision", err);
+    check(yolo_load_weights(&b, "/tmp/yolo_test_h.safetensors", err) == 0, "load the half file back", err);
+    size_t off = 0;
+    for (size_t i = 0; i < a.nvalues; i++) off += b.values[i] != (yolo_real)yolo_round_half((float)a.values[i]);
+    stat("/tmp/yolo_test_h.safetensors", &half);
+    snprintf(got, sizeof got, "%zu of %zu values off; %lld bytes against %lld", off, a.nvalues, (long long)half.st_size,
+             (long long)full.st_size);
+    check(off == 0 && half.st_size < full.st_size * 0.55, "half file: each value the nearest half, half the size", got);
     /* the file describes itself: model, nc and names come back without the yaml */
     int rc;
     char *names[3] = { "cat", "dog \"big\"", "b\\rd" };
     yolo_model_set_names(&a, names);
-    yolo_save_weights(&a, "/tmp/yolo_test_w.safetensors", NULL, NULL, err);
+    yolo_save_weights(&a, "/tmp/yolo_test_w.safetensors", NULL, NULL, 0, err);
     yolo_model d;
     rc = yolo_model_for_weights(&d, NULL, "/tmp/yolo_test_w.safetensors", 0, 0, err);
     int same = !rc && d.nc == 3 && d.names && !strcmp(d.names[1], names[1]) && !strcmp(d.names[2], names[2]) &&

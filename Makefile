@@ -18,10 +18,13 @@ ifeq ($(CUDA_LIB),)
 override NVCC :=
 endif
 
+# the GPU's test programs, built where nvcc is
+CUDA_TESTS = tests/test_cuda tests/bench_train
+
 ifneq ($(NVCC),)
 GPU_OBJ   = yolov9_kernels.o
 GPU_LIBS  = -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -lstdc++ -ldl -lpthread -lrt
-GPU_TESTS = tests/test_cuda tests/bench_train
+GPU_TESTS = $(CUDA_TESTS)
 endif
 
 PROGS = detect train val
@@ -89,7 +92,7 @@ test-cuda: tests/test_cuda tests/golden_check
 	./tests/golden_check --device cuda --precision bf16 $(GOLDEN)
 
 clean:
-	rm -f $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/bench_loader tests/test_decode tests/test_plots tests/test_cuda tests/bench_train \
-	      tests/cxx_check tests/asan_detect tests/fuzz yolov9_kernels.o yolov9_kernels.ptxas.txt
+	rm -f $(PROGS) $(TESTS) $(CUDA_TESTS) tests/cxx_check tests/asan_detect tests/fuzz \
+	      yolov9_kernels.o yolov9_kernels.ptxas.txt
 
 .PHONY: all test test-cuda clean

@@ -188,7 +188,7 @@ static size_t run_plan(yolo_model *m, const yolo_dataset *tr, const yolo_dataset
     yolo_loader_free(&tl); yolo_loader_free(&vl);
     m->ckpt = ckpt;
     *act = yolo_plan_run_bytes(m, a->quad ? B / 4 : B, tH, tW, dense, a->noval ? 0 : B, vH, vW);
-    size_t spare = (m->nvalues * sizeof(yolo_real) + 255) / 256 * 256;
+    size_t spare = yolo_arena_bytes(m->nvalues * sizeof(yolo_real));
     return *act + yolo_model_state_bytes(m, kind) + spare + YOLO_BACKEND_SCRATCH_BYTES;
 }
 

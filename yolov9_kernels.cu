@@ -66,7 +66,7 @@ static void account(void) {   /* the backend's part of a reservation is held fro
 
 static int cu_reserve(size_t bytes) {
     if (g_base) return -1;                  /* one reservation per run */
-    bytes = (bytes + 255) / 256 * 256;
+    bytes = yolo_arena_bytes(bytes);
     if (bytes < YOLO_BACKEND_SCRATCH_BYTES) bytes = YOLO_BACKEND_SCRATCH_BYTES;
     if (cudaMalloc((void **)&g_base, bytes) != cudaSuccess) { cudaGetLastError(); g_base = NULL; return -1; }
     g_base_size = bytes;
@@ -75,7 +75,7 @@ static int cu_reserve(size_t bytes) {
 }
 
 static void *cu_alloc(size_t bytes) {
-    size_t need = bytes ? (bytes + 255) / 256 * 256 : 256;
+    size_t need = yolo_arena_bytes(bytes);
     size_t off = g_base ? yolo_arena_alloc(&g_arena, need) : YOLO_ARENA_FULL;
     if (off != YOLO_ARENA_FULL) {
         g_in_use += need;
@@ -100,7 +100,7 @@ static void *cu_alloc(size_t bytes) {
 /* the backend's own long-lived buffers: from the top of the reservation
    while it lasts (never released), else as any allocation */
 static void *cu_own_alloc(size_t bytes) {
-    size_t need = bytes ? (bytes + 255) / 256 * 256 : 256;
+    size_t need = yolo_arena_bytes(bytes);
     if (g_base && g_own + need <= YOLO_BACKEND_SCRATCH_BYTES) {
         char *p = g_base + g_arena.size + g_own;
         g_own += need; g_in_use += need;
@@ -1035,10 +1035,9 @@ template <class T> __global__ void weights_bwd_data_kernel(const float *w, T *wd
    does not fit keeps gemm_tc_kernel. */
 static const size_t STAGE_BYTES = (size_t)256 << 20;
 static char *g_stage = NULL;
-static size_t round256(size_t b) { return (b + 255) / 256 * 256; }
 /* images a chunk holds (0: the conv is not staged) for per_image bytes of copies an image */
 static int stage_images(const ConvGeo &c, yolo_precision prec, size_t per_image) {
-    size_t wbytes = round256((size_t)c.C2 * c.c1g * c.k * c.k * 2);
+    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * c.c1g * c.k * c.k * 2);
     if (prec == YOLO_FP32 || c.c1g % 8 || c.c2g % 8 || wbytes + 512 + per_image > STAGE_BYTES) return 0;
     if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
     size_t n = (STAGE_BYTES - wbytes - 512) / per_image;   /* 512: each copy's start rounded up to 256 bytes */
@@ -1052,7 +1051,7 @@ template <class T>
 static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w, const float *bias, int nb, int k,
                                 yolo_precision prec, float *y) {
     int K = c.c1g * k * k, P = c.Ho * c.Wo;
-    T *wf = (T *)g_stage, *xs = (T *)(g_stage + round256((size_t)c.C2 * K * 2));
+    T *wf = (T *)g_stage, *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
     prof_begin();
     weights_fwd_kernel<T><<<grid_for((size_t)c.C2 * K), 256>>>(w, wf, c.C2, c.c1g, k * k);
     CK_LAUNCH("weights_fwd_kernel");
@@ -1081,7 +1080,7 @@ template <class T>
 static void conv_backward_staged(const ConvGeo &c, const float *x, const float *w, const float *dy, int nb,
                                  yolo_precision prec, float *dx, float *dw) {
     int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
-    size_t wbytes = round256((size_t)c.C2 * Kw * 2), xbytes = round256((size_t)nb * c.H * c.W * c.C1 * 2);
+    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2), xbytes = yolo_arena_bytes((size_t)nb * c.H * c.W * c.C1 * 2);
     T *wd = (T *)g_stage, *xs = (T *)(g_stage + wbytes), *dys = (T *)(g_stage + wbytes + xbytes);
     prof_begin();
     size_t off = 0;   /* the phases' weights one after the other in wd, in the order the products take them */

@@ -7,7 +7,10 @@
 #   usage: sh tests/train_seeds.sh COCO128 OFFICIAL_REPO
 #   SEEDS="0 1 2" (ours), OSEEDS="0 1 2" (official; empty: none), EPOCHS=100,
 #   BATCH=16, WORKERS=4, LIMIT=560 (seconds before every run is stopped),
-#   FLAGS (more flags for ours, e.g. "--precision fp32")
+#   FLAGS (more flags for ours, e.g. "--precision fp32"), OFLAGS (for the
+#   official, e.g. "--noval": validating each epoch changes no training
+#   draw, so epoch 99 is the same run); the official's last.pt lands in
+#   $OUT as official_seedN.pt
 set -u
 C=$1 R=$2 OUT=${OUT:-/tmp/out}
 E=${EPOCHS:-100} B=${BATCH:-16} W=${WORKERS:-4} T=${LIMIT:-560}
@@ -28,9 +31,10 @@ export PYTHONPATH=$S${PYTHONPATH:+:$PYTHONPATH}
 for s in ${OSEEDS-0 1 2}; do
     (cd "$R" && PYTHONUNBUFFERED=1 YOLOV5_CONFIG_DIR=$S/config timeout $T python3 train_dual.py --cfg models/detect/yolov9-s.yaml \
         --data $D/data.yaml --hyp data/hyps/hyp.scratch-high.yaml --batch-size $B --img 640 --epochs $E --workers $W \
-        --seed $s --noplots --device 0 --project $D --name official$s > "$OUT/official_seed$s.log" 2>&1) &
+        --seed $s --noplots --device 0 ${OFLAGS:-} --project $D --name official$s > "$OUT/official_seed$s.log" 2>&1) &
 done
 wait
 for s in ${SEEDS-0 1 2}; do cp $D/ours$s/results.csv "$OUT/ours_seed$s.csv" 2>/dev/null; done
-for s in ${OSEEDS-0 1 2}; do cp $D/official$s/results.csv "$OUT/official_seed$s.csv" 2>/dev/null; done
+for s in ${OSEEDS-0 1 2}; do cp $D/official$s/results.csv "$OUT/official_seed$s.csv" 2>/dev/null
+    cp $D/official$s/weights/last.pt "$OUT/official_seed$s.pt" 2>/dev/null; done
 for f in "$OUT"/*_seed*.csv; do echo "$(basename $f): $(tail -1 $f | tr -s ' ')"; done

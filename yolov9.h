@@ -6113,102 +6113,187 @@ static int yolo_load_resized(const yolo_dataset *ds, int i, int S, int augment, 
     return 0;
 }
 
-/* dst = M src, inverse-mapped and bilinear, grey 114 outside (warpAffine /
-   warpPerspective with their default flags). Every output pixel is
-   sum_k w_k p_k over its four source neighbours, in double precision; a
-   row's source positions are computed first (a loop the compiler
-   vectorises), then each pixel takes one of three paths with the same
-   arithmetic: all four neighbours inside the picture (no checks), all four
-   outside (grey: the weights sum to 1), or astride the border. */
-static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9]) {
-    double a = M[0], b = M[1], c = M[2], d = M[3], e = M[4], f = M[5], g = M[6], h = M[7], i = M[8];
-    double inv[9] = { e * i - f * h, c * h - b * i, b * f - c * e, f * g - d * i, a * i - c * g, c * d - a * f,
-                      d * h - e * g, b * g - a * h, a * e - b * d };
-    double det = a * inv[0] + b * inv[3] + c * inv[6];
-    for (int k = 0; k < 9; k++) inv[k] /= det;
-    int W = src->w, H = src->h;
-    double *sxs = (double *)yolo_xmalloc((size_t)2 * dst->w * sizeof(double)), *sys = sxs + dst->w, grey[256];
-    for (int v = 0; v < 256; v++) grey[v] = v;   /* a grey level as a double, tabled */
+/* dst = M src, inverse-mapped and bilinear, grey 114 outside, computed as
+   OpenCV computes warpAffine (perspective 0) and warpPerspective with
+   their default flags, which the official calls: in fixed point. Each
+   output pixel's source position is rounded to 1/32 of a pixel
+   (INTER_BITS = 5): an integer column and row sx, sy and fractions fx, fy
+   in 0..31. Its value is then sum_k w_k p_k over the four neighbours with
+   integer weights w = (32 - fx)(32 - fy), fx (32 - fy), (32 - fx) fy,
+   fx fy, which sum to 1024, rounded: (sum + 512) >> 10 (OpenCV's 15-bit
+   table holds 32 times these, to the same result). A neighbour outside
+   the picture counts as grey.
+   The positions, as OpenCV finds them. Affine: M inverted in closed form
+   (invertAffineTransform), the column's part cvRound(a x 1024) tabled
+   once, the row's cvRound((b y + c) 1024) + 16 once a row, their sum
+   shifted right by 5 (1024 / 32). Perspective: M inverted by Cramer's
+   rule (cv::invert of a 3x3), each position (X, Y) / Z in double,
+   scaled by 32 and rounded, X, Y and Z of a row taken from the start of
+   its tile of 64 columns (OpenCV's tiles, whose rounding we follow). */
+static long yolo_cv_round(double v) { return lrint(v); }   /* cvRound: to nearest, ties to even */
+
+/* The warp when it only scales and shifts (no rotation, shear or
+   perspective: the recipe's default). A column's source column and
+   fraction then do not depend on the row, nor a row's on the column, and
+   the sum splits exactly: first down the columns, v = (32 - fy) p0 + fy p1
+   from source rows sy and sy + 1, then along the row, (32 - fx) v0 +
+   fx v1 + 512 >> 10. The same integers as the four-neighbour sum, but
+   the first pass is contiguous (vectorised) and the second reads v by
+   tabled offsets. v has two grey pixels (32 x 114) at each end that stand
+   in for the columns outside the picture; a row outside is a grey row.
+   iv: the inverse affine map, with iv[1] = iv[3] = 0. */
+static void yolo_warp_separable(const yolo_image *src, yolo_image *dst, const double iv[9]) {
+    int W = src->w, H = src->h, n = 3 * dst->w, wide = 3 * (W + 4);
+    int *off = (int *)yolo_xmalloc((size_t)(2 * n + wide) * sizeof(int)), *wx = off + n, *v = wx + n;
+    unsigned char *grey = (unsigned char *)yolo_xmalloc((size_t)W * 3);
+    memset(grey, 114, (size_t)W * 3);
+    for (int e = 0; e < 6; e++) v[e] = v[wide - 1 - e] = 32 * 114;
+    int X0 = (int)yolo_cv_round(iv[2] * 1024) + 16, lo = wide, hi = 0;   /* v's columns in use: [lo, hi) */
+    for (int x = 0; x < dst->w; x++) {
+        int X = (X0 + (int)yolo_cv_round(iv[0] * x * 1024)) >> 5, sx = X >> 5;
+        sx = sx < -2 ? -2 : sx > W ? W : sx;   /* wholly outside: both neighbours grey */
+        for (int c = 0; c < 3; c++) { off[3 * x + c] = (sx + 2) * 3 + c; wx[3 * x + c] = X & 31; }
+        lo = off[3 * x] < lo ? off[3 * x] : lo;
+        hi = off[3 * x] + 6 > hi ? off[3 * x] + 6 : hi;
+    }
+    lo = lo < 6 ? 6 : lo; hi = hi > wide - 6 ? wide - 6 : hi;
     for (int y = 0; y < dst->h; y++) {
+        int Y = ((int)yolo_cv_round((iv[4] * y + iv[5]) * 1024) + 16) >> 5, sy = Y >> 5, fy = Y & 31;
+        const unsigned char *r0 = sy >= 0 && sy < H ? src->rgb + (size_t)sy * W * 3 : grey;
+        const unsigned char *r1 = sy + 1 >= 0 && sy + 1 < H ? src->rgb + (size_t)(sy + 1) * W * 3 : grey;
         #pragma omp simd
-        for (int x = 0; x < dst->w; x++) {   /* where each pixel of the row comes from */
-            double zw = inv[6] * x + inv[7] * y + inv[8];
-            sxs[x] = (inv[0] * x + inv[1] * y + inv[2]) / zw;
-            sys[x] = (inv[3] * x + inv[4] * y + inv[5]) / zw;
-        }
-        unsigned char *o = dst->rgb + (size_t)y * dst->w * 3;
-        for (int x = 0; x < dst->w; x++, o += 3) {
-            double sx = sxs[x], sy = sys[x];
-            int x0 = (int)floor(sx), y0 = (int)floor(sy);
-            if (x0 < -1 || y0 < -1 || x0 >= W || y0 >= H) { o[0] = o[1] = o[2] = 114; continue; }
-            double fx = sx - x0, fy = sy - y0;
-            double wk[4] = { (1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy };   /* neighbours (x0|x0+1, y0|y0+1) */
-            if (x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H) {
-                const unsigned char *p0 = src->rgb + ((size_t)y0 * W + x0) * 3, *p1 = p0 + (size_t)W * 3;
-                double r = 0, g = 0, b = 0;   /* three independent sums, side by side */
-                r += wk[0] * grey[p0[0]]; g += wk[0] * grey[p0[1]]; b += wk[0] * grey[p0[2]];
-                r += wk[1] * grey[p0[3]]; g += wk[1] * grey[p0[4]]; b += wk[1] * grey[p0[5]];
-                r += wk[2] * grey[p1[0]]; g += wk[2] * grey[p1[1]]; b += wk[2] * grey[p1[2]];
-                r += wk[3] * grey[p1[3]]; g += wk[3] * grey[p1[4]]; b += wk[3] * grey[p1[5]];
-                o[0] = (unsigned char)(r + 0.5); o[1] = (unsigned char)(g + 0.5); o[2] = (unsigned char)(b + 0.5);
-                continue;
-            }
-            for (int ch = 0; ch < 3; ch++) {
-                double v = 0;
-                for (int k = 0; k < 4; k++) {
-                    int xx = x0 + (k & 1), yy = y0 + (k >> 1);
-                    double p = (xx < 0 || yy < 0 || xx >= W || yy >= H) ? 114 : src->rgb[((size_t)yy * W + xx) * 3 + ch];
-                    v += wk[k] * p;
+        for (int e = lo; e < hi; e++) v[e] = (32 - fy) * r0[e - 6] + fy * r1[e - 6];
+        unsigned char *o = dst->rgb + (size_t)y * n;
+        #pragma omp simd
+        for (int e = 0; e < n; e++) o[e] = (unsigned char)(((32 - wx[e]) * v[off[e]] + wx[e] * v[off[e] + 3] + 512) >> 10);
+    }
+    free(off); free(grey);
+}
+static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9], int perspective) {
+    double iv[9];
+    if (!perspective) {
+        double D = M[0] * M[4] - M[1] * M[3];
+        D = D != 0 ? 1. / D : 0;
+        iv[0] = M[4] * D; iv[1] = M[1] * -D; iv[3] = M[3] * -D; iv[4] = M[0] * D;
+        iv[2] = -iv[0] * M[2] - iv[1] * M[5]; iv[5] = -iv[3] * M[2] - iv[4] * M[5];
+        iv[6] = iv[7] = 0; iv[8] = 1;
+    } else {
+        double d = M[0] * (M[4] * M[8] - M[5] * M[7]) - M[1] * (M[3] * M[8] - M[5] * M[6]) + M[2] * (M[3] * M[7] - M[4] * M[6]);
+        d = d != 0 ? 1. / d : 0;
+        iv[0] = (M[4] * M[8] - M[5] * M[7]) * d; iv[1] = (M[2] * M[7] - M[1] * M[8]) * d; iv[2] = (M[1] * M[5] - M[2] * M[4]) * d;
+        iv[3] = (M[5] * M[6] - M[3] * M[8]) * d; iv[4] = (M[0] * M[8] - M[2] * M[6]) * d; iv[5] = (M[2] * M[3] - M[0] * M[5]) * d;
+        iv[6] = (M[3] * M[7] - M[4] * M[6]) * d; iv[7] = (M[1] * M[6] - M[0] * M[7]) * d; iv[8] = (M[0] * M[4] - M[1] * M[3]) * d;
+    }
+    if (!perspective && iv[1] == 0 && iv[3] == 0) { yolo_warp_separable(src, dst, iv); return; }
+    int W = src->w, H = src->h, ow = dst->w;
+    /* per column: the affine parts; per pixel of a row: source position in 1/32 pixel */
+    int *adelta = (int *)yolo_xmalloc((size_t)4 * ow * sizeof(int)), *bdelta = adelta + ow, *X = bdelta + ow, *Y = X + ow;
+    for (int x = 0; x < ow; x++) { adelta[x] = (int)yolo_cv_round(iv[0] * x * 1024); bdelta[x] = (int)yolo_cv_round(iv[3] * x * 1024); }
+    int bw = 1024 / (dst->h < 16 ? dst->h : 16);   /* warpPerspective's tiles: 16 rows (or all) of 1024 / rows columns */
+    for (int y = 0; y < dst->h; y++) {
+        if (!perspective) {
+            int X0 = (int)yolo_cv_round((iv[1] * y + iv[2]) * 1024) + 16, Y0 = (int)yolo_cv_round((iv[4] * y + iv[5]) * 1024) + 16;
+            #pragma omp simd
+            for (int x = 0; x < ow; x++) { X[x] = (X0 + adelta[x]) >> 5; Y[x] = (Y0 + bdelta[x]) >> 5; }
+        } else
+            for (int x0 = 0; x0 < ow; x0 += bw) {
+                double X0 = iv[0] * x0 + iv[1] * y + iv[2], Y0 = iv[3] * x0 + iv[4] * y + iv[5], Z0 = iv[6] * x0 + iv[7] * y + iv[8];
+                for (int x = x0; x < ow && x < x0 + bw; x++) {
+                    double Z = Z0 + iv[6] * (x - x0);
+                    Z = Z ? 32 / Z : 0;
+                    double fX = fmax((double)INT_MIN, fmin((double)INT_MAX, (X0 + iv[0] * (x - x0)) * Z));
+                    double fY = fmax((double)INT_MIN, fmin((double)INT_MAX, (Y0 + iv[3] * (x - x0)) * Z));
+                    X[x] = (int)yolo_cv_round(fX); Y[x] = (int)yolo_cv_round(fY);
                 }
-                o[ch] = (unsigned char)(v + 0.5);
+            }
+        unsigned char *o = dst->rgb + (size_t)y * ow * 3;
+        for (int x = 0; x < ow; x++, o += 3) {
+            int sx = X[x] >> 5, sy = Y[x] >> 5, fx = X[x] & 31, fy = Y[x] & 31;
+            sx = sx < -32768 ? -32768 : sx > 32767 ? 32767 : sx;   /* OpenCV keeps them as 16-bit */
+            sy = sy < -32768 ? -32768 : sy > 32767 ? 32767 : sy;
+            int w00 = (32 - fx) * (32 - fy), w01 = fx * (32 - fy), w10 = (32 - fx) * fy, w11 = fx * fy;
+            if ((unsigned)sx < (unsigned)(W - 1) && (unsigned)sy < (unsigned)(H - 1)) {   /* all four inside */
+                const unsigned char *p = src->rgb + ((size_t)sy * W + sx) * 3, *q = p + (size_t)W * 3;
+                for (int c = 0; c < 3; c++) o[c] = (unsigned char)((w00 * p[c] + w01 * p[3 + c] + w10 * q[c] + w11 * q[3 + c] + 512) >> 10);
+            } else if (sx >= W || sx + 1 < 0 || sy >= H || sy + 1 < 0) o[0] = o[1] = o[2] = 114;   /* all four outside */
+            else {
+                int in_x0 = sx >= 0, in_x1 = sx + 1 < W, in_y0 = sy >= 0, in_y1 = sy + 1 < H;
+                for (int c = 0; c < 3; c++) {
+                    int p00 = in_x0 && in_y0 ? src->rgb[((size_t)sy * W + sx) * 3 + c] : 114;
+                    int p01 = in_x1 && in_y0 ? src->rgb[((size_t)sy * W + sx + 1) * 3 + c] : 114;
+                    int p10 = in_x0 && in_y1 ? src->rgb[((size_t)(sy + 1) * W + sx) * 3 + c] : 114;
+                    int p11 = in_x1 && in_y1 ? src->rgb[((size_t)(sy + 1) * W + sx + 1) * 3 + c] : 114;
+                    o[c] = (unsigned char)((w00 * p00 + w01 * p01 + w10 * p10 + w11 * p11 + 512) >> 10);
+                }
             }
         }
     }
-    free(sxs);
+    free(adelta);
 }
 
-/* HSV jitter as OpenCV's 8-bit HSV (H in 0..179): random gains on hue,
-   saturation and value, applied through lookup tables. What depends on
-   the new hue alone (its sixth of the colour wheel and the fraction of
-   chroma the middle channel gets) is tabled per hue, once per picture.
-   The pixel loop has no branches (selects, and divisors never 0 where the
-   quotient is unused) so that the compiler vectorises it. */
+/* HSV jitter as the official augment_hsv computes it with OpenCV: the
+   picture to 8-bit HSV (cvtColor BGR2HSV: H in 0..179), each channel
+   through a lookup table of its gain, and back (HSV2BGR), bit for bit.
+   To HSV in integers: V = max, S = 255 (V - min) / V and H = 30 (sector
+   offset + difference / (V - min)), the divisions as multiplications by
+   tabled reciprocals in 12-bit fixed point (OpenCV's sdiv_table and
+   hdiv_table). Back to RGB in float: the hue h/30 in sixths of the colour
+   wheel, its whole part the sector, its fraction f; the three channels
+   are V, V (1 - S), V (1 - S f) or V (1 - S (1 - f)) as the sector says.
+   OpenCV does this 32 pixels at a time in AVX2, truncating to 8 bits, and
+   the last pixels of a row that do not fill 32 one by one, rounding;
+   we follow it in both (a picture of a width that is a multiple of 32,
+   every training picture, only takes the first). The pixel loops have
+   no branches (selects), so that the compiler vectorises them. */
 static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
-    int lh[256], ls[256], lv[256], sector[180];
-    double ramp[180];   /* 1 - |hp mod 2 - 1|, hp = 2 H / 60 the hue in sixths */
+    const float hscale = 6.0f / 180;
+    int sdiv[256], hdiv[256];
+    float lh[256], ls[256], lv[256];   /* the official's tables, (x g) mod 180 and clip(x g, 0, 255) truncated,
+                                          as OpenCV takes them on: hue in sixths, saturation and value in [0, 1] */
     for (int x = 0; x < 256; x++) {
-        lh[x] = (unsigned char)fmod(x * gh, 180.0);
-        ls[x] = (unsigned char)fmin(fmax(x * gs, 0), 255);
-        lv[x] = (unsigned char)fmin(fmax(x * gv, 0), 255);
+        lh[x] = (float)(int)fmod(x * gh, 180.0) * hscale;
+        ls[x] = (float)(int)fmin(fmax(x * gs, 0), 255) * (1.0f / 255);
+        lv[x] = (float)(int)fmin(fmax(x * gv, 0), 255) * (1.0f / 255);
+        sdiv[x] = x ? (int)lrint((255 << 12) / (1.0 * x)) : 0;
+        hdiv[x] = x ? (int)lrint((180 << 12) / (6.0 * x)) : 0;
     }
-    for (int x = 0; x < 180; x++) {
-        double hp = x * 2.0 / 60.0;
-        ramp[x] = 1 - fabs(fmod(hp, 2.0) - 1);
-        sector[x] = hp < 1 ? 0 : hp < 2 ? 1 : hp < 3 ? 2 : hp < 4 ? 3 : hp < 5 ? 4 : 5;
-    }
-    int n = im->w * im->h;
-    unsigned char *px = im->rgb;
-    #pragma omp simd
-    for (int k = 0; k < n; k++) {
-        int R = px[3 * k], G = px[3 * k + 1], B = px[3 * k + 2], V = R > G ? (R > B ? R : B) : (G > B ? G : B);
-        int mn = R < G ? (R < B ? R : B) : (G < B ? G : B), diff = V - mn;
-        int S = (int)(255.0 * diff / (V + (V == 0)) + 0.5);
-        int num = V == R ? G - B : V == G ? B - R : R - G;
-        double Hd = (V == R ? 0.0 : V == G ? 120.0 : 240.0) + 60.0 * num / (diff + (diff == 0));
-        double Hw = Hd + 360;   /* computed either way: a select, not a branch */
-        Hd = Hd < 0 ? Hw : Hd;
-        int H = (int)(Hd / 2 + 0.5);
-        H = H >= 180 ? H - 180 : H;
-        int h = lh[H], sec = sector[h];
-        double s2 = ls[S] / 255.0, v2 = lv[V];
-        /* back to RGB: chroma cc split between the channels by the hue's sector */
-        double cc = v2 * s2, xx = cc * ramp[h], m = v2 - cc;
-        double rr = ((sec == 0) | (sec == 5)) ? cc : ((sec == 1) | (sec == 4)) ? xx : 0;
-        double gg = ((sec == 1) | (sec == 2)) ? cc : ((sec == 0) | (sec == 3)) ? xx : 0;
-        double bb = ((sec == 3) | (sec == 4)) ? cc : ((sec == 2) | (sec == 5)) ? xx : 0;
-        double r8 = rr + m + 0.5, g8 = gg + m + 0.5, b8 = bb + m + 0.5;
-        px[3 * k] = (unsigned char)(int)(r8 < 255 ? r8 : 255); px[3 * k + 1] = (unsigned char)(int)(g8 < 255 ? g8 : 255);
-        px[3 * k + 2] = (unsigned char)(int)(b8 < 255 ? b8 : 255);
+    int W = im->w, wide = W / 32 * 32;
+    for (int y = 0; y < im->h; y++) {
+        unsigned char *px = im->rgb + (size_t)y * W * 3;
+        #pragma omp simd
+        for (int k = 0; k < wide; k++) {
+            int R = px[3 * k], G = px[3 * k + 1], B = px[3 * k + 2];
+            int V = R > G ? (R > B ? R : B) : (G > B ? G : B), diff = V - (R < G ? (R < B ? R : B) : (G < B ? G : B));
+            int S = (diff * sdiv[V] + 2048) >> 12;
+            int H = V == R ? G - B : V == G ? B - R + 2 * diff : R - G + 4 * diff;
+            H = (H * hdiv[diff] + 2048) >> 12;
+            H += H < 0 ? 180 : 0;
+            float h = lh[H], s = ls[S], v = lv[V];
+            float sector = (float)(int)h, f = h - sector;
+            float t0 = v, t1 = v * (1 - s), t2 = v * (1 - s * f), t3 = v * (1 - s * (1 - f));
+            float r = sector < 1 ? t0 : sector == 1 ? t2 : sector < 4 ? t1 : sector == 4 ? t3 : t0;
+            float g = sector < 1 ? t3 : sector < 3 ? t0 : sector == 3 ? t2 : t1;
+            float b = sector < 2 ? t1 : sector == 2 ? t3 : sector < 5 ? t0 : t2;
+            px[3 * k] = (unsigned char)(int)(r * 255); px[3 * k + 1] = (unsigned char)(int)(g * 255); px[3 * k + 2] = (unsigned char)(int)(b * 255);
+        }
+        for (int k = wide; k < W; k++) {   /* OpenCV's one-by-one tail: the same maths, rounded */
+            int R = px[3 * k], G = px[3 * k + 1], B = px[3 * k + 2];
+            int V = R > G ? (R > B ? R : B) : (G > B ? G : B), diff = V - (R < G ? (R < B ? R : B) : (G < B ? G : B));
+            int S = (diff * sdiv[V] + 2048) >> 12;
+            int H = V == R ? G - B : V == G ? B - R + 2 * diff : R - G + 4 * diff;
+            H = (H * hdiv[diff] + 2048) >> 12;
+            H += H < 0 ? 180 : 0;
+            float h = lh[H], s = ls[S], v = lv[V], rgb[3] = { v, v, v };
+            if (s != 0) {
+                static const int pick[6][3] = { { 0, 3, 1 }, { 2, 0, 1 }, { 1, 0, 3 }, { 1, 2, 0 }, { 3, 1, 0 }, { 0, 1, 2 } };   /* r, g, b */
+                h = fmodf(h, 6.0f);
+                int sector = (int)floorf(h);
+                float f = h - sector, t[4];
+                t[0] = v; t[1] = v * (1 - s); t[2] = v * (1 - s * f); t[3] = v * (1 - s * (1 - f));
+                for (int c = 0; c < 3; c++) rgb[c] = t[pick[sector][c]];
+            }
+            for (int c = 0; c < 3; c++) px[3 * k + c] = (unsigned char)lrintf(rgb[c] * 255);
+        }
     }
 }
 
@@ -6271,7 +6356,7 @@ static void yolo_perspective_apply(yolo_image *im, yolo_boxes *bx, int out_w, in
     YOLO_MM(t1, P, C) YOLO_MM(t2, R, t1) YOLO_MM(t3, S, t2) YOLO_MM(M, T, t3)
 #undef YOLO_MM
     yolo_image out = { out_w, out_h, (unsigned char *)yolo_xmalloc((size_t)out_w * out_h * 3) };
-    yolo_warp(im, &out, M);
+    yolo_warp(im, &out, M, perspective);
     yolo_image_free(im);
     *im = out;
     int kept = 0;

@@ -287,6 +287,14 @@ typedef struct yolo_backend {
        (training's default precision and --half follow it); 0: they are
        the CPU twin's, float32 convs of rounded copies (for the tests) */
     int tensor_cores;
+    /* dst = pixels / 255: a batch handed over as uint8 [B, 3, H, W] in
+       host memory (yolo_set_input_pixels), uploaded as bytes and made
+       into the model's input where it lives */
+    void (*pixels_to_input)(yolo_real *dst, const unsigned char *pixels, size_t n);
+    /* host memory the backend reads directly (pin 1: page-locked and
+       mapped on the GPU, so pixels_to_input reads it in place), or no
+       longer (pin 0, before it is freed) */
+    void (*pin)(void *host, size_t bytes, int pin);
 } yolo_backend;
 
 /* ------------------------------------------------------------------------ */
@@ -462,6 +470,7 @@ typedef struct {
     int fused;               /* 1 while the folded weights match the trained ones */
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     const yolo_real *input_host;  /* the caller's copy of it (yolo_set_input), uploaded again when dropped */
+    const unsigned char *input_pixels;  /* or the caller's uint8 copy (yolo_set_input_pixels), normalised on upload */
     int input_last_reader;   /* the last layer that reads the image */
     /* where the allocations of the first training step and of every later
        one go (yolo_plan_run_bytes places them); which the next step takes */
@@ -600,12 +609,16 @@ typedef struct {
    or kept in a .npy file beside it (uint8 [h, w, 3] RGB, read back on each use) */
 typedef enum { YOLO_CACHE_NONE, YOLO_CACHE_RAM, YOLO_CACHE_DISK } yolo_cache_kind;
 
-/* A batch ready for the model: images [B, 3, H, W] RGB in [0,1] and the
-   targets [nt, 6] (image, class, cx, cy, w, h normalised); for validation
-   also what maps a box back onto each original picture. */
+/* A batch ready for the model: its pictures [B, 3, H, W] RGB as uint8
+   pixels and, unless the loader hands them over as pixels
+   (YOLO_LOADER_UINT8), as images in [0,1]; the targets [nt, 6] (image,
+   class, cx, cy, w, h normalised); for validation also what maps a box
+   back onto each original picture. */
 typedef struct {
     int index, B, H, W, nt, tcap;
-    yolo_real *images;       /* [B*3*H*W] host */
+    unsigned char *pixels;   /* [B*3*H*W] host, what the augmentation makes */
+    yolo_real *images;       /* [B*3*H*W] host: pixels / 255, then --quad's and --multi-scale's resizes */
+    int has_images;          /* images hold this batch (0: pixels alone, yolo_batch_images makes them) */
     yolo_real *targets;      /* [nt*6] of room for tcap, what yolo_loss_compute takes */
     int *ids;                /* [B] dataset indices */
     double *gain, *padx, *pady;  /* [B] original -> letterboxed: x' = x gain + padx */
@@ -613,7 +626,8 @@ typedef struct {
 
 /* yolo_loader_init's mode: validation (0), or training, with the official
    --rect, --multi-scale and --quad as flags */
-enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4, YOLO_LOADER_QUAD = 8 };
+enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4, YOLO_LOADER_QUAD = 8,
+       YOLO_LOADER_UINT8 = 16 };   /* batches handed over as pixels (not with --quad, --multi-scale: they resize floats) */
 
 /* The order of an epoch and the shape of every batch. Training: shuffled
    (seeded by seed and epoch, so a resumed run sees the same order), S x S.
@@ -628,6 +642,8 @@ typedef struct yolo_loader {
     int rect;                /* rectangular batches (validation, --rect training): bw, bh */
     int multi_scale;         /* --multi-scale: each training batch resized (yolo_multi_scale) */
     int quad;                /* --quad: every four pictures collated into one of twice the size (yolo_quad) */
+    int pixels_only;         /* YOLO_LOADER_UINT8: batches left as pixels, made into the input by the model's backend */
+    const yolo_backend *pinned_by;  /* the backend its slots' pixels are pinned for (yolo_loader_pin), or NULL */
     const double *image_weights;  /* --image-weights: [ds->n] (yolo_image_weights), or NULL; set before each epoch */
     int nbatch, nworkers, depth;  /* batches an epoch, threads, slots: one a thread builds into, the one the
                                      consumer holds, and one ready ahead */
@@ -877,6 +893,10 @@ yolo_param *yolo_model_param(yolo_model *m, const char *name);
    its readers and uploads it again, so data must stay valid until the
    forward returns (training: until yolo_backward returns). */
 void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data);
+/* the same from pixels [B, 3, H, W] uint8 (what the loader builds): they
+   are uploaded as bytes, a quarter of the floats, and divided by 255 by
+   the backend (be->pixels_to_input) */
+void yolo_set_input_pixels(yolo_model *m, int B, int H, int W, const unsigned char *pixels);
 void yolo_forward(yolo_model *m, int train);
 /* inference over every layer (a dual model's auxiliary branch too) that
    keeps every layer's output, to be inspected; yolo_forward(m, 0) keeps
@@ -981,9 +1001,15 @@ void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
+/* the slots' pixels pinned for be, which then reads them in place */
+void yolo_loader_pin(yolo_loader *ld, const yolo_backend *be);
 double yolo_loader_rate(const yolo_loader *ld);
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
 yolo_batch *yolo_loader_next(yolo_loader *ld);
+/* a batch handed over as pixels (YOLO_LOADER_UINT8): its images made on
+   demand (plots), or the pixels given to the model as they are */
+const yolo_real *yolo_batch_images(yolo_batch *bt);
+void yolo_set_input_batch(yolo_model *m, const yolo_batch *bt);
 /* --image-weights: each training picture's weight iw [ds->n] from the
    per-class mAP50-95 of the last validation, maps [nc] */
 void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
@@ -1736,6 +1762,14 @@ static void yolo_cpu_memory(size_t *in_use, size_t *peak) { *in_use = *peak = 0;
 static int yolo_cpu_reserve(size_t bytes) { (void)bytes; return 0; }
 static void yolo_cpu_place(const yolo_place *script, int n) { (void)script; (void)n; }   /* malloc places */
 static void yolo_cpu_profile(int on, FILE *report) { (void)on; (void)report; }
+static void yolo_cpu_pin(void *host, size_t bytes, int pin) { (void)host; (void)bytes; (void)pin; }
+/* pixels [n] uint8 -> dst [n] in [0, 1]: v / 255 (tabled; a float's
+   v / 255.0f is the same number for every byte) */
+static void yolo_pixels_to_input(yolo_real *dst, const unsigned char *pixels, size_t n) {
+    yolo_real unit[256];
+    for (int v = 0; v < 256; v++) unit[v] = (yolo_real)(v / 255.0);
+    for (size_t i = 0; i < n; i++) dst[i] = unit[pixels[i]];
+}
 
 static void yolo_cpu_loss(yolo_loss_branch *lb);                          /* section 7 */
 static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* section 6 */
@@ -1747,6 +1781,7 @@ const yolo_backend yolo_cpu = {
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_sumsq, yolo_cpu_loss,
     yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_place, yolo_cpu_profile, 0,
+    yolo_pixels_to_input, yolo_cpu_pin,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */
@@ -3214,8 +3249,15 @@ static int yolo_chunk_offset(const yolo_layer *cbl, int idx) {
 
 void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
     m->input_host = data;
+    m->input_pixels = NULL;
     if (!data) { yolo_tensor_resize(m->be, &m->input, B, 3, H, W, 0); return; }   /* the caller writes it */
     yolo_tensor_keep(m->be, &m->input, 0);   /* the forward uploads it (yolo_image_make) */
+    m->input.n = B; m->input.c = 3; m->input.h = H; m->input.w = W;
+}
+void yolo_set_input_pixels(yolo_model *m, int B, int H, int W, const unsigned char *pixels) {
+    m->input_host = NULL;
+    m->input_pixels = pixels;
+    yolo_tensor_keep(m->be, &m->input, 0);   /* made on upload, as yolo_set_input's */
     m->input.n = B; m->input.c = 3; m->input.h = H; m->input.w = W;
 }
 
@@ -3226,11 +3268,12 @@ void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
    it stays until the backward ends, as every later backward op may read
    it again. */
 static void yolo_image_make(yolo_model *m, int make) {
-    if (!m->input_host) return;
+    if (!m->input_host && !m->input_pixels) return;
     if (!make) { yolo_tensor_keep(m->be, &m->input, 0); return; }
     if (m->input.data) return;
     yolo_tensor_keep(m->be, &m->input, 1);
-    m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
+    if (m->input_pixels) m->be->pixels_to_input(m->input.data, m->input_pixels, yolo_numel(&m->input));
+    else m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
 }
 
 /* Upsample and Concat only copy their inputs into L->own */
@@ -4453,6 +4496,7 @@ static void yolo_plan_sync(void) {}
 static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_plan_arena.in_use; *peak = yolo_plan_arena.extent; }
 static int yolo_plan_reserve(size_t bytes) { (void)bytes; return 0; }
 static void yolo_plan_profile(int on, FILE *f) { (void)on; (void)f; }
+static void yolo_plan_pixels(yolo_real *dst, const unsigned char *p, size_t n) { (void)dst; (void)p; (void)n; }
 
 /* --- placing a recorded step offline ---
    With every buffer's size and life known, each is placed in turn at the
@@ -4509,6 +4553,7 @@ static const yolo_backend yolo_planner = {
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
     yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_place, yolo_plan_profile, 0,
+    yolo_plan_pixels, yolo_cpu_pin,
 };
 
 /* The sequence a training run repeats, from nothing, on the planner: two
@@ -4565,6 +4610,7 @@ static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_box
 size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW) {
     const yolo_backend *real = m->be;
     const yolo_real *host = m->input_host;
+    const unsigned char *host_pixels = m->input_pixels;
     yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
     for (int i = 0; i < m->nacts; i++) saved[i] = *m->acts[i];
     yolo_real *folded = m->folded;
@@ -4595,6 +4641,7 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     free(saved);
     m->be = real;
     m->input_host = host;
+    m->input_pixels = host_pixels;
     m->place_next = 0;
     /* the real folded weights go (the planner stood in for them): folding again allocates them */
     if (folded) m->be->release(folded);
@@ -5983,35 +6030,65 @@ int yolo_image_load(yolo_image *im, const char *path, char *err) {
     return rc;
 }
 
-/* bilinear, pixel centres aligned (cv2.INTER_LINER's geometry). Each
-   output column's two source columns and weight are found once, not once
-   a row. */
+/* Bilinear, pixel centres aligned, as cv2.resize's INTER_LINEAR computes
+   it for 8-bit pictures, bit for bit: each output column's source column
+   sx and fraction fx (float) become two 11-bit weights rounded on their
+   own, a0 = round((1 - fx) 2048) and a1 = round(fx 2048) (a column left of
+   the picture takes its first, right of it its last); each row passes
+   once along the columns into h = a0 p(sx) + a1 p(sx + 1); then each
+   output row weighs its two source rows' h by b0, b1 alike, in 16-bit
+   SIMD products: (((b0 (h0 >> 4)) >> 16) + ((b1 (h1 >> 4)) >> 16) + 2)
+   >> 2 (checked against cv2.resize for every value, row ends included).
+   A picture exactly twice as large is halved by the mean of each 2 x 2
+   block, (sum + 2) >> 2, as cv2.resize then does. */
 static void yolo_resize_linear(const yolo_image *src, yolo_image *dst) {
-    int w = src->w, h = src->h;
-    int *xa = (int *)yolo_xmalloc((size_t)2 * dst->w * sizeof(int)), *xb = xa + dst->w;
-    double *fxs = (double *)yolo_xmalloc((size_t)dst->w * sizeof(double)), grey[256];
-    for (int v = 0; v < 256; v++) grey[v] = v;
-    for (int x = 0; x < dst->w; x++) {
-        double sx = fmin(fmax((x + 0.5) * w / (double)dst->w - 0.5, 0), w - 1);
-        xa[x] = (int)sx; xb[x] = xa[x] + 1 < w ? xa[x] + 1 : xa[x];
-        fxs[x] = sx - xa[x];
-    }
-    for (int y = 0; y < dst->h; y++) {
-        double sy = fmin(fmax((y + 0.5) * h / (double)dst->h - 0.5, 0), h - 1);
-        int ya = (int)sy, yb = ya + 1 < h ? ya + 1 : ya;
-        double fy = sy - ya;
-        const unsigned char *ra = src->rgb + (size_t)ya * w * 3, *rb = src->rgb + (size_t)yb * w * 3;
-        unsigned char *o = dst->rgb + (size_t)y * dst->w * 3;
-        for (int x = 0; x < dst->w; x++) {
-            double fx = fxs[x];
-            for (int c = 0; c < 3; c++) {
-                double v = (1 - fy) * ((1 - fx) * grey[ra[xa[x] * 3 + c]] + fx * grey[ra[xb[x] * 3 + c]]) +
-                           fy * ((1 - fx) * grey[rb[xa[x] * 3 + c]] + fx * grey[rb[xb[x] * 3 + c]]);
-                o[x * 3 + c] = (unsigned char)(v + 0.5);
+    int w = src->w, h = src->h, n = 3 * dst->w;
+    double scale_x = 1. / ((double)dst->w / w), scale_y = 1. / ((double)dst->h / h);
+    if (scale_x == 2 && scale_y == 2) {   /* cv2.resize turns it into INTER_AREA's exact halving */
+        for (int y = 0; y < dst->h; y++) {
+            const unsigned char *r0 = src->rgb + (size_t)2 * y * w * 3, *r1 = r0 + (size_t)w * 3;
+            unsigned char *o = dst->rgb + (size_t)y * n;
+            for (int e = 0; e < n; e++) {
+                int x = e / 3 * 6 + e % 3;
+                o[e] = (unsigned char)((r0[x] + r0[x + 3] + r1[x] + r1[x + 3] + 2) >> 2);
             }
         }
+        return;
     }
-    free(xa); free(fxs);
+    int *off = (int *)yolo_xmalloc((size_t)5 * n * sizeof(int)), *a0 = off + n, *a1 = a0 + n, *hrow[2] = { a1 + n, a1 + 2 * n }, tag[2] = { -1, -1 };
+    for (int x = 0; x < dst->w; x++) {
+        float fx = (float)((x + 0.5) * scale_x - 0.5);
+        int sx = (int)floorf(fx);
+        fx -= sx;
+        if (sx < 0) { fx = 0; sx = 0; }
+        if (sx >= w - 1) { fx = 0; sx = w - 1; }
+        for (int c = 0; c < 3; c++) {
+            off[3 * x + c] = sx * 3 + c;
+            a0[3 * x + c] = (int)lrintf((1.f - fx) * 2048); a1[3 * x + c] = (int)lrintf(fx * 2048);
+        }
+    }
+    for (int y = 0; y < dst->h; y++) {
+        float fy = (float)((y + 0.5) * scale_y - 0.5);
+        int sy = (int)floorf(fy);
+        fy -= sy;
+        int b0 = (int)lrintf((1.f - fy) * 2048), b1 = (int)lrintf(fy * 2048), rows[2];
+        for (int k = 0; k < 2; k++) {   /* source rows sy, sy + 1 inside the picture, passed along once */
+            int r = sy + k < 0 ? 0 : sy + k > h - 1 ? h - 1 : sy + k, *hr = hrow[r & 1];
+            rows[k] = r & 1;
+            if (tag[r & 1] == r) continue;
+            tag[r & 1] = r;
+            const unsigned char *p = src->rgb + (size_t)r * w * 3;
+            for (int e = 0; e < n; e++) hr[e] = a0[e] * p[off[e]] + (a1[e] ? a1[e] * p[off[e] + 3] : 0);
+        }
+        const int *h0 = hrow[rows[0]], *h1 = hrow[rows[1]];
+        unsigned char *o = dst->rgb + (size_t)y * n;
+        #pragma omp simd
+        for (int e = 0; e < n; e++) {
+            int v = (((b0 * (h0[e] >> 4)) >> 16) + ((b1 * (h1[e] >> 4)) >> 16) + 2) >> 2;
+            o[e] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+    }
+    free(off);
 }
 
 /* shrinking: every output pixel the area-weighted mean of the source
@@ -6589,24 +6666,30 @@ void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *
     yolo_text(im, x1 + s, top + s, label, s, 0xFFFFFF, 0);
 }
 
-/* an RGB8 picture [h, w, 3] as one image of the model's input [3, h, w],
-   in [0, 1], mirrored left-right and/or upside down on the way (flips) */
-static void yolo_image_to_input_flipped(const yolo_image *im, int flips, yolo_real *dst) {
-    yolo_real unit[256];   /* v / 255, tabled */
-    for (int v = 0; v < 256; v++) unit[v] = (yolo_real)(v / 255.0);
+/* an RGB8 picture [h, w, 3] as one picture of a batch's pixels [3, h, w]
+   (channel planes), mirrored left-right and/or upside down on the way
+   (flips) */
+static void yolo_image_to_pixels_flipped(const yolo_image *im, int flips, unsigned char *dst) {
     int W = im->w, H = im->h, x0 = flips & YOLO_FLIP_LR ? W - 1 : 0, dx = flips & YOLO_FLIP_LR ? -1 : 1;
     size_t HW = (size_t)W * H;
     for (int y = 0; y < H; y++) {
         const unsigned char *row = im->rgb + (size_t)(flips & YOLO_FLIP_UD ? H - 1 - y : y) * W * 3;
-        yolo_real *o = dst + (size_t)y * W;
+        unsigned char *o = dst + (size_t)y * W;
         #pragma omp simd
         for (int x = 0; x < W; x++) {
             const unsigned char *q = row + (x0 + dx * x) * 3;
-            o[x] = unit[q[0]]; o[HW + x] = unit[q[1]]; o[2 * HW + x] = unit[q[2]];
+            o[x] = q[0]; o[HW + x] = q[1]; o[2 * HW + x] = q[2];
         }
     }
 }
-void yolo_image_to_input(const yolo_image *im, yolo_real *dst) { yolo_image_to_input_flipped(im, 0, dst); }
+/* the same as the model's input [3, h, w] in [0, 1] */
+void yolo_image_to_input(const yolo_image *im, yolo_real *dst) {
+    size_t n = (size_t)3 * im->w * im->h;
+    unsigned char *pixels = (unsigned char *)yolo_xmalloc(n);
+    yolo_image_to_pixels_flipped(im, 0, pixels);
+    yolo_pixels_to_input(dst, pixels, n);
+    free(pixels);
+}
 
 /* --- --multi-scale: each training batch at a size drawn for it --- */
 
@@ -6824,10 +6907,10 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
             pthread_mutex_lock(&ld->mu);
             if (!ld->failed) { ld->failed = 1; snprintf(ld->err, sizeof ld->err, "%s", err); }
             pthread_mutex_unlock(&ld->mu);
-            memset(bt->images + (size_t)j * 3 * H * W, 0, (size_t)3 * H * W * sizeof(yolo_real));
+            memset(bt->pixels + (size_t)j * 3 * H * W, 0, (size_t)3 * H * W);
             continue;
         }
-        yolo_image_to_input_flipped(&im, flips, bt->images + (size_t)j * 3 * H * W);
+        yolo_image_to_pixels_flipped(&im, flips, bt->pixels + (size_t)j * 3 * H * W);
         yolo_image_free(&im);
         for (int t = 0; t < bx.n; t++) {
             if (bt->nt == bt->tcap) { bt->tcap *= 2; bt->targets = (yolo_real *)yolo_xrealloc(bt->targets, (size_t)bt->tcap * 6 * sizeof(yolo_real)); }
@@ -6837,12 +6920,29 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         }
     }
     free(bx.b);
+    bt->has_images = !ld->pixels_only;
+    if (bt->has_images) yolo_pixels_to_input(bt->images, bt->pixels, (size_t)B * 3 * H * W);
     if (ld->quad) yolo_quad(ld, bt);   /* as the official: collated first, then resized */
     if (ld->multi_scale) yolo_multi_scale(ld, bt);
 }
 
+/* the batch's pictures in [0, 1], made from its pixels when it was handed
+   over as pixels */
+const yolo_real *yolo_batch_images(yolo_batch *bt) {
+    if (!bt->has_images) yolo_pixels_to_input(bt->images, bt->pixels, (size_t)bt->B * 3 * bt->H * bt->W);
+    bt->has_images = 1;
+    return bt->images;
+}
+
+/* the batch as the model's input: its images, or its pixels, normalised
+   by the model's backend (on the GPU: a quarter of the bytes uploaded) */
+void yolo_set_input_batch(yolo_model *m, const yolo_batch *bt) {
+    if (bt->has_images) yolo_set_input(m, bt->B, bt->H, bt->W, bt->images);
+    else yolo_set_input_pixels(m, bt->B, bt->H, bt->W, bt->pixels);
+}
+
 static void yolo_batch_free(yolo_batch *b) {
-    free(b->images); free(b->targets); free(b->ids); free(b->gain); free(b->padx); free(b->pady);
+    free(b->pixels); free(b->images); free(b->targets); free(b->ids); free(b->gain); free(b->padx); free(b->pady);
     memset(b, 0, sizeof *b);
 }
 
@@ -6894,12 +6994,21 @@ static size_t yolo_loader_slot_values(const yolo_loader *ld) {
     return (size_t)ld->B * 3 * area;
 }
 
+/* pixel buffers in whole pages, as the GPU pins them */
+static size_t yolo_page_bytes(size_t bytes) { return (bytes + 4095) / 4096 * 4096; }
+static unsigned char *yolo_page_alloc(size_t bytes) {
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, yolo_page_bytes(bytes))) { fprintf(stderr, "yolov9: out of host memory (%zu bytes)\n", bytes); exit(1); }
+    return (unsigned char *)p;
+}
+
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers) {
     memset(ld, 0, sizeof *ld);
     ld->ds = ds; ld->hyp = hyp; ld->B = B; ld->S = S; ld->train = mode & YOLO_LOADER_TRAIN; ld->mosaic = 1;
     ld->rect = !ld->train || (mode & YOLO_LOADER_RECT);
     ld->multi_scale = ld->train && (mode & YOLO_LOADER_MULTI_SCALE);
     ld->quad = ld->train && (mode & YOLO_LOADER_QUAD);
+    ld->pixels_only = (mode & YOLO_LOADER_UINT8) && !ld->quad && !ld->multi_scale;
     ld->nbatch = (ds->n + B - 1) / B;
     ld->nworkers = workers;
     ld->depth = workers > 0 ? workers + 2 : 1;
@@ -6924,6 +7033,7 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
     ld->slots = (yolo_batch *)yolo_xcalloc(ld->depth, sizeof(yolo_batch));
     for (int s = 0; s < ld->depth; s++) {
         yolo_batch *b = &ld->slots[s];
+        b->pixels = yolo_page_alloc(yolo_loader_slot_values(ld));
         b->images = (yolo_real *)yolo_xmalloc(yolo_loader_slot_values(ld) * sizeof(yolo_real));
         b->tcap = 64;
         b->targets = (yolo_real *)yolo_xmalloc((size_t)b->tcap * 6 * sizeof(yolo_real));
@@ -6958,6 +7068,12 @@ void yolo_loader_share(yolo_loader *ld, yolo_loader *owner) {
         ld->slots[s].images = owner->slots[s].images;
     }
     ld->shares_images = 1;
+}
+
+void yolo_loader_pin(yolo_loader *ld, const yolo_backend *be) {
+    if (ld->pinned_by) return;
+    for (int s = 0; s < ld->depth; s++) be->pin(ld->slots[s].pixels, yolo_page_bytes(yolo_loader_slot_values(ld)), 1);
+    ld->pinned_by = be;
 }
 
 /* the loader's own pace: samples a second that its threads make while
@@ -7034,6 +7150,7 @@ void yolo_loader_free(yolo_loader *ld) {
     pthread_mutex_destroy(&ld->mu);
     pthread_cond_destroy(&ld->cv);
     for (int s = 0; s < ld->depth; s++) {
+        if (ld->pinned_by) ld->pinned_by->pin(ld->slots[s].pixels, yolo_page_bytes(yolo_loader_slot_values(ld)), 0);
         if (ld->shares_images) ld->slots[s].images = NULL;
         yolo_batch_free(&ld->slots[s]);
     }

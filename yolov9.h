@@ -6308,58 +6308,63 @@ static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9],
     free(adelta);
 }
 
+/* OpenCV's 8-bit RGB -> HSV (cvtColor BGR2HSV, H in 0..179), in
+   integers: V = max, S = 255 (V - min) / V, H = 30 (sector offset +
+   difference / (V - min)), each division a multiplication by a reciprocal
+   in 12-bit fixed point, 255 * 4096 / V and 30 * 4096 / (V - min) rounded
+   (OpenCV's sdiv_table, hdiv_table: float division rounds to the same
+   integers for every byte, and a 0 divisor only meets a 0 numerator) */
+static inline void yolo_hsv8(int R, int G, int B, int *H, int *S, int *V) {
+    int v = R > G ? (R > B ? R : B) : (G > B ? G : B), diff = v - (R < G ? (R < B ? R : B) : (G < B ? G : B));
+    int sdiv = (int)rintf(1044480.0f / (float)(v + (v == 0))), hdiv = (int)rintf(122880.0f / (float)(diff + (diff == 0)));
+    int h = v == R ? G - B : v == G ? B - R + 2 * diff : R - G + 4 * diff;
+    h = (h * hdiv + 2048) >> 12;
+    *H = h < 0 ? h + 180 : h;
+    *S = (diff * sdiv + 2048) >> 12;
+    *V = v;
+}
+
 /* HSV jitter as the official augment_hsv computes it with OpenCV: the
-   picture to 8-bit HSV (cvtColor BGR2HSV: H in 0..179), each channel
-   through a lookup table of its gain, and back (HSV2BGR), bit for bit.
-   To HSV in integers: V = max, S = 255 (V - min) / V and H = 30 (sector
-   offset + difference / (V - min)), the divisions as multiplications by
-   tabled reciprocals in 12-bit fixed point (OpenCV's sdiv_table and
-   hdiv_table). Back to RGB in float: the hue h/30 in sixths of the colour
-   wheel, its whole part the sector, its fraction f; the three channels
-   are V, V (1 - S), V (1 - S f) or V (1 - S (1 - f)) as the sector says.
-   OpenCV does this 32 pixels at a time in AVX2, truncating to 8 bits, and
-   the last pixels of a row that do not fill 32 one by one, rounding;
-   we follow it in both (a picture of a width that is a multiple of 32,
-   every training picture, only takes the first). The pixel loops have
-   no branches (selects), so that the compiler vectorises them. */
+   picture to 8-bit HSV (yolo_hsv8), each channel through a lookup table
+   of its gain, and back (HSV2BGR), bit for bit. Back to RGB in float: the
+   hue h/30 in sixths of the colour wheel, its whole part the sector, its
+   fraction f; the three channels are V, V (1 - S), V (1 - S f) or
+   V (1 - S (1 - f)) as the sector says. OpenCV does this 32 pixels at a
+   time in AVX2, truncating to 8 bits, and the last pixels of a row that
+   do not fill 32 one by one, rounding; we follow it in both (a picture of
+   a width that is a multiple of 32, every training picture, only takes
+   the first). The pixel loop has no branches (selects) and works on a
+   row split into planes, so that the compiler vectorises it. */
 static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
     const float hscale = 6.0f / 180;
-    int sdiv[256], hdiv[256];
     float lh[256], ls[256], lv[256];   /* the official's tables, (x g) mod 180 and clip(x g, 0, 255) truncated,
                                           as OpenCV takes them on: hue in sixths, saturation and value in [0, 1] */
     for (int x = 0; x < 256; x++) {
         lh[x] = (float)(int)fmod(x * gh, 180.0) * hscale;
         ls[x] = (float)(int)fmin(fmax(x * gs, 0), 255) * (1.0f / 255);
         lv[x] = (float)(int)fmin(fmax(x * gv, 0), 255) * (1.0f / 255);
-        sdiv[x] = x ? (int)lrint((255 << 12) / (1.0 * x)) : 0;
-        hdiv[x] = x ? (int)lrint((180 << 12) / (6.0 * x)) : 0;
     }
     int W = im->w, wide = W / 32 * 32;
+    unsigned char *plane = (unsigned char *)yolo_xmalloc((size_t)3 * W), *pr = plane, *pg = pr + W, *pb = pg + W;
     for (int y = 0; y < im->h; y++) {
         unsigned char *px = im->rgb + (size_t)y * W * 3;
+        for (int k = 0; k < wide; k++) { pr[k] = px[3 * k]; pg[k] = px[3 * k + 1]; pb[k] = px[3 * k + 2]; }
         #pragma omp simd
         for (int k = 0; k < wide; k++) {
-            int R = px[3 * k], G = px[3 * k + 1], B = px[3 * k + 2];
-            int V = R > G ? (R > B ? R : B) : (G > B ? G : B), diff = V - (R < G ? (R < B ? R : B) : (G < B ? G : B));
-            int S = (diff * sdiv[V] + 2048) >> 12;
-            int H = V == R ? G - B : V == G ? B - R + 2 * diff : R - G + 4 * diff;
-            H = (H * hdiv[diff] + 2048) >> 12;
-            H += H < 0 ? 180 : 0;
+            int H, S, V;
+            yolo_hsv8(pr[k], pg[k], pb[k], &H, &S, &V);
             float h = lh[H], s = ls[S], v = lv[V];
             float sector = (float)(int)h, f = h - sector;
             float t0 = v, t1 = v * (1 - s), t2 = v * (1 - s * f), t3 = v * (1 - s * (1 - f));
             float r = sector < 1 ? t0 : sector == 1 ? t2 : sector < 4 ? t1 : sector == 4 ? t3 : t0;
             float g = sector < 1 ? t3 : sector < 3 ? t0 : sector == 3 ? t2 : t1;
             float b = sector < 2 ? t1 : sector == 2 ? t3 : sector < 5 ? t0 : t2;
-            px[3 * k] = (unsigned char)(int)(r * 255); px[3 * k + 1] = (unsigned char)(int)(g * 255); px[3 * k + 2] = (unsigned char)(int)(b * 255);
+            pr[k] = (unsigned char)(int)(r * 255); pg[k] = (unsigned char)(int)(g * 255); pb[k] = (unsigned char)(int)(b * 255);
         }
+        for (int k = 0; k < wide; k++) { px[3 * k] = pr[k]; px[3 * k + 1] = pg[k]; px[3 * k + 2] = pb[k]; }
         for (int k = wide; k < W; k++) {   /* OpenCV's one-by-one tail: the same maths, rounded */
-            int R = px[3 * k], G = px[3 * k + 1], B = px[3 * k + 2];
-            int V = R > G ? (R > B ? R : B) : (G > B ? G : B), diff = V - (R < G ? (R < B ? R : B) : (G < B ? G : B));
-            int S = (diff * sdiv[V] + 2048) >> 12;
-            int H = V == R ? G - B : V == G ? B - R + 2 * diff : R - G + 4 * diff;
-            H = (H * hdiv[diff] + 2048) >> 12;
-            H += H < 0 ? 180 : 0;
+            int H, S, V;
+            yolo_hsv8(px[3 * k], px[3 * k + 1], px[3 * k + 2], &H, &S, &V);
             float h = lh[H], s = ls[S], v = lv[V], rgb[3] = { v, v, v };
             if (s != 0) {
                 static const int pick[6][3] = { { 0, 3, 1 }, { 2, 0, 1 }, { 1, 0, 3 }, { 1, 2, 0 }, { 3, 1, 0 }, { 0, 1, 2 } };   /* r, g, b */
@@ -6372,6 +6377,7 @@ static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
             for (int c = 0; c < 3; c++) px[3 * k + c] = (unsigned char)lrintf(rgb[c] * 255);
         }
     }
+    free(plane);
 }
 
 /* the gains drawn as the official: uniform(-1, 1) times each gain, plus 1 */

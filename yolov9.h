@@ -6209,6 +6209,28 @@ static int yolo_load_resized(const yolo_dataset *ds, int i, int S, int augment, 
    its tile of 64 columns (OpenCV's tiles, whose rounding we follow). */
 static long yolo_cv_round(double v) { return lrint(v); }   /* cvRound: to nearest, ties to even */
 
+static void yolo_warp_inverse(const double M[9], int perspective, double iv[9]) {
+    if (!perspective) {
+        double D = M[0] * M[4] - M[1] * M[3];
+        D = D != 0 ? 1. / D : 0;
+        iv[0] = M[4] * D; iv[1] = M[1] * -D; iv[3] = M[3] * -D; iv[4] = M[0] * D;
+        iv[2] = -iv[0] * M[2] - iv[1] * M[5]; iv[5] = -iv[3] * M[2] - iv[4] * M[5];
+        iv[6] = iv[7] = 0; iv[8] = 1;
+    } else {
+        double d = M[0] * (M[4] * M[8] - M[5] * M[7]) - M[1] * (M[3] * M[8] - M[5] * M[6]) + M[2] * (M[3] * M[7] - M[4] * M[6]);
+        d = d != 0 ? 1. / d : 0;
+        iv[0] = (M[4] * M[8] - M[5] * M[7]) * d; iv[1] = (M[2] * M[7] - M[1] * M[8]) * d; iv[2] = (M[1] * M[5] - M[2] * M[4]) * d;
+        iv[3] = (M[5] * M[6] - M[3] * M[8]) * d; iv[4] = (M[0] * M[8] - M[2] * M[6]) * d; iv[5] = (M[2] * M[3] - M[0] * M[5]) * d;
+        iv[6] = (M[3] * M[7] - M[4] * M[6]) * d; iv[7] = (M[1] * M[6] - M[0] * M[7]) * d; iv[8] = (M[0] * M[4] - M[1] * M[3]) * d;
+    }
+}
+/* an affine warp's source position of output pixel (x, y) in 1/1024 pixel
+   (>> 5: in 1/32), in two parts as OpenCV rounds them: the row's
+   (yolo_affine_row) and the column's (yolo_affine_col); xy 0: the source
+   x, 1: the source y */
+static int yolo_affine_row(const double iv[9], int y, int xy) { return (int)yolo_cv_round((iv[3 * xy + 1] * y + iv[3 * xy + 2]) * 1024) + 16; }
+static int yolo_affine_col(const double iv[9], int x, int xy) { return (int)yolo_cv_round(iv[3 * xy] * x * 1024); }
+
 /* The warp when it only scales and shifts (no rotation, shear or
    perspective: the recipe's default). A column's source column and
    fraction then do not depend on the row, nor a row's on the column, and
@@ -6225,9 +6247,9 @@ static void yolo_warp_separable(const yolo_image *src, yolo_image *dst, const do
     unsigned char *grey = (unsigned char *)yolo_xmalloc((size_t)W * 3);
     memset(grey, 114, (size_t)W * 3);
     for (int e = 0; e < 6; e++) v[e] = v[wide - 1 - e] = 32 * 114;
-    int X0 = (int)yolo_cv_round(iv[2] * 1024) + 16, lo = wide, hi = 0;   /* v's columns in use: [lo, hi) */
+    int X0 = yolo_affine_row(iv, 0, 0), lo = wide, hi = 0;   /* v's columns in use: [lo, hi) */
     for (int x = 0; x < dst->w; x++) {
-        int X = (X0 + (int)yolo_cv_round(iv[0] * x * 1024)) >> 5, sx = X >> 5;
+        int X = (X0 + yolo_affine_col(iv, x, 0)) >> 5, sx = X >> 5;
         sx = sx < -2 ? -2 : sx > W ? W : sx;   /* wholly outside: both neighbours grey */
         for (int c = 0; c < 3; c++) { off[3 * x + c] = (sx + 2) * 3 + c; wx[3 * x + c] = X & 31; }
         lo = off[3 * x] < lo ? off[3 * x] : lo;
@@ -6235,7 +6257,7 @@ static void yolo_warp_separable(const yolo_image *src, yolo_image *dst, const do
     }
     lo = lo < 6 ? 6 : lo; hi = hi > wide - 6 ? wide - 6 : hi;
     for (int y = 0; y < dst->h; y++) {
-        int Y = ((int)yolo_cv_round((iv[4] * y + iv[5]) * 1024) + 16) >> 5, sy = Y >> 5, fy = Y & 31;
+        int Y = yolo_affine_row(iv, y, 1) >> 5, sy = Y >> 5, fy = Y & 31;
         const unsigned char *r0 = sy >= 0 && sy < H ? src->rgb + (size_t)sy * W * 3 : grey;
         const unsigned char *r1 = sy + 1 >= 0 && sy + 1 < H ? src->rgb + (size_t)(sy + 1) * W * 3 : grey;
         #pragma omp simd
@@ -6248,28 +6270,16 @@ static void yolo_warp_separable(const yolo_image *src, yolo_image *dst, const do
 }
 static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9], int perspective) {
     double iv[9];
-    if (!perspective) {
-        double D = M[0] * M[4] - M[1] * M[3];
-        D = D != 0 ? 1. / D : 0;
-        iv[0] = M[4] * D; iv[1] = M[1] * -D; iv[3] = M[3] * -D; iv[4] = M[0] * D;
-        iv[2] = -iv[0] * M[2] - iv[1] * M[5]; iv[5] = -iv[3] * M[2] - iv[4] * M[5];
-        iv[6] = iv[7] = 0; iv[8] = 1;
-    } else {
-        double d = M[0] * (M[4] * M[8] - M[5] * M[7]) - M[1] * (M[3] * M[8] - M[5] * M[6]) + M[2] * (M[3] * M[7] - M[4] * M[6]);
-        d = d != 0 ? 1. / d : 0;
-        iv[0] = (M[4] * M[8] - M[5] * M[7]) * d; iv[1] = (M[2] * M[7] - M[1] * M[8]) * d; iv[2] = (M[1] * M[5] - M[2] * M[4]) * d;
-        iv[3] = (M[5] * M[6] - M[3] * M[8]) * d; iv[4] = (M[0] * M[8] - M[2] * M[6]) * d; iv[5] = (M[2] * M[3] - M[0] * M[5]) * d;
-        iv[6] = (M[3] * M[7] - M[4] * M[6]) * d; iv[7] = (M[1] * M[6] - M[0] * M[7]) * d; iv[8] = (M[0] * M[4] - M[1] * M[3]) * d;
-    }
+    yolo_warp_inverse(M, perspective, iv);
     if (!perspective && iv[1] == 0 && iv[3] == 0) { yolo_warp_separable(src, dst, iv); return; }
     int W = src->w, H = src->h, ow = dst->w;
     /* per column: the affine parts; per pixel of a row: source position in 1/32 pixel */
     int *adelta = (int *)yolo_xmalloc((size_t)4 * ow * sizeof(int)), *bdelta = adelta + ow, *X = bdelta + ow, *Y = X + ow;
-    for (int x = 0; x < ow; x++) { adelta[x] = (int)yolo_cv_round(iv[0] * x * 1024); bdelta[x] = (int)yolo_cv_round(iv[3] * x * 1024); }
+    for (int x = 0; x < ow; x++) { adelta[x] = yolo_affine_col(iv, x, 0); bdelta[x] = yolo_affine_col(iv, x, 1); }
     int bw = 1024 / (dst->h < 16 ? dst->h : 16);   /* warpPerspective's tiles: 16 rows (or all) of 1024 / rows columns */
     for (int y = 0; y < dst->h; y++) {
         if (!perspective) {
-            int X0 = (int)yolo_cv_round((iv[1] * y + iv[2]) * 1024) + 16, Y0 = (int)yolo_cv_round((iv[4] * y + iv[5]) * 1024) + 16;
+            int X0 = yolo_affine_row(iv, y, 0), Y0 = yolo_affine_row(iv, y, 1);
             #pragma omp simd
             for (int x = 0; x < ow; x++) { X[x] = (X0 + adelta[x]) >> 5; Y[x] = (Y0 + bdelta[x]) >> 5; }
         } else
@@ -6322,6 +6332,26 @@ static inline void yolo_hsv8(int R, int G, int B, int *H, int *S, int *V) {
     *H = h < 0 ? h + 180 : h;
     *S = (diff * sdiv + 2048) >> 12;
     *V = v;
+}
+
+/* The source pixels yolo_warp reads for an ow x oh output: columns
+   [box[0], box[1]) and rows [box[2], box[3]). An affine position is a
+   row part plus a column part, each rounded from a linear function, so
+   it moves monotonically along rows and columns and the four corners
+   bound it (plus the right and lower neighbour). A perspective warp may
+   read anything. */
+static void yolo_warp_reads(const double M[9], int perspective, int ow, int oh, int box[4]) {
+    box[0] = box[2] = INT_MIN; box[1] = box[3] = INT_MAX;
+    if (perspective) return;
+    double iv[9];
+    yolo_warp_inverse(M, 0, iv);
+    box[0] = box[2] = INT_MAX; box[1] = box[3] = INT_MIN;
+    for (int c = 0; c < 4; c++) {
+        int x = c & 1 ? ow - 1 : 0, y = c & 2 ? oh - 1 : 0;
+        int sx = (yolo_affine_row(iv, y, 0) + yolo_affine_col(iv, x, 0)) >> 10, sy = (yolo_affine_row(iv, y, 1) + yolo_affine_col(iv, x, 1)) >> 10;
+        box[0] = sx < box[0] ? sx : box[0]; box[1] = sx + 2 > box[1] ? sx + 2 : box[1];
+        box[2] = sy < box[2] ? sy : box[2]; box[3] = sy + 2 > box[3] ? sy + 2 : box[3];
+    }
 }
 
 /* HSV jitter as the official augment_hsv computes it with OpenCV: the
@@ -6415,15 +6445,13 @@ static void yolo_boxes_add(yolo_boxes *bx, float c, double x1, double y1, double
     o[0] = c; o[1] = (float)x1; o[2] = (float)y1; o[3] = (float)x2; o[4] = (float)y2;
 }
 
-/* The official random_perspective: centre, perspective, rotation and
-   scale, shear, translation (M = T S R P C), the picture warped onto an
-   out_w x out_h canvas, every box's four corners moved, the box around
-   them clipped, and boxes that shrank too much (area < 10%, a side < 2 px,
-   aspect > 100) dropped. u: its eight random draws, in the official order:
-   perspective x, y; angle (degrees); scale; shear x, y (degrees);
+/* The official random_perspective's matrix for a w x h picture onto an
+   out_w x out_h canvas: centre, perspective, rotation and scale, shear,
+   translation (M = T S R P C). u: its eight random draws, in the official
+   order: perspective x, y; angle (degrees); scale; shear x, y (degrees);
    translation x, y (fractions of the canvas). */
-static void yolo_perspective_apply(yolo_image *im, yolo_boxes *bx, int out_w, int out_h, int perspective, const double u[8]) {
-    double C[9] = { 1, 0, -im->w / 2.0, 0, 1, -im->h / 2.0, 0, 0, 1 };
+static void yolo_perspective_matrix(int w, int h, int out_w, int out_h, const double u[8], double M[9]) {
+    double C[9] = { 1, 0, -w / 2.0, 0, 1, -h / 2.0, 0, 0, 1 };
     double P[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, R[9] = { 0, 0, 0, 0, 0, 0, 0, 0, 1 }, S[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
     double T[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
     P[6] = u[0]; P[7] = u[1];
@@ -6433,11 +6461,19 @@ static void yolo_perspective_apply(yolo_image *im, yolo_boxes *bx, int out_w, in
     S[3] = tan(u[5] * 3.14159265358979323846 / 180);
     T[2] = u[6] * out_w;
     T[5] = u[7] * out_h;
-    double M[9], t1[9], t2[9], t3[9];
+    double t1[9], t2[9], t3[9];
 #define YOLO_MM(o, x, y) for (int i_ = 0; i_ < 3; i_++) for (int j_ = 0; j_ < 3; j_++) \
         o[i_ * 3 + j_] = x[i_ * 3] * y[j_] + x[i_ * 3 + 1] * y[3 + j_] + x[i_ * 3 + 2] * y[6 + j_];
     YOLO_MM(t1, P, C) YOLO_MM(t2, R, t1) YOLO_MM(t3, S, t2) YOLO_MM(M, T, t3)
 #undef YOLO_MM
+}
+/* The official random_perspective: the picture warped by that matrix,
+   every box's four corners moved, the box around them clipped, and boxes
+   that shrank too much (area < 10%, a side < 2 px, aspect > 100)
+   dropped */
+static void yolo_perspective_apply(yolo_image *im, yolo_boxes *bx, int out_w, int out_h, int perspective, const double u[8]) {
+    double M[9], s = u[3];
+    yolo_perspective_matrix(im->w, im->h, out_w, out_h, u, M);
     yolo_image out = { out_w, out_h, (unsigned char *)yolo_xmalloc((size_t)out_w * out_h * 3) };
     yolo_warp(im, &out, M, perspective);
     yolo_image_free(im);
@@ -6480,23 +6516,35 @@ static void yolo_random_perspective(yolo_image *im, yolo_boxes *bx, int out_w, i
 /* The official load_mosaic: four pictures idx[0..3] around the centre
    (xc, yc) of a 2S x 2S grey canvas (top left, top right, bottom left,
    bottom right), then a random perspective (draws u) that crops back to
-   S x S: the border of -S/2 on each side. */
+   S x S: the border of -S/2 on each side. A picture that falls wholly
+   outside what the warp reads of the canvas (yolo_warp_reads: about one
+   in eight, when the crop zooms in) is neither loaded nor placed; its
+   boxes, which need only its size, still are. */
 static int yolo_mosaic_apply(const yolo_dataset *ds, const int idx[4], int xc, int yc, int S, int perspective,
                              const double u[8], yolo_image *out, yolo_boxes *bx, char *err) {
     yolo_image canvas = { 2 * S, 2 * S, (unsigned char *)yolo_xmalloc((size_t)4 * S * S * 3) };
     memset(canvas.rgb, 114, (size_t)4 * S * S * 3);
+    double M[9];
+    int reads[4];
+    yolo_perspective_matrix(2 * S, 2 * S, S, S, u, M);
+    yolo_warp_reads(M, perspective, S, S, reads);
     for (int k = 0; k < 4; k++) {
         int cached = ds->cache && ds->cache[idx[k]].rgb;   /* read in place, not copied */
-        yolo_image im;
-        if (cached) im = ds->cache[idx[k]];
-        else if (yolo_load_resized(ds, idx[k], S, 1, &im, err)) { yolo_image_free(&canvas); return -1; }
-        int w = im.w, h = im.h, x1a, y1a, x2a, y2a, x1b, y1b;
+        yolo_image im = { 0, 0, NULL };
+        int w, h, x1a, y1a, x2a, y2a, x1b, y1b;
+        if (cached) { w = ds->cache[idx[k]].w; h = ds->cache[idx[k]].h; }
+        else yolo_resized_size(ds->w0[idx[k]], ds->h0[idx[k]], S, &w, &h);
         if (k == 0) { x1a = xc - w > 0 ? xc - w : 0; y1a = yc - h > 0 ? yc - h : 0; x2a = xc; y2a = yc; x1b = w - (x2a - x1a); y1b = h - (y2a - y1a); }
         else if (k == 1) { x1a = xc; y1a = yc - h > 0 ? yc - h : 0; x2a = xc + w < 2 * S ? xc + w : 2 * S; y2a = yc; x1b = 0; y1b = h - (y2a - y1a); }
         else if (k == 2) { x1a = xc - w > 0 ? xc - w : 0; y1a = yc; x2a = xc; y2a = yc + h < 2 * S ? yc + h : 2 * S; x1b = w - (x2a - x1a); y1b = 0; }
         else { x1a = xc; y1a = yc; x2a = xc + w < 2 * S ? xc + w : 2 * S; y2a = yc + h < 2 * S ? yc + h : 2 * S; x1b = 0; y1b = 0; }
-        for (int y = 0; y < y2a - y1a; y++)
-            memcpy(canvas.rgb + ((size_t)(y1a + y) * 2 * S + x1a) * 3, im.rgb + ((size_t)(y1b + y) * w + x1b) * 3, (size_t)(x2a - x1a) * 3);
+        if (x1a < reads[1] && x2a > reads[0] && y1a < reads[3] && y2a > reads[2]) {   /* the warp reads some of it */
+            if (cached) im = ds->cache[idx[k]];
+            else if (yolo_load_resized(ds, idx[k], S, 1, &im, err)) { yolo_image_free(&canvas); return -1; }
+            for (int y = 0; y < y2a - y1a; y++)
+                memcpy(canvas.rgb + ((size_t)(y1a + y) * 2 * S + x1a) * 3, im.rgb + ((size_t)(y1b + y) * w + x1b) * 3, (size_t)(x2a - x1a) * 3);
+            if (!cached) yolo_image_free(&im);
+        }
         int padw = x1a - x1b, padh = y1a - y1b;
         const float *l = ds->lab[idx[k]];
         for (int j = 0; j < ds->nlab[idx[k]]; j++) {
@@ -6505,7 +6553,6 @@ static int yolo_mosaic_apply(const yolo_dataset *ds, const int idx[4], int xc, i
             double x2 = w * (b[1] + b[3] / 2) + padw, y2 = h * (b[2] + b[4] / 2) + padh;
             yolo_boxes_add(bx, b[0], fmin(fmax(x1, 0), 2 * S), fmin(fmax(y1, 0), 2 * S), fmin(fmax(x2, 0), 2 * S), fmin(fmax(y2, 0), 2 * S));
         }
-        if (!cached) yolo_image_free(&im);
     }
     yolo_perspective_apply(&canvas, bx, S, S, perspective, u);
     *out = canvas;

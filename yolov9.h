@@ -6516,18 +6516,19 @@ static void yolo_random_perspective(yolo_image *im, yolo_boxes *bx, int out_w, i
 /* The official load_mosaic: four pictures idx[0..3] around the centre
    (xc, yc) of a 2S x 2S grey canvas (top left, top right, bottom left,
    bottom right), then a random perspective (draws u) that crops back to
-   S x S: the border of -S/2 on each side. A picture that falls wholly
-   outside what the warp reads of the canvas (yolo_warp_reads: about one
-   in eight, when the crop zooms in) is neither loaded nor placed; its
-   boxes, which need only its size, still are. */
+   S x S: the border of -S/2 on each side. Only the part of the canvas
+   the warp reads (yolo_warp_reads) is made: a picture wholly outside it
+   (about one in eight, when the crop zooms in) is neither loaded nor
+   placed, though its boxes, which need only its size, are. */
 static int yolo_mosaic_apply(const yolo_dataset *ds, const int idx[4], int xc, int yc, int S, int perspective,
                              const double u[8], yolo_image *out, yolo_boxes *bx, char *err) {
     yolo_image canvas = { 2 * S, 2 * S, (unsigned char *)yolo_xmalloc((size_t)4 * S * S * 3) };
-    memset(canvas.rgb, 114, (size_t)4 * S * S * 3);
     double M[9];
-    int reads[4];
+    int reads[4];   /* clipped to the canvas: columns x0, x1, rows y0, y1 */
     yolo_perspective_matrix(2 * S, 2 * S, S, S, u, M);
     yolo_warp_reads(M, perspective, S, S, reads);
+    for (int q = 0; q < 4; q++) reads[q] = reads[q] < 0 ? 0 : reads[q] > 2 * S ? 2 * S : reads[q];
+    for (int y = reads[2]; y < reads[3]; y++) memset(canvas.rgb + ((size_t)y * 2 * S + reads[0]) * 3, 114, (size_t)(reads[1] - reads[0]) * 3);
     for (int k = 0; k < 4; k++) {
         int cached = ds->cache && ds->cache[idx[k]].rgb;   /* read in place, not copied */
         yolo_image im = { 0, 0, NULL };
@@ -6538,11 +6539,13 @@ static int yolo_mosaic_apply(const yolo_dataset *ds, const int idx[4], int xc, i
         else if (k == 1) { x1a = xc; y1a = yc - h > 0 ? yc - h : 0; x2a = xc + w < 2 * S ? xc + w : 2 * S; y2a = yc; x1b = 0; y1b = h - (y2a - y1a); }
         else if (k == 2) { x1a = xc - w > 0 ? xc - w : 0; y1a = yc; x2a = xc; y2a = yc + h < 2 * S ? yc + h : 2 * S; x1b = w - (x2a - x1a); y1b = 0; }
         else { x1a = xc; y1a = yc; x2a = xc + w < 2 * S ? xc + w : 2 * S; y2a = yc + h < 2 * S ? yc + h : 2 * S; x1b = 0; y1b = 0; }
-        if (x1a < reads[1] && x2a > reads[0] && y1a < reads[3] && y2a > reads[2]) {   /* the warp reads some of it */
+        int u0 = x1a > reads[0] ? x1a : reads[0], u1 = x2a < reads[1] ? x2a : reads[1];   /* what the warp reads of it */
+        int v0 = y1a > reads[2] ? y1a : reads[2], v1 = y2a < reads[3] ? y2a : reads[3];
+        if (u0 < u1 && v0 < v1) {
             if (cached) im = ds->cache[idx[k]];
             else if (yolo_load_resized(ds, idx[k], S, 1, &im, err)) { yolo_image_free(&canvas); return -1; }
-            for (int y = 0; y < y2a - y1a; y++)
-                memcpy(canvas.rgb + ((size_t)(y1a + y) * 2 * S + x1a) * 3, im.rgb + ((size_t)(y1b + y) * w + x1b) * 3, (size_t)(x2a - x1a) * 3);
+            for (int y = v0; y < v1; y++)
+                memcpy(canvas.rgb + ((size_t)y * 2 * S + u0) * 3, im.rgb + ((size_t)(y1b + y - y1a) * w + x1b + u0 - x1a) * 3, (size_t)(u1 - u0) * 3);
             if (!cached) yolo_image_free(&im);
         }
         int padw = x1a - x1b, padh = y1a - y1b;

@@ -6363,8 +6363,9 @@ static void yolo_warp_reads(const double M[9], int perspective, int ow, int oh, 
    time in AVX2, truncating to 8 bits, and the last pixels of a row that
    do not fill 32 one by one, rounding; we follow it in both (a picture of
    a width that is a multiple of 32, every training picture, only takes
-   the first). The pixel loop has no branches (selects) and works on a
-   row split into planes, so that the compiler vectorises it. */
+   the first). The pixel loop has no branches (selects) and works on 32
+   pixels of a row split into planes, so that the compiler vectorises it
+   whole (0.7 ms a 640 picture, 2.2 in double precision before). */
 static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
     const float hscale = 6.0f / 180;
     float lh[256], ls[256], lv[256];   /* the official's tables, (x g) mod 180 and clip(x g, 0, 255) truncated,
@@ -6374,22 +6375,27 @@ static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
         ls[x] = (float)(int)fmin(fmax(x * gs, 0), 255) * (1.0f / 255);
         lv[x] = (float)(int)fmin(fmax(x * gv, 0), 255) * (1.0f / 255);
     }
-    int W = im->w, wide = W / 32 * 32;
+    int W = im->w, wide = W / 32 * 32, grey_out = (int)(lv[114] * 255);
     unsigned char *plane = (unsigned char *)yolo_xmalloc((size_t)3 * W), *pr = plane, *pg = pr + W, *pb = pg + W;
     for (int y = 0; y < im->h; y++) {
         unsigned char *px = im->rgb + (size_t)y * W * 3;
         for (int k = 0; k < wide; k++) { pr[k] = px[3 * k]; pg[k] = px[3 * k + 1]; pb[k] = px[3 * k + 2]; }
-        #pragma omp simd
-        for (int k = 0; k < wide; k++) {
-            int H, S, V;
-            yolo_hsv8(pr[k], pg[k], pb[k], &H, &S, &V);
-            float h = lh[H], s = ls[S], v = lv[V];
-            float sector = (float)(int)h, f = h - sector;
-            float t0 = v, t1 = v * (1 - s), t2 = v * (1 - s * f), t3 = v * (1 - s * (1 - f));
-            float r = sector < 1 ? t0 : sector == 1 ? t2 : sector < 4 ? t1 : sector == 4 ? t3 : t0;
-            float g = sector < 1 ? t3 : sector < 3 ? t0 : sector == 3 ? t2 : t1;
-            float b = sector < 2 ? t1 : sector == 2 ? t3 : sector < 5 ? t0 : t2;
-            pr[k] = (unsigned char)(int)(r * 255); pg[k] = (unsigned char)(int)(g * 255); pb[k] = (unsigned char)(int)(b * 255);
+        for (int k0 = 0; k0 < wide; k0 += 32) {   /* OpenCV's blocks of 32 */
+            int grey = 1;   /* the mosaic's grey (114) border, a fifth of its blocks: one value, V's (H = S = 0) */
+            for (int k = k0; k < k0 + 32; k++) grey &= (pr[k] == 114) & (pg[k] == 114) & (pb[k] == 114);
+            if (grey) { memset(pr + k0, grey_out, 32); memset(pg + k0, grey_out, 32); memset(pb + k0, grey_out, 32); continue; }
+            #pragma omp simd
+            for (int k = k0; k < k0 + 32; k++) {
+                int H, S, V;
+                yolo_hsv8(pr[k], pg[k], pb[k], &H, &S, &V);
+                float h = lh[H], s = ls[S], v = lv[V];
+                float sector = (float)(int)h, f = h - sector;
+                float t0 = v, t1 = v * (1 - s), t2 = v * (1 - s * f), t3 = v * (1 - s * (1 - f));
+                float r = sector < 1 ? t0 : sector == 1 ? t2 : sector < 4 ? t1 : sector == 4 ? t3 : t0;
+                float g = sector < 1 ? t3 : sector < 3 ? t0 : sector == 3 ? t2 : t1;
+                float b = sector < 2 ? t1 : sector == 2 ? t3 : sector < 5 ? t0 : t2;
+                pr[k] = (unsigned char)(int)(r * 255); pg[k] = (unsigned char)(int)(g * 255); pb[k] = (unsigned char)(int)(b * 255);
+            }
         }
         for (int k = 0; k < wide; k++) { px[3 * k] = pr[k]; px[3 * k + 1] = pg[k]; px[3 * k + 2] = pb[k]; }
         for (int k = wide; k < W; k++) {   /* OpenCV's one-by-one tail: the same maths, rounded */

@@ -333,7 +333,9 @@ int main(int argc, char **argv) {
            " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", plan / 1e9, act / 1e9, a.ckpt ? " (--ckpt)" : "", state / 1e9,
            spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     yolo_loader tl, vl;
-    yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, loader_mode(&a), a.workers);
+    /* on the GPU the batches go over as uint8 pixels, read in place from pinned memory */
+    yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, loader_mode(&a) | (be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0), a.workers);
+    yolo_loader_pin(&tl, be);
     yolo_loader_init(&vl, &val_set, &hyp, a.batch, a.img, YOLO_LOADER_VAL, a.workers);
     yolo_loader_share(&vl, &tl);   /* validation runs between epochs: one set of batch buffers */
     if (a.dry_run) return 0;
@@ -437,9 +439,9 @@ int main(int argc, char **argv) {
             int acc = yolo_schedule_batch(&sched, &opt, epoch, ni);
             if (!a.noplots && ni < 3) {   /* the first mosaics, as the official */
                 snprintf(picture, sizeof picture, "%s/train_batch%ld.jpg", save_dir, ni);
-                yolo_plot_batch(picture, bt->images, bt->B, bt->H, bt->W, bt->targets, bt->nt, m.names);
+                yolo_plot_batch(picture, yolo_batch_images(bt), bt->B, bt->H, bt->W, bt->targets, bt->nt, m.names);
             }
-            yolo_set_input(&m, bt->B, bt->H, bt->W, bt->images);
+            yolo_set_input_batch(&m, bt);
             yolo_forward(&m, 1);
             double loss = yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
             if (!isfinite(loss)) {   /* diverged: stop before anything is saved, the last checkpoint stays */

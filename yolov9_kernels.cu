@@ -2048,6 +2048,48 @@ static int cu_nms(const float *pred, int A, int nc, float conf_thres, float iou_
 }
 
 /* ------------------------------------------------------------------------ */
+/* the input from uint8 pixels                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A batch comes as uint8 pixels in host memory, a quarter of the bytes of
+   its floats, and becomes the input here: y = v / 255.0f, the same float
+   as the CPU's v / 255.0 (checked for all 256 bytes in test_cuda). Pixels
+   the loader pinned (cu_pin: mapped into the device's address space) are
+   read by the kernel straight from the host; others are first copied into
+   a staging buffer kept for the next batch. */
+__global__ void pixels_to_input_kernel(float *y, const unsigned char *v, size_t n) { GRID_STRIDE(i, n) y[i] = v[i] / 255.0f; }
+
+static unsigned char *g_pixel_stage = NULL;   /* staging for unpinned pixels, outside the arena */
+static size_t g_pixel_stage_size = 0;
+
+static void cu_pixels_to_input(float *y, const unsigned char *pixels, size_t n) {
+    if (!n) return;
+    prof_begin();
+    cudaPointerAttributes at;
+    CK(cudaPointerGetAttributes(&at, pixels));
+    const unsigned char *src = (const unsigned char *)at.devicePointer;
+    if (at.type != cudaMemoryTypeHost) {
+        if (n > g_pixel_stage_size) {
+            if (g_pixel_stage) { CK(cudaFree(g_pixel_stage)); g_outside -= g_pixel_stage_size; }
+            CK(cudaMalloc((void **)&g_pixel_stage, n));
+            g_pixel_stage_size = n; g_outside += n;
+            account();
+        }
+        CK(cudaMemcpy(g_pixel_stage, pixels, n, cudaMemcpyHostToDevice));
+        src = g_pixel_stage;
+    }
+    pixels_to_input_kernel<<<grid_for(n), 256>>>(y, src, n); CK_LAUNCH("pixels_to_input_kernel");
+    prof_end("input from pixels", 0, 5.0 * n);
+}
+
+/* host memory the device reads directly (pin 1), or no longer (pin 0) */
+static void cu_pin(void *host, size_t bytes, int pin) {
+    if (!bytes) return;
+    if (pin) CK(cudaHostRegister(host, bytes, cudaHostRegisterMapped));
+    else CK(cudaHostUnregister(host));
+}
+
+/* ------------------------------------------------------------------------ */
 /* the table                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -2057,7 +2099,7 @@ static yolo_backend yolo_cuda = {
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
     cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_sumsq, cu_loss, cu_decode, cu_nms, cu_sync,
-    cu_memory, cu_reserve, cu_place, cu_profile, 0,
+    cu_memory, cu_reserve, cu_place, cu_profile, 0, cu_pixels_to_input, cu_pin,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

@@ -4,7 +4,8 @@
    are poisoned before each run so that an element the kernel never writes
    shows up. Relative L2 error ||gpu - cpu|| / ||cpu|| must stay under 1e-5
    (1e-4 for the reductions of BatchNorm's backward; the bf16 and half
-   convs are compared with the CPU conv of rounded operands). Exits non-zero on any
+   convs are compared with the CPU conv of rounded operands; a uint8 batch
+   made into the input must equal the CPU's exactly). Exits non-zero on any
    mismatch. Needs a GPU: build with nvcc, run with make test-cuda. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
@@ -148,6 +149,25 @@ static void test_bn(int B, int C, int H, int W, int act) {
     float *all[] = { gamma, beta, rm, rv, mean, invstd, dg, dbt };
     float *alld[] = { gamma_d, beta_d, rm_d, rv_d, mean_d, invstd_d, dg_d, dbt_d };
     for (int i = 0; i < 8; i++) { free(all[i]); G->release(alld[i]); }
+}
+
+/* a uint8 batch made into the input: every byte value, from ordinary
+   host memory (staged) and from pinned memory (read in place), must give
+   the CPU's floats bit for bit */
+static void test_pixels(size_t n) {
+    unsigned char *p = NULL;
+    if (posix_memalign((void **)&p, 4096, (n + 4095) / 4096 * 4096)) { printf("out of memory\n"); exit(1); }
+    for (size_t i = 0; i < n; i++) p[i] = i < 256 ? (unsigned char)i : (unsigned char)(yolo_rng_u64(&g_rng) >> 56);
+    float *y = (float *)malloc(n * sizeof(float)), *y_d = poisoned(n);
+    yolo_cpu.pixels_to_input(y, p, n);
+    G->pixels_to_input(y_d, p, n);
+    check("pixels / 255", "staged", y, y_d, n, 0);
+    G->release(y_d); y_d = poisoned(n);
+    G->pin(p, (n + 4095) / 4096 * 4096, 1);
+    G->pixels_to_input(y_d, p, n);
+    check("pixels / 255", "pinned", y, y_d, n, 0);
+    G->pin(p, (n + 4095) / 4096 * 4096, 0);
+    free(p); free(y); G->release(y_d);
 }
 
 static void test_elementwise(size_t n) {
@@ -379,6 +399,7 @@ int main(void) {
     test_bn(2, 6, 8, 12, 1);    /* planes of whole float4 */
     test_bn(3, 3, 40, 40, 0);   /* planes of several blocks */
     test_elementwise(100003);
+    test_pixels(3 * 67 * 45 * 2 + 256);
     test_pools(1, 5, 9, 7);
     test_pools(3, 4, 8, 11);
     test_pools(2, 6, 40, 36);   /* channel runs of several blocks */

@@ -236,9 +236,10 @@ typedef struct yolo_backend {
     void (*upload)(void *dst, const void *host, size_t bytes);
     void (*download)(void *host, const void *src, size_t bytes);
     void (*copy)(void *dst, const void *src, size_t bytes);
-    /* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) + b [C2] (b may be NULL), products in prec */
+    /* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) + b [C2] (b may be NULL), products in
+       prec; then SiLU(y) when act, in the same pass (a folded Conv: bias and SiLU in the product's epilogue) */
     void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s, int g,
-                           yolo_precision prec, yolo_tensor *y);
+                           int act, yolo_precision prec, yolo_tensor *y);
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
                             int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
     /* u = BN(z), or SiLU(BN(z)) when act: the SiLU in the same pass */
@@ -1348,6 +1349,7 @@ static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s
 }
 
 static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, size_t n);   /* below */
+static yolo_real yolo_silu(yolo_real x);                                                     /* below */
 
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
    Per image and group: y_g[C2/g, Ho*Wo] = w_g[C2/g, (C1/g)k^2] col[(C1/g)k^2, Ho*Wo].
@@ -1356,12 +1358,12 @@ static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, s
    x and w rounded to that precision: im2col only moves values and adds
    zeros, so col is then rounded too. */
 static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b,
-                                int C2, int k, int s, int g, yolo_precision prec, yolo_tensor *y) {
+                                int C2, int k, int s, int g, int act, yolo_precision prec, yolo_tensor *y) {
     if (prec != YOLO_FP32) {
         yolo_tensor xr = *x;
         xr.data = yolo_rounded_copy(prec, x->data, yolo_numel(x));
         yolo_real *wr = yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
-        yolo_conv2d_forward(&xr, wr, b, C2, k, s, g, YOLO_FP32, y);
+        yolo_conv2d_forward(&xr, wr, b, C2, k, s, g, act, YOLO_FP32, y);
         free(xr.data); free(wr);
         return;
     }
@@ -1378,6 +1380,8 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
             if (b)
                 for (int o = 0; o < c2g; o++)
                     for (int i = 0; i < P; i++) yg[(size_t)o * P + i] += b[gi * c2g + o];
+            if (act)
+                for (size_t i = 0; i < (size_t)c2g * P; i++) yg[i] = yolo_silu(yg[i]);
         }
     free(col);
 }
@@ -1879,20 +1883,18 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
     if (unfolded && m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
     const yolo_backend *be = m->be;
-    if (!train && m->fused && c->fw) {
-        be->conv2d_forward(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, m->precision, &c->y);
-    } else if (!c->bn) {
-        be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, m->precision, &c->y);
-    } else {
-        be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, m->precision, &c->z);
+    if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
+        int folded = !train && m->fused && c->fw;
+        be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, c->c2, c->k, c->s, c->g, c->act,
+                           m->precision, &c->y);
+    } else {   /* the SiLU comes with the BatchNorm */
+        be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, 0, m->precision, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
                                   m->bn_momentum, m->bn_eps, c->act, &c->y);
         else
             m->be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, c->act, &c->y);
-        return;   /* the SiLU came with the BatchNorm */
     }
-    if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
 }
 
 /* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
@@ -1950,9 +1952,9 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
     }
 }
 
-/* y = SiLU(branch 1 + branch 2), or SiLU(branch 1) when folded */
-static void yolo_repconvn_sum(yolo_model *m, yolo_repconvn *r, int folded) {
-    m->be->silu_forward(r->y.data, r->conv1.y.data, folded ? NULL : r->conv2.y.data, yolo_numel(&r->y));
+/* y = SiLU(branch 1 + branch 2) */
+static void yolo_repconvn_sum(yolo_model *m, yolo_repconvn *r) {
+    m->be->silu_forward(r->y.data, r->conv1.y.data, r->conv2.y.data, yolo_numel(&r->y));
 }
 
 /* both branches and y made again from the convs' outputs */
@@ -1960,15 +1962,20 @@ static void yolo_repconvn_remake(yolo_model *m, yolo_repconvn *r) {
     yolo_conv_output(m, &r->conv1, 1);
     yolo_conv_output(m, &r->conv2, 1);
     yolo_tensor_keep(m->be, &r->y, 1);
-    yolo_repconvn_sum(m, r, 0);
+    yolo_repconvn_sum(m, r);
 }
 
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
-    int folded = !train && m->fused;   /* then conv1 holds both branches in one 3x3 kernel */
+    if (!train && m->fused) {   /* conv1 holds both branches in one 3x3 kernel: it and the SiLU write y */
+        yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, 0);
+        m->flops += 2.0 * x->n * x->h * x->w * r->conv1.c2 * r->conv1.c1 * 9;
+        m->be->conv2d_forward(x, r->conv1.fw, r->conv1.fb, r->conv1.c2, 3, 1, 1, 1, m->precision, &r->y);
+        return;
+    }
     yolo_conv_forward(m, &r->conv1, x, train);
-    if (!folded) yolo_conv_forward(m, &r->conv2, x, train);
+    yolo_conv_forward(m, &r->conv2, x, train);
     yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, train);
-    yolo_repconvn_sum(m, r, folded);
+    yolo_repconvn_sum(m, r);
 }
 
 /* the branches' outputs must be there (the forward's, or
@@ -4425,7 +4432,7 @@ static void yolo_plan_place(const yolo_place *script, int n) { yolo_arena_follow
 static void yolo_plan_bytes3(void *d, size_t n) { (void)d; (void)n; }
 static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s_; (void)n; }
 static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
-static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, yolo_precision p, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)p; (void)y; }
+static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, int act, yolo_precision p, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)act; (void)p; (void)y; }
 static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_precision p, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)p; (void)dx; (void)dw; (void)db; }
 static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)act; (void)u; }
 static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)act; (void)u; }

@@ -566,11 +566,17 @@ struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx) */
         return v;
     }
 };
+/* SiLU, YOLOv9's activation: x sigmoid(x), its derivative, and u through it when act */
+__device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
+__device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s * (1.f + x * (1.f - s)); }
+__device__ inline float bn_act(float u, int act) { return act ? u * d_sigmoid(u) : u; }
+
+/* y = the sum plus the bias, through the SiLU when act (a folded Conv's whole forward) */
 struct FwdStore {
-    float *y; const float *bias; ConvGeo c; int gi;
+    float *y; const float *bias; ConvGeo c; int gi, act;
     __device__ void operator()(int m, int n, float v) const {
         int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
-        y[((size_t)b * c.C2 + co) * P + pp] = v + (bias ? bias[co] : 0.f);
+        y[((size_t)b * c.C2 + co) * P + pp] = bn_act(v + (bias ? bias[co] : 0.f), act);
     }
 };
 
@@ -1048,8 +1054,8 @@ static const char *const STAGE_NAME[2] = { "conv staging 1x1", "conv staging 3x3
 
 /* the forward of images [b0, b0 + nb) at a time: x staged NHWC, each group one product */
 template <class T>
-static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w, const float *bias, int nb, int k,
-                                yolo_precision prec, float *y) {
+static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w, const float *bias, int act, int nb,
+                                int k, yolo_precision prec, float *y) {
     int K = c.c1g * k * k, P = c.Ho * c.Wo;
     T *wf = (T *)g_stage, *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
     prof_begin();
@@ -1066,7 +1072,7 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w
         for (int gi = 0; gi < c.g; gi++) {
             RowsStA<T> la = { wf, K, gi * c.c2g };
             FwdStB<T> lb = { xs, cc, gi, fastdiv(c.c1g) };
-            FwdStore ep = { y + (size_t)b0 * c.C2 * P, bias, cc, gi };
+            FwdStore ep = { y + (size_t)b0 * c.C2 * P, bias, cc, gi, act };
             gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
         }
         prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
@@ -1135,20 +1141,20 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const float *
 }
 
 static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float *b, int C2, int k, int s, int g,
-                              yolo_precision prec, yolo_tensor *y) {
+                              int act, yolo_precision prec, yolo_tensor *y) {
     ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
     int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo;
     int nb = stage_images(c, prec, (size_t)c.H * c.W * c.C1 * 2);
     if (nb) {
-        if (prec == YOLO_BF16) conv_forward_staged<__nv_bfloat16>(c, x->data, w, b, nb, k, prec, y->data);
-        else conv_forward_staged<__half>(c, x->data, w, b, nb, k, prec, y->data);
+        if (prec == YOLO_BF16) conv_forward_staged<__nv_bfloat16>(c, x->data, w, b, act, nb, k, prec, y->data);
+        else conv_forward_staged<__half>(c, x->data, w, b, act, nb, k, prec, y->data);
         return;
     }
     prof_begin();
     for (int gi = 0; gi < g; gi++) {
         FwdA la = { w, K, gi, c.c2g };
         FwdB lb = { x->data, c, gi };
-        FwdStore ep = { y->data, b, c, gi };
+        FwdStore ep = { y->data, b, c, gi, act };
         gemm(prec, c.c2g, N, K, 1, la, lb, ep);
     }
     prof_end(FWD_NAME[prec][k != 1], 2.0 * N * C2 * K, 0);
@@ -1212,9 +1218,6 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
 /* BatchNorm and SiLU                                                       */
 /* ------------------------------------------------------------------------ */
 
-__device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
-__device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s * (1.f + x * (1.f - s)); }
-
 /* block sum of two doubles over 256 threads */
 __device__ void block_sum2(double &a, double &b) {
     __shared__ double sa[256], sb[256];
@@ -1269,7 +1272,6 @@ static double *bn_scratch(size_t n) {
    thread moves 16 bytes at a time where a plane is a whole number of
    float4 (every YOLO map: h w is a multiple of 4). */
 static dim3 plane_grid(const yolo_tensor *z) { return dim3(z->n * z->c, (z->h * z->w + 1023) / 1024); }
-__device__ inline float bn_act(float u, int act) { return act ? u * d_sigmoid(u) : u; }
 
 /* u = a z + b per channel, a = gamma invstd, b = beta - mean a; then the SiLU when act */
 __global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const float *gamma, const float *beta,

@@ -773,7 +773,8 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
    The padding of 8 elements (16 bytes) makes the 8 rows one ldmatrix
    phase reads fall in 8 different bank groups in both layouts. Warps,
    fragments, accumulators, the epilogue functors and split-K are those of
-   gemm_tc_kernel. */
+   gemm_tc_kernel; the accumulators pass through shared memory on their
+   way to the epilogue, so that its stores come out coalesced. */
 static const int STAGES = 4;
 template <int BM, int BN, bool KOUTER> struct StagedSmem {
     static const int BK = 32;
@@ -877,7 +878,27 @@ __global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int k
         }
     }
     cp_async_wait<0>();
-    store_acc(acc, m0 + wm * WM, n0 + wn * WN, lane, M, N, ep);
+    /* the epilogue through shared memory (the ring is free now): the tile
+       as floats, then row by row, consecutive threads taking consecutive
+       n, so that a warp's stores of an NCHW output are 32 consecutive
+       pixels of one channel (the accumulators' own layout scatters them
+       over 8 channels) */
+    static_assert(BM * (BN + 4) * 4 <= S::BYTES, "the float tile fits in the ring");
+    float *Cs = (float *)smem;
+    const int LDC = BN + 4;
+    __syncthreads();   /* every warp is done reading the ring */
+    #pragma unroll
+    for (int i = 0; i < FM; i++)
+        #pragma unroll
+        for (int j = 0; j < FN; j++)
+            #pragma unroll
+            for (int q = 0; q < 4; q++)
+                Cs[(wm * WM + i * 16 + lane / 4 + q / 2 * 8) * LDC + wn * WN + j * 8 + lane % 4 * 2 + q % 2] = acc[i][j][q];
+    __syncthreads();
+    for (int e = tid; e < BM * BN; e += 256) {
+        int r = e / BN, col = e % BN, m = m0 + r, n = n0 + col;
+        if (m < M && n < N) ep(m, n, Cs[r * LDC + col]);
+    }
 #endif
 }
 

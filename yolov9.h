@@ -236,9 +236,10 @@ typedef struct yolo_backend {
     void (*upload)(void *dst, const void *host, size_t bytes);
     void (*download)(void *host, const void *src, size_t bytes);
     void (*copy)(void *dst, const void *src, size_t bytes);
-    /* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) + b [C2] (b may be NULL), products in prec */
+    /* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) + b [C2] (b may be NULL), products in
+       prec; then SiLU(y) when act, in the same pass (a folded Conv: bias and SiLU in the product's epilogue) */
     void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s, int g,
-                           yolo_precision prec, yolo_tensor *y);
+                           int act, yolo_precision prec, yolo_tensor *y);
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
                             int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
     /* u = BN(z), or SiLU(BN(z)) when act: the SiLU in the same pass */
@@ -247,6 +248,10 @@ typedef struct yolo_backend {
                              int act, yolo_tensor *u);
     void (*bn_eval_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u);
+    /* u = BN(z) with the batch statistics of a training forward (mean, invstd): y made again from z, the
+       forward's y to the last bit, in one pass (bn_train_forward applies its statistics so too) */
+    void (*bn_apply)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
+                     const yolo_real *invstd, int act, yolo_tensor *u);
     void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *dgamma,
                             yolo_real *dbeta, yolo_real *dz);
@@ -1374,6 +1379,7 @@ static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s
 }
 
 static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, size_t n);   /* below */
+static yolo_real yolo_silu(yolo_real x);                                                     /* below */
 
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
    Per image and group: y_g[C2/g, Ho*Wo] = w_g[C2/g, (C1/g)k^2] col[(C1/g)k^2, Ho*Wo].
@@ -1382,12 +1388,12 @@ static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, s
    x and w rounded to that precision: im2col only moves values and adds
    zeros, so col is then rounded too. */
 static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b,
-                                int C2, int k, int s, int g, yolo_precision prec, yolo_tensor *y) {
+                                int C2, int k, int s, int g, int act, yolo_precision prec, yolo_tensor *y) {
     if (prec != YOLO_FP32) {
         yolo_tensor xr = *x;
         xr.data = yolo_rounded_copy(prec, x->data, yolo_numel(x));
         yolo_real *wr = yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
-        yolo_conv2d_forward(&xr, wr, b, C2, k, s, g, YOLO_FP32, y);
+        yolo_conv2d_forward(&xr, wr, b, C2, k, s, g, act, YOLO_FP32, y);
         free(xr.data); free(wr);
         return;
     }
@@ -1404,6 +1410,8 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
             if (b)
                 for (int o = 0; o < c2g; o++)
                     for (int i = 0; i < P; i++) yg[(size_t)o * P + i] += b[gi * c2g + o];
+            if (act)
+                for (size_t i = 0; i < (size_t)c2g * P; i++) yg[i] = yolo_silu(yg[i]);
         }
     free(col);
 }
@@ -1507,6 +1515,23 @@ static yolo_real yolo_bn_act(yolo_real u, int act) { return act ? yolo_silu(u) :
    v normalise: xhat = (z - m) / sqrt(v + eps), u = gamma xhat + beta; the
    running statistics move by momentum 0.03 toward m and the *unbiased*
    variance v N/(N-1). Eval uses the running statistics instead. */
+/* u = gamma (z - mean) invstd + beta per channel, through the SiLU when
+   act: the training forward's normalisation, with the statistics as it
+   stored them (floats), so that y made again from z later is the same */
+static void yolo_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
+                          const yolo_real *invstd, int act, yolo_tensor *u) {
+    int C = z->c, HW = z->h * z->w;
+    #pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++) {
+        double a = (double)gamma[c] * invstd[c], bb = beta[c] - mean[c] * a;
+        for (int n = 0; n < z->n; n++) {
+            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
+            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
+        }
+    }
+}
+
 static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                   yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                   double momentum, double eps, int act, yolo_tensor *u) {
@@ -1528,13 +1553,8 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
         mean[c] = (yolo_real)m; invstd[c] = (yolo_real)is;
         rmean[c] = (yolo_real)((1 - momentum) * rmean[c] + momentum * m);
         rvar[c] = (yolo_real)((1 - momentum) * rvar[c] + momentum * (N > 1 ? ss / (N - 1) : var));
-        double a = gamma[c] * is, bb = beta[c] - m * a;
-        for (int n = 0; n < z->n; n++) {
-            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
-            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
-        }
     }
+    yolo_bn_apply(z, gamma, beta, mean, invstd, act, u);
 }
 
 static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
@@ -1776,7 +1796,8 @@ static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* s
 
 const yolo_backend yolo_cpu = {
     "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
-    yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
+    yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_apply,
+    yolo_bn_act_backward,
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_sumsq, yolo_cpu_loss,
@@ -1914,26 +1935,24 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
     if (unfolded && m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
     const yolo_backend *be = m->be;
-    if (!train && m->fused && c->fw) {
-        be->conv2d_forward(x, c->fw, c->fb, c->c2, c->k, c->s, c->g, m->precision, &c->y);
-    } else if (!c->bn) {
-        be->conv2d_forward(x, c->w, c->b, c->c2, c->k, c->s, c->g, m->precision, &c->y);
-    } else {
-        be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, m->precision, &c->z);
+    if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
+        int folded = !train && m->fused && c->fw;
+        be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, c->c2, c->k, c->s, c->g, c->act,
+                           m->precision, &c->y);
+    } else {   /* the SiLU comes with the BatchNorm */
+        be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, 0, m->precision, &c->z);
         if (train)
             m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
                                   m->bn_momentum, m->bn_eps, c->act, &c->y);
         else
             m->be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, c->act, &c->y);
-        return;   /* the SiLU came with the BatchNorm */
     }
-    if (c->act) m->be->silu_forward(c->y.data, c->y.data, NULL, yolo_numel(&c->y));
 }
 
 /* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
-   backward reads it), and y follows from it by two elementwise passes on
-   the same batch statistics (momentum 0: the running statistics moved in
-   the forward). redo 0 drops y, 1 makes it again.
+   backward reads it), and y follows from it by one elementwise pass with
+   the batch statistics the forward stored. redo 0 drops y, 1 makes it
+   again.
 
    So every block's training forward keeps, of its inside, only its convs'
    z: it drops the y of each inner conv, and the sums, splits,
@@ -1945,7 +1964,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
 static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
     yolo_tensor_keep(m->be, &c->y, redo);
     if (!redo) return;
-    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, c->act, &c->y);
+    m->be->bn_apply(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->act, &c->y);
 }
 
 /* in training, t dropped (its reader is done; the backward makes it again) */
@@ -1985,9 +2004,9 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
     }
 }
 
-/* y = SiLU(branch 1 + branch 2), or SiLU(branch 1) when folded */
-static void yolo_repconvn_sum(yolo_model *m, yolo_repconvn *r, int folded) {
-    m->be->silu_forward(r->y.data, r->conv1.y.data, folded ? NULL : r->conv2.y.data, yolo_numel(&r->y));
+/* y = SiLU(branch 1 + branch 2) */
+static void yolo_repconvn_sum(yolo_model *m, yolo_repconvn *r) {
+    m->be->silu_forward(r->y.data, r->conv1.y.data, r->conv2.y.data, yolo_numel(&r->y));
 }
 
 /* both branches and y made again from the convs' outputs */
@@ -1995,15 +2014,20 @@ static void yolo_repconvn_remake(yolo_model *m, yolo_repconvn *r) {
     yolo_conv_output(m, &r->conv1, 1);
     yolo_conv_output(m, &r->conv2, 1);
     yolo_tensor_keep(m->be, &r->y, 1);
-    yolo_repconvn_sum(m, r, 0);
+    yolo_repconvn_sum(m, r);
 }
 
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
-    int folded = !train && m->fused;   /* then conv1 holds both branches in one 3x3 kernel */
+    if (!train && m->fused) {   /* conv1 holds both branches in one 3x3 kernel: it and the SiLU write y */
+        yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, 0);
+        m->flops += 2.0 * x->n * x->h * x->w * r->conv1.c2 * r->conv1.c1 * 9;
+        m->be->conv2d_forward(x, r->conv1.fw, r->conv1.fb, r->conv1.c2, 3, 1, 1, 1, m->precision, &r->y);
+        return;
+    }
     yolo_conv_forward(m, &r->conv1, x, train);
-    if (!folded) yolo_conv_forward(m, &r->conv2, x, train);
+    yolo_conv_forward(m, &r->conv2, x, train);
     yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, train);
-    yolo_repconvn_sum(m, r, folded);
+    yolo_repconvn_sum(m, r);
 }
 
 /* the branches' outputs must be there (the forward's, or
@@ -4468,10 +4492,11 @@ static void yolo_plan_place(const yolo_place *script, int n) { yolo_arena_follow
 static void yolo_plan_bytes3(void *d, size_t n) { (void)d; (void)n; }
 static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s_; (void)n; }
 static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
-static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, yolo_precision p, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)p; (void)y; }
+static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, int act, yolo_precision p, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)act; (void)p; (void)y; }
 static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_precision p, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)p; (void)dx; (void)dw; (void)db; }
 static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)act; (void)u; }
 static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)act; (void)u; }
+static void yolo_plan_bn_apply(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)act; (void)u; }
 static void yolo_plan_bn_bwd(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, const yolo_real *e, int f, yolo_real *g, yolo_real *h, yolo_real *i) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; }
 static void yolo_plan_ew3(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) { (void)y; (void)a; (void)b; (void)n; }
 static void yolo_plan_silu_bwd(const yolo_real *a, const yolo_real *b, const yolo_real *c, yolo_real *d, yolo_real *e, size_t n) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)n; }
@@ -4549,7 +4574,7 @@ static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
 
 static const yolo_backend yolo_planner = {
     "plan", yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
-    yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
+    yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_apply, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
     yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_place, yolo_plan_profile, 0,

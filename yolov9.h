@@ -177,7 +177,10 @@ typedef struct {
 /* Every op the model runs goes through this table, chosen once at start
    (--device): the plain-C reference below, or the CUDA kernels of
    yolov9_kernels.cu. The model code never asks which one it has. Pointers
-   to tensor data are in the backend's memory (host or device). */
+   to tensor data are in the backend's memory (host or device). The three
+   tables (yolo_cpu, the planner's yolo_planner, the .cu's yolo_cuda) are
+   filled by name, in the order of the members below: an op added here
+   gets one line in each. */
 
 /* one optimizer step; gs multiplies the gradient first (clipping, accumulation) */
 typedef struct { int kind; double lr, wd, b1, b2, eps, bc1, bc2, gs; } yolo_update;
@@ -1733,20 +1736,31 @@ static void yolo_cpu_zero(void *p, size_t bytes) { if (bytes) memset(p, 0, bytes
 static void yolo_cpu_copy(void *dst, const void *src, size_t bytes) { if (bytes) memcpy(dst, src, bytes); }
 static void yolo_cpu_sync(void) {}
 static void yolo_cpu_memory(size_t *in_use, size_t *peak) { *in_use = *peak = 0; }   /* not tracked on the host */
-static int yolo_cpu_reserve(size_t bytes) { (void)bytes; return 0; }
-static void yolo_cpu_place(const yolo_place *script, int n) { (void)script; (void)n; }   /* malloc places */
-static void yolo_cpu_profile(int on, FILE *report) { (void)on; (void)report; }
+static int yolo_cpu_reserve(size_t bytes) { return 0; }
+static void yolo_cpu_place(const yolo_place *script, int n) {}   /* malloc places */
+static void yolo_cpu_profile(int on, FILE *report) {}
 
 static void yolo_cpu_loss(yolo_loss_branch *lb);                          /* section 7 */
 static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* section 6 */
 
 const yolo_backend yolo_cpu = {
-    "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
-    yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
-    yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
-    yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
-    yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_sumsq, yolo_cpu_loss,
-    yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_place, yolo_cpu_profile, 0,
+    .name = "cpu",
+    .alloc = yolo_cpu_alloc, .release = yolo_cpu_release, .zero = yolo_cpu_zero,
+    .upload = yolo_cpu_copy, .download = yolo_cpu_copy, .copy = yolo_cpu_copy,
+    .conv2d_forward = yolo_conv2d_forward, .conv2d_backward = yolo_conv2d_backward,
+    .bn_train_forward = yolo_bn_train_forward, .bn_eval_forward = yolo_bn_eval_forward,
+    .bn_act_backward = yolo_bn_act_backward,
+    .silu_forward = yolo_cpu_silu_forward, .silu_backward = yolo_cpu_silu_backward,
+    .add = yolo_cpu_add, .accumulate = yolo_cpu_accumulate,
+    .avgpool2_forward = yolo_avgpool2_forward, .avgpool2_backward = yolo_avgpool2_backward,
+    .maxpool_forward = yolo_maxpool_forward, .maxpool_backward = yolo_maxpool_backward,
+    .resize_add_forward = yolo_resize_add_forward, .resize_add_backward = yolo_resize_add_backward,
+    .copy_channels = yolo_copy_channels,
+    .optim_update = yolo_cpu_optim_update, .lerp = yolo_cpu_lerp, .sumsq = yolo_cpu_sumsq,
+    .loss = yolo_cpu_loss, .decode = yolo_cpu_decode, .nms = yolo_nms,
+    .sync = yolo_cpu_sync, .memory = yolo_cpu_memory, .reserve = yolo_cpu_reserve, .place = yolo_cpu_place,
+    .profile = yolo_cpu_profile,
+    .tensor_cores = 0,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */
@@ -4422,37 +4436,48 @@ static void yolo_plan_release(void *p) {
     yolo_arena_release(&yolo_plan_arena, off);
 }
 static void yolo_plan_place(const yolo_place *script, int n) { yolo_arena_follow(&yolo_plan_arena, script, n); }
-static void yolo_plan_bytes3(void *d, size_t n) { (void)d; (void)n; }
-static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s_; (void)n; }
-static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
-static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, yolo_precision p, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)p; (void)y; }
-static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_precision p, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)p; (void)dx; (void)dw; (void)db; }
-static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)act; (void)u; }
-static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)act; (void)u; }
-static void yolo_plan_bn_bwd(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, const yolo_real *e, int f, yolo_real *g, yolo_real *h, yolo_real *i) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; }
-static void yolo_plan_ew3(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) { (void)y; (void)a; (void)b; (void)n; }
-static void yolo_plan_silu_bwd(const yolo_real *a, const yolo_real *b, const yolo_real *c, yolo_real *d, yolo_real *e, size_t n) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)n; }
-static void yolo_plan_acc(yolo_real *y, const yolo_real *x, size_t n) { (void)y; (void)x; (void)n; }
-static void yolo_plan_pool(const yolo_tensor *x, yolo_tensor *y) { (void)x; (void)y; }
-static void yolo_plan_pool_bwd(const yolo_tensor *y, yolo_real *dx, int H, int W) { (void)y; (void)dx; (void)H; (void)W; }
-static void yolo_plan_mp(const yolo_tensor *x, int k, int s_, int p, yolo_tensor *y) { (void)x; (void)k; (void)s_; (void)p; (void)y; }
-static void yolo_plan_mp_bwd(const yolo_tensor *x, int k, int s_, int p, const yolo_tensor *y, yolo_real *dx) { (void)x; (void)k; (void)s_; (void)p; (void)y; (void)dx; }
-static void yolo_plan_rs(const yolo_tensor *x, int c0, yolo_tensor *y) { (void)x; (void)c0; (void)y; }
-static void yolo_plan_rs_bwd(const yolo_tensor *y, yolo_tensor *x, int c0) { (void)y; (void)x; (void)c0; }
-static void yolo_plan_cc(const yolo_real *a, int b, int c, yolo_real *d, int e, int f, int g, int h, int i, int j) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; (void)j; }
-static void yolo_plan_opt(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v, yolo_real *vm, size_t n) { (void)u; (void)w; (void)g; (void)m; (void)v; (void)vm; (void)n; }
-static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) { (void)y; (void)x; (void)d; (void)n; }
-static double yolo_plan_sumsq(const yolo_real *x, size_t n) { (void)x; (void)n; return 0; }
-static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
-static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) { (void)lb; (void)pred; }
-static int yolo_plan_nms(const yolo_real *p, int A, int nc, float c, float i, int md, int ag, const int *cl, int ncl, yolo_det *o) {
-    (void)p; (void)A; (void)nc; (void)c; (void)i; (void)md; (void)ag; (void)cl; (void)ncl; (void)o;
-    return 0;
-}
-static void yolo_plan_sync(void) {}
 static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_plan_arena.in_use; *peak = yolo_plan_arena.extent; }
-static int yolo_plan_reserve(size_t bytes) { (void)bytes; return 0; }
-static void yolo_plan_profile(int on, FILE *f) { (void)on; (void)f; }
+/* the one op whose result steers what comes next: the loss's normaliser */
+static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
+static void yolo_plan_download(void *host, const void *src, size_t n) { memset(host, 0, n); }
+/* every other op computes nothing (its parameters are unused) */
+static void yolo_plan_zero(void *p, size_t n) {}
+static void yolo_plan_copy(void *dst, const void *src, size_t n) {}
+static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s,
+                                     int g, yolo_precision prec, yolo_tensor *y) {}
+static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
+                                      int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw,
+                                      yolo_real *db) {}
+static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                                       yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
+                                       double momentum, double eps, int act, yolo_tensor *u) {}
+static void yolo_plan_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                                      const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u) {}
+static void yolo_plan_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
+                                      const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
+                                      yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {}
+static void yolo_plan_elementwise(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {}
+static void yolo_plan_silu_backward(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
+                                    yolo_real *db, size_t n) {}
+static void yolo_plan_accumulate(yolo_real *y, const yolo_real *x, size_t n) {}
+static void yolo_plan_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {}
+static void yolo_plan_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W) {}
+static void yolo_plan_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {}
+static void yolo_plan_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx) {}
+static void yolo_plan_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y) {}
+static void yolo_plan_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {}
+static void yolo_plan_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc, int B,
+                                    int C, int HW, int accumulate) {}
+static void yolo_plan_optim_update(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
+                                   yolo_real *vmax, size_t n) {}
+static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) {}
+static double yolo_plan_sumsq(const yolo_real *x, size_t n) { return 0; }
+static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) {}
+static int yolo_plan_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det,
+                         int agnostic, const int *classes, int nclasses, yolo_det *out) { return 0; }
+static void yolo_plan_sync(void) {}
+static int yolo_plan_reserve(size_t bytes) { return 0; }
+static void yolo_plan_profile(int on, FILE *report) {}
 
 /* --- placing a recorded step offline ---
    With every buffer's size and life known, each is placed in turn at the
@@ -4504,11 +4529,23 @@ static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
 }
 
 static const yolo_backend yolo_planner = {
-    "plan", yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
-    yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
-    yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
-    yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
-    yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_place, yolo_plan_profile, 0,
+    .name = "plan",
+    .alloc = yolo_plan_alloc, .release = yolo_plan_release, .zero = yolo_plan_zero,
+    .upload = yolo_plan_copy, .download = yolo_plan_download, .copy = yolo_plan_copy,
+    .conv2d_forward = yolo_plan_conv2d_forward, .conv2d_backward = yolo_plan_conv2d_backward,
+    .bn_train_forward = yolo_plan_bn_train_forward, .bn_eval_forward = yolo_plan_bn_eval_forward,
+    .bn_act_backward = yolo_plan_bn_act_backward,
+    .silu_forward = yolo_plan_elementwise, .silu_backward = yolo_plan_silu_backward,
+    .add = yolo_plan_elementwise, .accumulate = yolo_plan_accumulate,
+    .avgpool2_forward = yolo_plan_avgpool2_forward, .avgpool2_backward = yolo_plan_avgpool2_backward,
+    .maxpool_forward = yolo_plan_maxpool_forward, .maxpool_backward = yolo_plan_maxpool_backward,
+    .resize_add_forward = yolo_plan_resize_add_forward, .resize_add_backward = yolo_plan_resize_add_backward,
+    .copy_channels = yolo_plan_copy_channels,
+    .optim_update = yolo_plan_optim_update, .lerp = yolo_plan_lerp, .sumsq = yolo_plan_sumsq,
+    .loss = yolo_plan_loss, .decode = yolo_plan_decode, .nms = yolo_plan_nms,
+    .sync = yolo_plan_sync, .memory = yolo_plan_memory, .reserve = yolo_plan_reserve, .place = yolo_plan_place,
+    .profile = yolo_plan_profile,
+    .tensor_cores = 0,
 };
 
 /* The sequence a training run repeats, from nothing, on the planner: two

@@ -2052,12 +2052,23 @@ static int cu_nms(const float *pred, int A, int nc, float conf_thres, float iou_
 /* ------------------------------------------------------------------------ */
 
 static yolo_backend yolo_cuda = {
-    "cuda", cu_alloc, cu_release, cu_zero, cu_upload, cu_download, cu_copy,
-    cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
-    cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
-    cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
-    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_sumsq, cu_loss, cu_decode, cu_nms, cu_sync,
-    cu_memory, cu_reserve, cu_place, cu_profile, 0,
+    .name = "cuda",
+    .alloc = cu_alloc, .release = cu_release, .zero = cu_zero,
+    .upload = cu_upload, .download = cu_download, .copy = cu_copy,
+    .conv2d_forward = cu_conv2d_forward, .conv2d_backward = cu_conv2d_backward,
+    .bn_train_forward = cu_bn_train_forward, .bn_eval_forward = cu_bn_eval_forward,
+    .bn_act_backward = cu_bn_act_backward,
+    .silu_forward = cu_silu_forward, .silu_backward = cu_silu_backward,
+    .add = cu_add, .accumulate = cu_accumulate,
+    .avgpool2_forward = cu_avgpool2_forward, .avgpool2_backward = cu_avgpool2_backward,
+    .maxpool_forward = cu_maxpool_forward, .maxpool_backward = cu_maxpool_backward,
+    .resize_add_forward = cu_resize_add_forward, .resize_add_backward = cu_resize_add_backward,
+    .copy_channels = cu_copy_channels,
+    .optim_update = cu_optim_update, .lerp = cu_lerp, .sumsq = cu_sumsq,
+    .loss = cu_loss, .decode = cu_decode, .nms = cu_nms,
+    .sync = cu_sync, .memory = cu_memory, .reserve = cu_reserve, .place = cu_place,
+    .profile = cu_profile,
+    .tensor_cores = 0,   /* set by yolo_backend_cuda from the device and the build */
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

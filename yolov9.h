@@ -4047,37 +4047,82 @@ void yolo_loss_free(yolo_loss *L) {
     memset(L, 0, sizeof *L);
 }
 
-/* The task-aligned assigner (TOOD), for one image:
-   1. alignment t(g, a) = s^0.5 * u^6, s the predicted probability of g's
-      class at anchor a, u = max(CIoU(g, predicted box), 0);
-   2. candidates: anchors whose centre lies inside g; of those the 10 with
-      the largest alignment become positives of g;
-   3. an anchor positive for several boxes keeps only the box it overlaps
-      most (largest u over *all* boxes of the image, as the official);
-   4. target score = t(g, a) * max_a u(g, .) / max_a t(g, .): the best
-      aligned anchor of each box gets that box's best IoU.
-   gt: [G, 5] rows (class, x1, y1, x2, y2) in pixels; prob [A, NC];
-   pbox [A, 4] predicted boxes in pixels; anc [A, 2] anchor points in
-   pixels; stride [A]. Writes the assignment of anchors [0, A). */
-static void yolo_assign_image(int G, const double *gt, int A, int nc, const yolo_real *prob,
-                              const double *pbox, const double *anc, const int *stride,
-                              unsigned char *fg, int *label, yolo_real *tbox, yolo_real *score) {
-    memset(fg, 0, A);
-    for (int a = 0; a < A; a++) { label[a] = 0; score[a] = 0; tbox[4 * a] = tbox[4 * a + 1] = tbox[4 * a + 2] = tbox[4 * a + 3] = 0; }
-    if (G == 0) return;
-    double *ov = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));
-    double *al = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));
-    unsigned char *pos = (unsigned char *)yolo_xcalloc((size_t)G * A, 1);
+/* The task-aligned assigner (TOOD) and the three loss terms of one head
+   branch, in the named steps that yolov9_kernels.cu launches as kernels of
+   the same names (yolo_loss_decode = loss_decode_kernel, yolo_assign_topk =
+   assign_topk_kernel, ...), in the same order. The CPU runs them image by
+   image; the assigner's steps are:
+   1. topk: alignment t(g, a) = s^0.5 * u^6, s the predicted probability of
+      g's class at anchor a, u = max(CIoU(g, predicted box), 0); among the
+      anchors whose centre lies inside g, the 10 with the largest alignment
+      become positives of g;
+   2. resolve: an anchor positive for several boxes keeps only the box it
+      overlaps most (largest u over *all* boxes of the image, as the
+      official), and takes that box's class and coordinates;
+   3. norm: per box, its best alignment and best overlap over its positives;
+   4. score: target score = t(g, a) * max_a u(g, .) / max_a t(g, .): the
+      best aligned anchor of each box gets that box's best IoU. */
+
+/* One image's view of the loss, for the steps below. Anchor points (cell
+   centres, level by level) in grid units and in pixels, strides; the raw
+   outputs gathered anchor by anchor, and what yolo_loss_decode makes of
+   them. */
+typedef struct {
+    int A, nc, no;            /* anchors, classes, outputs per anchor */
+    const double *anc;        /* [A, 2] anchor points, grid units */
+    const double *anc_px;     /* [A, 2] the same in pixels */
+    const int *stride;        /* [A] */
+    double *P;                /* [A, NO] raw outputs */
+    double *G;                /* [A, NO] their gradient, before 1/S */
+    double *pbox;             /* [A, 4] predicted x1 y1 x2 y2, grid units */
+    double *pbox_px;          /* [A, 4] the same in pixels */
+    yolo_real *prob;          /* [A, NC] class probabilities */
+    yolo_real *dflp;          /* [A, 4, REG_MAX] the softmax of each side's bins */
+} yolo_loss_image;
+
+/* decode: image n's outputs gathered from the three maps; expected side
+   distances -> predicted boxes; class probabilities */
+static void yolo_loss_decode(const yolo_loss_branch *lb, int n, yolo_loss_image *im) {
+    int A = im->A, nc = im->nc, no = im->no;
+    double *P = im->P;
+    for (int l = 0, a0 = 0; l < 3; l++) {
+        int HW = lb->h[l] * lb->w[l];
+        for (int c = 0; c < no; c++)
+            for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = lb->maps[l][((size_t)n * no + c) * HW + i];
+        a0 += HW;
+    }
+    for (int a = 0; a < A; a++) {
+        double dist[4];
+        for (int s = 0; s < 4; s++) {
+            yolo_real logit[YOLO_REG_MAX];
+            for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
+            dist[s] = yolo_dfl_expect(logit, 1, im->dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
+        }
+        const double *anc = im->anc + 2 * a;
+        double *pb = im->pbox + 4 * a;
+        pb[0] = anc[0] - dist[0]; pb[1] = anc[1] - dist[1];
+        pb[2] = anc[0] + dist[2]; pb[3] = anc[1] + dist[3];
+        for (int i = 0; i < 4; i++) im->pbox_px[4 * a + i] = pb[i] * im->stride[a];
+        for (int c = 0; c < nc; c++) im->prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 4 * YOLO_REG_MAX + c]);
+    }
+}
+
+/* 1. per box g of gt [G, 5] (class, x1, y1, x2, y2 in pixels): overlaps
+   ov [G, A] and alignments al [G, A] with every anchor; pos [G, A] 1 on
+   its (at most) 10 best aligned anchors inside it */
+static void yolo_assign_topk(const yolo_loss_image *im, int G, const double *gt, double *ov, double *al,
+                             unsigned char *pos) {
+    int A = im->A, nc = im->nc;
     for (int g = 0; g < G; g++) {
         const double *b = gt + 5 * g;
         int cls = (int)b[0];
         int top[YOLO_TOPK], ntop = 0;
         for (int a = 0; a < A; a++) {
-            double u = yolo_ciou(b + 1, pbox + 4 * a, NULL, NULL, NULL);
+            double u = yolo_ciou(b + 1, im->pbox_px + 4 * a, NULL, NULL, NULL);
             u = u > 0 ? u : 0;
             ov[(size_t)g * A + a] = u;
-            al[(size_t)g * A + a] = pow(prob[(size_t)a * nc + cls], YOLO_TAL_ALPHA) * pow(u, YOLO_TAL_BETA);
-            double ax = anc[2 * a], ay = anc[2 * a + 1];
+            al[(size_t)g * A + a] = pow(im->prob[(size_t)a * nc + cls], YOLO_TAL_ALPHA) * pow(u, YOLO_TAL_BETA);
+            double ax = im->anc_px[2 * a], ay = im->anc_px[2 * a + 1];
             double dmin = fmin(fmin(ax - b[1], ay - b[2]), fmin(b[3] - ax, b[4] - ay));
             double metric = dmin > 1e-9 ? al[(size_t)g * A + a] : 0;
             if (metric <= 0) continue;
@@ -4091,6 +4136,13 @@ static void yolo_assign_image(int G, const double *gt, int A, int nc, const yolo
         }
         for (int k = 0; k < ntop; k++) pos[(size_t)g * A + top[k]] = 1;
     }
+}
+
+/* 2. per anchor: the box it keeps when several claim it (pos updated), and
+   its target: fg, label and box (in grid units), zero when it has none */
+static void yolo_assign_resolve(const yolo_loss_image *im, int G, const double *gt, const double *ov,
+                                unsigned char *pos, unsigned char *fg, int *label, yolo_real *tbox) {
+    int A = im->A;
     for (int a = 0; a < A; a++) {
         int count = 0, first = -1;
         for (int g = 0; g < G; g++) if (pos[(size_t)g * A + a]) { count++; if (first < 0) first = g; }
@@ -4100,34 +4152,110 @@ static void yolo_assign_image(int G, const double *gt, int A, int nc, const yolo
             for (int g = 0; g < G; g++) pos[(size_t)g * A + a] = (g == best);
             first = best;
         }
-        if (count > 0) {
-            fg[a] = 1;
-            label[a] = (int)gt[5 * first];
-            for (int i = 0; i < 4; i++) tbox[4 * a + i] = (yolo_real)(gt[5 * first + 1 + i] / stride[a]);
-        }
+        fg[a] = count > 0;
+        label[a] = count > 0 ? (int)gt[5 * first] : 0;
+        for (int i = 0; i < 4; i++) tbox[4 * a + i] = count > 0 ? (yolo_real)(gt[5 * first + 1 + i] / im->stride[a]) : 0;
     }
+}
+
+/* 3. per box: its best alignment pal [G] and best overlap pov [G] over its positives */
+static void yolo_assign_norm(int G, int A, const double *ov, const double *al, const unsigned char *pos,
+                             double *pal, double *pov) {
     for (int g = 0; g < G; g++) {
-        double pal = 0, pov = 0;
+        pal[g] = pov[g] = 0;
         for (int a = 0; a < A; a++)
             if (pos[(size_t)g * A + a]) {
-                pal = fmax(pal, al[(size_t)g * A + a]);
-                pov = fmax(pov, ov[(size_t)g * A + a]);
+                pal[g] = fmax(pal[g], al[(size_t)g * A + a]);
+                pov[g] = fmax(pov[g], ov[(size_t)g * A + a]);
             }
-        for (int a = 0; a < A; a++)
+    }
+}
+
+/* 4. per anchor: the target score, its best normalised alignment over the boxes it is positive for */
+static void yolo_assign_score(int G, int A, const double *al, const unsigned char *pos, const double *pal,
+                              const double *pov, yolo_real *score) {
+    for (int a = 0; a < A; a++) {
+        score[a] = 0;
+        for (int g = 0; g < G; g++)
             if (pos[(size_t)g * A + a]) {
-                double t = al[(size_t)g * A + a] * pov / (pal + 1e-9);
+                double t = al[(size_t)g * A + a] * pov[g] / (pal[g] + 1e-9);
                 if (t > score[a]) score[a] = (yolo_real)t;
             }
     }
-    free(ov); free(al); free(pos);
 }
 
 /* numerically stable BCE with logits and its derivative sigmoid(x) - t */
 static double yolo_bce(double x, double t) { return fmax(x, 0) - x * t + log1p(exp(-fabs(x))); }
 
-/* The CPU twin of the backend's loss op: one head branch. */
+/* The three terms of image n, per anchor, and their gradient, still to be
+   divided by S: written into lb->grads (the maps' layout). sums: box,
+   cls, dfl and the sum of target scores. With reuse, CIoU's alpha is the
+   one stored by the call that assigned. */
+static void yolo_loss_terms(const yolo_loss_branch *lb, int n, yolo_loss_image *im, double sums[4]) {
+    int A = im->A, nc = im->nc, no = im->no, reuse = lb->reuse;
+    const yolo_assignment *as = lb->as;
+    size_t o0 = (size_t)n * A;
+    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0, *P = im->P, *G = im->G;
+    memset(G, 0, (size_t)A * no * sizeof(double));
+    for (int a = 0; a < A; a++) {
+        int fg = as->fg[o0 + a], lab = as->label[o0 + a];
+        double sc = as->score[o0 + a];
+        ssum += sc;
+        for (int c = 0; c < nc; c++) {
+            double x = P[(size_t)a * no + 4 * YOLO_REG_MAX + c], t = (fg && c == lab) ? sc : 0;
+            cls_l += yolo_bce(x, t);
+            G[(size_t)a * no + 4 * YOLO_REG_MAX + c] = (im->prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
+        }
+        if (!fg) continue;
+        double tb[4], gb[4], alpha = as->alpha[o0 + a];
+        for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
+        double ciou = yolo_ciou(im->pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
+        if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
+        box_l += (1 - ciou) * sc;
+        /* corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
+        double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
+        const double *anc = im->anc + 2 * a;
+        for (int s = 0; s < 4; s++) {
+            const yolo_real *p = im->dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
+            double e = 0;
+            for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
+            /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
+            double tgt = s < 2 ? anc[s] - tb[s] : tb[s] - anc[s - 2];
+            tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
+            int tl = (int)tgt;
+            double wl = tl + 1 - tgt, wr = 1 - wl;
+            dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
+            for (int k = 0; k < YOLO_REG_MAX; k++) {
+                double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
+                double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;             /* cross-entropy */
+                double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);    /* d(1 - CIoU) through the expectation */
+                G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
+            }
+        }
+    }
+    for (int l = 0, a0 = 0; l < 3; l++) {
+        int HW = lb->h[l] * lb->w[l];
+        for (int c = 0; c < no; c++)
+            for (int i = 0; i < HW; i++) lb->grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
+        a0 += HW;
+    }
+    sums[0] = box_l; sums[1] = cls_l; sums[2] = dfl_l; sums[3] = ssum;
+}
+
+/* S = max(sum of target scores, 1) normalises all three terms: the gradient
+   scaled by grad_scale / S (the sums are divided by the caller) */
+static void yolo_loss_scale(yolo_loss_branch *lb, double ssum) {
+    if (!lb->reuse) lb->as->score_sum = ssum > 1 ? ssum : 1;
+    double k = lb->grad_scale / lb->as->score_sum;
+    size_t no = 4 * YOLO_REG_MAX + lb->nc;
+    for (int l = 0; l < 3; l++)
+        for (size_t i = 0; i < (size_t)lb->B * no * lb->h[l] * lb->w[l]; i++) lb->grads[l][i] *= (yolo_real)k;
+}
+
+/* The CPU twin of the backend's loss op, one head branch: the steps above,
+   image by image. */
 static void yolo_cpu_loss(yolo_loss_branch *lb) {
-    int nc = lb->nc, no = 4 * YOLO_REG_MAX + nc, B = lb->B, A = lb->A, reuse = lb->reuse;
+    int nc = lb->nc, no = 4 * YOLO_REG_MAX + nc, B = lb->B, A = lb->A;
     yolo_assignment *as = lb->as;
     /* anchor points (cell centres) in grid units and in pixels, and strides: [A, 2], [A] */
     double *anc = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
@@ -4147,93 +4275,38 @@ static void yolo_cpu_loss(yolo_loss_branch *lb) {
     double *part = (double *)yolo_xcalloc((size_t)B * 4, sizeof(double));
     #pragma omp parallel
     {
-    double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] one image's raw outputs */
-    double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] their gradient, before 1/S */
-    double *pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));       /* [A, 4] x1 y1 x2 y2, grid units */
-    double *pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));    /* [A, 4] the same in pixels */
-    yolo_real *prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));            /* [A, NC] */
-    yolo_real *dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real)); /* [A, 4, 16] */
+    yolo_loss_image im = { A, nc, no, anc, anc_px, str };
+    im.P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));
+    im.G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));
+    im.pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
+    im.pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
+    im.prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));
+    im.dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real));
     #pragma omp for schedule(dynamic)
     for (int n = 0; n < B; n++) {
-        size_t o0 = (size_t)n * A;
-        double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
-        for (int l = 0, a0 = 0; l < 3; l++) {
-            int HW = lb->h[l] * lb->w[l];
-            for (int c = 0; c < no; c++)
-                for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = lb->maps[l][((size_t)n * no + c) * HW + i];
-            a0 += HW;
+        yolo_loss_decode(lb, n, &im);
+        if (!lb->reuse) {
+            int G = lb->gstart[n + 1] - lb->gstart[n];
+            const double *g = gt + 5 * lb->gstart[n];
+            size_t o0 = (size_t)n * A;
+            double *ov = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));       /* [G, A] */
+            double *al = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));       /* [G, A] */
+            unsigned char *pos = (unsigned char *)yolo_xcalloc((size_t)G * A, 1);     /* [G, A] */
+            double *pal = (double *)yolo_xcalloc(G, sizeof(double)), *pov = (double *)yolo_xcalloc(G, sizeof(double));
+            yolo_assign_topk(&im, G, g, ov, al, pos);
+            yolo_assign_resolve(&im, G, g, ov, pos, as->fg + o0, as->label + o0, as->box + o0 * 4);
+            yolo_assign_norm(G, A, ov, al, pos, pal, pov);
+            yolo_assign_score(G, A, al, pos, pal, pov, as->score + o0);
+            free(ov); free(al); free(pos); free(pal); free(pov);
         }
-        /* decode: expected side distances -> boxes; class probabilities */
-        for (int a = 0; a < A; a++) {
-            double dist[4];
-            for (int s = 0; s < 4; s++) {
-                yolo_real logit[YOLO_REG_MAX];
-                for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
-                dist[s] = yolo_dfl_expect(logit, 1, dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
-            }
-            pbox[4 * a] = anc[2 * a] - dist[0]; pbox[4 * a + 1] = anc[2 * a + 1] - dist[1];
-            pbox[4 * a + 2] = anc[2 * a] + dist[2]; pbox[4 * a + 3] = anc[2 * a + 1] + dist[3];
-            for (int i = 0; i < 4; i++) pbox_px[4 * a + i] = pbox[4 * a + i] * str[a];
-            for (int c = 0; c < nc; c++) prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 4 * YOLO_REG_MAX + c]);
-        }
-        if (!reuse)
-            yolo_assign_image(lb->gstart[n + 1] - lb->gstart[n], gt + 5 * lb->gstart[n], A, nc, prob, pbox_px, anc_px, str,
-                              as->fg + o0, as->label + o0, as->box + o0 * 4, as->score + o0);
-        /* the three terms and their gradient, all still to be divided by S */
-        memset(G, 0, (size_t)A * no * sizeof(double));
-        for (int a = 0; a < A; a++) {
-            int fg = as->fg[o0 + a], lab = as->label[o0 + a];
-            double sc = as->score[o0 + a];
-            ssum += sc;
-            for (int c = 0; c < nc; c++) {
-                double x = P[(size_t)a * no + 4 * YOLO_REG_MAX + c], t = (fg && c == lab) ? sc : 0;
-                cls_l += yolo_bce(x, t);
-                G[(size_t)a * no + 4 * YOLO_REG_MAX + c] = (prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
-            }
-            if (!fg) continue;
-            double tb[4], gb[4], alpha = as->alpha[o0 + a];
-            for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
-            double ciou = yolo_ciou(pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
-            if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
-            box_l += (1 - ciou) * sc;
-            /* corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
-            double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
-            for (int s = 0; s < 4; s++) {
-                const yolo_real *p = dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
-                double e = 0;
-                for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
-                /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
-                double tgt = s < 2 ? anc[2 * a + s] - tb[s] : tb[s] - anc[2 * a + s - 2];
-                tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
-                int tl = (int)tgt;
-                double wl = tl + 1 - tgt, wr = 1 - wl;
-                dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
-                for (int k = 0; k < YOLO_REG_MAX; k++) {
-                    double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
-                    double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;             /* cross-entropy */
-                    double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);    /* d(1 - CIoU) through the expectation */
-                    G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
-                }
-            }
-        }
-        for (int l = 0, a0 = 0; l < 3; l++) {
-            int HW = lb->h[l] * lb->w[l];
-            for (int c = 0; c < no; c++)
-                for (int i = 0; i < HW; i++) lb->grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
-            a0 += HW;
-        }
-        part[4 * n] = box_l; part[4 * n + 1] = cls_l; part[4 * n + 2] = dfl_l; part[4 * n + 3] = ssum;
+        yolo_loss_terms(lb, n, &im, part + 4 * n);
     }
-    free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
+    free(im.P); free(im.G); free(im.pbox); free(im.pbox_px); free(im.prob); free(im.dflp);
     }
     double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
     for (int n = 0; n < B; n++) { box_l += part[4 * n]; cls_l += part[4 * n + 1]; dfl_l += part[4 * n + 2]; ssum += part[4 * n + 3]; }
     free(part);
-    /* S = max(sum of target scores, 1) normalises all three terms */
-    if (!reuse) as->score_sum = ssum > 1 ? ssum : 1;
-    double k = lb->grad_scale / as->score_sum;
-    for (int l = 0; l < 3; l++)
-        for (size_t i = 0; i < (size_t)B * no * lb->h[l] * lb->w[l]; i++) lb->grads[l][i] *= (yolo_real)k;
+    yolo_loss_scale(lb, ssum);
     lb->box = box_l; lb->cls = cls_l; lb->dfl = dfl_l;
     free(anc); free(anc_px); free(str); free(gt);
 }

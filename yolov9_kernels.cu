@@ -1648,12 +1648,15 @@ static void cu_optim_update(const yolo_update *u, float *w, const float *g, floa
 /* ------------------------------------------------------------------------ */
 /* the detection loss: assigner, CIoU, DFL, BCE and their gradient          */
 /* ------------------------------------------------------------------------ */
-/* The same steps as yolo_cpu_loss / yolo_assign_image in yolov9.h, in
-   double precision like them, so that the assigner takes the same
-   decisions: decode every anchor; per ground-truth box, alignment metrics
-   over all anchors and its 10 best inside the box; per anchor, one box
-   when several claim it; per box, its best alignment and IoU; per anchor,
-   the target score; then the three terms and their gradient. */
+/* The steps of yolo_cpu_loss in yolov9.h, one kernel each under the same
+   name (loss_decode_kernel = yolo_loss_decode, assign_topk_kernel =
+   yolo_assign_topk, assign_resolve, assign_norm, assign_score, loss_terms,
+   scale_kernel = yolo_loss_scale), in double precision like them, so that
+   the assigner takes the same decisions: decode every anchor; per
+   ground-truth box, alignment metrics over all anchors and its 10 best
+   inside the box; per anchor, one box when several claim it; per box, its
+   best alignment and IoU; per anchor, the target score; then the three
+   terms and their gradient, scaled by 1/S. */
 
 struct Levels { int h[3], w[3], stride[3], A, nc, no; };
 

@@ -42,14 +42,7 @@ static void save_image(void *ctx, int id, const yolo_det *d, int n) {
     double w0 = s->ds->w0[id], h0 = s->ds->h0[id];
     if (s->labels_dir) {
         snprintf(path, sizeof path, "%s/%s.txt", s->labels_dir, st);
-        FILE *f = fopen(path, "w");
-        for (int i = 0; f && i < n; i++) {
-            fprintf(f, "%d %.6g %.6g %.6g %.6g", d[i].cls, (d[i].x1 + d[i].x2) / 2 / w0, (d[i].y1 + d[i].y2) / 2 / h0,
-                    (d[i].x2 - d[i].x1) / w0, (d[i].y2 - d[i].y1) / h0);
-            if (s->save_conf) fprintf(f, " %.6g", d[i].conf);
-            fprintf(f, "\n");
-        }
-        if (f) fclose(f);
+        yolo_save_txt(path, d, n, w0, h0, s->save_conf);
     }
     if (s->json) {
         char *end;
@@ -135,8 +128,7 @@ int main(int argc, char **argv) {
     yolo_loader_init(&ld, &ds, &hyp, batch, img, 0, workers);
     int H, W;
     yolo_loader_max_shape(&ld, &H, &W);
-    size_t act = yolo_plan_bytes(&m, batch, H, W, 0, 0), weights_b = yolo_model_weights_bytes(&m);
-    size_t plan = act + weights_b + YOLO_BACKEND_SCRATCH_BYTES;
+    size_t act, plan = yolo_infer_bytes(&m, batch, H, W, &act), weights_b = yolo_model_weights_bytes(&m);
     printf("memory plan: %.2f GB = activations, folded weights and predictions %.2f (batch %d at %dx%d at most) + weights %.2f"
            " + backend scratch %.2f\n", plan / 1e9, act / 1e9, batch, W, H, weights_b / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     if (dry_run) return 0;

@@ -21,6 +21,11 @@
      YOLO_REAL    the scalar type of every tensor, float by default. The
                   gradient-check test builds with double so that finite
                   differences are precise; files on disk are always float32.
+     YOLO_NO_DATA the model alone (a port, a lab): leaves out datasets,
+                  pictures, augmentation, the loader and its threads,
+                  validation and plots, and with them libjpeg, stb and
+                  pthread. The model, its backward, the loss, optimizers,
+                  weights, NMS and metrics stay; -lm suffices.
 
    NOTATION (used in every shape comment)
      B      batch size                 C, H, W   channels, height, width
@@ -61,7 +66,9 @@
 #ifndef YOLOV9_H
 #define YOLOV9_H
 
-#include <pthread.h>
+#ifndef YOLO_NO_DATA
+#include <pthread.h>   /* the loader's threads */
+#endif
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -182,8 +189,9 @@ typedef struct {
    filled by name, in the order of the members below: an op added here
    gets one line in each. */
 
+typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW, YOLO_LION } yolo_optim_kind;
 /* one optimizer step; gs multiplies the gradient first (clipping, accumulation) */
-typedef struct { int kind; double lr, wd, b1, b2, eps, bc1, bc2, gs; } yolo_update;
+typedef struct { yolo_optim_kind kind; double lr, wd, b1, b2, eps, bc1, bc2, gs; } yolo_update;
 typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;                 /* one detection, input pixels */
 
 /* What the assigner decided for one head branch (arrays in backend
@@ -482,6 +490,15 @@ typedef struct {
 /* 7. loss                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* the official's constants: the assigner's 10 best anchors per box and its
+   alignment s^0.5 u^6; the gains of the box, class and DFL terms */
+#define YOLO_TOPK 10
+#define YOLO_TAL_ALPHA 0.5
+#define YOLO_TAL_BETA 6.0
+#define YOLO_GAIN_BOX 7.5
+#define YOLO_GAIN_CLS 0.5
+#define YOLO_GAIN_DFL 1.5
+
 typedef struct {
     const struct yolo_backend *be;  /* where the assignment lives */
     yolo_assignment as[2];       /* per head branch */
@@ -492,8 +509,7 @@ typedef struct {
 /* ------------------------------------------------------------------------ */
 /* 8. optimizers                                                            */
 /* ------------------------------------------------------------------------ */
-
-typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW, YOLO_LION } yolo_optim_kind;
+/* (yolo_optim_kind is declared with the backend's yolo_update) */
 
 /* The shape of the learning rate over the epochs, lf(e): linear from 1 to
    lrf (the default), cosine (--cos-lr), flat then cosine over the second
@@ -567,12 +583,13 @@ typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *
 typedef struct yolo_hyp {
     double lr0, lrf, momentum, weight_decay;                  /* optimizer and schedule */
     double warmup_epochs, warmup_momentum, warmup_bias_lr;
-    double box, cls, dfl;                                     /* loss gains (fixed in the official loss) */
+    double box, cls, dfl;                                     /* loss gains: fixed (YOLO_GAIN_*), as the official's */
     double hsv_h, hsv_s, hsv_v;                               /* colour jitter gains */
     double degrees, translate, scale, shear, perspective;     /* random perspective */
     double flipud, fliplr, mosaic, mixup;                     /* probabilities */
 } yolo_hyp;
 
+#ifndef YOLO_NO_DATA
 /* A dataset yaml: path, train, val (each a folder, a list file, or a list
    of either), nc, names. */
 typedef struct {
@@ -650,6 +667,7 @@ typedef struct yolo_loader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } yolo_loader;
+#endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
 /* 11. evaluation                                                           */
@@ -659,7 +677,8 @@ typedef struct yolo_loader {
    confidence, class and whether it is a true positive at each of the ten
    IoU thresholds 0.50:0.05:0.95 (bit t), and the class of every label. */
 typedef struct {
-    long n, cap, nt, tcap;
+    long n, nt;              /* detections, labels */
+    int cap, tcap;           /* room for them */
     float *conf;             /* [n] */
     int *cls;                /* [n] */
     unsigned short *tp;      /* [n] bit t: matched at IoU >= 0.50 + 0.05 t */
@@ -690,6 +709,7 @@ typedef struct { double pre, infer, nms; int images; } yolo_times;   /* seconds,
 /* called with every validation picture's detections in its own pixels */
 typedef void (*yolo_det_hook)(void *ctx, int id, const yolo_det *d, int n);
 
+#ifndef YOLO_NO_DATA
 /* What the plots of a validation need, gathered picture by picture by
    yolo_val_plots_hook (as yolo_validate's hook; it hands each picture on
    to next): the confusion matrix, and the first three batches' pictures
@@ -703,6 +723,7 @@ typedef struct {
     yolo_det_hook next;
     void *next_ctx;
 } yolo_val_plots;
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* 12. command line                                                         */
@@ -813,6 +834,9 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
    copies (256 MB) and small buffers (BatchNorm gradient sums, the
    gradient norm's per-block partials) */
 #define YOLO_BACKEND_SCRATCH_BYTES ((size_t)304 << 20)
+/* what an inference program (val, detect) reserves: the plan of a batch of
+   B at H x W, the weights and the backend's scratch; *act the plan's part */
+size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act);
 /* The inference form: every BatchNorm folded into its conv (w gamma /
    sqrt(var + eps), bias beta - mean gamma / sqrt(var + eps)) and every
    RepConvN into one 3x3 conv (the 1x1 kernel added at the centre). Eval
@@ -970,6 +994,7 @@ void yolo_hyp_default(yolo_hyp *h);
 int  yolo_hyp_read(yolo_hyp *h, const char *path, char *err);
 void yolo_hyp_format(const yolo_hyp *h, char *out, size_t cap);
 int  yolo_hyp_parse(yolo_hyp *h, const char *s);   /* 0 when every key was there */
+#ifndef YOLO_NO_DATA
 int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
 void yolo_data_free(yolo_data_cfg *d);
 int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
@@ -981,30 +1006,37 @@ int  yolo_image_load(yolo_image *im, const char *path, char *err);
 void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
 void yolo_image_to_input(const yolo_image *im, yolo_real *dst);
 void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *label);
+/* --image-weights: each training picture's weight iw [ds->n] from the
+   per-class mAP50-95 of the last validation, maps [nc] */
+void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
 double yolo_loader_rate(const yolo_loader *ld);
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
 yolo_batch *yolo_loader_next(yolo_loader *ld);
-/* --image-weights: each training picture's weight iw [ds->n] from the
-   per-class mAP50-95 of the last validation, maps [nc] */
-void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
 const char *yolo_loader_error(const yolo_loader *ld);
 void yolo_loader_stop(yolo_loader *ld);
 void yolo_loader_free(yolo_loader *ld);
+#endif /* YOLO_NO_DATA */
 
 /* evaluation: matching, AP, the validation pass */
 /* a box from the letterboxed input (scaled by gain, padded by padx, pady)
    back onto its w0 x h0 picture, clipped to it: the official scale_boxes */
 void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain, double padx, double pady, int w0, int h0);
+/* --save-txt: one line per detection, "class cx cy w h" (and " conf" with
+   with_conf), normalised to its w0 x h0 picture; -1 (and a line) when the
+   file cannot be written */
+int yolo_save_txt(const char *path, const yolo_det *d, int n, double w0, double h0, int with_conf);
 void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl);
 void yolo_eval_free(yolo_eval *ev);
 void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt);
 void yolo_metrics_free(yolo_metrics *mt);
 double yolo_fitness(const yolo_metrics *mt);
+#ifndef YOLO_NO_DATA
 int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, int single_cls, yolo_eval *ev, yolo_times *tm,
                    yolo_det_hook hook, void *ctx, char *err);
+#endif
 
 /* the command line (section 12): flags into their values. --help or -h
    prints the table and exits 0; an unknown flag, a missing or malformed
@@ -1022,6 +1054,7 @@ void yolo_progress_show(yolo_progress *p, long done, const char *left, const cha
 void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook next, void *next_ctx);
 void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n);
 
+#ifndef YOLO_NO_DATA
 /* plots (section 13): the pictures of the official run folder. Each returns
    0, or -1 (with a line on stderr) when the file cannot be written. */
 int  yolo_plot_results(const char *csv, const char *png);    /* every column of results.csv against the epoch */
@@ -1038,6 +1071,7 @@ void yolo_val_plots_hook(void *ctx, int id, const yolo_det *d, int n);
 /* confusion_matrix.png, the PR family, val_batch{0,1,2}_labels.jpg and
    _pred.jpg into dir; frees what v gathered */
 int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *names, const char *dir);
+#endif /* YOLO_NO_DATA */
 
 #ifdef __cplusplus
 }
@@ -1052,15 +1086,17 @@ int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const 
 #define YOLOV9_IMPLEMENTATION_DONE
 
 #include <ctype.h>
-#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <dirent.h>
+#ifndef YOLO_NO_DATA
 #include <jpeglib.h>
 #include <stb/stb_easy_font.h>
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
+#endif
 #include <strings.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -1099,6 +1135,17 @@ static void *yolo_xrealloc(void *p, size_t bytes) {
     p = realloc(p, bytes ? bytes : 1);
     if (!p) { fprintf(stderr, "yolov9: out of host memory (%zu bytes)\n", bytes); exit(1); }
     return p;
+}
+/* Room for n items of `item` bytes in the array p, which has room for
+   *cap: when it has less, *cap doubles (from 16) until n fit and p moves.
+   The file's one grow-by-doubling; out of memory exits, as yolo_xmalloc. */
+static void *yolo_grow(void *p, size_t item, long n, int *cap) {
+    if (n <= *cap) return p;
+    long c = *cap > 16 ? *cap : 16;
+    while (c < n) c *= 2;
+    if (c > INT_MAX) { fprintf(stderr, "yolov9: an array of more than %d items\n", INT_MAX); exit(1); }
+    *cap = (int)c;
+    return yolo_xrealloc(p, (size_t)c * item);
 }
 
 /* Reading what a user names: only a regular file is opened (a FIFO or a
@@ -1691,21 +1738,21 @@ static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo
                                   yolo_real *v, yolo_real *vmax, size_t n) {
     for (size_t i = 0; i < n; i++) {
         double gi = g[i] * u->gs, wi = w[i];
-        if (u->kind == 0) {
+        if (u->kind == YOLO_SGD) {
             gi += u->wd * wi;
             double buf = u->b1 * m[i] + gi;          /* first step: buf = g, as torch */
             m[i] = (yolo_real)buf;
             w[i] = (yolo_real)(wi - u->lr * (gi + u->b1 * buf));
             continue;
         }
-        if (u->kind == 3) {
+        if (u->kind == YOLO_LION) {
             wi *= 1 - u->lr * u->wd;
             double c = u->b1 * m[i] + (1 - u->b1) * gi;
             m[i] = (yolo_real)(u->b2 * m[i] + (1 - u->b2) * gi);
             w[i] = (yolo_real)(wi - u->lr * ((c > 0) - (c < 0)));   /* torch.sign: 0 at 0 */
             continue;
         }
-        if (u->kind == 1) gi += u->wd * wi;
+        if (u->kind == YOLO_ADAM) gi += u->wd * wi;   /* Adam: L2 in the gradient; AdamW: decoupled */
         else wi *= 1 - u->lr * u->wd;
         double mi = u->b1 * m[i] + (1 - u->b1) * gi, vi = u->b2 * v[i] + (1 - u->b2) * gi * gi;
         m[i] = (yolo_real)mi; v[i] = (yolo_real)vi;
@@ -1818,10 +1865,7 @@ static yolo_real *yolo_param_new(yolo_model *m, const char *prefix, const char *
 
 static void yolo_act_new(yolo_model *m, yolo_tensor *t) {
     if (!yolo_binding(m)) return;
-    if (m->nacts == m->cap_acts) {
-        m->cap_acts = m->cap_acts ? 2 * m->cap_acts : 256;
-        m->acts = (yolo_tensor **)yolo_xrealloc(m->acts, m->cap_acts * sizeof(yolo_tensor *));
-    }
+    m->acts = (yolo_tensor **)yolo_grow(m->acts, sizeof *m->acts, m->nacts + 1, &m->cap_acts);
     memset(t, 0, sizeof *t);
     m->acts[m->nacts++] = t;
 }
@@ -1872,10 +1916,7 @@ static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int 
     yolo_act_new(m, &c->z);
     yolo_act_new(m, &c->y);
     if (yolo_binding(m)) {
-        if (m->nconvs == m->cap_convs) {
-            m->cap_convs = m->cap_convs ? 2 * m->cap_convs : 256;
-            m->convs = (yolo_conv **)yolo_xrealloc(m->convs, m->cap_convs * sizeof(yolo_conv *));
-        }
+        m->convs = (yolo_conv **)yolo_grow(m->convs, sizeof *m->convs, m->nconvs + 1, &m->cap_convs);
         m->convs[m->nconvs++] = c;
     }
 }
@@ -1956,10 +1997,7 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
     yolo_conv_init(m, &r->conv2, p, c1, c2, 1, 1, 1, 1, 0);
     yolo_act_new(m, &r->y);
     if (yolo_binding(m)) {
-        if (m->nreps == m->cap_reps) {
-            m->cap_reps = m->cap_reps ? 2 * m->cap_reps : 64;
-            m->reps = (yolo_repconvn **)yolo_xrealloc(m->reps, m->cap_reps * sizeof(yolo_repconvn *));
-        }
+        m->reps = (yolo_repconvn **)yolo_grow(m->reps, sizeof *m->reps, m->nreps + 1, &m->cap_reps);
         m->reps[m->nreps++] = r;
     }
 }
@@ -4017,12 +4055,7 @@ void yolo_decode(const yolo_model *m, yolo_real *pred) {
    them; in a dual head the auxiliary branch counts 0.25. The official
    returns (box + cls + dfl) * B as the loss to differentiate. */
 
-#define YOLO_TOPK 10
-#define YOLO_TAL_ALPHA 0.5
-#define YOLO_TAL_BETA 6.0
-#define YOLO_GAIN_BOX 7.5
-#define YOLO_GAIN_CLS 0.5
-#define YOLO_GAIN_DFL 1.5
+/* (the constants, YOLO_TOPK ... YOLO_GAIN_DFL, are with yolo_loss above) */
 
 static void yolo_assignment_release(const yolo_backend *be, yolo_assignment *as) {
     be->release(as->fg); be->release(as->label); be->release(as->box); be->release(as->score); be->release(as->alpha);
@@ -4383,7 +4416,7 @@ void yolo_arena_init(yolo_arena *a, size_t size) {
 void yolo_arena_free(yolo_arena *a) { free(a->r); memset(a, 0, sizeof *a); }
 
 static void yolo_arena_insert(yolo_arena *a, int at, yolo_arena_range x) {
-    if (a->n == a->cap) { a->cap *= 2; a->r = (yolo_arena_range *)yolo_xrealloc(a->r, a->cap * sizeof *a->r); }
+    a->r = (yolo_arena_range *)yolo_grow(a->r, sizeof *a->r, a->n + 1, &a->cap);
     memmove(a->r + at + 1, a->r + at, (a->n - at) * sizeof *a->r);
     a->r[at] = x;
     a->n++;
@@ -4492,10 +4525,7 @@ static struct {
 static void *yolo_plan_alloc(size_t bytes) {
     size_t off = yolo_arena_alloc(&yolo_plan_arena, bytes);
     if (yolo_plan_rec.on) {
-        if (yolo_plan_rec.n == yolo_plan_rec.cap) {
-            yolo_plan_rec.cap = yolo_plan_rec.cap ? 2 * yolo_plan_rec.cap : 1024;
-            yolo_plan_rec.b = (yolo_plan_buf *)yolo_xrealloc(yolo_plan_rec.b, yolo_plan_rec.cap * sizeof(yolo_plan_buf));
-        }
+        yolo_plan_rec.b = (yolo_plan_buf *)yolo_grow(yolo_plan_rec.b, sizeof(yolo_plan_buf), yolo_plan_rec.n + 1, &yolo_plan_rec.cap);
         yolo_plan_buf x = { yolo_arena_bytes(bytes), off, yolo_plan_rec.t++, INT_MAX, yolo_plan_rec.step };
         yolo_plan_rec.b[yolo_plan_rec.n++] = x;
     }
@@ -4717,6 +4747,11 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
     return yolo_plan_run_bytes(m, 0, 0, 0, 0, B, H, W);
 }
 
+size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act) {
+    *act = yolo_plan_bytes(m, B, H, W, 0, 0);
+    return *act + yolo_model_weights_bytes(m) + YOLO_BACKEND_SCRATCH_BYTES;
+}
+
 /* each allocation as the arena takes it */
 size_t yolo_model_weights_bytes(const yolo_model *m) {
     return 2 * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) + yolo_arena_bytes(m->nstats * sizeof(yolo_real));
@@ -4758,7 +4793,7 @@ void yolo_optim_free(yolo_optim *o) {
 void yolo_optim_step(yolo_optim *o, yolo_model *m) {
     o->step++;
     yolo_update u;
-    u.kind = (int)o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
+    u.kind = o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
     u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
     for (int k = 0; k < m->nparams; k++) {
         const yolo_param *p = &m->params[k];
@@ -5039,7 +5074,7 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
             continue;
         }
         if (strlen(key) >= sizeof st->e[0].name) { rc = yolo_errorf(err, "%s: a tensor name longer than %zu characters", path, sizeof st->e[0].name - 1); break; }
-        if (st->n == cap) { cap = cap ? 2 * cap : 256; st->e = (yolo_st_entry *)yolo_xrealloc(st->e, cap * sizeof(yolo_st_entry)); }
+        st->e = (yolo_st_entry *)yolo_grow(st->e, sizeof(yolo_st_entry), st->n + 1, &cap);
         yolo_st_entry *e = &st->e[st->n++];
         memset(e, 0, sizeof *e);
         snprintf(e->name, sizeof e->name, "%s", key);
@@ -5378,7 +5413,10 @@ static const struct { const char *key; size_t off; double def, lo, hi; } yolo_hy
     YOLO_HYP(lr0, 0.01, 0, 10), YOLO_HYP(lrf, 0.01, 0, 1), YOLO_HYP(momentum, 0.937, 0, 0.999),
     YOLO_HYP(weight_decay, 0.0005, 0, 1), YOLO_HYP(warmup_epochs, 3.0, 0, 1000),
     YOLO_HYP(warmup_momentum, 0.8, 0, 0.999), YOLO_HYP(warmup_bias_lr, 0.1, 0, 10),
-    YOLO_HYP(box, 7.5, 0, 1000), YOLO_HYP(cls, 0.5, 0, 1000), YOLO_HYP(dfl, 1.5, 0, 1000),
+    /* the loss gains: the official loss fixes them (and never reads these
+       keys), so a file may leave them out but not set them otherwise */
+    YOLO_HYP(box, YOLO_GAIN_BOX, YOLO_GAIN_BOX, YOLO_GAIN_BOX), YOLO_HYP(cls, YOLO_GAIN_CLS, YOLO_GAIN_CLS, YOLO_GAIN_CLS),
+    YOLO_HYP(dfl, YOLO_GAIN_DFL, YOLO_GAIN_DFL, YOLO_GAIN_DFL),
     YOLO_HYP(hsv_h, 0.015, 0, 1), YOLO_HYP(hsv_s, 0.7, 0, 1), YOLO_HYP(hsv_v, 0.4, 0, 1),
     YOLO_HYP(degrees, 0.0, 0, 180), YOLO_HYP(translate, 0.1, 0, 1), YOLO_HYP(scale, 0.9, 0, 0.99),
     YOLO_HYP(shear, 0.0, 0, 45), YOLO_HYP(perspective, 0.0, 0, 0.01), YOLO_HYP(flipud, 0.0, 0, 1),
@@ -5414,6 +5452,7 @@ static char *yolo_yaml_value(char *v) {
    not a silent default. Keys we do not use (obj, anchor_t, ...) are read
    past. */
 static int yolo_hyp_in_range(int i, double v) { return v >= yolo_hyp_keys[i].lo && v <= yolo_hyp_keys[i].hi; }
+static int yolo_hyp_fixed(int i) { return yolo_hyp_keys[i].lo == yolo_hyp_keys[i].hi; }   /* box, cls, dfl */
 
 int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
     FILE *f = yolo_open_file(path, "hyperparameter file", 1 << 20, NULL, err);
@@ -5431,6 +5470,9 @@ int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
             if (strcmp(key, yolo_hyp_keys[i].key)) continue;
             double v = strtod(val, &end);
             if (end == val || *end) rc = yolo_errorf(err, "%s:%d: %s: '%.40s' is not a number", path, lineno, key, val);
+            else if (yolo_hyp_fixed(i) && v != yolo_hyp_keys[i].def)
+                rc = yolo_errorf(err, "%s:%d: %s %g: the loss gain is fixed at %g, as in the official loss (which ignores this key)",
+                                 path, lineno, key, v, yolo_hyp_keys[i].def);
             else if (!yolo_hyp_in_range(i, v)) rc = yolo_errorf(err, "%s:%d: %s %g is not in [%g, %g]", path, lineno, key, v, yolo_hyp_keys[i].lo, yolo_hyp_keys[i].hi);
             else { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; seen[i] = 1; }
         }
@@ -5438,7 +5480,8 @@ int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
     fclose(f);
     if (rc) return -1;
     for (int i = 0; i < YOLO_NHYP; i++)
-        if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", path, yolo_hyp_keys[i].key);
+        if (!seen[i] && yolo_hyp_fixed(i)) *(double *)((char *)h + yolo_hyp_keys[i].off) = yolo_hyp_keys[i].def;
+        else if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", path, yolo_hyp_keys[i].key);
     return 0;
 }
 
@@ -5461,11 +5504,12 @@ int yolo_hyp_parse(yolo_hyp *h, const char *s) {
     return found == YOLO_NHYP ? 0 : -1;
 }
 
+#ifndef YOLO_NO_DATA   /* the rest of this section: datasets, pictures, augmentation, the loader */
 /* --- the dataset yaml --- */
 
 typedef struct { int n, cap; char **s; } yolo_strings;
 static void yolo_strings_add(yolo_strings *l, const char *s) {
-    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 256; l->s = (char **)yolo_xrealloc(l->s, l->cap * sizeof(char *)); }
+    l->s = (char **)yolo_grow(l->s, sizeof(char *), l->n + 1, &l->cap);
     l->s[l->n++] = strdup(s);
 }
 
@@ -5560,8 +5604,9 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
         snprintf(block, sizeof block, "%s", key);
         if (*v == '[') {   /* a flow list, maybe over several lines: gathered into one */
             int open_line = lineno;
-            size_t cap = strlen(v) + 2, n = strlen(v);
-            flow = (char *)yolo_xmalloc(cap);
+            size_t n = strlen(v);
+            int cap = 0;
+            flow = (char *)yolo_grow(NULL, 1, (long)n + 2, &cap);
             memcpy(flow, v, n + 1);
             for (int closed = strchr(v, ']') != NULL; !closed;) {   /* only the new line is searched: linear in the file */
                 if (!next) { rc = yolo_errorf(err, "%s:%d: the list of '%s' is not closed by ']'", path, open_line, key); break; }
@@ -5571,7 +5616,7 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
                 char *more = yolo_yaml_value(line);
                 size_t m = strlen(more);
                 closed = strchr(more, ']') != NULL;
-                if (n + m + 2 > cap) { cap = 2 * (n + m + 2); flow = (char *)yolo_xrealloc(flow, cap); }
+                flow = (char *)yolo_grow(flow, 1, (long)(n + m + 2), &cap);
                 flow[n++] = ' ';
                 memcpy(flow + n, more, m + 1); n += m;
             }
@@ -5798,10 +5843,9 @@ static int yolo_strcmp_p(const void *a, const void *b) { return strcmp(*(char *c
 typedef struct { int n, cap; dev_t *dev; ino_t *ino; } yolo_seen_dirs;
 static int yolo_seen_dir(yolo_seen_dirs *v, const struct stat *st) {
     for (int i = 0; i < v->n; i++) if (v->dev[i] == st->st_dev && v->ino[i] == st->st_ino) return 1;
-    if (v->n == v->cap) {
-        v->cap = v->cap ? 2 * v->cap : 64;
-        v->dev = (dev_t *)yolo_xrealloc(v->dev, v->cap * sizeof(dev_t)); v->ino = (ino_t *)yolo_xrealloc(v->ino, v->cap * sizeof(ino_t));
-    }
+    int cap = v->cap;   /* two arrays of one capacity */
+    v->dev = (dev_t *)yolo_grow(v->dev, sizeof(dev_t), v->n + 1, &cap);
+    v->ino = (ino_t *)yolo_grow(v->ino, sizeof(ino_t), v->n + 1, &v->cap);
     v->dev[v->n] = st->st_dev; v->ino[v->n++] = st->st_ino;
     return 0;
 }
@@ -5915,7 +5959,7 @@ static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, ch
             for (int i = 0; i < 5; i++) dup &= (*lab)[j * 5 + i] == (float)v[i];
         }
         if (dup) continue;
-        if (*nlab == cap) { cap = cap ? 2 * cap : 16; *lab = (float *)yolo_xrealloc(*lab, (size_t)cap * 5 * sizeof(float)); }
+        *lab = (float *)yolo_grow(*lab, 5 * sizeof(float), *nlab + 1, &cap);
         for (int i = 0; i < 5; i++) (*lab)[*nlab * 5 + i] = (float)v[i];
         (*nlab)++;
     }
@@ -6352,7 +6396,7 @@ enum { YOLO_FLIP_LR = 1, YOLO_FLIP_UD = 2 };
 /* boxes of one training sample, pixels: class, x1, y1, x2, y2 */
 typedef struct { int n, cap; float *b; } yolo_boxes;   /* b: [n*5] */
 static void yolo_boxes_add(yolo_boxes *bx, float c, double x1, double y1, double x2, double y2) {
-    if (bx->n == bx->cap) { bx->cap = bx->cap ? 2 * bx->cap : 32; bx->b = (float *)yolo_xrealloc(bx->b, (size_t)bx->cap * 5 * sizeof(float)); }
+    bx->b = (float *)yolo_grow(bx->b, 5 * sizeof(float), bx->n + 1, &bx->cap);
     float *o = bx->b + (size_t)bx->n++ * 5;
     o[0] = c; o[1] = (float)x1; o[2] = (float)y1; o[3] = (float)x2; o[4] = (float)y2;
 }
@@ -6855,7 +6899,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         yolo_image_to_input_flipped(&im, flips, bt->images + (size_t)j * 3 * H * W);
         yolo_image_free(&im);
         for (int t = 0; t < bx.n; t++) {
-            if (bt->nt == bt->tcap) { bt->tcap *= 2; bt->targets = (yolo_real *)yolo_xrealloc(bt->targets, (size_t)bt->tcap * 6 * sizeof(yolo_real)); }
+            bt->targets = (yolo_real *)yolo_grow(bt->targets, 6 * sizeof(yolo_real), bt->nt + 1, &bt->tcap);
             yolo_real *o6 = bt->targets + (size_t)bt->nt++ * 6;
             o6[0] = (yolo_real)j;
             for (int q = 0; q < 5; q++) o6[1 + q] = bx.b[t * 5 + q];
@@ -7104,6 +7148,7 @@ int yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augmen
     if (failed >= 0) return yolo_errorf(err, "%s: cannot write its --cache disk file beside it", ds->files[failed]);
     return 0;
 }
+#endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
 /* 11. evaluation: NMS, matching, AP                                         */
@@ -7158,7 +7203,7 @@ int yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, floa
                 for (int q = 0; q < nclasses; q++) ok |= classes[q] == k;
                 if (!ok) continue;
             }
-            if (n == cap) { cap *= 2; c = (yolo_cand *)yolo_xrealloc(c, (size_t)cap * sizeof(yolo_cand)); }
+            c = (yolo_cand *)yolo_grow(c, sizeof(yolo_cand), n + 1, &cap);
             double cx = pred[a], cy = pred[(size_t)A + a], w = pred[(size_t)2 * A + a], h = pred[(size_t)3 * A + a];
             yolo_cand d = { conf, cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, a, k };
             c[n++] = d;
@@ -7206,13 +7251,12 @@ void yolo_eval_free(yolo_eval *ev) {
    keeps, among the pairs left, the one of the earliest detection (the
    detections come sorted by confidence). */
 void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl) {
-    if (ev->n + nd > ev->cap) {
-        ev->cap = 2 * (ev->n + nd) + 256;
-        ev->conf = (float *)yolo_xrealloc(ev->conf, ev->cap * sizeof(float));
-        ev->cls = (int *)yolo_xrealloc(ev->cls, ev->cap * sizeof(int));
-        ev->tp = (unsigned short *)yolo_xrealloc(ev->tp, ev->cap * sizeof(unsigned short));
-    }
-    if (ev->nt + nl > ev->tcap) { ev->tcap = 2 * (ev->nt + nl) + 256; ev->tcls = (int *)yolo_xrealloc(ev->tcls, ev->tcap * sizeof(int)); }
+    int cap = ev->cap;   /* three arrays of one capacity */
+    ev->conf = (float *)yolo_grow(ev->conf, sizeof(float), ev->n + nd, &cap);
+    cap = ev->cap;
+    ev->cls = (int *)yolo_grow(ev->cls, sizeof(int), ev->n + nd, &cap);
+    ev->tp = (unsigned short *)yolo_grow(ev->tp, sizeof(unsigned short), ev->n + nd, &ev->cap);
+    ev->tcls = (int *)yolo_grow(ev->tcls, sizeof(int), ev->nt + nl, &ev->tcap);
     for (int j = 0; j < nl; j++) ev->tcls[ev->nt + j] = (int)lab[j * 5];
     ev->images++;
     /* IoU in float32 with eps 1e-7, as torch's box_iou there */
@@ -7367,9 +7411,22 @@ void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain
     *y1 = yolo_unpad(*y1, pady, gain, h0); *y2 = yolo_unpad(*y2, pady, gain, h0);
 }
 
+int yolo_save_txt(const char *path, const yolo_det *d, int n, double w0, double h0, int with_conf) {
+    FILE *f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "%s: cannot write\n", path); return -1; }
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%d %.6g %.6g %.6g %.6g", d[i].cls, (d[i].x1 + d[i].x2) / 2 / w0, (d[i].y1 + d[i].y2) / 2 / h0,
+                (d[i].x2 - d[i].x1) / w0, (d[i].y2 - d[i].y1) / h0);
+        if (with_conf) fprintf(f, " %.6g", d[i].conf);
+        fprintf(f, "\n");
+    }
+    return fclose(f) ? -1 : 0;
+}
+
 /* fitness of a checkpoint, as the official: 0.1 mAP50 + 0.9 mAP50-95 */
 double yolo_fitness(const yolo_metrics *mt) { return 0.1 * mt->map50 + 0.9 * mt->map; }
 
+#ifndef YOLO_NO_DATA
 /* --- validation: the model over a loader --- */
 
 /* Every validation picture through the model (its eval form: call
@@ -7400,7 +7457,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
         yolo_predict(m, conf, iou, max_det, single_cls, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
         double t3 = yolo_now();
         if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += bt->B; }
-        if (bt->nt > labcap) { labcap = bt->nt; lab = (float *)yolo_xrealloc(lab, (size_t)labcap * 5 * sizeof(float)); }
+        lab = (float *)yolo_grow(lab, 5 * sizeof(float), bt->nt, &labcap);
         for (int b = 0, t = 0; b < bt->B; b++) {
             int id = bt->ids[b], w0 = ds->w0[id], h0 = ds->h0[id], nl = 0;
             double g = bt->gain[b], px = bt->padx[b], py = bt->pady[b];
@@ -7429,6 +7486,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
     free(dets); free(count); free(lab);
     return rc;
 }
+#endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
 /* 12. command line: the official flags                                     */
@@ -7569,6 +7627,7 @@ int yolo_check_img_size(int img, int floor, const char *prog) {
     return size;
 }
 
+#ifndef YOLO_NO_DATA
 /* ------------------------------------------------------------------------ */
 /* 13. plots: the pictures of a run folder                                  */
 /* ------------------------------------------------------------------------ */
@@ -7708,7 +7767,7 @@ int yolo_plot_results(const char *csv, const char *png) {
     if (fgets(line, sizeof line, f))
         for (char *t = strtok(line, ",\r\n"); t && ncol < 64; t = strtok(NULL, ",\r\n")) snprintf(names[ncol++], 64, "%s", t);
     while (fgets(line, sizeof line, f)) {
-        if (rows == cap) { cap *= 2; v = (double *)yolo_xrealloc(v, (size_t)cap * 64 * sizeof(double)); }
+        v = (double *)yolo_grow(v, 64 * sizeof(double), rows + 1, &cap);
         char *t = line;
         for (int c = 0; c < ncol; c++) { v[(size_t)rows * 64 + c] = strtod(t, &t); if (*t == ',') t++; }
         rows++;
@@ -8063,6 +8122,8 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
     memset(v, 0, sizeof *v);
     return rc;
 }
+
+#endif /* YOLO_NO_DATA */
 
 #endif /* YOLOV9_IMPLEMENTATION_DONE */
 #endif /* YOLOV9_IMPLEMENTATION */

@@ -1578,21 +1578,21 @@ static void cu_copy_channels(const float *src, int src_c, int sc, float *dst, in
 __global__ void optim_kernel(yolo_update u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {
     GRID_STRIDE(i, n) {
         double gi = g[i] * u.gs, wi = w[i];
-        if (u.kind == 0) {
+        if (u.kind == YOLO_SGD) {
             gi += u.wd * wi;
             double buf = u.b1 * m[i] + gi;
             m[i] = (float)buf;
             w[i] = (float)(wi - u.lr * (gi + u.b1 * buf));
             continue;
         }
-        if (u.kind == 3) {   /* Lion, as yolo_cpu_optim_update */
+        if (u.kind == YOLO_LION) {   /* Lion, as yolo_cpu_optim_update */
             wi *= 1 - u.lr * u.wd;
             double c = u.b1 * m[i] + (1 - u.b1) * gi;
             m[i] = (float)(u.b2 * m[i] + (1 - u.b2) * gi);
             w[i] = (float)(wi - u.lr * ((c > 0) - (c < 0)));
             continue;
         }
-        if (u.kind == 1) gi += u.wd * wi;
+        if (u.kind == YOLO_ADAM) gi += u.wd * wi;
         else wi *= 1 - u.lr * u.wd;
         double mi = u.b1 * m[i] + (1 - u.b1) * gi, vi = u.b2 * v[i] + (1 - u.b2) * gi * gi;
         m[i] = (float)mi; v[i] = (float)vi;
@@ -1642,7 +1642,7 @@ static void cu_optim_update(const yolo_update *u, float *w, const float *g, floa
     prof_begin();
     optim_kernel<<<grid_for(n), 256>>>(*u, w, g, m, v, vmax, n);
     CK_LAUNCH("optim_kernel");
-    prof_end("optimizer", 0, 4.0 * (u->kind == 0 || u->kind == 3 ? 5 : 9) * n);
+    prof_end("optimizer", 0, 4.0 * (u->kind == YOLO_SGD || u->kind == YOLO_LION ? 5 : 9) * n);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1720,7 +1720,7 @@ __global__ void assign_topk_kernel(MapPtrs mp, Levels L, int B, const float *gt,
         for (int i = 0; i < 4; i++) pp[i] = pbox[((size_t)n * L.A + a) * 4 + i] * s;
         double u = yolo_ciou(box, pp, NULL, NULL, NULL);
         u = u > 0 ? u : 0;
-        double alv = pow((double)prob_of(map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + cls)), 0.5) * pow(u, 6.0);
+        double alv = pow((double)prob_of(map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + cls)), YOLO_TAL_ALPHA) * pow(u, YOLO_TAL_BETA);
         ov[row + a] = u; al[row + a] = alv;
         ax *= s; ay *= s;
         double dmin = fmin(fmin(ax - box[0], ay - box[1]), fmin(box[2] - ax, box[3] - ay));
@@ -1731,7 +1731,7 @@ __global__ void assign_topk_kernel(MapPtrs mp, Levels L, int B, const float *gt,
     /* ten rounds of a block-wide argmax: the largest positive metric, the earlier anchor on ties */
     __shared__ double bv[256];
     __shared__ int bi[256];
-    for (int round = 0; round < 10; round++) {
+    for (int round = 0; round < YOLO_TOPK; round++) {
         double v = 0; int idx = -1;
         for (int a = threadIdx.x; a < L.A; a += blockDim.x) {
             double x = met[row + a];
@@ -1822,7 +1822,7 @@ __global__ void loss_terms_kernel(MapPtrs mp, Levels L, int B, const double *pbo
         for (int c = 0; c < L.nc; c++) {
             double x = map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + c), t = (f && c == lab) ? sc : 0;
             cls_l += fmax(x, 0.0) - x * t + log1p(exp(-fabs(x)));
-            g[(size_t)(4 * YOLO_REG_MAX + c) * HW] = (float)((prob_of(x) - t) * 0.5);
+            g[(size_t)(4 * YOLO_REG_MAX + c) * HW] = (float)((prob_of(x) - t) * YOLO_GAIN_CLS);
         }
         if (!f) {
             for (int k = 0; k < 4 * YOLO_REG_MAX; k++) g[(size_t)k * HW] = 0.f;
@@ -1845,7 +1845,7 @@ __global__ void loss_terms_kernel(MapPtrs mp, Levels L, int B, const double *pbo
                 dfl_l -= (wl * log(fmax((double)p[tl], 1e-300)) + wr * log(fmax((double)p[tl + 1], 1e-300))) / 4 * sc;
                 for (int k = 0; k < YOLO_REG_MAX; k++) {
                     double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
-                    double v = (p[k] - onehot) / 4 * sc * 1.5 + gdist[s] * sc * 7.5 * p[k] * (k - e);
+                    double v = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL + gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);
                     g[(size_t)(s * YOLO_REG_MAX + k) * HW] = (float)v;
                 }
             }

@@ -169,11 +169,7 @@ int main(int argc, char **argv) {
     if (sv.json) { fprintf(sv.json, "\n]\n"); fclose(sv.json); }
     yolo_metrics mt;
     yolo_metrics_compute(&ev, nc, &mt);
-    printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
-    for (int c = 0; verbose && c < nc; c++)
-        if (mt.nt[c])
-            printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", names[c], ev.images, mt.nt[c], mt.cp[c], mt.cr[c],
-                   mt.ap50[c], mt.ap[c]);
+    yolo_metrics_print(&mt, &ev, names, verbose);
     printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s%s\n",
            1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name,
            m.precision == YOLO_FP32 ? "" : m.precision == YOLO_FP16 ? " (half)" : " (bf16)");

@@ -1033,6 +1033,10 @@ void yolo_eval_free(yolo_eval *ev);
 void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt);
 void yolo_metrics_free(yolo_metrics *mt);
 double yolo_fitness(const yolo_metrics *mt);
+/* the official validation table on stdout: the line "all" (pictures,
+   labels, P, R, mAP50, mAP50-95) and, with per_class, one line per class
+   with labels (names may be NULL) */
+void yolo_metrics_print(const yolo_metrics *mt, const yolo_eval *ev, char *const *names, int per_class);
 #ifndef YOLO_NO_DATA
 int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, int single_cls, yolo_eval *ev, yolo_times *tm,
                    yolo_det_hook hook, void *ctx, char *err);
@@ -7425,6 +7429,14 @@ int yolo_save_txt(const char *path, const yolo_det *d, int n, double w0, double 
 
 /* fitness of a checkpoint, as the official: 0.1 mAP50 + 0.9 mAP50-95 */
 double yolo_fitness(const yolo_metrics *mt) { return 0.1 * mt->map50 + 0.9 * mt->map; }
+
+void yolo_metrics_print(const yolo_metrics *mt, const yolo_eval *ev, char *const *names, int per_class) {
+    printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev->images, ev->nt, mt->p, mt->r, mt->map50, mt->map);
+    for (int c = 0; per_class && c < mt->nc; c++)
+        if (mt->nt[c])
+            printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", names ? names[c] : "", ev->images, mt->nt[c], mt->cp[c],
+                   mt->cr[c], mt->ap50[c], mt->ap[c]);
+}
 
 #ifndef YOLO_NO_DATA
 /* --- validation: the model over a loader --- */

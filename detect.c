@@ -238,8 +238,7 @@ int main(int argc, char **argv) {
     if (o.save_txt) yolo_mkdirs(lab);
     o.dir = dir;
     yolo_model_fuse(&m);   /* BatchNorm and RepConvN folded into plain convs */
-    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, 0);
-    if (half && !yolo_model_half(&m)) fprintf(stderr, "detect: --half: %s has no half-precision path, computing in float32\n", be->name);
+    yolo_model_precision_flags(&m, precision, 0, half, "detect");
     int rc = 0;
     for (int i = 0; i < files.n; i++) { rc |= detect_one(&m, &o, files.s[i], i + 1, files.n); free(files.s[i]); }
     free(files.s);

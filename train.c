@@ -387,7 +387,7 @@ static void prepare(train_run *r) {
     char err[YOLO_ERR];
     if (be->reserve(r->plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", r->plan / 1e9); exit(1); }
     yolo_model_use_backend(m, be);
-    m->precision = a->precision ? (yolo_precision)yolo_precision_parse(a->precision) : yolo_precision_default(be, 1);
+    yolo_model_precision_flags(m, a->precision, 1, 0, "train");
     printf("convolutions in %s on %s\n", yolo_precision_name(m->precision), be->name);
     if (a->weights) {   /* fine-tuning: what matches by name and shape */
         int n;

@@ -856,6 +856,9 @@ const char *yolo_precision_name(yolo_precision p);
 /* --precision's default: bf16 for training where the backend has tensor
    cores (the official trains with AMP), float32 otherwise */
 yolo_precision yolo_precision_default(const yolo_backend *be, int train);
+/* the programs' --precision NAME (NULL: that default) and --half: half
+   precision when the backend has it, else one line from prog and float32 */
+void yolo_model_precision_flags(yolo_model *m, const char *precision, int train, int half, const char *prog);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
 
@@ -3150,6 +3153,12 @@ int yolo_precision_parse(const char *name) {
 const char *yolo_precision_name(yolo_precision p) { return p == YOLO_BF16 ? "bf16" : p == YOLO_FP16 ? "half" : "fp32"; }
 yolo_precision yolo_precision_default(const yolo_backend *be, int train) {
     return train && be->tensor_cores ? YOLO_BF16 : YOLO_FP32;
+}
+
+void yolo_model_precision_flags(yolo_model *m, const char *precision, int train, int half, const char *prog) {
+    m->precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(m->be, train);
+    if (half && !yolo_model_half(m))
+        fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, m->be->name);
 }
 
 void yolo_model_fuse(yolo_model *m) {

@@ -28,7 +28,7 @@ GPU_TESTS = $(CUDA_TESTS)
 endif
 
 PROGS = detect train val
-TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots $(GPU_TESTS)
+TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only $(GPU_TESTS)
 
 all: $(PROGS) $(TESTS)
 
@@ -43,6 +43,10 @@ tests/golden_check tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.
 
 tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots: tests/%: tests/%.c yolov9.h
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+# the model alone (YOLO_NO_DATA): nothing but libm to link
+tests/test_model_only: tests/test_model_only.c yolov9.h
+	$(CC) $(CFLAGS) -o $@ $< -lm
 
 # finite differences want double precision: the same code, YOLO_REAL=double
 tests/test_grad: tests/test_grad.c yolov9.h
@@ -59,11 +63,12 @@ tests/fuzz: tests/fuzz.c yolov9.h
 	$(CC) -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fopenmp -o $@ $< $(LDLIBS)
 
 # the header must also compile as C++ (nvcc compiles it so)
-tests/cxx_check: tests/golden_check.c yolov9.h
-	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas $<
+tests/cxx_check: tests/golden_check.c tests/test_model_only.c yolov9.h
+	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas tests/golden_check.c
+	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas tests/test_model_only.c
 	@touch $@
 
-test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/cxx_check \
+test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only tests/cxx_check \
       tests/asan_detect tests/fuzz
 	@fail=0; n=0; run() { n=$$((n + 1)); "$$@" || fail=$$((fail + 1)); }; \
 	run ./tests/test_weights; \
@@ -72,6 +77,7 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 	run ./tests/test_augment tests/golden/augment; \
 	run ./tests/test_schedule tests/golden/schedule; \
 	run ./tests/test_init tests/golden/init; \
+	run ./tests/test_model_only tests/golden/tiny-gelan; \
 	d=$$(mktemp -d); run ./tests/test_plots $$d; rm -rf $$d; \
 	run sh tests/test_decode.sh; \
 	run sh tests/test_loader.sh; \

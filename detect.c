@@ -81,21 +81,13 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
     char out[2048], stem[512];
     snprintf(stem, sizeof stem, "%s", base(path));
     char *dot = strrchr(stem, '.');
+    int rc = 0;
     if (o->save_txt) {
         if (dot) *dot = 0;
         snprintf(out, sizeof out, "%s/labels/%s.txt", o->dir, stem);
-        FILE *f = fopen(out, "w");
-        for (int i = 0; f && i < n; i++) {
-            const yolo_det *d = &dets[i];
-            fprintf(f, "%d %.6g %.6g %.6g %.6g", d->cls, (d->x1 + d->x2) / 2 / im.w, (d->y1 + d->y2) / 2 / im.h,
-                    (d->x2 - d->x1) / im.w, (d->y2 - d->y1) / im.h);
-            if (o->save_conf) fprintf(f, " %.6g", d->conf);
-            fprintf(f, "\n");
-        }
-        if (f) fclose(f);
+        rc |= yolo_save_txt(out, dets, n, im.w, im.h, o->save_conf);
         if (dot) *dot = '.';
     }
-    int rc = 0;
     if (dot) *dot = 0;
     for (int i = 0; o->save_crop && i < n; i++) rc |= save_crop(&im, &dets[i], o->dir, o->names[dets[i].cls], stem);
     if (dot) *dot = '.';
@@ -117,32 +109,23 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
     return rc;
 }
 
-static int is_picture(const char *p) {
-    const char *dot = strrchr(p, '.');
-    return dot && (!strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png") || !strcasecmp(dot, ".bmp"));
-}
-
-static void add(char ***files, int *n, const char *p) {
-    *files = (char **)realloc(*files, (*n + 1) * sizeof(char *));
-    (*files)[(*n)++] = strdup(p);
-}
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* --source: a picture, a folder of them, a glob pattern, or a .txt list of paths */
-static int gather(const char *source, char ***files, int *n) {
+static int gather(const char *source, yolo_strings *files) {
     DIR *dir;
     const char *dot = strrchr(source, '.');
     if (strpbrk(source, "*?[")) {
         glob_t g;
         if (glob(source, 0, NULL, &g) == 0)
-            for (size_t i = 0; i < g.gl_pathc; i++) if (is_picture(g.gl_pathv[i])) add(files, n, g.gl_pathv[i]);
+            for (size_t i = 0; i < g.gl_pathc; i++) if (yolo_is_image(g.gl_pathv[i])) yolo_strings_add(files, g.gl_pathv[i]);
         globfree(&g);
     } else if ((dir = opendir(source))) {
         struct dirent *e;
         char p[2048];
         while ((e = readdir(dir))) {
             snprintf(p, sizeof p, "%s/%s", source, e->d_name);
-            if (is_picture(p)) add(files, n, p);
+            if (yolo_is_image(p)) yolo_strings_add(files, p);
         }
         closedir(dir);
     } else if (dot && !strcasecmp(dot, ".txt")) {
@@ -151,14 +134,14 @@ static int gather(const char *source, char ***files, int *n) {
         char line[2048];
         while (fgets(line, sizeof line, f)) {
             line[strcspn(line, "\r\n")] = 0;
-            if (*line) add(files, n, line);
+            if (*line) yolo_strings_add(files, line);
         }
         fclose(f);
         return 0;   /* a list keeps its order */
-    } else if (is_picture(source)) add(files, n, source);
+    } else if (yolo_is_image(source)) yolo_strings_add(files, source);
     else { fprintf(stderr, "%s: not a picture (jpg, png, bmp), folder, glob or .txt list\n", source); return -1; }
-    qsort(*files, *n, sizeof(char *), by_name);
-    if (!*n) { fprintf(stderr, "%s: no pictures found\n", source); return -1; }
+    qsort(files->s, files->n, sizeof(char *), by_name);
+    if (!files->n) { fprintf(stderr, "%s: no pictures found\n", source); return -1; }
     return 0;
 }
 
@@ -236,9 +219,8 @@ int main(int argc, char **argv) {
         snprintf(b, sizeof b, "class%d", c);
         o.names[c] = strdup(m.names ? m.names[c] : dc.names && m.nc == dc.nc ? dc.names[c] : m.nc == 80 ? yolo_coco_names[c] : b);
     }
-    /* the memory plan for the largest picture (img x img), taken at once; the
-       folded weights and the predictions ride in the margin */
-    size_t plan = yolo_plan_bytes(&m, 1, o.H, o.W, 0, 0) + 2 * yolo_model_state_bytes(&m, YOLO_SGD) + (64u << 20);
+    /* the memory plan for the largest picture (img x img), taken at once, as val's */
+    size_t act, plan = yolo_infer_bytes(&m, 1, o.H, o.W, &act);
     if (be->reserve(plan)) { fprintf(stderr, "detect: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
     if (weights && yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
@@ -248,19 +230,18 @@ int main(int argc, char **argv) {
     }
     if (!source) { yolo_model_free(&m); return 0; }
     if (!weights) fprintf(stderr, "detect: no --weights, running the untrained model\n");
-    char **files = NULL, dir[1024], lab[1100];
-    int n = 0;
-    if (gather(source, &files, &n)) return 1;
+    char dir[1024], lab[1100];
+    yolo_strings files = { 0, 0, NULL };
+    if (gather(source, &files)) return 1;
     yolo_run_dir(project, name, exist_ok, dir, sizeof dir);
     snprintf(lab, sizeof lab, "%s/labels", dir);
     if (o.save_txt) yolo_mkdirs(lab);
     o.dir = dir;
     yolo_model_fuse(&m);   /* BatchNorm and RepConvN folded into plain convs */
-    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, 0);
-    if (half && !yolo_model_half(&m)) fprintf(stderr, "detect: --half: %s has no half-precision path, computing in float32\n", be->name);
+    yolo_model_precision_flags(&m, precision, 0, half, "detect");
     int rc = 0;
-    for (int i = 0; i < n; i++) { rc |= detect_one(&m, &o, files[i], i + 1, n); free(files[i]); }
-    free(files);
+    for (int i = 0; i < files.n; i++) { rc |= detect_one(&m, &o, files.s[i], i + 1, files.n); free(files.s[i]); }
+    free(files.s);
     if (!o.nosave || o.save_txt || o.save_crop) printf("Results saved to %s\n", dir);
     for (int c = 0; c < m.nc; c++) free(o.names[c]);
     free(o.names);

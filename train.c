@@ -204,396 +204,482 @@ static int largest_batch(yolo_model *m, const yolo_dataset *tr, const yolo_datas
     return lo;
 }
 
-int main(int argc, char **argv) {
-    setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
+/* Everything a run holds from one step to the next. */
+typedef struct {
     train_args a;
-    memset(&a, 0, sizeof a);
-    a.optimizer = "SGD"; a.project = "runs/train"; a.name = "exp";
-    a.img = 640; a.workers = 8; a.patience = 100; a.save_period = -1;
-    parse_args(&a, argc - 1, argv + 1);
-    int epochs_given = a.epochs;
-    if (!a.epochs) a.epochs = 100;
-    char err[YOLO_ERR], ckpt[1024] = "", save_dir[1024], saved_args[4096] = "", saved_hyp[2048] = "";
-    yolo_safetensors meta = { 0 };
-    int start_epoch = 0, best_epoch = 0;
-    double best_fitness = 0;
-    long ema_updates = 0, optim_steps = 0, last_step = -1;
-    if (a.resume) {   /* the run's own arguments come back from its checkpoint */
-        if (*a.resume) snprintf(ckpt, sizeof ckpt, "%s", a.resume);
-        else if (latest_run(a.project, ckpt, sizeof ckpt)) die("train: --resume: no runs/train/*/weights/last.safetensors to resume");
-        if (yolo_st_read(&meta, ckpt, err)) die(err);
-        char v[64];
-        if (yolo_st_meta(&meta, "args", saved_args, sizeof saved_args) || yolo_st_meta(&meta, "epoch", v, sizeof v)) {
-            fprintf(stderr, "%s: not a training checkpoint (no args/epoch metadata)\n", ckpt);
-            return 1;
+    char ckpt[1024], save_dir[1024], saved_args[4096], saved_hyp[2048];   /* resumed from; the run's folder; its flags, hyp */
+    char wdir[1100], last[1200], best[1200], csv[1200];
+    int start_epoch, best_epoch, batch_given, nc;
+    double best_fitness;
+    long ema_updates, optim_steps, last_step;   /* a resumed run's counters */
+    yolo_optim_kind kind;
+    yolo_lr_shape lr_shape;
+    yolo_cache_kind cache;
+    yolo_hyp hyp;
+    yolo_data_cfg dc;
+    yolo_dataset train_set, val_set;
+    char **names;
+    const yolo_backend *be;
+    yolo_model m;
+    yolo_loader tl, vl;
+    size_t plan;
+    int accumulate;          /* batches an optimizer step (nominal batch 64) */
+    yolo_optim opt;
+    yolo_ema ema;
+    yolo_real *hold;         /* the weights while the EMA validates */
+    yolo_schedule sched;
+    yolo_loss L;
+    double *maps, *image_weights;   /* [nc] the last validation's per-class mAP; [train n] --image-weights */
+    double waited, trained;  /* seconds waiting for data, training */
+} train_run;
+
+/* What one epoch of training leaves for the log. */
+typedef struct {
+    double mloss[3], lr[3];   /* mean losses (box, cls, dfl), the last learning rates (biases, weights, BN weights) */
+    double seconds, wait;     /* training, and waiting for data within it */
+    double epoch_seconds;     /* with the validation */
+} epoch_log;
+
+/* 1. the flags, and for --resume the run's own flags and counters from its checkpoint */
+static void read_args(train_run *r, int argc, char **argv) {
+    train_args *a = &r->a;
+    a->optimizer = "SGD"; a->project = "runs/train"; a->name = "exp";
+    a->img = 640; a->workers = 8; a->patience = 100; a->save_period = -1;
+    parse_args(a, argc - 1, argv + 1);
+    int epochs_given = a->epochs;
+    if (!a->epochs) a->epochs = 100;
+    r->last_step = -1;
+    if (a->resume) {   /* the run's own arguments come back from its checkpoint */
+        char err[YOLO_ERR], v[64];
+        yolo_safetensors meta;
+        if (*a->resume) snprintf(r->ckpt, sizeof r->ckpt, "%s", a->resume);
+        else if (latest_run(a->project, r->ckpt, sizeof r->ckpt)) die("train: --resume: no runs/train/*/weights/last.safetensors to resume");
+        if (yolo_st_read(&meta, r->ckpt, err)) die(err);
+        if (yolo_st_meta(&meta, "args", r->saved_args, sizeof r->saved_args) || yolo_st_meta(&meta, "epoch", v, sizeof v)) {
+            fprintf(stderr, "%s: not a training checkpoint (no args/epoch metadata)\n", r->ckpt);
+            exit(1);
         }
-        start_epoch = atoi(v) + 1;
+        r->start_epoch = atoi(v) + 1;
         int finished = !yolo_st_find(&meta, "train.model");   /* stripped at the end of its run */
-        if (!yolo_st_meta(&meta, "best_fitness", v, sizeof v)) best_fitness = atof(v);
-        if (!yolo_st_meta(&meta, "best_epoch", v, sizeof v)) best_epoch = atoi(v);
-        yolo_st_meta(&meta, "hyp", saved_hyp, sizeof saved_hyp);
-        if (!yolo_st_meta(&meta, "ema_updates", v, sizeof v)) ema_updates = atol(v);
-        if (!yolo_st_meta(&meta, "optim_steps", v, sizeof v)) optim_steps = atol(v);
-        if (!yolo_st_meta(&meta, "last_step", v, sizeof v)) last_step = atol(v);
-        char *av[128], *copy = strdup(saved_args);   /* the flags point into it for the whole run */
+        if (!yolo_st_meta(&meta, "best_fitness", v, sizeof v)) r->best_fitness = atof(v);
+        if (!yolo_st_meta(&meta, "best_epoch", v, sizeof v)) r->best_epoch = atoi(v);
+        yolo_st_meta(&meta, "hyp", r->saved_hyp, sizeof r->saved_hyp);
+        if (!yolo_st_meta(&meta, "ema_updates", v, sizeof v)) r->ema_updates = atol(v);
+        if (!yolo_st_meta(&meta, "optim_steps", v, sizeof v)) r->optim_steps = atol(v);
+        if (!yolo_st_meta(&meta, "last_step", v, sizeof v)) r->last_step = atol(v);
+        char *av[128], *copy = strdup(r->saved_args);   /* the flags point into it for the whole run */
         int ac = 0;
         for (char *s = NULL, *t = strtok_r(copy, "|", &s); t && ac < 128; t = strtok_r(NULL, "|", &s)) av[ac++] = t;
-        train_args r = a;
-        r.resume = NULL; r.epochs = 100;
-        parse_args(&r, ac, av);
-        r.resume = a.resume; r.weights = NULL;
-        if (epochs_given && epochs_given != r.epochs)   /* the official replaces every option by the run's own */
+        train_args own = *a;
+        own.resume = NULL; own.epochs = 100;
+        parse_args(&own, ac, av);
+        own.resume = a->resume; own.weights = NULL;
+        if (epochs_given && epochs_given != own.epochs)   /* the official replaces every option by the run's own */
             fprintf(stderr, "train: --epochs %d ignored: a resumed run keeps its own arguments (--epochs %d), as the official "
-                            "--resume; to train further, start a new run with --weights %s\n", epochs_given, r.epochs, ckpt);
-        a = r;
+                            "--resume; to train further, start a new run with --weights %s\n", epochs_given, own.epochs, r->ckpt);
+        *a = own;
         if (finished) {   /* as the official says */
             fprintf(stderr, "%s: training to %d epochs is finished, nothing to resume. Start a new training without --resume, "
-                            "i.e. './train --weights %s ...'\n", ckpt, a.epochs, ckpt);
-            return 1;
+                            "i.e. './train --weights %s ...'\n", r->ckpt, a->epochs, r->ckpt);
+            exit(1);
         }
-        snprintf(save_dir, sizeof save_dir, "%s", ckpt);   /* DIR/weights/last.safetensors -> DIR */
-        for (int k = 0; k < 2; k++) { char *s = strrchr(save_dir, '/'); if (s) *s = 0; else snprintf(save_dir, sizeof save_dir, "."); }
+        snprintf(r->save_dir, sizeof r->save_dir, "%s", r->ckpt);   /* DIR/weights/last.safetensors -> DIR */
+        for (int k = 0; k < 2; k++) { char *s = strrchr(r->save_dir, '/'); if (s) *s = 0; else snprintf(r->save_dir, sizeof r->save_dir, "."); }
         yolo_st_free(&meta);
     } else {
-        for (int i = 1, o = 0; i < argc; i++) o += snprintf(saved_args + o, sizeof saved_args - o, "%s%s", i > 1 ? "|" : "", argv[i]);
+        for (int i = 1, o = 0; i < argc; i++) o += snprintf(r->saved_args + o, sizeof r->saved_args - o, "%s%s", i > 1 ? "|" : "", argv[i]);
     }
-    if (!a.cfg && !a.weights) die("train: --cfg or --weights is required (a model name or yaml, or weights that carry their model)");
-    if (!a.data) die("train: --data is required");
-    int batch_given = a.batch != 0;
-    if (!batch_given) a.batch = 16;
-    if (a.batch < 1 || a.epochs < 1 || a.img < 1) die("train: --batch-size, --epochs and --img must be positive");
-    a.img = yolo_check_img_size(a.img, 64, "train");
-    yolo_optim_kind kind;
-    if (!strcmp(a.optimizer, "SGD")) kind = YOLO_SGD;
-    else if (!strcmp(a.optimizer, "Adam")) kind = YOLO_ADAM;
-    else if (!strcmp(a.optimizer, "AdamW")) kind = YOLO_ADAMW;
-    else if (!strcmp(a.optimizer, "LION")) kind = YOLO_LION;
-    else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam, AdamW or LION)\n", a.optimizer); return 2; }
-    if (a.rect && a.image_weights) fprintf(stderr, "train: --rect is off with --image-weights, as in the official loader\n");
-    if (a.label_smoothing != 0)
-        fprintf(stderr, "train: --label-smoothing %g has no effect, as in the official train_dual.py (its loss never uses the smoothed targets)\n", a.label_smoothing);
-    yolo_lr_shape lr_shape = a.fixed_lr ? YOLO_LR_FIXED : a.flat_cos_lr ? YOLO_LR_FLAT_COS : a.cos_lr ? YOLO_LR_COS : YOLO_LR_LINEAR;
-    yolo_cache_kind cache = !a.cache ? YOLO_CACHE_NONE : !strcmp(a.cache, "disk") ? YOLO_CACHE_DISK : YOLO_CACHE_RAM;
-    if (a.cache && strcmp(a.cache, "ram") && strcmp(a.cache, "disk")) die("train: --cache takes ram or disk");
+    if (!a->cfg && !a->weights) die("train: --cfg or --weights is required (a model name or yaml, or weights that carry their model)");
+    if (!a->data) die("train: --data is required");
+    r->batch_given = a->batch != 0;
+    if (!r->batch_given) a->batch = 16;
+    if (a->batch < 1 || a->epochs < 1 || a->img < 1) die("train: --batch-size, --epochs and --img must be positive");
+    a->img = yolo_check_img_size(a->img, 64, "train");
+    if (!strcmp(a->optimizer, "SGD")) r->kind = YOLO_SGD;
+    else if (!strcmp(a->optimizer, "Adam")) r->kind = YOLO_ADAM;
+    else if (!strcmp(a->optimizer, "AdamW")) r->kind = YOLO_ADAMW;
+    else if (!strcmp(a->optimizer, "LION")) r->kind = YOLO_LION;
+    else { fprintf(stderr, "train: unknown optimizer '%s' (SGD, Adam, AdamW or LION)\n", a->optimizer); exit(2); }
+    if (a->rect && a->image_weights) fprintf(stderr, "train: --rect is off with --image-weights, as in the official loader\n");
+    if (a->label_smoothing != 0)
+        fprintf(stderr, "train: --label-smoothing %g has no effect, as in the official train_dual.py (its loss never uses the smoothed targets)\n", a->label_smoothing);
+    r->lr_shape = a->fixed_lr ? YOLO_LR_FIXED : a->flat_cos_lr ? YOLO_LR_FLAT_COS : a->cos_lr ? YOLO_LR_COS : YOLO_LR_LINEAR;
+    r->cache = !a->cache ? YOLO_CACHE_NONE : !strcmp(a->cache, "disk") ? YOLO_CACHE_DISK : YOLO_CACHE_RAM;
+    if (a->cache && strcmp(a->cache, "ram") && strcmp(a->cache, "disk")) die("train: --cache takes ram or disk");
+}
 
-    /* data and hyperparameters */
-    yolo_hyp hyp;
-    yolo_hyp_default(&hyp);
-    if (saved_hyp[0]) {   /* a resumed run keeps the numbers it started with */
-        if (yolo_hyp_parse(&hyp, saved_hyp)) { fprintf(stderr, "%s: incomplete hyperparameters in the metadata\n", ckpt); return 1; }
-    } else if (a.hyp && yolo_hyp_read(&hyp, a.hyp, err)) die(err);
-    yolo_hyp_format(&hyp, saved_hyp, sizeof saved_hyp);
-    yolo_data_cfg dc;
-    if (yolo_data_read(&dc, a.data, err)) die(err);
-    yolo_dataset train_set, val_set;
-    if (yolo_dataset_open(&train_set, dc.root, dc.train, dc.nc, a.min_items, err)) die(err);
-    if (yolo_dataset_open(&val_set, dc.root, dc.val, dc.nc, 0, err)) die(err);
-    int nc = a.single_cls ? 1 : dc.nc;
-    char *item = "item", **names = a.single_cls && dc.nc != 1 ? &item : dc.names;
-    if (a.single_cls) { yolo_dataset_single_class(&train_set); yolo_dataset_single_class(&val_set); }
-    printf("train: %d images, %ld boxes; val: %d images, %ld boxes; %d classes\n", train_set.n, train_set.nboxes,
-           val_set.n, val_set.nboxes, nc);
+/* 2. hyperparameters and the two splits of the dataset */
+static void open_data(train_run *r) {
+    const train_args *a = &r->a;
+    char err[YOLO_ERR];
+    yolo_hyp_default(&r->hyp);
+    if (r->saved_hyp[0]) {   /* a resumed run keeps the numbers it started with */
+        if (yolo_hyp_parse(&r->hyp, r->saved_hyp)) { fprintf(stderr, "%s: incomplete hyperparameters in the metadata\n", r->ckpt); exit(1); }
+    } else if (a->hyp && yolo_hyp_read(&r->hyp, a->hyp, err)) die(err);
+    yolo_hyp_format(&r->hyp, r->saved_hyp, sizeof r->saved_hyp);
+    if (yolo_data_read(&r->dc, a->data, err)) die(err);
+    if (yolo_dataset_open(&r->train_set, r->dc.root, r->dc.train, r->dc.nc, a->min_items, err)) die(err);
+    if (yolo_dataset_open(&r->val_set, r->dc.root, r->dc.val, r->dc.nc, 0, err)) die(err);
+    static char *item = (char *)"item";
+    r->nc = a->single_cls ? 1 : r->dc.nc;
+    r->names = a->single_cls && r->dc.nc != 1 ? &item : r->dc.names;
+    if (a->single_cls) { yolo_dataset_single_class(&r->train_set); yolo_dataset_single_class(&r->val_set); }
+    printf("train: %d images, %ld boxes; val: %d images, %ld boxes; %d classes\n", r->train_set.n, r->train_set.nboxes,
+           r->val_set.n, r->val_set.nboxes, r->nc);
+}
 
-    /* model, backend, memory plan */
-    const yolo_backend *be = yolo_backend_select(a.device, err);
-    if (!be) die(err);
-    yolo_model m;
-    if (yolo_model_for_weights(&m, a.cfg, a.resume ? ckpt : a.weights, nc, 0, err)) die(err);
-    yolo_model_set_names(&m, names);
-    yolo_model_init_weights(&m, (uint64_t)a.seed);
-    if (a.mem_budget > 0) {   /* choose recompute and, unless --batch is given, the batch */
-        size_t act, full = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, 0, &act);
-        size_t ck = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, 1, &act);
-        if (full <= a.mem_budget) a.ckpt = 0;
-        else if (ck <= a.mem_budget && (batch_given || a.ckpt)) a.ckpt = 1;
-        else if (batch_given || ck <= a.mem_budget) {
-            if (ck > a.mem_budget) {
-                int b = largest_batch(&m, &train_set, &val_set, &hyp, &a, kind, 1);
-                fprintf(stderr, "train: batch %d needs %.2f GB (%.2f GB with --ckpt), over the budget of %.2f GB; %s\n", a.batch,
-                        full / 1e9, ck / 1e9, a.mem_budget / 1e9, b ? "" : "not even batch 1 with --ckpt fits");
+/* 3. the backend and the model, the memory plan (--mem-budget choosing
+   --ckpt and the batch), the loaders; 1 when the run stops here (--dry-run) */
+static int plan_memory(train_run *r) {
+    train_args *a = &r->a;
+    char err[YOLO_ERR];
+    r->be = yolo_backend_select(a->device, err);
+    if (!r->be) die(err);
+    yolo_model *m = &r->m;
+    if (yolo_model_for_weights(m, a->cfg, a->resume ? r->ckpt : a->weights, r->nc, 0, err)) die(err);
+    yolo_model_set_names(m, r->names);
+    yolo_model_init_weights(m, (uint64_t)a->seed);
+    const yolo_dataset *tr = &r->train_set, *va = &r->val_set;
+    if (a->mem_budget > 0) {   /* choose recompute and, unless --batch is given, the batch */
+        size_t act, full = run_plan(m, tr, va, &r->hyp, a, r->kind, a->batch, 0, &act);
+        size_t ck = run_plan(m, tr, va, &r->hyp, a, r->kind, a->batch, 1, &act);
+        if (full <= a->mem_budget) a->ckpt = 0;
+        else if (ck <= a->mem_budget && (r->batch_given || a->ckpt)) a->ckpt = 1;
+        else if (r->batch_given || ck <= a->mem_budget) {
+            if (ck > a->mem_budget) {
+                int b = largest_batch(m, tr, va, &r->hyp, a, r->kind, 1);
+                fprintf(stderr, "train: batch %d needs %.2f GB (%.2f GB with --ckpt), over the budget of %.2f GB; %s\n", a->batch,
+                        full / 1e9, ck / 1e9, a->mem_budget / 1e9, b ? "" : "not even batch 1 with --ckpt fits");
                 if (b) fprintf(stderr, "train: batch %d with --ckpt would fit\n", b);
-                return 1;
+                exit(1);
             }
-            a.ckpt = 1;
+            a->ckpt = 1;
         } else {   /* the largest batch, without recompute when that costs little batch */
-            int b0 = largest_batch(&m, &train_set, &val_set, &hyp, &a, kind, 0), b1 = largest_batch(&m, &train_set, &val_set, &hyp, &a, kind, 1);
+            int b0 = largest_batch(m, tr, va, &r->hyp, a, r->kind, 0), b1 = largest_batch(m, tr, va, &r->hyp, a, r->kind, 1);
             if (!b1) {
                 fprintf(stderr, "train: even batch 1 with --ckpt needs %.2f GB, over the budget of %.2f GB\n",
-                        run_plan(&m, &train_set, &val_set, &hyp, &a, kind, 1, 1, &act) / 1e9, a.mem_budget / 1e9);
-                return 1;
+                        run_plan(m, tr, va, &r->hyp, a, r->kind, 1, 1, &act) / 1e9, a->mem_budget / 1e9);
+                exit(1);
             }
-            if (b0 >= b1 / 2 && b0 > 0) { a.batch = b0; a.ckpt = 0; } else { a.batch = b1; a.ckpt = 1; }
+            if (b0 >= b1 / 2 && b0 > 0) { a->batch = b0; a->ckpt = 0; } else { a->batch = b1; a->ckpt = 1; }
         }
-        printf("memory budget %.2f GB: batch %d%s\n", a.mem_budget / 1e9, a.batch, a.ckpt ? " with --ckpt" : "");
+        printf("memory budget %.2f GB: batch %d%s\n", a->mem_budget / 1e9, a->batch, a->ckpt ? " with --ckpt" : "");
     }
-    if (a.quad && a.batch < 4) die("train: --quad collates every 4 pictures into one: the batch must be at least 4");
-    size_t act, plan = run_plan(&m, &train_set, &val_set, &hyp, &a, kind, a.batch, a.ckpt, &act);
-    size_t state = yolo_model_state_bytes(&m, kind), spare = plan - act - state - YOLO_BACKEND_SCRATCH_BYTES;
+    if (a->quad && a->batch < 4) die("train: --quad collates every 4 pictures into one: the batch must be at least 4");
+    size_t act;
+    r->plan = run_plan(m, tr, va, &r->hyp, a, r->kind, a->batch, a->ckpt, &act);
+    size_t state = yolo_model_state_bytes(m, r->kind), spare = r->plan - act - state - YOLO_BACKEND_SCRATCH_BYTES;
     printf("memory plan: %.2f GB = activations, gradients and loss %.2f%s + weights, gradients, optimizer, EMA %.2f"
-           " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", plan / 1e9, act / 1e9, a.ckpt ? " (--ckpt)" : "", state / 1e9,
-           spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
-    yolo_loader tl, vl;
+           " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", r->plan / 1e9, act / 1e9, a->ckpt ? " (--ckpt)" : "",
+           state / 1e9, spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     /* on the GPU the batches go over as uint8 pixels, read in place from pinned memory */
-    yolo_loader_init(&tl, &train_set, &hyp, a.batch, a.img, loader_mode(&a) | (be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0), a.workers);
-    yolo_loader_pin(&tl, be);
-    yolo_loader_init(&vl, &val_set, &hyp, a.batch, a.img, YOLO_LOADER_VAL, a.workers);
-    yolo_loader_share(&vl, &tl);   /* validation runs between epochs: one set of batch buffers */
-    if (a.dry_run) return 0;
-    if (be->reserve(plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", plan / 1e9); return 1; }
-    yolo_model_use_backend(&m, be);
-    m.precision = a.precision ? (yolo_precision)yolo_precision_parse(a.precision) : yolo_precision_default(be, 1);
-    printf("convolutions in %s on %s\n", yolo_precision_name(m.precision), be->name);
-    if (a.weights) {   /* fine-tuning: what matches by name and shape */
+    yolo_loader_init(&r->tl, tr, &r->hyp, a->batch, a->img, loader_mode(a) | (r->be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0),
+                     a->workers);
+    yolo_loader_pin(&r->tl, r->be);
+    yolo_loader_init(&r->vl, va, &r->hyp, a->batch, a->img, YOLO_LOADER_VAL, a->workers);
+    yolo_loader_share(&r->vl, &r->tl);   /* validation runs between epochs: one set of batch buffers */
+    return a->dry_run;
+}
+
+/* 4. the plan reserved, the weights (fine-tuned, frozen, or resumed with
+   the optimizer and EMA) */
+static void prepare(train_run *r) {
+    const train_args *a = &r->a;
+    yolo_model *m = &r->m;
+    const yolo_backend *be = r->be;
+    char err[YOLO_ERR];
+    if (be->reserve(r->plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", r->plan / 1e9); exit(1); }
+    yolo_model_use_backend(m, be);
+    yolo_model_precision_flags(m, a->precision, 1, 0, "train");
+    printf("convolutions in %s on %s\n", yolo_precision_name(m->precision), be->name);
+    if (a->weights) {   /* fine-tuning: what matches by name and shape */
         int n;
-        if (yolo_transfer_weights(&m, a.weights, &n, err)) die(err);
-        printf("Transferred %d/%d items from %s\n", n, m.nparams, a.weights);
+        if (yolo_transfer_weights(m, a->weights, &n, err)) die(err);
+        printf("Transferred %d/%d items from %s\n", n, m->nparams, a->weights);
     }
-    if (a.freeze.n && (a.freeze.n > 1 || a.freeze.v[0] > 0)) {
-        int n = yolo_model_freeze(&m, a.freeze.v, a.freeze.n);
+    if (a->freeze.n && (a->freeze.n > 1 || a->freeze.v[0] > 0)) {
+        int n = yolo_model_freeze(m, a->freeze.v, a->freeze.n);
         char layers[256] = "";
-        if (a.freeze.n == 1) snprintf(layers, sizeof layers, "0-%d", a.freeze.v[0] - 1);
-        for (int k = 0, o = 0; a.freeze.n > 1 && k < a.freeze.n; k++) o += snprintf(layers + o, sizeof layers - o, "%s%d", k ? " " : "", a.freeze.v[k]);
+        if (a->freeze.n == 1) snprintf(layers, sizeof layers, "0-%d", a->freeze.v[0] - 1);
+        for (int k = 0, o = 0; a->freeze.n > 1 && k < a->freeze.n; k++) o += snprintf(layers + o, sizeof layers - o, "%s%d", k ? " " : "", a->freeze.v[k]);
         printf("freezing %d tensors of layers %s\n", n, layers);
     }
-    if (yolo_dataset_cache(&train_set, cache, a.img, 1, err) || yolo_dataset_cache(&val_set, cache, a.img, 0, err)) die(err);
+    if (yolo_dataset_cache(&r->train_set, r->cache, a->img, 1, err) || yolo_dataset_cache(&r->val_set, r->cache, a->img, 0, err)) die(err);
 
     /* the recipe: nominal batch 64, weight decay scaled to it */
-    int accumulate = (int)nearbyint(64.0 / a.batch);
-    if (accumulate < 1) accumulate = 1;
-    yolo_optim opt;
-    yolo_optim_init(&opt, &m, kind, hyp.lr0, hyp.momentum, hyp.weight_decay * a.batch * accumulate / 64);
-    if (!a.resume) yolo_model_round_half(&m);   /* as the official fresh run: model.half().float() */
-    yolo_ema ema;
-    yolo_ema_init(&ema, &m);
-    yolo_real *hold = (yolo_real *)be->alloc(m.nvalues * sizeof(yolo_real));   /* the weights while the EMA validates */
-    if (a.resume) {
+    r->accumulate = (int)nearbyint(64.0 / a->batch);
+    if (r->accumulate < 1) r->accumulate = 1;
+    yolo_optim_init(&r->opt, m, r->kind, r->hyp.lr0, r->hyp.momentum, r->hyp.weight_decay * a->batch * r->accumulate / 64);
+    if (!a->resume) yolo_model_round_half(m);   /* as the official fresh run: model.half().float() */
+    yolo_ema_init(&r->ema, m);
+    r->hold = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
+    if (a->resume) {
         yolo_safetensors st;
-        if (yolo_checkpoint_load(ckpt, &m, &ema, &opt, &st, err)) die(err);
+        if (yolo_checkpoint_load(r->ckpt, m, &r->ema, &r->opt, &st, err)) die(err);
         yolo_st_free(&st);
-        ema.updates = ema_updates; opt.step = optim_steps;
-        printf("resuming %s from epoch %d\n", ckpt, start_epoch);
-    } else {
-        yolo_run_dir(a.project, a.name, a.exist_ok, save_dir, sizeof save_dir);
+        r->ema.updates = r->ema_updates; r->opt.step = r->optim_steps;
+        printf("resuming %s from epoch %d\n", r->ckpt, r->start_epoch);
     }
-    char wdir[1100], last[1200], best[1200], csv[1200];
-    snprintf(wdir, sizeof wdir, "%s/weights", save_dir);
-    yolo_mkdirs(wdir);
-    save_settings(save_dir, &a, saved_hyp);
+}
+
+/* 5. the run's folder (a resumed run's own), its settings and results.csv;
+   the learning-rate schedule */
+static void open_run(train_run *r) {
+    const train_args *a = &r->a;
+    if (!a->resume) yolo_run_dir(a->project, a->name, a->exist_ok, r->save_dir, sizeof r->save_dir);
+    snprintf(r->wdir, sizeof r->wdir, "%s/weights", r->save_dir);
+    yolo_mkdirs(r->wdir);
+    save_settings(r->save_dir, a, r->saved_hyp);
     char picture[1300];
-    snprintf(picture, sizeof picture, "%s/labels.jpg", save_dir);
-    if (!a.noplots && !a.resume) yolo_plot_labels(&train_set, nc, m.names, picture);
-    snprintf(last, sizeof last, "%s/last.safetensors", wdir);
-    snprintf(best, sizeof best, "%s/best.safetensors", wdir);
-    snprintf(csv, sizeof csv, "%s/results.csv", save_dir);
-    if (a.resume && exists(csv)) {   /* rows of epochs after the checkpoint's (an interrupted run's) go */
-        FILE *f = fopen(csv, "r");
+    snprintf(picture, sizeof picture, "%s/labels.jpg", r->save_dir);
+    if (!a->noplots && !a->resume) yolo_plot_labels(&r->train_set, r->nc, r->m.names, picture);
+    snprintf(r->last, sizeof r->last, "%s/last.safetensors", r->wdir);
+    snprintf(r->best, sizeof r->best, "%s/best.safetensors", r->wdir);
+    snprintf(r->csv, sizeof r->csv, "%s/results.csv", r->save_dir);
+    if (a->resume && exists(r->csv)) {   /* rows of epochs after the checkpoint's (an interrupted run's) go */
+        FILE *f = fopen(r->csv, "r");
         char *keep = (char *)calloc(1, 1 << 20), line[1024];
         size_t n = 0;
         for (int row = 0; f && fgets(line, sizeof line, f); row++)
-            if ((row == 0 || atoi(line) < start_epoch) && n + strlen(line) < (1 << 20)) { strcpy(keep + n, line); n += strlen(line); }
+            if ((row == 0 || atoi(line) < r->start_epoch) && n + strlen(line) < (1 << 20)) { strcpy(keep + n, line); n += strlen(line); }
         if (f) fclose(f);
-        f = fopen(csv, "w");
+        f = fopen(r->csv, "w");
         if (f) { fputs(keep, f); fclose(f); }
         free(keep);
     } else {
-        FILE *f = fopen(csv, "w");
-        if (!f) { fprintf(stderr, "%s: cannot write\n", csv); return 1; }
+        FILE *f = fopen(r->csv, "w");
+        if (!f) { fprintf(stderr, "%s: cannot write\n", r->csv); exit(1); }
         const char *cols[] = { "epoch", "train/box_loss", "train/cls_loss", "train/dfl_loss", "metrics/precision",
                                "metrics/recall", "metrics/mAP_0.5", "metrics/mAP_0.5:0.95", "val/box_loss",
                                "val/cls_loss", "val/dfl_loss", "x/lr0", "x/lr1", "x/lr2", "time/epoch_s", "time/data_wait" };
         for (int k = 0; k < 16; k++) fprintf(f, "%20s%s", cols[k], k < 15 ? "," : "\n");
         fclose(f);
     }
-    printf("%s on %s, %s, batch %d (accumulating to 64 by %d), img %d, %d epochs; results in %s\n", a.cfg, be->name,
-           a.optimizer, a.batch, accumulate, a.img, a.epochs, save_dir);
+    printf("%s on %s, %s, batch %d (accumulating to 64 by %d), img %d, %d epochs; results in %s\n", a->cfg, r->be->name,
+           a->optimizer, a->batch, r->accumulate, a->img, a->epochs, r->save_dir);
+    if (r->tl.nbatch == 0) die("train: --quad needs at least 4 training pictures");   /* the only way to have no batch */
+    yolo_schedule_init(&r->sched, &r->hyp, a->epochs, a->batch, r->tl.nbatch, r->lr_shape);
+    yolo_schedule_start(&r->sched, &r->opt, r->start_epoch);
+    memset(&r->L, 0, sizeof r->L);
+    r->maps = (double *)yolo_xcalloc(r->nc, sizeof(double));
+    r->image_weights = (double *)yolo_xcalloc(r->train_set.n, sizeof(double));
+}
 
-    long nb = tl.nbatch;
-    if (nb == 0) die("train: --quad needs at least 4 training pictures");   /* the only way to have no batch */
-    yolo_schedule sched;
-    yolo_schedule_init(&sched, &hyp, a.epochs, a.batch, nb, lr_shape);
-    yolo_schedule_start(&sched, &opt, start_epoch);
-    yolo_loss L;
-    memset(&L, 0, sizeof L);
-    double run_t0 = yolo_now(), stop_fitness = 0, waited = 0, trained = 0;
-    int epochs_run = 0, stop_epoch = start_epoch, possible_stop = 0;
-    double *maps = (double *)yolo_xcalloc(nc, sizeof(double)), *image_weights = (double *)yolo_xcalloc(train_set.n, sizeof(double));
-    for (int epoch = start_epoch; epoch < a.epochs; epoch++) {
-        tl.mosaic = !(a.close_mosaic && epoch >= a.epochs - a.close_mosaic);
-        if (a.image_weights) {   /* this epoch's pictures drawn by their classes' weights (the last validation's mAPs) */
-            yolo_image_weights(&train_set, nc, maps, image_weights);
-            tl.image_weights = image_weights;
-        }
-        double mloss[3] = { 0, 0, 0 }, t0 = yolo_now();
-        int nbatch = 0, instances = 0, images = 0;
-        tl.wait = 0;
-        double lr_log[3] = { 0, 0, 0 };
-        yolo_zero_grads(&m);
-        yolo_loader_start(&tl, epoch, (uint64_t)a.seed);
-        yolo_progress bar;
-        yolo_progress_start(&bar, stdout, nb);
-        char ep[32];
-        snprintf(ep, sizeof ep, "%d/%d", epoch, a.epochs - 1);
-        printf("\n%11s %10s %10s %10s %10s %10s %10s\n", "Epoch", "GPU_mem", "box_loss", "cls_loss", "dfl_loss", "Instances", "Size");
-        for (yolo_batch *bt; (bt = yolo_loader_next(&tl));) {
-            long ni = bt->index + nb * epoch;
-            int acc = yolo_schedule_batch(&sched, &opt, epoch, ni);
-            if (!a.noplots && ni < 3) {   /* the first mosaics, as the official */
-                snprintf(picture, sizeof picture, "%s/train_batch%ld.jpg", save_dir, ni);
-                yolo_plot_batch(picture, yolo_batch_images(bt), bt->B, bt->H, bt->W, bt->targets, bt->nt, m.names);
-            }
-            yolo_set_input_batch(&m, bt);
-            yolo_forward(&m, 1);
-            double loss = yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
-            if (!isfinite(loss)) {   /* diverged: stop before anything is saved, the last checkpoint stays */
-                fprintf(stderr, "train: epoch %d, batch %d: the loss is %g, stopping (the checkpoints of the epochs before are kept)\n", epoch, bt->index, loss);
-                return 1;
-            }
-            yolo_backward(&m);
-            if (ni - last_step >= acc) {   /* optimizer step: clip at norm 10, then EMA */
-                /* --quad: the official multiplies the loss by 4, clipping the 4 times larger
-                   gradient (here the gradient is scaled by 4 and clipped at 10 / 4) */
-                double norm, gain = a.quad ? 4 : 1;
-                opt.grad_scale = gain * yolo_grad_clip_scale(&m, 10.0 / gain, &norm);
-                if (isfinite(norm)) { yolo_optim_step(&opt, &m); yolo_ema_update(&ema, &m); }
-                else fprintf(stderr, "warning: non-finite gradient at batch %ld, step skipped\n", ni);
-                yolo_zero_grads(&m);
-                last_step = ni;
-            }
-            for (int k = 0; k < 3; k++) mloss[k] = (mloss[k] * nbatch + L.items[k]) / (nbatch + 1);
-            /* the official x/lr0..2: its parameter groups are biases, weights, BN weights */
-            lr_log[0] = opt.lr[YOLO_P_BIAS]; lr_log[1] = opt.lr[YOLO_P_WEIGHT]; lr_log[2] = opt.lr[YOLO_P_BN_WEIGHT];
-            nbatch++; instances = bt->nt; images += bt->B;
-            /* the official bar's columns, and ours: images a second, the share of time spent waiting for data */
-            size_t in_use = 0, peak = 0;
-            if (nbatch == nb) be->sync();
-            be->memory(&in_use, &peak);
-            double spent = yolo_now() - t0;
-            char left[160], right[64];
-            snprintf(left, sizeof left, "%11s %9.3gG %10.4g %10.4g %10.4g %10d %10d", ep, peak / 1e9, mloss[0], mloss[1], mloss[2],
-                     instances, bt->W);
-            snprintf(right, sizeof right, "%.1f img/s, data wait %.0f%%", images / spent, 100 * tl.wait / spent);
-            yolo_progress_show(&bar, nbatch, left, right);
-        }
-        if (yolo_loader_error(&tl)) die(yolo_loader_error(&tl));
-        yolo_loader_stop(&tl);
-        yolo_schedule_epoch_end(&sched, &opt, epoch);
-        be->sync();
-        double train_s = yolo_now() - t0;
-        waited += tl.wait; trained += train_s;
-
-        /* validation with the EMA weights */
-        yolo_metrics mt;
-        memset(&mt, 0, sizeof mt);
-        int final_epoch = epoch == a.epochs - 1 || possible_stop;
-        if (!a.noval || final_epoch) {
-            be->copy(hold, m.values, m.nvalues * sizeof(yolo_real));
-            be->copy(m.values, ema.values, m.nvalues * sizeof(yolo_real));
-            yolo_model_fuse(&m);
-            yolo_eval ev;
-            memset(&ev, 0, sizeof ev);
-            yolo_val_progress vp;
-            yolo_val_progress_start(&vp, val_set.n, NULL, NULL);
-            if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
-            yolo_metrics_compute(&ev, nc, &mt);
-            printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
-            for (int c = 0; c < nc; c++) maps[c] = mt.nt[c] ? mt.ap[c] : mt.map;   /* the official maps: a class without labels gets the mean */
-            yolo_eval_free(&ev);
-            be->copy(m.values, hold, m.nvalues * sizeof(yolo_real));
-        }
-        double fi = yolo_fitness(&mt), epoch_s = yolo_now() - t0;
-        if (fi > best_fitness) { best_fitness = fi; best_epoch = epoch; }
-        int is_best = fi == best_fitness;
-        FILE *f = fopen(csv, "a");
-        if (f) {
-            /* the official columns and format (the val losses zero, as train_dual.py writes them: its
-               validation computes none), then ours */
-            double row[16] = { epoch, mloss[0], mloss[1], mloss[2], mt.p, mt.r, mt.map50, mt.map, 0, 0, 0,
-                               lr_log[0], lr_log[1], lr_log[2], epoch_s, tl.wait / train_s };
-            for (int k = 0; k < 16; k++) fprintf(f, "%20.5g%s", row[k], k < 15 ? "," : "\n");
-            fclose(f);
-        }
-        yolo_metrics_free(&mt);
-        /* early stopping as the official EarlyStopping: no fitness at least as good for --patience epochs */
-        if (fi >= stop_fitness) { stop_fitness = fi; stop_epoch = epoch; }
-        int stop = a.patience > 0 && epoch - stop_epoch >= a.patience;
-        possible_stop = a.patience > 0 && epoch - stop_epoch >= a.patience - 1;
-
-        /* checkpoints, atomically: last every epoch, best when fitness improves (with --nosave only the
-           final ones), epochN every --save-period epochs */
-        char e_s[32], be_s[32], bf_s[64], up_s[32], st_s[32], ls_s[32];
-        snprintf(e_s, sizeof e_s, "%d", epoch);
-        snprintf(be_s, sizeof be_s, "%d", best_epoch);
-        snprintf(bf_s, sizeof bf_s, "%.9g", best_fitness);
-        snprintf(up_s, sizeof up_s, "%ld", ema.updates);
-        snprintf(st_s, sizeof st_s, "%ld", opt.step);
-        snprintf(ls_s, sizeof ls_s, "%ld", last_step);
-        const char *kv[] = { "format", "yolov9.c training checkpoint", "epoch", e_s, "best_epoch", be_s, "best_fitness", bf_s,
-                             "ema_updates", up_s, "optim_steps", st_s, "last_step", ls_s, "optimizer", a.optimizer,
-                             "args", saved_args, "hyp", saved_hyp, NULL };
-        if (!a.nosave || final_epoch || stop) {
-            if (yolo_checkpoint_save(last, &m, &ema, &opt, kv, err)) die(err);
-            if (is_best && yolo_checkpoint_save(best, &m, &ema, &opt, kv, err)) die(err);
-            char period[1200];
-            snprintf(period, sizeof period, "%s/epoch%d.safetensors", wdir, epoch);
-            if (a.save_period > 0 && epoch % a.save_period == 0 && yolo_checkpoint_save(period, &m, &ema, &opt, kv, err)) die(err);
-        }
-        epochs_run++;
-        if (stop) {
-            printf("Stopping training early as no improvement observed in last %d epochs. Best results observed at epoch %d, "
-                   "best model saved as best.safetensors.\nTo update EarlyStopping(patience=%d) pass a new patience value, "
-                   "i.e. `./train --patience 300` or use `--patience 0` to disable EarlyStopping.\n", a.patience, stop_epoch, a.patience);
-            break;
-        }
-        fflush(stdout);
+/* 6. one epoch: forward, loss, backward on every batch, an optimizer step
+   (clipped, then the EMA) every `accumulate` batches; the progress bar */
+static void train_epoch(train_run *r, int epoch, epoch_log *log) {
+    const train_args *a = &r->a;
+    yolo_model *m = &r->m;
+    yolo_loader *tl = &r->tl;
+    long nb = tl->nbatch;
+    tl->mosaic = !(a->close_mosaic && epoch >= a->epochs - a->close_mosaic);
+    if (a->image_weights) {   /* this epoch's pictures drawn by their classes' weights (the last validation's mAPs) */
+        yolo_image_weights(&r->train_set, r->nc, r->maps, r->image_weights);
+        tl->image_weights = r->image_weights;
     }
+    memset(log, 0, sizeof *log);
+    double t0 = yolo_now();
+    int nbatch = 0, instances = 0, images = 0;
+    tl->wait = 0;
+    yolo_zero_grads(m);
+    yolo_loader_start(tl, epoch, (uint64_t)a->seed);
+    yolo_progress bar;
+    yolo_progress_start(&bar, stdout, nb);
+    char ep[32], picture[1300];
+    snprintf(ep, sizeof ep, "%d/%d", epoch, a->epochs - 1);
+    printf("\n%11s %10s %10s %10s %10s %10s %10s\n", "Epoch", "GPU_mem", "box_loss", "cls_loss", "dfl_loss", "Instances", "Size");
+    for (yolo_batch *bt; (bt = yolo_loader_next(tl));) {
+        long ni = bt->index + nb * epoch;
+        int acc = yolo_schedule_batch(&r->sched, &r->opt, epoch, ni);
+        if (!a->noplots && ni < 3) {   /* the first mosaics, as the official */
+            snprintf(picture, sizeof picture, "%s/train_batch%ld.jpg", r->save_dir, ni);
+            yolo_plot_batch(picture, yolo_batch_images(bt), bt->B, bt->H, bt->W, bt->targets, bt->nt, m->names);
+        }
+        yolo_set_input_batch(m, bt);
+        yolo_forward(m, 1);
+        double loss = yolo_loss_compute(m, &r->L, bt->targets, bt->nt, 0);
+        if (!isfinite(loss)) {   /* diverged: stop before anything is saved, the last checkpoint stays */
+            fprintf(stderr, "train: epoch %d, batch %d: the loss is %g, stopping (the checkpoints of the epochs before are kept)\n", epoch, bt->index, loss);
+            exit(1);
+        }
+        yolo_backward(m);
+        if (ni - r->last_step >= acc) {   /* optimizer step: clip at norm 10, then EMA */
+            /* --quad: the official multiplies the loss by 4, clipping the 4 times larger
+               gradient (here the gradient is scaled by 4 and clipped at 10 / 4) */
+            double norm, gain = a->quad ? 4 : 1;
+            r->opt.grad_scale = gain * yolo_grad_clip_scale(m, 10.0 / gain, &norm);
+            if (isfinite(norm)) { yolo_optim_step(&r->opt, m); yolo_ema_update(&r->ema, m); }
+            else fprintf(stderr, "warning: non-finite gradient at batch %ld, step skipped\n", ni);
+            yolo_zero_grads(m);
+            r->last_step = ni;
+        }
+        for (int k = 0; k < 3; k++) log->mloss[k] = (log->mloss[k] * nbatch + r->L.items[k]) / (nbatch + 1);
+        /* the official x/lr0..2: its parameter groups are biases, weights, BN weights */
+        log->lr[0] = r->opt.lr[YOLO_P_BIAS]; log->lr[1] = r->opt.lr[YOLO_P_WEIGHT]; log->lr[2] = r->opt.lr[YOLO_P_BN_WEIGHT];
+        nbatch++; instances = bt->nt; images += bt->B;
+        /* the official bar's columns, and ours: images a second, the share of time spent waiting for data */
+        size_t in_use = 0, peak = 0;
+        if (nbatch == nb) r->be->sync();
+        r->be->memory(&in_use, &peak);
+        double spent = yolo_now() - t0;
+        char left[160], right[64];
+        snprintf(left, sizeof left, "%11s %9.3gG %10.4g %10.4g %10.4g %10d %10d", ep, peak / 1e9, log->mloss[0], log->mloss[1],
+                 log->mloss[2], instances, bt->W);
+        snprintf(right, sizeof right, "%.1f img/s, data wait %.0f%%", images / spent, 100 * tl->wait / spent);
+        yolo_progress_show(&bar, nbatch, left, right);
+    }
+    if (yolo_loader_error(tl)) die(yolo_loader_error(tl));
+    yolo_loader_stop(tl);
+    yolo_schedule_epoch_end(&r->sched, &r->opt, epoch);
+    r->be->sync();
+    log->seconds = yolo_now() - t0;
+    log->wait = tl->wait;
+    r->waited += tl->wait; r->trained += log->seconds;
+}
 
-    /* the end: last and best stripped to their EMA weights (what val and detect use), best validated
-       class by class, and where everything went */
+/* 7. validation with the EMA weights (the trained ones put back after) */
+static void validate_ema(train_run *r, yolo_metrics *mt) {
+    yolo_model *m = &r->m;
+    char err[YOLO_ERR];
+    r->be->copy(r->hold, m->values, m->nvalues * sizeof(yolo_real));
+    r->be->copy(m->values, r->ema.values, m->nvalues * sizeof(yolo_real));
+    yolo_model_fuse(m);
+    yolo_eval ev;
+    memset(&ev, 0, sizeof ev);
+    yolo_val_progress vp;
+    yolo_val_progress_start(&vp, r->val_set.n, NULL, NULL);
+    if (yolo_validate(m, &r->vl, 0.001f, 0.7f, 300, r->a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+    yolo_metrics_compute(&ev, r->nc, mt);
+    yolo_metrics_print(mt, &ev, NULL, 0);
+    for (int c = 0; c < r->nc; c++) r->maps[c] = mt->nt[c] ? mt->ap[c] : mt->map;   /* the official maps: a class without labels gets the mean */
+    yolo_eval_free(&ev);
+    r->be->copy(m->values, r->hold, m->nvalues * sizeof(yolo_real));
+}
+
+/* 8. the epoch's row of results.csv; its checkpoints, atomically: last
+   every epoch, best when fitness improves (with --nosave only the final
+   ones), epochN every --save-period epochs */
+static void save_epoch(train_run *r, int epoch, const epoch_log *log, const yolo_metrics *mt, int is_best, int final) {
+    const train_args *a = &r->a;
+    char err[YOLO_ERR];
+    FILE *f = fopen(r->csv, "a");
+    if (f) {
+        /* the official columns and format (the val losses zero, as train_dual.py writes them: its
+           validation computes none), then ours */
+        double row[16] = { epoch, log->mloss[0], log->mloss[1], log->mloss[2], mt->p, mt->r, mt->map50, mt->map, 0, 0, 0,
+                           log->lr[0], log->lr[1], log->lr[2], log->epoch_seconds, log->wait / log->seconds };
+        for (int k = 0; k < 16; k++) fprintf(f, "%20.5g%s", row[k], k < 15 ? "," : "\n");
+        fclose(f);
+    }
+    if (a->nosave && !final) return;
+    char e_s[32], be_s[32], bf_s[64], up_s[32], st_s[32], ls_s[32];
+    snprintf(e_s, sizeof e_s, "%d", epoch);
+    snprintf(be_s, sizeof be_s, "%d", r->best_epoch);
+    snprintf(bf_s, sizeof bf_s, "%.9g", r->best_fitness);
+    snprintf(up_s, sizeof up_s, "%ld", r->ema.updates);
+    snprintf(st_s, sizeof st_s, "%ld", r->opt.step);
+    snprintf(ls_s, sizeof ls_s, "%ld", r->last_step);
+    const char *kv[] = { "format", "yolov9.c training checkpoint", "epoch", e_s, "best_epoch", be_s, "best_fitness", bf_s,
+                         "ema_updates", up_s, "optim_steps", st_s, "last_step", ls_s, "optimizer", a->optimizer,
+                         "args", r->saved_args, "hyp", r->saved_hyp, NULL };
+    if (yolo_checkpoint_save(r->last, &r->m, &r->ema, &r->opt, kv, err)) die(err);
+    if (is_best && yolo_checkpoint_save(r->best, &r->m, &r->ema, &r->opt, kv, err)) die(err);
+    char period[1200];
+    snprintf(period, sizeof period, "%s/epoch%d.safetensors", r->wdir, epoch);
+    if (a->save_period > 0 && epoch % a->save_period == 0 && yolo_checkpoint_save(period, &r->m, &r->ema, &r->opt, kv, err)) die(err);
+}
+
+/* 9. the end: last and best stripped to their EMA weights (what val and
+   detect use), best validated class by class, the plots */
+static void finish(train_run *r, int epochs_run, double run_t0) {
+    const train_args *a = &r->a;
+    yolo_model *m = &r->m;
+    char err[YOLO_ERR], picture[1300];
     printf("\n%d epochs completed in %.3f hours.\n", epochs_run, (yolo_now() - run_t0) / 3600);
     printf("Data: the loader made %ld training samples at %.1f samples/s (%d workers); training waited for data %.1f%% of its %.1f s\n",
-           tl.built, yolo_loader_rate(&tl), a.workers, trained > 0 ? 100 * waited / trained : 0, trained);
-    const char *files[2] = { last, best };
+           r->tl.built, yolo_loader_rate(&r->tl), a->workers, r->trained > 0 ? 100 * r->waited / r->trained : 0, r->trained);
+    const char *files[2] = { r->last, r->best };
     for (int k = 0; k < 2; k++) {
         if (!exists(files[k])) continue;
-        if (strip_checkpoint(files[k], &m, &ema, &opt, err)) die(err);
+        if (strip_checkpoint(files[k], m, &r->ema, &r->opt, err)) die(err);
         struct stat st;
         stat(files[k], &st);
         printf("Optimizer stripped from %s, %.1fMB\n", files[k], st.st_size / 1e6);
     }
-    if (exists(best)) {
-        printf("\nValidating %s...\n", best);
-        if (yolo_load_weights(&m, best, err)) die(err);
-        yolo_model_fuse(&m);
+    if (exists(r->best)) {
+        printf("\nValidating %s...\n", r->best);
+        if (yolo_load_weights(m, r->best, err)) die(err);
+        yolo_model_fuse(m);
         yolo_eval ev;
         yolo_metrics mt;
         yolo_val_progress vp;
         yolo_val_plots plots;
         memset(&ev, 0, sizeof ev);
-        if (!a.noplots) yolo_val_plots_start(&plots, &val_set, nc, a.batch, NULL, NULL);
-        yolo_val_progress_start(&vp, val_set.n, a.noplots ? NULL : yolo_val_plots_hook, &plots);
-        if (yolo_validate(&m, &vl, 0.001f, 0.7f, 300, a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
-        yolo_metrics_compute(&ev, nc, &mt);
-        if (!a.noplots) yolo_val_plots_save(&plots, &mt, m.names, save_dir);
-        printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
-        for (int c = 0; c < nc; c++)
-            if (mt.nt[c]) printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", m.names ? m.names[c] : "", ev.images, mt.nt[c],
-                                 mt.cp[c], mt.cr[c], mt.ap50[c], mt.ap[c]);
+        if (!a->noplots) yolo_val_plots_start(&plots, &r->val_set, r->nc, a->batch, NULL, NULL);
+        yolo_val_progress_start(&vp, r->val_set.n, a->noplots ? NULL : yolo_val_plots_hook, &plots);
+        if (yolo_validate(m, &r->vl, 0.001f, 0.7f, 300, a->single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+        yolo_metrics_compute(&ev, r->nc, &mt);
+        if (!a->noplots) yolo_val_plots_save(&plots, &mt, m->names, r->save_dir);
+        yolo_metrics_print(&mt, &ev, m->names, 1);
         yolo_metrics_free(&mt);
         yolo_eval_free(&ev);
     }
-    snprintf(picture, sizeof picture, "%s/results.png", save_dir);
-    if (!a.noplots) yolo_plot_results(csv, picture);
+    snprintf(picture, sizeof picture, "%s/results.png", r->save_dir);
+    if (!a->noplots) yolo_plot_results(r->csv, picture);
     printf("Best epoch %d (fitness %.4g); results saved to %s: results.csv%s, opt.yaml, hyp.yaml, weights/{best,last}.safetensors\n",
-           best_epoch, best_fitness, save_dir, a.noplots ? "" : " and .png, labels.jpg, train_batch*.jpg, confusion_matrix.png, "
+           r->best_epoch, r->best_fitness, r->save_dir, a->noplots ? "" : " and .png, labels.jpg, train_batch*.jpg, confusion_matrix.png, "
            "PR/F1/P/R_curve.png, val_batch*_labels/_pred.jpg");
-    yolo_loss_free(&L);
-    free(maps); free(image_weights);
-    be->release(hold);
-    yolo_ema_free(&ema);
-    yolo_optim_free(&opt);
-    yolo_loader_free(&tl); yolo_loader_free(&vl);
-    yolo_dataset_free(&train_set); yolo_dataset_free(&val_set);
-    yolo_data_free(&dc);
-    yolo_model_free(&m);
+}
+
+static void free_run(train_run *r) {
+    yolo_loss_free(&r->L);
+    free(r->maps); free(r->image_weights);
+    r->be->release(r->hold);
+    yolo_ema_free(&r->ema);
+    yolo_optim_free(&r->opt);
+    yolo_loader_free(&r->tl); yolo_loader_free(&r->vl);
+    yolo_dataset_free(&r->train_set); yolo_dataset_free(&r->val_set);
+    yolo_data_free(&r->dc);
+    yolo_model_free(&r->m);
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
+    static train_run r;   /* (large: the paths and the saved flags) */
+    read_args(&r, argc, argv);
+    open_data(&r);
+    if (plan_memory(&r)) return 0;   /* --dry-run */
+    prepare(&r);
+    open_run(&r);
+    double run_t0 = yolo_now(), stop_fitness = 0;
+    int epochs_run = 0, stop_epoch = r.start_epoch, possible_stop = 0;
+    for (int epoch = r.start_epoch; epoch < r.a.epochs; epoch++) {
+        epoch_log log;
+        double t0 = yolo_now();
+        train_epoch(&r, epoch, &log);
+        yolo_metrics mt;
+        memset(&mt, 0, sizeof mt);
+        int final_epoch = epoch == r.a.epochs - 1 || possible_stop;
+        if (!r.a.noval || final_epoch) validate_ema(&r, &mt);
+        double fi = yolo_fitness(&mt);
+        log.epoch_seconds = yolo_now() - t0;
+        if (fi > r.best_fitness) { r.best_fitness = fi; r.best_epoch = epoch; }
+        /* early stopping as the official EarlyStopping: no fitness at least as good for --patience epochs */
+        if (fi >= stop_fitness) { stop_fitness = fi; stop_epoch = epoch; }
+        int stop = r.a.patience > 0 && epoch - stop_epoch >= r.a.patience;
+        possible_stop = r.a.patience > 0 && epoch - stop_epoch >= r.a.patience - 1;
+        save_epoch(&r, epoch, &log, &mt, fi == r.best_fitness, final_epoch || stop);
+        yolo_metrics_free(&mt);
+        epochs_run++;
+        if (stop) {
+            printf("Stopping training early as no improvement observed in last %d epochs. Best results observed at epoch %d, "
+                   "best model saved as best.safetensors.\nTo update EarlyStopping(patience=%d) pass a new patience value, "
+                   "i.e. `./train --patience 300` or use `--patience 0` to disable EarlyStopping.\n", r.a.patience, stop_epoch, r.a.patience);
+            break;
+        }
+        fflush(stdout);
+    }
+    finish(&r, epochs_run, run_t0);
+    free_run(&r);
     return 0;
 }

@@ -42,14 +42,7 @@ static void save_image(void *ctx, int id, const yolo_det *d, int n) {
     double w0 = s->ds->w0[id], h0 = s->ds->h0[id];
     if (s->labels_dir) {
         snprintf(path, sizeof path, "%s/%s.txt", s->labels_dir, st);
-        FILE *f = fopen(path, "w");
-        for (int i = 0; f && i < n; i++) {
-            fprintf(f, "%d %.6g %.6g %.6g %.6g", d[i].cls, (d[i].x1 + d[i].x2) / 2 / w0, (d[i].y1 + d[i].y2) / 2 / h0,
-                    (d[i].x2 - d[i].x1) / w0, (d[i].y2 - d[i].y1) / h0);
-            if (s->save_conf) fprintf(f, " %.6g", d[i].conf);
-            fprintf(f, "\n");
-        }
-        if (f) fclose(f);
+        yolo_save_txt(path, d, n, w0, h0, s->save_conf);
     }
     if (s->json) {
         char *end;
@@ -135,8 +128,7 @@ int main(int argc, char **argv) {
     yolo_loader_init(&ld, &ds, &hyp, batch, img, 0, workers);
     int H, W;
     yolo_loader_max_shape(&ld, &H, &W);
-    size_t act = yolo_plan_bytes(&m, batch, H, W, 0, 0), weights_b = yolo_model_weights_bytes(&m);
-    size_t plan = act + weights_b + YOLO_BACKEND_SCRATCH_BYTES;
+    size_t act, plan = yolo_infer_bytes(&m, batch, H, W, &act), weights_b = yolo_model_weights_bytes(&m);
     printf("memory plan: %.2f GB = activations, folded weights and predictions %.2f (batch %d at %dx%d at most) + weights %.2f"
            " + backend scratch %.2f\n", plan / 1e9, act / 1e9, batch, W, H, weights_b / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     if (dry_run) return 0;
@@ -145,8 +137,7 @@ int main(int argc, char **argv) {
     if (weights && yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
     if (!weights) fprintf(stderr, "val: no --weights, validating the untrained model\n");
     yolo_model_fuse(&m);
-    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, 0);
-    if (half && !yolo_model_half(&m)) fprintf(stderr, "val: --half: %s has no half-precision path, computing in float32\n", be->name);
+    yolo_model_precision_flags(&m, precision, 0, half, "val");
 
     char dir[1024], labels[1100], jpath[1200];
     saver sv = { &ds, NULL, save_conf, 0, NULL, 0 };
@@ -177,11 +168,7 @@ int main(int argc, char **argv) {
     if (sv.json) { fprintf(sv.json, "\n]\n"); fclose(sv.json); }
     yolo_metrics mt;
     yolo_metrics_compute(&ev, nc, &mt);
-    printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev.images, ev.nt, mt.p, mt.r, mt.map50, mt.map);
-    for (int c = 0; verbose && c < nc; c++)
-        if (mt.nt[c])
-            printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", names[c], ev.images, mt.nt[c], mt.cp[c], mt.cr[c],
-                   mt.ap50[c], mt.ap[c]);
+    yolo_metrics_print(&mt, &ev, names, verbose);
     printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s%s\n",
            1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name,
            m.precision == YOLO_FP32 ? "" : m.precision == YOLO_FP16 ? " (half)" : " (bf16)");

@@ -21,6 +21,11 @@
      YOLO_REAL    the scalar type of every tensor, float by default. The
                   gradient-check test builds with double so that finite
                   differences are precise; files on disk are always float32.
+     YOLO_NO_DATA the model alone (a port, a lab): leaves out datasets,
+                  pictures, augmentation, the loader and its threads,
+                  validation and plots, and with them libjpeg, stb and
+                  pthread. The model, its backward, the loss, optimizers,
+                  weights, NMS and metrics stay; -lm suffices.
 
    NOTATION (used in every shape comment)
      B      batch size                 C, H, W   channels, height, width
@@ -61,7 +66,9 @@
 #ifndef YOLOV9_H
 #define YOLOV9_H
 
-#include <pthread.h>
+#ifndef YOLO_NO_DATA
+#include <pthread.h>   /* the loader's threads */
+#endif
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -177,10 +184,14 @@ typedef struct {
 /* Every op the model runs goes through this table, chosen once at start
    (--device): the plain-C reference below, or the CUDA kernels of
    yolov9_kernels.cu. The model code never asks which one it has. Pointers
-   to tensor data are in the backend's memory (host or device). */
+   to tensor data are in the backend's memory (host or device). The three
+   tables (yolo_cpu, the planner's yolo_planner, the .cu's yolo_cuda) are
+   filled by name, in the order of the members below: an op added here
+   gets one line in each. */
 
+typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW, YOLO_LION } yolo_optim_kind;
 /* one optimizer step; gs multiplies the gradient first (clipping, accumulation) */
-typedef struct { int kind; double lr, wd, b1, b2, eps, bc1, bc2, gs; } yolo_update;
+typedef struct { yolo_optim_kind kind; double lr, wd, b1, b2, eps, bc1, bc2, gs; } yolo_update;
 typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;                 /* one detection, input pixels */
 
 /* What the assigner decided for one head branch (arrays in backend
@@ -493,6 +504,15 @@ typedef struct {
 /* 7. loss                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* the official's constants: the assigner's 10 best anchors per box and its
+   alignment s^0.5 u^6; the gains of the box, class and DFL terms */
+#define YOLO_TOPK 10
+#define YOLO_TAL_ALPHA 0.5
+#define YOLO_TAL_BETA 6.0
+#define YOLO_GAIN_BOX 7.5
+#define YOLO_GAIN_CLS 0.5
+#define YOLO_GAIN_DFL 1.5
+
 typedef struct {
     const struct yolo_backend *be;  /* where the assignment lives */
     yolo_assignment as[2];       /* per head branch */
@@ -503,8 +523,7 @@ typedef struct {
 /* ------------------------------------------------------------------------ */
 /* 8. optimizers                                                            */
 /* ------------------------------------------------------------------------ */
-
-typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW, YOLO_LION } yolo_optim_kind;
+/* (yolo_optim_kind is declared with the backend's yolo_update) */
 
 /* The shape of the learning rate over the epochs, lf(e): linear from 1 to
    lrf (the default), cosine (--cos-lr), flat then cosine over the second
@@ -578,12 +597,13 @@ typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *
 typedef struct yolo_hyp {
     double lr0, lrf, momentum, weight_decay;                  /* optimizer and schedule */
     double warmup_epochs, warmup_momentum, warmup_bias_lr;
-    double box, cls, dfl;                                     /* loss gains (fixed in the official loss) */
+    double box, cls, dfl;                                     /* loss gains: fixed (YOLO_GAIN_*), as the official's */
     double hsv_h, hsv_s, hsv_v;                               /* colour jitter gains */
     double degrees, translate, scale, shear, perspective;     /* random perspective */
     double flipud, fliplr, mosaic, mixup;                     /* probabilities */
 } yolo_hyp;
 
+#ifndef YOLO_NO_DATA
 /* A dataset yaml: path, train, val (each a folder, a list file, or a list
    of either), nc, names. */
 typedef struct {
@@ -668,6 +688,7 @@ typedef struct yolo_loader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } yolo_loader;
+#endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
 /* 11. evaluation                                                           */
@@ -677,7 +698,8 @@ typedef struct yolo_loader {
    confidence, class and whether it is a true positive at each of the ten
    IoU thresholds 0.50:0.05:0.95 (bit t), and the class of every label. */
 typedef struct {
-    long n, cap, nt, tcap;
+    long n, nt;              /* detections, labels */
+    int cap, tcap;           /* room for them */
     float *conf;             /* [n] */
     int *cls;                /* [n] */
     unsigned short *tp;      /* [n] bit t: matched at IoU >= 0.50 + 0.05 t */
@@ -708,6 +730,7 @@ typedef struct { double pre, infer, nms; int images; } yolo_times;   /* seconds,
 /* called with every validation picture's detections in its own pixels */
 typedef void (*yolo_det_hook)(void *ctx, int id, const yolo_det *d, int n);
 
+#ifndef YOLO_NO_DATA
 /* What the plots of a validation need, gathered picture by picture by
    yolo_val_plots_hook (as yolo_validate's hook; it hands each picture on
    to next): the confusion matrix, and the first three batches' pictures
@@ -721,6 +744,7 @@ typedef struct {
     yolo_det_hook next;
     void *next_ctx;
 } yolo_val_plots;
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* 12. command line                                                         */
@@ -831,6 +855,9 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
    copies (256 MB) and small buffers (BatchNorm gradient sums, the
    gradient norm's per-block partials) */
 #define YOLO_BACKEND_SCRATCH_BYTES ((size_t)304 << 20)
+/* what an inference program (val, detect) reserves: the plan of a batch of
+   B at H x W, the weights and the backend's scratch; *act the plan's part */
+size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act);
 /* The inference form: every BatchNorm folded into its conv (w gamma /
    sqrt(var + eps), bias beta - mean gamma / sqrt(var + eps)) and every
    RepConvN into one 3x3 conv (the 1x1 kernel added at the centre). Eval
@@ -850,6 +877,9 @@ const char *yolo_precision_name(yolo_precision p);
 /* --precision's default: bf16 for training where the backend has tensor
    cores (the official trains with AMP), float32 otherwise */
 yolo_precision yolo_precision_default(const yolo_backend *be, int train);
+/* the programs' --precision NAME (NULL: that default) and --half: half
+   precision when the backend has it, else one line from prog and float32 */
+void yolo_model_precision_flags(yolo_model *m, const char *precision, int train, int half, const char *prog);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
 
@@ -992,6 +1022,7 @@ void yolo_hyp_default(yolo_hyp *h);
 int  yolo_hyp_read(yolo_hyp *h, const char *path, char *err);
 void yolo_hyp_format(const yolo_hyp *h, char *out, size_t cap);
 int  yolo_hyp_parse(yolo_hyp *h, const char *s);   /* 0 when every key was there */
+#ifndef YOLO_NO_DATA
 int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
 void yolo_data_free(yolo_data_cfg *d);
 int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
@@ -1003,6 +1034,9 @@ int  yolo_image_load(yolo_image *im, const char *path, char *err);
 void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
 void yolo_image_to_input(const yolo_image *im, yolo_real *dst);
 void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *label);
+/* --image-weights: each training picture's weight iw [ds->n] from the
+   per-class mAP50-95 of the last validation, maps [nc] */
+void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
@@ -1021,18 +1055,29 @@ void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, doub
 const char *yolo_loader_error(const yolo_loader *ld);
 void yolo_loader_stop(yolo_loader *ld);
 void yolo_loader_free(yolo_loader *ld);
+#endif /* YOLO_NO_DATA */
 
 /* evaluation: matching, AP, the validation pass */
 /* a box from the letterboxed input (scaled by gain, padded by padx, pady)
    back onto its w0 x h0 picture, clipped to it: the official scale_boxes */
 void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain, double padx, double pady, int w0, int h0);
+/* --save-txt: one line per detection, "class cx cy w h" (and " conf" with
+   with_conf), normalised to its w0 x h0 picture; -1 (and a line) when the
+   file cannot be written */
+int yolo_save_txt(const char *path, const yolo_det *d, int n, double w0, double h0, int with_conf);
 void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl);
 void yolo_eval_free(yolo_eval *ev);
 void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt);
 void yolo_metrics_free(yolo_metrics *mt);
 double yolo_fitness(const yolo_metrics *mt);
+/* the official validation table on stdout: the line "all" (pictures,
+   labels, P, R, mAP50, mAP50-95) and, with per_class, one line per class
+   with labels (names may be NULL) */
+void yolo_metrics_print(const yolo_metrics *mt, const yolo_eval *ev, char *const *names, int per_class);
+#ifndef YOLO_NO_DATA
 int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, int single_cls, yolo_eval *ev, yolo_times *tm,
                    yolo_det_hook hook, void *ctx, char *err);
+#endif
 
 /* the command line (section 12): flags into their values. --help or -h
    prints the table and exits 0; an unknown flag, a missing or malformed
@@ -1050,6 +1095,7 @@ void yolo_progress_show(yolo_progress *p, long done, const char *left, const cha
 void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook next, void *next_ctx);
 void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n);
 
+#ifndef YOLO_NO_DATA
 /* plots (section 13): the pictures of the official run folder. Each returns
    0, or -1 (with a line on stderr) when the file cannot be written. */
 int  yolo_plot_results(const char *csv, const char *png);    /* every column of results.csv against the epoch */
@@ -1066,6 +1112,7 @@ void yolo_val_plots_hook(void *ctx, int id, const yolo_det *d, int n);
 /* confusion_matrix.png, the PR family, val_batch{0,1,2}_labels.jpg and
    _pred.jpg into dir; frees what v gathered */
 int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *names, const char *dir);
+#endif /* YOLO_NO_DATA */
 
 #ifdef __cplusplus
 }
@@ -1080,15 +1127,17 @@ int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const 
 #define YOLOV9_IMPLEMENTATION_DONE
 
 #include <ctype.h>
-#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <dirent.h>
+#ifndef YOLO_NO_DATA
 #include <jpeglib.h>
 #include <stb/stb_easy_font.h>
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
+#endif
 #include <strings.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -1127,6 +1176,17 @@ static void *yolo_xrealloc(void *p, size_t bytes) {
     p = realloc(p, bytes ? bytes : 1);
     if (!p) { fprintf(stderr, "yolov9: out of host memory (%zu bytes)\n", bytes); exit(1); }
     return p;
+}
+/* Room for n items of `item` bytes in the array p, which has room for
+   *cap: when it has less, *cap doubles (from 16) until n fit and p moves.
+   The file's one grow-by-doubling; out of memory exits, as yolo_xmalloc. */
+static void *yolo_grow(void *p, size_t item, long n, int *cap) {
+    if (n <= *cap) return p;
+    long c = *cap > 16 ? *cap : 16;
+    while (c < n) c *= 2;
+    if (c > INT_MAX) { fprintf(stderr, "yolov9: an array of more than %d items\n", INT_MAX); exit(1); }
+    *cap = (int)c;
+    return yolo_xrealloc(p, (size_t)c * item);
 }
 
 /* Reading what a user names: only a regular file is opened (a FIFO or a
@@ -1734,21 +1794,21 @@ static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo
                                   yolo_real *v, yolo_real *vmax, size_t n) {
     for (size_t i = 0; i < n; i++) {
         double gi = g[i] * u->gs, wi = w[i];
-        if (u->kind == 0) {
+        if (u->kind == YOLO_SGD) {
             gi += u->wd * wi;
             double buf = u->b1 * m[i] + gi;          /* first step: buf = g, as torch */
             m[i] = (yolo_real)buf;
             w[i] = (yolo_real)(wi - u->lr * (gi + u->b1 * buf));
             continue;
         }
-        if (u->kind == 3) {
+        if (u->kind == YOLO_LION) {
             wi *= 1 - u->lr * u->wd;
             double c = u->b1 * m[i] + (1 - u->b1) * gi;
             m[i] = (yolo_real)(u->b2 * m[i] + (1 - u->b2) * gi);
             w[i] = (yolo_real)(wi - u->lr * ((c > 0) - (c < 0)));   /* torch.sign: 0 at 0 */
             continue;
         }
-        if (u->kind == 1) gi += u->wd * wi;
+        if (u->kind == YOLO_ADAM) gi += u->wd * wi;   /* Adam: L2 in the gradient; AdamW: decoupled */
         else wi *= 1 - u->lr * u->wd;
         double mi = u->b1 * m[i] + (1 - u->b1) * gi, vi = u->b2 * v[i] + (1 - u->b2) * gi * gi;
         m[i] = (yolo_real)mi; v[i] = (yolo_real)vi;
@@ -1779,10 +1839,10 @@ static void yolo_cpu_zero(void *p, size_t bytes) { if (bytes) memset(p, 0, bytes
 static void yolo_cpu_copy(void *dst, const void *src, size_t bytes) { if (bytes) memcpy(dst, src, bytes); }
 static void yolo_cpu_sync(void) {}
 static void yolo_cpu_memory(size_t *in_use, size_t *peak) { *in_use = *peak = 0; }   /* not tracked on the host */
-static int yolo_cpu_reserve(size_t bytes) { (void)bytes; return 0; }
-static void yolo_cpu_place(const yolo_place *script, int n) { (void)script; (void)n; }   /* malloc places */
-static void yolo_cpu_profile(int on, FILE *report) { (void)on; (void)report; }
-static void yolo_cpu_pin(void *host, size_t bytes, int pin) { (void)host; (void)bytes; (void)pin; }
+static int yolo_cpu_reserve(size_t bytes) { return 0; }
+static void yolo_cpu_place(const yolo_place *script, int n) {}   /* malloc places */
+static void yolo_cpu_profile(int on, FILE *report) {}
+static void yolo_cpu_pin(void *host, size_t bytes, int pin) {}
 /* pixels [n] uint8 -> dst [n] in [0, 1]: v / 255 (tabled; a float's
    v / 255.0f is the same number for every byte) */
 static void yolo_pixels_to_input(yolo_real *dst, const unsigned char *pixels, size_t n) {
@@ -1795,14 +1855,24 @@ static void yolo_cpu_loss(yolo_loss_branch *lb);                          /* sec
 static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* section 6 */
 
 const yolo_backend yolo_cpu = {
-    "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
-    yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_apply,
-    yolo_bn_act_backward,
-    yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
-    yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
-    yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_sumsq, yolo_cpu_loss,
-    yolo_cpu_decode, yolo_nms, yolo_cpu_sync, yolo_cpu_memory, yolo_cpu_reserve, yolo_cpu_place, yolo_cpu_profile, 0,
-    yolo_pixels_to_input, yolo_cpu_pin,
+    .name = "cpu",
+    .alloc = yolo_cpu_alloc, .release = yolo_cpu_release, .zero = yolo_cpu_zero,
+    .upload = yolo_cpu_copy, .download = yolo_cpu_copy, .copy = yolo_cpu_copy,
+    .conv2d_forward = yolo_conv2d_forward, .conv2d_backward = yolo_conv2d_backward,
+    .bn_train_forward = yolo_bn_train_forward, .bn_eval_forward = yolo_bn_eval_forward, .bn_apply = yolo_bn_apply,
+    .bn_act_backward = yolo_bn_act_backward,
+    .silu_forward = yolo_cpu_silu_forward, .silu_backward = yolo_cpu_silu_backward,
+    .add = yolo_cpu_add, .accumulate = yolo_cpu_accumulate,
+    .avgpool2_forward = yolo_avgpool2_forward, .avgpool2_backward = yolo_avgpool2_backward,
+    .maxpool_forward = yolo_maxpool_forward, .maxpool_backward = yolo_maxpool_backward,
+    .resize_add_forward = yolo_resize_add_forward, .resize_add_backward = yolo_resize_add_backward,
+    .copy_channels = yolo_copy_channels,
+    .optim_update = yolo_cpu_optim_update, .lerp = yolo_cpu_lerp, .sumsq = yolo_cpu_sumsq,
+    .loss = yolo_cpu_loss, .decode = yolo_cpu_decode, .nms = yolo_nms,
+    .sync = yolo_cpu_sync, .memory = yolo_cpu_memory, .reserve = yolo_cpu_reserve, .place = yolo_cpu_place,
+    .profile = yolo_cpu_profile,
+    .tensor_cores = 0,
+    .pixels_to_input = yolo_pixels_to_input, .pin = yolo_cpu_pin,
 };
 
 /* Without yolov9_kernels.cu linked in, this weak default answers. */
@@ -1860,10 +1930,7 @@ static yolo_real *yolo_param_new(yolo_model *m, const char *prefix, const char *
 
 static void yolo_act_new(yolo_model *m, yolo_tensor *t) {
     if (!yolo_binding(m)) return;
-    if (m->nacts == m->cap_acts) {
-        m->cap_acts = m->cap_acts ? 2 * m->cap_acts : 256;
-        m->acts = (yolo_tensor **)yolo_xrealloc(m->acts, m->cap_acts * sizeof(yolo_tensor *));
-    }
+    m->acts = (yolo_tensor **)yolo_grow(m->acts, sizeof *m->acts, m->nacts + 1, &m->cap_acts);
     memset(t, 0, sizeof *t);
     m->acts[m->nacts++] = t;
 }
@@ -1914,10 +1981,7 @@ static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int 
     yolo_act_new(m, &c->z);
     yolo_act_new(m, &c->y);
     if (yolo_binding(m)) {
-        if (m->nconvs == m->cap_convs) {
-            m->cap_convs = m->cap_convs ? 2 * m->cap_convs : 256;
-            m->convs = (yolo_conv **)yolo_xrealloc(m->convs, m->cap_convs * sizeof(yolo_conv *));
-        }
+        m->convs = (yolo_conv **)yolo_grow(m->convs, sizeof *m->convs, m->nconvs + 1, &m->cap_convs);
         m->convs[m->nconvs++] = c;
     }
 }
@@ -1996,10 +2060,7 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
     yolo_conv_init(m, &r->conv2, p, c1, c2, 1, 1, 1, 1, 0);
     yolo_act_new(m, &r->y);
     if (yolo_binding(m)) {
-        if (m->nreps == m->cap_reps) {
-            m->cap_reps = m->cap_reps ? 2 * m->cap_reps : 64;
-            m->reps = (yolo_repconvn **)yolo_xrealloc(m->reps, m->cap_reps * sizeof(yolo_repconvn *));
-        }
+        m->reps = (yolo_repconvn **)yolo_grow(m->reps, sizeof *m->reps, m->nreps + 1, &m->cap_reps);
         m->reps[m->nreps++] = r;
     }
 }
@@ -3155,6 +3216,12 @@ yolo_precision yolo_precision_default(const yolo_backend *be, int train) {
     return train && be->tensor_cores ? YOLO_BF16 : YOLO_FP32;
 }
 
+void yolo_model_precision_flags(yolo_model *m, const char *precision, int train, int half, const char *prog) {
+    m->precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(m->be, train);
+    if (half && !yolo_model_half(m))
+        fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, m->be->name);
+}
+
 void yolo_model_fuse(yolo_model *m) {
     const yolo_backend *be = m->be;
     size_t total = 0;
@@ -4070,12 +4137,7 @@ void yolo_decode(const yolo_model *m, yolo_real *pred) {
    them; in a dual head the auxiliary branch counts 0.25. The official
    returns (box + cls + dfl) * B as the loss to differentiate. */
 
-#define YOLO_TOPK 10
-#define YOLO_TAL_ALPHA 0.5
-#define YOLO_TAL_BETA 6.0
-#define YOLO_GAIN_BOX 7.5
-#define YOLO_GAIN_CLS 0.5
-#define YOLO_GAIN_DFL 1.5
+/* (the constants, YOLO_TOPK ... YOLO_GAIN_DFL, are with yolo_loss above) */
 
 static void yolo_assignment_release(const yolo_backend *be, yolo_assignment *as) {
     be->release(as->fg); be->release(as->label); be->release(as->box); be->release(as->score); be->release(as->alpha);
@@ -4100,37 +4162,82 @@ void yolo_loss_free(yolo_loss *L) {
     memset(L, 0, sizeof *L);
 }
 
-/* The task-aligned assigner (TOOD), for one image:
-   1. alignment t(g, a) = s^0.5 * u^6, s the predicted probability of g's
-      class at anchor a, u = max(CIoU(g, predicted box), 0);
-   2. candidates: anchors whose centre lies inside g; of those the 10 with
-      the largest alignment become positives of g;
-   3. an anchor positive for several boxes keeps only the box it overlaps
-      most (largest u over *all* boxes of the image, as the official);
-   4. target score = t(g, a) * max_a u(g, .) / max_a t(g, .): the best
-      aligned anchor of each box gets that box's best IoU.
-   gt: [G, 5] rows (class, x1, y1, x2, y2) in pixels; prob [A, NC];
-   pbox [A, 4] predicted boxes in pixels; anc [A, 2] anchor points in
-   pixels; stride [A]. Writes the assignment of anchors [0, A). */
-static void yolo_assign_image(int G, const double *gt, int A, int nc, const yolo_real *prob,
-                              const double *pbox, const double *anc, const int *stride,
-                              unsigned char *fg, int *label, yolo_real *tbox, yolo_real *score) {
-    memset(fg, 0, A);
-    for (int a = 0; a < A; a++) { label[a] = 0; score[a] = 0; tbox[4 * a] = tbox[4 * a + 1] = tbox[4 * a + 2] = tbox[4 * a + 3] = 0; }
-    if (G == 0) return;
-    double *ov = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));
-    double *al = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));
-    unsigned char *pos = (unsigned char *)yolo_xcalloc((size_t)G * A, 1);
+/* The task-aligned assigner (TOOD) and the three loss terms of one head
+   branch, in the named steps that yolov9_kernels.cu launches as kernels of
+   the same names (yolo_loss_decode = loss_decode_kernel, yolo_assign_topk =
+   assign_topk_kernel, ...), in the same order. The CPU runs them image by
+   image; the assigner's steps are:
+   1. topk: alignment t(g, a) = s^0.5 * u^6, s the predicted probability of
+      g's class at anchor a, u = max(CIoU(g, predicted box), 0); among the
+      anchors whose centre lies inside g, the 10 with the largest alignment
+      become positives of g;
+   2. resolve: an anchor positive for several boxes keeps only the box it
+      overlaps most (largest u over *all* boxes of the image, as the
+      official), and takes that box's class and coordinates;
+   3. norm: per box, its best alignment and best overlap over its positives;
+   4. score: target score = t(g, a) * max_a u(g, .) / max_a t(g, .): the
+      best aligned anchor of each box gets that box's best IoU. */
+
+/* One image's view of the loss, for the steps below. Anchor points (cell
+   centres, level by level) in grid units and in pixels, strides; the raw
+   outputs gathered anchor by anchor, and what yolo_loss_decode makes of
+   them. */
+typedef struct {
+    int A, nc, no;            /* anchors, classes, outputs per anchor */
+    const double *anc;        /* [A, 2] anchor points, grid units */
+    const double *anc_px;     /* [A, 2] the same in pixels */
+    const int *stride;        /* [A] */
+    double *P;                /* [A, NO] raw outputs */
+    double *G;                /* [A, NO] their gradient, before 1/S */
+    double *pbox;             /* [A, 4] predicted x1 y1 x2 y2, grid units */
+    double *pbox_px;          /* [A, 4] the same in pixels */
+    yolo_real *prob;          /* [A, NC] class probabilities */
+    yolo_real *dflp;          /* [A, 4, REG_MAX] the softmax of each side's bins */
+} yolo_loss_image;
+
+/* decode: image n's outputs gathered from the three maps; expected side
+   distances -> predicted boxes; class probabilities */
+static void yolo_loss_decode(const yolo_loss_branch *lb, int n, yolo_loss_image *im) {
+    int A = im->A, nc = im->nc, no = im->no;
+    double *P = im->P;
+    for (int l = 0, a0 = 0; l < 3; l++) {
+        int HW = lb->h[l] * lb->w[l];
+        for (int c = 0; c < no; c++)
+            for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = lb->maps[l][((size_t)n * no + c) * HW + i];
+        a0 += HW;
+    }
+    for (int a = 0; a < A; a++) {
+        double dist[4];
+        for (int s = 0; s < 4; s++) {
+            yolo_real logit[YOLO_REG_MAX];
+            for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
+            dist[s] = yolo_dfl_expect(logit, 1, im->dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
+        }
+        const double *anc = im->anc + 2 * a;
+        double *pb = im->pbox + 4 * a;
+        pb[0] = anc[0] - dist[0]; pb[1] = anc[1] - dist[1];
+        pb[2] = anc[0] + dist[2]; pb[3] = anc[1] + dist[3];
+        for (int i = 0; i < 4; i++) im->pbox_px[4 * a + i] = pb[i] * im->stride[a];
+        for (int c = 0; c < nc; c++) im->prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 4 * YOLO_REG_MAX + c]);
+    }
+}
+
+/* 1. per box g of gt [G, 5] (class, x1, y1, x2, y2 in pixels): overlaps
+   ov [G, A] and alignments al [G, A] with every anchor; pos [G, A] 1 on
+   its (at most) 10 best aligned anchors inside it */
+static void yolo_assign_topk(const yolo_loss_image *im, int G, const double *gt, double *ov, double *al,
+                             unsigned char *pos) {
+    int A = im->A, nc = im->nc;
     for (int g = 0; g < G; g++) {
         const double *b = gt + 5 * g;
         int cls = (int)b[0];
         int top[YOLO_TOPK], ntop = 0;
         for (int a = 0; a < A; a++) {
-            double u = yolo_ciou(b + 1, pbox + 4 * a, NULL, NULL, NULL);
+            double u = yolo_ciou(b + 1, im->pbox_px + 4 * a, NULL, NULL, NULL);
             u = u > 0 ? u : 0;
             ov[(size_t)g * A + a] = u;
-            al[(size_t)g * A + a] = pow(prob[(size_t)a * nc + cls], YOLO_TAL_ALPHA) * pow(u, YOLO_TAL_BETA);
-            double ax = anc[2 * a], ay = anc[2 * a + 1];
+            al[(size_t)g * A + a] = pow(im->prob[(size_t)a * nc + cls], YOLO_TAL_ALPHA) * pow(u, YOLO_TAL_BETA);
+            double ax = im->anc_px[2 * a], ay = im->anc_px[2 * a + 1];
             double dmin = fmin(fmin(ax - b[1], ay - b[2]), fmin(b[3] - ax, b[4] - ay));
             double metric = dmin > 1e-9 ? al[(size_t)g * A + a] : 0;
             if (metric <= 0) continue;
@@ -4144,6 +4251,13 @@ static void yolo_assign_image(int G, const double *gt, int A, int nc, const yolo
         }
         for (int k = 0; k < ntop; k++) pos[(size_t)g * A + top[k]] = 1;
     }
+}
+
+/* 2. per anchor: the box it keeps when several claim it (pos updated), and
+   its target: fg, label and box (in grid units), zero when it has none */
+static void yolo_assign_resolve(const yolo_loss_image *im, int G, const double *gt, const double *ov,
+                                unsigned char *pos, unsigned char *fg, int *label, yolo_real *tbox) {
+    int A = im->A;
     for (int a = 0; a < A; a++) {
         int count = 0, first = -1;
         for (int g = 0; g < G; g++) if (pos[(size_t)g * A + a]) { count++; if (first < 0) first = g; }
@@ -4153,34 +4267,110 @@ static void yolo_assign_image(int G, const double *gt, int A, int nc, const yolo
             for (int g = 0; g < G; g++) pos[(size_t)g * A + a] = (g == best);
             first = best;
         }
-        if (count > 0) {
-            fg[a] = 1;
-            label[a] = (int)gt[5 * first];
-            for (int i = 0; i < 4; i++) tbox[4 * a + i] = (yolo_real)(gt[5 * first + 1 + i] / stride[a]);
-        }
+        fg[a] = count > 0;
+        label[a] = count > 0 ? (int)gt[5 * first] : 0;
+        for (int i = 0; i < 4; i++) tbox[4 * a + i] = count > 0 ? (yolo_real)(gt[5 * first + 1 + i] / im->stride[a]) : 0;
     }
+}
+
+/* 3. per box: its best alignment pal [G] and best overlap pov [G] over its positives */
+static void yolo_assign_norm(int G, int A, const double *ov, const double *al, const unsigned char *pos,
+                             double *pal, double *pov) {
     for (int g = 0; g < G; g++) {
-        double pal = 0, pov = 0;
+        pal[g] = pov[g] = 0;
         for (int a = 0; a < A; a++)
             if (pos[(size_t)g * A + a]) {
-                pal = fmax(pal, al[(size_t)g * A + a]);
-                pov = fmax(pov, ov[(size_t)g * A + a]);
+                pal[g] = fmax(pal[g], al[(size_t)g * A + a]);
+                pov[g] = fmax(pov[g], ov[(size_t)g * A + a]);
             }
-        for (int a = 0; a < A; a++)
+    }
+}
+
+/* 4. per anchor: the target score, its best normalised alignment over the boxes it is positive for */
+static void yolo_assign_score(int G, int A, const double *al, const unsigned char *pos, const double *pal,
+                              const double *pov, yolo_real *score) {
+    for (int a = 0; a < A; a++) {
+        score[a] = 0;
+        for (int g = 0; g < G; g++)
             if (pos[(size_t)g * A + a]) {
-                double t = al[(size_t)g * A + a] * pov / (pal + 1e-9);
+                double t = al[(size_t)g * A + a] * pov[g] / (pal[g] + 1e-9);
                 if (t > score[a]) score[a] = (yolo_real)t;
             }
     }
-    free(ov); free(al); free(pos);
 }
 
 /* numerically stable BCE with logits and its derivative sigmoid(x) - t */
 static double yolo_bce(double x, double t) { return fmax(x, 0) - x * t + log1p(exp(-fabs(x))); }
 
-/* The CPU twin of the backend's loss op: one head branch. */
+/* The three terms of image n, per anchor, and their gradient, still to be
+   divided by S: written into lb->grads (the maps' layout). sums: box,
+   cls, dfl and the sum of target scores. With reuse, CIoU's alpha is the
+   one stored by the call that assigned. */
+static void yolo_loss_terms(const yolo_loss_branch *lb, int n, yolo_loss_image *im, double sums[4]) {
+    int A = im->A, nc = im->nc, no = im->no, reuse = lb->reuse;
+    const yolo_assignment *as = lb->as;
+    size_t o0 = (size_t)n * A;
+    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0, *P = im->P, *G = im->G;
+    memset(G, 0, (size_t)A * no * sizeof(double));
+    for (int a = 0; a < A; a++) {
+        int fg = as->fg[o0 + a], lab = as->label[o0 + a];
+        double sc = as->score[o0 + a];
+        ssum += sc;
+        for (int c = 0; c < nc; c++) {
+            double x = P[(size_t)a * no + 4 * YOLO_REG_MAX + c], t = (fg && c == lab) ? sc : 0;
+            cls_l += yolo_bce(x, t);
+            G[(size_t)a * no + 4 * YOLO_REG_MAX + c] = (im->prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
+        }
+        if (!fg) continue;
+        double tb[4], gb[4], alpha = as->alpha[o0 + a];
+        for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
+        double ciou = yolo_ciou(im->pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
+        if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
+        box_l += (1 - ciou) * sc;
+        /* corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
+        double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
+        const double *anc = im->anc + 2 * a;
+        for (int s = 0; s < 4; s++) {
+            const yolo_real *p = im->dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
+            double e = 0;
+            for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
+            /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
+            double tgt = s < 2 ? anc[s] - tb[s] : tb[s] - anc[s - 2];
+            tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
+            int tl = (int)tgt;
+            double wl = tl + 1 - tgt, wr = 1 - wl;
+            dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
+            for (int k = 0; k < YOLO_REG_MAX; k++) {
+                double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
+                double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;             /* cross-entropy */
+                double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);    /* d(1 - CIoU) through the expectation */
+                G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
+            }
+        }
+    }
+    for (int l = 0, a0 = 0; l < 3; l++) {
+        int HW = lb->h[l] * lb->w[l];
+        for (int c = 0; c < no; c++)
+            for (int i = 0; i < HW; i++) lb->grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
+        a0 += HW;
+    }
+    sums[0] = box_l; sums[1] = cls_l; sums[2] = dfl_l; sums[3] = ssum;
+}
+
+/* S = max(sum of target scores, 1) normalises all three terms: the gradient
+   scaled by grad_scale / S (the sums are divided by the caller) */
+static void yolo_loss_scale(yolo_loss_branch *lb, double ssum) {
+    if (!lb->reuse) lb->as->score_sum = ssum > 1 ? ssum : 1;
+    double k = lb->grad_scale / lb->as->score_sum;
+    size_t no = 4 * YOLO_REG_MAX + lb->nc;
+    for (int l = 0; l < 3; l++)
+        for (size_t i = 0; i < (size_t)lb->B * no * lb->h[l] * lb->w[l]; i++) lb->grads[l][i] *= (yolo_real)k;
+}
+
+/* The CPU twin of the backend's loss op, one head branch: the steps above,
+   image by image. */
 static void yolo_cpu_loss(yolo_loss_branch *lb) {
-    int nc = lb->nc, no = 4 * YOLO_REG_MAX + nc, B = lb->B, A = lb->A, reuse = lb->reuse;
+    int nc = lb->nc, no = 4 * YOLO_REG_MAX + nc, B = lb->B, A = lb->A;
     yolo_assignment *as = lb->as;
     /* anchor points (cell centres) in grid units and in pixels, and strides: [A, 2], [A] */
     double *anc = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
@@ -4200,93 +4390,38 @@ static void yolo_cpu_loss(yolo_loss_branch *lb) {
     double *part = (double *)yolo_xcalloc((size_t)B * 4, sizeof(double));
     #pragma omp parallel
     {
-    double *P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] one image's raw outputs */
-    double *G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));         /* [A, NO] their gradient, before 1/S */
-    double *pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));       /* [A, 4] x1 y1 x2 y2, grid units */
-    double *pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));    /* [A, 4] the same in pixels */
-    yolo_real *prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));            /* [A, NC] */
-    yolo_real *dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real)); /* [A, 4, 16] */
+    yolo_loss_image im = { A, nc, no, anc, anc_px, str };
+    im.P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));
+    im.G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));
+    im.pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
+    im.pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
+    im.prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));
+    im.dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real));
     #pragma omp for schedule(dynamic)
     for (int n = 0; n < B; n++) {
-        size_t o0 = (size_t)n * A;
-        double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
-        for (int l = 0, a0 = 0; l < 3; l++) {
-            int HW = lb->h[l] * lb->w[l];
-            for (int c = 0; c < no; c++)
-                for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = lb->maps[l][((size_t)n * no + c) * HW + i];
-            a0 += HW;
+        yolo_loss_decode(lb, n, &im);
+        if (!lb->reuse) {
+            int G = lb->gstart[n + 1] - lb->gstart[n];
+            const double *g = gt + 5 * lb->gstart[n];
+            size_t o0 = (size_t)n * A;
+            double *ov = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));       /* [G, A] */
+            double *al = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));       /* [G, A] */
+            unsigned char *pos = (unsigned char *)yolo_xcalloc((size_t)G * A, 1);     /* [G, A] */
+            double *pal = (double *)yolo_xcalloc(G, sizeof(double)), *pov = (double *)yolo_xcalloc(G, sizeof(double));
+            yolo_assign_topk(&im, G, g, ov, al, pos);
+            yolo_assign_resolve(&im, G, g, ov, pos, as->fg + o0, as->label + o0, as->box + o0 * 4);
+            yolo_assign_norm(G, A, ov, al, pos, pal, pov);
+            yolo_assign_score(G, A, al, pos, pal, pov, as->score + o0);
+            free(ov); free(al); free(pos); free(pal); free(pov);
         }
-        /* decode: expected side distances -> boxes; class probabilities */
-        for (int a = 0; a < A; a++) {
-            double dist[4];
-            for (int s = 0; s < 4; s++) {
-                yolo_real logit[YOLO_REG_MAX];
-                for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
-                dist[s] = yolo_dfl_expect(logit, 1, dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
-            }
-            pbox[4 * a] = anc[2 * a] - dist[0]; pbox[4 * a + 1] = anc[2 * a + 1] - dist[1];
-            pbox[4 * a + 2] = anc[2 * a] + dist[2]; pbox[4 * a + 3] = anc[2 * a + 1] + dist[3];
-            for (int i = 0; i < 4; i++) pbox_px[4 * a + i] = pbox[4 * a + i] * str[a];
-            for (int c = 0; c < nc; c++) prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 4 * YOLO_REG_MAX + c]);
-        }
-        if (!reuse)
-            yolo_assign_image(lb->gstart[n + 1] - lb->gstart[n], gt + 5 * lb->gstart[n], A, nc, prob, pbox_px, anc_px, str,
-                              as->fg + o0, as->label + o0, as->box + o0 * 4, as->score + o0);
-        /* the three terms and their gradient, all still to be divided by S */
-        memset(G, 0, (size_t)A * no * sizeof(double));
-        for (int a = 0; a < A; a++) {
-            int fg = as->fg[o0 + a], lab = as->label[o0 + a];
-            double sc = as->score[o0 + a];
-            ssum += sc;
-            for (int c = 0; c < nc; c++) {
-                double x = P[(size_t)a * no + 4 * YOLO_REG_MAX + c], t = (fg && c == lab) ? sc : 0;
-                cls_l += yolo_bce(x, t);
-                G[(size_t)a * no + 4 * YOLO_REG_MAX + c] = (prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
-            }
-            if (!fg) continue;
-            double tb[4], gb[4], alpha = as->alpha[o0 + a];
-            for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
-            double ciou = yolo_ciou(pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
-            if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
-            box_l += (1 - ciou) * sc;
-            /* corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
-            double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
-            for (int s = 0; s < 4; s++) {
-                const yolo_real *p = dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
-                double e = 0;
-                for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
-                /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
-                double tgt = s < 2 ? anc[2 * a + s] - tb[s] : tb[s] - anc[2 * a + s - 2];
-                tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
-                int tl = (int)tgt;
-                double wl = tl + 1 - tgt, wr = 1 - wl;
-                dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
-                for (int k = 0; k < YOLO_REG_MAX; k++) {
-                    double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
-                    double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;             /* cross-entropy */
-                    double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);    /* d(1 - CIoU) through the expectation */
-                    G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
-                }
-            }
-        }
-        for (int l = 0, a0 = 0; l < 3; l++) {
-            int HW = lb->h[l] * lb->w[l];
-            for (int c = 0; c < no; c++)
-                for (int i = 0; i < HW; i++) lb->grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
-            a0 += HW;
-        }
-        part[4 * n] = box_l; part[4 * n + 1] = cls_l; part[4 * n + 2] = dfl_l; part[4 * n + 3] = ssum;
+        yolo_loss_terms(lb, n, &im, part + 4 * n);
     }
-    free(P); free(G); free(pbox); free(pbox_px); free(prob); free(dflp);
+    free(im.P); free(im.G); free(im.pbox); free(im.pbox_px); free(im.prob); free(im.dflp);
     }
     double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
     for (int n = 0; n < B; n++) { box_l += part[4 * n]; cls_l += part[4 * n + 1]; dfl_l += part[4 * n + 2]; ssum += part[4 * n + 3]; }
     free(part);
-    /* S = max(sum of target scores, 1) normalises all three terms */
-    if (!reuse) as->score_sum = ssum > 1 ? ssum : 1;
-    double k = lb->grad_scale / as->score_sum;
-    for (int l = 0; l < 3; l++)
-        for (size_t i = 0; i < (size_t)B * no * lb->h[l] * lb->w[l]; i++) lb->grads[l][i] *= (yolo_real)k;
+    yolo_loss_scale(lb, ssum);
     lb->box = box_l; lb->cls = cls_l; lb->dfl = dfl_l;
     free(anc); free(anc_px); free(str); free(gt);
 }
@@ -4363,7 +4498,7 @@ void yolo_arena_init(yolo_arena *a, size_t size) {
 void yolo_arena_free(yolo_arena *a) { free(a->r); memset(a, 0, sizeof *a); }
 
 static void yolo_arena_insert(yolo_arena *a, int at, yolo_arena_range x) {
-    if (a->n == a->cap) { a->cap *= 2; a->r = (yolo_arena_range *)yolo_xrealloc(a->r, a->cap * sizeof *a->r); }
+    a->r = (yolo_arena_range *)yolo_grow(a->r, sizeof *a->r, a->n + 1, &a->cap);
     memmove(a->r + at + 1, a->r + at, (a->n - at) * sizeof *a->r);
     a->r[at] = x;
     a->n++;
@@ -4472,10 +4607,7 @@ static struct {
 static void *yolo_plan_alloc(size_t bytes) {
     size_t off = yolo_arena_alloc(&yolo_plan_arena, bytes);
     if (yolo_plan_rec.on) {
-        if (yolo_plan_rec.n == yolo_plan_rec.cap) {
-            yolo_plan_rec.cap = yolo_plan_rec.cap ? 2 * yolo_plan_rec.cap : 1024;
-            yolo_plan_rec.b = (yolo_plan_buf *)yolo_xrealloc(yolo_plan_rec.b, yolo_plan_rec.cap * sizeof(yolo_plan_buf));
-        }
+        yolo_plan_rec.b = (yolo_plan_buf *)yolo_grow(yolo_plan_rec.b, sizeof(yolo_plan_buf), yolo_plan_rec.n + 1, &yolo_plan_rec.cap);
         yolo_plan_buf x = { yolo_arena_bytes(bytes), off, yolo_plan_rec.t++, INT_MAX, yolo_plan_rec.step };
         yolo_plan_rec.b[yolo_plan_rec.n++] = x;
     }
@@ -4489,39 +4621,51 @@ static void yolo_plan_release(void *p) {
     yolo_arena_release(&yolo_plan_arena, off);
 }
 static void yolo_plan_place(const yolo_place *script, int n) { yolo_arena_follow(&yolo_plan_arena, script, n); }
-static void yolo_plan_bytes3(void *d, size_t n) { (void)d; (void)n; }
-static void yolo_plan_copy(void *d, const void *s_, size_t n) { (void)d; (void)s_; (void)n; }
-static void yolo_plan_download(void *host, const void *src, size_t n) { (void)src; memset(host, 0, n); }
-static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s_, int g, int act, yolo_precision p, yolo_tensor *y) { (void)x; (void)w; (void)b; (void)C2; (void)k; (void)s_; (void)g; (void)act; (void)p; (void)y; }
-static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_precision p, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)p; (void)dx; (void)dw; (void)db; }
-static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)act; (void)u; }
-static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)act; (void)u; }
-static void yolo_plan_bn_apply(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)act; (void)u; }
-static void yolo_plan_bn_bwd(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, const yolo_real *e, int f, yolo_real *g, yolo_real *h, yolo_real *i) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; }
-static void yolo_plan_ew3(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) { (void)y; (void)a; (void)b; (void)n; }
-static void yolo_plan_silu_bwd(const yolo_real *a, const yolo_real *b, const yolo_real *c, yolo_real *d, yolo_real *e, size_t n) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)n; }
-static void yolo_plan_acc(yolo_real *y, const yolo_real *x, size_t n) { (void)y; (void)x; (void)n; }
-static void yolo_plan_pool(const yolo_tensor *x, yolo_tensor *y) { (void)x; (void)y; }
-static void yolo_plan_pool_bwd(const yolo_tensor *y, yolo_real *dx, int H, int W) { (void)y; (void)dx; (void)H; (void)W; }
-static void yolo_plan_mp(const yolo_tensor *x, int k, int s_, int p, yolo_tensor *y) { (void)x; (void)k; (void)s_; (void)p; (void)y; }
-static void yolo_plan_mp_bwd(const yolo_tensor *x, int k, int s_, int p, const yolo_tensor *y, yolo_real *dx) { (void)x; (void)k; (void)s_; (void)p; (void)y; (void)dx; }
-static void yolo_plan_rs(const yolo_tensor *x, int c0, yolo_tensor *y) { (void)x; (void)c0; (void)y; }
-static void yolo_plan_rs_bwd(const yolo_tensor *y, yolo_tensor *x, int c0) { (void)y; (void)x; (void)c0; }
-static void yolo_plan_cc(const yolo_real *a, int b, int c, yolo_real *d, int e, int f, int g, int h, int i, int j) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; (void)j; }
-static void yolo_plan_opt(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v, yolo_real *vm, size_t n) { (void)u; (void)w; (void)g; (void)m; (void)v; (void)vm; (void)n; }
-static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) { (void)y; (void)x; (void)d; (void)n; }
-static double yolo_plan_sumsq(const yolo_real *x, size_t n) { (void)x; (void)n; return 0; }
-static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
-static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) { (void)lb; (void)pred; }
-static int yolo_plan_nms(const yolo_real *p, int A, int nc, float c, float i, int md, int ag, const int *cl, int ncl, yolo_det *o) {
-    (void)p; (void)A; (void)nc; (void)c; (void)i; (void)md; (void)ag; (void)cl; (void)ncl; (void)o;
-    return 0;
-}
-static void yolo_plan_sync(void) {}
 static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_plan_arena.in_use; *peak = yolo_plan_arena.extent; }
-static int yolo_plan_reserve(size_t bytes) { (void)bytes; return 0; }
-static void yolo_plan_profile(int on, FILE *f) { (void)on; (void)f; }
-static void yolo_plan_pixels(yolo_real *dst, const unsigned char *p, size_t n) { (void)dst; (void)p; (void)n; }
+/* the one op whose result steers what comes next: the loss's normaliser */
+static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
+static void yolo_plan_download(void *host, const void *src, size_t n) { memset(host, 0, n); }
+/* every other op computes nothing (its parameters are unused) */
+static void yolo_plan_zero(void *p, size_t n) {}
+static void yolo_plan_copy(void *dst, const void *src, size_t n) {}
+static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s,
+                                     int g, int act, yolo_precision prec, yolo_tensor *y) {}
+static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
+                                      int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw,
+                                      yolo_real *db) {}
+static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                                       yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
+                                       double momentum, double eps, int act, yolo_tensor *u) {}
+static void yolo_plan_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                                      const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u) {}
+static void yolo_plan_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
+                               const yolo_real *invstd, int act, yolo_tensor *u) {}
+static void yolo_plan_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
+                                      const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
+                                      yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {}
+static void yolo_plan_elementwise(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {}
+static void yolo_plan_silu_backward(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
+                                    yolo_real *db, size_t n) {}
+static void yolo_plan_accumulate(yolo_real *y, const yolo_real *x, size_t n) {}
+static void yolo_plan_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {}
+static void yolo_plan_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W) {}
+static void yolo_plan_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {}
+static void yolo_plan_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx) {}
+static void yolo_plan_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y) {}
+static void yolo_plan_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {}
+static void yolo_plan_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc, int B,
+                                    int C, int HW, int accumulate) {}
+static void yolo_plan_optim_update(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
+                                   yolo_real *vmax, size_t n) {}
+static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) {}
+static double yolo_plan_sumsq(const yolo_real *x, size_t n) { return 0; }
+static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) {}
+static int yolo_plan_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det,
+                         int agnostic, const int *classes, int nclasses, yolo_det *out) { return 0; }
+static void yolo_plan_sync(void) {}
+static int yolo_plan_reserve(size_t bytes) { return 0; }
+static void yolo_plan_profile(int on, FILE *report) {}
+static void yolo_plan_pixels_to_input(yolo_real *dst, const unsigned char *pixels, size_t n) {}
 
 /* --- placing a recorded step offline ---
    With every buffer's size and life known, each is placed in turn at the
@@ -4573,12 +4717,24 @@ static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
 }
 
 static const yolo_backend yolo_planner = {
-    "plan", yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
-    yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_apply, yolo_plan_bn_bwd,
-    yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
-    yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
-    yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_place, yolo_plan_profile, 0,
-    yolo_plan_pixels, yolo_cpu_pin,
+    .name = "plan",
+    .alloc = yolo_plan_alloc, .release = yolo_plan_release, .zero = yolo_plan_zero,
+    .upload = yolo_plan_copy, .download = yolo_plan_download, .copy = yolo_plan_copy,
+    .conv2d_forward = yolo_plan_conv2d_forward, .conv2d_backward = yolo_plan_conv2d_backward,
+    .bn_train_forward = yolo_plan_bn_train_forward, .bn_eval_forward = yolo_plan_bn_eval_forward, .bn_apply = yolo_plan_bn_apply,
+    .bn_act_backward = yolo_plan_bn_act_backward,
+    .silu_forward = yolo_plan_elementwise, .silu_backward = yolo_plan_silu_backward,
+    .add = yolo_plan_elementwise, .accumulate = yolo_plan_accumulate,
+    .avgpool2_forward = yolo_plan_avgpool2_forward, .avgpool2_backward = yolo_plan_avgpool2_backward,
+    .maxpool_forward = yolo_plan_maxpool_forward, .maxpool_backward = yolo_plan_maxpool_backward,
+    .resize_add_forward = yolo_plan_resize_add_forward, .resize_add_backward = yolo_plan_resize_add_backward,
+    .copy_channels = yolo_plan_copy_channels,
+    .optim_update = yolo_plan_optim_update, .lerp = yolo_plan_lerp, .sumsq = yolo_plan_sumsq,
+    .loss = yolo_plan_loss, .decode = yolo_plan_decode, .nms = yolo_plan_nms,
+    .sync = yolo_plan_sync, .memory = yolo_plan_memory, .reserve = yolo_plan_reserve, .place = yolo_plan_place,
+    .profile = yolo_plan_profile,
+    .tensor_cores = 0,
+    .pixels_to_input = yolo_plan_pixels_to_input, .pin = yolo_cpu_pin,
 };
 
 /* The sequence a training run repeats, from nothing, on the planner: two
@@ -4679,6 +4835,11 @@ size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_bo
     return yolo_plan_run_bytes(m, 0, 0, 0, 0, B, H, W);
 }
 
+size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act) {
+    *act = yolo_plan_bytes(m, B, H, W, 0, 0);
+    return *act + yolo_model_weights_bytes(m) + YOLO_BACKEND_SCRATCH_BYTES;
+}
+
 /* each allocation as the arena takes it */
 size_t yolo_model_weights_bytes(const yolo_model *m) {
     return 2 * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) + yolo_arena_bytes(m->nstats * sizeof(yolo_real));
@@ -4720,7 +4881,7 @@ void yolo_optim_free(yolo_optim *o) {
 void yolo_optim_step(yolo_optim *o, yolo_model *m) {
     o->step++;
     yolo_update u;
-    u.kind = (int)o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
+    u.kind = o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
     u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
     for (int k = 0; k < m->nparams; k++) {
         const yolo_param *p = &m->params[k];
@@ -5001,7 +5162,7 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
             continue;
         }
         if (strlen(key) >= sizeof st->e[0].name) { rc = yolo_errorf(err, "%s: a tensor name longer than %zu characters", path, sizeof st->e[0].name - 1); break; }
-        if (st->n == cap) { cap = cap ? 2 * cap : 256; st->e = (yolo_st_entry *)yolo_xrealloc(st->e, cap * sizeof(yolo_st_entry)); }
+        st->e = (yolo_st_entry *)yolo_grow(st->e, sizeof(yolo_st_entry), st->n + 1, &cap);
         yolo_st_entry *e = &st->e[st->n++];
         memset(e, 0, sizeof *e);
         snprintf(e->name, sizeof e->name, "%s", key);
@@ -5340,7 +5501,10 @@ static const struct { const char *key; size_t off; double def, lo, hi; } yolo_hy
     YOLO_HYP(lr0, 0.01, 0, 10), YOLO_HYP(lrf, 0.01, 0, 1), YOLO_HYP(momentum, 0.937, 0, 0.999),
     YOLO_HYP(weight_decay, 0.0005, 0, 1), YOLO_HYP(warmup_epochs, 3.0, 0, 1000),
     YOLO_HYP(warmup_momentum, 0.8, 0, 0.999), YOLO_HYP(warmup_bias_lr, 0.1, 0, 10),
-    YOLO_HYP(box, 7.5, 0, 1000), YOLO_HYP(cls, 0.5, 0, 1000), YOLO_HYP(dfl, 1.5, 0, 1000),
+    /* the loss gains: the official loss fixes them (and never reads these
+       keys), so a file may leave them out but not set them otherwise */
+    YOLO_HYP(box, YOLO_GAIN_BOX, YOLO_GAIN_BOX, YOLO_GAIN_BOX), YOLO_HYP(cls, YOLO_GAIN_CLS, YOLO_GAIN_CLS, YOLO_GAIN_CLS),
+    YOLO_HYP(dfl, YOLO_GAIN_DFL, YOLO_GAIN_DFL, YOLO_GAIN_DFL),
     YOLO_HYP(hsv_h, 0.015, 0, 1), YOLO_HYP(hsv_s, 0.7, 0, 1), YOLO_HYP(hsv_v, 0.4, 0, 1),
     YOLO_HYP(degrees, 0.0, 0, 180), YOLO_HYP(translate, 0.1, 0, 1), YOLO_HYP(scale, 0.9, 0, 0.99),
     YOLO_HYP(shear, 0.0, 0, 45), YOLO_HYP(perspective, 0.0, 0, 0.01), YOLO_HYP(flipud, 0.0, 0, 1),
@@ -5376,6 +5540,7 @@ static char *yolo_yaml_value(char *v) {
    not a silent default. Keys we do not use (obj, anchor_t, ...) are read
    past. */
 static int yolo_hyp_in_range(int i, double v) { return v >= yolo_hyp_keys[i].lo && v <= yolo_hyp_keys[i].hi; }
+static int yolo_hyp_fixed(int i) { return yolo_hyp_keys[i].lo == yolo_hyp_keys[i].hi; }   /* box, cls, dfl */
 
 int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
     FILE *f = yolo_open_file(path, "hyperparameter file", 1 << 20, NULL, err);
@@ -5393,6 +5558,9 @@ int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
             if (strcmp(key, yolo_hyp_keys[i].key)) continue;
             double v = strtod(val, &end);
             if (end == val || *end) rc = yolo_errorf(err, "%s:%d: %s: '%.40s' is not a number", path, lineno, key, val);
+            else if (yolo_hyp_fixed(i) && v != yolo_hyp_keys[i].def)
+                rc = yolo_errorf(err, "%s:%d: %s %g: the loss gain is fixed at %g, as in the official loss (which ignores this key)",
+                                 path, lineno, key, v, yolo_hyp_keys[i].def);
             else if (!yolo_hyp_in_range(i, v)) rc = yolo_errorf(err, "%s:%d: %s %g is not in [%g, %g]", path, lineno, key, v, yolo_hyp_keys[i].lo, yolo_hyp_keys[i].hi);
             else { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; seen[i] = 1; }
         }
@@ -5400,7 +5568,8 @@ int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
     fclose(f);
     if (rc) return -1;
     for (int i = 0; i < YOLO_NHYP; i++)
-        if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", path, yolo_hyp_keys[i].key);
+        if (!seen[i] && yolo_hyp_fixed(i)) *(double *)((char *)h + yolo_hyp_keys[i].off) = yolo_hyp_keys[i].def;
+        else if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", path, yolo_hyp_keys[i].key);
     return 0;
 }
 
@@ -5423,11 +5592,12 @@ int yolo_hyp_parse(yolo_hyp *h, const char *s) {
     return found == YOLO_NHYP ? 0 : -1;
 }
 
+#ifndef YOLO_NO_DATA   /* the rest of this section: datasets, pictures, augmentation, the loader */
 /* --- the dataset yaml --- */
 
 typedef struct { int n, cap; char **s; } yolo_strings;
 static void yolo_strings_add(yolo_strings *l, const char *s) {
-    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 256; l->s = (char **)yolo_xrealloc(l->s, l->cap * sizeof(char *)); }
+    l->s = (char **)yolo_grow(l->s, sizeof(char *), l->n + 1, &l->cap);
     l->s[l->n++] = strdup(s);
 }
 
@@ -5522,8 +5692,9 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
         snprintf(block, sizeof block, "%s", key);
         if (*v == '[') {   /* a flow list, maybe over several lines: gathered into one */
             int open_line = lineno;
-            size_t cap = strlen(v) + 2, n = strlen(v);
-            flow = (char *)yolo_xmalloc(cap);
+            size_t n = strlen(v);
+            int cap = 0;
+            flow = (char *)yolo_grow(NULL, 1, (long)n + 2, &cap);
             memcpy(flow, v, n + 1);
             for (int closed = strchr(v, ']') != NULL; !closed;) {   /* only the new line is searched: linear in the file */
                 if (!next) { rc = yolo_errorf(err, "%s:%d: the list of '%s' is not closed by ']'", path, open_line, key); break; }
@@ -5533,7 +5704,7 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
                 char *more = yolo_yaml_value(line);
                 size_t m = strlen(more);
                 closed = strchr(more, ']') != NULL;
-                if (n + m + 2 > cap) { cap = 2 * (n + m + 2); flow = (char *)yolo_xrealloc(flow, cap); }
+                flow = (char *)yolo_grow(flow, 1, (long)(n + m + 2), &cap);
                 flow[n++] = ' ';
                 memcpy(flow + n, more, m + 1); n += m;
             }
@@ -5763,10 +5934,9 @@ static int yolo_strcmp_p(const void *a, const void *b) { return strcmp(*(char *c
 typedef struct { int n, cap; dev_t *dev; ino_t *ino; } yolo_seen_dirs;
 static int yolo_seen_dir(yolo_seen_dirs *v, const struct stat *st) {
     for (int i = 0; i < v->n; i++) if (v->dev[i] == st->st_dev && v->ino[i] == st->st_ino) return 1;
-    if (v->n == v->cap) {
-        v->cap = v->cap ? 2 * v->cap : 64;
-        v->dev = (dev_t *)yolo_xrealloc(v->dev, v->cap * sizeof(dev_t)); v->ino = (ino_t *)yolo_xrealloc(v->ino, v->cap * sizeof(ino_t));
-    }
+    int cap = v->cap;   /* two arrays of one capacity */
+    v->dev = (dev_t *)yolo_grow(v->dev, sizeof(dev_t), v->n + 1, &cap);
+    v->ino = (ino_t *)yolo_grow(v->ino, sizeof(ino_t), v->n + 1, &v->cap);
     v->dev[v->n] = st->st_dev; v->ino[v->n++] = st->st_ino;
     return 0;
 }
@@ -5880,7 +6050,7 @@ static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, ch
             for (int i = 0; i < 5; i++) dup &= (*lab)[j * 5 + i] == (float)v[i];
         }
         if (dup) continue;
-        if (*nlab == cap) { cap = cap ? 2 * cap : 16; *lab = (float *)yolo_xrealloc(*lab, (size_t)cap * 5 * sizeof(float)); }
+        *lab = (float *)yolo_grow(*lab, 5 * sizeof(float), *nlab + 1, &cap);
         for (int i = 0; i < 5; i++) (*lab)[*nlab * 5 + i] = (float)v[i];
         (*nlab)++;
     }
@@ -6478,7 +6648,7 @@ enum { YOLO_FLIP_LR = 1, YOLO_FLIP_UD = 2 };
 /* boxes of one training sample, pixels: class, x1, y1, x2, y2 */
 typedef struct { int n, cap; float *b; } yolo_boxes;   /* b: [n*5] */
 static void yolo_boxes_add(yolo_boxes *bx, float c, double x1, double y1, double x2, double y2) {
-    if (bx->n == bx->cap) { bx->cap = bx->cap ? 2 * bx->cap : 32; bx->b = (float *)yolo_xrealloc(bx->b, (size_t)bx->cap * 5 * sizeof(float)); }
+    bx->b = (float *)yolo_grow(bx->b, 5 * sizeof(float), bx->n + 1, &bx->cap);
     float *o = bx->b + (size_t)bx->n++ * 5;
     o[0] = c; o[1] = (float)x1; o[2] = (float)y1; o[3] = (float)x2; o[4] = (float)y2;
 }
@@ -7009,7 +7179,7 @@ static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
         yolo_image_to_pixels_flipped(&im, flips, bt->pixels + (size_t)j * 3 * H * W);
         yolo_image_free(&im);
         for (int t = 0; t < bx.n; t++) {
-            if (bt->nt == bt->tcap) { bt->tcap *= 2; bt->targets = (yolo_real *)yolo_xrealloc(bt->targets, (size_t)bt->tcap * 6 * sizeof(yolo_real)); }
+            bt->targets = (yolo_real *)yolo_grow(bt->targets, 6 * sizeof(yolo_real), bt->nt + 1, &bt->tcap);
             yolo_real *o6 = bt->targets + (size_t)bt->nt++ * 6;
             o6[0] = (yolo_real)j;
             for (int q = 0; q < 5; q++) o6[1 + q] = bx.b[t * 5 + q];
@@ -7292,6 +7462,7 @@ int yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augmen
     if (failed >= 0) return yolo_errorf(err, "%s: cannot write its --cache disk file beside it", ds->files[failed]);
     return 0;
 }
+#endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
 /* 11. evaluation: NMS, matching, AP                                         */
@@ -7346,7 +7517,7 @@ int yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, floa
                 for (int q = 0; q < nclasses; q++) ok |= classes[q] == k;
                 if (!ok) continue;
             }
-            if (n == cap) { cap *= 2; c = (yolo_cand *)yolo_xrealloc(c, (size_t)cap * sizeof(yolo_cand)); }
+            c = (yolo_cand *)yolo_grow(c, sizeof(yolo_cand), n + 1, &cap);
             double cx = pred[a], cy = pred[(size_t)A + a], w = pred[(size_t)2 * A + a], h = pred[(size_t)3 * A + a];
             yolo_cand d = { conf, cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, a, k };
             c[n++] = d;
@@ -7394,13 +7565,12 @@ void yolo_eval_free(yolo_eval *ev) {
    keeps, among the pairs left, the one of the earliest detection (the
    detections come sorted by confidence). */
 void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl) {
-    if (ev->n + nd > ev->cap) {
-        ev->cap = 2 * (ev->n + nd) + 256;
-        ev->conf = (float *)yolo_xrealloc(ev->conf, ev->cap * sizeof(float));
-        ev->cls = (int *)yolo_xrealloc(ev->cls, ev->cap * sizeof(int));
-        ev->tp = (unsigned short *)yolo_xrealloc(ev->tp, ev->cap * sizeof(unsigned short));
-    }
-    if (ev->nt + nl > ev->tcap) { ev->tcap = 2 * (ev->nt + nl) + 256; ev->tcls = (int *)yolo_xrealloc(ev->tcls, ev->tcap * sizeof(int)); }
+    int cap = ev->cap;   /* three arrays of one capacity */
+    ev->conf = (float *)yolo_grow(ev->conf, sizeof(float), ev->n + nd, &cap);
+    cap = ev->cap;
+    ev->cls = (int *)yolo_grow(ev->cls, sizeof(int), ev->n + nd, &cap);
+    ev->tp = (unsigned short *)yolo_grow(ev->tp, sizeof(unsigned short), ev->n + nd, &ev->cap);
+    ev->tcls = (int *)yolo_grow(ev->tcls, sizeof(int), ev->nt + nl, &ev->tcap);
     for (int j = 0; j < nl; j++) ev->tcls[ev->nt + j] = (int)lab[j * 5];
     ev->images++;
     /* IoU in float32 with eps 1e-7, as torch's box_iou there */
@@ -7555,9 +7725,30 @@ void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain
     *y1 = yolo_unpad(*y1, pady, gain, h0); *y2 = yolo_unpad(*y2, pady, gain, h0);
 }
 
+int yolo_save_txt(const char *path, const yolo_det *d, int n, double w0, double h0, int with_conf) {
+    FILE *f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "%s: cannot write\n", path); return -1; }
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%d %.6g %.6g %.6g %.6g", d[i].cls, (d[i].x1 + d[i].x2) / 2 / w0, (d[i].y1 + d[i].y2) / 2 / h0,
+                (d[i].x2 - d[i].x1) / w0, (d[i].y2 - d[i].y1) / h0);
+        if (with_conf) fprintf(f, " %.6g", d[i].conf);
+        fprintf(f, "\n");
+    }
+    return fclose(f) ? -1 : 0;
+}
+
 /* fitness of a checkpoint, as the official: 0.1 mAP50 + 0.9 mAP50-95 */
 double yolo_fitness(const yolo_metrics *mt) { return 0.1 * mt->map50 + 0.9 * mt->map; }
 
+void yolo_metrics_print(const yolo_metrics *mt, const yolo_eval *ev, char *const *names, int per_class) {
+    printf("%22s %10d %10ld %10.3g %10.3g %10.3g %10.3g\n", "all", ev->images, ev->nt, mt->p, mt->r, mt->map50, mt->map);
+    for (int c = 0; per_class && c < mt->nc; c++)
+        if (mt->nt[c])
+            printf("%22s %10d %10d %10.3g %10.3g %10.3g %10.3g\n", names ? names[c] : "", ev->images, mt->nt[c], mt->cp[c],
+                   mt->cr[c], mt->ap50[c], mt->ap[c]);
+}
+
+#ifndef YOLO_NO_DATA
 /* --- validation: the model over a loader --- */
 
 /* Every validation picture through the model (its eval form: call
@@ -7588,7 +7779,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
         yolo_predict(m, conf, iou, max_det, single_cls, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
         double t3 = yolo_now();
         if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += bt->B; }
-        if (bt->nt > labcap) { labcap = bt->nt; lab = (float *)yolo_xrealloc(lab, (size_t)labcap * 5 * sizeof(float)); }
+        lab = (float *)yolo_grow(lab, 5 * sizeof(float), bt->nt, &labcap);
         for (int b = 0, t = 0; b < bt->B; b++) {
             int id = bt->ids[b], w0 = ds->w0[id], h0 = ds->h0[id], nl = 0;
             double g = bt->gain[b], px = bt->padx[b], py = bt->pady[b];
@@ -7617,6 +7808,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
     free(dets); free(count); free(lab);
     return rc;
 }
+#endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
 /* 12. command line: the official flags                                     */
@@ -7757,6 +7949,7 @@ int yolo_check_img_size(int img, int floor, const char *prog) {
     return size;
 }
 
+#ifndef YOLO_NO_DATA
 /* ------------------------------------------------------------------------ */
 /* 13. plots: the pictures of a run folder                                  */
 /* ------------------------------------------------------------------------ */
@@ -7896,7 +8089,7 @@ int yolo_plot_results(const char *csv, const char *png) {
     if (fgets(line, sizeof line, f))
         for (char *t = strtok(line, ",\r\n"); t && ncol < 64; t = strtok(NULL, ",\r\n")) snprintf(names[ncol++], 64, "%s", t);
     while (fgets(line, sizeof line, f)) {
-        if (rows == cap) { cap *= 2; v = (double *)yolo_xrealloc(v, (size_t)cap * 64 * sizeof(double)); }
+        v = (double *)yolo_grow(v, 64 * sizeof(double), rows + 1, &cap);
         char *t = line;
         for (int c = 0; c < ncol; c++) { v[(size_t)rows * 64 + c] = strtod(t, &t); if (*t == ',') t++; }
         rows++;
@@ -8251,6 +8444,8 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
     memset(v, 0, sizeof *v);
     return rc;
 }
+
+#endif /* YOLO_NO_DATA */
 
 #endif /* YOLOV9_IMPLEMENTATION_DONE */
 #endif /* YOLOV9_IMPLEMENTATION */

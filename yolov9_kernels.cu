@@ -1609,21 +1609,21 @@ static void cu_copy_channels(const float *src, int src_c, int sc, float *dst, in
 __global__ void optim_kernel(yolo_update u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {
     GRID_STRIDE(i, n) {
         double gi = g[i] * u.gs, wi = w[i];
-        if (u.kind == 0) {
+        if (u.kind == YOLO_SGD) {
             gi += u.wd * wi;
             double buf = u.b1 * m[i] + gi;
             m[i] = (float)buf;
             w[i] = (float)(wi - u.lr * (gi + u.b1 * buf));
             continue;
         }
-        if (u.kind == 3) {   /* Lion, as yolo_cpu_optim_update */
+        if (u.kind == YOLO_LION) {   /* Lion, as yolo_cpu_optim_update */
             wi *= 1 - u.lr * u.wd;
             double c = u.b1 * m[i] + (1 - u.b1) * gi;
             m[i] = (float)(u.b2 * m[i] + (1 - u.b2) * gi);
             w[i] = (float)(wi - u.lr * ((c > 0) - (c < 0)));
             continue;
         }
-        if (u.kind == 1) gi += u.wd * wi;
+        if (u.kind == YOLO_ADAM) gi += u.wd * wi;
         else wi *= 1 - u.lr * u.wd;
         double mi = u.b1 * m[i] + (1 - u.b1) * gi, vi = u.b2 * v[i] + (1 - u.b2) * gi * gi;
         m[i] = (float)mi; v[i] = (float)vi;
@@ -1673,18 +1673,21 @@ static void cu_optim_update(const yolo_update *u, float *w, const float *g, floa
     prof_begin();
     optim_kernel<<<grid_for(n), 256>>>(*u, w, g, m, v, vmax, n);
     CK_LAUNCH("optim_kernel");
-    prof_end("optimizer", 0, 4.0 * (u->kind == 0 || u->kind == 3 ? 5 : 9) * n);
+    prof_end("optimizer", 0, 4.0 * (u->kind == YOLO_SGD || u->kind == YOLO_LION ? 5 : 9) * n);
 }
 
 /* ------------------------------------------------------------------------ */
 /* the detection loss: assigner, CIoU, DFL, BCE and their gradient          */
 /* ------------------------------------------------------------------------ */
-/* The same steps as yolo_cpu_loss / yolo_assign_image in yolov9.h, in
-   double precision like them, so that the assigner takes the same
-   decisions: decode every anchor; per ground-truth box, alignment metrics
-   over all anchors and its 10 best inside the box; per anchor, one box
-   when several claim it; per box, its best alignment and IoU; per anchor,
-   the target score; then the three terms and their gradient. */
+/* The steps of yolo_cpu_loss in yolov9.h, one kernel each under the same
+   name (loss_decode_kernel = yolo_loss_decode, assign_topk_kernel =
+   yolo_assign_topk, assign_resolve, assign_norm, assign_score, loss_terms,
+   scale_kernel = yolo_loss_scale), in double precision like them, so that
+   the assigner takes the same decisions: decode every anchor; per
+   ground-truth box, alignment metrics over all anchors and its 10 best
+   inside the box; per anchor, one box when several claim it; per box, its
+   best alignment and IoU; per anchor, the target score; then the three
+   terms and their gradient, scaled by 1/S. */
 
 struct Levels { int h[3], w[3], stride[3], A, nc, no; };
 
@@ -1748,7 +1751,7 @@ __global__ void assign_topk_kernel(MapPtrs mp, Levels L, int B, const float *gt,
         for (int i = 0; i < 4; i++) pp[i] = pbox[((size_t)n * L.A + a) * 4 + i] * s;
         double u = yolo_ciou(box, pp, NULL, NULL, NULL);
         u = u > 0 ? u : 0;
-        double alv = pow((double)prob_of(map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + cls)), 0.5) * pow(u, 6.0);
+        double alv = pow((double)prob_of(map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + cls)), YOLO_TAL_ALPHA) * pow(u, YOLO_TAL_BETA);
         ov[row + a] = u; al[row + a] = alv;
         ax *= s; ay *= s;
         double dmin = fmin(fmin(ax - box[0], ay - box[1]), fmin(box[2] - ax, box[3] - ay));
@@ -1759,7 +1762,7 @@ __global__ void assign_topk_kernel(MapPtrs mp, Levels L, int B, const float *gt,
     /* ten rounds of a block-wide argmax: the largest positive metric, the earlier anchor on ties */
     __shared__ double bv[256];
     __shared__ int bi[256];
-    for (int round = 0; round < 10; round++) {
+    for (int round = 0; round < YOLO_TOPK; round++) {
         double v = 0; int idx = -1;
         for (int a = threadIdx.x; a < L.A; a += blockDim.x) {
             double x = met[row + a];
@@ -1850,7 +1853,7 @@ __global__ void loss_terms_kernel(MapPtrs mp, Levels L, int B, const double *pbo
         for (int c = 0; c < L.nc; c++) {
             double x = map_at(mp.m, L, n, l, cell, 4 * YOLO_REG_MAX + c), t = (f && c == lab) ? sc : 0;
             cls_l += fmax(x, 0.0) - x * t + log1p(exp(-fabs(x)));
-            g[(size_t)(4 * YOLO_REG_MAX + c) * HW] = (float)((prob_of(x) - t) * 0.5);
+            g[(size_t)(4 * YOLO_REG_MAX + c) * HW] = (float)((prob_of(x) - t) * YOLO_GAIN_CLS);
         }
         if (!f) {
             for (int k = 0; k < 4 * YOLO_REG_MAX; k++) g[(size_t)k * HW] = 0.f;
@@ -1873,7 +1876,7 @@ __global__ void loss_terms_kernel(MapPtrs mp, Levels L, int B, const double *pbo
                 dfl_l -= (wl * log(fmax((double)p[tl], 1e-300)) + wr * log(fmax((double)p[tl + 1], 1e-300))) / 4 * sc;
                 for (int k = 0; k < YOLO_REG_MAX; k++) {
                     double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
-                    double v = (p[k] - onehot) / 4 * sc * 1.5 + gdist[s] * sc * 7.5 * p[k] * (k - e);
+                    double v = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL + gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);
                     g[(size_t)(s * YOLO_REG_MAX + k) * HW] = (float)v;
                 }
             }
@@ -2125,12 +2128,24 @@ static void cu_pin(void *host, size_t bytes, int pin) {
 /* ------------------------------------------------------------------------ */
 
 static yolo_backend yolo_cuda = {
-    "cuda", cu_alloc, cu_release, cu_zero, cu_upload, cu_download, cu_copy,
-    cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_apply, cu_bn_act_backward,
-    cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
-    cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
-    cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_sumsq, cu_loss, cu_decode, cu_nms, cu_sync,
-    cu_memory, cu_reserve, cu_place, cu_profile, 0, cu_pixels_to_input, cu_pin,
+    .name = "cuda",
+    .alloc = cu_alloc, .release = cu_release, .zero = cu_zero,
+    .upload = cu_upload, .download = cu_download, .copy = cu_copy,
+    .conv2d_forward = cu_conv2d_forward, .conv2d_backward = cu_conv2d_backward,
+    .bn_train_forward = cu_bn_train_forward, .bn_eval_forward = cu_bn_eval_forward, .bn_apply = cu_bn_apply,
+    .bn_act_backward = cu_bn_act_backward,
+    .silu_forward = cu_silu_forward, .silu_backward = cu_silu_backward,
+    .add = cu_add, .accumulate = cu_accumulate,
+    .avgpool2_forward = cu_avgpool2_forward, .avgpool2_backward = cu_avgpool2_backward,
+    .maxpool_forward = cu_maxpool_forward, .maxpool_backward = cu_maxpool_backward,
+    .resize_add_forward = cu_resize_add_forward, .resize_add_backward = cu_resize_add_backward,
+    .copy_channels = cu_copy_channels,
+    .optim_update = cu_optim_update, .lerp = cu_lerp, .sumsq = cu_sumsq,
+    .loss = cu_loss, .decode = cu_decode, .nms = cu_nms,
+    .sync = cu_sync, .memory = cu_memory, .reserve = cu_reserve, .place = cu_place,
+    .profile = cu_profile,
+    .tensor_cores = 0,   /* set by yolo_backend_cuda from the device and the build */
+    .pixels_to_input = cu_pixels_to_input, .pin = cu_pin,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

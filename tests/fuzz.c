@@ -604,6 +604,28 @@ static void run_cases(void) {
             expect(what, text_case("h.yaml", (char *)b.p, err, read_hyp), err, "is not in [");
             free(b.p);
         }
+    {   /* the loss gains: fixed as the official's, so a different one is refused and none is needed */
+        buf b = buf_of(hyp.p, hyp.n);
+        buf_replace(&b, "box: 7.5", "box: 0.05");
+        b.p[b.n] = 0;
+        expect("hyp yaml: box 0.05 (the gain is fixed)", text_case("h.yaml", (char *)b.p, err, read_hyp), err,
+               "box 0.05: the loss gain is fixed at 7.5");
+        free(b.p);
+        b = buf_of(hyp.p, hyp.n);
+        buf_replace(&b, "box: 7.5", "");
+        buf_replace(&b, "cls: 0.5", "");
+        buf_replace(&b, "dfl: 1.5", "");
+        b.p[b.n] = 0;
+        yolo_hyp h;
+        memset(&h, 0, sizeof h);
+        char path[1200];
+        put("h.yaml", &b, path, sizeof path);
+        int rc = yolo_hyp_read(&h, path, err);
+        if (!rc && (h.box != YOLO_GAIN_BOX || h.cls != YOLO_GAIN_CLS || h.dfl != YOLO_GAIN_DFL))
+            rc = -1, snprintf(err, YOLO_ERR, "gains %g %g %g, not the fixed ones", h.box, h.cls, h.dfl);
+        expect("hyp yaml: no box, cls, dfl: the fixed gains", rc, err, NULL);
+        free(b.p);
+    }
     {
         char *text = (char *)malloc(hyp.n + 3000);
         memset(text, '#', 2000);

@@ -231,6 +231,9 @@ typedef enum { YOLO_FP32, YOLO_BF16, YOLO_FP16 } yolo_precision;
 typedef struct yolo_backend {
     const char *name;
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
+    /* memory for a tensor's values, not zeroed: the op that makes them writes every one (the CPU fills
+       it with NaN, so that a value read before it is written shows in the tests) */
+    void *(*alloc_values)(size_t bytes);
     void (*release)(void *p);
     void (*zero)(void *p, size_t bytes);
     void (*upload)(void *dst, const void *host, size_t bytes);
@@ -255,7 +258,7 @@ typedef struct yolo_backend {
     void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *dgamma,
                             yolo_real *dbeta, yolo_real *dz);
-    /* y = SiLU(a + b) (b may be NULL), and its backward: da += g, db += g, g = dy SiLU'(a + b) */
+    /* y = SiLU(a + b) (RepConvN's two branches), and its backward: da += g, db += g, g = dy SiLU'(a + b) */
     void (*silu_forward)(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n);
     void (*silu_backward)(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
                           yolo_real *db, size_t n);
@@ -1215,7 +1218,7 @@ static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, in
         int same = need == yolo_numel(t);   /* values dropped by yolo_tensor_keep, same shape: the gradient stays */
         be->release(t->data);
         if (!same) { be->release(t->grad); t->grad = NULL; }
-        t->data = (yolo_real *)be->alloc(need * sizeof(yolo_real));
+        t->data = (yolo_real *)be->alloc_values(need * sizeof(yolo_real));
         t->cap = need;
     }
     if (with_grad && !t->grad) t->grad = (yolo_real *)be->alloc(t->cap * sizeof(yolo_real));
@@ -1234,7 +1237,7 @@ static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t) {
 static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep) {
     if (keep && !t->data) {
         t->cap = yolo_numel(t);
-        t->data = (yolo_real *)be->alloc(t->cap * sizeof(yolo_real));
+        t->data = (yolo_real *)be->alloc_values(t->cap * sizeof(yolo_real));
     }
     if (!keep) { be->release(t->data); t->data = NULL; t->cap = 0; }
 }
@@ -1489,6 +1492,7 @@ static yolo_real yolo_bn_act(yolo_real u, int act) { return act ? yolo_silu(u) :
    v normalise: xhat = (z - m) / sqrt(v + eps), u = gamma xhat + beta; the
    running statistics move by momentum 0.03 toward m and the *unbiased*
    variance v N/(N-1). Eval uses the running statistics instead. */
+
 /* u = gamma (z - mean) invstd + beta per channel, through the SiLU when
    act: the training forward's normalisation, with the statistics as it
    stored them (floats), so that y made again from z later is the same */
@@ -1678,15 +1682,15 @@ static void yolo_copy_channels(const yolo_real *src, int src_c, int sc, yolo_rea
 /* --- elementwise ops of the blocks --- */
 static void yolo_cpu_silu_forward(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {
     #pragma omp parallel for schedule(static) if (n > 65536)
-    for (size_t i = 0; i < n; i++) y[i] = yolo_silu(a[i] + (b ? b[i] : 0));
+    for (size_t i = 0; i < n; i++) y[i] = yolo_silu(a[i] + b[i]);
 }
 static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
                                    yolo_real *db, size_t n) {
     #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) {
-        yolo_real g = dy[i] * yolo_silu_grad(a[i] + (b ? b[i] : 0));
+        yolo_real g = dy[i] * yolo_silu_grad(a[i] + b[i]);
         da[i] += g;
-        if (db) db[i] += g;
+        db[i] += g;
     }
 }
 static void yolo_cpu_add(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {
@@ -1748,6 +1752,11 @@ static double yolo_cpu_sumsq(const yolo_real *x, size_t n) {
 }
 
 static void *yolo_cpu_alloc(size_t bytes) { return yolo_xcalloc(1, bytes); }
+static void *yolo_cpu_alloc_values(size_t bytes) {   /* all bits set: NaN in float and in double */
+    void *p = yolo_xmalloc(bytes);
+    memset(p, 0xff, bytes);
+    return p;
+}
 static void yolo_cpu_release(void *p) { free(p); }
 static void yolo_cpu_zero(void *p, size_t bytes) { if (bytes) memset(p, 0, bytes); }
 static void yolo_cpu_copy(void *dst, const void *src, size_t bytes) { if (bytes) memcpy(dst, src, bytes); }
@@ -1761,7 +1770,7 @@ static void yolo_cpu_loss(yolo_loss_branch *lb);                          /* sec
 static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* section 6 */
 
 const yolo_backend yolo_cpu = {
-    "cpu", yolo_cpu_alloc, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
+    "cpu", yolo_cpu_alloc, yolo_cpu_alloc_values, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
     yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_apply,
     yolo_bn_act_backward,
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
@@ -4529,7 +4538,7 @@ static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
 }
 
 static const yolo_backend yolo_planner = {
-    "plan", yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
+    "plan", yolo_plan_alloc, yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
     yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_apply, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,

@@ -74,13 +74,14 @@ static int cu_reserve(size_t bytes) {
     return 0;
 }
 
-static void *cu_alloc(size_t bytes) {
+/* a block of the arena, zeroed or not (a tensor's values: the op that makes them writes them all) */
+static void *cu_take(size_t bytes, int zeroed) {
     size_t need = yolo_arena_bytes(bytes);
     size_t off = g_base ? yolo_arena_alloc(&g_arena, need) : YOLO_ARENA_FULL;
     if (off != YOLO_ARENA_FULL) {
         g_in_use += need;
         account();
-        CK(cudaMemsetAsync(g_base + off, 0, need));
+        if (zeroed) CK(cudaMemsetAsync(g_base + off, 0, need));
         return g_base + off;
     }
     if (g_base && !g_warned) {
@@ -96,6 +97,8 @@ static void *cu_alloc(size_t bytes) {
     account();
     return p + 256;
 }
+static void *cu_alloc(size_t bytes) { return cu_take(bytes, 1); }
+static void *cu_alloc_values(size_t bytes) { return cu_take(bytes, 0); }
 
 /* the backend's own long-lived buffers: from the top of the reservation
    while it lasts (never released), else as any allocation */
@@ -569,7 +572,8 @@ struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx) */
 /* SiLU, YOLOv9's activation: x sigmoid(x), its derivative, and u through it when act */
 __device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
 __device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s * (1.f + x * (1.f - s)); }
-__device__ inline float bn_act(float u, int act) { return act ? u * d_sigmoid(u) : u; }
+__device__ inline float d_silu(float x) { return x * d_sigmoid(x); }
+__device__ inline float bn_act(float u, int act) { return act ? d_silu(u) : u; }
 
 /* y = the sum plus the bias, through the SiLU when act (a folded Conv's whole forward) */
 struct FwdStore {
@@ -1410,13 +1414,13 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
 }
 
 __global__ void silu_kernel(float *y, const float *a, const float *b, size_t n) {
-    GRID_STRIDE(i, n) { float v = a[i] + (b ? b[i] : 0.f); y[i] = v * d_sigmoid(v); }
+    GRID_STRIDE(i, n) y[i] = d_silu(a[i] + b[i]);
 }
 __global__ void silu_back_kernel(const float *dy, const float *a, const float *b, float *da, float *db, size_t n) {
     GRID_STRIDE(i, n) {
-        float g = dy[i] * d_silu_grad(a[i] + (b ? b[i] : 0.f));
+        float g = dy[i] * d_silu_grad(a[i] + b[i]);
         da[i] += g;
-        if (db) db[i] += g;
+        db[i] += g;
     }
 }
 __global__ void add_kernel(float *y, const float *a, const float *b, size_t n) { GRID_STRIDE(i, n) y[i] = a[i] + b[i]; }
@@ -1425,12 +1429,12 @@ __global__ void accumulate_kernel(float *y, const float *x, size_t n) { GRID_STR
 static void cu_silu_forward(float *y, const float *a, const float *b, size_t n) {
     prof_begin();
     silu_kernel<<<grid_for(n), 256>>>(y, a, b, n); CK_LAUNCH("silu_kernel");
-    prof_end("silu forward", 0, 4.0 * (b ? 3 : 2) * n);
+    prof_end("silu forward", 0, 4.0 * 3 * n);
 }
 static void cu_silu_backward(const float *dy, const float *a, const float *b, float *da, float *db, size_t n) {
     prof_begin();
     silu_back_kernel<<<grid_for(n), 256>>>(dy, a, b, da, db, n); CK_LAUNCH("silu_back_kernel");
-    prof_end("silu backward", 0, 4.0 * (b ? 7 : 4) * n);
+    prof_end("silu backward", 0, 4.0 * 7 * n);
 }
 static void cu_add(float *y, const float *a, const float *b, size_t n) {
     prof_begin();
@@ -2083,7 +2087,7 @@ static int cu_nms(const float *pred, int A, int nc, float conf_thres, float iou_
 /* ------------------------------------------------------------------------ */
 
 static yolo_backend yolo_cuda = {
-    "cuda", cu_alloc, cu_release, cu_zero, cu_upload, cu_download, cu_copy,
+    "cuda", cu_alloc, cu_alloc_values, cu_release, cu_zero, cu_upload, cu_download, cu_copy,
     cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_apply, cu_bn_act_backward,
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,

@@ -251,10 +251,6 @@ typedef struct yolo_backend {
                              int act, yolo_tensor *u);
     void (*bn_eval_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u);
-    /* u = BN(z) with the batch statistics of a training forward (mean, invstd): y made again from z, the
-       forward's y to the last bit, in one pass (bn_train_forward applies its statistics so too) */
-    void (*bn_apply)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
-                     const yolo_real *invstd, int act, yolo_tensor *u);
     void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *dgamma,
                             yolo_real *dbeta, yolo_real *dz);
@@ -1492,24 +1488,6 @@ static yolo_real yolo_bn_act(yolo_real u, int act) { return act ? yolo_silu(u) :
    v normalise: xhat = (z - m) / sqrt(v + eps), u = gamma xhat + beta; the
    running statistics move by momentum 0.03 toward m and the *unbiased*
    variance v N/(N-1). Eval uses the running statistics instead. */
-
-/* u = gamma (z - mean) invstd + beta per channel, through the SiLU when
-   act: the training forward's normalisation, with the statistics as it
-   stored them (floats), so that y made again from z later is the same */
-static void yolo_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
-                          const yolo_real *invstd, int act, yolo_tensor *u) {
-    int C = z->c, HW = z->h * z->w;
-    #pragma omp parallel for schedule(static)
-    for (int c = 0; c < C; c++) {
-        double a = (double)gamma[c] * invstd[c], bb = beta[c] - mean[c] * a;
-        for (int n = 0; n < z->n; n++) {
-            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
-            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
-        }
-    }
-}
-
 static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                   yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                   double momentum, double eps, int act, yolo_tensor *u) {
@@ -1531,8 +1509,13 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
         mean[c] = (yolo_real)m; invstd[c] = (yolo_real)is;
         rmean[c] = (yolo_real)((1 - momentum) * rmean[c] + momentum * m);
         rvar[c] = (yolo_real)((1 - momentum) * rvar[c] + momentum * (N > 1 ? ss / (N - 1) : var));
+        double a = gamma[c] * is, bb = beta[c] - m * a;
+        for (int n = 0; n < z->n; n++) {
+            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
+            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
+        }
     }
-    yolo_bn_apply(z, gamma, beta, mean, invstd, act, u);
 }
 
 static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
@@ -1771,8 +1754,7 @@ static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* s
 
 const yolo_backend yolo_cpu = {
     "cpu", yolo_cpu_alloc, yolo_cpu_alloc_values, yolo_cpu_release, yolo_cpu_zero, yolo_cpu_copy, yolo_cpu_copy, yolo_cpu_copy,
-    yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_apply,
-    yolo_bn_act_backward,
+    yolo_conv2d_forward, yolo_conv2d_backward, yolo_bn_train_forward, yolo_bn_eval_forward, yolo_bn_act_backward,
     yolo_cpu_silu_forward, yolo_cpu_silu_backward, yolo_cpu_add, yolo_cpu_accumulate,
     yolo_avgpool2_forward, yolo_avgpool2_backward, yolo_maxpool_forward, yolo_maxpool_backward,
     yolo_resize_add_forward, yolo_resize_add_backward, yolo_copy_channels, yolo_cpu_optim_update, yolo_cpu_lerp, yolo_cpu_sumsq, yolo_cpu_loss,
@@ -1924,9 +1906,9 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
 }
 
 /* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
-   backward reads it), and y follows from it by one elementwise pass with
-   the batch statistics the forward stored. redo 0 drops y, 1 makes it
-   again.
+   backward reads it), and y follows from it by two elementwise passes on
+   the same batch statistics (momentum 0: the running statistics moved in
+   the forward). redo 0 drops y, 1 makes it again.
 
    So every block's training forward keeps, of its inside, only its convs'
    z: it drops the y of each inner conv, and the sums, splits,
@@ -1938,7 +1920,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
 static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
     yolo_tensor_keep(m->be, &c->y, redo);
     if (!redo) return;
-    m->be->bn_apply(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->act, &c->y);
+    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, c->act, &c->y);
 }
 
 /* in training, t dropped (its reader is done; the backward makes it again) */
@@ -4462,7 +4444,6 @@ static void yolo_plan_conv_fwd(const yolo_tensor *x, const yolo_real *w, const y
 static void yolo_plan_conv_bwd(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s_, int g, int Ho, int Wo, yolo_precision p, yolo_real *dx, yolo_real *dw, yolo_real *db) { (void)x; (void)w; (void)dy; (void)C2; (void)k; (void)s_; (void)g; (void)Ho; (void)Wo; (void)p; (void)dx; (void)dw; (void)db; }
 static void yolo_plan_bn_train(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, yolo_real *c, yolo_real *d, yolo_real *e, yolo_real *f, double g, double h, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)act; (void)u; }
 static void yolo_plan_bn_eval(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, double e, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)act; (void)u; }
-static void yolo_plan_bn_apply(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, int act, yolo_tensor *u) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)act; (void)u; }
 static void yolo_plan_bn_bwd(const yolo_tensor *z, const yolo_real *a, const yolo_real *b, const yolo_real *c, const yolo_real *d, const yolo_real *e, int f, yolo_real *g, yolo_real *h, yolo_real *i) { (void)z; (void)a; (void)b; (void)c; (void)d; (void)e; (void)f; (void)g; (void)h; (void)i; }
 static void yolo_plan_ew3(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) { (void)y; (void)a; (void)b; (void)n; }
 static void yolo_plan_silu_bwd(const yolo_real *a, const yolo_real *b, const yolo_real *c, yolo_real *d, yolo_real *e, size_t n) { (void)a; (void)b; (void)c; (void)d; (void)e; (void)n; }
@@ -4539,7 +4520,7 @@ static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
 
 static const yolo_backend yolo_planner = {
     "plan", yolo_plan_alloc, yolo_plan_alloc, yolo_plan_release, yolo_plan_bytes3, yolo_plan_copy, yolo_plan_download, yolo_plan_copy,
-    yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_apply, yolo_plan_bn_bwd,
+    yolo_plan_conv_fwd, yolo_plan_conv_bwd, yolo_plan_bn_train, yolo_plan_bn_eval, yolo_plan_bn_bwd,
     yolo_plan_ew3, yolo_plan_silu_bwd, yolo_plan_ew3, yolo_plan_acc,
     yolo_plan_pool, yolo_plan_pool_bwd, yolo_plan_mp, yolo_plan_mp_bwd, yolo_plan_rs, yolo_plan_rs_bwd,
     yolo_plan_cc, yolo_plan_opt, yolo_plan_lerp, yolo_plan_sumsq, yolo_plan_loss, yolo_plan_decode, yolo_plan_nms, yolo_plan_sync, yolo_plan_memory, yolo_plan_reserve, yolo_plan_place, yolo_plan_profile, 0,

@@ -1337,14 +1337,6 @@ static void cu_bn_eval_forward(const yolo_tensor *z, const float *gamma, const f
     prof_end(act ? "batchnorm+silu eval" : "batchnorm eval", 0, 4.0 * 2 * z->n * z->c * z->h * z->w);
 }
 
-static void cu_bn_apply(const yolo_tensor *z, const float *gamma, const float *beta, const float *mean,
-                        const float *invstd, int act, yolo_tensor *u) {
-    prof_begin();
-    bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, z->h * z->w, gamma, beta, mean, invstd, NULL, 0.f, act);
-    CK_LAUNCH("bn_apply_kernel");
-    prof_end(act ? "batchnorm+silu apply" : "batchnorm apply", 0, 4.0 * 2 * z->n * z->c * z->h * z->w);
-}
-
 /* per channel: sg = sum g, sgx = sum g xhat, with g = dy SiLU'(u) when act;
    again partial sums per (image, channel), then per channel */
 __global__ void bn_back_partial_kernel(const float *z, const float *dy, int C, int HW, const float *gamma,
@@ -2088,7 +2080,7 @@ static int cu_nms(const float *pred, int A, int nc, float conf_thres, float iou_
 
 static yolo_backend yolo_cuda = {
     "cuda", cu_alloc, cu_alloc_values, cu_release, cu_zero, cu_upload, cu_download, cu_copy,
-    cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_apply, cu_bn_act_backward,
+    cu_conv2d_forward, cu_conv2d_backward, cu_bn_train_forward, cu_bn_eval_forward, cu_bn_act_backward,
     cu_silu_forward, cu_silu_backward, cu_add, cu_accumulate,
     cu_avgpool2_forward, cu_avgpool2_backward, cu_maxpool_forward, cu_maxpool_backward,
     cu_resize_add_forward, cu_resize_add_backward, cu_copy_channels, cu_optim_update, cu_lerp, cu_sumsq, cu_loss, cu_decode, cu_nms, cu_sync,

@@ -242,6 +242,9 @@ typedef enum { YOLO_FP32, YOLO_BF16, YOLO_FP16 } yolo_precision;
 typedef struct yolo_backend {
     const char *name;
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
+    /* memory for a tensor's values, not zeroed: the op that makes them writes every one (the CPU fills
+       it with NaN, so that a value read before it is written shows in the tests) */
+    void *(*alloc_values)(size_t bytes);
     void (*release)(void *p);
     void (*zero)(void *p, size_t bytes);
     void (*upload)(void *dst, const void *host, size_t bytes);
@@ -259,14 +262,10 @@ typedef struct yolo_backend {
                              int act, yolo_tensor *u);
     void (*bn_eval_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u);
-    /* u = BN(z) with the batch statistics of a training forward (mean, invstd): y made again from z, the
-       forward's y to the last bit, in one pass (bn_train_forward applies its statistics so too) */
-    void (*bn_apply)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
-                     const yolo_real *invstd, int act, yolo_tensor *u);
     void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *dgamma,
                             yolo_real *dbeta, yolo_real *dz);
-    /* y = SiLU(a + b) (b may be NULL), and its backward: da += g, db += g, g = dy SiLU'(a + b) */
+    /* y = SiLU(a + b) (RepConvN's two branches), and its backward: da += g, db += g, g = dy SiLU'(a + b) */
     void (*silu_forward)(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n);
     void (*silu_backward)(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
                           yolo_real *db, size_t n);
@@ -1301,7 +1300,7 @@ static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, in
         int same = need == yolo_numel(t);   /* values dropped by yolo_tensor_keep, same shape: the gradient stays */
         be->release(t->data);
         if (!same) { be->release(t->grad); t->grad = NULL; }
-        t->data = (yolo_real *)be->alloc(need * sizeof(yolo_real));
+        t->data = (yolo_real *)be->alloc_values(need * sizeof(yolo_real));
         t->cap = need;
     }
     if (with_grad && !t->grad) t->grad = (yolo_real *)be->alloc(t->cap * sizeof(yolo_real));
@@ -1320,7 +1319,7 @@ static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t) {
 static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep) {
     if (keep && !t->data) {
         t->cap = yolo_numel(t);
-        t->data = (yolo_real *)be->alloc(t->cap * sizeof(yolo_real));
+        t->data = (yolo_real *)be->alloc_values(t->cap * sizeof(yolo_real));
     }
     if (!keep) { be->release(t->data); t->data = NULL; t->cap = 0; }
 }
@@ -1575,23 +1574,6 @@ static yolo_real yolo_bn_act(yolo_real u, int act) { return act ? yolo_silu(u) :
    v normalise: xhat = (z - m) / sqrt(v + eps), u = gamma xhat + beta; the
    running statistics move by momentum 0.03 toward m and the *unbiased*
    variance v N/(N-1). Eval uses the running statistics instead. */
-/* u = gamma (z - mean) invstd + beta per channel, through the SiLU when
-   act: the training forward's normalisation, with the statistics as it
-   stored them (floats), so that y made again from z later is the same */
-static void yolo_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
-                          const yolo_real *invstd, int act, yolo_tensor *u) {
-    int C = z->c, HW = z->h * z->w;
-    #pragma omp parallel for schedule(static)
-    for (int c = 0; c < C; c++) {
-        double a = (double)gamma[c] * invstd[c], bb = beta[c] - mean[c] * a;
-        for (int n = 0; n < z->n; n++) {
-            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
-            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
-        }
-    }
-}
-
 static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                   yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                   double momentum, double eps, int act, yolo_tensor *u) {
@@ -1613,8 +1595,13 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
         mean[c] = (yolo_real)m; invstd[c] = (yolo_real)is;
         rmean[c] = (yolo_real)((1 - momentum) * rmean[c] + momentum * m);
         rvar[c] = (yolo_real)((1 - momentum) * rvar[c] + momentum * (N > 1 ? ss / (N - 1) : var));
+        double a = gamma[c] * is, bb = beta[c] - m * a;
+        for (int n = 0; n < z->n; n++) {
+            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
+            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
+        }
     }
-    yolo_bn_apply(z, gamma, beta, mean, invstd, act, u);
 }
 
 static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
@@ -1764,15 +1751,15 @@ static void yolo_copy_channels(const yolo_real *src, int src_c, int sc, yolo_rea
 /* --- elementwise ops of the blocks --- */
 static void yolo_cpu_silu_forward(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {
     #pragma omp parallel for schedule(static) if (n > 65536)
-    for (size_t i = 0; i < n; i++) y[i] = yolo_silu(a[i] + (b ? b[i] : 0));
+    for (size_t i = 0; i < n; i++) y[i] = yolo_silu(a[i] + b[i]);
 }
 static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
                                    yolo_real *db, size_t n) {
     #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) {
-        yolo_real g = dy[i] * yolo_silu_grad(a[i] + (b ? b[i] : 0));
+        yolo_real g = dy[i] * yolo_silu_grad(a[i] + b[i]);
         da[i] += g;
-        if (db) db[i] += g;
+        db[i] += g;
     }
 }
 static void yolo_cpu_add(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {
@@ -1834,6 +1821,11 @@ static double yolo_cpu_sumsq(const yolo_real *x, size_t n) {
 }
 
 static void *yolo_cpu_alloc(size_t bytes) { return yolo_xcalloc(1, bytes); }
+static void *yolo_cpu_alloc_values(size_t bytes) {   /* all bits set: NaN in float and in double */
+    void *p = yolo_xmalloc(bytes);
+    memset(p, 0xff, bytes);
+    return p;
+}
 static void yolo_cpu_release(void *p) { free(p); }
 static void yolo_cpu_zero(void *p, size_t bytes) { if (bytes) memset(p, 0, bytes); }
 static void yolo_cpu_copy(void *dst, const void *src, size_t bytes) { if (bytes) memcpy(dst, src, bytes); }
@@ -1856,10 +1848,10 @@ static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* s
 
 const yolo_backend yolo_cpu = {
     .name = "cpu",
-    .alloc = yolo_cpu_alloc, .release = yolo_cpu_release, .zero = yolo_cpu_zero,
+    .alloc = yolo_cpu_alloc, .alloc_values = yolo_cpu_alloc_values, .release = yolo_cpu_release, .zero = yolo_cpu_zero,
     .upload = yolo_cpu_copy, .download = yolo_cpu_copy, .copy = yolo_cpu_copy,
     .conv2d_forward = yolo_conv2d_forward, .conv2d_backward = yolo_conv2d_backward,
-    .bn_train_forward = yolo_bn_train_forward, .bn_eval_forward = yolo_bn_eval_forward, .bn_apply = yolo_bn_apply,
+    .bn_train_forward = yolo_bn_train_forward, .bn_eval_forward = yolo_bn_eval_forward,
     .bn_act_backward = yolo_bn_act_backward,
     .silu_forward = yolo_cpu_silu_forward, .silu_backward = yolo_cpu_silu_backward,
     .add = yolo_cpu_add, .accumulate = yolo_cpu_accumulate,
@@ -2014,9 +2006,9 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
 }
 
 /* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
-   backward reads it), and y follows from it by one elementwise pass with
-   the batch statistics the forward stored. redo 0 drops y, 1 makes it
-   again.
+   backward reads it), and y follows from it by two elementwise passes on
+   the same batch statistics (momentum 0: the running statistics moved in
+   the forward). redo 0 drops y, 1 makes it again.
 
    So every block's training forward keeps, of its inside, only its convs'
    z: it drops the y of each inner conv, and the sums, splits,
@@ -2028,7 +2020,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
 static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
     yolo_tensor_keep(m->be, &c->y, redo);
     if (!redo) return;
-    m->be->bn_apply(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->act, &c->y);
+    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, c->act, &c->y);
 }
 
 /* in training, t dropped (its reader is done; the backward makes it again) */
@@ -4638,8 +4630,6 @@ static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *ga
                                        double momentum, double eps, int act, yolo_tensor *u) {}
 static void yolo_plan_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                       const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u) {}
-static void yolo_plan_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
-                               const yolo_real *invstd, int act, yolo_tensor *u) {}
 static void yolo_plan_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
                                       const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
                                       yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {}
@@ -4718,10 +4708,10 @@ static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
 
 static const yolo_backend yolo_planner = {
     .name = "plan",
-    .alloc = yolo_plan_alloc, .release = yolo_plan_release, .zero = yolo_plan_zero,
+    .alloc = yolo_plan_alloc, .alloc_values = yolo_plan_alloc, .release = yolo_plan_release, .zero = yolo_plan_zero,
     .upload = yolo_plan_copy, .download = yolo_plan_download, .copy = yolo_plan_copy,
     .conv2d_forward = yolo_plan_conv2d_forward, .conv2d_backward = yolo_plan_conv2d_backward,
-    .bn_train_forward = yolo_plan_bn_train_forward, .bn_eval_forward = yolo_plan_bn_eval_forward, .bn_apply = yolo_plan_bn_apply,
+    .bn_train_forward = yolo_plan_bn_train_forward, .bn_eval_forward = yolo_plan_bn_eval_forward,
     .bn_act_backward = yolo_plan_bn_act_backward,
     .silu_forward = yolo_plan_elementwise, .silu_backward = yolo_plan_silu_backward,
     .add = yolo_plan_elementwise, .accumulate = yolo_plan_accumulate,

@@ -74,13 +74,14 @@ static int cu_reserve(size_t bytes) {
     return 0;
 }
 
-static void *cu_alloc(size_t bytes) {
+/* a block of the arena, zeroed or not (a tensor's values: the op that makes them writes them all) */
+static void *cu_take(size_t bytes, int zeroed) {
     size_t need = yolo_arena_bytes(bytes);
     size_t off = g_base ? yolo_arena_alloc(&g_arena, need) : YOLO_ARENA_FULL;
     if (off != YOLO_ARENA_FULL) {
         g_in_use += need;
         account();
-        CK(cudaMemsetAsync(g_base + off, 0, need));
+        if (zeroed) CK(cudaMemsetAsync(g_base + off, 0, need));
         return g_base + off;
     }
     if (g_base && !g_warned) {
@@ -96,6 +97,8 @@ static void *cu_alloc(size_t bytes) {
     account();
     return p + 256;
 }
+static void *cu_alloc(size_t bytes) { return cu_take(bytes, 1); }
+static void *cu_alloc_values(size_t bytes) { return cu_take(bytes, 0); }
 
 /* the backend's own long-lived buffers: from the top of the reservation
    while it lasts (never released), else as any allocation */
@@ -569,7 +572,8 @@ struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx) */
 /* SiLU, YOLOv9's activation: x sigmoid(x), its derivative, and u through it when act */
 __device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
 __device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s * (1.f + x * (1.f - s)); }
-__device__ inline float bn_act(float u, int act) { return act ? u * d_sigmoid(u) : u; }
+__device__ inline float d_silu(float x) { return x * d_sigmoid(x); }
+__device__ inline float bn_act(float u, int act) { return act ? d_silu(u) : u; }
 
 /* y = the sum plus the bias, through the SiLU when act (a folded Conv's whole forward) */
 struct FwdStore {
@@ -1333,14 +1337,6 @@ static void cu_bn_eval_forward(const yolo_tensor *z, const float *gamma, const f
     prof_end(act ? "batchnorm+silu eval" : "batchnorm eval", 0, 4.0 * 2 * z->n * z->c * z->h * z->w);
 }
 
-static void cu_bn_apply(const yolo_tensor *z, const float *gamma, const float *beta, const float *mean,
-                        const float *invstd, int act, yolo_tensor *u) {
-    prof_begin();
-    bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, z->h * z->w, gamma, beta, mean, invstd, NULL, 0.f, act);
-    CK_LAUNCH("bn_apply_kernel");
-    prof_end(act ? "batchnorm+silu apply" : "batchnorm apply", 0, 4.0 * 2 * z->n * z->c * z->h * z->w);
-}
-
 /* per channel: sg = sum g, sgx = sum g xhat, with g = dy SiLU'(u) when act;
    again partial sums per (image, channel), then per channel */
 __global__ void bn_back_partial_kernel(const float *z, const float *dy, int C, int HW, const float *gamma,
@@ -1410,13 +1406,13 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
 }
 
 __global__ void silu_kernel(float *y, const float *a, const float *b, size_t n) {
-    GRID_STRIDE(i, n) { float v = a[i] + (b ? b[i] : 0.f); y[i] = v * d_sigmoid(v); }
+    GRID_STRIDE(i, n) y[i] = d_silu(a[i] + b[i]);
 }
 __global__ void silu_back_kernel(const float *dy, const float *a, const float *b, float *da, float *db, size_t n) {
     GRID_STRIDE(i, n) {
-        float g = dy[i] * d_silu_grad(a[i] + (b ? b[i] : 0.f));
+        float g = dy[i] * d_silu_grad(a[i] + b[i]);
         da[i] += g;
-        if (db) db[i] += g;
+        db[i] += g;
     }
 }
 __global__ void add_kernel(float *y, const float *a, const float *b, size_t n) { GRID_STRIDE(i, n) y[i] = a[i] + b[i]; }
@@ -1425,12 +1421,12 @@ __global__ void accumulate_kernel(float *y, const float *x, size_t n) { GRID_STR
 static void cu_silu_forward(float *y, const float *a, const float *b, size_t n) {
     prof_begin();
     silu_kernel<<<grid_for(n), 256>>>(y, a, b, n); CK_LAUNCH("silu_kernel");
-    prof_end("silu forward", 0, 4.0 * (b ? 3 : 2) * n);
+    prof_end("silu forward", 0, 4.0 * 3 * n);
 }
 static void cu_silu_backward(const float *dy, const float *a, const float *b, float *da, float *db, size_t n) {
     prof_begin();
     silu_back_kernel<<<grid_for(n), 256>>>(dy, a, b, da, db, n); CK_LAUNCH("silu_back_kernel");
-    prof_end("silu backward", 0, 4.0 * (b ? 7 : 4) * n);
+    prof_end("silu backward", 0, 4.0 * 7 * n);
 }
 static void cu_add(float *y, const float *a, const float *b, size_t n) {
     prof_begin();
@@ -2129,10 +2125,10 @@ static void cu_pin(void *host, size_t bytes, int pin) {
 
 static yolo_backend yolo_cuda = {
     .name = "cuda",
-    .alloc = cu_alloc, .release = cu_release, .zero = cu_zero,
+    .alloc = cu_alloc, .alloc_values = cu_alloc_values, .release = cu_release, .zero = cu_zero,
     .upload = cu_upload, .download = cu_download, .copy = cu_copy,
     .conv2d_forward = cu_conv2d_forward, .conv2d_backward = cu_conv2d_backward,
-    .bn_train_forward = cu_bn_train_forward, .bn_eval_forward = cu_bn_eval_forward, .bn_apply = cu_bn_apply,
+    .bn_train_forward = cu_bn_train_forward, .bn_eval_forward = cu_bn_eval_forward,
     .bn_act_backward = cu_bn_act_backward,
     .silu_forward = cu_silu_forward, .silu_backward = cu_silu_backward,
     .add = cu_add, .accumulate = cu_accumulate,

@@ -140,20 +140,6 @@ static void test_bn(int B, int C, int H, int W, int act) {
     check(name, "invstd", invstd, invstd_d, C, 1e-5);
     check(name, "run.mean", rm, rm_d, C, 1e-5);
     check(name, "run.var", rv, rv_d, C, 1e-5);
-    /* y made again from z with the statistics the forward stored: its bits again, on both sides */
-    size_t nu = yolo_numel(&u.h);
-    float *fwd_h = (float *)malloc(nu * sizeof(float)), *fwd_d = tohost(u.d.data, nu);
-    memcpy(fwd_h, u.h.data, nu * sizeof(float));
-    poison(&u);
-    for (size_t i = 0; i < nu; i++) u.h.data[i] = NAN;
-    yolo_cpu.bn_apply(&z.h, gamma, beta, mean, invstd, act, &u.h);
-    G->bn_apply(&z.d, gamma_d, beta_d, mean_d, invstd_d, act, &u.d);
-    check(name, "apply", u.h.data, u.d.data, nu, 1e-5);
-    float *again_d = tohost(u.d.data, nu);
-    int same = !memcmp(fwd_h, u.h.data, nu * sizeof(float)) && !memcmp(fwd_d, again_d, nu * sizeof(float));
-    if (same) g_pass++; else g_fail++;
-    printf("  %-34s apply: the train forward's bits on the CPU and the GPU  %s\n", name, same ? "ok" : "FAIL");
-    free(fwd_h); free(fwd_d); free(again_d);
     poison(&z);   /* dz goes to z.grad: keep z.data, so restore it */
     G->upload(z.d.data, z.h.data, yolo_numel(&z.h) * sizeof(float));
     yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, dg, dbt, z.h.grad);
@@ -192,8 +178,6 @@ static void test_elementwise(size_t n) {
     float *y = (float *)malloc(n * sizeof(float)), *y_d = poisoned(n);
     yolo_cpu.silu_forward(y, a, b, n); G->silu_forward(y_d, a_d, b_d, n);
     check("silu(a + b)", "forward", y, y_d, n, 1e-5);
-    yolo_cpu.silu_forward(y, a, NULL, n); G->silu_forward(y_d, a_d, NULL, n);
-    check("silu(a)", "forward", y, y_d, n, 1e-5);
     yolo_cpu.silu_backward(dy, a, b, da, db, n); G->silu_backward(dy_d, a_d, b_d, da_d, db_d, n);
     check("silu(a + b)", "da", da, da_d, n, 1e-5);
     check("silu(a + b)", "db", db, db_d, n, 1e-5);

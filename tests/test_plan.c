@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
     static const char *cases[] = { "tiny-gelan", "tiny-dual", "tiny-cb" };
     yolo_backend counted = yolo_cpu;
     counted.name = "cpu, counted";
-    counted.alloc = counted_alloc;
+    counted.alloc = counted.alloc_values = counted_alloc;
     counted.release = counted_release;
     counted.place = counted_place;
     printf("memory plan against what a run holds\n");

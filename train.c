@@ -372,7 +372,10 @@ static int plan_memory(train_run *r) {
     printf("memory plan: %.2f GB = activations, gradients and loss %.2f%s + weights, gradients, optimizer, EMA %.2f"
            " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", r->plan / 1e9, act / 1e9, a->ckpt ? " (--ckpt)" : "",
            state / 1e9, spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
-    yolo_loader_init(&r->tl, tr, &r->hyp, a->batch, a->img, loader_mode(a), a->workers);
+    /* on the GPU the batches go over as uint8 pixels, read in place from pinned memory */
+    yolo_loader_init(&r->tl, tr, &r->hyp, a->batch, a->img, loader_mode(a) | (r->be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0),
+                     a->workers);
+    yolo_loader_pin(&r->tl, r->be);
     yolo_loader_init(&r->vl, va, &r->hyp, a->batch, a->img, YOLO_LOADER_VAL, a->workers);
     yolo_loader_share(&r->vl, &r->tl);   /* validation runs between epochs: one set of batch buffers */
     return a->dry_run;
@@ -490,9 +493,9 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
         int acc = yolo_schedule_batch(&r->sched, &r->opt, epoch, ni);
         if (!a->noplots && ni < 3) {   /* the first mosaics, as the official */
             snprintf(picture, sizeof picture, "%s/train_batch%ld.jpg", r->save_dir, ni);
-            yolo_plot_batch(picture, bt->images, bt->B, bt->H, bt->W, bt->targets, bt->nt, m->names);
+            yolo_plot_batch(picture, yolo_batch_images(bt), bt->B, bt->H, bt->W, bt->targets, bt->nt, m->names);
         }
-        yolo_set_input(m, bt->B, bt->H, bt->W, bt->images);
+        yolo_set_input_batch(m, bt);
         yolo_forward(m, 1);
         double loss = yolo_loss_compute(m, &r->L, bt->targets, bt->nt, 0);
         if (!isfinite(loss)) {   /* diverged: stop before anything is saved, the last checkpoint stays */

@@ -566,11 +566,17 @@ struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx) */
         return v;
     }
 };
+/* SiLU, YOLOv9's activation: x sigmoid(x), its derivative, and u through it when act */
+__device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
+__device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s * (1.f + x * (1.f - s)); }
+__device__ inline float bn_act(float u, int act) { return act ? u * d_sigmoid(u) : u; }
+
+/* y = the sum plus the bias, through the SiLU when act (a folded Conv's whole forward) */
 struct FwdStore {
-    float *y; const float *bias; ConvGeo c; int gi;
+    float *y; const float *bias; ConvGeo c; int gi, act;
     __device__ void operator()(int m, int n, float v) const {
         int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
-        y[((size_t)b * c.C2 + co) * P + pp] = v + (bias ? bias[co] : 0.f);
+        y[((size_t)b * c.C2 + co) * P + pp] = bn_act(v + (bias ? bias[co] : 0.f), act);
     }
 };
 
@@ -767,7 +773,8 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
    The padding of 8 elements (16 bytes) makes the 8 rows one ldmatrix
    phase reads fall in 8 different bank groups in both layouts. Warps,
    fragments, accumulators, the epilogue functors and split-K are those of
-   gemm_tc_kernel. */
+   gemm_tc_kernel; the accumulators pass through shared memory on their
+   way to the epilogue, so that its stores come out coalesced. */
 static const int STAGES = 4;
 template <int BM, int BN, bool KOUTER> struct StagedSmem {
     static const int BK = 32;
@@ -871,7 +878,27 @@ __global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int k
         }
     }
     cp_async_wait<0>();
-    store_acc(acc, m0 + wm * WM, n0 + wn * WN, lane, M, N, ep);
+    /* the epilogue through shared memory (the ring is free now): the tile
+       as floats, then row by row, consecutive threads taking consecutive
+       n, so that a warp's stores of an NCHW output are 32 consecutive
+       pixels of one channel (the accumulators' own layout scatters them
+       over 8 channels) */
+    static_assert(BM * (BN + 4) * 4 <= S::BYTES, "the float tile fits in the ring");
+    float *Cs = (float *)smem;
+    const int LDC = BN + 4;
+    __syncthreads();   /* every warp is done reading the ring */
+    #pragma unroll
+    for (int i = 0; i < FM; i++)
+        #pragma unroll
+        for (int j = 0; j < FN; j++)
+            #pragma unroll
+            for (int q = 0; q < 4; q++)
+                Cs[(wm * WM + i * 16 + lane / 4 + q / 2 * 8) * LDC + wn * WN + j * 8 + lane % 4 * 2 + q % 2] = acc[i][j][q];
+    __syncthreads();
+    for (int e = tid; e < BM * BN; e += 256) {
+        int r = e / BN, col = e % BN, m = m0 + r, n = n0 + col;
+        if (m < M && n < N) ep(m, n, Cs[r * LDC + col]);
+    }
 #endif
 }
 
@@ -1048,8 +1075,8 @@ static const char *const STAGE_NAME[2] = { "conv staging 1x1", "conv staging 3x3
 
 /* the forward of images [b0, b0 + nb) at a time: x staged NHWC, each group one product */
 template <class T>
-static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w, const float *bias, int nb, int k,
-                                yolo_precision prec, float *y) {
+static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w, const float *bias, int act, int nb,
+                                int k, yolo_precision prec, float *y) {
     int K = c.c1g * k * k, P = c.Ho * c.Wo;
     T *wf = (T *)g_stage, *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
     prof_begin();
@@ -1066,7 +1093,7 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w
         for (int gi = 0; gi < c.g; gi++) {
             RowsStA<T> la = { wf, K, gi * c.c2g };
             FwdStB<T> lb = { xs, cc, gi, fastdiv(c.c1g) };
-            FwdStore ep = { y + (size_t)b0 * c.C2 * P, bias, cc, gi };
+            FwdStore ep = { y + (size_t)b0 * c.C2 * P, bias, cc, gi, act };
             gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
         }
         prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
@@ -1135,20 +1162,20 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const float *
 }
 
 static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float *b, int C2, int k, int s, int g,
-                              yolo_precision prec, yolo_tensor *y) {
+                              int act, yolo_precision prec, yolo_tensor *y) {
     ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
     int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo;
     int nb = stage_images(c, prec, (size_t)c.H * c.W * c.C1 * 2);
     if (nb) {
-        if (prec == YOLO_BF16) conv_forward_staged<__nv_bfloat16>(c, x->data, w, b, nb, k, prec, y->data);
-        else conv_forward_staged<__half>(c, x->data, w, b, nb, k, prec, y->data);
+        if (prec == YOLO_BF16) conv_forward_staged<__nv_bfloat16>(c, x->data, w, b, act, nb, k, prec, y->data);
+        else conv_forward_staged<__half>(c, x->data, w, b, act, nb, k, prec, y->data);
         return;
     }
     prof_begin();
     for (int gi = 0; gi < g; gi++) {
         FwdA la = { w, K, gi, c.c2g };
         FwdB lb = { x->data, c, gi };
-        FwdStore ep = { y->data, b, c, gi };
+        FwdStore ep = { y->data, b, c, gi, act };
         gemm(prec, c.c2g, N, K, 1, la, lb, ep);
     }
     prof_end(FWD_NAME[prec][k != 1], 2.0 * N * C2 * K, 0);
@@ -1212,9 +1239,6 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
 /* BatchNorm and SiLU                                                       */
 /* ------------------------------------------------------------------------ */
 
-__device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
-__device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s * (1.f + x * (1.f - s)); }
-
 /* block sum of two doubles over 256 threads */
 __device__ void block_sum2(double &a, double &b) {
     __shared__ double sa[256], sb[256];
@@ -1269,7 +1293,6 @@ static double *bn_scratch(size_t n) {
    thread moves 16 bytes at a time where a plane is a whole number of
    float4 (every YOLO map: h w is a multiple of 4). */
 static dim3 plane_grid(const yolo_tensor *z) { return dim3(z->n * z->c, (z->h * z->w + 1023) / 1024); }
-__device__ inline float bn_act(float u, int act) { return act ? u * d_sigmoid(u) : u; }
 
 /* u = a z + b per channel, a = gamma invstd, b = beta - mean a; then the SiLU when act */
 __global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const float *gamma, const float *beta,
@@ -1308,6 +1331,14 @@ static void cu_bn_eval_forward(const yolo_tensor *z, const float *gamma, const f
     bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, z->h * z->w, gamma, beta, rmean, NULL, rvar, (float)eps, act);
     CK_LAUNCH("bn_apply_kernel");
     prof_end(act ? "batchnorm+silu eval" : "batchnorm eval", 0, 4.0 * 2 * z->n * z->c * z->h * z->w);
+}
+
+static void cu_bn_apply(const yolo_tensor *z, const float *gamma, const float *beta, const float *mean,
+                        const float *invstd, int act, yolo_tensor *u) {
+    prof_begin();
+    bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, z->h * z->w, gamma, beta, mean, invstd, NULL, 0.f, act);
+    CK_LAUNCH("bn_apply_kernel");
+    prof_end(act ? "batchnorm+silu apply" : "batchnorm apply", 0, 4.0 * 2 * z->n * z->c * z->h * z->w);
 }
 
 /* per channel: sg = sum g, sgx = sum g xhat, with g = dy SiLU'(u) when act;
@@ -2051,6 +2082,48 @@ static int cu_nms(const float *pred, int A, int nc, float conf_thres, float iou_
 }
 
 /* ------------------------------------------------------------------------ */
+/* the input from uint8 pixels                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A batch comes as uint8 pixels in host memory, a quarter of the bytes of
+   its floats, and becomes the input here: y = v / 255.0f, the same float
+   as the CPU's v / 255.0 (checked for all 256 bytes in test_cuda). Pixels
+   the loader pinned (cu_pin: mapped into the device's address space) are
+   read by the kernel straight from the host; others are first copied into
+   a staging buffer kept for the next batch. */
+__global__ void pixels_to_input_kernel(float *y, const unsigned char *v, size_t n) { GRID_STRIDE(i, n) y[i] = v[i] / 255.0f; }
+
+static unsigned char *g_pixel_stage = NULL;   /* staging for unpinned pixels, outside the arena */
+static size_t g_pixel_stage_size = 0;
+
+static void cu_pixels_to_input(float *y, const unsigned char *pixels, size_t n) {
+    if (!n) return;
+    prof_begin();
+    cudaPointerAttributes at;
+    CK(cudaPointerGetAttributes(&at, pixels));
+    const unsigned char *src = (const unsigned char *)at.devicePointer;
+    if (at.type != cudaMemoryTypeHost) {
+        if (n > g_pixel_stage_size) {
+            if (g_pixel_stage) { CK(cudaFree(g_pixel_stage)); g_outside -= g_pixel_stage_size; }
+            CK(cudaMalloc((void **)&g_pixel_stage, n));
+            g_pixel_stage_size = n; g_outside += n;
+            account();
+        }
+        CK(cudaMemcpy(g_pixel_stage, pixels, n, cudaMemcpyHostToDevice));
+        src = g_pixel_stage;
+    }
+    pixels_to_input_kernel<<<grid_for(n), 256>>>(y, src, n); CK_LAUNCH("pixels_to_input_kernel");
+    prof_end("input from pixels", 0, 5.0 * n);
+}
+
+/* host memory the device reads directly (pin 1), or no longer (pin 0) */
+static void cu_pin(void *host, size_t bytes, int pin) {
+    if (!bytes) return;
+    if (pin) CK(cudaHostRegister(host, bytes, cudaHostRegisterMapped));
+    else CK(cudaHostUnregister(host));
+}
+
+/* ------------------------------------------------------------------------ */
 /* the table                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -2059,7 +2132,7 @@ static yolo_backend yolo_cuda = {
     .alloc = cu_alloc, .release = cu_release, .zero = cu_zero,
     .upload = cu_upload, .download = cu_download, .copy = cu_copy,
     .conv2d_forward = cu_conv2d_forward, .conv2d_backward = cu_conv2d_backward,
-    .bn_train_forward = cu_bn_train_forward, .bn_eval_forward = cu_bn_eval_forward,
+    .bn_train_forward = cu_bn_train_forward, .bn_eval_forward = cu_bn_eval_forward, .bn_apply = cu_bn_apply,
     .bn_act_backward = cu_bn_act_backward,
     .silu_forward = cu_silu_forward, .silu_backward = cu_silu_backward,
     .add = cu_add, .accumulate = cu_accumulate,
@@ -2072,6 +2145,7 @@ static yolo_backend yolo_cuda = {
     .sync = cu_sync, .memory = cu_memory, .reserve = cu_reserve, .place = cu_place,
     .profile = cu_profile,
     .tensor_cores = 0,   /* set by yolo_backend_cuda from the device and the build */
+    .pixels_to_input = cu_pixels_to_input, .pin = cu_pin,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

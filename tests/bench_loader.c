@@ -1,6 +1,8 @@
 /* bench_loader: the training loader alone, timed. It makes finished
-   training batches exactly as train gets them (mosaic, random perspective,
-   mixup, HSV, flips, labels, collate into [B, 3, S, S] in [0, 1]), epoch
+   training batches exactly as train gets them on the GPU (mosaic, random
+   perspective, mixup, HSV, flips, labels, collate into uint8 pixels
+   [B, 3, S, S], which the GPU divides by 255; the official hands over
+   uint8 batches too), epoch
    after epoch of the shuffled training split, and reports samples per
    second over --batches batches after the first one (which also pays for
    starting the threads). tests/official_loader_bench.py times the
@@ -9,8 +11,8 @@
      ./tests/bench_loader --data DATA.yaml [--img 640] [--batch 16] [--workers 2]
                           [--batches 64] [--cache ram|disk] [--hyp FILE] [--seed 0] [--sum]
 
-   --sum prints, instead of timing, a checksum of every batch (its pixels
-   and targets, bit for bit) and of all of them: tests/test_loader.sh holds
+   --sum prints, instead of timing, a checksum of every batch (its images
+   in [0, 1] and targets, bit for bit) and of all of them: tests/test_loader.sh holds
    the sums that the loader must keep whatever its threads and cache. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
@@ -63,7 +65,7 @@ int main(int argc, char **argv) {
         printf("--cache %s: %d pictures in %.2f s\n", cache, ds.n, yolo_now() - t0);
     }
     yolo_loader ld;
-    yolo_loader_init(&ld, &ds, &hyp, B, S, 1, workers);
+    yolo_loader_init(&ld, &ds, &hyp, B, S, YOLO_LOADER_TRAIN | YOLO_LOADER_UINT8, workers);
     uint64_t all = 1469598103934665603ull;
     long samples = 0;
     double start = 0;
@@ -71,7 +73,7 @@ int main(int argc, char **argv) {
         yolo_loader_start(&ld, epoch, (uint64_t)seed);
         for (yolo_batch *bt; k <= batches && (bt = yolo_loader_next(&ld)); k++) {
             if (sum) {
-                uint64_t h = fnv(fnv(1469598103934665603ull, bt->images, (size_t)bt->B * 3 * bt->H * bt->W * sizeof(yolo_real)),
+                uint64_t h = fnv(fnv(1469598103934665603ull, yolo_batch_images(bt), (size_t)bt->B * 3 * bt->H * bt->W * sizeof(yolo_real)),
                                  bt->targets, (size_t)bt->nt * 6 * sizeof(yolo_real));
                 all = fnv(all, &h, sizeof h);
                 printf("epoch %d batch %d: %d pictures, %d targets, sum %016llx\n", epoch, bt->index, bt->B, bt->nt, (unsigned long long)h);

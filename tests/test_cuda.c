@@ -4,7 +4,8 @@
    are poisoned before each run so that an element the kernel never writes
    shows up. Relative L2 error ||gpu - cpu|| / ||cpu|| must stay under 1e-5
    (1e-4 for the reductions of BatchNorm's backward; the bf16 and half
-   convs are compared with the CPU conv of rounded operands). Exits non-zero on any
+   convs are compared with the CPU conv of rounded operands; a uint8 batch
+   made into the input must equal the CPU's exactly). Exits non-zero on any
    mismatch. Needs a GPU: build with nvcc, run with make test-cuda. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
@@ -70,11 +71,13 @@ static void drop(pair *p) { yolo_tensor_free(&yolo_cpu, &p->h); yolo_tensor_free
    is poisoned with NaN first; the backward adds to dx, dw and db, which
    start from the same random values on both sides. The GPU runs it all
    twice and must give the same bits: no atomics, the weight gradient's
-   k-slices summed in a fixed order. */
+   k-slices summed in a fixed order. bias: 0 none, 1 a bias, 2 a bias and
+   the SiLU in the forward's epilogue (a folded Conv). */
 static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g, int bias) {
     char name[96];
+    int act = bias == 2;
     snprintf(name, sizeof name, "conv %s %dx%d s%d g%d B%d %dx%dx%d->%d%s", yolo_precision_name(prec), k, k, s, g, B, C1,
-             H, W, C2, bias ? " +b" : "");
+             H, W, C2, bias ? act ? " +b+silu" : " +b" : "");
     int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
     size_t nw = (size_t)C2 * (C1 / g) * k * k, nx = (size_t)B * C1 * H * W, ny = (size_t)B * C2 * Ho * Wo;
     pair x = mk(B, C1, H, W, -1, 1), y = mk(B, C2, Ho, Wo, -1, 1);   /* x.grad and y.grad random too */
@@ -85,7 +88,7 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
     /* dw sums B Ho Wo products: past a few million the rounding of float
        sums, which grows as sqrt(terms) 2^-24, passes 1e-5 */
     double dw_tol = fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24);
-    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, g, prec, &y.h);
+    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, g, act, prec, &y.h);
     yolo_cpu.conv2d_backward(&x.h, w, y.h.grad, C2, k, s, g, Ho, Wo, prec, x.h.grad, dw, bias ? db : NULL);
     size_t n[4] = { ny, nx, nw, (size_t)C2 };
     float *first[4] = { NULL, NULL, NULL, NULL };
@@ -95,7 +98,7 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
         G->copy(db_d, db0_d, C2 * sizeof(float));
         G->copy(x.d.grad, dx0_d, nx * sizeof(float));
         G->upload(y.d.data, nan, ny * sizeof(float));
-        G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, C2, k, s, g, prec, &y.d);
+        G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, C2, k, s, g, act, prec, &y.d);
         G->conv2d_backward(&x.d, w_d, y.d.grad, C2, k, s, g, Ho, Wo, prec, x.d.grad, dw_d, bias ? db_d : NULL);
         float *now[4] = { tohost(y.d.data, ny), tohost(x.d.grad, nx), tohost(dw_d, nw), tohost(db_d, C2) };
         if (run == 0) {
@@ -137,6 +140,20 @@ static void test_bn(int B, int C, int H, int W, int act) {
     check(name, "invstd", invstd, invstd_d, C, 1e-5);
     check(name, "run.mean", rm, rm_d, C, 1e-5);
     check(name, "run.var", rv, rv_d, C, 1e-5);
+    /* y made again from z with the statistics the forward stored: its bits again, on both sides */
+    size_t nu = yolo_numel(&u.h);
+    float *fwd_h = (float *)malloc(nu * sizeof(float)), *fwd_d = tohost(u.d.data, nu);
+    memcpy(fwd_h, u.h.data, nu * sizeof(float));
+    poison(&u);
+    for (size_t i = 0; i < nu; i++) u.h.data[i] = NAN;
+    yolo_cpu.bn_apply(&z.h, gamma, beta, mean, invstd, act, &u.h);
+    G->bn_apply(&z.d, gamma_d, beta_d, mean_d, invstd_d, act, &u.d);
+    check(name, "apply", u.h.data, u.d.data, nu, 1e-5);
+    float *again_d = tohost(u.d.data, nu);
+    int same = !memcmp(fwd_h, u.h.data, nu * sizeof(float)) && !memcmp(fwd_d, again_d, nu * sizeof(float));
+    if (same) g_pass++; else g_fail++;
+    printf("  %-34s apply: the train forward's bits on the CPU and the GPU  %s\n", name, same ? "ok" : "FAIL");
+    free(fwd_h); free(fwd_d); free(again_d);
     poison(&z);   /* dz goes to z.grad: keep z.data, so restore it */
     G->upload(z.d.data, z.h.data, yolo_numel(&z.h) * sizeof(float));
     yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, dg, dbt, z.h.grad);
@@ -148,6 +165,25 @@ static void test_bn(int B, int C, int H, int W, int act) {
     float *all[] = { gamma, beta, rm, rv, mean, invstd, dg, dbt };
     float *alld[] = { gamma_d, beta_d, rm_d, rv_d, mean_d, invstd_d, dg_d, dbt_d };
     for (int i = 0; i < 8; i++) { free(all[i]); G->release(alld[i]); }
+}
+
+/* a uint8 batch made into the input: every byte value, from ordinary
+   host memory (staged) and from pinned memory (read in place), must give
+   the CPU's floats bit for bit */
+static void test_pixels(size_t n) {
+    unsigned char *p = NULL;
+    if (posix_memalign((void **)&p, 4096, (n + 4095) / 4096 * 4096)) { printf("out of memory\n"); exit(1); }
+    for (size_t i = 0; i < n; i++) p[i] = i < 256 ? (unsigned char)i : (unsigned char)(yolo_rng_u64(&g_rng) >> 56);
+    float *y = (float *)malloc(n * sizeof(float)), *y_d = poisoned(n);
+    yolo_cpu.pixels_to_input(y, p, n);
+    G->pixels_to_input(y_d, p, n);
+    check("pixels / 255", "staged", y, y_d, n, 0);
+    G->release(y_d); y_d = poisoned(n);
+    G->pin(p, (n + 4095) / 4096 * 4096, 1);
+    G->pixels_to_input(y_d, p, n);
+    check("pixels / 255", "pinned", y, y_d, n, 0);
+    G->pin(p, (n + 4095) / 4096 * 4096, 0);
+    free(p); free(y); G->release(y_d);
 }
 
 static void test_elementwise(size_t n) {
@@ -345,7 +381,7 @@ int main(void) {
     test_conv(YOLO_FP32, 1, 3, 17, 13, 5, 3, 2, 1, 0);
     test_conv(YOLO_FP32, 3, 7, 9, 11, 13, 3, 1, 1, 0);
     test_conv(YOLO_FP32, 2, 12, 7, 5, 20, 3, 1, 4, 0);
-    test_conv(YOLO_FP32, 3, 20, 6, 9, 64, 1, 1, 4, 1);
+    test_conv(YOLO_FP32, 3, 20, 6, 9, 64, 1, 1, 4, 2);
     test_conv(YOLO_FP32, 1, 70, 5, 7, 67, 1, 1, 1, 1);
     test_conv(YOLO_FP32, 2, 33, 10, 8, 130, 3, 2, 1, 0);
     test_conv(YOLO_FP32, 1, 5, 31, 29, 3, 1, 1, 1, 0);
@@ -355,20 +391,20 @@ int main(void) {
     for (int p = YOLO_BF16; G->tensor_cores && p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
         yolo_precision prec = (yolo_precision)p;
         test_conv(prec, 1, 3, 17, 13, 48, 3, 2, 1, 0);      /* K = 27: one partial k-tile; stride 2: four phases */
-        test_conv(prec, 3, 5, 19, 11, 80, 3, 1, 1, 1);
+        test_conv(prec, 3, 5, 19, 11, 80, 3, 1, 1, 2);
         test_conv(prec, 3, 5, 9, 7, 80, 1, 2, 1, 0);        /* 1x1 stride 2: three phases without a tap */
         test_conv(prec, 1, 48, 15, 13, 80, 1, 1, 1, 1);
-        test_conv(prec, 3, 80, 11, 9, 48, 3, 2, 4, 1);      /* groups of 20 -> 12 channels */
+        test_conv(prec, 3, 80, 11, 9, 48, 3, 2, 4, 2);      /* groups of 20 -> 12 channels */
         test_conv(prec, 2, 33, 10, 8, 130, 3, 2, 1, 0);     /* M past one 128-row tile */
         test_conv(prec, 2, 96, 21, 19, 100, 3, 1, 1, 0);    /* 128 x 128 tiles */
         test_conv(prec, 3, 8, 64, 45, 12, 3, 1, 1, 1);      /* the weight gradient in k-slices */
         test_conv(prec, 3, 64, 40, 40, 130, 1, 1, 1, 1);    /* the same, 128 x 64 tiles */
         /* channels a multiple of 8 a group: the staged kernels (NHWC copies, cp.async) */
         test_conv(prec, 1, 8, 17, 13, 48, 3, 2, 1, 0);      /* K = 72: a partial k-tile; four phases */
-        test_conv(prec, 3, 16, 19, 11, 80, 3, 1, 1, 1);
+        test_conv(prec, 3, 16, 19, 11, 80, 3, 1, 1, 2);
         test_conv(prec, 3, 24, 9, 7, 80, 1, 2, 1, 0);       /* 1x1 stride 2: three phases without a tap */
         test_conv(prec, 1, 40, 15, 13, 48, 1, 1, 1, 1);
-        test_conv(prec, 3, 64, 11, 9, 96, 3, 2, 4, 1);      /* groups of 16 -> 24 channels */
+        test_conv(prec, 3, 64, 11, 9, 96, 3, 2, 4, 2);      /* groups of 16 -> 24 channels */
         test_conv(prec, 2, 136, 21, 19, 144, 3, 1, 1, 0);   /* 128 x 128 tiles, M past one tile */
         test_conv(prec, 3, 16, 64, 45, 24, 3, 1, 1, 1);     /* the weight gradient in k-slices */
         test_conv(prec, 3, 8, 2501, 2501, 8, 3, 2, 1, 1);   /* 125 MB of copies an image: chunks of 2 images, then 1 */
@@ -379,6 +415,7 @@ int main(void) {
     test_bn(2, 6, 8, 12, 1);    /* planes of whole float4 */
     test_bn(3, 3, 40, 40, 0);   /* planes of several blocks */
     test_elementwise(100003);
+    test_pixels(3 * 67 * 45 * 2 + 256);
     test_pools(1, 5, 9, 7);
     test_pools(3, 4, 8, 11);
     test_pools(2, 6, 40, 36);   /* channel runs of several blocks */

@@ -3,9 +3,13 @@
 # (mosaic, perspective, mixup, letterbox, HSV, flips, targets) and of the
 # validation rectangles from the bundled coco8 pictures, as the loader made
 # them at 0ddd4e9 (before it was made faster) but for each training
-# sample's random stream, hashed since (yolo_sample_rng), and the JPEG
+# sample's random stream, hashed since (yolo_sample_rng), the JPEG
 # pictures, decoded as cv2.imread decodes them since (libjpeg-turbo, not
-# stb_image; tests/test_decode.sh). The same seed must give the same
+# stb_image; tests/test_decode.sh), and the warps, the resize and the HSV
+# jitter, computed in OpenCV's fixed point since (equal to the official's
+# pixels: tests/test_augment). The first sums take the default recipe
+# (scale and shift only: the separable warp), the others rotation, shear
+# and perspective (the general warp). The same seed must give the same
 # batches whatever the number of threads, with or without --cache.
 # Run from the repository root.
 . tests/common.sh
@@ -24,7 +28,7 @@ check() {   # want, then bench_loader's flags
         done
     done
 }
-check 93ebe1efcf77b0c2 --img 640 --batch 4 --batches 3
-check 3c819014ec58a933 --img 256 --batch 3 --batches 5 --hyp $H
-check 72d87834b77882d2 --img 800 --batch 2 --batches 3 --hyp $H --seed 3
+check 2d85654344b970ee --img 640 --batch 4 --batches 3
+check 0862cfffad1dd0ae --img 256 --batch 3 --batches 5 --hyp $H
+check 2518adbcca69f723 --img 800 --batch 2 --batches 3 --hyp $H --seed 3
 [ $fail = 0 ]

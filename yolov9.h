@@ -36,29 +36,33 @@
      Tensors are NCHW, float, contiguous.
 
    SECTIONS
+   Part one, the model, in the order of the paper:
      1. utilities: errors, random numbers, timers
      2. tensors
      3. the backend table, and the primitive ops, each a forward/backward
         pair (CPU reference)
      4. YOLOv9 blocks: Conv, RepConvN, RepNBottleneck, RepNCSP, RepNCSPELAN4,
         ELAN1, AConv, ADown, SPPELAN, CBLinear, CBFuse
-     5. the model graph: built-in variants, the model-yaml reader, forward
-        and backward over the graph, recompute checkpointing (--ckpt)
+     5. the model graph: built-in variants, forward and backward over the
+        graph, what a training step keeps, recompute checkpointing (--ckpt)
      6. head: DDetect / DualDDetect, DFL, anchors, decode
-     7. loss: task-aligned assigner, CIoU, DFL, BCE, and their backward;
-        the memory plan
-     8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad), EMA, the
+     7. loss: the task-aligned assigner, CIoU, DFL, BCE and their gradient,
+        in the steps of the CUDA loss kernels
+     8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad), Lion, EMA, the
         official schedule (warmup, accumulation) and gradient clipping
-     9. weights: safetensors read/write under the official PyTorch names;
+   Part two, the machinery:
+     9. the memory plan: the arena and the planner
+    10. model files: the official model yaml, --cfg, a weights file's model
+    11. weights: safetensors read/write under the official PyTorch names;
         training checkpoints
-    10. data: dataset and hyperparameter yaml, labels, letterbox,
+    12. data: dataset and hyperparameter yaml, labels, letterbox,
         augmentation (mosaic, perspective, mixup, HSV, flips), the loader
-        threads, drawing detections
-    11. evaluation: non-maximum suppression, matching, AP, validation
-    12. command line: the official flags with their arity, progress bars
-    13. plots: results.png, the confusion matrix, the precision-recall
+        threads, drawing detections (YOLO_NO_DATA leaves it out)
+    13. evaluation: non-maximum suppression, matching, AP, validation
+    14. command line: the official flags with their arity, progress bars
+    15. plots: results.png, the confusion matrix, the precision-recall
         curves, labels.jpg and the mosaics of batches, drawn with
-        stb_image_write and stb_easy_font
+        stb_image_write and stb_easy_font (YOLO_NO_DATA leaves them out)
 
    The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
    comments say where a detail comes from when it is easy to get wrong. */
@@ -565,7 +569,7 @@ typedef struct {
 } yolo_ema;
 
 /* ------------------------------------------------------------------------ */
-/* 9. safetensors                                                           */
+/* 11. safetensors                                                          */
 /* ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -589,7 +593,7 @@ typedef struct {
 typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *data; size_t numel; int half; } yolo_st_tensor;
 
 /* ------------------------------------------------------------------------ */
-/* 10. data                                                                 */
+/* 12. data                                                                 */
 /* ------------------------------------------------------------------------ */
 
 /* The hyperparameters of a run, as the official hyp yaml names them
@@ -691,7 +695,7 @@ typedef struct yolo_loader {
 #endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
-/* 11. evaluation                                                           */
+/* 13. evaluation                                                           */
 /* ------------------------------------------------------------------------ */
 
 /* What validation collects, image by image: every detection with its
@@ -747,7 +751,7 @@ typedef struct {
 #endif
 
 /* ------------------------------------------------------------------------ */
-/* 12. command line                                                         */
+/* 14. command line                                                         */
 /* ------------------------------------------------------------------------ */
 
 /* The programs take the official scripts' flags with their spelling and
@@ -1076,7 +1080,7 @@ int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int ma
                    yolo_det_hook hook, void *ctx, char *err);
 #endif
 
-/* the command line (section 12): flags into their values. --help or -h
+/* the command line (section 14): flags into their values. --help or -h
    prints the table and exits 0; an unknown flag, a missing or malformed
    value: one line and the usage, exit 2. A flag that does not apply says
    so in one line on stderr and the run goes on. */
@@ -1093,7 +1097,7 @@ void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook 
 void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n);
 
 #ifndef YOLO_NO_DATA
-/* plots (section 13): the pictures of the official run folder. Each returns
+/* plots (section 15): the pictures of the official run folder. Each returns
    0, or -1 (with a line on stderr) when the file cannot be written. */
 int  yolo_plot_results(const char *csv, const char *png);    /* every column of results.csv against the epoch */
 int  yolo_plot_pr_curves(const yolo_metrics *mt, char *const *names, const char *dir);   /* PR_, F1_, P_, R_curve.png */
@@ -1141,6 +1145,12 @@ int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const 
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ======================================================================== */
+/* PART ONE: the model                                                      */
+/* ======================================================================== */
+/* From the primitive ops to the optimizers, top to bottom as the paper
+   builds it. Each block's forward and backward sit side by side. */
 
 /* ------------------------------------------------------------------------ */
 /* 1. utilities                                                             */
@@ -4369,8 +4379,15 @@ double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm) 
     return c < 1 ? c : 1;
 }
 
+/* ======================================================================== */
+/* PART TWO: the machinery                                                  */
+/* ======================================================================== */
+/* What the model needs around it: where its memory goes, the files it is
+   described and stored in, the data it learns from, how it is measured,
+   the programs' command line and the plots. */
+
 /* ------------------------------------------------------------------------ */
-/* the memory plan                                                          */
+/* 9. the memory plan: the arena and the planner                            */
 /* ------------------------------------------------------------------------ */
 /* --- the arena: a list of ranges, sorted by offset, that covers it --- */
 void yolo_arena_init(yolo_arena *a, size_t size) {
@@ -4736,6 +4753,9 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
     return yolo_model_weights_bytes(m) + copies * yolo_arena_bytes(m->nvalues * sizeof(yolo_real));
 }
 
+/* ------------------------------------------------------------------------ */
+/* 10. model files: the official yaml, --cfg                                */
+/* ------------------------------------------------------------------------ */
 /* --- the official model-file (yaml) reader ---
    Reads the subset the official model files use: scalar keys (nc,
    depth_multiple, width_multiple, anchors, activation) and the two lists
@@ -4993,7 +5013,7 @@ int yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, 
 }
 
 /* ------------------------------------------------------------------------ */
-/* 9. weights: safetensors                                                  */
+/* 11. weights: safetensors                                                 */
 /* ------------------------------------------------------------------------ */
 /* 8 bytes little-endian header length N, N bytes of JSON
    {"name": {"dtype": "F32", "shape": [...], "data_offsets": [b, e]}, ...},
@@ -5466,7 +5486,7 @@ int yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_opti
 }
 
 /* ------------------------------------------------------------------------ */
-/* 10. data                                                                 */
+/* 12. data                                                                 */
 /* ------------------------------------------------------------------------ */
 /* What the official dataloaders do, in the same order: find the images
    and their label files, check every label row once, then per training
@@ -7462,7 +7482,7 @@ int yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augmen
 #endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
-/* 11. evaluation: NMS, matching, AP                                         */
+/* 13. evaluation: NMS, matching, AP                                        */
 /* ------------------------------------------------------------------------ */
 /* As the official non_max_suppression: candidates (an anchor's best class,
    or with multi_label every class) whose probability exceeds conf_thres,
@@ -7808,7 +7828,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
 #endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
-/* 12. command line: the official flags                                     */
+/* 14. command line: the official flags                                     */
 /* ------------------------------------------------------------------------ */
 
 /* the flag named k (one of its spellings), or NULL */
@@ -7948,7 +7968,7 @@ int yolo_check_img_size(int img, int floor, const char *prog) {
 
 #ifndef YOLO_NO_DATA
 /* ------------------------------------------------------------------------ */
-/* 13. plots: the pictures of a run folder                                  */
+/* 15. plots: the pictures of a run folder                                  */
 /* ------------------------------------------------------------------------ */
 /* The official run folder's pictures, drawn by our own code into PNG/JPEG
    with stb_image_write: lines, markers, axes with ticks, legends, heat

@@ -36,29 +36,33 @@
      Tensors are NCHW, float, contiguous.
 
    SECTIONS
+   Part one, the model, in the order of the paper:
      1. utilities: errors, random numbers, timers
      2. tensors
      3. the backend table, and the primitive ops, each a forward/backward
         pair (CPU reference)
      4. YOLOv9 blocks: Conv, RepConvN, RepNBottleneck, RepNCSP, RepNCSPELAN4,
         ELAN1, AConv, ADown, SPPELAN, CBLinear, CBFuse
-     5. the model graph: built-in variants, the model-yaml reader, forward
-        and backward over the graph, recompute checkpointing (--ckpt)
+     5. the model graph: built-in variants, forward and backward over the
+        graph, what a training step keeps, recompute checkpointing (--ckpt)
      6. head: DDetect / DualDDetect, DFL, anchors, decode
-     7. loss: task-aligned assigner, CIoU, DFL, BCE, and their backward;
-        the memory plan
-     8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad), EMA, the
+     7. loss: the task-aligned assigner, CIoU, DFL, BCE and their gradient,
+        in the steps of the CUDA loss kernels
+     8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad), Lion, EMA, the
         official schedule (warmup, accumulation) and gradient clipping
-     9. weights: safetensors read/write under the official PyTorch names;
+   Part two, the machinery:
+     9. the memory plan: the arena and the planner
+    10. model files: the official model yaml, --cfg, a weights file's model
+    11. weights: safetensors read/write under the official PyTorch names;
         training checkpoints
-    10. data: dataset and hyperparameter yaml, labels, letterbox,
+    12. data: dataset and hyperparameter yaml, labels, letterbox,
         augmentation (mosaic, perspective, mixup, HSV, flips), the loader
-        threads, drawing detections
-    11. evaluation: non-maximum suppression, matching, AP, validation
-    12. command line: the official flags with their arity, progress bars
-    13. plots: results.png, the confusion matrix, the precision-recall
+        threads, drawing detections (YOLO_NO_DATA leaves it out)
+    13. evaluation: non-maximum suppression, matching, AP, validation
+    14. command line: the official flags with their arity, progress bars
+    15. plots: results.png, the confusion matrix, the precision-recall
         curves, labels.jpg and the mosaics of batches, drawn with
-        stb_image_write and stb_easy_font
+        stb_image_write and stb_easy_font (YOLO_NO_DATA leaves them out)
 
    The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
    comments say where a detail comes from when it is easy to get wrong. */
@@ -564,7 +568,7 @@ typedef struct {
 } yolo_ema;
 
 /* ------------------------------------------------------------------------ */
-/* 9. safetensors                                                           */
+/* 11. safetensors                                                          */
 /* ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -588,7 +592,7 @@ typedef struct {
 typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *data; size_t numel; int half; } yolo_st_tensor;
 
 /* ------------------------------------------------------------------------ */
-/* 10. data                                                                 */
+/* 12. data                                                                 */
 /* ------------------------------------------------------------------------ */
 
 /* The hyperparameters of a run, as the official hyp yaml names them
@@ -690,7 +694,7 @@ typedef struct yolo_loader {
 #endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
-/* 11. evaluation                                                           */
+/* 13. evaluation                                                           */
 /* ------------------------------------------------------------------------ */
 
 /* What validation collects, image by image: every detection with its
@@ -746,7 +750,7 @@ typedef struct {
 #endif
 
 /* ------------------------------------------------------------------------ */
-/* 12. command line                                                         */
+/* 14. command line                                                         */
 /* ------------------------------------------------------------------------ */
 
 /* The programs take the official scripts' flags with their spelling and
@@ -1048,9 +1052,6 @@ yolo_batch *yolo_loader_next(yolo_loader *ld);
    demand (plots), or the pixels given to the model as they are */
 const yolo_real *yolo_batch_images(yolo_batch *bt);
 void yolo_set_input_batch(yolo_model *m, const yolo_batch *bt);
-/* --image-weights: each training picture's weight iw [ds->n] from the
-   per-class mAP50-95 of the last validation, maps [nc] */
-void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
 const char *yolo_loader_error(const yolo_loader *ld);
 void yolo_loader_stop(yolo_loader *ld);
 void yolo_loader_free(yolo_loader *ld);
@@ -1078,7 +1079,7 @@ int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int ma
                    yolo_det_hook hook, void *ctx, char *err);
 #endif
 
-/* the command line (section 12): flags into their values. --help or -h
+/* the command line (section 14): flags into their values. --help or -h
    prints the table and exits 0; an unknown flag, a missing or malformed
    value: one line and the usage, exit 2. A flag that does not apply says
    so in one line on stderr and the run goes on. */
@@ -1095,7 +1096,7 @@ void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook 
 void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n);
 
 #ifndef YOLO_NO_DATA
-/* plots (section 13): the pictures of the official run folder. Each returns
+/* plots (section 15): the pictures of the official run folder. Each returns
    0, or -1 (with a line on stderr) when the file cannot be written. */
 int  yolo_plot_results(const char *csv, const char *png);    /* every column of results.csv against the epoch */
 int  yolo_plot_pr_curves(const yolo_metrics *mt, char *const *names, const char *dir);   /* PR_, F1_, P_, R_curve.png */
@@ -1143,6 +1144,12 @@ int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const 
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ======================================================================== */
+/* PART ONE: the model                                                      */
+/* ======================================================================== */
+/* From the primitive ops to the optimizers, top to bottom as the paper
+   builds it. Each block's forward and backward sit side by side. */
 
 /* ------------------------------------------------------------------------ */
 /* 1. utilities                                                             */
@@ -3678,262 +3685,6 @@ void yolo_model_summary(const yolo_model *m, const char *title, FILE *f) {
     fprintf(f, "%s summary: %d layers, %ld parameters\n", title, m->nlayers, yolo_model_count_params(m));
 }
 
-/* --- the official model-file (yaml) reader ---
-   Reads the subset the official model files use: scalar keys (nc,
-   depth_multiple, width_multiple, anchors, activation) and the two lists
-   backbone and head of rows [from, n, module, args]. */
-
-typedef struct { const char *s, *path; int line; char *err; } yolo_yaml;
-
-static void yolo_yaml_ws(yolo_yaml *y) {
-    for (;;) {
-        while (*y->s == ' ' || *y->s == '\t' || *y->s == '\r' || *y->s == '\n') { if (*y->s == '\n') y->line++; y->s++; }
-        if (*y->s != '#') return;
-        while (*y->s && *y->s != '\n') y->s++;
-    }
-}
-static int yolo_yaml_eat(yolo_yaml *y, char c) { yolo_yaml_ws(y); if (*y->s == c) { y->s++; return 1; } return 0; }
-static int yolo_yaml_word(yolo_yaml *y, char *out, size_t cap) {   /* identifier, number or quoted string */
-    yolo_yaml_ws(y);
-    size_t n = 0;
-    if (*y->s == '\'' || *y->s == '"') {
-        char q = *y->s++;
-        while (*y->s && *y->s != q && *y->s != '\n') { if (n + 1 < cap) out[n++] = *y->s; y->s++; }
-        if (*y->s != q) return -1;
-        y->s++;
-    } else {
-        while (*y->s && (isalnum((unsigned char)*y->s) || strchr("_.-+()", *y->s))) { if (n + 1 < cap) out[n++] = *y->s; y->s++; }
-    }
-    out[n] = 0;
-    return n ? 0 : -1;
-}
-static int yolo_yaml_fail(yolo_yaml *y, const char *what) { return yolo_errorf(y->err, "%s:%d: %s", y->path, y->line, what); }
-
-/* an integer of a row (from, n, a width, ...): small enough for any check */
-static int yolo_yaml_number(const char *w, int *v) {
-    char *e;
-    double d = strtod(w, &e);
-    if (*e || e == w || !(fabs(d) <= 1 << 24) || d != floor(d)) return -1;
-    *v = (int)d;
-    return 0;
-}
-/* a multiple (depth_multiple, width_multiple): a number in (0, 16] */
-static int yolo_yaml_multiple(const char *w, double *v) {
-    char *e;
-    *v = strtod(w, &e);
-    return *e || e == w || !(*v > 0 && *v <= 16) ? -1 : 0;
-}
-
-/* one row; module names as in the official files */
-static int yolo_yaml_row(yolo_yaml *y, int nc, double gd, yolo_row *r) {
-    static const struct { const char *name; yolo_module m; } names[] = {
-        { "Silence", YOLO_SILENCE }, { "Conv", YOLO_CONV }, { "AConv", YOLO_ACONV }, { "ADown", YOLO_ADOWN },
-        { "ELAN1", YOLO_ELAN1 }, { "RepNCSPELAN4", YOLO_REPNCSPELAN4 }, { "SPPELAN", YOLO_SPPELAN },
-        { "nn.Upsample", YOLO_UPSAMPLE }, { "Upsample", YOLO_UPSAMPLE }, { "Concat", YOLO_CONCAT },
-        { "CBLinear", YOLO_CBLINEAR }, { "CBFuse", YOLO_CBFUSE }, { "DDetect", YOLO_DDETECT },
-        { "DualDDetect", YOLO_DUALDDETECT },
-    };
-    char w[64];
-    int n;
-    memset(r, 0, sizeof *r);
-    if (!yolo_yaml_eat(y, '[')) return yolo_yaml_fail(y, "expected a row [from, n, module, args]");
-    if (yolo_yaml_eat(y, '[')) {
-        do {
-            if (r->nfrom == YOLO_MAX_FROM || yolo_yaml_word(y, w, sizeof w) || yolo_yaml_number(w, &r->from[r->nfrom++]))
-                return yolo_yaml_fail(y, "bad 'from' list");
-        } while (yolo_yaml_eat(y, ','));
-        if (!yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "bad 'from' list");
-    } else {
-        if (yolo_yaml_word(y, w, sizeof w) || yolo_yaml_number(w, &r->from[0])) return yolo_yaml_fail(y, "bad 'from'");
-        r->nfrom = 1;
-    }
-    if (!yolo_yaml_eat(y, ',') || yolo_yaml_word(y, w, sizeof w) || yolo_yaml_number(w, &n) || !yolo_yaml_eat(y, ','))
-        return yolo_yaml_fail(y, "bad repeat count n");
-    if (n > 1) n = (int)fmax(floor(n * gd + 0.5), 1);
-    if (n != 1) return yolo_yaml_fail(y, "repeat counts n > 1 are not supported (the official models use 1)");
-    if (yolo_yaml_word(y, w, sizeof w)) return yolo_yaml_fail(y, "missing module name");
-    int found = -1;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) if (!strcmp(w, names[i].name)) found = (int)i;
-    if (found < 0) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "unknown module '%s'", w);
-        return yolo_yaml_fail(y, msg);
-    }
-    r->module = names[found].m;
-    if (!yolo_yaml_eat(y, ',') || !yolo_yaml_eat(y, '[')) return yolo_yaml_fail(y, "expected the argument list");
-    if (!yolo_yaml_eat(y, ']')) {
-        do {
-            int nested = yolo_yaml_eat(y, '[');
-            do {
-                int v;
-                if (yolo_yaml_word(y, w, sizeof w)) return yolo_yaml_fail(y, "bad argument");
-                if (!strcmp(w, "nc")) v = nc;
-                else if (!strcmp(w, "None") || !strcmp(w, "nearest")) continue;
-                else if (yolo_yaml_number(w, &v)) { char msg[128]; snprintf(msg, sizeof msg, "unsupported argument '%s'", w); return yolo_yaml_fail(y, msg); }
-                if (r->nargs == YOLO_MAX_ARGS) return yolo_yaml_fail(y, "too many arguments");
-                r->args[r->nargs++] = v;
-            } while (nested && yolo_yaml_eat(y, ','));
-            if (nested && !yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "bad nested argument list");
-        } while (yolo_yaml_eat(y, ','));
-        if (!yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "bad argument list");
-    }
-    if (!yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "row not closed");
-    /* Concat's dimension and the detect layer's nc are implied */
-    if (r->module == YOLO_CONCAT) {
-        if (r->nargs && r->args[0] != 1) return yolo_yaml_fail(y, "Concat only along channels (dimension 1)");
-        r->nargs = 0;
-    }
-    if (r->module == YOLO_DDETECT || r->module == YOLO_DUALDDETECT) r->nargs = 0;
-    return 0;
-}
-
-int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
-    char *text = yolo_read_text(path, "model file", 1 << 20, err);
-    if (!text) return -1;
-    int rc = yolo_model_from_yaml_text(m, text, path, nc, err);
-    free(text);
-    return rc;
-}
-
-int yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *path, int nc, char *err) {
-    yolo_yaml y = { text, path, 1, err };
-    int file_nc = -1, nrows = 0, rc = 0;
-    double gd = 1, gw = 1;
-    yolo_row *rows = (yolo_row *)yolo_xcalloc(1024, sizeof(yolo_row));
-    for (;;) {
-        char key[64], val[64];
-        yolo_yaml_ws(&y);
-        if (!*y.s) break;
-        if (yolo_yaml_word(&y, key, sizeof key) || !yolo_yaml_eat(&y, ':')) { rc = yolo_yaml_fail(&y, "expected 'key:'"); break; }
-        if (!strcmp(key, "backbone") || !strcmp(key, "head")) {
-            if (!yolo_yaml_eat(&y, '[')) { rc = yolo_yaml_fail(&y, "expected a list of rows"); break; }
-            if (nc <= 0 && file_nc <= 0) { rc = yolo_yaml_fail(&y, "nc must come before the layers"); break; }
-            if (!yolo_yaml_eat(&y, ']')) {
-                do {
-                    if (nrows == 1024) { rc = yolo_yaml_fail(&y, "too many layers"); break; }
-                    if ((rc = yolo_yaml_row(&y, nc > 0 ? nc : file_nc, gd, &rows[nrows++]))) break;
-                } while (yolo_yaml_eat(&y, ',') && (yolo_yaml_ws(&y), *y.s == '['));
-                if (rc) break;
-                if (!yolo_yaml_eat(&y, ']')) { rc = yolo_yaml_fail(&y, "list of rows not closed"); break; }
-            }
-            continue;
-        }
-        if (yolo_yaml_word(&y, val, sizeof val)) { rc = yolo_yaml_fail(&y, "missing value"); break; }
-        if (!strcmp(key, "nc") && (yolo_yaml_number(val, &file_nc) || file_nc < 1 || file_nc > YOLO_MAX_NC)) {
-            char msg[64];
-            snprintf(msg, sizeof msg, "nc is not an integer in 1..%d", YOLO_MAX_NC);
-            rc = yolo_yaml_fail(&y, msg); break;
-        }
-        if (!strcmp(key, "depth_multiple")) { if (yolo_yaml_multiple(val, &gd)) { rc = yolo_yaml_fail(&y, "depth_multiple is not a number in (0, 16]"); break; } }
-        else if (!strcmp(key, "width_multiple")) { if (yolo_yaml_multiple(val, &gw)) { rc = yolo_yaml_fail(&y, "width_multiple is not a number in (0, 16]"); break; } }
-        else if (!strcmp(key, "activation") && strcmp(val, "nn.SiLU()")) { rc = yolo_yaml_fail(&y, "only the SiLU activation is supported"); break; }
-        /* anchors and anything else: not used by anchor-free heads */
-    }
-    if (rc == 0 && nrows == 0) rc = yolo_errorf(err, "%s: no layers (backbone/head) found", path);
-    if (rc == 0) {
-        rc = yolo_model_build(m, rows, nrows, nc > 0 ? nc : file_nc, gd, gw, err);
-        if (rc) {  /* say which file the layer error is about */
-            char inner[YOLO_ERR];
-            snprintf(inner, sizeof inner, "%s", err);
-            yolo_errorf(err, "%s: %s", path, inner);
-        }
-    }
-    free(rows);
-    return rc;
-}
-
-int yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err) {
-    for (size_t i = 0; i < sizeof yolo_variants / sizeof yolo_variants[0]; i++)
-        if (!strcmp(name, yolo_variants[i].name))
-            return yolo_model_build(m, yolo_variants[i].rows, yolo_variants[i].nrows, nc > 0 ? nc : 80, 1, 1, err);
-    return yolo_errorf(err, "unknown model '%s' (built in: yolov9-t/s/m/c/e, gelan-t/s/m/c/e, or a .yaml file)", name);
-}
-
-/* a built-in name, or a path to a model yaml */
-int yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err) {
-    size_t n = strlen(cfg);
-    if ((n > 5 && !strcmp(cfg + n - 5, ".yaml")) || (n > 4 && !strcmp(cfg + n - 4, ".yml"))) {
-        struct stat st;
-        if (!stat(cfg, &st) || strchr(cfg, '/')) return yolo_model_from_yaml(m, cfg, nc, err);
-        char base[64];
-        snprintf(base, sizeof base, "%.*s", (int)(cfg[n - 4] == '.' ? n - 4 : n - 5), cfg);
-        return yolo_model_from_name(m, base, nc, err);
-    }
-    return yolo_model_from_name(m, cfg, nc, err);
-}
-
-void yolo_model_set_names(yolo_model *m, char *const *names) {
-    for (int c = 0; m->names && c < m->nc; c++) free(m->names[c]);
-    free(m->names);
-    m->names = NULL;
-    if (!names) return;
-    m->names = (char **)yolo_xcalloc(m->nc, sizeof(char *));
-    for (int c = 0; c < m->nc; c++) m->names[c] = strdup(names[c]);
-}
-
-/* The layers as rows [from, n, module, args] in the official spelling;
-   the widths are the built ones, so width_multiple is 1. */
-char *yolo_model_yaml(const yolo_model *m) {
-    size_t cap = 256 + (size_t)m->nlayers * 160, o = 0;
-    char *y = (char *)yolo_xmalloc(cap);
-    o += snprintf(y + o, cap - o, "# the model of a yolov9.c weights file (widths as built)\nnc: %d\ndepth_multiple: 1.0\n"
-                                  "width_multiple: 1.0\nbackbone:\n  [\n", m->nc);
-    for (int i = 0; i < m->nlayers; i++) {
-        const yolo_layer *L = &m->layers[i];
-        char from[128] = "", args[160] = "";
-        for (int j = 0, n = 0; j < L->nfrom; j++) n += snprintf(from + n, sizeof from - n, "%s%d", j ? ", " : "", L->from_row[j]);
-        int nested = L->type == YOLO_CBLINEAR || L->type == YOLO_CBFUSE;
-        if (L->type == YOLO_UPSAMPLE) snprintf(args, sizeof args, "None, 2, 'nearest'");
-        else if (L->type == YOLO_CONCAT) snprintf(args, sizeof args, "1");
-        else if (L->type == YOLO_DDETECT || L->type == YOLO_DUALDDETECT) snprintf(args, sizeof args, "nc");
-        else for (int k = 0, n = 0; k < L->nargs; k++) n += snprintf(args + n, sizeof args - n, "%s%d", k ? ", " : "", L->args[k]);
-        o += snprintf(y + o, cap - o, "   [%s%s%s, 1, %s, [%s%s%s]],  # %d\n", L->nfrom > 1 ? "[" : "", from, L->nfrom > 1 ? "]" : "",
-                      yolo_module_names[L->type], nested ? "[" : "", args, nested ? "]" : "", i);
-    }
-    snprintf(y + o, cap - o, "  ]\nhead: []\n");
-    return y;
-}
-
-/* a metadata string of any length (caller frees), or NULL */
-static char *yolo_st_meta_dup(const yolo_safetensors *st, const char *key) {
-    if (!st->meta) return NULL;
-    size_t cap = strlen(st->meta) + 1;
-    char *v = (char *)yolo_xmalloc(cap);
-    if (yolo_st_meta(st, key, v, cap)) { free(v); return NULL; }
-    return v;
-}
-
-int yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err) {
-    yolo_safetensors st;
-    memset(&st, 0, sizeof st);
-    if (weights && yolo_st_read(&st, weights, err)) return -1;
-    char v[32], *yaml = yolo_st_meta_dup(&st, "yaml"), *names = yolo_st_meta_dup(&st, "names");
-    int file_nc = yolo_st_meta(&st, "nc", v, sizeof v) ? 0 : atoi(v), rc;
-    if (nc <= 0) nc = file_nc > 0 ? file_nc : nc_default;
-    if (cfg) rc = yolo_model_from_cfg(m, cfg, nc, err);
-    else if (!yaml) rc = yolo_errorf(err, "%s: the file carries no model: give --cfg (yolov9-c, gelan-s, ... or the model yaml)", weights);
-    else {
-        char source[1100];
-        snprintf(source, sizeof source, "%s (its model yaml)", weights);
-        rc = yolo_model_from_yaml_text(m, yaml, source, nc, err);
-    }
-    if (!rc && names) {   /* one name a line; kept when there is one per class */
-        char **list = (char **)yolo_xcalloc(m->nc + 1, sizeof(char *));
-        int n = 0;
-        for (char *t = names; n <= m->nc; t++) {
-            list[n++] = t;
-            t += strcspn(t, "\n");
-            if (!*t) break;
-            *t = 0;
-        }
-        if (n == m->nc) yolo_model_set_names(m, list);
-        free(list);
-    }
-    free(yaml); free(names);
-    yolo_st_free(&st);
-    return rc;
-}
-
 /* ------------------------------------------------------------------------ */
 /* 6. head: DDetect / DualDDetect, DFL, anchors, decode                     */
 /* ------------------------------------------------------------------------ */
@@ -4476,7 +4227,159 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
 }
 
 /* ------------------------------------------------------------------------ */
-/* the memory plan                                                          */
+/* 8. optimizers                                                            */
+/* ------------------------------------------------------------------------ */
+/* As torch.optim with the official three groups: 0 conv weights (with
+   weight decay), 1 BatchNorm weights, 2 biases (no decay). SGD: Nesterov
+   momentum, decay as an L2 term; Adam: L2 decay; AdamW: decoupled decay and
+   amsgrad (the official passes amsgrad=True); Lion: betas (momentum, 0.99),
+   decoupled decay (the official smart_optimizer's LION). */
+
+void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, double lr, double momentum,
+                     double weight_decay) {
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    o->lr[0] = o->lr[1] = o->lr[2] = lr;
+    o->momentum = momentum; o->beta2 = kind == YOLO_LION ? 0.99 : 0.999; o->eps = 1e-8; o->weight_decay = weight_decay; o->grad_scale = 1;
+    o->be = m->be;
+    o->m = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
+    if (kind == YOLO_ADAM || kind == YOLO_ADAMW) {
+        o->v = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
+        if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
+    }
+}
+
+void yolo_optim_free(yolo_optim *o) {
+    if (o->be) { o->be->release(o->m); o->be->release(o->v); o->be->release(o->vmax); }
+    memset(o, 0, sizeof *o);
+}
+
+void yolo_optim_step(yolo_optim *o, yolo_model *m) {
+    o->step++;
+    yolo_update u;
+    u.kind = o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
+    u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
+    for (int k = 0; k < m->nparams; k++) {
+        const yolo_param *p = &m->params[k];
+        if (p->kind > YOLO_P_BIAS || p->frozen) continue;   /* running stats, DFL, --freeze: not trained */
+        u.lr = o->lr[p->kind];
+        u.wd = p->kind == YOLO_P_WEIGHT ? o->weight_decay : 0;
+        size_t off = p->offset;
+        m->be->optim_update(&u, m->values + off, m->grads + off, o->m + off, o->v ? o->v + off : NULL,
+                            o->vmax ? o->vmax + off : NULL, p->numel);
+    }
+}
+
+/* The official train_dual.py starts every fresh run with
+   model.half().float() (an old step meant for anchors): every weight and
+   BatchNorm statistic rounded to half precision. A run that starts the
+   same way follows the official numbers from the first step. */
+void yolo_model_round_half(yolo_model *m) {
+    yolo_real *h = yolo_fetch(m, m->values, m->nvalues);
+    for (size_t i = 0; i < m->nvalues; i++) h[i] = (yolo_real)yolo_round_half((float)h[i]);
+    m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
+    free(h);
+}
+
+void yolo_ema_init(yolo_ema *e, const yolo_model *m) {
+    memset(e, 0, sizeof *e);
+    e->be = m->be; e->decay = 0.9999; e->tau = 2000;
+    e->values = (yolo_real *)e->be->alloc(m->nvalues * sizeof(yolo_real));
+    e->be->copy(e->values, m->values, m->nvalues * sizeof(yolo_real));
+}
+
+void yolo_ema_update(yolo_ema *e, const yolo_model *m) {
+    e->updates++;
+    double d = e->decay * (1 - exp(-(double)e->updates / e->tau));
+    e->be->lerp(e->values, m->values, d, m->nvalues);
+}
+
+void yolo_ema_free(yolo_ema *e) {
+    if (e->be) e->be->release(e->values);
+    memset(e, 0, sizeof *e);
+}
+
+/* --- the official training schedule --- */
+
+/* lf(e), as the official lambdas compute it (same operations, same order) */
+double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape) {
+    const double pi = 3.14159265358979323846;
+    int half = epochs / 2;
+    switch (shape) {
+    case YOLO_LR_COS: return (1 - cos(epoch * pi / epochs)) / 2 * (lrf - 1) + 1;
+    case YOLO_LR_FLAT_COS: return epoch > half ? (1 - cos((epoch - half) * pi / half)) / 2 * (lrf - 1) + 1 : 1;
+    case YOLO_LR_FIXED: return 1;
+    default: return (1 - (double)epoch / epochs) * (1 - lrf) + lrf;
+    }
+}
+
+/* warmup's numpy.interp(ni, [0, nw], [a, b]) */
+static double yolo_warmup(long ni, long nw, double a, double b) {
+    double xp[2] = { 0, (double)nw }, fp[2] = { a, b };
+    return yolo_interp((double)ni, xp, fp, 2, a, b);
+}
+
+void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int batch, long nb, yolo_lr_shape shape) {
+    s->hyp = h; s->epochs = epochs; s->batch = batch; s->shape = shape;
+    s->nw = (long)fmax(nearbyint(h->warmup_epochs * nb), 100);
+}
+
+/* The rates an epoch loop starts from. The official builds LambdaLR (which
+   sets lr0 lf(0) at once), and a resumed run loads the optimizer state its
+   checkpoint saved after the scheduler's step of epoch start - 1:
+   lr0 lf(start - 1). Momentum: the optimizer's own, or the one saved after
+   warmup. */
+void yolo_schedule_start(const yolo_schedule *s, yolo_optim *o, int start_epoch) {
+    const yolo_hyp *h = s->hyp;
+    o->lr[0] = o->lr[1] = o->lr[2] = h->lr0 * yolo_lr_factor(start_epoch > 0 ? start_epoch - 1 : 0, s->epochs, h->lrf, s->shape);
+    if (o->kind == YOLO_SGD) o->momentum = h->momentum;
+}
+
+/* Before batch ni (counted from the start of training) of `epoch`. During
+   warmup (ni <= nw) every rate moves linearly towards lr0 lf(epoch): the
+   bias rate falls from warmup_bias_lr, the others rise from 0, SGD's
+   momentum rises from warmup_momentum, and the accumulation count from 1
+   to 64 / batch. After warmup nothing changes within an epoch: the rates
+   are those the last warmup batch or the last epoch's end left. Returns
+   how many batches to accumulate per optimizer step. */
+int yolo_schedule_batch(const yolo_schedule *s, yolo_optim *o, int epoch, long ni) {
+    const yolo_hyp *h = s->hyp;
+    double nominal = 64.0 / s->batch, acc = nearbyint(nominal);
+    if (ni <= s->nw) {
+        double target = h->lr0 * yolo_lr_factor(epoch, s->epochs, h->lrf, s->shape);
+        acc = nearbyint(yolo_warmup(ni, s->nw, 1, nominal));
+        o->lr[YOLO_P_BIAS] = yolo_warmup(ni, s->nw, h->warmup_bias_lr, target);
+        o->lr[YOLO_P_WEIGHT] = o->lr[YOLO_P_BN_WEIGHT] = yolo_warmup(ni, s->nw, 0, target);
+        if (o->kind == YOLO_SGD) o->momentum = yolo_warmup(ni, s->nw, h->warmup_momentum, h->momentum);
+    }
+    return acc < 1 ? 1 : (int)acc;
+}
+
+/* scheduler.step() after each epoch: every group at lr0 lf(epoch), which
+   the next epoch trains at once warmup is over (so epoch e trains at
+   lr0 lf(e - 1)) */
+void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch) {
+    o->lr[0] = o->lr[1] = o->lr[2] = s->hyp->lr0 * yolo_lr_factor(epoch, s->epochs, s->hyp->lrf, s->shape);
+}
+
+/* The gradient's total norm, and the factor clip_grad_norm_ would scale
+   it by (max_norm / (norm + 1e-6) when that is below 1). */
+double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm) {
+    double n = sqrt(m->be->sumsq(m->grads, m->nvalues));
+    if (norm) *norm = n;
+    double c = max_norm / (n + 1e-6);
+    return c < 1 ? c : 1;
+}
+
+/* ======================================================================== */
+/* PART TWO: the machinery                                                  */
+/* ======================================================================== */
+/* What the model needs around it: where its memory goes, the files it is
+   described and stored in, the data it learns from, how it is measured,
+   the programs' command line and the plots. */
+
+/* ------------------------------------------------------------------------ */
+/* 9. the memory plan: the arena and the planner                            */
 /* ------------------------------------------------------------------------ */
 /* --- the arena: a list of ranges, sorted by offset, that covers it --- */
 void yolo_arena_init(yolo_arena *a, size_t size) {
@@ -4841,152 +4744,266 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* 8. optimizers                                                            */
+/* 10. model files: the official yaml, --cfg                                */
 /* ------------------------------------------------------------------------ */
-/* As torch.optim with the official three groups: 0 conv weights (with
-   weight decay), 1 BatchNorm weights, 2 biases (no decay). SGD: Nesterov
-   momentum, decay as an L2 term; Adam: L2 decay; AdamW: decoupled decay and
-   amsgrad (the official passes amsgrad=True); Lion: betas (momentum, 0.99),
-   decoupled decay (the official smart_optimizer's LION). */
+/* --- the official model-file (yaml) reader ---
+   Reads the subset the official model files use: scalar keys (nc,
+   depth_multiple, width_multiple, anchors, activation) and the two lists
+   backbone and head of rows [from, n, module, args]. */
 
-void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, double lr, double momentum,
-                     double weight_decay) {
-    memset(o, 0, sizeof *o);
-    o->kind = kind;
-    o->lr[0] = o->lr[1] = o->lr[2] = lr;
-    o->momentum = momentum; o->beta2 = kind == YOLO_LION ? 0.99 : 0.999; o->eps = 1e-8; o->weight_decay = weight_decay; o->grad_scale = 1;
-    o->be = m->be;
-    o->m = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
-    if (kind == YOLO_ADAM || kind == YOLO_ADAMW) {
-        o->v = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
-        if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
+typedef struct { const char *s, *path; int line; char *err; } yolo_yaml;
+
+static void yolo_yaml_ws(yolo_yaml *y) {
+    for (;;) {
+        while (*y->s == ' ' || *y->s == '\t' || *y->s == '\r' || *y->s == '\n') { if (*y->s == '\n') y->line++; y->s++; }
+        if (*y->s != '#') return;
+        while (*y->s && *y->s != '\n') y->s++;
     }
 }
-
-void yolo_optim_free(yolo_optim *o) {
-    if (o->be) { o->be->release(o->m); o->be->release(o->v); o->be->release(o->vmax); }
-    memset(o, 0, sizeof *o);
-}
-
-void yolo_optim_step(yolo_optim *o, yolo_model *m) {
-    o->step++;
-    yolo_update u;
-    u.kind = o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
-    u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
-    for (int k = 0; k < m->nparams; k++) {
-        const yolo_param *p = &m->params[k];
-        if (p->kind > YOLO_P_BIAS || p->frozen) continue;   /* running stats, DFL, --freeze: not trained */
-        u.lr = o->lr[p->kind];
-        u.wd = p->kind == YOLO_P_WEIGHT ? o->weight_decay : 0;
-        size_t off = p->offset;
-        m->be->optim_update(&u, m->values + off, m->grads + off, o->m + off, o->v ? o->v + off : NULL,
-                            o->vmax ? o->vmax + off : NULL, p->numel);
+static int yolo_yaml_eat(yolo_yaml *y, char c) { yolo_yaml_ws(y); if (*y->s == c) { y->s++; return 1; } return 0; }
+static int yolo_yaml_word(yolo_yaml *y, char *out, size_t cap) {   /* identifier, number or quoted string */
+    yolo_yaml_ws(y);
+    size_t n = 0;
+    if (*y->s == '\'' || *y->s == '"') {
+        char q = *y->s++;
+        while (*y->s && *y->s != q && *y->s != '\n') { if (n + 1 < cap) out[n++] = *y->s; y->s++; }
+        if (*y->s != q) return -1;
+        y->s++;
+    } else {
+        while (*y->s && (isalnum((unsigned char)*y->s) || strchr("_.-+()", *y->s))) { if (n + 1 < cap) out[n++] = *y->s; y->s++; }
     }
+    out[n] = 0;
+    return n ? 0 : -1;
+}
+static int yolo_yaml_fail(yolo_yaml *y, const char *what) { return yolo_errorf(y->err, "%s:%d: %s", y->path, y->line, what); }
+
+/* an integer of a row (from, n, a width, ...): small enough for any check */
+static int yolo_yaml_number(const char *w, int *v) {
+    char *e;
+    double d = strtod(w, &e);
+    if (*e || e == w || !(fabs(d) <= 1 << 24) || d != floor(d)) return -1;
+    *v = (int)d;
+    return 0;
+}
+/* a multiple (depth_multiple, width_multiple): a number in (0, 16] */
+static int yolo_yaml_multiple(const char *w, double *v) {
+    char *e;
+    *v = strtod(w, &e);
+    return *e || e == w || !(*v > 0 && *v <= 16) ? -1 : 0;
 }
 
-/* The official train_dual.py starts every fresh run with
-   model.half().float() (an old step meant for anchors): every weight and
-   BatchNorm statistic rounded to half precision. A run that starts the
-   same way follows the official numbers from the first step. */
-void yolo_model_round_half(yolo_model *m) {
-    yolo_real *h = yolo_fetch(m, m->values, m->nvalues);
-    for (size_t i = 0; i < m->nvalues; i++) h[i] = (yolo_real)yolo_round_half((float)h[i]);
-    m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
-    free(h);
-}
-
-void yolo_ema_init(yolo_ema *e, const yolo_model *m) {
-    memset(e, 0, sizeof *e);
-    e->be = m->be; e->decay = 0.9999; e->tau = 2000;
-    e->values = (yolo_real *)e->be->alloc(m->nvalues * sizeof(yolo_real));
-    e->be->copy(e->values, m->values, m->nvalues * sizeof(yolo_real));
-}
-
-void yolo_ema_update(yolo_ema *e, const yolo_model *m) {
-    e->updates++;
-    double d = e->decay * (1 - exp(-(double)e->updates / e->tau));
-    e->be->lerp(e->values, m->values, d, m->nvalues);
-}
-
-void yolo_ema_free(yolo_ema *e) {
-    if (e->be) e->be->release(e->values);
-    memset(e, 0, sizeof *e);
-}
-
-/* --- the official training schedule --- */
-
-/* lf(e), as the official lambdas compute it (same operations, same order) */
-double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape) {
-    const double pi = 3.14159265358979323846;
-    int half = epochs / 2;
-    switch (shape) {
-    case YOLO_LR_COS: return (1 - cos(epoch * pi / epochs)) / 2 * (lrf - 1) + 1;
-    case YOLO_LR_FLAT_COS: return epoch > half ? (1 - cos((epoch - half) * pi / half)) / 2 * (lrf - 1) + 1 : 1;
-    case YOLO_LR_FIXED: return 1;
-    default: return (1 - (double)epoch / epochs) * (1 - lrf) + lrf;
+/* one row; module names as in the official files */
+static int yolo_yaml_row(yolo_yaml *y, int nc, double gd, yolo_row *r) {
+    static const struct { const char *name; yolo_module m; } names[] = {
+        { "Silence", YOLO_SILENCE }, { "Conv", YOLO_CONV }, { "AConv", YOLO_ACONV }, { "ADown", YOLO_ADOWN },
+        { "ELAN1", YOLO_ELAN1 }, { "RepNCSPELAN4", YOLO_REPNCSPELAN4 }, { "SPPELAN", YOLO_SPPELAN },
+        { "nn.Upsample", YOLO_UPSAMPLE }, { "Upsample", YOLO_UPSAMPLE }, { "Concat", YOLO_CONCAT },
+        { "CBLinear", YOLO_CBLINEAR }, { "CBFuse", YOLO_CBFUSE }, { "DDetect", YOLO_DDETECT },
+        { "DualDDetect", YOLO_DUALDDETECT },
+    };
+    char w[64];
+    int n;
+    memset(r, 0, sizeof *r);
+    if (!yolo_yaml_eat(y, '[')) return yolo_yaml_fail(y, "expected a row [from, n, module, args]");
+    if (yolo_yaml_eat(y, '[')) {
+        do {
+            if (r->nfrom == YOLO_MAX_FROM || yolo_yaml_word(y, w, sizeof w) || yolo_yaml_number(w, &r->from[r->nfrom++]))
+                return yolo_yaml_fail(y, "bad 'from' list");
+        } while (yolo_yaml_eat(y, ','));
+        if (!yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "bad 'from' list");
+    } else {
+        if (yolo_yaml_word(y, w, sizeof w) || yolo_yaml_number(w, &r->from[0])) return yolo_yaml_fail(y, "bad 'from'");
+        r->nfrom = 1;
     }
-}
-
-/* warmup's numpy.interp(ni, [0, nw], [a, b]) */
-static double yolo_warmup(long ni, long nw, double a, double b) {
-    double xp[2] = { 0, (double)nw }, fp[2] = { a, b };
-    return yolo_interp((double)ni, xp, fp, 2, a, b);
-}
-
-void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int batch, long nb, yolo_lr_shape shape) {
-    s->hyp = h; s->epochs = epochs; s->batch = batch; s->shape = shape;
-    s->nw = (long)fmax(nearbyint(h->warmup_epochs * nb), 100);
-}
-
-/* The rates an epoch loop starts from. The official builds LambdaLR (which
-   sets lr0 lf(0) at once), and a resumed run loads the optimizer state its
-   checkpoint saved after the scheduler's step of epoch start - 1:
-   lr0 lf(start - 1). Momentum: the optimizer's own, or the one saved after
-   warmup. */
-void yolo_schedule_start(const yolo_schedule *s, yolo_optim *o, int start_epoch) {
-    const yolo_hyp *h = s->hyp;
-    o->lr[0] = o->lr[1] = o->lr[2] = h->lr0 * yolo_lr_factor(start_epoch > 0 ? start_epoch - 1 : 0, s->epochs, h->lrf, s->shape);
-    if (o->kind == YOLO_SGD) o->momentum = h->momentum;
-}
-
-/* Before batch ni (counted from the start of training) of `epoch`. During
-   warmup (ni <= nw) every rate moves linearly towards lr0 lf(epoch): the
-   bias rate falls from warmup_bias_lr, the others rise from 0, SGD's
-   momentum rises from warmup_momentum, and the accumulation count from 1
-   to 64 / batch. After warmup nothing changes within an epoch: the rates
-   are those the last warmup batch or the last epoch's end left. Returns
-   how many batches to accumulate per optimizer step. */
-int yolo_schedule_batch(const yolo_schedule *s, yolo_optim *o, int epoch, long ni) {
-    const yolo_hyp *h = s->hyp;
-    double nominal = 64.0 / s->batch, acc = nearbyint(nominal);
-    if (ni <= s->nw) {
-        double target = h->lr0 * yolo_lr_factor(epoch, s->epochs, h->lrf, s->shape);
-        acc = nearbyint(yolo_warmup(ni, s->nw, 1, nominal));
-        o->lr[YOLO_P_BIAS] = yolo_warmup(ni, s->nw, h->warmup_bias_lr, target);
-        o->lr[YOLO_P_WEIGHT] = o->lr[YOLO_P_BN_WEIGHT] = yolo_warmup(ni, s->nw, 0, target);
-        if (o->kind == YOLO_SGD) o->momentum = yolo_warmup(ni, s->nw, h->warmup_momentum, h->momentum);
+    if (!yolo_yaml_eat(y, ',') || yolo_yaml_word(y, w, sizeof w) || yolo_yaml_number(w, &n) || !yolo_yaml_eat(y, ','))
+        return yolo_yaml_fail(y, "bad repeat count n");
+    if (n > 1) n = (int)fmax(floor(n * gd + 0.5), 1);
+    if (n != 1) return yolo_yaml_fail(y, "repeat counts n > 1 are not supported (the official models use 1)");
+    if (yolo_yaml_word(y, w, sizeof w)) return yolo_yaml_fail(y, "missing module name");
+    int found = -1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) if (!strcmp(w, names[i].name)) found = (int)i;
+    if (found < 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "unknown module '%s'", w);
+        return yolo_yaml_fail(y, msg);
     }
-    return acc < 1 ? 1 : (int)acc;
+    r->module = names[found].m;
+    if (!yolo_yaml_eat(y, ',') || !yolo_yaml_eat(y, '[')) return yolo_yaml_fail(y, "expected the argument list");
+    if (!yolo_yaml_eat(y, ']')) {
+        do {
+            int nested = yolo_yaml_eat(y, '[');
+            do {
+                int v;
+                if (yolo_yaml_word(y, w, sizeof w)) return yolo_yaml_fail(y, "bad argument");
+                if (!strcmp(w, "nc")) v = nc;
+                else if (!strcmp(w, "None") || !strcmp(w, "nearest")) continue;
+                else if (yolo_yaml_number(w, &v)) { char msg[128]; snprintf(msg, sizeof msg, "unsupported argument '%s'", w); return yolo_yaml_fail(y, msg); }
+                if (r->nargs == YOLO_MAX_ARGS) return yolo_yaml_fail(y, "too many arguments");
+                r->args[r->nargs++] = v;
+            } while (nested && yolo_yaml_eat(y, ','));
+            if (nested && !yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "bad nested argument list");
+        } while (yolo_yaml_eat(y, ','));
+        if (!yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "bad argument list");
+    }
+    if (!yolo_yaml_eat(y, ']')) return yolo_yaml_fail(y, "row not closed");
+    /* Concat's dimension and the detect layer's nc are implied */
+    if (r->module == YOLO_CONCAT) {
+        if (r->nargs && r->args[0] != 1) return yolo_yaml_fail(y, "Concat only along channels (dimension 1)");
+        r->nargs = 0;
+    }
+    if (r->module == YOLO_DDETECT || r->module == YOLO_DUALDDETECT) r->nargs = 0;
+    return 0;
 }
 
-/* scheduler.step() after each epoch: every group at lr0 lf(epoch), which
-   the next epoch trains at once warmup is over (so epoch e trains at
-   lr0 lf(e - 1)) */
-void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch) {
-    o->lr[0] = o->lr[1] = o->lr[2] = s->hyp->lr0 * yolo_lr_factor(epoch, s->epochs, s->hyp->lrf, s->shape);
+int yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err) {
+    char *text = yolo_read_text(path, "model file", 1 << 20, err);
+    if (!text) return -1;
+    int rc = yolo_model_from_yaml_text(m, text, path, nc, err);
+    free(text);
+    return rc;
 }
 
-/* The gradient's total norm, and the factor clip_grad_norm_ would scale
-   it by (max_norm / (norm + 1e-6) when that is below 1). */
-double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm) {
-    double n = sqrt(m->be->sumsq(m->grads, m->nvalues));
-    if (norm) *norm = n;
-    double c = max_norm / (n + 1e-6);
-    return c < 1 ? c : 1;
+int yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *path, int nc, char *err) {
+    yolo_yaml y = { text, path, 1, err };
+    int file_nc = -1, nrows = 0, rc = 0;
+    double gd = 1, gw = 1;
+    yolo_row *rows = (yolo_row *)yolo_xcalloc(1024, sizeof(yolo_row));
+    for (;;) {
+        char key[64], val[64];
+        yolo_yaml_ws(&y);
+        if (!*y.s) break;
+        if (yolo_yaml_word(&y, key, sizeof key) || !yolo_yaml_eat(&y, ':')) { rc = yolo_yaml_fail(&y, "expected 'key:'"); break; }
+        if (!strcmp(key, "backbone") || !strcmp(key, "head")) {
+            if (!yolo_yaml_eat(&y, '[')) { rc = yolo_yaml_fail(&y, "expected a list of rows"); break; }
+            if (nc <= 0 && file_nc <= 0) { rc = yolo_yaml_fail(&y, "nc must come before the layers"); break; }
+            if (!yolo_yaml_eat(&y, ']')) {
+                do {
+                    if (nrows == 1024) { rc = yolo_yaml_fail(&y, "too many layers"); break; }
+                    if ((rc = yolo_yaml_row(&y, nc > 0 ? nc : file_nc, gd, &rows[nrows++]))) break;
+                } while (yolo_yaml_eat(&y, ',') && (yolo_yaml_ws(&y), *y.s == '['));
+                if (rc) break;
+                if (!yolo_yaml_eat(&y, ']')) { rc = yolo_yaml_fail(&y, "list of rows not closed"); break; }
+            }
+            continue;
+        }
+        if (yolo_yaml_word(&y, val, sizeof val)) { rc = yolo_yaml_fail(&y, "missing value"); break; }
+        if (!strcmp(key, "nc") && (yolo_yaml_number(val, &file_nc) || file_nc < 1 || file_nc > YOLO_MAX_NC)) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "nc is not an integer in 1..%d", YOLO_MAX_NC);
+            rc = yolo_yaml_fail(&y, msg); break;
+        }
+        if (!strcmp(key, "depth_multiple")) { if (yolo_yaml_multiple(val, &gd)) { rc = yolo_yaml_fail(&y, "depth_multiple is not a number in (0, 16]"); break; } }
+        else if (!strcmp(key, "width_multiple")) { if (yolo_yaml_multiple(val, &gw)) { rc = yolo_yaml_fail(&y, "width_multiple is not a number in (0, 16]"); break; } }
+        else if (!strcmp(key, "activation") && strcmp(val, "nn.SiLU()")) { rc = yolo_yaml_fail(&y, "only the SiLU activation is supported"); break; }
+        /* anchors and anything else: not used by anchor-free heads */
+    }
+    if (rc == 0 && nrows == 0) rc = yolo_errorf(err, "%s: no layers (backbone/head) found", path);
+    if (rc == 0) {
+        rc = yolo_model_build(m, rows, nrows, nc > 0 ? nc : file_nc, gd, gw, err);
+        if (rc) {  /* say which file the layer error is about */
+            char inner[YOLO_ERR];
+            snprintf(inner, sizeof inner, "%s", err);
+            yolo_errorf(err, "%s: %s", path, inner);
+        }
+    }
+    free(rows);
+    return rc;
+}
+
+int yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err) {
+    for (size_t i = 0; i < sizeof yolo_variants / sizeof yolo_variants[0]; i++)
+        if (!strcmp(name, yolo_variants[i].name))
+            return yolo_model_build(m, yolo_variants[i].rows, yolo_variants[i].nrows, nc > 0 ? nc : 80, 1, 1, err);
+    return yolo_errorf(err, "unknown model '%s' (built in: yolov9-t/s/m/c/e, gelan-t/s/m/c/e, or a .yaml file)", name);
+}
+
+/* a built-in name, or a path to a model yaml */
+int yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err) {
+    size_t n = strlen(cfg);
+    if ((n > 5 && !strcmp(cfg + n - 5, ".yaml")) || (n > 4 && !strcmp(cfg + n - 4, ".yml"))) {
+        struct stat st;
+        if (!stat(cfg, &st) || strchr(cfg, '/')) return yolo_model_from_yaml(m, cfg, nc, err);
+        char base[64];
+        snprintf(base, sizeof base, "%.*s", (int)(cfg[n - 4] == '.' ? n - 4 : n - 5), cfg);
+        return yolo_model_from_name(m, base, nc, err);
+    }
+    return yolo_model_from_name(m, cfg, nc, err);
+}
+
+void yolo_model_set_names(yolo_model *m, char *const *names) {
+    for (int c = 0; m->names && c < m->nc; c++) free(m->names[c]);
+    free(m->names);
+    m->names = NULL;
+    if (!names) return;
+    m->names = (char **)yolo_xcalloc(m->nc, sizeof(char *));
+    for (int c = 0; c < m->nc; c++) m->names[c] = strdup(names[c]);
+}
+
+/* The layers as rows [from, n, module, args] in the official spelling;
+   the widths are the built ones, so width_multiple is 1. */
+char *yolo_model_yaml(const yolo_model *m) {
+    size_t cap = 256 + (size_t)m->nlayers * 160, o = 0;
+    char *y = (char *)yolo_xmalloc(cap);
+    o += snprintf(y + o, cap - o, "# the model of a yolov9.c weights file (widths as built)\nnc: %d\ndepth_multiple: 1.0\n"
+                                  "width_multiple: 1.0\nbackbone:\n  [\n", m->nc);
+    for (int i = 0; i < m->nlayers; i++) {
+        const yolo_layer *L = &m->layers[i];
+        char from[128] = "", args[160] = "";
+        for (int j = 0, n = 0; j < L->nfrom; j++) n += snprintf(from + n, sizeof from - n, "%s%d", j ? ", " : "", L->from_row[j]);
+        int nested = L->type == YOLO_CBLINEAR || L->type == YOLO_CBFUSE;
+        if (L->type == YOLO_UPSAMPLE) snprintf(args, sizeof args, "None, 2, 'nearest'");
+        else if (L->type == YOLO_CONCAT) snprintf(args, sizeof args, "1");
+        else if (L->type == YOLO_DDETECT || L->type == YOLO_DUALDDETECT) snprintf(args, sizeof args, "nc");
+        else for (int k = 0, n = 0; k < L->nargs; k++) n += snprintf(args + n, sizeof args - n, "%s%d", k ? ", " : "", L->args[k]);
+        o += snprintf(y + o, cap - o, "   [%s%s%s, 1, %s, [%s%s%s]],  # %d\n", L->nfrom > 1 ? "[" : "", from, L->nfrom > 1 ? "]" : "",
+                      yolo_module_names[L->type], nested ? "[" : "", args, nested ? "]" : "", i);
+    }
+    snprintf(y + o, cap - o, "  ]\nhead: []\n");
+    return y;
+}
+
+/* a metadata string of any length (caller frees), or NULL */
+static char *yolo_st_meta_dup(const yolo_safetensors *st, const char *key) {
+    if (!st->meta) return NULL;
+    size_t cap = strlen(st->meta) + 1;
+    char *v = (char *)yolo_xmalloc(cap);
+    if (yolo_st_meta(st, key, v, cap)) { free(v); return NULL; }
+    return v;
+}
+
+int yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err) {
+    yolo_safetensors st;
+    memset(&st, 0, sizeof st);
+    if (weights && yolo_st_read(&st, weights, err)) return -1;
+    char v[32], *yaml = yolo_st_meta_dup(&st, "yaml"), *names = yolo_st_meta_dup(&st, "names");
+    int file_nc = yolo_st_meta(&st, "nc", v, sizeof v) ? 0 : atoi(v), rc;
+    if (nc <= 0) nc = file_nc > 0 ? file_nc : nc_default;
+    if (cfg) rc = yolo_model_from_cfg(m, cfg, nc, err);
+    else if (!yaml) rc = yolo_errorf(err, "%s: the file carries no model: give --cfg (yolov9-c, gelan-s, ... or the model yaml)", weights);
+    else {
+        char source[1100];
+        snprintf(source, sizeof source, "%s (its model yaml)", weights);
+        rc = yolo_model_from_yaml_text(m, yaml, source, nc, err);
+    }
+    if (!rc && names) {   /* one name a line; kept when there is one per class */
+        char **list = (char **)yolo_xcalloc(m->nc + 1, sizeof(char *));
+        int n = 0;
+        for (char *t = names; n <= m->nc; t++) {
+            list[n++] = t;
+            t += strcspn(t, "\n");
+            if (!*t) break;
+            *t = 0;
+        }
+        if (n == m->nc) yolo_model_set_names(m, list);
+        free(list);
+    }
+    free(yaml); free(names);
+    yolo_st_free(&st);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
-/* 9. weights: safetensors                                                  */
+/* 11. weights: safetensors                                                 */
 /* ------------------------------------------------------------------------ */
 /* 8 bytes little-endian header length N, N bytes of JSON
    {"name": {"dtype": "F32", "shape": [...], "data_offsets": [b, e]}, ...},
@@ -5459,7 +5476,7 @@ int yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_opti
 }
 
 /* ------------------------------------------------------------------------ */
-/* 10. data                                                                 */
+/* 12. data                                                                 */
 /* ------------------------------------------------------------------------ */
 /* What the official dataloaders do, in the same order: find the images
    and their label files, check every label row once, then per training
@@ -7455,7 +7472,7 @@ int yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augmen
 #endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
-/* 11. evaluation: NMS, matching, AP                                         */
+/* 13. evaluation: NMS, matching, AP                                        */
 /* ------------------------------------------------------------------------ */
 /* As the official non_max_suppression: candidates (an anchor's best class,
    or with multi_label every class) whose probability exceeds conf_thres,
@@ -7801,7 +7818,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
 #endif /* YOLO_NO_DATA */
 
 /* ------------------------------------------------------------------------ */
-/* 12. command line: the official flags                                     */
+/* 14. command line: the official flags                                     */
 /* ------------------------------------------------------------------------ */
 
 /* the flag named k (one of its spellings), or NULL */
@@ -7941,7 +7958,7 @@ int yolo_check_img_size(int img, int floor, const char *prog) {
 
 #ifndef YOLO_NO_DATA
 /* ------------------------------------------------------------------------ */
-/* 13. plots: the pictures of a run folder                                  */
+/* 15. plots: the pictures of a run folder                                  */
 /* ------------------------------------------------------------------------ */
 /* The official run folder's pictures, drawn by our own code into PNG/JPEG
    with stb_image_write: lines, markers, axes with ticks, legends, heat

@@ -681,6 +681,9 @@ typedef struct yolo_loader {
     yolo_batch *slots;       /* [depth], their buffers made once for the largest batch */
     int shares_images;       /* its slots' images belong to another loader (yolo_loader_share) */
     int *state;              /* [depth] 0 free, 1 being built, 2 ready */
+    int *taken, *made;       /* [depth] samples of the slot's batch taken by a thread, and made */
+    struct yolo_boxes *boxes;  /* [depth * B] each sample's boxes until its batch is collated */
+    long fail_at;            /* the epoch position of the bad picture named in err */
     int next_make, next_take, released;  /* batches started by the threads, handed out, given back */
     int failed, stop;
     char err[YOLO_ERR];
@@ -6653,7 +6656,7 @@ static double yolo_rng_gamma(yolo_rng *r, double a) {
 enum { YOLO_FLIP_LR = 1, YOLO_FLIP_UD = 2 };
 
 /* boxes of one training sample, pixels: class, x1, y1, x2, y2 */
-typedef struct { int n, cap; float *b; } yolo_boxes;   /* b: [n*5] */
+typedef struct yolo_boxes { int n, cap; float *b; } yolo_boxes;   /* b: [n*5] */
 static void yolo_boxes_add(yolo_boxes *bx, float c, double x1, double y1, double x2, double y2) {
     bx->b = (float *)yolo_grow(bx->b, 5 * sizeof(float), bx->n + 1, &bx->cap);
     float *o = bx->b + (size_t)bx->n++ * 5;
@@ -7141,62 +7144,84 @@ static yolo_rng yolo_sample_rng(uint64_t epoch_seed, long position) {
 }
 
 /* batch k into slot bt, whose buffers it reuses */
-static void yolo_make_batch(yolo_loader *ld, int k, yolo_batch *bt) {
+/* The shape of batch k, set when its slot is taken; its samples are then
+   made one by one (by several threads at once) and collated last. */
+static void yolo_batch_begin(const yolo_loader *ld, int k, yolo_batch *bt) {
+    int i0 = k * ld->B, n = ld->ds->n - i0;
+    bt->index = k; bt->B = n < ld->B ? n : ld->B; bt->nt = 0;
+    bt->H = ld->rect ? ld->bh[k] : ld->S; bt->W = ld->rect ? ld->bw[k] : ld->S;
+}
+
+/* Sample j of batch k into its place in bt: pixels, id, gain and padding,
+   and its boxes into bx. Every sample draws from its own random stream
+   (yolo_sample_rng), so which thread makes it changes nothing. */
+static int yolo_make_sample(const yolo_loader *ld, int k, int j, yolo_batch *bt, yolo_boxes *bx, char *err) {
     const yolo_dataset *ds = ld->ds;
-    int i0 = k * ld->B, B = ds->n - i0 < ld->B ? ds->n - i0 : ld->B;
-    int H = ld->rect ? ld->bh[k] : ld->S, W = ld->rect ? ld->bw[k] : ld->S;
-    bt->index = k; bt->B = B; bt->H = H; bt->W = W; bt->nt = 0;
-    yolo_boxes bx = { 0, 0, NULL };
-    for (int j = 0; j < B; j++) {
-        int id = ld->order[i0 + j];
-        bt->ids[j] = id;
-        yolo_image im;
-        char err[YOLO_ERR];
-        int rc, flips = 0;
-        if (ld->train) {
-            yolo_rng r = yolo_sample_rng(ld->seed, i0 + j);
-            rc = yolo_train_sample(ds, id, ld->S, W, H, ld->hyp, ld->mosaic && !ld->rect, &r, &im, &bx, &flips, err);
-            bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
-        } else {
-            rc = yolo_load_resized(ds, id, ld->S, 0, &im, 0, err);
-            if (!rc) {
-                int w = im.w, h = im.h;
-                double ratio, dw, dh;
-                yolo_letterbox(&im, W, H, 0, &ratio, &dw, &dh);
-                /* as the official scale_boxes: the load's gain (h / h0) times the letterbox's, and the padding */
-                bt->gain[j] = (double)h / ds->h0[id] * ratio; bt->padx[j] = dw; bt->pady[j] = dh;
-                bx.n = 0;
-                for (int t = 0; t < ds->nlab[id]; t++) {
-                    const float *b = ds->lab[id] + t * 5;
-                    yolo_boxes_add(&bx, b[0], b[1] * w * ratio / W, b[2] * h * ratio / H, b[3] * w * ratio / W, b[4] * h * ratio / H);
-                }
-                for (int t = 0; t < bx.n; t++) {   /* centres shifted by the padding */
-                    bx.b[t * 5 + 1] = (float)(bx.b[t * 5 + 1] + dw / W);
-                    bx.b[t * 5 + 2] = (float)(bx.b[t * 5 + 2] + dh / H);
-                }
+    int i0 = k * ld->B, H = bt->H, W = bt->W, id = ld->order[i0 + j], rc, flips = 0;
+    yolo_image im;
+    bt->ids[j] = id;
+    bx->n = 0;
+    if (ld->train) {
+        yolo_rng r = yolo_sample_rng(ld->seed, i0 + j);
+        rc = yolo_train_sample(ds, id, ld->S, W, H, ld->hyp, ld->mosaic && !ld->rect, &r, &im, bx, &flips, err);
+        bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
+    } else {
+        rc = yolo_load_resized(ds, id, ld->S, 0, &im, 0, err);
+        if (!rc) {
+            int w = im.w, h = im.h;
+            double ratio, dw, dh;
+            yolo_letterbox(&im, W, H, 0, &ratio, &dw, &dh);
+            /* as the official scale_boxes: the load's gain (h / h0) times the letterbox's, and the padding */
+            bt->gain[j] = (double)h / ds->h0[id] * ratio; bt->padx[j] = dw; bt->pady[j] = dh;
+            for (int t = 0; t < ds->nlab[id]; t++) {
+                const float *b = ds->lab[id] + t * 5;
+                yolo_boxes_add(bx, b[0], b[1] * w * ratio / W, b[2] * h * ratio / H, b[3] * w * ratio / W, b[4] * h * ratio / H);
+            }
+            for (int t = 0; t < bx->n; t++) {   /* centres shifted by the padding */
+                bx->b[t * 5 + 1] = (float)(bx->b[t * 5 + 1] + dw / W);
+                bx->b[t * 5 + 2] = (float)(bx->b[t * 5 + 2] + dh / H);
             }
         }
-        if (rc) {
-            pthread_mutex_lock(&ld->mu);
-            if (!ld->failed) { ld->failed = 1; snprintf(ld->err, sizeof ld->err, "%s", err); }
-            pthread_mutex_unlock(&ld->mu);
-            memset(bt->pixels + (size_t)j * 3 * H * W, 0, (size_t)3 * H * W);
-            continue;
-        }
-        yolo_image_to_pixels_flipped(&im, flips, bt->pixels + (size_t)j * 3 * H * W);
-        yolo_image_free(&im);
-        for (int t = 0; t < bx.n; t++) {
+    }
+    if (rc) { memset(bt->pixels + (size_t)j * 3 * H * W, 0, (size_t)3 * H * W); bx->n = 0; return rc; }
+    yolo_image_to_pixels_flipped(&im, flips, bt->pixels + (size_t)j * 3 * H * W);
+    yolo_image_free(&im);
+    return 0;
+}
+
+/* A bad picture stops the epoch; of several, the first in the epoch's
+   order is named, whichever thread met it first. */
+static void yolo_loader_fail(yolo_loader *ld, long at, const char *err) {
+    pthread_mutex_lock(&ld->mu);
+    if (!ld->failed || at < ld->fail_at) { ld->failed = 1; ld->fail_at = at; snprintf(ld->err, sizeof ld->err, "%s", err); }
+    pthread_mutex_unlock(&ld->mu);
+}
+
+/* Every sample made: the targets [nt, 6] (image, class, cx, cy, w, h) in
+   sample order, then what works on the whole batch. */
+static void yolo_batch_finish(const yolo_loader *ld, yolo_batch *bt, const yolo_boxes *bx) {
+    for (int j = 0; j < bt->B; j++)
+        for (int t = 0; t < bx[j].n; t++) {
             bt->targets = (yolo_real *)yolo_grow(bt->targets, 6 * sizeof(yolo_real), bt->nt + 1, &bt->tcap);
             yolo_real *o6 = bt->targets + (size_t)bt->nt++ * 6;
             o6[0] = (yolo_real)j;
-            for (int q = 0; q < 5; q++) o6[1 + q] = bx.b[t * 5 + q];
+            for (int q = 0; q < 5; q++) o6[1 + q] = bx[j].b[t * 5 + q];
         }
-    }
-    free(bx.b);
     bt->has_images = !ld->pixels_only;
-    if (bt->has_images) yolo_pixels_to_input(bt->images, bt->pixels, (size_t)B * 3 * H * W);
+    if (bt->has_images) yolo_pixels_to_input(bt->images, bt->pixels, (size_t)bt->B * 3 * bt->H * bt->W);
     if (ld->quad) yolo_quad(ld, bt);   /* as the official: collated first, then resized */
     if (ld->multi_scale) yolo_multi_scale(ld, bt);
+}
+
+/* batch k into slot s on the calling thread (no loader threads) */
+static void yolo_make_batch(yolo_loader *ld, int k, int s) {
+    yolo_batch *bt = &ld->slots[s];
+    yolo_boxes *bx = ld->boxes + (size_t)s * ld->B;
+    char err[YOLO_ERR];
+    yolo_batch_begin(ld, k, bt);
+    for (int j = 0; j < bt->B; j++)
+        if (yolo_make_sample(ld, k, j, bt, &bx[j], err)) yolo_loader_fail(ld, (long)k * ld->B + j, err);
+    yolo_batch_finish(ld, bt, bx);
 }
 
 /* the batch's pictures in [0, 1], made from its pixels when it was handed
@@ -7219,20 +7244,42 @@ static void yolo_batch_free(yolo_batch *b) {
     memset(b, 0, sizeof *b);
 }
 
+/* A loader thread takes one sample at a time: of the oldest batch that
+   still has one nobody took, else of a new batch when a slot is free. So
+   all threads work on the first batch of an epoch together (it comes
+   after a batch's worth of samples shared among them, not after one
+   thread made them all), and whoever makes a batch's last sample
+   collates it. */
 static void *yolo_loader_worker(void *arg) {
     yolo_loader *ld = (yolo_loader *)arg;
+    char err[YOLO_ERR];
     pthread_mutex_lock(&ld->mu);
-    for (;;) {
-        while (!ld->stop && ld->next_make < ld->nbatch && ld->next_make >= ld->released + ld->depth) pthread_cond_wait(&ld->cv, &ld->mu);
-        if (ld->stop || ld->next_make >= ld->nbatch) break;
-        int k = ld->next_make++, s = k % ld->depth;
-        ld->state[s] = 1;
+    while (!ld->stop) {
+        int k = ld->released;
+        while (k < ld->next_make && ld->taken[k % ld->depth] >= ld->slots[k % ld->depth].B) k++;
+        if (k == ld->next_make) {
+            if (ld->next_make >= ld->nbatch) break;
+            if (ld->next_make >= ld->released + ld->depth) { pthread_cond_wait(&ld->cv, &ld->mu); continue; }
+            k = ld->next_make++;
+            ld->state[k % ld->depth] = 1;
+            ld->taken[k % ld->depth] = ld->made[k % ld->depth] = 0;
+            yolo_batch_begin(ld, k, &ld->slots[k % ld->depth]);
+        }
+        int s = k % ld->depth, j = ld->taken[s]++;
+        yolo_batch *bt = &ld->slots[s];
+        yolo_boxes *bx = ld->boxes + (size_t)s * ld->B;
         pthread_mutex_unlock(&ld->mu);
         double t0 = yolo_now();
-        yolo_make_batch(ld, k, &ld->slots[s]);   /* the slot is this thread's while its state is 1 */
+        if (yolo_make_sample(ld, k, j, bt, &bx[j], err)) yolo_loader_fail(ld, (long)k * ld->B + j, err);
         pthread_mutex_lock(&ld->mu);
         ld->busy += yolo_now() - t0;
-        ld->built += ld->slots[s].B;
+        ld->built++;
+        if (++ld->made[s] < bt->B) continue;
+        pthread_mutex_unlock(&ld->mu);   /* the last sample: collate, then hand it out */
+        t0 = yolo_now();
+        yolo_batch_finish(ld, bt, bx);
+        pthread_mutex_lock(&ld->mu);
+        ld->busy += yolo_now() - t0;
         ld->state[s] = 2;
         pthread_cond_broadcast(&ld->cv);
     }
@@ -7315,6 +7362,9 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
         b->pady = (double *)yolo_xmalloc(B * sizeof(double));
     }
     ld->state = (int *)yolo_xcalloc(ld->depth, sizeof(int));
+    ld->taken = (int *)yolo_xcalloc(ld->depth, sizeof(int));
+    ld->made = (int *)yolo_xcalloc(ld->depth, sizeof(int));
+    ld->boxes = (yolo_boxes *)yolo_xcalloc((size_t)ld->depth * B, sizeof(yolo_boxes));
     pthread_mutex_init(&ld->mu, NULL);
     pthread_cond_init(&ld->cv, NULL);
 }
@@ -7389,7 +7439,7 @@ yolo_batch *yolo_loader_next(yolo_loader *ld) {
     int k = ld->next_take, s = k % ld->depth;
     double t0 = yolo_now();
     if (ld->nworkers == 0) {
-        yolo_make_batch(ld, k, &ld->slots[s]);
+        yolo_make_batch(ld, k, s);
         ld->state[s] = 2;
         ld->busy += yolo_now() - t0;
         ld->built += ld->slots[s].B;
@@ -7427,7 +7477,8 @@ void yolo_loader_free(yolo_loader *ld) {
         if (ld->shares_images) ld->slots[s].images = NULL;
         yolo_batch_free(&ld->slots[s]);
     }
-    free(ld->order); free(ld->bw); free(ld->bh); free(ld->slots); free(ld->state);
+    for (long i = 0; i < (long)ld->depth * ld->B; i++) free(ld->boxes[i].b);
+    free(ld->order); free(ld->bw); free(ld->bh); free(ld->slots); free(ld->state); free(ld->taken); free(ld->made); free(ld->boxes);
     memset(ld, 0, sizeof *ld);
 }
 

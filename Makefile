@@ -21,8 +21,11 @@ endif
 # the GPU's test programs, built where nvcc is
 CUDA_TESTS = tests/test_cuda tests/bench_train
 
+# the CUDA backend's object and ptxas's report of its kernels (registers,
+# spills: tests/gpu_check.sh reads it) are built into tests/, so that the
+# top level holds only sources and the three programs
 ifneq ($(NVCC),)
-GPU_OBJ   = yolov9_kernels.o
+GPU_OBJ   = tests/yolov9_kernels.o
 GPU_LIBS  = -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -lstdc++ -ldl -lpthread -lrt
 GPU_TESTS = $(CUDA_TESTS)
 endif
@@ -32,8 +35,8 @@ TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan te
 
 all: $(PROGS) $(TESTS)
 
-yolov9_kernels.o: yolov9_kernels.cu yolov9.h
-	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> yolov9_kernels.ptxas.txt || (cat yolov9_kernels.ptxas.txt; false)
+tests/yolov9_kernels.o: yolov9_kernels.cu yolov9.h
+	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> tests/yolov9_kernels.ptxas.txt || (cat tests/yolov9_kernels.ptxas.txt; false)
 
 detect train val: %: %.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
@@ -99,6 +102,6 @@ test-cuda: tests/test_cuda tests/golden_check
 
 clean:
 	rm -f $(PROGS) $(TESTS) $(CUDA_TESTS) tests/cxx_check tests/asan_detect tests/fuzz \
-	      yolov9_kernels.o yolov9_kernels.ptxas.txt
+	      tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt
 
 .PHONY: all test test-cuda clean

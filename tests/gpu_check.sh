@@ -11,11 +11,11 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi -L
 make -s -j16 tests/test_cuda tests/golden_check tests/bench_train 2>&1 | tail -5
-cp yolov9_kernels.ptxas.txt "$OUT/" 2>/dev/null
+cp tests/yolov9_kernels.ptxas.txt "$OUT/" 2>/dev/null
 fail=0
 # the bf16 and half convs must run on the tensor cores: HMMA in the machine code, no spills
-hmma=$(cuobjdump --dump-sass yolov9_kernels.o | grep -c HMMA)
-spills=$(grep -c "[1-9][0-9]* bytes spill" yolov9_kernels.ptxas.txt)
+hmma=$(cuobjdump --dump-sass tests/yolov9_kernels.o | grep -c HMMA)
+spills=$(grep -c "[1-9][0-9]* bytes spill" tests/yolov9_kernels.ptxas.txt)
 echo "SASS: $hmma HMMA instructions; $spills kernels spill"; [ "$hmma" -gt 0 ] && [ "$spills" = 0 ] || fail=1
 ./tests/test_cuda > "$OUT/test_cuda.txt" 2>&1 || fail=1
 tail -3 "$OUT/test_cuda.txt"; grep FAIL "$OUT/test_cuda.txt" | head

@@ -3340,18 +3340,22 @@ static int yolo_chunk_offset(const yolo_layer *cbl, int idx) {
     return off;
 }
 
-void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
+/* The input [B, 3, H, W] held by the caller, as floats in [0, 1] or as
+   uint8 pixels: the forward makes it on the backend (yolo_image_make). */
+static void yolo_input_from_host(yolo_model *m, int B, int H, int W, const yolo_real *data, const unsigned char *pixels) {
     m->input_host = data;
-    m->input_pixels = NULL;
-    if (!data) { yolo_tensor_resize(m->be, &m->input, B, 3, H, W, 0); return; }   /* the caller writes it */
-    yolo_tensor_keep(m->be, &m->input, 0);   /* the forward uploads it (yolo_image_make) */
+    m->input_pixels = pixels;
+    yolo_tensor_keep(m->be, &m->input, 0);
     m->input.n = B; m->input.c = 3; m->input.h = H; m->input.w = W;
 }
-void yolo_set_input_pixels(yolo_model *m, int B, int H, int W, const unsigned char *pixels) {
+void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
+    if (data) { yolo_input_from_host(m, B, H, W, data, NULL); return; }
     m->input_host = NULL;
-    m->input_pixels = pixels;
-    yolo_tensor_keep(m->be, &m->input, 0);   /* made on upload, as yolo_set_input's */
-    m->input.n = B; m->input.c = 3; m->input.h = H; m->input.w = W;
+    m->input_pixels = NULL;
+    yolo_tensor_resize(m->be, &m->input, B, 3, H, W, 0);   /* the caller writes it */
+}
+void yolo_set_input_pixels(yolo_model *m, int B, int H, int W, const unsigned char *pixels) {
+    yolo_input_from_host(m, B, H, W, NULL, pixels);
 }
 
 /* The image is the cheapest tensor to make again: the caller still holds

@@ -10,7 +10,11 @@
 #   FLAGS (more flags for ours, e.g. "--precision fp32"), OFLAGS (for the
 #   official, e.g. "--noval": validating each epoch changes no training
 #   draw, so epoch 99 is the same run); the official's last.pt lands in
-#   $OUT as official_seedN.pt
+#   $OUT as official_seedN.pt (80 MB: over what a device call brings back);
+#   OAMP=0 runs the official with AMP off (a copy of train_dual.py whose
+#   check_amp is replaced by False, written beside it as train_dual_noamp.py).
+#   LIMIT counts from the runs' start: a device call that builds ./train
+#   first must leave the build's time, and the copies', inside its limit.
 set -u
 C=$1 R=$2 OUT=${OUT:-/tmp/out}
 E=${EPOCHS:-100} B=${BATCH:-16} W=${WORKERS:-4} T=${LIMIT:-560}
@@ -28,8 +32,13 @@ python3 -c 'import IPython' 2> /dev/null || { printf 'def get_ipython():\n    re
 # numpy 2 renamed trapz (the official's compute_ap calls it once a class has a detection)
 printf 'import numpy\nif not hasattr(numpy, "trapz"):\n    numpy.trapz = numpy.trapezoid\n' > $S/sitecustomize.py
 export PYTHONPATH=$S${PYTHONPATH:+:$PYTHONPATH}
+SCRIPT=train_dual.py
+if [ "${OAMP:-1}" = 0 ]; then SCRIPT=train_dual_noamp.py
+    sed 's/^    amp = check_amp(model).*/    amp = False/' "$R/train_dual.py" > "$R/$SCRIPT"
+    grep -q '^    amp = False$' "$R/$SCRIPT" || { echo "train_seeds: no check_amp line in $R/train_dual.py"; exit 1; }
+fi
 for s in ${OSEEDS-0 1 2}; do
-    (cd "$R" && PYTHONUNBUFFERED=1 YOLOV5_CONFIG_DIR=$S/config timeout $T python3 train_dual.py --cfg models/detect/yolov9-s.yaml \
+    (cd "$R" && PYTHONUNBUFFERED=1 YOLOV5_CONFIG_DIR=$S/config timeout $T python3 $SCRIPT --cfg models/detect/yolov9-s.yaml \
         --data $D/data.yaml --hyp data/hyps/hyp.scratch-high.yaml --batch-size $B --img 640 --epochs $E --workers $W \
         --seed $s --noplots --device 0 ${OFLAGS:-} --project $D --name official$s > "$OUT/official_seed$s.log" 2>&1) &
 done

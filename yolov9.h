@@ -1918,9 +1918,10 @@ const yolo_backend *yolo_backend_select(const char *device, char *err) {
 /* 4. YOLOv9 blocks                                                         */
 /* ------------------------------------------------------------------------ */
 /* Each block: an init that registers its tensors under the official names,
-   a forward and a backward. Building runs twice: the first pass only
-   records names and sizes (so all weights go in one array whose size is
-   known before it is allocated), the second binds the pointers. */
+   a forward and a backward, and the table of what training keeps of its
+   intermediates (yolo_<block>_lifetimes). Building runs twice: the first
+   pass only records names and sizes (so all weights go in one array whose
+   size is known before it is allocated), the second binds the pointers. */
 
 static int yolo_binding(const yolo_model *m) { return m->values != NULL; }
 
@@ -1963,15 +1964,16 @@ static yolo_real *yolo_stats_new(yolo_model *m, int n) {
 /* --- what a block declares about its intermediates ---
    Each block's forward and backward below are written as if every
    intermediate tensor existed from the op that makes it to the end of the
-   backward. Training cannot afford that (yolov9-c, batch 64: several
-   times the memory), so each block also declares, in a small table built
-   with it, what happens to its intermediates between its ops: after which
-   op of the forward a tensor dies; before which op of the backward it is
-   made again, and how; when it dies again; when its gradient is taken and
-   when given back. An op is named by its tensor: the one it makes in the
-   forward, the one whose gradient it hands on in the backward; a block
-   runs each op through yolo_op(m, that tensor). The rows run between ops
-   (section 9, "lifetimes"); the maths never sees them. */
+   backward. Training cannot afford that, so each block also declares, in
+   a table of rows (yolo_elan_lifetimes and its like, each just after the
+   block's backward; the Conv unit's in its init), what happens to its
+   intermediates between its ops: after which op of the forward a tensor
+   dies; before which op of the backward it is made again, and how; when
+   it dies again; when its gradient is taken and when given back. An op is
+   named by its tensor: the one it makes in the forward, the one whose
+   gradient it hands on in the backward; a block runs each op through
+   yolo_op(m, that tensor). The rows run between ops (section 9,
+   "lifetimes"); the maths never sees them. */
 typedef enum {
     YOLO_FWD_AFTER,    /* in a training forward, after the op */
     YOLO_BWD_BEFORE,   /* in the backward, before the op */
@@ -1980,8 +1982,9 @@ typedef enum {
 typedef enum {
     YOLO_DROP,         /* t's values go (its shape and gradient stay) */
     YOLO_MAKE,         /* t's values again: memory, then make(m, blk), the forward step that writes them */
-    YOLO_NEED,         /* t's gradient is taken, zeroed: an op that adds into it follows (t NULL: none) */
-    YOLO_DONE          /* t's gradient is given back: the op that reads it is done */
+    YOLO_NEED,         /* t's gradient is taken, zeroed: an op that adds into it follows (t NULL: none, or *in) */
+    YOLO_DONE,         /* t's gradient is given back: the op that reads it is done */
+    YOLO_RUN           /* make(m, blk) alone: the graph's step for a layer output (the head's inputs) */
 } yolo_life_what;
 struct yolo_life_row {
     yolo_life_when when;
@@ -2044,6 +2047,19 @@ static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int 
         m->convs = (yolo_conv **)yolo_grow(m->convs, sizeof *m->convs, m->nconvs + 1, &m->cap_convs);
         m->convs[m->nconvs++] = c;
     }
+    /* z goes once BatchNorm is differentiated (the next forward makes it
+       again); the conv's backward adds into x's gradient and is the last
+       to read y's */
+    yolo_life_row unit[] = {
+        { YOLO_BWD_AFTER, &c->y, YOLO_DROP, &c->z },
+        { YOLO_BWD_BEFORE, &c->z, YOLO_NEED, NULL, NULL, NULL, &c->x },
+        { YOLO_BWD_AFTER, &c->z, YOLO_DONE, &c->y },
+    }, bare[] = {   /* without BatchNorm, one op */
+        { YOLO_BWD_BEFORE, &c->y, YOLO_NEED, NULL, NULL, NULL, &c->x },
+        { YOLO_BWD_AFTER, &c->y, YOLO_DONE, &c->y },
+    };
+    if (bn) YOLO_LIFE_TABLE(m, unit);
+    else YOLO_LIFE_TABLE(m, bare);
 }
 
 /* y = SiLU(BN(conv(x))), or any prefix of that chain. In a block's
@@ -2054,10 +2070,10 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     c->x = x;
     m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
     int unfolded = c->bn && !(!train && m->fused && c->fw);
+    const yolo_backend *be = yolo_op(m, &c->y);
     /* the longer-lived of the two first: z without --ckpt (it lives to
        the backward), else y; the planned placement comes out tighter
        (yolov9-s, batch 64, 640: 15.76 GB, 15.83 the other way round) */
-    const yolo_backend *be = yolo_op(m, &c->y);
     if (unfolded && !m->ckpt) yolo_tensor_resize(be, &c->z, x->n, c->c2, Ho, Wo, 0);
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
     if (unfolded && m->ckpt) yolo_tensor_resize(be, &c->z, x->n, c->c2, Ho, Wo, 0);
@@ -2099,26 +2115,17 @@ static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
     if (redo) yolo_conv_again(m, c);
 }
 
-/* from y.grad: the weight gradients, and x.grad += dL/dx. The unit's own
-   memory: z goes once BatchNorm is differentiated, x's gradient is taken
-   for the conv's, y's given back after it. */
+/* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
+    const yolo_backend *be;
     if (c->bn) {   /* dL/dy becomes dL/dz in place: y's gradient is read by nothing else */
-        yolo_op(m, &c->y)->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
-                                           c->ggamma, c->gbeta, c->y.grad);
-        yolo_tensor_keep(m->be, &c->z, 0);   /* its last reader: the next forward makes it again */
+        be = yolo_op(m, &c->y);
+        be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
+                            c->ggamma, c->gbeta, c->y.grad);
     }
-    yolo_grad_need(m, c->x);
-    yolo_op(m, c->bn ? &c->z : &c->y)->conv2d_backward(c->x, c->w, c->y.grad, c->c2, c->k, c->s, c->g, c->y.h, c->y.w,
-                                                       m->precision, c->x->grad, c->gw, c->gb);
-    yolo_grad_done(m, &c->y);
-}
-
-/* conv c's backward, its input (a dropped conv output) made for the time it takes */
-static void yolo_conv_backward_remade_input(yolo_model *m, yolo_conv *c, yolo_conv *producer) {
-    yolo_conv_output(m, producer, 1);
-    yolo_conv_backward(m, c);
-    yolo_conv_output(m, producer, 0);
+    be = yolo_op(m, c->bn ? &c->z : &c->y);
+    be->conv2d_backward(c->x, c->w, c->y.grad, c->c2, c->k, c->s, c->g, c->y.h, c->y.w, m->precision, c->x->grad,
+                        c->gw, c->gb);
 }
 
 /* ---- RepConvN ------------------------------------------------------------- */
@@ -2176,9 +2183,9 @@ static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
 
 /* ---- RepNBottleneck --------------------------------------------------------- */
 
-/* x: the input it will read (for its table) */
-static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const char *prefix, int c1, int c2,
-                                 yolo_tensor *x) {
+static void yolo_bottleneck_lifetimes(yolo_model *m, yolo_repnbottleneck *b);
+
+static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const char *prefix, int c1, int c2) {
     char p[96];
     snprintf(p, sizeof p, "%s.cv1", prefix);
     yolo_repconvn_init(m, &b->cv1, p, c1, c2);        /* hidden width c2 (expansion 1.0) */
@@ -2186,27 +2193,7 @@ static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const ch
     yolo_conv_init(m, &b->cv2, p, c2, c2, 3, 1, 1, 1, 1);
     b->add = (c1 == c2);
     yolo_act_new(m, &b->y);
-    yolo_life_row rows[] = {
-        /* training keeps y and the convs' z: once the sum is made, the
-           RepConvN's branches and output and cv2's output go */
-        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv1.y },
-        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv2.y },
-        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.y },
-        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv2.y },
-        /* the sum's backward reads no values (its readers' backwards are
-           done: y goes) and hands its gradient to cv2's output and x */
-        { YOLO_BWD_BEFORE, &b->y, YOLO_DROP, &b->y },
-        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, &b->cv2.y },
-        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, b->add ? x : NULL },
-        { YOLO_BWD_AFTER, &b->y, YOLO_DONE, &b->y },
-        /* cv2's weight gradient reads its input: the RepConvN's output,
-           made again with both branches (the SiLU's backward reads them) */
-        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv1.y, yolo_conv_again, &b->cv1.conv1 },
-        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv2.y, yolo_conv_again, &b->cv1.conv2 },
-        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.y, yolo_repconvn_sum, &b->cv1 },
-        { YOLO_BWD_AFTER, &b->cv2.z, YOLO_DROP, &b->cv1.y },
-    };
-    YOLO_LIFE_TABLE(m, rows);
+    yolo_bottleneck_lifetimes(m, b);
 }
 
 /* y = x + cv2.y (the shortcut), or cv2.y */
@@ -2233,6 +2220,31 @@ static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b) {
     yolo_repconvn_backward(m, &b->cv1);
 }
 
+/* what training keeps of a RepNBottleneck */
+static void yolo_bottleneck_lifetimes(yolo_model *m, yolo_repnbottleneck *b) {
+    yolo_life_row rows[] = {
+        /* training keeps y and the convs' z: once the sum is made, the
+           RepConvN's branches and output and cv2's output go */
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv1.y },
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv2.y },
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.y },
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv2.y },
+        /* the sum's backward reads no values (its readers' backwards are
+           done: y goes) and hands its gradient to cv2's output and x */
+        { YOLO_BWD_BEFORE, &b->y, YOLO_DROP, &b->y },
+        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, &b->cv2.y },
+        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, NULL, NULL, NULL, b->add ? &b->x : NULL },
+        { YOLO_BWD_AFTER, &b->y, YOLO_DONE, &b->y },
+        /* cv2's weight gradient reads its input: the RepConvN's output,
+           made again with both branches (the SiLU's backward reads them) */
+        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv1.y, yolo_conv_again, &b->cv1.conv1 },
+        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv2.y, yolo_conv_again, &b->cv1.conv2 },
+        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.y, yolo_repconvn_sum, &b->cv1 },
+        { YOLO_BWD_AFTER, &b->cv2.z, YOLO_DROP, &b->cv1.y },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+}
+
 /* ---- RepNCSP ----------------------------------------------------------------- */
 /* Cross Stage Partial: half the channels go through the bottlenecks, the
    other half bypass them, and a 1x1 conv merges both. */
@@ -2252,6 +2264,8 @@ static void yolo_repncsp_concat(yolo_model *m, void *blk) {
     be->copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, h->n, c_, HW, 0);
 }
 
+static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r);
+
 static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix, int c1, int c2, int n) {
     char p[96];
     int c_ = c2 / 2;
@@ -2263,9 +2277,36 @@ static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix
     for (int i = 0; i < n; i++) {
         yolo_repnbottleneck tmp, *b = r->m ? &r->m[i] : &tmp;
         snprintf(p, sizeof p, "%s.m.%d", prefix, i);
-        yolo_bottleneck_init(m, b, p, c_, c_, r->m ? yolo_repncsp_link(r, i) : NULL);
+        yolo_bottleneck_init(m, b, p, c_, c_);
     }
     yolo_act_new(m, &r->cat);
+    yolo_repncsp_lifetimes(m, r);
+}
+
+static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
+    yolo_conv_forward(m, &r->cv1, x, train);
+    for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
+    yolo_conv_forward(m, &r->cv2, x, train);
+    yolo_out_resize(m, &r->cat, x, 2 * r->cv1.c2, x->h, x->w, train);
+    yolo_repncsp_concat(m, r);
+    yolo_conv_forward(m, &r->cv3, &r->cat, train);
+}
+
+static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
+    int c_ = r->cv1.c2, B = r->cat.n, HW = r->cat.h * r->cat.w;
+    yolo_tensor *h = yolo_repncsp_link(r, r->n);
+    yolo_conv_backward(m, &r->cv3);
+    const yolo_backend *be = yolo_op(m, &r->cat);
+    be->copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
+    be->copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
+    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i]);
+    yolo_conv_backward(m, &r->cv2);
+    yolo_conv_backward(m, &r->cv1);
+}
+
+/* what training keeps of a RepNCSP */
+static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r) {
+    int n = r->n;
     if (!yolo_binding(m)) return;
     /* training keeps only the output cv3.y and the convs' z: each input
        of a bottleneck goes once the bottleneck has run, the
@@ -2301,32 +2342,11 @@ static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix
         { YOLO_BWD_BEFORE, &r->cat, YOLO_NEED, h },
         { YOLO_BWD_BEFORE, &r->cat, YOLO_NEED, &r->cv2.y },
         { YOLO_BWD_AFTER, &r->cat, YOLO_DONE, &r->cat },
-        /* each conv's input, once its backward is done */
+        /* cv2's and cv1's outputs, made again above, go after their own backward */
         { YOLO_BWD_AFTER, &r->cv2.z, YOLO_DROP, &r->cv2.y },
         { YOLO_BWD_AFTER, &r->cv1.z, YOLO_DROP, &r->cv1.y },
     };
     YOLO_LIFE_TABLE(m, bwd);
-}
-
-static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
-    yolo_conv_forward(m, &r->cv1, x, train);
-    for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
-    yolo_conv_forward(m, &r->cv2, x, train);
-    yolo_out_resize(m, &r->cat, x, 2 * r->cv1.c2, x->h, x->w, train);
-    yolo_repncsp_concat(m, r);
-    yolo_conv_forward(m, &r->cv3, &r->cat, train);
-}
-
-static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
-    int c_ = r->cv1.c2, B = r->cat.n, HW = r->cat.h * r->cat.w;
-    yolo_tensor *h = yolo_repncsp_link(r, r->n);
-    yolo_conv_backward(m, &r->cv3);
-    const yolo_backend *be = yolo_op(m, &r->cat);
-    be->copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
-    be->copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
-    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i]);
-    yolo_conv_backward(m, &r->cv2);
-    yolo_conv_backward(m, &r->cv1);
 }
 
 static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
@@ -2356,6 +2376,8 @@ static void yolo_elan_concat(yolo_model *m, void *blk) {
     be->copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
 }
 
+static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e);
+
 static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int elan1,
                            int c1, int c2, int c3, int c4, int n) {
     char p[96];
@@ -2374,47 +2396,7 @@ static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int 
     snprintf(p, sizeof p, "%s.cv4", prefix); yolo_conv_init(m, &e->cv4, p, c3 + 2 * c4, c2, 1, 1, 1, 1, 1);
     yolo_act_new(m, &e->half_b);
     yolo_act_new(m, &e->cat);
-    /* training keeps the output cv4.y and the convs' z: each copy goes once its last reader has run */
-    yolo_life_row branches[] = {   /* each branch's input, once read */
-        { YOLO_FWD_AFTER, elan1 ? &e->cv2.y : yolo_repncsp_out(&e->csp2), YOLO_DROP, &e->half_b },
-        { YOLO_FWD_AFTER, &e->cv2.y, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
-        { YOLO_FWD_AFTER, &e->cv3.y, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
-    };
-    yolo_life_table(m, branches, elan1 ? 1 : 3);
-    yolo_life_row rows[] = {
-        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv1.y },
-        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv2.y },
-        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv3.y },
-        { YOLO_FWD_AFTER, &e->cv4.y, YOLO_DROP, &e->cat },
-        /* before cv4's backward: cat and half_b again, from the three
-           convs' outputs; of those only cv2.y stays (the next block's input) */
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv1.y, yolo_conv_again, &e->cv1 },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv2.y, yolo_conv_again, &e->cv2 },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv3.y, yolo_conv_again, &e->cv3 },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cat, yolo_elan_concat, e },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->half_b, yolo_elan_split, e },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv1.y },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv3.y },
-        { YOLO_BWD_AFTER, &e->cv4.z, YOLO_DROP, &e->cat },
-        /* cat's gradient to its three parts */
-        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv1.y },
-        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv2.y },
-        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv3.y },
-        { YOLO_BWD_AFTER, &e->cat, YOLO_DONE, &e->cat },
-        /* cv3's input was read; cv2.y goes before cv2's backward */
-        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_DROP, &e->cv2.y },
-        { YOLO_BWD_AFTER, &e->half_b, YOLO_DONE, &e->half_b },
-        { YOLO_BWD_AFTER, &e->half_b, YOLO_DROP, &e->half_b },
-    };
-    YOLO_LIFE_TABLE(m, rows);
-    if (elan1) return;
-    yolo_life_row csp[] = {   /* the 3x3 convs' inputs, the RepNCSPs' outputs, for their backward */
-        { YOLO_BWD_BEFORE, &e->cv3.y, YOLO_MAKE, yolo_repncsp_out(&e->csp3), yolo_conv_again, &e->csp3.cv3 },
-        { YOLO_BWD_AFTER, &e->cv3.z, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
-        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_MAKE, yolo_repncsp_out(&e->csp2), yolo_conv_again, &e->csp2.cv3 },
-        { YOLO_BWD_AFTER, &e->cv2.z, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
-    };
-    YOLO_LIFE_TABLE(m, csp);
+    yolo_elan_lifetimes(m, e);
 }
 
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
@@ -2453,6 +2435,53 @@ static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
     yolo_conv_backward(m, &e->cv1);
 }
 
+/* what training keeps of RepNCSPELAN4 and ELAN1 */
+static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e) {
+    int elan1 = e->elan1;
+    /* training keeps the output cv4.y and the convs' z: each copy goes once its last reader has run */
+    yolo_life_row branches[] = {   /* each branch's input, once read */
+        { YOLO_FWD_AFTER, elan1 ? &e->cv2.y : yolo_repncsp_out(&e->csp2), YOLO_DROP, &e->half_b },
+        { YOLO_FWD_AFTER, &e->cv2.y, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
+        { YOLO_FWD_AFTER, &e->cv3.y, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
+    };
+    yolo_life_table(m, branches, elan1 ? 1 : 3);
+    yolo_life_row rows[] = {
+        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv1.y },
+        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv2.y },
+        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv3.y },
+        { YOLO_FWD_AFTER, &e->cv4.y, YOLO_DROP, &e->cat },
+        /* before cv4's backward: cat and half_b again, from the three
+           convs' outputs; of those only cv2.y stays (the next block's input) */
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv1.y, yolo_conv_again, &e->cv1 },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv2.y, yolo_conv_again, &e->cv2 },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv3.y, yolo_conv_again, &e->cv3 },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cat, yolo_elan_concat, e },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->half_b, yolo_elan_split, e },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv1.y },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv3.y },
+        { YOLO_BWD_AFTER, &e->cv4.z, YOLO_DROP, &e->cat },
+        /* cat's gradient to its three parts */
+        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv1.y },
+        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv2.y },
+        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv3.y },
+        { YOLO_BWD_AFTER, &e->cat, YOLO_DONE, &e->cat },
+        /* cv2.y (the input of csp3, or of ELAN1's cv3) goes before cv2's
+           backward; half_b's gradient is handed to cv1's */
+        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_DROP, &e->cv2.y },
+        { YOLO_BWD_AFTER, &e->half_b, YOLO_DONE, &e->half_b },
+        { YOLO_BWD_AFTER, &e->half_b, YOLO_DROP, &e->half_b },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+    if (elan1) return;
+    yolo_life_row csp[] = {   /* the 3x3 convs' inputs, the RepNCSPs' outputs, for their backward */
+        { YOLO_BWD_BEFORE, &e->cv3.y, YOLO_MAKE, yolo_repncsp_out(&e->csp3), yolo_conv_again, &e->csp3.cv3 },
+        { YOLO_BWD_AFTER, &e->cv3.z, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
+        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_MAKE, yolo_repncsp_out(&e->csp2), yolo_conv_again, &e->csp2.cv3 },
+        { YOLO_BWD_AFTER, &e->cv2.z, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
+    };
+    YOLO_LIFE_TABLE(m, csp);
+}
+
 /* ---- AConv and ADown ---------------------------------------------------------- */
 /* Downsampling by 2. The 2x2 stride-1 average pool first smooths the map;
    ADown then halves the channels into a learned path (3x3 s2 conv) and a
@@ -2471,6 +2500,8 @@ static void yolo_down_inputs(yolo_model *m, void *blk) {
     yolo_op(m, &d->maxp)->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
 }
 
+static void yolo_down_lifetimes(yolo_model *m, yolo_down *d);
+
 static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int adown, int c1, int c2) {
     char p[96];
     memset(d, 0, sizeof *d);
@@ -2488,50 +2519,7 @@ static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int 
     yolo_act_new(m, &d->half2);
     yolo_act_new(m, &d->maxp);
     yolo_act_new(m, &d->y);
-    /* the average pool's backward adds into x's gradient; then the pool
-       goes, and with it (ADown) the halves and the max pool */
-    yolo_life_row pool[] = {
-        { YOLO_BWD_BEFORE, &d->pool, YOLO_NEED, NULL, NULL, NULL, &d->x },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DONE, &d->pool },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->pool },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half1 },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half2 },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->maxp },
-    };
-    if (!adown) {   /* training keeps cv1's z and output; its input, the pool, is made again for its backward */
-        yolo_life_row aconv[] = {
-            { YOLO_FWD_AFTER, &d->cv1.y, YOLO_DROP, &d->pool },
-            { YOLO_BWD_BEFORE, &d->cv1.y, YOLO_MAKE, &d->pool, yolo_down_inputs, d },
-        };
-        YOLO_LIFE_TABLE(m, aconv);
-        yolo_life_table(m, pool, 3);
-        return;
-    }
-    yolo_life_row rows[] = {
-        /* training keeps y and the convs' z */
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->pool },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half1 },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half2 },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->maxp },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv1.y },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv2.y },
-        /* the convs' inputs again, from x, before the first backward op;
-           y's gradient to its two halves */
-        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->pool },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half1 },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half2 },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->maxp, yolo_down_inputs, d },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv1.y },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv2.y },
-        { YOLO_BWD_AFTER, &d->y, YOLO_DONE, &d->y },
-        { YOLO_BWD_BEFORE, &d->maxp, YOLO_NEED, &d->half2 },
-        { YOLO_BWD_AFTER, &d->maxp, YOLO_DONE, &d->maxp },
-        { YOLO_BWD_BEFORE, &d->half1, YOLO_NEED, &d->pool },
-        { YOLO_BWD_AFTER, &d->half1, YOLO_DONE, &d->half1 },
-        { YOLO_BWD_AFTER, &d->half2, YOLO_DONE, &d->half2 },
-    };
-    YOLO_LIFE_TABLE(m, rows);
-    YOLO_LIFE_TABLE(m, pool);
+    yolo_down_lifetimes(m, d);
 }
 
 static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->cv1.y; }
@@ -2588,6 +2576,54 @@ static void yolo_down_backward(yolo_model *m, yolo_down *d) {
     if (x->grad) be->avgpool2_backward(&d->pool, x->grad, x->h, x->w);
 }
 
+/* what training keeps of AConv and ADown */
+static void yolo_down_lifetimes(yolo_model *m, yolo_down *d) {
+    /* the average pool's backward adds into x's gradient; then the pool
+       goes, and with it (ADown) the halves and the max pool */
+    yolo_life_row pool[] = {
+        { YOLO_BWD_BEFORE, &d->pool, YOLO_NEED, NULL, NULL, NULL, &d->x },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DONE, &d->pool },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->pool },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half1 },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half2 },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->maxp },
+    };
+    if (!d->adown) {   /* training keeps cv1's z and output; its input, the pool, is made again for its backward */
+        yolo_life_row aconv[] = {
+            { YOLO_FWD_AFTER, &d->cv1.y, YOLO_DROP, &d->pool },
+            { YOLO_BWD_BEFORE, &d->cv1.y, YOLO_MAKE, &d->pool, yolo_down_inputs, d },
+        };
+        YOLO_LIFE_TABLE(m, aconv);
+        yolo_life_table(m, pool, 3);
+        return;
+    }
+    yolo_life_row rows[] = {
+        /* training keeps y and the convs' z */
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->pool },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half1 },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half2 },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->maxp },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv1.y },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv2.y },
+        /* the convs' inputs again, from x, before the first backward op;
+           y's gradient to its two halves */
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->pool },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half1 },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half2 },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->maxp, yolo_down_inputs, d },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv1.y },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv2.y },
+        { YOLO_BWD_AFTER, &d->y, YOLO_DONE, &d->y },
+        { YOLO_BWD_BEFORE, &d->maxp, YOLO_NEED, &d->half2 },
+        { YOLO_BWD_AFTER, &d->maxp, YOLO_DONE, &d->maxp },
+        { YOLO_BWD_BEFORE, &d->half1, YOLO_NEED, &d->pool },
+        { YOLO_BWD_AFTER, &d->half1, YOLO_DONE, &d->half1 },
+        { YOLO_BWD_AFTER, &d->half2, YOLO_DONE, &d->half2 },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+    YOLO_LIFE_TABLE(m, pool);
+}
+
 /* ---- SPPELAN -------------------------------------------------------------------- */
 
 /* p1..p3 [B, c3, H, W] (chained 5x5 max pools of cv1.y) and cat [B, 4 c3, H, W] */
@@ -2601,12 +2637,46 @@ static void yolo_sppelan_pools(yolo_model *m, void *blk) {
     }
 }
 
+static void yolo_sppelan_lifetimes(yolo_model *m, yolo_sppelan *s);
+
 static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix, int c1, int c2, int c3) {
     char p[96];
     snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &s->cv1, p, c1, c3, 1, 1, 1, 1, 1);
     snprintf(p, sizeof p, "%s.cv5", prefix); yolo_conv_init(m, &s->cv5, p, 4 * c3, c2, 1, 1, 1, 1, 1);
     yolo_act_new(m, &s->p1); yolo_act_new(m, &s->p2); yolo_act_new(m, &s->p3);
     yolo_act_new(m, &s->cat);
+    yolo_sppelan_lifetimes(m, s);
+}
+
+static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
+    yolo_conv_forward(m, &s->cv1, x, train);
+    int c = s->cv1.c2;
+    yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
+    yolo_out_resize(m, &s->p1, x, c, x->h, x->w, train);
+    yolo_out_resize(m, &s->p2, x, c, x->h, x->w, train);
+    yolo_out_resize(m, &s->p3, x, c, x->h, x->w, train);
+    yolo_sppelan_pools(m, s);
+    yolo_conv_forward(m, &s->cv5, &s->cat, train);
+}
+
+/* cat's gradient to its four slices, the pools' backwards in between,
+   from the last pool to cv1.y; each step named by the pool it hands on */
+static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
+    int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
+    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
+    yolo_conv_backward(m, &s->cv5);
+    for (int i = 3; i > 0; i--) {
+        const yolo_backend *be = yolo_op(m, pools[i]);
+        be->copy_channels(s->cat.grad, 4 * c, i * c, pools[i]->grad, c, 0, B, c, HW, 1);
+        be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
+    }
+    const yolo_backend *be = yolo_op(m, &s->cat);
+    be->copy_channels(s->cat.grad, 4 * c, 0, s->cv1.y.grad, c, 0, B, c, HW, 1);
+    yolo_conv_backward(m, &s->cv1);
+}
+
+/* what training keeps of SPPELAN */
+static void yolo_sppelan_lifetimes(yolo_model *m, yolo_sppelan *s) {
     yolo_life_row rows[] = {
         /* training keeps the output cv5.y and the convs' z */
         { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->cv1.y },
@@ -2638,33 +2708,6 @@ static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix
     YOLO_LIFE_TABLE(m, rows);
 }
 
-static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
-    yolo_conv_forward(m, &s->cv1, x, train);
-    int c = s->cv1.c2;
-    yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
-    yolo_out_resize(m, &s->p1, x, c, x->h, x->w, train);
-    yolo_out_resize(m, &s->p2, x, c, x->h, x->w, train);
-    yolo_out_resize(m, &s->p3, x, c, x->h, x->w, train);
-    yolo_sppelan_pools(m, s);
-    yolo_conv_forward(m, &s->cv5, &s->cat, train);
-}
-
-/* cat's gradient to its four slices, the pools' backwards in between,
-   from the last pool to cv1.y; each step named by the pool it hands on */
-static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
-    int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
-    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
-    yolo_conv_backward(m, &s->cv5);
-    for (int i = 3; i > 0; i--) {
-        const yolo_backend *be = yolo_op(m, pools[i]);
-        be->copy_channels(s->cat.grad, 4 * c, i * c, pools[i]->grad, c, 0, B, c, HW, 1);
-        be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
-    }
-    const yolo_backend *be = yolo_op(m, &s->cat);
-    be->copy_channels(s->cat.grad, 4 * c, 0, s->cv1.y.grad, c, 0, B, c, HW, 1);
-    yolo_conv_backward(m, &s->cv1);
-}
-
 /* ------------------------------------------------------------------------ */
 /* 5. the model graph                                                       */
 /* ------------------------------------------------------------------------ */
@@ -2673,7 +2716,9 @@ static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
    feature maps of strides 8, 16, 32. The built-in variants below are the
    official ones, layer for layer, so that weights keep their names. */
 
-static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, int nc, int nbranch,
+static void yolo_detect_lifetimes(yolo_model *m, yolo_layer *L);
+
+static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, int nc, int nbranch,
                              const int *ch, const int *strides);
 static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train);
 static void yolo_detect_backward(yolo_model *m, yolo_layer *L);
@@ -3271,7 +3316,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
         int ch[6], st[6], nb = L->type == YOLO_DUALDDETECT ? 2 : 1;
         for (int j = 0; j < L->nfrom; j++) { ch[j] = m->layers[L->from[j]].c_out; st[j] = m->layers[L->from[j]].stride; }
         L->det = (yolo_detect *)yolo_xcalloc(1, sizeof(yolo_detect));
-        yolo_detect_init(m, L->det, p, m->nc, nb, ch, st);
+        yolo_detect_init(m, L, p, m->nc, nb, ch, st);
         break;
     }
     default: break;  /* Upsample, Concat, CBFuse: no parameters */
@@ -3854,9 +3899,23 @@ void yolo_model_summary(const yolo_model *m, const char *title, FILE *f) {
    units (Distribution Focal Loss); the distance is its expectation. Class
    scores are independent sigmoids. */
 
-static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, int nc, int nbranch,
+/* a level's input (another layer's output, which the graph may drop):
+   made again for the level's first convs' backward, dropped after it */
+static void yolo_output_again(yolo_model *m, void *src) {
+    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 1);
+}
+static void yolo_output_drop(yolo_model *m, void *src) {
+    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 0);
+}
+/* in the forward, dropped if the head is the last layer to read it */
+static void yolo_output_read(yolo_model *m, void *src) {
+    if (((yolo_layer *)src)->last_reader == m->detect) yolo_output_drop(m, src);
+}
+
+static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, int nc, int nbranch,
                              const int *ch, const int *strides) {
     static const char *box_name[2] = { "cv2", "cv4" }, *cls_name[2] = { "cv3", "cv5" };
+    yolo_detect *d = L->det;
     char p[96];
     d->nc = nc; d->nl = 3; d->nbranch = nbranch;
     for (int l = 0; l < 3; l++) d->strides[l] = strides[(nbranch - 1) * 3 + l];
@@ -3888,12 +3947,11 @@ static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, 
     }
     for (int b = 0; b < 2; b++)
         for (int l = 0; l < 3; l++) if (b < nbranch) yolo_act_new(m, &d->out[b][l]);
+    yolo_detect_lifetimes(m, L);
 }
 
 /* out[b][l] = cat(box branch, class branch): [B, 4*REG_MAX + NC, h, w],
-   level by level. In training each inner conv's output is dropped once
-   the next conv has read it, and each level's input once it is read for
-   the last time (the backward makes them again). */
+   level by level */
 static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
     yolo_detect *d = L->det;
     int no = 4 * YOLO_REG_MAX + d->nc;
@@ -3903,47 +3961,78 @@ static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
             for (int s = 0; s < 3; s++) {
                 yolo_conv_forward(m, &d->box[b][l][s], s ? &d->box[b][l][s - 1].y : x, train);
                 yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
-                if (train && s) {   /* read: the backward makes them again */
-                    yolo_tensor_keep(m->be, &d->box[b][l][s - 1].y, 0);
-                    yolo_tensor_keep(m->be, &d->cls[b][l][s - 1].y, 0);
-                }
             }
             yolo_tensor *o = &d->out[b][l];
             yolo_out_resize(m, o, x, no, x->h, x->w, train);
-            m->be->copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
-            m->be->copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
-            if (train) {   /* in the map now; their backward reads only their gradients */
-                yolo_tensor_keep(m->be, &d->box[b][l][2].y, 0);
-                yolo_tensor_keep(m->be, &d->cls[b][l][2].y, 0);
-            }
-            if (train && yolo_reads_last(m, L, b * 3 + l)) yolo_input_make(m, L, b * 3 + l, 0);
+            const yolo_backend *be = yolo_op(m, o);
+            be->copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
+            be->copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
         }
 }
 
-/* level by level; each level's input (a layer output the graph may have
-   dropped) is made again for its first convs only */
+/* level by level: the map's gradient to its two branches, then each
+   branch's convs from the last */
 static void yolo_detect_backward(yolo_model *m, yolo_layer *L) {
     yolo_detect *d = L->det;
     int no = 4 * YOLO_REG_MAX + d->nc;
-    for (int b = 0; b < d->nbranch; b++)   /* the loss, the maps' last reader, is done */
-        for (int l = 0; l < 3; l++) yolo_tensor_keep(m->be, &d->out[b][l], 0);
     for (int b = 0; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
             int HW = o->h * o->w;
-            yolo_grad_need(m, &d->box[b][l][2].y);
-            yolo_grad_need(m, &d->cls[b][l][2].y);
-            m->be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
-            m->be->copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
-            yolo_grad_done(m, o);
-            for (int s = 2; s > 0; s--) {   /* each conv's input made again for it */
-                yolo_conv_backward_remade_input(m, &d->box[b][l][s], &d->box[b][l][s - 1]);
-                yolo_conv_backward_remade_input(m, &d->cls[b][l][s], &d->cls[b][l][s - 1]);
+            const yolo_backend *be = yolo_op(m, o);
+            be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
+            be->copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
+            for (int s = 2; s >= 0; s--) {
+                yolo_conv_backward(m, &d->box[b][l][s]);
+                yolo_conv_backward(m, &d->cls[b][l][s]);
             }
-            yolo_input_make(m, L, b * 3 + l, 1);
-            yolo_conv_backward(m, &d->box[b][l][0]);
-            yolo_conv_backward(m, &d->cls[b][l][0]);
-            yolo_input_make(m, L, b * 3 + l, 0);
+        }
+}
+
+/* what training keeps of the head: the level's convs' z and its map */
+static void yolo_detect_lifetimes(yolo_model *m, yolo_layer *L) {
+    yolo_detect *d = L->det;
+    int nbranch = d->nbranch;
+    if (!yolo_binding(m)) return;
+    /* the loss, the maps' last reader, is done: the backward starts by dropping them */
+    for (int b = 0; b < nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_life_row map[] = { { YOLO_BWD_BEFORE, &d->out[0][0], YOLO_DROP, &d->out[b][l] } };
+            YOLO_LIFE_TABLE(m, map);
+        }
+    for (int b = 0; b < nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_conv *box = d->box[b][l], *cls = d->cls[b][l];
+            yolo_tensor *o = &d->out[b][l];
+            yolo_layer *src = &m->layers[L->from[b * 3 + l]];
+            yolo_life_row rows[] = {
+                /* training: each inner conv's output goes once the next
+                   conv has read it, the last ones once copied into the map,
+                   and the level's input once it is read for the last time */
+                { YOLO_FWD_AFTER, &cls[1].y, YOLO_DROP, &box[0].y },
+                { YOLO_FWD_AFTER, &cls[1].y, YOLO_DROP, &cls[0].y },
+                { YOLO_FWD_AFTER, &cls[2].y, YOLO_DROP, &box[1].y },
+                { YOLO_FWD_AFTER, &cls[2].y, YOLO_DROP, &cls[1].y },
+                { YOLO_FWD_AFTER, o, YOLO_DROP, &box[2].y },
+                { YOLO_FWD_AFTER, o, YOLO_DROP, &cls[2].y },
+                { YOLO_FWD_AFTER, o, YOLO_RUN, NULL, yolo_output_read, src },
+                /* the map's gradient to the two branches; each conv's
+                   input made again for its backward */
+                { YOLO_BWD_BEFORE, o, YOLO_NEED, &box[2].y },
+                { YOLO_BWD_BEFORE, o, YOLO_NEED, &cls[2].y },
+                { YOLO_BWD_AFTER, o, YOLO_DONE, o },
+                { YOLO_BWD_AFTER, o, YOLO_MAKE, &box[1].y, yolo_conv_again, &box[1] },
+                { YOLO_BWD_AFTER, &box[2].y, YOLO_DROP, &box[1].y },
+                { YOLO_BWD_AFTER, &box[2].y, YOLO_MAKE, &cls[1].y, yolo_conv_again, &cls[1] },
+                { YOLO_BWD_AFTER, &cls[2].y, YOLO_DROP, &cls[1].y },
+                { YOLO_BWD_BEFORE, &box[1].y, YOLO_MAKE, &box[0].y, yolo_conv_again, &box[0] },
+                { YOLO_BWD_AFTER, &box[1].z, YOLO_DROP, &box[0].y },
+                { YOLO_BWD_BEFORE, &cls[1].y, YOLO_MAKE, &cls[0].y, yolo_conv_again, &cls[0] },
+                { YOLO_BWD_AFTER, &cls[1].z, YOLO_DROP, &cls[0].y },
+                { YOLO_BWD_BEFORE, &box[0].y, YOLO_RUN, NULL, yolo_output_again, src },
+                { YOLO_BWD_AFTER, &cls[0].z, YOLO_RUN, NULL, yolo_output_drop, src },
+            };
+            YOLO_LIFE_TABLE(m, rows);
         }
 }
 
@@ -4548,12 +4637,14 @@ double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm) 
    A block runs each op through yolo_op(m, t), t naming the op (the tensor
    it makes in the forward, or whose gradient it hands on in the
    backward). When the op changes, the rows of the op just done (after)
-   run, then those of the next one (before), each in the order its block
-   declared them, each once a pass. A row's maker runs ops too: those are
-   not the block's, and run no rows. Only the order of allocations and
-   releases matters to the memory plan (section 9): a row that runs
-   between two ops that allocate nothing runs at the same place in that
-   order wherever between them it runs.
+   run, then those of the next one (before), in the order they were
+   declared (a Conv unit's before its block's), each once a pass; so an op
+   is not named again once another has run (the Conv unit is one op, y,
+   in a forward). A row's maker runs ops too: those are not the block's,
+   and run no rows. The op that makes t names itself before it allocates
+   t (yolo_out_resize), so what dies after one op goes before the next
+   allocates: the allocations and releases come in the order the memory
+   plan (below) was made for, which is all it sees.
 
    yolo_forward and yolo_backward run every layer's pass inside
    yolo_life_begin/yolo_life_end, its rows being its blocks'. A layer made
@@ -4579,6 +4670,7 @@ static void yolo_life_rows(yolo_model *m, yolo_life_when when, const yolo_tensor
         case YOLO_MAKE: yolo_tensor_keep(m->be, r->t, 1); if (r->make) r->make(m, r->blk); break;
         case YOLO_NEED: if (r->t || r->in) yolo_grad_need(m, r->t ? r->t : *r->in); break;
         case YOLO_DONE: yolo_grad_done(m, r->t); break;
+        case YOLO_RUN: r->make(m, r->blk); break;
         }
     }
     m->life_run.busy = 0;

@@ -58,7 +58,7 @@ static void h_init(harness *h, const blockcase *c) {
     case B_CONV: yolo_conv_init(m, &h->conv, "b", c->C, c->c2, c->k, c->s, c->g, 1, 1); break;
     case B_CONV_BARE: yolo_conv_init(m, &h->conv, "b", c->C, c->c2, c->k, c->s, c->g, 0, 0); break;
     case B_REPCONVN: yolo_repconvn_init(m, &h->rep, "b", c->C, c->c2); break;
-    case B_BOTTLENECK: yolo_bottleneck_init(m, &h->bot, "b", c->C, c->c2, &h->x); break;
+    case B_BOTTLENECK: yolo_bottleneck_init(m, &h->bot, "b", c->C, c->c2); break;
     case B_REPNCSP: yolo_repncsp_init(m, &h->csp, "b", c->C, c->c2, c->n); break;
     case B_ELAN4: yolo_elan_init(m, &h->elan, "b", 0, c->C, c->c2, c->k, c->s, c->n); break;
     case B_ELAN1: yolo_elan_init(m, &h->elan, "b", 1, c->C, c->c2, c->k, c->s, 0); break;

@@ -42,7 +42,8 @@
      3. the backend table, and the primitive ops, each a forward/backward
         pair (CPU reference)
      4. YOLOv9 blocks: Conv, RepConvN, RepNBottleneck, RepNCSP, RepNCSPELAN4,
-        ELAN1, AConv, ADown, SPPELAN, CBLinear, CBFuse
+        ELAN1, AConv, ADown, SPPELAN, CBLinear, CBFuse; each with the
+        table of what training keeps of its intermediates
      5. the model graph: built-in variants, forward and backward over the
         graph, what a training step keeps, recompute checkpointing (--ckpt)
      6. head: DDetect / DualDDetect, DFL, anchors, decode
@@ -51,7 +52,8 @@
      8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad), Lion, EMA, the
         official schedule (warmup, accumulation) and gradient clipping
    Part two, the machinery:
-     9. the memory plan: the arena and the planner
+     9. memory: lifetimes (what runs the blocks' tables between their
+        ops), the arena and the planner
     10. model files: the official model yaml, --cfg, a weights file's model
     11. weights: safetensors read/write under the official PyTorch names;
         training checkpoints
@@ -351,6 +353,7 @@ typedef struct {
     yolo_conv cv2;
     int add;
     yolo_tensor y;
+    yolo_tensor *x;          /* the input of the last forward (not owned) */
 } yolo_repnbottleneck;
 
 /* RepNCSP: cv3(cat(m(cv1(x)), cv2(x))), m = n RepNBottlenecks. */
@@ -384,6 +387,7 @@ typedef struct {
     yolo_tensor half1, half2, maxp; /* ADown only */
     yolo_conv cv1, cv2;      /* cv2: ADown only */
     yolo_tensor y;           /* ADown: [B, c2, H/2, W/2] */
+    yolo_tensor *x;          /* the input of the last forward (not owned) */
 } yolo_down;
 
 /* SPPELAN: cv1 1x1, three chained maxpool 5x5 s1 p2, concat of the four,
@@ -443,6 +447,7 @@ typedef struct {
     int last_reader;                 /* the last layer that reads its output (-1: none) */
     int last_infer_reader;           /* the same among the layers inference runs */
     int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
+    int life0, life1;                /* its blocks' lifetime rows are m->life[life0 .. life1) */
     yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
     yolo_tensor *out;                /* the layer's output tensor */
 } yolo_layer;
@@ -462,6 +467,13 @@ typedef struct {
     int ndim, shape[4];
     size_t offset, numel;  /* into yolo_model.values / .grads */
 } yolo_param;
+
+/* the lifetime table that runs now (section 9, "lifetimes") */
+typedef struct {
+    int on, backward, busy;  /* a training pass's table runs; its backward; a row is running */
+    int r0, r1;              /* its rows: m->life[r0 .. r1), the layer's */
+    const yolo_tensor *at;   /* the op under way, named by its tensor */
+} yolo_life_run;
 
 typedef struct {
     int nc;
@@ -486,6 +498,11 @@ typedef struct {
     yolo_conv **convs;
     yolo_repconvn **reps;
     yolo_real *folded;       /* backend memory of all fw, fb */
+    /* what each block declares about its intermediates (section 4), run
+       between its ops in training (section 9, "lifetimes") */
+    struct yolo_life_row *life;
+    int nlife, cap_life;
+    yolo_life_run life_run;
     int fused;               /* 1 while the folded weights match the trained ones */
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     const yolo_real *input_host;  /* the caller's copy of it (yolo_set_input), uploaded again when dropped */
@@ -1901,9 +1918,10 @@ const yolo_backend *yolo_backend_select(const char *device, char *err) {
 /* 4. YOLOv9 blocks                                                         */
 /* ------------------------------------------------------------------------ */
 /* Each block: an init that registers its tensors under the official names,
-   a forward and a backward. Building runs twice: the first pass only
-   records names and sizes (so all weights go in one array whose size is
-   known before it is allocated), the second binds the pointers. */
+   a forward and a backward, and the table of what training keeps of its
+   intermediates (yolo_<block>_lifetimes). Building runs twice: the first
+   pass only records names and sizes (so all weights go in one array whose
+   size is known before it is allocated), the second binds the pointers. */
 
 static int yolo_binding(const yolo_model *m) { return m->values != NULL; }
 
@@ -1943,10 +1961,53 @@ static yolo_real *yolo_stats_new(yolo_model *m, int n) {
     return p;
 }
 
+/* --- what a block declares about its intermediates ---
+   Each block's forward and backward below are written as if every
+   intermediate tensor existed from the op that makes it to the end of the
+   backward. Training cannot afford that, so each block also declares, in
+   a table of rows (yolo_elan_lifetimes and its like, each just after the
+   block's backward; the Conv unit's in its init), what happens to its
+   intermediates between its ops: after which op of the forward a tensor
+   dies; before which op of the backward it is made again, and how; when
+   it dies again; when its gradient is taken and when given back. An op is
+   named by its tensor: the one it makes in the forward, the one whose
+   gradient it hands on in the backward; a block runs each op through
+   yolo_op(m, that tensor). The rows run between ops (section 9,
+   "lifetimes"); the maths never sees them. */
+typedef enum {
+    YOLO_FWD_AFTER,    /* in a training forward, after the op */
+    YOLO_BWD_BEFORE,   /* in the backward, before the op */
+    YOLO_BWD_AFTER     /* in the backward, after it */
+} yolo_life_when;
+typedef enum {
+    YOLO_DROP,         /* t's values go (its shape and gradient stay) */
+    YOLO_MAKE,         /* t's values again: memory, then make(m, blk), the forward step that writes them */
+    YOLO_NEED,         /* t's gradient is taken, zeroed: an op that adds into it follows (t NULL: none, or *in) */
+    YOLO_DONE,         /* t's gradient is given back: the op that reads it is done */
+    YOLO_RUN           /* make(m, blk) alone: the graph's step for a layer output (the head's inputs) */
+} yolo_life_what;
+struct yolo_life_row {
+    yolo_life_when when;
+    const yolo_tensor *op;                    /* the op, named by its tensor */
+    yolo_life_what what;
+    yolo_tensor *t;
+    void (*make)(yolo_model *m, void *blk);   /* YOLO_MAKE: the maker and its block (NULL: memory only) */
+    void *blk;
+    yolo_tensor **in;                         /* YOLO_NEED, t NULL: the tensor *in is when it runs (a block's input) */
+    int done;                                 /* ran in the pass under way */
+};
+typedef struct yolo_life_row yolo_life_row;
+#define YOLO_LIFE_TABLE(m, rows) yolo_life_table(m, rows, (int)(sizeof rows / sizeof *rows))
+static void yolo_life_table(yolo_model *m, const yolo_life_row *rows, int n);
+static const yolo_backend *yolo_op(yolo_model *m, const yolo_tensor *t);
+static yolo_life_run yolo_life_begin(yolo_model *m, const yolo_layer *L, int on, int backward);
+static void yolo_life_end(yolo_model *m, yolo_life_run outer);
+
 /* output tensors follow the input's batch; a training forward marks them
-   as wanting a gradient, which the backward takes when it needs it */
+   as wanting a gradient, which the backward takes when it needs it. The
+   op that makes t starts here. */
 static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
-    yolo_tensor_resize(m->be, t, like->n, c, h, w, 0);
+    yolo_tensor_resize(yolo_op(m, t), t, like->n, c, h, w, 0);
     t->wants_grad = train;
 }
 
@@ -1986,21 +2047,36 @@ static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int 
         m->convs = (yolo_conv **)yolo_grow(m->convs, sizeof *m->convs, m->nconvs + 1, &m->cap_convs);
         m->convs[m->nconvs++] = c;
     }
+    /* z goes once BatchNorm is differentiated (the next forward makes it
+       again); the conv's backward adds into x's gradient and is the last
+       to read y's */
+    yolo_life_row unit[] = {
+        { YOLO_BWD_AFTER, &c->y, YOLO_DROP, &c->z },
+        { YOLO_BWD_BEFORE, &c->z, YOLO_NEED, NULL, NULL, NULL, &c->x },
+        { YOLO_BWD_AFTER, &c->z, YOLO_DONE, &c->y },
+    }, bare[] = {   /* without BatchNorm, one op */
+        { YOLO_BWD_BEFORE, &c->y, YOLO_NEED, NULL, NULL, NULL, &c->x },
+        { YOLO_BWD_AFTER, &c->y, YOLO_DONE, &c->y },
+    };
+    if (bn) YOLO_LIFE_TABLE(m, unit);
+    else YOLO_LIFE_TABLE(m, bare);
 }
 
-/* y = SiLU(BN(conv(x))), or any prefix of that chain */
+/* y = SiLU(BN(conv(x))), or any prefix of that chain. In a block's
+   forward the unit is one op, named y; in the backward two: y (BN and
+   SiLU), then z (the conv). */
 static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int train) {
     int Ho = yolo_conv_out(x->h, c->k, c->s), Wo = yolo_conv_out(x->w, c->k, c->s);
     c->x = x;
     m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
     int unfolded = c->bn && !(!train && m->fused && c->fw);
+    const yolo_backend *be = yolo_op(m, &c->y);
     /* the longer-lived of the two first: z without --ckpt (it lives to
        the backward), else y; the planned placement comes out tighter
        (yolov9-s, batch 64, 640: 15.76 GB, 15.83 the other way round) */
-    if (unfolded && !m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
+    if (unfolded && !m->ckpt) yolo_tensor_resize(be, &c->z, x->n, c->c2, Ho, Wo, 0);
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
-    if (unfolded && m->ckpt) yolo_out_resize(m, &c->z, x, c->c2, Ho, Wo, 0);
-    const yolo_backend *be = m->be;
+    if (unfolded && m->ckpt) yolo_tensor_resize(be, &c->z, x->n, c->c2, Ho, Wo, 0);
     if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
         int folded = !train && m->fused && c->fw;
         be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, c->c2, c->k, c->s, c->g, c->act,
@@ -2008,45 +2084,48 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     } else {   /* the SiLU comes with the BatchNorm */
         be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, 0, m->precision, &c->z);
         if (train)
-            m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
-                                  m->bn_momentum, m->bn_eps, c->act, &c->y);
+            be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
+                                 m->bn_momentum, m->bn_eps, c->act, &c->y);
         else
-            m->be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, c->act, &c->y);
+            be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, c->act, &c->y);
     }
 }
 
 /* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
    backward reads it), and y follows from it by two elementwise passes on
    the same batch statistics (momentum 0: the running statistics moved in
-   the forward). redo 0 drops y, 1 makes it again.
+   the forward). This makes y again, into memory that is there: the maker
+   that blocks name in their tables for a conv's output.
 
    So every block's training forward keeps, of its inside, only its convs'
-   z: it drops the y of each inner conv, and the sums, splits,
-   concatenations and pools, as soon as the next step has read them. Its
-   backward makes each of them again just before the op that reads it
-   (the conv whose input it is needs it for the weight gradient) and
-   drops it right after: the memory of a few tensors at a time, for
-   elementwise passes and copies, and the same numbers. */
-static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
-    yolo_tensor_keep(m->be, &c->y, redo);
-    if (!redo) return;
+   z: its table drops the y of each inner conv, and the sums, splits,
+   concatenations and pools, as soon as the next step has read them, and
+   makes each again just before the backward op that reads it (the conv
+   whose input it is needs it for the weight gradient), dropping it right
+   after: the memory of a few tensors at a time, for elementwise passes
+   and copies, and the same numbers. */
+static void yolo_conv_again(yolo_model *m, void *blk) {
+    yolo_conv *c = (yolo_conv *)blk;
     m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, c->act, &c->y);
 }
 
-/* in training, t dropped (its reader is done; the backward makes it again) */
-static void yolo_train_drop(yolo_model *m, yolo_tensor *t, int train) { if (train) yolo_tensor_keep(m->be, t, 0); }
+/* the same, outside a block's table: y dropped (redo 0) or made again (1) */
+static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
+    yolo_tensor_keep(m->be, &c->y, redo);
+    if (redo) yolo_conv_again(m, c);
+}
 
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
+    const yolo_backend *be;
     if (c->bn) {   /* dL/dy becomes dL/dz in place: y's gradient is read by nothing else */
-        m->be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
-                             c->ggamma, c->gbeta, c->y.grad);
-        yolo_tensor_keep(m->be, &c->z, 0);   /* its last reader: the next forward makes it again */
+        be = yolo_op(m, &c->y);
+        be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
+                            c->ggamma, c->gbeta, c->y.grad);
     }
-    yolo_grad_need(m, c->x);
-    m->be->conv2d_backward(c->x, c->w, c->y.grad, c->c2, c->k, c->s, c->g, c->y.h, c->y.w, m->precision,
-                         c->x->grad, c->gw, c->gb);
-    yolo_grad_done(m, &c->y);
+    be = yolo_op(m, c->bn ? &c->z : &c->y);
+    be->conv2d_backward(c->x, c->w, c->y.grad, c->c2, c->k, c->s, c->g, c->y.h, c->y.w, m->precision, c->x->grad,
+                        c->gw, c->gb);
 }
 
 /* ---- RepConvN ------------------------------------------------------------- */
@@ -2065,26 +2144,28 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
         m->reps = (yolo_repconvn **)yolo_grow(m->reps, sizeof *m->reps, m->nreps + 1, &m->cap_reps);
         m->reps[m->nreps++] = r;
     }
+    /* the SiLU's backward takes both branches' gradients; then their values go */
+    yolo_life_row rows[] = {
+        { YOLO_BWD_BEFORE, &r->y, YOLO_NEED, &r->conv1.y },
+        { YOLO_BWD_BEFORE, &r->y, YOLO_NEED, &r->conv2.y },
+        { YOLO_BWD_AFTER, &r->y, YOLO_DONE, &r->y },
+        { YOLO_BWD_AFTER, &r->y, YOLO_DROP, &r->conv1.y },
+        { YOLO_BWD_AFTER, &r->y, YOLO_DROP, &r->conv2.y },
+    };
+    YOLO_LIFE_TABLE(m, rows);
 }
 
 /* y = SiLU(branch 1 + branch 2) */
-static void yolo_repconvn_sum(yolo_model *m, yolo_repconvn *r) {
-    m->be->silu_forward(r->y.data, r->conv1.y.data, r->conv2.y.data, yolo_numel(&r->y));
-}
-
-/* both branches and y made again from the convs' outputs */
-static void yolo_repconvn_remake(yolo_model *m, yolo_repconvn *r) {
-    yolo_conv_output(m, &r->conv1, 1);
-    yolo_conv_output(m, &r->conv2, 1);
-    yolo_tensor_keep(m->be, &r->y, 1);
-    yolo_repconvn_sum(m, r);
+static void yolo_repconvn_sum(yolo_model *m, void *blk) {
+    yolo_repconvn *r = (yolo_repconvn *)blk;
+    yolo_op(m, &r->y)->silu_forward(r->y.data, r->conv1.y.data, r->conv2.y.data, yolo_numel(&r->y));
 }
 
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
     if (!train && m->fused) {   /* conv1 holds both branches in one 3x3 kernel: it and the SiLU write y */
         yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, 0);
         m->flops += 2.0 * x->n * x->h * x->w * r->conv1.c2 * r->conv1.c1 * 9;
-        m->be->conv2d_forward(x, r->conv1.fw, r->conv1.fb, r->conv1.c2, 3, 1, 1, 1, m->precision, &r->y);
+        yolo_op(m, &r->y)->conv2d_forward(x, r->conv1.fw, r->conv1.fb, r->conv1.c2, 3, 1, 1, 1, m->precision, &r->y);
         return;
     }
     yolo_conv_forward(m, &r->conv1, x, train);
@@ -2093,20 +2174,16 @@ static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *
     yolo_repconvn_sum(m, r);
 }
 
-/* the branches' outputs must be there (the forward's, or
-   yolo_repconvn_remake's); they are dropped once the SiLU is differentiated */
 static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
-    yolo_grad_need(m, &r->conv1.y);
-    yolo_grad_need(m, &r->conv2.y);
-    m->be->silu_backward(r->y.grad, r->conv1.y.data, r->conv2.y.data, r->conv1.y.grad, r->conv2.y.grad, yolo_numel(&r->y));
-    yolo_grad_done(m, &r->y);
-    yolo_tensor_keep(m->be, &r->conv1.y, 0);
-    yolo_tensor_keep(m->be, &r->conv2.y, 0);
+    const yolo_backend *be = yolo_op(m, &r->y);
+    be->silu_backward(r->y.grad, r->conv1.y.data, r->conv2.y.data, r->conv1.y.grad, r->conv2.y.grad, yolo_numel(&r->y));
     yolo_conv_backward(m, &r->conv1);
     yolo_conv_backward(m, &r->conv2);
 }
 
 /* ---- RepNBottleneck --------------------------------------------------------- */
+
+static void yolo_bottleneck_lifetimes(yolo_model *m, yolo_repnbottleneck *b);
 
 static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const char *prefix, int c1, int c2) {
     char p[96];
@@ -2116,50 +2193,78 @@ static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const ch
     yolo_conv_init(m, &b->cv2, p, c2, c2, 3, 1, 1, 1, 1);
     b->add = (c1 == c2);
     yolo_act_new(m, &b->y);
+    yolo_bottleneck_lifetimes(m, b);
 }
 
 /* y = x + cv2.y (the shortcut), or cv2.y */
-static void yolo_bottleneck_sum(yolo_model *m, yolo_repnbottleneck *b, const yolo_tensor *x) {
-    if (b->add) m->be->add(b->y.data, b->cv2.y.data, x->data, yolo_numel(&b->y));
-    else m->be->copy(b->y.data, b->cv2.y.data, yolo_numel(&b->y) * sizeof(yolo_real));
+static void yolo_bottleneck_sum(yolo_model *m, void *blk) {
+    yolo_repnbottleneck *b = (yolo_repnbottleneck *)blk;
+    if (b->add) yolo_op(m, &b->y)->add(b->y.data, b->cv2.y.data, b->x->data, yolo_numel(&b->y));
+    else yolo_op(m, &b->y)->copy(b->y.data, b->cv2.y.data, yolo_numel(&b->y) * sizeof(yolo_real));
 }
 
-/* training keeps y and the convs' z; the RepConvN's branches and output
-   and cv2's output are dropped, and made again by the backward */
 static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
+    b->x = x;
     yolo_repconvn_forward(m, &b->cv1, x, train);
     yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
     yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, train);
-    yolo_bottleneck_sum(m, b, x);
-    yolo_train_drop(m, &b->cv1.conv1.y, train);
-    yolo_train_drop(m, &b->cv1.conv2.y, train);
-    yolo_train_drop(m, &b->cv1.y, train);
-    yolo_train_drop(m, &b->cv2.y, train);
+    yolo_bottleneck_sum(m, b);
 }
 
-/* y (the sum) again, from x and cv2's output */
-static void yolo_bottleneck_remake(yolo_model *m, yolo_repnbottleneck *b, const yolo_tensor *x) {
-    yolo_conv_output(m, &b->cv2, 1);
-    yolo_tensor_keep(m->be, &b->y, 1);
-    yolo_bottleneck_sum(m, b, x);
-    yolo_conv_output(m, &b->cv2, 0);
-}
-
-static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x) {
-    yolo_grad_need(m, &b->cv2.y);
-    m->be->accumulate(b->cv2.y.grad, b->y.grad, yolo_numel(&b->y));
-    if (b->add) yolo_grad_need(m, x);
-    if (b->add && x->grad) m->be->accumulate(x->grad, b->y.grad, yolo_numel(&b->y));
-    yolo_grad_done(m, &b->y);
-    yolo_repconvn_remake(m, &b->cv1);
+static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b) {
+    size_t n = yolo_numel(&b->y);
+    const yolo_backend *be = yolo_op(m, &b->y);
+    be->accumulate(b->cv2.y.grad, b->y.grad, n);
+    if (b->add && b->x->grad) be->accumulate(b->x->grad, b->y.grad, n);
     yolo_conv_backward(m, &b->cv2);
-    yolo_tensor_keep(m->be, &b->cv1.y, 0);
     yolo_repconvn_backward(m, &b->cv1);
+}
+
+/* what training keeps of a RepNBottleneck */
+static void yolo_bottleneck_lifetimes(yolo_model *m, yolo_repnbottleneck *b) {
+    yolo_life_row rows[] = {
+        /* training keeps y and the convs' z: once the sum is made, the
+           RepConvN's branches and output and cv2's output go */
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv1.y },
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv2.y },
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.y },
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv2.y },
+        /* the sum's backward reads no values (its readers' backwards are
+           done: y goes) and hands its gradient to cv2's output and x */
+        { YOLO_BWD_BEFORE, &b->y, YOLO_DROP, &b->y },
+        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, &b->cv2.y },
+        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, NULL, NULL, NULL, b->add ? &b->x : NULL },
+        { YOLO_BWD_AFTER, &b->y, YOLO_DONE, &b->y },
+        /* cv2's weight gradient reads its input: the RepConvN's output,
+           made again with both branches (the SiLU's backward reads them) */
+        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv1.y, yolo_conv_again, &b->cv1.conv1 },
+        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv2.y, yolo_conv_again, &b->cv1.conv2 },
+        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.y, yolo_repconvn_sum, &b->cv1 },
+        { YOLO_BWD_AFTER, &b->cv2.z, YOLO_DROP, &b->cv1.y },
+    };
+    YOLO_LIFE_TABLE(m, rows);
 }
 
 /* ---- RepNCSP ----------------------------------------------------------------- */
 /* Cross Stage Partial: half the channels go through the bottlenecks, the
    other half bypass them, and a 1x1 conv merges both. */
+
+static yolo_tensor *yolo_repncsp_out(yolo_repncsp *r) { return &r->cv3.y; }
+
+/* the input of bottleneck i (cv1's output for the first) */
+static yolo_tensor *yolo_repncsp_link(yolo_repncsp *r, int i) { return i ? &r->m[i - 1].y : &r->cv1.y; }
+
+/* cat = (the last bottleneck's output, cv2.y) */
+static void yolo_repncsp_concat(yolo_model *m, void *blk) {
+    yolo_repncsp *r = (yolo_repncsp *)blk;
+    const yolo_tensor *h = yolo_repncsp_link(r, r->n);
+    int c_ = r->cv1.c2, HW = h->h * h->w;
+    const yolo_backend *be = yolo_op(m, &r->cat);
+    be->copy_channels(h->data, c_, 0, r->cat.data, 2 * c_, 0, h->n, c_, HW, 0);
+    be->copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, h->n, c_, HW, 0);
+}
+
+static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r);
 
 static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix, int c1, int c2, int n) {
     char p[96];
@@ -2175,64 +2280,73 @@ static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix
         yolo_bottleneck_init(m, b, p, c_, c_);
     }
     yolo_act_new(m, &r->cat);
+    yolo_repncsp_lifetimes(m, r);
 }
 
-static yolo_tensor *yolo_repncsp_out(yolo_repncsp *r) { return &r->cv3.y; }
-
-/* the input of bottleneck i (cv1's output for the first) */
-static yolo_tensor *yolo_repncsp_link(yolo_repncsp *r, int i) { return i ? &r->m[i - 1].y : &r->cv1.y; }
-
-/* cat = (the last bottleneck's output, cv2.y) */
-static void yolo_repncsp_concat(yolo_model *m, yolo_repncsp *r) {
-    const yolo_tensor *h = yolo_repncsp_link(r, r->n);
-    int c_ = r->cv1.c2, HW = h->h * h->w;
-    m->be->copy_channels(h->data, c_, 0, r->cat.data, 2 * c_, 0, h->n, c_, HW, 0);
-    m->be->copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, h->n, c_, HW, 0);
-}
-
-/* training keeps only the output cv3.y and the convs' z: each copy is
-   dropped once its last reader has run */
 static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &r->cv1, x, train);
-    for (int i = 0; i < r->n; i++) {
-        yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
-        yolo_train_drop(m, yolo_repncsp_link(r, i), train);
-    }
+    for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
     yolo_conv_forward(m, &r->cv2, x, train);
     yolo_out_resize(m, &r->cat, x, 2 * r->cv1.c2, x->h, x->w, train);
     yolo_repncsp_concat(m, r);
-    yolo_train_drop(m, yolo_repncsp_link(r, r->n), train);
-    yolo_train_drop(m, &r->cv2.y, train);
     yolo_conv_forward(m, &r->cv3, &r->cat, train);
-    yolo_train_drop(m, &r->cat, train);
 }
 
-/* x (the block's input) must be there. The chain cv1 -> bottlenecks is
-   made again first (each bottleneck reads the one before), then the
-   concatenation; each piece is dropped once its last reader is done. */
 static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
     int c_ = r->cv1.c2, B = r->cat.n, HW = r->cat.h * r->cat.w;
-    yolo_conv_output(m, &r->cv1, 1);
-    for (int i = 0; i < r->n; i++) yolo_bottleneck_remake(m, &r->m[i], yolo_repncsp_link(r, i));
-    yolo_conv_output(m, &r->cv2, 1);
-    yolo_tensor_keep(m->be, &r->cat, 1);
-    yolo_repncsp_concat(m, r);
-    yolo_conv_backward(m, &r->cv3);
-    yolo_tensor_keep(m->be, &r->cat, 0);
     yolo_tensor *h = yolo_repncsp_link(r, r->n);
-    yolo_grad_need(m, h);
-    yolo_grad_need(m, &r->cv2.y);
-    m->be->copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
-    m->be->copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
-    yolo_grad_done(m, &r->cat);
-    for (int i = r->n - 1; i >= 0; i--) {
-        yolo_tensor_keep(m->be, &r->m[i].y, 0);   /* read by bottleneck i + 1 and the concatenation, both done */
-        yolo_bottleneck_backward(m, &r->m[i], yolo_repncsp_link(r, i));
-    }
+    yolo_conv_backward(m, &r->cv3);
+    const yolo_backend *be = yolo_op(m, &r->cat);
+    be->copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
+    be->copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
+    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i]);
     yolo_conv_backward(m, &r->cv2);
-    yolo_tensor_keep(m->be, &r->cv2.y, 0);
     yolo_conv_backward(m, &r->cv1);
-    yolo_tensor_keep(m->be, &r->cv1.y, 0);
+}
+
+/* what training keeps of a RepNCSP */
+static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r) {
+    int n = r->n;
+    if (!yolo_binding(m)) return;
+    /* training keeps only the output cv3.y and the convs' z: each input
+       of a bottleneck goes once the bottleneck has run, the
+       concatenation's inputs once it is made, it once cv3 has read it */
+    for (int i = 0; i < n; i++) {
+        yolo_life_row link[] = { { YOLO_FWD_AFTER, &r->m[i].y, YOLO_DROP, yolo_repncsp_link(r, i) } };
+        YOLO_LIFE_TABLE(m, link);
+    }
+    yolo_tensor *h = yolo_repncsp_link(r, n);
+    yolo_life_row fwd[] = {
+        { YOLO_FWD_AFTER, &r->cat, YOLO_DROP, h },
+        { YOLO_FWD_AFTER, &r->cat, YOLO_DROP, &r->cv2.y },
+        { YOLO_FWD_AFTER, &r->cv3.y, YOLO_DROP, &r->cat },
+        /* before cv3's backward (which reads cat), the chain cv1 ->
+           bottlenecks is made again (each bottleneck's sum reads the one
+           before; its cv2's output only for the sum), then cat */
+        { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cv1.y, yolo_conv_again, &r->cv1 },
+    };
+    YOLO_LIFE_TABLE(m, fwd);
+    for (int i = 0; i < n; i++) {
+        yolo_repnbottleneck *b = &r->m[i];
+        yolo_life_row chain[] = {
+            { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &b->cv2.y, yolo_conv_again, &b->cv2 },
+            { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &b->y, yolo_bottleneck_sum, b },
+            { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_DROP, &b->cv2.y },
+        };
+        YOLO_LIFE_TABLE(m, chain);
+    }
+    yolo_life_row bwd[] = {
+        { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cv2.y, yolo_conv_again, &r->cv2 },
+        { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cat, yolo_repncsp_concat, r },
+        { YOLO_BWD_AFTER, &r->cv3.z, YOLO_DROP, &r->cat },
+        { YOLO_BWD_BEFORE, &r->cat, YOLO_NEED, h },
+        { YOLO_BWD_BEFORE, &r->cat, YOLO_NEED, &r->cv2.y },
+        { YOLO_BWD_AFTER, &r->cat, YOLO_DONE, &r->cat },
+        /* cv2's and cv1's outputs, made again above, go after their own backward */
+        { YOLO_BWD_AFTER, &r->cv2.z, YOLO_DROP, &r->cv2.y },
+        { YOLO_BWD_AFTER, &r->cv1.z, YOLO_DROP, &r->cv1.y },
+    };
+    YOLO_LIFE_TABLE(m, bwd);
 }
 
 static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
@@ -2243,6 +2357,26 @@ static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
    (RepNCSP + 3x3 Conv, or a single 3x3 Conv in ELAN1); every intermediate
    result is kept and concatenated, so gradients reach each depth by a
    short path. */
+
+/* half_b = cv1.y[h:] and cat = (cv1.y, cv2.y, cv3.y): copies, which the
+   backward can also make again from the convs' outputs */
+static void yolo_elan_split(yolo_model *m, void *blk) {
+    yolo_elan *e = (yolo_elan *)blk;
+    const yolo_tensor *y = &e->cv1.y;
+    int h = e->c3 / 2;
+    yolo_op(m, &e->half_b)->copy_channels(y->data, e->c3, h, e->half_b.data, h, 0, y->n, h, y->h * y->w, 0);
+}
+static void yolo_elan_concat(yolo_model *m, void *blk) {
+    yolo_elan *e = (yolo_elan *)blk;
+    const yolo_tensor *y = &e->cv1.y;
+    int B = y->n, HW = y->h * y->w, c3 = e->c3, c4 = e->c4, ct = c3 + 2 * c4;
+    const yolo_backend *be = yolo_op(m, &e->cat);
+    be->copy_channels(e->cv1.y.data, c3, 0, e->cat.data, ct, 0, B, c3, HW, 0);
+    be->copy_channels(e->cv2.y.data, c4, 0, e->cat.data, ct, c3, B, c4, HW, 0);
+    be->copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
+}
+
+static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e);
 
 static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int elan1,
                            int c1, int c2, int c3, int c4, int n) {
@@ -2262,102 +2396,111 @@ static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int 
     snprintf(p, sizeof p, "%s.cv4", prefix); yolo_conv_init(m, &e->cv4, p, c3 + 2 * c4, c2, 1, 1, 1, 1, 1);
     yolo_act_new(m, &e->half_b);
     yolo_act_new(m, &e->cat);
+    yolo_elan_lifetimes(m, e);
 }
 
-/* half_b = cv1.y[h:] and cat = (cv1.y, cv2.y, cv3.y): copies, which the
-   backward can also make again from the convs' outputs */
-static void yolo_elan_split(yolo_model *m, yolo_elan *e) {
-    const yolo_tensor *y = &e->cv1.y;
-    int h = e->c3 / 2;
-    m->be->copy_channels(y->data, e->c3, h, e->half_b.data, h, 0, y->n, h, y->h * y->w, 0);
-}
-static void yolo_elan_concat(yolo_model *m, yolo_elan *e) {
-    const yolo_tensor *y = &e->cv1.y;
-    int B = y->n, HW = y->h * y->w, c3 = e->c3, c4 = e->c4, ct = c3 + 2 * c4;
-    m->be->copy_channels(e->cv1.y.data, c3, 0, e->cat.data, ct, 0, B, c3, HW, 0);
-    m->be->copy_channels(e->cv2.y.data, c4, 0, e->cat.data, ct, c3, B, c4, HW, 0);
-    m->be->copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
-}
-
-/* training keeps the output cv4.y and the convs' z: each copy is dropped
-   once its last reader has run */
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &e->cv1, x, train);
     yolo_out_resize(m, &e->half_b, x, e->c3 / 2, x->h, x->w, train);
     yolo_elan_split(m, e);
     if (e->elan1) {
         yolo_conv_forward(m, &e->cv2, &e->half_b, train);
-        yolo_train_drop(m, &e->half_b, train);
         yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);
     } else {
         yolo_repncsp_forward(m, &e->csp2, &e->half_b, train);
-        yolo_train_drop(m, &e->half_b, train);
         yolo_conv_forward(m, &e->cv2, yolo_repncsp_out(&e->csp2), train);
-        yolo_train_drop(m, yolo_repncsp_out(&e->csp2), train);
         yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
         yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
-        yolo_train_drop(m, yolo_repncsp_out(&e->csp3), train);
     }
     yolo_out_resize(m, &e->cat, x, e->c3 + 2 * e->c4, x->h, x->w, train);
     yolo_elan_concat(m, e);
-    yolo_train_drop(m, &e->cv1.y, train);
-    yolo_train_drop(m, &e->cv2.y, train);
-    yolo_train_drop(m, &e->cv3.y, train);
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
-    yolo_train_drop(m, &e->cat, train);
 }
 
-/* conv c's backward, its input (a dropped conv output) made for the time it takes */
-static void yolo_conv_backward_remade_input(yolo_model *m, yolo_conv *c, yolo_conv *producer) {
-    yolo_conv_output(m, producer, 1);
-    yolo_conv_backward(m, c);
-    yolo_conv_output(m, producer, 0);
-}
-
-/* x (the block's input) must be there. Backwards from cv4: the
-   concatenation and half_b are made again first; then each branch's conv,
-   its input made again for it, and its computational block. */
+/* backwards from cv4: cat's gradient to its parts; each branch's conv and
+   computational block; half_b's gradient to cv1's second half */
 static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
     int B = e->cat.n, HW = e->cat.h * e->cat.w, c3 = e->c3, c4 = e->c4, h = c3 / 2, ct = c3 + 2 * c4;
-    yolo_conv_output(m, &e->cv1, 1);
-    yolo_conv_output(m, &e->cv2, 1);
-    yolo_conv_output(m, &e->cv3, 1);
-    yolo_tensor_keep(m->be, &e->cat, 1);
-    yolo_elan_concat(m, e);
-    yolo_tensor_keep(m->be, &e->half_b, 1);
-    yolo_elan_split(m, e);
-    yolo_conv_output(m, &e->cv1, 0);
-    yolo_conv_output(m, &e->cv3, 0);   /* cv2.y stays: the next block's input */
     yolo_conv_backward(m, &e->cv4);
-    yolo_tensor_keep(m->be, &e->cat, 0);
-    yolo_grad_need(m, &e->cv1.y);
-    yolo_grad_need(m, &e->cv2.y);
-    yolo_grad_need(m, &e->cv3.y);
-    m->be->copy_channels(e->cat.grad, ct, 0, e->cv1.y.grad, c3, 0, B, c3, HW, 1);
-    m->be->copy_channels(e->cat.grad, ct, c3, e->cv2.y.grad, c4, 0, B, c4, HW, 1);
-    m->be->copy_channels(e->cat.grad, ct, c3 + c4, e->cv3.y.grad, c4, 0, B, c4, HW, 1);
-    yolo_grad_done(m, &e->cat);
-    if (e->elan1) {
-        yolo_conv_backward(m, &e->cv3);
-        yolo_conv_output(m, &e->cv2, 0);
-        yolo_conv_backward(m, &e->cv2);
-    } else {
-        yolo_conv_backward_remade_input(m, &e->cv3, &e->csp3.cv3);
-        yolo_repncsp_backward(m, &e->csp3);
-        yolo_conv_output(m, &e->cv2, 0);
-        yolo_conv_backward_remade_input(m, &e->cv2, &e->csp2.cv3);
-        yolo_repncsp_backward(m, &e->csp2);
-    }
-    m->be->copy_channels(e->half_b.grad, h, 0, e->cv1.y.grad, c3, h, B, h, HW, 1);
-    yolo_grad_done(m, &e->half_b);
-    yolo_tensor_keep(m->be, &e->half_b, 0);
+    const yolo_backend *be = yolo_op(m, &e->cat);
+    be->copy_channels(e->cat.grad, ct, 0, e->cv1.y.grad, c3, 0, B, c3, HW, 1);
+    be->copy_channels(e->cat.grad, ct, c3, e->cv2.y.grad, c4, 0, B, c4, HW, 1);
+    be->copy_channels(e->cat.grad, ct, c3 + c4, e->cv3.y.grad, c4, 0, B, c4, HW, 1);
+    yolo_conv_backward(m, &e->cv3);
+    if (!e->elan1) yolo_repncsp_backward(m, &e->csp3);
+    yolo_conv_backward(m, &e->cv2);
+    if (!e->elan1) yolo_repncsp_backward(m, &e->csp2);
+    be = yolo_op(m, &e->half_b);
+    be->copy_channels(e->half_b.grad, h, 0, e->cv1.y.grad, c3, h, B, h, HW, 1);
     yolo_conv_backward(m, &e->cv1);
+}
+
+/* what training keeps of RepNCSPELAN4 and ELAN1 */
+static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e) {
+    int elan1 = e->elan1;
+    /* training keeps the output cv4.y and the convs' z: each copy goes once its last reader has run */
+    yolo_life_row branches[] = {   /* each branch's input, once read */
+        { YOLO_FWD_AFTER, elan1 ? &e->cv2.y : yolo_repncsp_out(&e->csp2), YOLO_DROP, &e->half_b },
+        { YOLO_FWD_AFTER, &e->cv2.y, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
+        { YOLO_FWD_AFTER, &e->cv3.y, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
+    };
+    yolo_life_table(m, branches, elan1 ? 1 : 3);
+    yolo_life_row rows[] = {
+        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv1.y },
+        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv2.y },
+        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv3.y },
+        { YOLO_FWD_AFTER, &e->cv4.y, YOLO_DROP, &e->cat },
+        /* before cv4's backward: cat and half_b again, from the three
+           convs' outputs; of those only cv2.y stays (the next block's input) */
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv1.y, yolo_conv_again, &e->cv1 },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv2.y, yolo_conv_again, &e->cv2 },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv3.y, yolo_conv_again, &e->cv3 },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cat, yolo_elan_concat, e },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->half_b, yolo_elan_split, e },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv1.y },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv3.y },
+        { YOLO_BWD_AFTER, &e->cv4.z, YOLO_DROP, &e->cat },
+        /* cat's gradient to its three parts */
+        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv1.y },
+        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv2.y },
+        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv3.y },
+        { YOLO_BWD_AFTER, &e->cat, YOLO_DONE, &e->cat },
+        /* cv2.y (the input of csp3, or of ELAN1's cv3) goes before cv2's
+           backward; half_b's gradient is handed to cv1's */
+        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_DROP, &e->cv2.y },
+        { YOLO_BWD_AFTER, &e->half_b, YOLO_DONE, &e->half_b },
+        { YOLO_BWD_AFTER, &e->half_b, YOLO_DROP, &e->half_b },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+    if (elan1) return;
+    yolo_life_row csp[] = {   /* the 3x3 convs' inputs, the RepNCSPs' outputs, for their backward */
+        { YOLO_BWD_BEFORE, &e->cv3.y, YOLO_MAKE, yolo_repncsp_out(&e->csp3), yolo_conv_again, &e->csp3.cv3 },
+        { YOLO_BWD_AFTER, &e->cv3.z, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
+        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_MAKE, yolo_repncsp_out(&e->csp2), yolo_conv_again, &e->csp2.cv3 },
+        { YOLO_BWD_AFTER, &e->cv2.z, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
+    };
+    YOLO_LIFE_TABLE(m, csp);
 }
 
 /* ---- AConv and ADown ---------------------------------------------------------- */
 /* Downsampling by 2. The 2x2 stride-1 average pool first smooths the map;
    ADown then halves the channels into a learned path (3x3 s2 conv) and a
    max-pool path (3x3 s2 max, 1x1 conv): cheaper than one 3x3 s2 conv. */
+
+/* what the convs read: the average pool of x and, for ADown, its two
+   halves and the max pool of the second */
+static void yolo_down_inputs(yolo_model *m, void *blk) {
+    yolo_down *d = (yolo_down *)blk;
+    const yolo_tensor *x = d->x;
+    yolo_op(m, &d->pool)->avgpool2_forward(x, &d->pool);
+    if (!d->adown) return;
+    int h = x->c / 2, HW = d->pool.h * d->pool.w;
+    yolo_op(m, &d->half1)->copy_channels(d->pool.data, x->c, 0, d->half1.data, h, 0, x->n, h, HW, 0);
+    yolo_op(m, &d->half2)->copy_channels(d->pool.data, x->c, h, d->half2.data, h, 0, x->n, h, HW, 0);
+    yolo_op(m, &d->maxp)->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
+}
+
+static void yolo_down_lifetimes(yolo_model *m, yolo_down *d);
 
 static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int adown, int c1, int c2) {
     char p[96];
@@ -2376,48 +2519,30 @@ static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int 
     yolo_act_new(m, &d->half2);
     yolo_act_new(m, &d->maxp);
     yolo_act_new(m, &d->y);
+    yolo_down_lifetimes(m, d);
 }
 
 static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->cv1.y; }
 
-/* what the convs read: the average pool of x and, for ADown, its two
-   halves and the max pool of the second; the backward can make them again */
-static void yolo_down_inputs(yolo_model *m, yolo_down *d, const yolo_tensor *x) {
-    m->be->avgpool2_forward(x, &d->pool);
-    if (!d->adown) return;
-    int h = x->c / 2, HW = d->pool.h * d->pool.w;
-    m->be->copy_channels(d->pool.data, x->c, 0, d->half1.data, h, 0, x->n, h, HW, 0);
-    m->be->copy_channels(d->pool.data, x->c, h, d->half2.data, h, 0, x->n, h, HW, 0);
-    m->be->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
-}
-
-/* the pool, and ADown's halves, max pool and its convs' outputs (copied
-   into y): dropped (keep 0) or memory for them again (keep 1) */
-static void yolo_down_keep_inputs(yolo_model *m, yolo_down *d, int keep) {
-    yolo_tensor_keep(m->be, &d->pool, keep);
-    if (!d->adown) return;
-    yolo_tensor_keep(m->be, &d->half1, keep);
-    yolo_tensor_keep(m->be, &d->half2, keep);
-    yolo_tensor_keep(m->be, &d->maxp, keep);
-    if (!keep) { yolo_tensor_keep(m->be, &d->cv1.y, 0); yolo_tensor_keep(m->be, &d->cv2.y, 0); }
-}
-
 /* ADown's output y [B, c2, H/2, W/2] = cat(cv1.y, cv2.y), c2/2 channels each */
-static void yolo_down_concat(yolo_model *m, yolo_down *d) {
+static void yolo_down_concat(yolo_model *m, void *blk) {
+    yolo_down *d = (yolo_down *)blk;
     int c = d->cv1.c2, B = d->y.n, HW = d->y.h * d->y.w;
-    m->be->copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, HW, 0);
-    m->be->copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, HW, 0);
+    const yolo_backend *be = yolo_op(m, &d->y);
+    be->copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, HW, 0);
+    be->copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, HW, 0);
 }
 
 static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
     int h = x->c / 2, H = x->h - 1, W = x->w - 1;
+    d->x = x;
     yolo_out_resize(m, &d->pool, x, x->c, H, W, train);
     if (d->adown) {
         yolo_out_resize(m, &d->half1, x, h, H, W, train);
         yolo_out_resize(m, &d->half2, x, h, H, W, train);
         yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
     }
-    yolo_down_inputs(m, d, x);
+    yolo_down_inputs(m, d);
     if (!d->adown) {
         yolo_conv_forward(m, &d->cv1, &d->pool, train);
     } else {
@@ -2426,40 +2551,93 @@ static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int t
         yolo_out_resize(m, &d->y, x, 2 * d->cv1.c2, d->cv1.y.h, d->cv1.y.w, train);
         yolo_down_concat(m, d);
     }
-    if (train) yolo_down_keep_inputs(m, d, 0);   /* and the output and the convs' z */
 }
 
-/* x (the block's input) must be there: the pools are made again from it */
-static void yolo_down_backward(yolo_model *m, yolo_down *d, yolo_tensor *x) {
-    yolo_down_keep_inputs(m, d, 1);
-    yolo_down_inputs(m, d, x);
+static void yolo_down_backward(yolo_model *m, yolo_down *d) {
+    yolo_tensor *x = d->x;
+    const yolo_backend *be;
     if (d->adown) {
         int B = x->n, c = d->cv1.c2, HWo = d->y.h * d->y.w, h = x->c / 2, HW = d->pool.h * d->pool.w;
-        yolo_grad_need(m, &d->cv1.y);
-        yolo_grad_need(m, &d->cv2.y);
-        m->be->copy_channels(d->y.grad, 2 * c, 0, d->cv1.y.grad, c, 0, B, c, HWo, 1);
-        m->be->copy_channels(d->y.grad, 2 * c, c, d->cv2.y.grad, c, 0, B, c, HWo, 1);
-        yolo_grad_done(m, &d->y);
+        be = yolo_op(m, &d->y);
+        be->copy_channels(d->y.grad, 2 * c, 0, d->cv1.y.grad, c, 0, B, c, HWo, 1);
+        be->copy_channels(d->y.grad, 2 * c, c, d->cv2.y.grad, c, 0, B, c, HWo, 1);
         yolo_conv_backward(m, &d->cv2);
-        yolo_grad_need(m, &d->half2);
-        m->be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad);
-        yolo_grad_done(m, &d->maxp);
+        be = yolo_op(m, &d->maxp);
+        be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad);
         yolo_conv_backward(m, &d->cv1);
-        yolo_grad_need(m, &d->pool);
-        m->be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, 1);
-        m->be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, 1);
-        yolo_grad_done(m, &d->half1);
-        yolo_grad_done(m, &d->half2);
+        be = yolo_op(m, &d->half1);
+        be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, 1);
+        be = yolo_op(m, &d->half2);
+        be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, 1);
     } else {
         yolo_conv_backward(m, &d->cv1);
     }
-    yolo_grad_need(m, x);
-    if (x->grad) m->be->avgpool2_backward(&d->pool, x->grad, x->h, x->w);
-    yolo_grad_done(m, &d->pool);
-    yolo_down_keep_inputs(m, d, 0);
+    be = yolo_op(m, &d->pool);
+    if (x->grad) be->avgpool2_backward(&d->pool, x->grad, x->h, x->w);
+}
+
+/* what training keeps of AConv and ADown */
+static void yolo_down_lifetimes(yolo_model *m, yolo_down *d) {
+    /* the average pool's backward adds into x's gradient; then the pool
+       goes, and with it (ADown) the halves and the max pool */
+    yolo_life_row pool[] = {
+        { YOLO_BWD_BEFORE, &d->pool, YOLO_NEED, NULL, NULL, NULL, &d->x },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DONE, &d->pool },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->pool },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half1 },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half2 },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->maxp },
+    };
+    if (!d->adown) {   /* training keeps cv1's z and output; its input, the pool, is made again for its backward */
+        yolo_life_row aconv[] = {
+            { YOLO_FWD_AFTER, &d->cv1.y, YOLO_DROP, &d->pool },
+            { YOLO_BWD_BEFORE, &d->cv1.y, YOLO_MAKE, &d->pool, yolo_down_inputs, d },
+        };
+        YOLO_LIFE_TABLE(m, aconv);
+        yolo_life_table(m, pool, 3);
+        return;
+    }
+    yolo_life_row rows[] = {
+        /* training keeps y and the convs' z */
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->pool },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half1 },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half2 },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->maxp },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv1.y },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv2.y },
+        /* the convs' inputs again, from x, before the first backward op;
+           y's gradient to its two halves */
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->pool },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half1 },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half2 },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->maxp, yolo_down_inputs, d },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv1.y },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv2.y },
+        { YOLO_BWD_AFTER, &d->y, YOLO_DONE, &d->y },
+        { YOLO_BWD_BEFORE, &d->maxp, YOLO_NEED, &d->half2 },
+        { YOLO_BWD_AFTER, &d->maxp, YOLO_DONE, &d->maxp },
+        { YOLO_BWD_BEFORE, &d->half1, YOLO_NEED, &d->pool },
+        { YOLO_BWD_AFTER, &d->half1, YOLO_DONE, &d->half1 },
+        { YOLO_BWD_AFTER, &d->half2, YOLO_DONE, &d->half2 },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+    YOLO_LIFE_TABLE(m, pool);
 }
 
 /* ---- SPPELAN -------------------------------------------------------------------- */
+
+/* p1..p3 [B, c3, H, W] (chained 5x5 max pools of cv1.y) and cat [B, 4 c3, H, W] */
+static void yolo_sppelan_pools(yolo_model *m, void *blk) {
+    yolo_sppelan *s = (yolo_sppelan *)blk;
+    int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
+    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
+    for (int i = 0; i < 4; i++) {
+        if (i) yolo_op(m, pools[i])->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
+        yolo_op(m, &s->cat)->copy_channels(pools[i]->data, c, 0, s->cat.data, 4 * c, i * c, B, c, HW, 0);
+    }
+}
+
+static void yolo_sppelan_lifetimes(yolo_model *m, yolo_sppelan *s);
 
 static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix, int c1, int c2, int c3) {
     char p[96];
@@ -2467,25 +2645,9 @@ static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix
     snprintf(p, sizeof p, "%s.cv5", prefix); yolo_conv_init(m, &s->cv5, p, 4 * c3, c2, 1, 1, 1, 1, 1);
     yolo_act_new(m, &s->p1); yolo_act_new(m, &s->p2); yolo_act_new(m, &s->p3);
     yolo_act_new(m, &s->cat);
+    yolo_sppelan_lifetimes(m, s);
 }
 
-/* cv1.y, the pools and the concatenation: dropped (keep 0), or memory for them again (1) */
-static void yolo_sppelan_keep(yolo_model *m, yolo_sppelan *s, int keep) {
-    yolo_tensor *t[5] = { &s->cv1.y, &s->p1, &s->p2, &s->p3, &s->cat };
-    for (int i = 0; i < 5; i++) yolo_tensor_keep(m->be, t[i], keep);
-}
-
-/* p1..p3 [B, c3, H, W] (chained 5x5 max pools of cv1.y) and cat [B, 4 c3, H, W] */
-static void yolo_sppelan_pools(yolo_model *m, yolo_sppelan *s) {
-    int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
-    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
-    for (int i = 0; i < 4; i++) {
-        if (i) m->be->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
-        m->be->copy_channels(pools[i]->data, c, 0, s->cat.data, 4 * c, i * c, B, c, HW, 0);
-    }
-}
-
-/* training keeps the output cv5.y and the convs' z */
 static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &s->cv1, x, train);
     int c = s->cv1.c2;
@@ -2495,28 +2657,55 @@ static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x,
     yolo_out_resize(m, &s->p3, x, c, x->h, x->w, train);
     yolo_sppelan_pools(m, s);
     yolo_conv_forward(m, &s->cv5, &s->cat, train);
-    if (train) yolo_sppelan_keep(m, s, 0);
 }
 
+/* cat's gradient to its four slices, the pools' backwards in between,
+   from the last pool to cv1.y; each step named by the pool it hands on */
 static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
-    yolo_sppelan_keep(m, s, 1);
-    yolo_conv_output(m, &s->cv1, 1);
-    yolo_sppelan_pools(m, s);
-    yolo_conv_backward(m, &s->cv5);
-    yolo_tensor_keep(m->be, &s->cat, 0);
     int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
-    for (int i = 3; i >= 0; i--) {
-        yolo_grad_need(m, pools[i]);
-        m->be->copy_channels(s->cat.grad, 4 * c, i * c, pools[i]->grad, c, 0, B, c, HW, 1);
-        if (!i) break;
-        yolo_grad_need(m, pools[i - 1]);
-        m->be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
-        yolo_grad_done(m, pools[i]);
+    yolo_conv_backward(m, &s->cv5);
+    for (int i = 3; i > 0; i--) {
+        const yolo_backend *be = yolo_op(m, pools[i]);
+        be->copy_channels(s->cat.grad, 4 * c, i * c, pools[i]->grad, c, 0, B, c, HW, 1);
+        be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
     }
-    yolo_grad_done(m, &s->cat);
-    yolo_sppelan_keep(m, s, 0);
+    const yolo_backend *be = yolo_op(m, &s->cat);
+    be->copy_channels(s->cat.grad, 4 * c, 0, s->cv1.y.grad, c, 0, B, c, HW, 1);
     yolo_conv_backward(m, &s->cv1);
+}
+
+/* what training keeps of SPPELAN */
+static void yolo_sppelan_lifetimes(yolo_model *m, yolo_sppelan *s) {
+    yolo_life_row rows[] = {
+        /* training keeps the output cv5.y and the convs' z */
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->cv1.y },
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->p1 },
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->p2 },
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->p3 },
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->cat },
+        /* cv5's input again: cv1.y, the pools and cat, all five for the backward */
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->cv1.y, yolo_conv_again, &s->cv1 },
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p1 },
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p2 },
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p3 },
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->cat, yolo_sppelan_pools, s },
+        { YOLO_BWD_AFTER, &s->cv5.z, YOLO_DROP, &s->cat },
+        /* each pool's gradient, from its slice of cat's and the next pool's */
+        { YOLO_BWD_BEFORE, &s->p3, YOLO_NEED, &s->p3 },
+        { YOLO_BWD_BEFORE, &s->p3, YOLO_NEED, &s->p2 },
+        { YOLO_BWD_AFTER, &s->p3, YOLO_DONE, &s->p3 },
+        { YOLO_BWD_BEFORE, &s->p2, YOLO_NEED, &s->p1 },
+        { YOLO_BWD_AFTER, &s->p2, YOLO_DONE, &s->p2 },
+        { YOLO_BWD_BEFORE, &s->p1, YOLO_NEED, &s->cv1.y },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DONE, &s->p1 },
+        { YOLO_BWD_AFTER, &s->cat, YOLO_DONE, &s->cat },
+        { YOLO_BWD_AFTER, &s->cat, YOLO_DROP, &s->cv1.y },
+        { YOLO_BWD_AFTER, &s->cat, YOLO_DROP, &s->p1 },
+        { YOLO_BWD_AFTER, &s->cat, YOLO_DROP, &s->p2 },
+        { YOLO_BWD_AFTER, &s->cat, YOLO_DROP, &s->p3 },
+    };
+    YOLO_LIFE_TABLE(m, rows);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2527,7 +2716,9 @@ static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
    feature maps of strides 8, 16, 32. The built-in variants below are the
    official ones, layer for layer, so that weights keep their names. */
 
-static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, int nc, int nbranch,
+static void yolo_detect_lifetimes(yolo_model *m, yolo_layer *L);
+
+static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, int nc, int nbranch,
                              const int *ch, const int *strides);
 static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train);
 static void yolo_detect_backward(yolo_model *m, yolo_layer *L);
@@ -3092,7 +3283,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
     char p[32];
     int c1 = L->from[0] < 0 ? 3 : m->layers[L->from[0]].c_out, *a = L->args;
     size_t before = m->nvalues;
-    int act0 = m->nacts;
+    int act0 = m->nacts, life0 = m->nlife;
     snprintf(p, sizeof p, "model.%d", i);
     L->out = &L->own;
     yolo_act_new(m, &L->own);
@@ -3125,12 +3316,13 @@ static void yolo_layer_init(yolo_model *m, int i) {
         int ch[6], st[6], nb = L->type == YOLO_DUALDDETECT ? 2 : 1;
         for (int j = 0; j < L->nfrom; j++) { ch[j] = m->layers[L->from[j]].c_out; st[j] = m->layers[L->from[j]].stride; }
         L->det = (yolo_detect *)yolo_xcalloc(1, sizeof(yolo_detect));
-        yolo_detect_init(m, L->det, p, m->nc, nb, ch, st);
+        yolo_detect_init(m, L, p, m->nc, nb, ch, st);
         break;
     }
     default: break;  /* Upsample, Concat, CBFuse: no parameters */
     }
     L->act0 = act0; L->act1 = m->nacts;
+    L->life0 = life0; L->life1 = m->nlife;
     if (!yolo_binding(m))   /* counted in the first pass; running statistics are buffers, not parameters */
         for (int k = 0; k < m->nparams; k++)
             if (m->params[k].offset >= before && m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR)
@@ -3151,7 +3343,7 @@ static void yolo_layers_release(yolo_model *m) {
 
 /* pass 2 of the build: every block's pointers into values, grads, stats */
 static void yolo_model_bind(yolo_model *m) {
-    m->building = 0; m->nstats = 0; m->nacts = 0; m->nconvs = 0; m->nreps = 0;
+    m->building = 0; m->nstats = 0; m->nacts = 0; m->nconvs = 0; m->nreps = 0; m->nlife = 0;
     for (int i = 0; i < m->nlayers; i++) yolo_layer_init(m, i);
     yolo_act_new(m, &m->input);
 }
@@ -3265,7 +3457,7 @@ void yolo_model_free(yolo_model *m) {
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
     yolo_layers_release(m);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
-    free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps);
+    free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps); free(m->life);
     free(m->place[0]); free(m->place[1]);
     yolo_model_set_names(m, NULL);
     memset(m, 0, sizeof *m);
@@ -3471,6 +3663,7 @@ static void yolo_layer_inputs_make(yolo_model *m, yolo_layer *L, int make, int l
 
 static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
     yolo_tensor *x = yolo_layer_input(m, L, 0);
+    yolo_life_run outer = yolo_life_begin(m, L, train, 0);   /* in training, its blocks' tables run */
     switch (L->type) {
     case YOLO_SILENCE: L->out = x; break;
     case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_forward(m, &L->b.conv, x, train); break;
@@ -3499,6 +3692,7 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
     case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_forward(m, L, train); break;
     default: break;
     }
+    yolo_life_end(m, outer);
 }
 
 /* --- what a training step keeps, and recompute checkpointing (--ckpt) ---
@@ -3507,8 +3701,10 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
    - a gradient exists from the first backward op that adds into it to
      the op that reads it (yolo_grad_need, yolo_grad_done); the training
      forward takes none, the loss takes the head's maps';
-   - inside a block only the convs' outputs z are kept to the backward
-     (yolo_conv_output), each given back after its own backward;
+   - inside a block only the convs' outputs z are kept to the backward,
+     each given back after its own backward: what each block declares
+     in its lifetime table (section 4), run between its ops by
+     yolo_life_begin/yolo_life_end around every layer's pass (section 9);
    - a layer's output is dropped once its last reader has run forward,
      and made again for each reader's backward (yolo_output_make).
    With m->ckpt the training forward drops a block's z too as soon as the
@@ -3606,9 +3802,10 @@ void yolo_backward(yolo_model *m) {
         else if (!L->det)   /* (the head makes its inputs level by level) */
             yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
         if (recompute) yolo_layer_rerun(m, L);   /* the inside again */
+        yolo_life_run outer = yolo_life_begin(m, L, 1, 1);
         switch (L->type) {
         case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
-        case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down, x); break;
+        case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down); break;
         case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_backward(m, &L->b.elan); break;
         case YOLO_SPPELAN: yolo_sppelan_backward(m, &L->b.spp); break;
         case YOLO_UPSAMPLE: m->be->resize_add_backward(&L->own, x, 0); break;
@@ -3631,6 +3828,7 @@ void yolo_backward(yolo_model *m) {
         case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_backward(m, L); break;
         default: break;   /* Silence */
         }
+        yolo_life_end(m, outer);
         if (recompute) yolo_layer_drop_inside(m, L);
         yolo_layer_inputs_make(m, L, 0, 0);
         yolo_grad_drop(m, L);
@@ -3701,9 +3899,23 @@ void yolo_model_summary(const yolo_model *m, const char *title, FILE *f) {
    units (Distribution Focal Loss); the distance is its expectation. Class
    scores are independent sigmoids. */
 
-static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, int nc, int nbranch,
+/* a level's input (another layer's output, which the graph may drop):
+   made again for the level's first convs' backward, dropped after it */
+static void yolo_output_again(yolo_model *m, void *src) {
+    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 1);
+}
+static void yolo_output_drop(yolo_model *m, void *src) {
+    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 0);
+}
+/* in the forward, dropped if the head is the last layer to read it */
+static void yolo_output_read(yolo_model *m, void *src) {
+    if (((yolo_layer *)src)->last_reader == m->detect) yolo_output_drop(m, src);
+}
+
+static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, int nc, int nbranch,
                              const int *ch, const int *strides) {
     static const char *box_name[2] = { "cv2", "cv4" }, *cls_name[2] = { "cv3", "cv5" };
+    yolo_detect *d = L->det;
     char p[96];
     d->nc = nc; d->nl = 3; d->nbranch = nbranch;
     for (int l = 0; l < 3; l++) d->strides[l] = strides[(nbranch - 1) * 3 + l];
@@ -3735,12 +3947,11 @@ static void yolo_detect_init(yolo_model *m, yolo_detect *d, const char *prefix, 
     }
     for (int b = 0; b < 2; b++)
         for (int l = 0; l < 3; l++) if (b < nbranch) yolo_act_new(m, &d->out[b][l]);
+    yolo_detect_lifetimes(m, L);
 }
 
 /* out[b][l] = cat(box branch, class branch): [B, 4*REG_MAX + NC, h, w],
-   level by level. In training each inner conv's output is dropped once
-   the next conv has read it, and each level's input once it is read for
-   the last time (the backward makes them again). */
+   level by level */
 static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
     yolo_detect *d = L->det;
     int no = 4 * YOLO_REG_MAX + d->nc;
@@ -3750,47 +3961,78 @@ static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
             for (int s = 0; s < 3; s++) {
                 yolo_conv_forward(m, &d->box[b][l][s], s ? &d->box[b][l][s - 1].y : x, train);
                 yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
-                if (train && s) {   /* read: the backward makes them again */
-                    yolo_tensor_keep(m->be, &d->box[b][l][s - 1].y, 0);
-                    yolo_tensor_keep(m->be, &d->cls[b][l][s - 1].y, 0);
-                }
             }
             yolo_tensor *o = &d->out[b][l];
             yolo_out_resize(m, o, x, no, x->h, x->w, train);
-            m->be->copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
-            m->be->copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
-            if (train) {   /* in the map now; their backward reads only their gradients */
-                yolo_tensor_keep(m->be, &d->box[b][l][2].y, 0);
-                yolo_tensor_keep(m->be, &d->cls[b][l][2].y, 0);
-            }
-            if (train && yolo_reads_last(m, L, b * 3 + l)) yolo_input_make(m, L, b * 3 + l, 0);
+            const yolo_backend *be = yolo_op(m, o);
+            be->copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
+            be->copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
         }
 }
 
-/* level by level; each level's input (a layer output the graph may have
-   dropped) is made again for its first convs only */
+/* level by level: the map's gradient to its two branches, then each
+   branch's convs from the last */
 static void yolo_detect_backward(yolo_model *m, yolo_layer *L) {
     yolo_detect *d = L->det;
     int no = 4 * YOLO_REG_MAX + d->nc;
-    for (int b = 0; b < d->nbranch; b++)   /* the loss, the maps' last reader, is done */
-        for (int l = 0; l < 3; l++) yolo_tensor_keep(m->be, &d->out[b][l], 0);
     for (int b = 0; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
             int HW = o->h * o->w;
-            yolo_grad_need(m, &d->box[b][l][2].y);
-            yolo_grad_need(m, &d->cls[b][l][2].y);
-            m->be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
-            m->be->copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
-            yolo_grad_done(m, o);
-            for (int s = 2; s > 0; s--) {   /* each conv's input made again for it */
-                yolo_conv_backward_remade_input(m, &d->box[b][l][s], &d->box[b][l][s - 1]);
-                yolo_conv_backward_remade_input(m, &d->cls[b][l][s], &d->cls[b][l][s - 1]);
+            const yolo_backend *be = yolo_op(m, o);
+            be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
+            be->copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
+            for (int s = 2; s >= 0; s--) {
+                yolo_conv_backward(m, &d->box[b][l][s]);
+                yolo_conv_backward(m, &d->cls[b][l][s]);
             }
-            yolo_input_make(m, L, b * 3 + l, 1);
-            yolo_conv_backward(m, &d->box[b][l][0]);
-            yolo_conv_backward(m, &d->cls[b][l][0]);
-            yolo_input_make(m, L, b * 3 + l, 0);
+        }
+}
+
+/* what training keeps of the head: the level's convs' z and its map */
+static void yolo_detect_lifetimes(yolo_model *m, yolo_layer *L) {
+    yolo_detect *d = L->det;
+    int nbranch = d->nbranch;
+    if (!yolo_binding(m)) return;
+    /* the loss, the maps' last reader, is done: the backward starts by dropping them */
+    for (int b = 0; b < nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_life_row map[] = { { YOLO_BWD_BEFORE, &d->out[0][0], YOLO_DROP, &d->out[b][l] } };
+            YOLO_LIFE_TABLE(m, map);
+        }
+    for (int b = 0; b < nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_conv *box = d->box[b][l], *cls = d->cls[b][l];
+            yolo_tensor *o = &d->out[b][l];
+            yolo_layer *src = &m->layers[L->from[b * 3 + l]];
+            yolo_life_row rows[] = {
+                /* training: each inner conv's output goes once the next
+                   conv has read it, the last ones once copied into the map,
+                   and the level's input once it is read for the last time */
+                { YOLO_FWD_AFTER, &cls[1].y, YOLO_DROP, &box[0].y },
+                { YOLO_FWD_AFTER, &cls[1].y, YOLO_DROP, &cls[0].y },
+                { YOLO_FWD_AFTER, &cls[2].y, YOLO_DROP, &box[1].y },
+                { YOLO_FWD_AFTER, &cls[2].y, YOLO_DROP, &cls[1].y },
+                { YOLO_FWD_AFTER, o, YOLO_DROP, &box[2].y },
+                { YOLO_FWD_AFTER, o, YOLO_DROP, &cls[2].y },
+                { YOLO_FWD_AFTER, o, YOLO_RUN, NULL, yolo_output_read, src },
+                /* the map's gradient to the two branches; each conv's
+                   input made again for its backward */
+                { YOLO_BWD_BEFORE, o, YOLO_NEED, &box[2].y },
+                { YOLO_BWD_BEFORE, o, YOLO_NEED, &cls[2].y },
+                { YOLO_BWD_AFTER, o, YOLO_DONE, o },
+                { YOLO_BWD_AFTER, o, YOLO_MAKE, &box[1].y, yolo_conv_again, &box[1] },
+                { YOLO_BWD_AFTER, &box[2].y, YOLO_DROP, &box[1].y },
+                { YOLO_BWD_AFTER, &box[2].y, YOLO_MAKE, &cls[1].y, yolo_conv_again, &cls[1] },
+                { YOLO_BWD_AFTER, &cls[2].y, YOLO_DROP, &cls[1].y },
+                { YOLO_BWD_BEFORE, &box[1].y, YOLO_MAKE, &box[0].y, yolo_conv_again, &box[0] },
+                { YOLO_BWD_AFTER, &box[1].z, YOLO_DROP, &box[0].y },
+                { YOLO_BWD_BEFORE, &cls[1].y, YOLO_MAKE, &cls[0].y, yolo_conv_again, &cls[0] },
+                { YOLO_BWD_AFTER, &cls[1].z, YOLO_DROP, &cls[0].y },
+                { YOLO_BWD_BEFORE, &box[0].y, YOLO_RUN, NULL, yolo_output_again, src },
+                { YOLO_BWD_AFTER, &cls[0].z, YOLO_RUN, NULL, yolo_output_drop, src },
+            };
+            YOLO_LIFE_TABLE(m, rows);
         }
 }
 
@@ -4386,8 +4628,76 @@ double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm) 
    the programs' command line and the plots. */
 
 /* ------------------------------------------------------------------------ */
-/* 9. the memory plan: the arena and the planner                            */
+/* 9. memory: lifetimes, the arena and the planner                          */
 /* ------------------------------------------------------------------------ */
+/* --- lifetimes: what a training step keeps ---
+   The blocks of section 4 are written as if every intermediate tensor
+   lived through the step; each declares in a table (yolo_life_row) what
+   happens to its intermediates between its ops. This runs those tables.
+   A block runs each op through yolo_op(m, t), t naming the op (the tensor
+   it makes in the forward, or whose gradient it hands on in the
+   backward). When the op changes, the rows of the op just done (after)
+   run, then those of the next one (before), in the order they were
+   declared (a Conv unit's before its block's), each once a pass; so an op
+   is not named again once another has run (the Conv unit is one op, y,
+   in a forward). A row's maker runs ops too: those are not the block's,
+   and run no rows. The op that makes t names itself before it allocates
+   t (yolo_out_resize), so what dies after one op goes before the next
+   allocates: the allocations and releases come in the order the memory
+   plan (below) was made for, which is all it sees.
+
+   yolo_forward and yolo_backward run every layer's pass inside
+   yolo_life_begin/yolo_life_end, its rows being its blocks'. A layer made
+   again inside another layer's backward (--ckpt) runs in its own, and the
+   interrupted one goes on after it. */
+static void yolo_life_table(yolo_model *m, const yolo_life_row *rows, int n) {
+    if (!yolo_binding(m)) return;
+    m->life = (yolo_life_row *)yolo_grow(m->life, sizeof *m->life, m->nlife + n, &m->cap_life);
+    memcpy(m->life + m->nlife, rows, (size_t)n * sizeof *rows);
+    m->nlife += n;
+}
+
+/* the rows of the pass under way that run `when` op `op` */
+static void yolo_life_rows(yolo_model *m, yolo_life_when when, const yolo_tensor *op) {
+    if (!op) return;
+    m->life_run.busy = 1;
+    for (int k = m->life_run.r0; k < m->life_run.r1; k++) {
+        yolo_life_row *r = &m->life[k];
+        if (r->done || r->when != when || r->op != op) continue;
+        r->done = 1;
+        switch (r->what) {
+        case YOLO_DROP: yolo_tensor_keep(m->be, r->t, 0); break;
+        case YOLO_MAKE: yolo_tensor_keep(m->be, r->t, 1); if (r->make) r->make(m, r->blk); break;
+        case YOLO_NEED: if (r->t || r->in) yolo_grad_need(m, r->t ? r->t : *r->in); break;
+        case YOLO_DONE: yolo_grad_done(m, r->t); break;
+        case YOLO_RUN: r->make(m, r->blk); break;
+        }
+    }
+    m->life_run.busy = 0;
+}
+
+static const yolo_backend *yolo_op(yolo_model *m, const yolo_tensor *t) {
+    yolo_life_run *run = &m->life_run;
+    if (run->on && !run->busy && t != run->at) {
+        yolo_life_rows(m, run->backward ? YOLO_BWD_AFTER : YOLO_FWD_AFTER, run->at);
+        if (run->backward) yolo_life_rows(m, YOLO_BWD_BEFORE, t);
+        run->at = t;
+    }
+    return m->be;
+}
+
+/* L's pass (on 0: no rows, as in inference); returns the pass it interrupts */
+static yolo_life_run yolo_life_begin(yolo_model *m, const yolo_layer *L, int on, int backward) {
+    yolo_life_run outer = m->life_run, run = { on, backward, 0, L->life0, L->life1, NULL };
+    for (int k = run.r0; k < run.r1; k++) m->life[k].done = 0;
+    m->life_run = run;
+    return outer;
+}
+static void yolo_life_end(yolo_model *m, yolo_life_run outer) {
+    if (m->life_run.on) yolo_life_rows(m, m->life_run.backward ? YOLO_BWD_AFTER : YOLO_FWD_AFTER, m->life_run.at);
+    m->life_run = outer;
+}
+
 /* --- the arena: a list of ranges, sorted by offset, that covers it --- */
 void yolo_arena_init(yolo_arena *a, size_t size) {
     memset(a, 0, sizeof *a);

@@ -103,10 +103,10 @@ static void h_backward(harness *h, const blockcase *c) {
     switch (c->kind) {
     case B_CONV: case B_CONV_BARE: yolo_conv_backward(m, &h->conv); break;
     case B_REPCONVN: yolo_repconvn_backward(m, &h->rep); break;
-    case B_BOTTLENECK: yolo_bottleneck_backward(m, &h->bot, x); break;
+    case B_BOTTLENECK: yolo_bottleneck_backward(m, &h->bot); break;
     case B_REPNCSP: yolo_repncsp_backward(m, &h->csp); break;
     case B_ELAN4: case B_ELAN1: yolo_elan_backward(m, &h->elan); break;
-    case B_ACONV: case B_ADOWN: yolo_down_backward(m, &h->down, x); break;
+    case B_ACONV: case B_ADOWN: yolo_down_backward(m, &h->down); break;
     case B_SPPELAN: yolo_sppelan_backward(m, &h->spp); break;
     case OP_AVGPOOL: yolo_avgpool2_backward(&h->y_op, x->grad, x->h, x->w); break;
     case OP_MAXPOOL: yolo_maxpool_backward(x, c->k, c->s, c->k / 2, &h->y_op, x->grad); break;
@@ -114,8 +114,23 @@ static void h_backward(harness *h, const blockcase *c) {
     }
 }
 
+/* the block's training forward (backward 0) or its backward, as a layer
+   of the graph runs it: with its lifetime table, which drops what the
+   forward made and makes it again for the backward */
+static yolo_tensor *h_pass(harness *h, const blockcase *c, int backward) {
+    yolo_layer L;
+    memset(&L, 0, sizeof L);
+    L.life1 = h->m.nlife;
+    yolo_life_run outer = yolo_life_begin(&h->m, &L, 1, backward);
+    yolo_tensor *y = NULL;
+    if (backward) h_backward(h, c);
+    else y = h_forward(h, c);
+    yolo_life_end(&h->m, outer);
+    return y;
+}
+
 static double h_loss(harness *h, const blockcase *c) {
-    yolo_tensor *y = h_forward(h, c);
+    yolo_tensor *y = h_pass(h, c, 0);
     double L = 0;
     for (size_t i = 0; i < yolo_numel(y); i++) L += y->data[i] * h->R[i];
     return L;
@@ -165,14 +180,14 @@ static void check_block(const blockcase *c) {
     }
     yolo_tensor_resize(&yolo_cpu, &h->x, c->B, c->C, c->H, c->W, 1);
     for (size_t i = 0; i < yolo_numel(&h->x); i++) h->x.data[i] = (yolo_real)urand(-2, 2);
-    yolo_tensor *y = h_forward(h, c);
+    yolo_tensor *y = h_pass(h, c, 0);
     h->R = (yolo_real *)malloc(yolo_numel(y) * sizeof(yolo_real));
     for (size_t i = 0; i < yolo_numel(y); i++) h->R[i] = (yolo_real)urand(-1, 1);
     for (int i = 0; i < m->nacts; i++) if (m->acts[i]->grad) memset(m->acts[i]->grad, 0, m->acts[i]->cap * sizeof(yolo_real));
     memset(h->x.grad, 0, yolo_numel(&h->x) * sizeof(yolo_real));
     yolo_grad_need(m, y);   /* dL/dy = R: the block's backward takes the rest */
     memcpy(y->grad, h->R, yolo_numel(y) * sizeof(yolo_real));
-    h_backward(h, c);
+    h_pass(h, c, 1);
     printf("  %s\n", c->name);
     hctx ctx = { h, c };
     report(c->name, "input", fd_check(hloss, &ctx, h->x.data, h->x.grad, yolo_numel(&h->x), 24));
@@ -186,7 +201,7 @@ static void check_block(const blockcase *c) {
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(&yolo_cpu, m->acts[i]);
     if (c->kind == B_REPNCSP) yolo_repncsp_free(&h->csp);
     if (c->kind == B_ELAN4) { yolo_repncsp_free(&h->elan.csp2); yolo_repncsp_free(&h->elan.csp3); }
-    free(m->params); free(m->values); free(m->grads); free(m->stats); free(m->acts); free(h->R); free(h);
+    free(m->params); free(m->values); free(m->grads); free(m->stats); free(m->acts); free(m->life); free(h->R); free(h);
 }
 
 /* ---- CIoU on its own, alpha fixed ------------------------------------------ */

@@ -288,6 +288,8 @@ typedef struct yolo_backend {
     void (*maxpool_backward)(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx);
     void (*resize_add_forward)(const yolo_tensor *x, int c0, yolo_tensor *y);
     void (*resize_add_backward)(const yolo_tensor *y, yolo_tensor *x, int c0);
+    /* channels [sc, sc + C) of src [B, src_c, HW] into (accumulate: added to) [dc, dc + C) of dst
+       [B, dst_c, HW], float32: the backward's gradients of concatenations and splits */
     void (*copy_channels)(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc,
                           int B, int C, int HW, int accumulate);
     /* channels [sc, sc + C) of src into [dc, dc + C) of dst (a concatenation's slot, a split's half,

@@ -182,6 +182,11 @@ typedef struct {
     yolo_real *grad;     /* [n*c*h*w] or NULL when no gradient is wanted (or not yet) */
     size_t cap;          /* elements allocated */
     int wants_grad;      /* a training forward wrote it: its layer's backward needs grad */
+    /* how the values are stored, a yolo_precision: YOLO_FP32, as above; YOLO_BF16 or YOLO_FP16 in a
+       folded inference pass in that precision (yolo_forward), each value rounded to it where it is
+       written, in the backend's own layout (the CUDA backend: NHWC, two bytes a value, in the first
+       half of the memory; the CPU: the NCHW floats above, rounded). Only the backend's ops read it. */
+    int store;
 } yolo_tensor;
 
 /* ------------------------------------------------------------------------ */
@@ -239,7 +244,9 @@ typedef struct { size_t off, size; } yolo_place;
    backward-weight: dY and input) rounded to the nearest bfloat16 (8
    significant bits, float32's range) or IEEE half (11 bits, up to 65504),
    ties to even; their products are exact in float32 and the sums run in
-   float32, on the GPU's tensor cores. Tensors stay float32 between ops.
+   float32, on the GPU's tensor cores. Tensors stay float32 between ops,
+   but in a folded inference pass, which stores them in the same precision
+   (yolo_tensor.store).
    bf16 is for training (its range needs no loss scaling), half for
    inference (--half, as the official: more bits, and a folded model's
    values fit its range). */
@@ -275,7 +282,7 @@ typedef struct yolo_backend {
     void (*silu_forward)(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n);
     void (*silu_backward)(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
                           yolo_real *db, size_t n);
-    void (*add)(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n);   /* y = a + b */
+    void (*add)(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y);        /* y = a + b, stored alike */
     void (*accumulate)(yolo_real *y, const yolo_real *x, size_t n);                 /* y += x */
     void (*avgpool2_forward)(const yolo_tensor *x, yolo_tensor *y);
     void (*avgpool2_backward)(const yolo_tensor *y, yolo_real *dx, int H, int W);
@@ -283,8 +290,13 @@ typedef struct yolo_backend {
     void (*maxpool_backward)(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx);
     void (*resize_add_forward)(const yolo_tensor *x, int c0, yolo_tensor *y);
     void (*resize_add_backward)(const yolo_tensor *y, yolo_tensor *x, int c0);
+    /* channels [sc, sc + C) of src [B, src_c, HW] into (accumulate: added to) [dc, dc + C) of dst
+       [B, dst_c, HW], float32: the backward's gradients of concatenations and splits */
     void (*copy_channels)(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc,
                           int B, int C, int HW, int accumulate);
+    /* channels [sc, sc + C) of src into [dc, dc + C) of dst (a concatenation's slot, a split's half,
+       the head's maps), each as its store says (a float32 dst gets a low-precision src's values) */
+    void (*concat)(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C);
     void (*optim_update)(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
                          yolo_real *vmax, size_t n);
     void (*lerp)(yolo_real *y, const yolo_real *x, double d, size_t n);   /* y = d y + (1 - d) x (EMA) */
@@ -515,6 +527,11 @@ typedef struct {
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
     yolo_precision precision;   /* of every conv's products, forward and backward (YOLO_FP32 unless set) */
+    /* internal: the store of the activations the pass under way makes (yolo_tensor.store): a
+       folded inference pass (yolo_forward) in bf16 or half keeps them in that precision, as the
+       official --half does, so that each conv reads its input as the tensor cores take it; float32
+       otherwise (training; yolo_forward_all, whose outputs are read as floats) */
+    yolo_precision store;
     double flops;            /* multiply-adds x2 of the convolutions run so far */
     const yolo_backend *be;  /* where the tensors live and the ops run */
     int building;            /* internal: the next tensor to bind in the second build pass */
@@ -1465,6 +1482,7 @@ static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s
 }
 
 static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, size_t n);   /* below */
+static void yolo_store_round(yolo_tensor *t);                                                /* below */
 static yolo_real yolo_silu(yolo_real x);                                                     /* below */
 
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
@@ -1500,6 +1518,7 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
                 for (size_t i = 0; i < (size_t)c2g * P; i++) yg[i] = yolo_silu(yg[i]);
         }
     free(col);
+    yolo_store_round(y);
 }
 
 /* A float rounded to the nearest IEEE half-precision value (ties to even),
@@ -1534,6 +1553,18 @@ static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, s
         r[i] = (yolo_real)(prec == YOLO_BF16 ? yolo_round_bf16(f) : prec == YOLO_FP16 ? yolo_round_half(f) : f);
     }
     return r;
+}
+
+/* The CPU twin of a low-precision store (yolo_tensor.store): the op that
+   writes t computes in float as always, then rounds every value to the
+   store's precision, where the GPU rounds it on its way to memory. */
+static void yolo_store_round(yolo_tensor *t) {
+    if (t->store == YOLO_FP32) return;
+    size_t n = yolo_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        float f = (float)t->data[i];
+        t->data[i] = (yolo_real)(t->store == YOLO_BF16 ? yolo_round_bf16(f) : yolo_round_half(f));
+    }
 }
 
 /* Given dy = dL/dy: dw += dy col^T, db += sum dy, dx += col2im(w^T dy).
@@ -1690,6 +1721,7 @@ static void yolo_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
             for (int j = 0; j < Wo; j++)
                 q[i * Wo + j] = (p[i * W + j] + p[i * W + j + 1] + p[(i + 1) * W + j] + p[(i + 1) * W + j + 1]) * (yolo_real)0.25;
     }
+    yolo_store_round(y);
 }
 static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W) {
     int Ho = y->h, Wo = y->w;
@@ -1716,6 +1748,7 @@ static void yolo_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yo
         for (int i = 0; i < y->h; i++)
             for (int j = 0; j < y->w; j++) q[i * y->w + j] = p[yolo_maxpool_argmax(p, x->h, x->w, k, s, pad, i, j)];
     }
+    yolo_store_round(y);
 }
 static void yolo_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx) {
     #pragma omp parallel for schedule(static)
@@ -1747,6 +1780,7 @@ static void yolo_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y
             for (int j = 0; j < Wo; j++) q[i * Wo + j] += p[si * x->w + yolo_nearest_src(j, x->w, Wo)];
         }
     }
+    yolo_store_round(y);
 }
 static void yolo_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {
     int C = y->c, Ho = y->h, Wo = y->w;
@@ -1774,6 +1808,10 @@ static void yolo_copy_channels(const yolo_real *src, int src_c, int sc, yolo_rea
         else memcpy(q, p, (size_t)C * HW * sizeof(yolo_real));
     }
 }
+static void yolo_cpu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {
+    yolo_copy_channels(src->data, src->c, sc, dst->data, dst->c, dc, src->n, C, src->h * src->w, 0);
+    if (src->store != dst->store) yolo_store_round(dst);   /* the other channels are rounded already */
+}
 
 /* --- elementwise ops of the blocks --- */
 static void yolo_cpu_silu_forward(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {
@@ -1789,8 +1827,9 @@ static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_real *a, cons
         db[i] += g;
     }
 }
-static void yolo_cpu_add(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] = a[i] + b[i];
+static void yolo_cpu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
+    for (size_t i = 0, n = yolo_numel(y); i < n; i++) y->data[i] = a->data[i] + b->data[i];
+    yolo_store_round(y);
 }
 static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] += x[i];
@@ -1885,7 +1924,7 @@ const yolo_backend yolo_cpu = {
     .avgpool2_forward = yolo_avgpool2_forward, .avgpool2_backward = yolo_avgpool2_backward,
     .maxpool_forward = yolo_maxpool_forward, .maxpool_backward = yolo_maxpool_backward,
     .resize_add_forward = yolo_resize_add_forward, .resize_add_backward = yolo_resize_add_backward,
-    .copy_channels = yolo_copy_channels,
+    .copy_channels = yolo_copy_channels, .concat = yolo_cpu_concat,
     .optim_update = yolo_cpu_optim_update, .lerp = yolo_cpu_lerp, .sumsq = yolo_cpu_sumsq,
     .loss = yolo_cpu_loss, .decode = yolo_cpu_decode, .nms = yolo_nms,
     .sync = yolo_cpu_sync, .memory = yolo_cpu_memory, .reserve = yolo_cpu_reserve, .place = yolo_cpu_place,
@@ -2009,6 +2048,7 @@ static void yolo_life_end(yolo_model *m, yolo_life_run outer);
 static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
     yolo_tensor_resize(yolo_op(m, t), t, like->n, c, h, w, 0);
     t->wants_grad = train;
+    t->store = m->store;
 }
 
 /* Gradients are short-lived: a tensor's gradient is taken (zeroed) just
@@ -2199,7 +2239,7 @@ static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const ch
 /* y = x + cv2.y (the shortcut), or cv2.y */
 static void yolo_bottleneck_sum(yolo_model *m, void *blk) {
     yolo_repnbottleneck *b = (yolo_repnbottleneck *)blk;
-    if (b->add) yolo_op(m, &b->y)->add(b->y.data, b->cv2.y.data, b->x->data, yolo_numel(&b->y));
+    if (b->add) yolo_op(m, &b->y)->add(&b->cv2.y, b->x, &b->y);
     else yolo_op(m, &b->y)->copy(b->y.data, b->cv2.y.data, yolo_numel(&b->y) * sizeof(yolo_real));
 }
 
@@ -2258,10 +2298,10 @@ static yolo_tensor *yolo_repncsp_link(yolo_repncsp *r, int i) { return i ? &r->m
 static void yolo_repncsp_concat(yolo_model *m, void *blk) {
     yolo_repncsp *r = (yolo_repncsp *)blk;
     const yolo_tensor *h = yolo_repncsp_link(r, r->n);
-    int c_ = r->cv1.c2, HW = h->h * h->w;
+    int c_ = r->cv1.c2;
     const yolo_backend *be = yolo_op(m, &r->cat);
-    be->copy_channels(h->data, c_, 0, r->cat.data, 2 * c_, 0, h->n, c_, HW, 0);
-    be->copy_channels(r->cv2.y.data, c_, 0, r->cat.data, 2 * c_, c_, h->n, c_, HW, 0);
+    be->concat(h, 0, &r->cat, 0, c_);
+    be->concat(&r->cv2.y, 0, &r->cat, c_, c_);
 }
 
 static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r);
@@ -2362,18 +2402,16 @@ static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
    backward can also make again from the convs' outputs */
 static void yolo_elan_split(yolo_model *m, void *blk) {
     yolo_elan *e = (yolo_elan *)blk;
-    const yolo_tensor *y = &e->cv1.y;
     int h = e->c3 / 2;
-    yolo_op(m, &e->half_b)->copy_channels(y->data, e->c3, h, e->half_b.data, h, 0, y->n, h, y->h * y->w, 0);
+    yolo_op(m, &e->half_b)->concat(&e->cv1.y, h, &e->half_b, 0, h);
 }
 static void yolo_elan_concat(yolo_model *m, void *blk) {
     yolo_elan *e = (yolo_elan *)blk;
-    const yolo_tensor *y = &e->cv1.y;
-    int B = y->n, HW = y->h * y->w, c3 = e->c3, c4 = e->c4, ct = c3 + 2 * c4;
+    int c3 = e->c3, c4 = e->c4;
     const yolo_backend *be = yolo_op(m, &e->cat);
-    be->copy_channels(e->cv1.y.data, c3, 0, e->cat.data, ct, 0, B, c3, HW, 0);
-    be->copy_channels(e->cv2.y.data, c4, 0, e->cat.data, ct, c3, B, c4, HW, 0);
-    be->copy_channels(e->cv3.y.data, c4, 0, e->cat.data, ct, c3 + c4, B, c4, HW, 0);
+    be->concat(&e->cv1.y, 0, &e->cat, 0, c3);
+    be->concat(&e->cv2.y, 0, &e->cat, c3, c4);
+    be->concat(&e->cv3.y, 0, &e->cat, c3 + c4, c4);
 }
 
 static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e);
@@ -2494,9 +2532,9 @@ static void yolo_down_inputs(yolo_model *m, void *blk) {
     const yolo_tensor *x = d->x;
     yolo_op(m, &d->pool)->avgpool2_forward(x, &d->pool);
     if (!d->adown) return;
-    int h = x->c / 2, HW = d->pool.h * d->pool.w;
-    yolo_op(m, &d->half1)->copy_channels(d->pool.data, x->c, 0, d->half1.data, h, 0, x->n, h, HW, 0);
-    yolo_op(m, &d->half2)->copy_channels(d->pool.data, x->c, h, d->half2.data, h, 0, x->n, h, HW, 0);
+    int h = x->c / 2;
+    yolo_op(m, &d->half1)->concat(&d->pool, 0, &d->half1, 0, h);
+    yolo_op(m, &d->half2)->concat(&d->pool, h, &d->half2, 0, h);
     yolo_op(m, &d->maxp)->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
 }
 
@@ -2527,10 +2565,10 @@ static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->
 /* ADown's output y [B, c2, H/2, W/2] = cat(cv1.y, cv2.y), c2/2 channels each */
 static void yolo_down_concat(yolo_model *m, void *blk) {
     yolo_down *d = (yolo_down *)blk;
-    int c = d->cv1.c2, B = d->y.n, HW = d->y.h * d->y.w;
+    int c = d->cv1.c2;
     const yolo_backend *be = yolo_op(m, &d->y);
-    be->copy_channels(d->cv1.y.data, c, 0, d->y.data, 2 * c, 0, B, c, HW, 0);
-    be->copy_channels(d->cv2.y.data, c, 0, d->y.data, 2 * c, c, B, c, HW, 0);
+    be->concat(&d->cv1.y, 0, &d->y, 0, c);
+    be->concat(&d->cv2.y, 0, &d->y, c, c);
 }
 
 static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
@@ -2629,11 +2667,11 @@ static void yolo_down_lifetimes(yolo_model *m, yolo_down *d) {
 /* p1..p3 [B, c3, H, W] (chained 5x5 max pools of cv1.y) and cat [B, 4 c3, H, W] */
 static void yolo_sppelan_pools(yolo_model *m, void *blk) {
     yolo_sppelan *s = (yolo_sppelan *)blk;
-    int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
+    int c = s->cv1.c2;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     for (int i = 0; i < 4; i++) {
         if (i) yolo_op(m, pools[i])->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
-        yolo_op(m, &s->cat)->copy_channels(pools[i]->data, c, 0, s->cat.data, 4 * c, i * c, B, c, HW, 0);
+        yolo_op(m, &s->cat)->concat(pools[i], 0, &s->cat, i * c, c);
     }
 }
 
@@ -3574,7 +3612,7 @@ static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
     }
     for (int j = 0, off = 0; j < L->nfrom; j++) {
         yolo_tensor *t = yolo_layer_input(m, L, j);
-        m->be->copy_channels(t->data, t->c, 0, L->own.data, L->c_out, off, t->n, t->c, t->h * t->w, 0);
+        m->be->concat(t, 0, &L->own, off, t->c);
         off += t->c;
     }
 }
@@ -3773,12 +3811,14 @@ void yolo_forward(yolo_model *m, int train) {
         m->be->place(m->place[m->place_next], m->nplace[m->place_next]);
         m->place_next = 1;
     } else m->be->place(NULL, 0);
+    m->store = !train && m->fused ? m->precision : YOLO_FP32;
     yolo_image_make(m, 1);     /* uploaded (again) */
     yolo_forward_layers(m, train, 0);
 }
 
 void yolo_forward_all(yolo_model *m) {
     m->be->place(NULL, 0);
+    m->store = YOLO_FP32;
     yolo_image_make(m, 1);
     yolo_forward_layers(m, 0, 1);
 }
@@ -3955,18 +3995,21 @@ static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, i
 static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
     yolo_detect *d = L->det;
     int no = 4 * YOLO_REG_MAX + d->nc;
+    yolo_precision store = m->store;
     for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
             yolo_tensor *x = yolo_layer_input(m, L, b * 3 + l);
             for (int s = 0; s < 3; s++) {
+                if (s == 2) m->store = YOLO_FP32;   /* the last convs and the maps in float32: decoding reads them */
                 yolo_conv_forward(m, &d->box[b][l][s], s ? &d->box[b][l][s - 1].y : x, train);
                 yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
             }
             yolo_tensor *o = &d->out[b][l];
             yolo_out_resize(m, o, x, no, x->h, x->w, train);
             const yolo_backend *be = yolo_op(m, o);
-            be->copy_channels(d->box[b][l][2].y.data, 4 * YOLO_REG_MAX, 0, o->data, no, 0, x->n, 4 * YOLO_REG_MAX, x->h * x->w, 0);
-            be->copy_channels(d->cls[b][l][2].y.data, d->nc, 0, o->data, no, 4 * YOLO_REG_MAX, x->n, d->nc, x->h * x->w, 0);
+            be->concat(&d->box[b][l][2].y, 0, o, 0, 4 * YOLO_REG_MAX);
+            be->concat(&d->cls[b][l][2].y, 0, o, 4 * YOLO_REG_MAX, d->nc);
+            m->store = store;
         }
 }
 
@@ -4865,6 +4908,8 @@ static void yolo_plan_resize_add_forward(const yolo_tensor *x, int c0, yolo_tens
 static void yolo_plan_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {}
 static void yolo_plan_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc, int B,
                                     int C, int HW, int accumulate) {}
+static void yolo_plan_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {}
+static void yolo_plan_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
 static void yolo_plan_optim_update(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
                                    yolo_real *vmax, size_t n) {}
 static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) {}
@@ -4934,11 +4979,11 @@ static const yolo_backend yolo_planner = {
     .bn_train_forward = yolo_plan_bn_train_forward, .bn_eval_forward = yolo_plan_bn_eval_forward,
     .bn_act_backward = yolo_plan_bn_act_backward,
     .silu_forward = yolo_plan_elementwise, .silu_backward = yolo_plan_silu_backward,
-    .add = yolo_plan_elementwise, .accumulate = yolo_plan_accumulate,
+    .add = yolo_plan_add, .accumulate = yolo_plan_accumulate,
     .avgpool2_forward = yolo_plan_avgpool2_forward, .avgpool2_backward = yolo_plan_avgpool2_backward,
     .maxpool_forward = yolo_plan_maxpool_forward, .maxpool_backward = yolo_plan_maxpool_backward,
     .resize_add_forward = yolo_plan_resize_add_forward, .resize_add_backward = yolo_plan_resize_add_backward,
-    .copy_channels = yolo_plan_copy_channels,
+    .copy_channels = yolo_plan_copy_channels, .concat = yolo_plan_concat,
     .optim_update = yolo_plan_optim_update, .lerp = yolo_plan_lerp, .sumsq = yolo_plan_sumsq,
     .loss = yolo_plan_loss, .decode = yolo_plan_decode, .nms = yolo_plan_nms,
     .sync = yolo_plan_sync, .memory = yolo_plan_memory, .reserve = yolo_plan_reserve, .place = yolo_plan_place,

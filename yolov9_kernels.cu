@@ -575,12 +575,71 @@ __device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s 
 __device__ inline float d_silu(float x) { return x * d_sigmoid(x); }
 __device__ inline float bn_act(float u, int act) { return act ? d_silu(u) : u; }
 
-/* y = the sum plus the bias, through the SiLU when act (a folded Conv's whole forward) */
+/* A tensor's store (yolo_tensor.store): YOLO_FP32, NCHW floats; YOLO_BF16
+   or YOLO_FP16, NHWC, two bytes a value, rounded to nearest even where it
+   is written. value_at is where value (b, c, p) of a tensor of C channels
+   and HW pixels lies, get_value and put_value read and write it. */
+static size_t store_bytes(int store) { return store == YOLO_FP32 ? sizeof(float) : 2; }
+__device__ inline size_t value_at(int store, int b, int C, int c, int HW, int p) {
+    return store == YOLO_FP32 ? ((size_t)b * C + c) * HW + p : ((size_t)b * HW + p) * C + c;
+}
+__device__ inline float get_value(const void *t, int store, size_t i) {
+    if (store == YOLO_FP32) return ((const float *)t)[i];
+    if (store == YOLO_BF16) return __bfloat162float(((const __nv_bfloat16 *)t)[i]);
+    return __half2float(((const __half *)t)[i]);
+}
+__device__ inline void put_value(void *t, int store, size_t i, float v) {
+    if (store == YOLO_FP32) ((float *)t)[i] = v;
+    else if (store == YOLO_BF16) ((__nv_bfloat16 *)t)[i] = __float2bfloat16_rn(v);
+    else ((__half *)t)[i] = __float2half_rn(v);
+}
+
+/* forward, B from an input held NHWC in two bytes (a low-precision inference
+   pass) whose channels do not come in 8s: n = (b, oy, ox), k = (ci, ky, kx) */
+struct FwdNhwcB {
+    const void *x; ConvGeo c; int gi, store;
+    struct Col { size_t xb; int iy0, ix0; };   /* where image b's group channels start; the window's corner */
+    struct Walk { size_t xb; int iy0, ix0, ci, ky, kx; };
+    __device__ Col col(int n) const {
+        int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        Col q = { (size_t)b * c.H * c.W * c.C1 + gi * c.c1g, oy * c.s - c.p, ox * c.s - c.p };
+        return q;
+    }
+    __device__ Walk walk(const Col &q, int k) const {
+        Tap t = im2col_tap(c, k);
+        Walk w = { q.xb, q.iy0, q.ix0, t.ci, t.ky, t.kx };
+        return w;
+    }
+    __device__ float next(Walk &w) const {
+        int iy = w.iy0 + w.ky, ix = w.ix0 + w.kx;
+        float v = iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? 0.f : get_value(x, store, w.xb + ((size_t)iy * c.W + ix) * c.C1 + w.ci);
+        if (++w.kx == c.k) { w.kx = 0; if (++w.ky == c.k) { w.ky = 0; w.ci++; } }
+        return v;
+    }
+};
+
+/* y = the sum plus the bias, through the SiLU when act (a folded Conv's
+   whole forward), stored as y's store says */
 struct FwdStore {
-    float *y; const float *bias; ConvGeo c; int gi, act;
+    void *y; const float *bias; ConvGeo c; int gi, act, store;
     __device__ void operator()(int m, int n, float v) const {
         int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
-        y[((size_t)b * c.C2 + co) * P + pp] = bn_act(v + (bias ? bias[co] : 0.f), act);
+        put_value(y, store, value_at(store, b, c.C2, co, P, pp), bn_act(v + (bias ? bias[co] : 0.f), act));
+    }
+    /* sums v of channels m..m+7 (m a multiple of 8, C2 too) of pixel n into an NHWC store: one 16-byte store */
+    __device__ void store8(int m, int n, const float (&v)[8]) const {
+        int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
+        float u[8];
+        #pragma unroll
+        for (int j = 0; j < 8; j++) u[j] = bn_act(v[j] + (bias ? bias[co + j] : 0.f), act);
+        uint4 q;
+        if (store == YOLO_BF16)
+            q = make_uint4(pack2<__nv_bfloat16>(u[0], u[1]), pack2<__nv_bfloat16>(u[2], u[3]),
+                           pack2<__nv_bfloat16>(u[4], u[5]), pack2<__nv_bfloat16>(u[6], u[7]));
+        else
+            q = make_uint4(pack2<__half>(u[0], u[1]), pack2<__half>(u[2], u[3]), pack2<__half>(u[4], u[5]),
+                           pack2<__half>(u[6], u[7]));
+        *(uint4 *)((unsigned short *)y + ((size_t)b * P + pp) * c.C2 + co) = q;
     }
 };
 
@@ -815,6 +874,38 @@ template <int R, bool KOUTER> struct RunMap {
     __device__ static int dst(int tid, int j, int ld) { return KOUTER ? kof(tid, j) * ld + row(tid, j) : row(tid, j) * ld + kof(tid, j); }
 };
 
+/* The staged kernel's epilogue, from its tile of sums Cs[BM][LDC] in
+   shared memory: row by row, consecutive threads taking consecutive n, so
+   that a warp's stores of an NCHW output are 32 consecutive pixels of one
+   channel (the accumulators' own layout scatters them over 8 channels). */
+template <int BM, int BN, class EP>
+__device__ inline void store_rows(const EP &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
+    for (int e = tid; e < BM * BN; e += 256) {
+        int r = e / BN, col = e % BN, m = m0 + r, n = n0 + col;
+        if (m < M && n < N) ep(m, n, Cs[r * LDC + col]);
+    }
+}
+template <int BM, int BN, class EP>
+__device__ inline void store_tile(const EP &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
+    store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid);
+}
+/* A forward into an NHWC store: 8 channels of a pixel a thread, one
+   16-byte store (a staged conv's groups have their channels in 8s), with
+   consecutive threads on consecutive pixels, so that a warp's reads of the
+   tile fall in 32 different banks. */
+template <int BM, int BN>
+__device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
+    if (ep.store == YOLO_FP32) { store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid); return; }
+    for (int e = tid; e < BM / 8 * BN; e += 256) {
+        int col = e % BN, r = e / BN * 8, m = m0 + r, n = n0 + col;
+        if (m >= M || n >= N) continue;
+        float v[8];
+        #pragma unroll
+        for (int j = 0; j < 8; j++) v[j] = Cs[(r + j) * LDC + col];
+        ep.store8(m, n, v);
+    }
+}
+
 template <class T, int BM, int BN, bool KOUTER, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if __CUDA_ARCH__ >= 800
@@ -883,10 +974,7 @@ __global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int k
     }
     cp_async_wait<0>();
     /* the epilogue through shared memory (the ring is free now): the tile
-       as floats, then row by row, consecutive threads taking consecutive
-       n, so that a warp's stores of an NCHW output are 32 consecutive
-       pixels of one channel (the accumulators' own layout scatters them
-       over 8 channels) */
+       as floats, then out by store_tile */
     static_assert(BM * (BN + 4) * 4 <= S::BYTES, "the float tile fits in the ring");
     float *Cs = (float *)smem;
     const int LDC = BN + 4;
@@ -899,10 +987,7 @@ __global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int k
             for (int q = 0; q < 4; q++)
                 Cs[(wm * WM + i * 16 + lane / 4 + q / 2 * 8) * LDC + wn * WN + j * 8 + lane % 4 * 2 + q % 2] = acc[i][j][q];
     __syncthreads();
-    for (int e = tid; e < BM * BN; e += 256) {
-        int r = e / BN, col = e % BN, m = m0 + r, n = n0 + col;
-        if (m < M && n < N) ep(m, n, Cs[r * LDC + col]);
-    }
+    store_tile<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid);
 #endif
 }
 
@@ -1013,6 +1098,8 @@ struct DwTapStore {
 template <class T> __device__ inline T round_to(float v);
 template <> __device__ inline __nv_bfloat16 round_to<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 template <> __device__ inline __half round_to<__half>(float v) { return __float2half_rn(v); }
+__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline float to_float(__half v) { return __half2float(v); }
 /* x [B][C][HW] float -> y [B][HW][C] T through a shared tile of 64
    channels x 32 pixels: a warp reads 32 pixels of a channel (128
    coalesced bytes), and each thread then writes 8 channels of a pixel as
@@ -1071,16 +1158,18 @@ static int stage_images(const ConvGeo &c, yolo_precision prec, size_t per_image)
     size_t wbytes = yolo_arena_bytes((size_t)c.C2 * c.c1g * c.k * c.k * 2);
     if (prec == YOLO_FP32 || c.c1g % 8 || c.c2g % 8 || wbytes + 512 + per_image > STAGE_BYTES) return 0;
     if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
-    size_t n = (STAGE_BYTES - wbytes - 512) / per_image;   /* 512: each copy's start rounded up to 256 bytes */
+    /* 512: each copy's start rounded up to 256 bytes; no copies an image (an NHWC input): the whole batch */
+    size_t n = per_image ? (STAGE_BYTES - wbytes - 512) / per_image : (size_t)c.B;
     return n < (size_t)c.B ? (int)n : c.B;
 }
 
 static const char *const STAGE_NAME[2] = { "conv staging 1x1", "conv staging 3x3" };   /* by kernel size */
 
-/* the forward of images [b0, b0 + nb) at a time: x staged NHWC, each group one product */
+/* the forward of images [b0, b0 + nb) at a time: x staged NHWC (x_nhwc: x
+   is stored so already), each group one product, y written in its store */
 template <class T>
-static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w, const float *bias, int act, int nb,
-                                int k, yolo_precision prec, float *y) {
+static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const float *bias,
+                                int act, int nb, int k, yolo_precision prec, void *y, int y_store) {
     int K = c.c1g * k * k, P = c.Ho * c.Wo;
     T *wf = (T *)g_stage, *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
     prof_begin();
@@ -1090,14 +1179,18 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const float *w
     for (int b0 = 0; b0 < c.B; b0 += nb) {
         ConvGeo cc = c;
         cc.B = min(nb, c.B - b0);
-        prof_begin();
-        to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
-        prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * c.C1 * c.H * c.W);
+        const T *xb = xs;
+        if (x_nhwc) xb = x_nhwc + (size_t)b0 * c.C1 * c.H * c.W;
+        else {
+            prof_begin();
+            to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
+            prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * c.C1 * c.H * c.W);
+        }
         prof_begin();
         for (int gi = 0; gi < c.g; gi++) {
             RowsStA<T> la = { wf, K, gi * c.c2g };
-            FwdStB<T> lb = { xs, cc, gi, fastdiv(c.c1g) };
-            FwdStore ep = { y + (size_t)b0 * c.C2 * P, bias, cc, gi, act };
+            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
+            FwdStore ep = { (char *)y + (size_t)b0 * c.C2 * P * store_bytes(y_store), bias, cc, gi, act, y_store };
             gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
         }
         prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
@@ -1168,19 +1261,33 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const float *
 static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float *b, int C2, int k, int s, int g,
                               int act, yolo_precision prec, yolo_tensor *y) {
     ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
-    int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo;
-    int nb = stage_images(c, prec, (size_t)c.H * c.W * c.C1 * 2);
+    int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo, x_nhwc = x->store != YOLO_FP32;
+    if (x_nhwc && x->store != (int)prec) {
+        fprintf(stderr, "yolov9: conv2d_forward: an input stored in %s for products in %s\n",
+                yolo_precision_name((yolo_precision)x->store), yolo_precision_name(prec));
+        exit(1);
+    }
+    int nb = stage_images(c, prec, x_nhwc ? 0 : (size_t)c.H * c.W * c.C1 * 2);
     if (nb) {
-        if (prec == YOLO_BF16) conv_forward_staged<__nv_bfloat16>(c, x->data, w, b, act, nb, k, prec, y->data);
-        else conv_forward_staged<__half>(c, x->data, w, b, act, nb, k, prec, y->data);
+        if (prec == YOLO_BF16)
+            conv_forward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w, b, act,
+                                               nb, k, prec, y->data, y->store);
+        else
+            conv_forward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, b, act, nb, k, prec,
+                                        y->data, y->store);
         return;
     }
     prof_begin();
     for (int gi = 0; gi < g; gi++) {
         FwdA la = { w, K, gi, c.c2g };
-        FwdB lb = { x->data, c, gi };
-        FwdStore ep = { y->data, b, c, gi, act };
-        gemm(prec, c.c2g, N, K, 1, la, lb, ep);
+        FwdStore ep = { y->data, b, c, gi, act, y->store };
+        if (x_nhwc) {
+            FwdNhwcB lb = { x->data, c, gi, x->store };
+            gemm(prec, c.c2g, N, K, 1, la, lb, ep);
+        } else {
+            FwdB lb = { x->data, c, gi };
+            gemm(prec, c.c2g, N, K, 1, la, lb, ep);
+        }
     }
     prof_end(FWD_NAME[prec][k != 1], 2.0 * N * C2 * K, 0);
 }
@@ -1416,6 +1523,9 @@ __global__ void silu_back_kernel(const float *dy, const float *a, const float *b
     }
 }
 __global__ void add_kernel(float *y, const float *a, const float *b, size_t n) { GRID_STRIDE(i, n) y[i] = a[i] + b[i]; }
+template <class T> __global__ void add_stored_kernel(T *y, const T *a, const T *b, size_t n) {
+    GRID_STRIDE(i, n) y[i] = round_to<T>(to_float(a[i]) + to_float(b[i]));
+}
 __global__ void accumulate_kernel(float *y, const float *x, size_t n) { GRID_STRIDE(i, n) y[i] += x[i]; }
 
 static void cu_silu_forward(float *y, const float *a, const float *b, size_t n) {
@@ -1428,10 +1538,25 @@ static void cu_silu_backward(const float *dy, const float *a, const float *b, fl
     silu_back_kernel<<<grid_for(n), 256>>>(dy, a, b, da, db, n); CK_LAUNCH("silu_back_kernel");
     prof_end("silu backward", 0, 4.0 * 7 * n);
 }
-static void cu_add(float *y, const float *a, const float *b, size_t n) {
+/* an op that reads and writes tensors of one store */
+static void same_store(const yolo_tensor *x, const yolo_tensor *y, const char *op) {
+    if (x->store == y->store) return;
+    fprintf(stderr, "yolov9: %s: an input stored in %s for an output in %s\n", op,
+            yolo_precision_name((yolo_precision)x->store), yolo_precision_name((yolo_precision)y->store));
+    exit(1);
+}
+static void cu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
+    size_t n = (size_t)y->n * y->c * y->h * y->w;
+    same_store(a, y, "add");
+    same_store(b, y, "add");
     prof_begin();
-    add_kernel<<<grid_for(n), 256>>>(y, a, b, n); CK_LAUNCH("add_kernel");
-    prof_end("add", 0, 4.0 * 3 * n);
+    if (y->store == YOLO_FP32) add_kernel<<<grid_for(n), 256>>>(y->data, a->data, b->data, n);
+    else if (y->store == YOLO_BF16)
+        add_stored_kernel<<<grid_for(n), 256>>>((__nv_bfloat16 *)y->data, (const __nv_bfloat16 *)a->data,
+                                                (const __nv_bfloat16 *)b->data, n);
+    else add_stored_kernel<<<grid_for(n), 256>>>((__half *)y->data, (const __half *)a->data, (const __half *)b->data, n);
+    CK_LAUNCH("add_kernel");
+    prof_end("add", 0, store_bytes(y->store) * 3.0 * n);
 }
 static void cu_accumulate(float *y, const float *x, size_t n) {
     prof_begin();
@@ -1495,11 +1620,53 @@ __global__ void maxpool_back_kernel(const float *x, const float *dy, float *dx, 
     }
 }
 
+/* The same forwards on NHWC two-byte stores (a low-precision inference
+   pass): one thread per output value, channels fastest, so that a warp
+   reads and writes 32 neighbouring values; the sums in the CPU's order,
+   each result rounded to T as the CPU twin rounds it. */
+struct NhwcAt { int b, y, x, c; };   /* value i of [B][Ho][Wo][C] */
+__device__ inline NhwcAt nhwc_at(size_t i, int C, int Ho, int Wo) {
+    NhwcAt a;
+    a.c = (int)(i % C); i /= C;
+    a.x = (int)(i % Wo); i /= Wo;
+    a.y = (int)(i % Ho); a.b = (int)(i / Ho);
+    return a;
+}
+template <class T> __global__ void avgpool2_nhwc_kernel(const T *x, T *y, size_t n, int C, int H, int W) {
+    GRID_STRIDE(i, n) {
+        NhwcAt o = nhwc_at(i, C, H - 1, W - 1);
+        const T *p = x + (((size_t)o.b * H + o.y) * W + o.x) * C + o.c;
+        size_t row = (size_t)W * C;
+        y[i] = round_to<T>((to_float(p[0]) + to_float(p[C]) + to_float(p[row]) + to_float(p[row + C])) * 0.25f);
+    }
+}
+/* the window's largest value (the maximum is exact in T: no rounding) */
+template <class T> __global__ void maxpool_nhwc_kernel(const T *x, T *y, size_t n, int C, int H, int W, int Ho, int Wo,
+                                                       int k, int s, int pad) {
+    GRID_STRIDE(i, n) {
+        NhwcAt o = nhwc_at(i, C, Ho, Wo);
+        const T *p = x + (size_t)o.b * H * W * C + o.c;
+        T best = p[0];
+        bool any = false;
+        for (int iy = max(0, o.y * s - pad); iy < min(H, o.y * s - pad + k); iy++)
+            for (int ix = max(0, o.x * s - pad); ix < min(W, o.x * s - pad + k); ix++) {
+                T v = p[((size_t)iy * W + ix) * C];
+                if (!any || to_float(v) > to_float(best)) { best = v; any = true; }
+            }
+        y[i] = best;
+    }
+}
+
 static void cu_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;
+    same_store(x, y, "avgpool");
     prof_begin();
-    avgpool2_kernel<<<grid_for(n), 256>>>(x->data, y->data, n, x->h, x->w); CK_LAUNCH("avgpool2_kernel");
-    prof_end("avgpool forward", 0, 4.0 * 2 * n);
+    if (y->store == YOLO_FP32) avgpool2_kernel<<<grid_for(n), 256>>>(x->data, y->data, n, x->h, x->w);
+    else if (y->store == YOLO_BF16)
+        avgpool2_nhwc_kernel<<<grid_for(n), 256>>>((const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)y->data, n, x->c, x->h, x->w);
+    else avgpool2_nhwc_kernel<<<grid_for(n), 256>>>((const __half *)x->data, (__half *)y->data, n, x->c, x->h, x->w);
+    CK_LAUNCH("avgpool2_kernel");
+    prof_end("avgpool forward", 0, store_bytes(y->store) * 5.0 * n);
 }
 static void cu_avgpool2_backward(const yolo_tensor *y, float *dx, int H, int W) {
     size_t n = (size_t)y->n * y->c * H * W;
@@ -1509,9 +1676,16 @@ static void cu_avgpool2_backward(const yolo_tensor *y, float *dx, int H, int W) 
 }
 static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;
+    same_store(x, y, "maxpool");
     prof_begin();
-    maxpool_kernel<<<grid_for(n), 256>>>(x->data, y->data, n, x->h, x->w, y->h, y->w, k, s, pad); CK_LAUNCH("maxpool_kernel");
-    prof_end("maxpool forward", 0, 4.0 * 2 * n);
+    if (y->store == YOLO_FP32) maxpool_kernel<<<grid_for(n), 256>>>(x->data, y->data, n, x->h, x->w, y->h, y->w, k, s, pad);
+    else if (y->store == YOLO_BF16)
+        maxpool_nhwc_kernel<<<grid_for(n), 256>>>((const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)y->data, n, x->c, x->h,
+                                                  x->w, y->h, y->w, k, s, pad);
+    else maxpool_nhwc_kernel<<<grid_for(n), 256>>>((const __half *)x->data, (__half *)y->data, n, x->c, x->h, x->w, y->h,
+                                                   y->w, k, s, pad);
+    CK_LAUNCH("maxpool_kernel");
+    prof_end("maxpool forward", 0, store_bytes(y->store) * 2.0 * n);
 }
 static void cu_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, float *dx) {
     size_t n = (size_t)x->n * x->c * x->h * x->w;
@@ -1532,6 +1706,15 @@ __global__ void resize_add_kernel(const float *x, int xc, int xh, int xw, int c0
         int r = (int)(i % ((size_t)Ho * Wo)), b = (int)(nc / C), c = (int)(nc % C);
         int sy = nearest_src(r / Wo, xh, Ho), sx = nearest_src(r % Wo, xw, Wo);
         y[i] += x[(((size_t)b * xc + c0 + c) * xh + sy) * xw + sx];
+    }
+}
+/* the same on NHWC two-byte stores, as avgpool2_nhwc_kernel */
+template <class T> __global__ void resize_add_nhwc_kernel(const T *x, int xc, int xh, int xw, int c0, T *y, size_t n, int C,
+                                                          int Ho, int Wo) {
+    GRID_STRIDE(i, n) {
+        NhwcAt o = nhwc_at(i, C, Ho, Wo);
+        int sy = nearest_src(o.y, xh, Ho), sx = nearest_src(o.x, xw, Wo);
+        y[i] = round_to<T>(to_float(y[i]) + to_float(x[(((size_t)o.b * xh + sy) * xw + sx) * xc + c0 + o.c]));
     }
 }
 /* Gathered, one thread per source pixel: the outputs that copied it form a
@@ -1559,10 +1742,16 @@ __global__ void resize_add_back_kernel(const float *dy, float *dx, int xc, int x
 }
 static void cu_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;
+    same_store(x, y, "nearest resize");
     prof_begin();
-    resize_add_kernel<<<grid_for(n), 256>>>(x->data, x->c, x->h, x->w, c0, y->data, n, y->c, y->h, y->w);
+    if (y->store == YOLO_FP32) resize_add_kernel<<<grid_for(n), 256>>>(x->data, x->c, x->h, x->w, c0, y->data, n, y->c, y->h, y->w);
+    else if (y->store == YOLO_BF16)
+        resize_add_nhwc_kernel<<<grid_for(n), 256>>>((const __nv_bfloat16 *)x->data, x->c, x->h, x->w, c0,
+                                                     (__nv_bfloat16 *)y->data, n, y->c, y->h, y->w);
+    else resize_add_nhwc_kernel<<<grid_for(n), 256>>>((const __half *)x->data, x->c, x->h, x->w, c0, (__half *)y->data, n,
+                                                      y->c, y->h, y->w);
     CK_LAUNCH("resize_add_kernel");
-    prof_end("nearest resize forward", 0, 4.0 * 3 * n);
+    prof_end("nearest resize forward", 0, store_bytes(y->store) * 3.0 * n);
 }
 static void cu_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {
     size_t n = (size_t)y->n * y->c * x->h * x->w;   /* one thread per source pixel */
@@ -2119,6 +2308,50 @@ static void cu_pin(void *host, size_t bytes, int pin) {
     else CK(cudaHostUnregister(host));
 }
 
+/* The forward's channel copies, between tensors as their stores hold them.
+   Between two NHWC stores a copy is, per pixel, a run of C two-byte values:
+   16 bytes (8 channels) a thread when every channel count and offset is a
+   multiple of 8, else 2. Between stores of two kinds (the head's maps:
+   NHWC two bytes into NCHW floats) value by value, in the destination's
+   order. */
+template <class V> __global__ void concat_nhwc_kernel(const V *src, int src_c, int sc, V *dst, int dst_c, int dc, int C,
+                                                      size_t n) {
+    const int per = sizeof(V) / 2, runs = C / per;   /* values a V holds; V's a pixel */
+    GRID_STRIDE(i, n) {
+        size_t p = i / runs;
+        int j = (int)(i % runs);
+        dst[(p * dst_c + dc) / per + j] = src[(p * src_c + sc) / per + j];
+    }
+}
+__global__ void concat_any_kernel(const void *src, int ss, int src_c, int sc, void *dst, int ds, int dst_c, int dc, int C,
+                                  int HW, size_t n) {
+    GRID_STRIDE(i, n) {
+        int b, c, p;   /* pixels fastest into an NCHW destination, channels into an NHWC one */
+        if (ds == YOLO_FP32) { p = (int)(i % HW); c = (int)(i / HW % C); b = (int)(i / HW / C); }
+        else { c = (int)(i % C); p = (int)(i / C % HW); b = (int)(i / C / HW); }
+        put_value(dst, ds, value_at(ds, b, dst_c, dc + c, HW, p), get_value(src, ss, value_at(ss, b, src_c, sc + c, HW, p)));
+    }
+}
+static void cu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {
+    int B = src->n, HW = src->h * src->w;
+    if (src->store == YOLO_FP32 && dst->store == YOLO_FP32) {
+        cu_copy_channels(src->data, src->c, sc, dst->data, dst->c, dc, B, C, HW, 0);
+        return;
+    }
+    size_t n = (size_t)B * C * HW;
+    prof_begin();
+    if (src->store == dst->store && C % 8 == 0 && src->c % 8 == 0 && sc % 8 == 0 && dst->c % 8 == 0 && dc % 8 == 0)
+        concat_nhwc_kernel<<<grid_for(n / 8), 256>>>((const uint4 *)src->data, src->c, sc, (uint4 *)dst->data, dst->c, dc,
+                                                     C, n / 8);
+    else if (src->store == dst->store)
+        concat_nhwc_kernel<<<grid_for(n), 256>>>((const unsigned short *)src->data, src->c, sc, (unsigned short *)dst->data,
+                                                 dst->c, dc, C, n);
+    else
+        concat_any_kernel<<<grid_for(n), 256>>>(src->data, src->store, src->c, sc, dst->data, dst->store, dst->c, dc, C, HW, n);
+    CK_LAUNCH("concat_kernel");
+    prof_end("channel copy (stored)", 0, (double)(store_bytes(src->store) + store_bytes(dst->store)) * n);
+}
+
 /* ------------------------------------------------------------------------ */
 /* the table                                                                */
 /* ------------------------------------------------------------------------ */
@@ -2135,7 +2368,7 @@ static yolo_backend yolo_cuda = {
     .avgpool2_forward = cu_avgpool2_forward, .avgpool2_backward = cu_avgpool2_backward,
     .maxpool_forward = cu_maxpool_forward, .maxpool_backward = cu_maxpool_backward,
     .resize_add_forward = cu_resize_add_forward, .resize_add_backward = cu_resize_add_backward,
-    .copy_channels = cu_copy_channels,
+    .copy_channels = cu_copy_channels, .concat = cu_concat,
     .optim_update = cu_optim_update, .lerp = cu_lerp, .sumsq = cu_sumsq,
     .loss = cu_loss, .decode = cu_decode, .nms = cu_nms,
     .sync = cu_sync, .memory = cu_memory, .reserve = cu_reserve, .place = cu_place,

@@ -172,6 +172,130 @@ static void test_pixels(size_t n) {
     free(p); free(y); G->release(y_d);
 }
 
+/* Low-precision stores (yolo_tensor.store: a folded inference pass in bf16
+   or half): the CPU twin holds NCHW floats rounded to the store's
+   precision, the GPU NHWC two-byte values. A stored tensor is made on both
+   sides from the same floats by each backend's concat into the store, and
+   read back as floats by the GPU's concat out of it, then compared with the
+   twin: every op of the pass, including those two copies, exactly (the
+   same float sums in the same order, rounded as the twin rounds), but the
+   conv, whose sums run in another order. */
+static pair mk_stored(yolo_precision store, int n, int c, int h, int w, float lo, float hi) {
+    pair f = mk(n, c, h, w, lo, hi), p;
+    memset(&p, 0, sizeof p);
+    yolo_tensor_resize(&yolo_cpu, &p.h, n, c, h, w, 0);
+    yolo_tensor_resize(G, &p.d, n, c, h, w, 0);
+    p.h.store = p.d.store = store;
+    yolo_cpu.concat(&f.h, 0, &p.h, 0, c);
+    G->concat(&f.d, 0, &p.d, 0, c);
+    drop(&f);
+    return p;
+}
+/* every byte 0xff: a NaN in bf16 and in half (and in float) */
+static void poison_stored(pair *p) {
+    size_t bytes = yolo_numel(&p->d) * sizeof(float);
+    unsigned char *h = (unsigned char *)malloc(bytes);
+    memset(h, 0xff, bytes);
+    G->upload(p->d.data, h, bytes);
+    free(h);
+}
+/* the device's stored values as floats, beside the twin's */
+static float *stored_values(const pair *p) {
+    yolo_tensor f;
+    memset(&f, 0, sizeof f);
+    yolo_tensor_resize(G, &f, p->d.n, p->d.c, p->d.h, p->d.w, 0);
+    G->concat(&p->d, 0, &f, 0, p->d.c);
+    float *h = tohost(f.data, yolo_numel(&f));
+    yolo_tensor_free(G, &f);
+    return h;
+}
+static void check_stored(const char *op, const char *what, const pair *p, double tol) {
+    float *h = stored_values(p), *d = todev(h, yolo_numel(&p->h));
+    check(op, what, p->h.data, d, yolo_numel(&p->h), tol);
+    free(h); G->release(d);
+}
+
+/* The ops of a low-precision inference pass between the convs: channel
+   copies (runs of 8 channels, odd runs, into the head's float32 maps), the
+   shortcut's add, the pools and the nearest resize. */
+static void test_stored(yolo_precision store, int B, int C, int H, int W) {
+    char name[96];
+    const char *sn = yolo_precision_name(store);
+    pair x = mk_stored(store, B, C, H, W, -3, 3), a = mk_stored(store, B, C, H, W, -3, 3);
+    pair cat = mk_stored(store, B, C + 16, H, W, -1, 1), map = mk(B, C + 3, H, W, -1, 1);
+    snprintf(name, sizeof name, "concat %s B%d %dx%dx%d", sn, B, C, H, W);
+    yolo_cpu.concat(&x.h, 0, &cat.h, 8, C); G->concat(&x.d, 0, &cat.d, 8, C);
+    check_stored(name, "8s", &cat, 0);
+    yolo_cpu.concat(&x.h, 1, &cat.h, 3, C - 1); G->concat(&x.d, 1, &cat.d, 3, C - 1);
+    check_stored(name, "odd", &cat, 0);
+    yolo_cpu.concat(&x.h, 0, &map.h, 2, C); G->concat(&x.d, 0, &map.d, 2, C);
+    check(name, "to fp32", map.h.data, map.d.data, yolo_numel(&map.h), 0);
+    pair y = mk_stored(store, B, C, H, W, 0, 1);
+    snprintf(name, sizeof name, "add %s B%d %dx%dx%d", sn, B, C, H, W);
+    poison_stored(&y);
+    yolo_cpu.add(&x.h, &a.h, &y.h); G->add(&x.d, &a.d, &y.d);
+    check_stored(name, "forward", &y, 0);
+    pair ap = mk_stored(store, B, C, H - 1, W - 1, 0, 1);
+    snprintf(name, sizeof name, "avgpool 2x2 s1 %s B%d %dx%dx%d", sn, B, C, H, W);
+    poison_stored(&ap);
+    yolo_cpu.avgpool2_forward(&x.h, &ap.h); G->avgpool2_forward(&x.d, &ap.d);
+    check_stored(name, "forward", &ap, 0);
+    static const int ks[2][3] = { { 3, 2, 1 }, { 5, 1, 2 } };
+    for (int v = 0; v < 2; v++) {
+        int k = ks[v][0], s = ks[v][1], p = ks[v][2];
+        pair mp = mk_stored(store, B, C, (H + 2 * p - k) / s + 1, (W + 2 * p - k) / s + 1, 0, 1);
+        snprintf(name, sizeof name, "maxpool %dx%d s%d p%d %s B%d %dx%dx%d", k, k, s, p, sn, B, C, H, W);
+        poison_stored(&mp);
+        yolo_cpu.maxpool_forward(&x.h, k, s, p, &mp.h); G->maxpool_forward(&x.d, k, s, p, &mp.d);
+        check_stored(name, "forward", &mp, 0);
+        drop(&mp);
+    }
+    pair r = mk_stored(store, B, C - 1, 2 * H + 1, 3 * W, -1, 1);
+    snprintf(name, sizeof name, "resize chunk %s B%d %dx%dx%d", sn, B, C, H, W);
+    yolo_cpu.resize_add_forward(&x.h, 1, &r.h); G->resize_add_forward(&x.d, 1, &r.d);
+    check_stored(name, "forward", &r, 0);
+    drop(&x); drop(&a); drop(&cat); drop(&map); drop(&y); drop(&ap); drop(&r);
+}
+
+/* A folded conv (bias and SiLU) of a low-precision inference pass: its
+   input stored as the conv before it left it (x_stored) or float32 (the
+   image), its output in the store (y_stored), against the twin. The float
+   sums run in another order, so where a sum lies near the midpoint of two
+   values of T the two round apart by one unit of the last place: a
+   relative error under 2^-9 (bf16) or 2^-12 (half) overall. A float32
+   output (the head's last convs, bias and no SiLU, whose maps the decoding
+   reads) only sees the sums' order: 1e-5, as test_conv. Poisoned first,
+   run twice, the same bits. */
+static void test_conv_stored(yolo_precision prec, int x_stored, int y_stored, int B, int C1, int H, int W, int C2, int k,
+                             int s, int g) {
+    char name[96];
+    snprintf(name, sizeof name, "conv %s %dx%d s%d g%d B%d %dx%dx%d->%d %s->%s", yolo_precision_name(prec), k, k, s, g, B,
+             C1, H, W, C2, x_stored ? "stored" : "fp32", y_stored ? "stored" : "fp32");
+    int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1, act = y_stored;
+    size_t nw = (size_t)C2 * (C1 / g) * k * k, ny = (size_t)B * C2 * Ho * Wo;
+    pair x = x_stored ? mk_stored(prec, B, C1, H, W, -1, 1) : mk(B, C1, H, W, -1, 1);
+    pair y = y_stored ? mk_stored(prec, B, C2, Ho, Wo, 0, 1) : mk(B, C2, Ho, Wo, 0, 1);
+    float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1), *w_d = todev(w, nw), *b_d = todev(b, C2), *first = NULL;
+    yolo_cpu.conv2d_forward(&x.h, w, b, C2, k, s, g, act, prec, &y.h);
+    for (int run = 0; run < 2; run++) {
+        poison_stored(&y);
+        G->conv2d_forward(&x.d, w_d, b_d, C2, k, s, g, act, prec, &y.d);
+        float *now = stored_values(&y);
+        if (run == 0) {
+            check_stored(name, "forward", &y, !y_stored ? 1e-5 : prec == YOLO_BF16 ? 0x1p-9 : 0x1p-12);
+            first = now;
+        } else {
+            int same = !memcmp(first, now, ny * sizeof(float));
+            if (same) g_pass++; else g_fail++;
+            printf("  %-34s run twice: the same bits  %s\n", name, same ? "ok" : "FAIL");
+            free(first); free(now);
+        }
+    }
+    drop(&x); drop(&y);
+    free(w); free(b);
+    G->release(w_d); G->release(b_d);
+}
+
 static void test_elementwise(size_t n) {
     float *a = rnd(n, -4, 4), *b = rnd(n, -4, 4), *dy = rnd(n, -1, 1), *da = rnd(n, -1, 1), *db = rnd(n, -1, 1);
     float *a_d = todev(a, n), *b_d = todev(b, n), *dy_d = todev(dy, n), *da_d = todev(da, n), *db_d = todev(db, n);
@@ -181,7 +305,9 @@ static void test_elementwise(size_t n) {
     yolo_cpu.silu_backward(dy, a, b, da, db, n); G->silu_backward(dy_d, a_d, b_d, da_d, db_d, n);
     check("silu(a + b)", "da", da, da_d, n, 1e-5);
     check("silu(a + b)", "db", db, db_d, n, 1e-5);
-    yolo_cpu.add(y, a, b, n); G->add(y_d, a_d, b_d, n);
+    yolo_tensor ta = { .n = 1, .c = 1, .h = 1, .w = (int)n, .data = a }, tb = ta, ty = ta, ta_d = ta, tb_d = ta, ty_d = ta;
+    tb.data = b; ty.data = y; ta_d.data = a_d; tb_d.data = b_d; ty_d.data = y_d;
+    yolo_cpu.add(&ta, &tb, &ty); G->add(&ta_d, &tb_d, &ty_d);
     check("add", "forward", y, y_d, n, 1e-6);
     yolo_cpu.accumulate(da, b, n); G->accumulate(da_d, b_d, n);
     check("accumulate", "forward", da, da_d, n, 1e-6);
@@ -392,6 +518,19 @@ int main(void) {
         test_conv(prec, 2, 136, 21, 19, 144, 3, 1, 1, 0);   /* 128 x 128 tiles, M past one tile */
         test_conv(prec, 3, 16, 64, 45, 24, 3, 1, 1, 1);     /* the weight gradient in k-slices */
         test_conv(prec, 3, 8, 2501, 2501, 8, 3, 2, 1, 1);   /* 125 MB of copies an image: chunks of 2 images, then 1 */
+        /* a low-precision inference pass: outputs stored NHWC, inputs read as stored */
+        test_conv_stored(prec, 0, 1, 3, 3, 17, 13, 16, 3, 2, 1);    /* the image (Cin 3) into the store */
+        test_conv_stored(prec, 0, 1, 1, 8, 15, 13, 48, 3, 1, 1);    /* a float32 input staged */
+        test_conv_stored(prec, 1, 1, 3, 16, 19, 11, 80, 3, 1, 1);   /* stored in, stored out: no staging copy */
+        test_conv_stored(prec, 1, 1, 1, 64, 11, 9, 96, 3, 2, 4);    /* groups of 16 -> 24 channels, stride 2 */
+        test_conv_stored(prec, 1, 1, 2, 136, 21, 19, 144, 1, 1, 1); /* 128 x 128 tiles, M past one tile */
+        test_conv_stored(prec, 1, 1, 3, 5, 9, 7, 80, 3, 1, 1);      /* channels not in 8s: read value by value */
+        test_conv_stored(prec, 1, 1, 2, 16, 9, 7, 3, 1, 1, 1);      /* 3 outputs, not in 8s: stored value by value */
+        test_conv_stored(prec, 1, 0, 3, 64, 9, 7, 64, 1, 1, 4);     /* a head's last box conv: groups 4, float32 map */
+        test_conv_stored(prec, 1, 0, 2, 16, 9, 7, 3, 1, 1, 1);      /* a head's last class conv, 3 classes: float32 map */
+        test_stored(prec, 1, 16, 9, 7);
+        test_stored(prec, 3, 24, 8, 11);
+        test_stored(prec, 2, 5, 40, 36);                          /* odd channels: two-byte copies */
     }
     test_bn(1, 7, 5, 3, 1);
     test_bn(3, 13, 9, 11, 0);

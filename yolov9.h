@@ -8666,22 +8666,31 @@ int yolo_dp_join(const yolo_dp *dp, const yolo_backend *be, char *err) {
     return be->group_join(dp->rank, dp->world, yolo_mpi_bcast, err);
 }
 
+/* The next range of BatchNorm running statistics in the values from
+   param k on: [*off, *off + *n), a layer's mean and variance side by
+   side in one range; returns the param after it, or -1 when none is left */
+static int yolo_dp_next_stats(const yolo_model *m, int k, size_t *off, size_t *n) {
+    for (; k < m->nparams && m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR; k++) {}
+    if (k == m->nparams) return -1;
+    *off = m->params[k].offset; *n = 0;
+    for (; k < m->nparams && (m->params[k].kind == YOLO_P_RUNNING_MEAN || m->params[k].kind == YOLO_P_RUNNING_VAR) &&
+           m->params[k].offset == *off + *n; k++) *n += m->params[k].numel;
+    return k;
+}
+
 void yolo_dp_sum_grads(const yolo_dp *dp, yolo_model *m) {
     if (!dp->mpi) return;
     const yolo_backend *be = m->be;
-    for (int k = 0; k < m->nparams; k++) {   /* rank 0's running statistics into their gradient slots */
-        const yolo_param *p = &m->params[k];
-        if (p->kind != YOLO_P_RUNNING_MEAN && p->kind != YOLO_P_RUNNING_VAR) continue;
-        if (dp->rank == 0) be->copy(m->grads + p->offset, m->values + p->offset, p->numel * sizeof(yolo_real));
-        else be->zero(m->grads + p->offset, p->numel * sizeof(yolo_real));
+    size_t off, n, bytes = sizeof(yolo_real);
+    for (int k = 0; (k = yolo_dp_next_stats(m, k, &off, &n)) >= 0;) {   /* rank 0's statistics into their gradient slots */
+        if (dp->rank == 0) be->copy(m->grads + off, m->values + off, n * bytes);
+        else be->zero(m->grads + off, n * bytes);
     }
     if (be->group_sum) be->group_sum(m->grads, m->nvalues);
     else yolo_mpi_sum(dp, m->grads, m->nvalues);
-    for (int k = 0; k < m->nparams; k++) {   /* and out again: every process holds rank 0's, the slots are zero */
-        const yolo_param *p = &m->params[k];
-        if (p->kind != YOLO_P_RUNNING_MEAN && p->kind != YOLO_P_RUNNING_VAR) continue;
-        be->copy(m->values + p->offset, m->grads + p->offset, p->numel * sizeof(yolo_real));
-        be->zero(m->grads + p->offset, p->numel * sizeof(yolo_real));
+    for (int k = 0; (k = yolo_dp_next_stats(m, k, &off, &n)) >= 0;) {   /* and out: every process holds rank 0's, the slots are zero */
+        be->copy(m->values + off, m->grads + off, n * bytes);
+        be->zero(m->grads + off, n * bytes);
     }
 }
 

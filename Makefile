@@ -1,6 +1,8 @@
 # yolov9.c — `make` builds the programs and tests: with cc alone (the CPU
-# reference), plus the CUDA backend when nvcc is found. `make test` runs
-# the CPU tests; `make test-cuda` the GPU ones (on a machine with a GPU).
+# reference), plus the CUDA backend when nvcc is found, plus data-parallel
+# training (train under mpirun) when mpicc is found, over NCCL on the GPU
+# when nccl.h is found too. `make test` runs the CPU tests; `make
+# test-cuda` the GPU ones (on a machine with a GPU).
 CC        ?= cc
 CFLAGS    ?= -O2 -march=native -fopenmp -Wall -Wno-format-truncation -Wno-stringop-overflow
 LDLIBS    = -ljpeg -lstb -lm -lpthread
@@ -21,6 +23,22 @@ endif
 # the GPU's test programs, built where nvcc is
 CUDA_TESTS = tests/test_cuda tests/bench_train
 
+# data parallel (yolov9.h section 16): train and its test built with mpicc
+# (Open MPI: Debian's openmpi-bin libopenmpi-dev) and YOLO_MPI; without
+# mpicc every program is one process. The CUDA backend sums over the GPUs
+# with NCCL: nccl.h and libnccl.so.2 in NCCL_HOME, found beside the CUDA
+# toolkit or in PyTorch's nvidia-nccl package.
+MPICC     ?= $(shell command -v mpicc 2>/dev/null)
+NCCL_HOME ?= $(firstword $(foreach d,$(CUDA_HOME) $(wildcard /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl),\
+               $(if $(wildcard $(d)/include/nccl.h),$(d))))
+NCCL_LIB  = $(firstword $(foreach d,$(NCCL_HOME)/lib $(NCCL_HOME)/lib64,$(if $(wildcard $(d)/libnccl.so*),$(d))))
+ifneq ($(MPICC),)
+TRAIN_CC  = $(MPICC) -DYOLO_MPI
+DP_TESTS  = tests/test_dp
+else
+TRAIN_CC  = $(CC)
+endif
+
 # the CUDA backend's object and ptxas's report of its kernels (registers,
 # spills: tests/gpu_check.sh reads it) are built into tests/, so that the
 # top level holds only sources and the three programs
@@ -28,18 +46,30 @@ ifneq ($(NVCC),)
 GPU_OBJ   = tests/yolov9_kernels.o
 GPU_LIBS  = -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -lstdc++ -ldl -lpthread -lrt
 GPU_TESTS = $(CUDA_TESTS)
+ifneq ($(MPICC),)
+ifneq ($(NCCL_LIB),)
+NVFLAGS  += -DYOLO_NCCL -I$(NCCL_HOME)/include
+GPU_LIBS += -L$(NCCL_LIB) -Wl,-rpath,$(NCCL_LIB) -l:libnccl.so.2
+endif
+endif
 endif
 
 PROGS = detect train val
-TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only $(GPU_TESTS)
+TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only $(GPU_TESTS) $(DP_TESTS)
 
 all: $(PROGS) $(TESTS)
 
 tests/yolov9_kernels.o: yolov9_kernels.cu yolov9.h
 	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> tests/yolov9_kernels.ptxas.txt || (cat tests/yolov9_kernels.ptxas.txt; false)
 
-detect train val: %: %.c yolov9.h $(GPU_OBJ)
+detect val: %: %.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
+
+train: train.c yolov9.h $(GPU_OBJ)
+	$(TRAIN_CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
+
+tests/test_dp: tests/test_dp.c yolov9.h $(GPU_OBJ)
+	$(MPICC) -DYOLO_MPI $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
 tests/golden_check tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
@@ -72,7 +102,7 @@ tests/cxx_check: tests/golden_check.c tests/test_model_only.c yolov9.h
 	@touch $@
 
 test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only tests/cxx_check \
-      tests/asan_detect tests/fuzz
+      tests/asan_detect tests/fuzz $(DP_TESTS)
 	@fail=0; n=0; run() { n=$$((n + 1)); "$$@" || fail=$$((fail + 1)); }; \
 	run ./tests/test_weights; \
 	run ./tests/test_plan; \
@@ -93,6 +123,7 @@ test: detect train val tests/golden_check tests/test_grad tests/test_weights tes
 	run sh tests/test_val.sh; \
 	run sh tests/test_official.sh; \
 	run sh tests/test_fuzz.sh; \
+	if [ -n "$(DP_TESTS)" ]; then run sh tests/test_dp.sh; fi; \
 	echo "programs: $$((n - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
 test-cuda: tests/test_cuda tests/golden_check

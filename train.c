@@ -3,6 +3,8 @@
 
      ./train --cfg yolov9-s --data coco128.yaml --batch 16 --epochs 100
      ./train --resume [runs/train/exp/weights/last.safetensors]
+     mpirun -np 2 ./train ... --batch 128   (data parallel: one process per GPU,
+                                             64 pictures each; a build with MPI)
 
    The official train_dual.py flags with their arity (./train --help lists
    them; those that do not apply here say so in one line), and ours:
@@ -21,7 +23,7 @@
 typedef struct {
     const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume, *cache, *precision;
     int epochs, batch, img, cos_lr, flat_cos_lr, fixed_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, dry_run;
-    int nosave, noplots, patience, save_period, rect, image_weights, multi_scale, single_cls, quad, ckpt;
+    int nosave, noplots, patience, save_period, rect, image_weights, multi_scale, single_cls, quad, ckpt, sync_bn;
     double label_smoothing;
     yolo_ints freeze;
     double mem_budget;       /* bytes, 0: none */
@@ -55,7 +57,7 @@ static void parse_args(train_args *a, int argc, char **argv) {
         { "--multi-scale", YOLO_FLAG_BOOL, &a->multi_scale, "vary the image size +/- 50%", 0 },
         { "--single-cls", YOLO_FLAG_BOOL, &a->single_cls, "train multi-class data as one class", 0 },
         { "--optimizer", YOLO_FLAG_STR, &a->optimizer, "SGD, Adam, AdamW or LION (SGD)", 0 },
-        { "--sync-bn", YOLO_FLAG_BOOL, NULL, "one device: no SyncBatchNorm", 0 },
+        { "--sync-bn", YOLO_FLAG_BOOL, &a->sync_bn, "SyncBatchNorm across processes: not implemented", 0 },
         { "--workers", YOLO_FLAG_INT, &a->workers, "loader threads (8)", 0 },
         { "--project", YOLO_FLAG_STR, &a->project, "save to PROJECT/NAME (runs/train)", 0 },
         { "--name", YOLO_FLAG_STR, &a->name, "save to PROJECT/NAME (exp)", 0 },
@@ -69,7 +71,7 @@ static void parse_args(train_args *a, int argc, char **argv) {
         { "--freeze", YOLO_FLAG_INTS, &a->freeze, "freeze layers: the first N, or a list: 0 1 2", 0 },
         { "--save-period", YOLO_FLAG_INT, &a->save_period, "save weights/epochN every N epochs (off: -1)", 0 },
         { "--seed", YOLO_FLAG_INT, &a->seed, "global seed (0)", 0 },
-        { "--local_rank", YOLO_FLAG_INT, NULL, "one device: no DDP", 0 },
+        { "--local_rank", YOLO_FLAG_INT, NULL, "torch.distributed's: mpirun gives each process its rank", 0 },
         { "--min-items", YOLO_FLAG_INT, &a->min_items, "skip training pictures with fewer labels (0)", 0 },
         { "--close-mosaic", YOLO_FLAG_INT, &a->close_mosaic, "no mosaic in the last N epochs (0)", 0 },
         { "--entity", YOLO_FLAG_STR, NULL, "no W&B logging", 0 },
@@ -207,6 +209,8 @@ static int largest_batch(yolo_model *m, const yolo_dataset *tr, const yolo_datas
 /* Everything a run holds from one step to the next. */
 typedef struct {
     train_args a;
+    yolo_dp dp;              /* this process of a data-parallel run (world 1: the only one) */
+    int share;               /* pictures of each batch this process trains on: batch / world */
     char ckpt[1024], save_dir[1024], saved_args[4096], saved_hyp[2048];   /* resumed from; the run's folder; its flags, hyp */
     char wdir[1100], last[1200], best[1200], csv[1200];
     int start_epoch, best_epoch, batch_given, nc;
@@ -294,6 +298,12 @@ static void read_args(train_run *r, int argc, char **argv) {
     r->batch_given = a->batch != 0;
     if (!r->batch_given) a->batch = 16;
     if (a->batch < 1 || a->epochs < 1 || a->img < 1) die("train: --batch-size, --epochs and --img must be positive");
+    int world = r->dp.world;
+    if (a->batch % world) { fprintf(stderr, "train: --batch-size %d must be a multiple of the %d processes\n", a->batch, world); exit(2); }
+    r->share = a->batch / world;
+    if (a->sync_bn && world > 1)
+        die("train: --sync-bn: SyncBatchNorm is not implemented; without it each process's BatchNorm normalises by its own share");
+    if (a->sync_bn) fprintf(stderr, "train: --sync-bn has no effect in one process, as the official without DDP\n");
     a->img = yolo_check_img_size(a->img, 64, "train");
     if (!strcmp(a->optimizer, "SGD")) r->kind = YOLO_SGD;
     else if (!strcmp(a->optimizer, "Adam")) r->kind = YOLO_ADAM;
@@ -333,22 +343,25 @@ static void open_data(train_run *r) {
 static int plan_memory(train_run *r) {
     train_args *a = &r->a;
     char err[YOLO_ERR];
-    r->be = yolo_backend_select(a->device, err);
-    if (!r->be) die(err);
+    char gpu[16];   /* several processes on the GPU: each takes the one of its place on the machine */
+    snprintf(gpu, sizeof gpu, "%d", r->dp.local_rank);
+    int own_gpu = r->dp.world > 1 && (!a->device || !*a->device || !strcmp(a->device, "cuda"));
+    r->be = yolo_backend_select(own_gpu ? gpu : a->device, err);
+    if (!r->be || yolo_dp_join(&r->dp, r->be, err)) die(err);
     yolo_model *m = &r->m;
     if (yolo_model_for_weights(m, a->cfg, a->resume ? r->ckpt : a->weights, r->nc, 0, err)) die(err);
     yolo_model_set_names(m, r->names);
     yolo_model_init_weights(m, (uint64_t)a->seed);
     const yolo_dataset *tr = &r->train_set, *va = &r->val_set;
     if (a->mem_budget > 0) {   /* choose recompute and, unless --batch is given, the batch */
-        size_t act, full = run_plan(m, tr, va, &r->hyp, a, r->kind, a->batch, 0, &act);
-        size_t ck = run_plan(m, tr, va, &r->hyp, a, r->kind, a->batch, 1, &act);
+        size_t act, full = run_plan(m, tr, va, &r->hyp, a, r->kind, r->share, 0, &act);
+        size_t ck = run_plan(m, tr, va, &r->hyp, a, r->kind, r->share, 1, &act);
         if (full <= a->mem_budget) a->ckpt = 0;
         else if (ck <= a->mem_budget && (r->batch_given || a->ckpt)) a->ckpt = 1;
         else if (r->batch_given || ck <= a->mem_budget) {
             if (ck > a->mem_budget) {
                 int b = largest_batch(m, tr, va, &r->hyp, a, r->kind, 1);
-                fprintf(stderr, "train: batch %d needs %.2f GB (%.2f GB with --ckpt), over the budget of %.2f GB; %s\n", a->batch,
+                fprintf(stderr, "train: batch %d needs %.2f GB (%.2f GB with --ckpt), over the budget of %.2f GB; %s\n", r->share,
                         full / 1e9, ck / 1e9, a->mem_budget / 1e9, b ? "" : "not even batch 1 with --ckpt fits");
                 if (b) fprintf(stderr, "train: batch %d with --ckpt would fit\n", b);
                 exit(1);
@@ -361,22 +374,24 @@ static int plan_memory(train_run *r) {
                         run_plan(m, tr, va, &r->hyp, a, r->kind, 1, 1, &act) / 1e9, a->mem_budget / 1e9);
                 exit(1);
             }
-            if (b0 >= b1 / 2 && b0 > 0) { a->batch = b0; a->ckpt = 0; } else { a->batch = b1; a->ckpt = 1; }
+            if (b0 >= b1 / 2 && b0 > 0) { r->share = b0; a->ckpt = 0; } else { r->share = b1; a->ckpt = 1; }
         }
+        a->batch = r->share * r->dp.world;
         printf("memory budget %.2f GB: batch %d%s\n", a->mem_budget / 1e9, a->batch, a->ckpt ? " with --ckpt" : "");
     }
-    if (a->quad && a->batch < 4) die("train: --quad collates every 4 pictures into one: the batch must be at least 4");
+    if (a->quad && r->share < 4) die("train: --quad collates every 4 pictures into one: each process's batch must be at least 4");
     size_t act;
-    r->plan = run_plan(m, tr, va, &r->hyp, a, r->kind, a->batch, a->ckpt, &act);
+    r->plan = run_plan(m, tr, va, &r->hyp, a, r->kind, r->share, a->ckpt, &act);
     size_t state = yolo_model_state_bytes(m, r->kind), spare = r->plan - act - state - YOLO_BACKEND_SCRATCH_BYTES;
-    printf("memory plan: %.2f GB = activations, gradients and loss %.2f%s + weights, gradients, optimizer, EMA %.2f"
-           " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", r->plan / 1e9, act / 1e9, a->ckpt ? " (--ckpt)" : "",
+    printf("memory plan%s: %.2f GB = activations, gradients and loss %.2f%s + weights, gradients, optimizer, EMA %.2f"
+           " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", r->dp.world > 1 ? " of each process" : "", r->plan / 1e9, act / 1e9, a->ckpt ? " (--ckpt)" : "",
            state / 1e9, spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     /* on the GPU the batches go over as uint8 pixels, read in place from pinned memory */
-    yolo_loader_init(&r->tl, tr, &r->hyp, a->batch, a->img, loader_mode(a) | (r->be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0),
+    yolo_loader_init(&r->tl, tr, &r->hyp, r->share, a->img, loader_mode(a) | (r->be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0),
                      a->workers);
+    if (yolo_loader_shard(&r->tl, r->dp.rank, r->dp.world)) die("train: --rect is not implemented with several processes");
     yolo_loader_pin(&r->tl, r->be);
-    yolo_loader_init(&r->vl, va, &r->hyp, a->batch, a->img, YOLO_LOADER_VAL, a->workers);
+    yolo_loader_init(&r->vl, va, &r->hyp, r->share, a->img, YOLO_LOADER_VAL, a->workers);
     yolo_loader_share(&r->vl, &r->tl);   /* validation runs between epochs: one set of batch buffers */
     return a->dry_run;
 }
@@ -422,9 +437,8 @@ static void prepare(train_run *r) {
     }
 }
 
-/* 5. the run's folder (a resumed run's own), its settings and results.csv;
-   the learning-rate schedule */
-static void open_run(train_run *r) {
+/* the run's folder (a resumed run's own), its settings and results.csv */
+static void write_run(train_run *r) {
     const train_args *a = &r->a;
     if (!a->resume) yolo_run_dir(a->project, a->name, a->exist_ok, r->save_dir, sizeof r->save_dir);
     snprintf(r->wdir, sizeof r->wdir, "%s/weights", r->save_dir);
@@ -455,8 +469,16 @@ static void open_run(train_run *r) {
         for (int k = 0; k < 16; k++) fprintf(f, "%20s%s", cols[k], k < 15 ? "," : "\n");
         fclose(f);
     }
-    printf("%s on %s, %s, batch %d (accumulating to 64 by %d), img %d, %d epochs; results in %s\n", a->cfg, r->be->name,
-           a->optimizer, a->batch, r->accumulate, a->img, a->epochs, r->save_dir);
+}
+
+/* 5. the run's folder, its settings and results.csv (written by process 0
+   alone); the learning-rate schedule */
+static void open_run(train_run *r) {
+    const train_args *a = &r->a;
+    if (r->dp.rank == 0) write_run(r);
+    printf("%s on %s, %s, batch %d", a->cfg, r->be->name, a->optimizer, a->batch);
+    if (r->dp.world > 1) printf(" (%d processes of %d)", r->dp.world, r->share);
+    printf(" (accumulating to 64 by %d), img %d, %d epochs; results in %s\n", r->accumulate, a->img, a->epochs, r->save_dir);
     if (r->tl.nbatch == 0) die("train: --quad needs at least 4 training pictures");   /* the only way to have no batch */
     yolo_schedule_init(&r->sched, &r->hyp, a->epochs, a->batch, r->tl.nbatch, r->lr_shape);
     yolo_schedule_start(&r->sched, &r->opt, r->start_epoch);
@@ -491,7 +513,7 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
     for (yolo_batch *bt; (bt = yolo_loader_next(tl));) {
         long ni = bt->index + nb * epoch;
         int acc = yolo_schedule_batch(&r->sched, &r->opt, epoch, ni);
-        if (!a->noplots && ni < 3) {   /* the first mosaics, as the official */
+        if (!a->noplots && ni < 3 && r->dp.rank == 0) {   /* the first mosaics, as the official (process 0's share) */
             snprintf(picture, sizeof picture, "%s/train_batch%ld.jpg", r->save_dir, ni);
             yolo_plot_batch(picture, yolo_batch_images(bt), bt->B, bt->H, bt->W, bt->targets, bt->nt, m->names);
         }
@@ -503,7 +525,8 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
             exit(1);
         }
         yolo_backward(m);
-        if (ni - r->last_step >= acc) {   /* optimizer step: clip at norm 10, then EMA */
+        if (ni - r->last_step >= acc) {   /* optimizer step: the processes' gradients summed, clipped at norm 10, then EMA */
+            yolo_dp_sum_grads(&r->dp, m);
             /* --quad: the official multiplies the loss by 4, clipping the 4 times larger
                gradient (here the gradient is scaled by 4 and clipped at 10 / 4) */
             double norm, gain = a->quad ? 4 : 1;
@@ -516,8 +539,9 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
         for (int k = 0; k < 3; k++) log->mloss[k] = (log->mloss[k] * nbatch + r->L.items[k]) / (nbatch + 1);
         /* the official x/lr0..2: its parameter groups are biases, weights, BN weights */
         log->lr[0] = r->opt.lr[YOLO_P_BIAS]; log->lr[1] = r->opt.lr[YOLO_P_WEIGHT]; log->lr[2] = r->opt.lr[YOLO_P_BN_WEIGHT];
-        nbatch++; instances = bt->nt; images += bt->B;
-        /* the official bar's columns, and ours: images a second, the share of time spent waiting for data */
+        nbatch++; instances = bt->nt; images += bt->B * r->dp.world;
+        /* the official bar's columns (process 0's losses), and ours: images a second (all processes'), the share of
+           time spent waiting for data */
         size_t in_use = 0, peak = 0;
         if (nbatch == nb) r->be->sync();
         r->be->memory(&in_use, &peak);
@@ -646,9 +670,12 @@ static void free_run(train_run *r) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     static train_run r;   /* (large: the paths and the saved flags) */
+    char err[YOLO_ERR] = "";
+    if (yolo_dp_start(&r.dp, err)) die(err);
+    if (r.dp.rank > 0 && !freopen("/dev/null", "w", stdout)) die("train: cannot silence the output of a process other than 0");
     read_args(&r, argc, argv);
     open_data(&r);
-    if (plan_memory(&r)) return 0;   /* --dry-run */
+    if (plan_memory(&r)) { yolo_dp_end(&r.dp); return 0; }   /* --dry-run */
     prepare(&r);
     open_run(&r);
     double run_t0 = yolo_now(), stop_fitness = 0;
@@ -660,15 +687,17 @@ int main(int argc, char **argv) {
         yolo_metrics mt;
         memset(&mt, 0, sizeof mt);
         int final_epoch = epoch == r.a.epochs - 1 || possible_stop;
-        if (!r.a.noval || final_epoch) validate_ema(&r, &mt);
-        double fi = yolo_fitness(&mt);
+        if ((!r.a.noval || final_epoch) && r.dp.rank == 0) validate_ema(&r, &mt);
+        double fi = yolo_fitness(&mt);   /* process 0's, which every process takes for its decisions */
+        yolo_dp_broadcast(&r.dp, &fi, sizeof fi);
+        yolo_dp_broadcast(&r.dp, r.maps, r.nc * sizeof(double));
         log.epoch_seconds = yolo_now() - t0;
         if (fi > r.best_fitness) { r.best_fitness = fi; r.best_epoch = epoch; }
         /* early stopping as the official EarlyStopping: no fitness at least as good for --patience epochs */
         if (fi >= stop_fitness) { stop_fitness = fi; stop_epoch = epoch; }
         int stop = r.a.patience > 0 && epoch - stop_epoch >= r.a.patience;
         possible_stop = r.a.patience > 0 && epoch - stop_epoch >= r.a.patience - 1;
-        save_epoch(&r, epoch, &log, &mt, fi == r.best_fitness, final_epoch || stop);
+        if (r.dp.rank == 0) save_epoch(&r, epoch, &log, &mt, fi == r.best_fitness, final_epoch || stop);
         yolo_metrics_free(&mt);
         epochs_run++;
         if (stop) {
@@ -679,7 +708,8 @@ int main(int argc, char **argv) {
         }
         fflush(stdout);
     }
-    finish(&r, epochs_run, run_t0);
+    if (r.dp.rank == 0) finish(&r, epochs_run, run_t0);
     free_run(&r);
+    yolo_dp_end(&r.dp);
     return 0;
 }

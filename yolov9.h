@@ -21,6 +21,9 @@
      YOLO_REAL    the scalar type of every tensor, float by default. The
                   gradient-check test builds with double so that finite
                   differences are precise; files on disk are always float32.
+     YOLO_MPI     data parallel training (section 16) over MPI: build with
+                  mpicc and run under mpirun. Without it every program is
+                  one process (world 1), and mpi.h is not needed.
      YOLO_NO_DATA the model alone (a port, a lab): leaves out datasets,
                   pictures, augmentation, the loader and its threads,
                   validation and plots, and with them libjpeg, stb and
@@ -65,6 +68,8 @@
     15. plots: results.png, the confusion matrix, the precision-recall
         curves, labels.jpg and the mosaics of batches, drawn with
         stb_image_write and stb_easy_font (YOLO_NO_DATA leaves them out)
+    16. data parallel: one process per GPU, the gradients summed over them
+        (NCCL on the GPU, MPI on the CPU; YOLO_MPI)
 
    The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
    comments say where a detail comes from when it is easy to get wrong. */
@@ -328,6 +333,13 @@ typedef struct yolo_backend {
        mapped on the GPU, so pixels_to_input reads it in place), or no
        longer (pin 0, before it is freed) */
     void (*pin)(void *host, size_t bytes, int pin);
+    /* data parallel (section 16), where the backend sums over processes
+       itself (the CUDA one through NCCL; NULL elsewhere: the sum goes
+       through MPI on the host): join the group of `world` processes as
+       `rank`, bcast handing rank 0's bytes to every one (0, or -1 and err);
+       x summed over the group, in place, the same sum in every process */
+    int (*group_join)(int rank, int world, void (*bcast)(void *bytes, size_t n), char *err);
+    void (*group_sum)(yolo_real *x, size_t n);
 } yolo_backend;
 
 /* ------------------------------------------------------------------------ */
@@ -710,7 +722,9 @@ typedef struct yolo_loader {
     int nbatch, nworkers, depth;  /* batches an epoch, threads, slots: one a thread builds into, the one the
                                      consumer holds, and one ready ahead */
     uint64_t seed;           /* of this epoch: the order and every picture's draws */
-    int *order;              /* [ds->n] */
+    int *order;              /* [ds->n] the epoch's order, the same in every process */
+    int rank, world;         /* yolo_loader_shard: this process takes places rank, rank + world, ... of it (0, 1: all) */
+    int n;                   /* pictures an epoch: ds->n, or this process's share ceil(ds->n / world) */
     int *bw, *bh;            /* [nbatch] rectangular batch shapes */
     yolo_batch *slots;       /* [depth], their buffers made once for the largest batch */
     int shares_images;       /* its slots' images belong to another loader (yolo_loader_share) */
@@ -1080,6 +1094,9 @@ void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, doub
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
+/* data parallel: this process's share of every epoch, as torch's
+   DistributedSampler (0; -1 for rectangles with world > 1: not sharded) */
+int  yolo_loader_shard(yolo_loader *ld, int rank, int world);
 /* the slots' pixels pinned for be, which then reads them in place */
 void yolo_loader_pin(yolo_loader *ld, const yolo_backend *be);
 double yolo_loader_rate(const yolo_loader *ld);
@@ -1150,6 +1167,22 @@ void yolo_val_plots_hook(void *ctx, int id, const yolo_det *d, int n);
    _pred.jpg into dir; frees what v gathered */
 int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *names, const char *dir);
 #endif /* YOLO_NO_DATA */
+
+/* data parallel (section 16): one process per GPU (or per share of the
+   CPU), started by mpirun; world 1 without it, or in a build without MPI */
+typedef struct {
+    int rank, world;         /* this process, of how many */
+    int local_rank;          /* its place among those on its machine: the GPU it takes */
+    int mpi;                 /* 1: MPI was started (and is finished by yolo_dp_end) */
+} yolo_dp;
+int  yolo_dp_start(yolo_dp *dp, char *err);
+/* after the backend is chosen, before training: the CUDA backend joins its NCCL group */
+int  yolo_dp_join(const yolo_dp *dp, const yolo_backend *be, char *err);
+/* the gradients summed over the processes, and rank 0's BatchNorm statistics to all */
+void yolo_dp_sum_grads(const yolo_dp *dp, yolo_model *m);
+/* rank 0's bytes (host memory) to every process */
+void yolo_dp_broadcast(const yolo_dp *dp, void *bytes, size_t n);
+void yolo_dp_end(yolo_dp *dp);
 
 #ifdef __cplusplus
 }
@@ -7506,22 +7539,30 @@ static yolo_rng yolo_sample_rng(uint64_t epoch_seed, long position) {
 /* The shape of batch k, set when its slot is taken; its samples are then
    made one by one (by several threads at once) and collated last. */
 static void yolo_batch_begin(const yolo_loader *ld, int k, yolo_batch *bt) {
-    int i0 = k * ld->B, n = ld->ds->n - i0;
+    int i0 = k * ld->B, n = ld->n - i0;
     bt->index = k; bt->B = n < ld->B ? n : ld->B; bt->nt = 0;
     bt->H = ld->rect ? ld->bh[k] : ld->S; bt->W = ld->rect ? ld->bw[k] : ld->S;
 }
 
+/* The place in the epoch's whole order of this process's picture i: with
+   a shard, rank + world i, past the end wrapping round to the start (the
+   DistributedSampler pads the order with its head to a multiple of the
+   world size). */
+static long yolo_loader_place(const yolo_loader *ld, long i) { return ld->rank + (long)ld->world * i; }
+static int yolo_loader_picture(const yolo_loader *ld, long i) { return ld->order[yolo_loader_place(ld, i) % ld->ds->n]; }
+
 /* Sample j of batch k into its place in bt: pixels, id, gain and padding,
    and its boxes into bx. Every sample draws from its own random stream
-   (yolo_sample_rng), so which thread makes it changes nothing. */
+   (yolo_sample_rng, by its place in the whole epoch), so which thread or
+   which process makes it changes nothing. */
 static int yolo_make_sample(const yolo_loader *ld, int k, int j, yolo_batch *bt, yolo_boxes *bx, char *err) {
     const yolo_dataset *ds = ld->ds;
-    int i0 = k * ld->B, H = bt->H, W = bt->W, id = ld->order[i0 + j], rc, flips = 0;
+    int i0 = k * ld->B, H = bt->H, W = bt->W, id = yolo_loader_picture(ld, i0 + j), rc, flips = 0;
     yolo_image im;
     bt->ids[j] = id;
     bx->n = 0;
     if (ld->train) {
-        yolo_rng r = yolo_sample_rng(ld->seed, i0 + j);
+        yolo_rng r = yolo_sample_rng(ld->seed, yolo_loader_place(ld, i0 + j));
         rc = yolo_train_sample(ds, id, ld->S, W, H, ld->hyp, ld->mosaic && !ld->rect, &r, &im, bx, &flips, err);
         bt->gain[j] = 1; bt->padx[j] = bt->pady[j] = 0;
     } else {
@@ -7681,6 +7722,12 @@ static unsigned char *yolo_page_alloc(size_t bytes) {
     return (unsigned char *)p;
 }
 
+/* batches an epoch: with --quad a last one of fewer than 4 pictures is dropped */
+static int yolo_loader_nbatch(const yolo_loader *ld) {
+    int B = ld->B, n = ld->n;
+    return (n + B - 1) / B - (ld->quad && n % B && n % B < 4);
+}
+
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers) {
     memset(ld, 0, sizeof *ld);
     ld->ds = ds; ld->hyp = hyp; ld->B = B; ld->S = S; ld->train = mode & YOLO_LOADER_TRAIN; ld->mosaic = 1;
@@ -7688,7 +7735,8 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
     ld->multi_scale = ld->train && (mode & YOLO_LOADER_MULTI_SCALE);
     ld->quad = ld->train && (mode & YOLO_LOADER_QUAD);
     ld->pixels_only = (mode & YOLO_LOADER_UINT8) && !ld->quad && !ld->multi_scale;
-    ld->nbatch = (ds->n + B - 1) / B;
+    ld->n = ds->n; ld->world = 1;
+    ld->nbatch = yolo_loader_nbatch(ld);
     ld->nworkers = workers;
     ld->depth = workers > 0 ? workers + 2 : 1;
     ld->order = (int *)yolo_xmalloc((size_t)ds->n * sizeof(int));
@@ -7708,7 +7756,6 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
         }
         free(ar);
     }
-    if (ld->quad && ds->n % B && ds->n % B < 4) ld->nbatch--;
     ld->slots = (yolo_batch *)yolo_xcalloc(ld->depth, sizeof(yolo_batch));
     for (int s = 0; s < ld->depth; s++) {
         yolo_batch *b = &ld->slots[s];
@@ -7756,6 +7803,20 @@ void yolo_loader_pin(yolo_loader *ld, const yolo_backend *be) {
     if (ld->pinned_by) return;
     for (int s = 0; s < ld->depth; s++) be->pin(ld->slots[s].pixels, yolo_page_bytes(yolo_loader_slot_values(ld)), 1);
     ld->pinned_by = be;
+}
+
+/* Data parallel: of every epoch's order (the same in every process: one
+   seed), process `rank` of `world` takes the places rank, rank + world,
+   rank + 2 world, ..., ceil(n / world) pictures, the order padded with its
+   own head where n is not a multiple of world: torch's DistributedSampler.
+   Its batches are then made of its share. Rectangles are not sharded:
+   their batch buffers are sized for the shapes of the whole order. */
+int yolo_loader_shard(yolo_loader *ld, int rank, int world) {
+    if (ld->rect && world > 1) return -1;
+    ld->rank = rank; ld->world = world;
+    ld->n = (ld->ds->n + world - 1) / world;
+    ld->nbatch = yolo_loader_nbatch(ld);
+    return 0;
 }
 
 /* the loader's own pace: samples a second that its threads make while
@@ -8863,6 +8924,139 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
 }
 
 #endif /* YOLO_NO_DATA */
+
+/* ------------------------------------------------------------------------ */
+/* 16. data parallel: one process per GPU, gradients summed over them       */
+/* ------------------------------------------------------------------------ */
+/* The official trains on several GPUs with PyTorch DDP: one process per
+   GPU, each on its own share of every batch (--batch is the total; each
+   process takes batch / world pictures, the shares DistributedSampler
+   deals out: yolo_loader_shard). Its gradient is that of its own share's
+   loss, which the loss already scales by the share's size, times world
+   (train_dual.py: loss *= WORLD_SIZE), and DDP averages the processes'
+   gradients: the step's gradient is their SUM,
+
+       g = 1/world sum_r world d(B_r L_r)/dw = sum_r d(B_r L_r)/dw,
+
+   the gradient of one process that ran every share through and added
+   their gradients up. (Not the gradient of one process on the whole batch:
+   the loss normalises by the target scores of what it sees, here one
+   share; and each BatchNorm normalises by its own share's statistics.)
+   Everything after the sum (clipping, the optimizer, the EMA) then runs
+   the same in every process on the same numbers, so the weights stay
+   identical without being sent.
+
+   DDP also sends rank 0's buffers to the others before each forward: the
+   BatchNorm running statistics are rank 0's, updated by its own shares
+   alone. Training never reads them, the EMA and the checkpoints do: here
+   they ride along in the gradient's sum, in the gradient's own slots for
+   them (unused: they are not trained), rank 0's values and everyone
+   else's zeros, and come back as rank 0's in every process.
+
+   The sum goes over MPI on the host for the CPU backend, through the
+   backend's group_sum (NCCL) for the GPU, once per optimizer step, after
+   the backward of the last batch it accumulates (summing is linear, so
+   DDP's sum after every backward adds up to the same gradient). Its
+   order is fixed: MPI reduces onto rank 0 and hands the one result to
+   all, NCCL's ring sums each value in one place and copies it out; the
+   same world size and machine give the same numbers run after run. */
+
+#ifdef YOLO_MPI
+#include <mpi.h>
+
+/* started by mpirun (Open MPI, or an MPICH / PMI launcher) */
+static int yolo_mpi_launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"); }
+
+static int yolo_mpi_start(yolo_dp *dp, char *err) {
+    (void)err;
+    if (!yolo_mpi_launched()) return 0;
+    MPI_Init(NULL, NULL);
+    dp->mpi = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &dp->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &dp->world);
+    MPI_Comm here;   /* the processes sharing this machine's memory: local_rank picks the GPU */
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, dp->rank, MPI_INFO_NULL, &here);
+    MPI_Comm_rank(here, &dp->local_rank);
+    MPI_Comm_free(&here);
+    return 0;
+}
+
+static void yolo_mpi_bcast(void *bytes, size_t n) { MPI_Bcast(bytes, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); }
+
+/* summed onto rank 0, then rank 0's sum to everyone: one result, the same bits everywhere */
+static void yolo_mpi_sum(const yolo_dp *dp, yolo_real *x, size_t n) {
+    MPI_Datatype t = sizeof(yolo_real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
+    MPI_Reduce(dp->rank == 0 ? MPI_IN_PLACE : x, x, (int)n, t, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Bcast(x, (int)n, t, 0, MPI_COMM_WORLD);
+}
+
+static void yolo_mpi_end(void) { MPI_Finalize(); }
+#else
+/* a build without MPI is one process; started by mpirun, it says so */
+static int yolo_mpi_start(yolo_dp *dp, char *err) {
+    const char *size = getenv("OMPI_COMM_WORLD_SIZE");
+    (void)dp;
+    if (size && atoi(size) > 1)
+        return yolo_errorf(err, "this program was built without MPI: each of the %s processes would train alone "
+                                "(build with mpicc present: make, see README)", size);
+    return 0;
+}
+static void yolo_mpi_bcast(void *bytes, size_t n) { (void)bytes; (void)n; }
+static void yolo_mpi_sum(const yolo_dp *dp, yolo_real *x, size_t n) { (void)dp; (void)x; (void)n; }
+static void yolo_mpi_end(void) {}
+#endif
+
+int yolo_dp_start(yolo_dp *dp, char *err) {
+    memset(dp, 0, sizeof *dp);
+    dp->world = 1;
+    return yolo_mpi_start(dp, err);
+}
+
+/* Under mpirun the group sums even for one process (a sum of one: the same
+   numbers as without it; that is how gpu_check tests NCCL on one GPU). */
+int yolo_dp_join(const yolo_dp *dp, const yolo_backend *be, char *err) {
+    if (!dp->mpi || be == &yolo_cpu) return 0;
+    if (!be->group_join)
+        return yolo_errorf(err, "the %s backend of this build cannot sum over processes (built without NCCL: see README)", be->name);
+    return be->group_join(dp->rank, dp->world, yolo_mpi_bcast, err);
+}
+
+/* The next range of BatchNorm running statistics in the values from
+   param k on: [*off, *off + *n), a layer's mean and variance side by
+   side in one range; returns the param after it, or -1 when none is left */
+static int yolo_dp_next_stats(const yolo_model *m, int k, size_t *off, size_t *n) {
+    for (; k < m->nparams && m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR; k++) {}
+    if (k == m->nparams) return -1;
+    *off = m->params[k].offset; *n = 0;
+    for (; k < m->nparams && (m->params[k].kind == YOLO_P_RUNNING_MEAN || m->params[k].kind == YOLO_P_RUNNING_VAR) &&
+           m->params[k].offset == *off + *n; k++) *n += m->params[k].numel;
+    return k;
+}
+
+void yolo_dp_sum_grads(const yolo_dp *dp, yolo_model *m) {
+    if (!dp->mpi) return;
+    const yolo_backend *be = m->be;
+    size_t off, n, bytes = sizeof(yolo_real);
+    for (int k = 0; (k = yolo_dp_next_stats(m, k, &off, &n)) >= 0;) {   /* rank 0's statistics into their gradient slots */
+        if (dp->rank == 0) be->copy(m->grads + off, m->values + off, n * bytes);
+        else be->zero(m->grads + off, n * bytes);
+    }
+    if (be->group_sum) be->group_sum(m->grads, m->nvalues);
+    else yolo_mpi_sum(dp, m->grads, m->nvalues);
+    for (int k = 0; (k = yolo_dp_next_stats(m, k, &off, &n)) >= 0;) {   /* and out: every process holds rank 0's, the slots are zero */
+        be->copy(m->values + off, m->grads + off, n * bytes);
+        be->zero(m->grads + off, n * bytes);
+    }
+}
+
+void yolo_dp_broadcast(const yolo_dp *dp, void *bytes, size_t n) {
+    if (dp->mpi) yolo_mpi_bcast(bytes, n);
+}
+
+void yolo_dp_end(yolo_dp *dp) {
+    if (dp->mpi) yolo_mpi_end();
+    dp->mpi = 0;
+}
 
 #endif /* YOLOV9_IMPLEMENTATION_DONE */
 #endif /* YOLOV9_IMPLEMENTATION */

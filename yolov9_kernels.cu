@@ -2353,6 +2353,47 @@ static void cu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, 
 }
 
 /* ------------------------------------------------------------------------ */
+/* data parallel: the sum over the processes' GPUs (NCCL)                   */
+/* ------------------------------------------------------------------------ */
+/* Built with YOLO_NCCL (the Makefile defines it where it finds nccl.h):
+   the processes of a data-parallel run (yolov9.h section 16) form one
+   NCCL communicator, from an id that rank 0 makes and MPI hands out, and
+   sum the flat gradient buffer with ncclAllReduce on the stream every
+   kernel runs on (the default one), so the sum waits for the backward and
+   the optimizer's kernels wait for it. Without NCCL the table has no
+   group ops and a run of several processes on the GPU is refused. */
+#ifdef YOLO_NCCL
+#include <nccl.h>
+
+static ncclComm_t g_group;
+
+static int nccl_failed(ncclResult_t r, const char *what, char *err) {
+    snprintf(err, YOLO_ERR, "NCCL: %s: %s", what, ncclGetErrorString(r));
+    return -1;
+}
+
+static int cu_group_join(int rank, int world, void (*bcast)(void *bytes, size_t n), char *err) {
+    ncclUniqueId id;
+    ncclResult_t r;
+    if (rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess) return nccl_failed(r, "ncclGetUniqueId", err);
+    bcast(&id, sizeof id);
+    if ((r = ncclCommInitRank(&g_group, world, id, rank)) != ncclSuccess) return nccl_failed(r, "ncclCommInitRank", err);
+    return 0;
+}
+
+static void cu_group_sum(float *x, size_t n) {
+    ncclResult_t r = ncclAllReduce(x, x, n, ncclFloat, ncclSum, g_group, 0);
+    if (r != ncclSuccess) { fprintf(stderr, "%s:%d: NCCL error in ncclAllReduce: %s\n", __FILE__, __LINE__, ncclGetErrorString(r)); exit(1); }
+    CK_LAUNCH("ncclAllReduce");
+}
+#define CU_GROUP_JOIN cu_group_join
+#define CU_GROUP_SUM cu_group_sum
+#else
+#define CU_GROUP_JOIN NULL
+#define CU_GROUP_SUM NULL
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* the table                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -2375,6 +2416,7 @@ static yolo_backend yolo_cuda = {
     .profile = cu_profile,
     .tensor_cores = 0,   /* set by yolo_backend_cuda from the device and the build */
     .pixels_to_input = cu_pixels_to_input, .pin = cu_pin,
+    .group_join = CU_GROUP_JOIN, .group_sum = CU_GROUP_SUM,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

@@ -1,0 +1,45 @@
+#!/bin/sh
+# data-parallel training on the CPU, two processes under mpirun (a build
+# with MPI): they take exactly the steps of one process that sums both
+# shares' gradients (tests/test_dp), a two-process run of train killed
+# mid-way resumes to exactly the numbers of an uninterrupted one, and what
+# data parallelism cannot do gets one clear line. Run from the repository
+# root.
+. tests/common.sh
+# mpirun as root (CI's containers) must be allowed, two processes on fewer
+# cores oversubscribe them; containers often forbid Open MPI's cross-process
+# memory copy
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+MPIRUN="mpirun --allow-run-as-root --oversubscribe -np 2"
+
+# 1. two processes against one summing both shares (and the shards against DistributedSampler's)
+if $MPIRUN ./tests/test_dp "$T/ranks.bin" > "$T/dp.log" 2>&1; then
+    ./tests/test_dp --reference 2 "$T/one.bin" || bad "the shards differ from DistributedSampler's"
+    ./tests/test_dp --compare "$T/ranks.bin" "$T/one.bin" || bad "two processes differ from one summing both shares"
+    ./tests/test_dp --compare "$T/ranks.bin.1" "$T/one.bin" || bad "process 1's weights, EMA or BatchNorm statistics differ"
+else bad "two processes of test_dp failed"; cat "$T/dp.log"; fi
+
+# 2. train, two processes of 4 pictures: killed after epoch 2, resumed: the same last epoch as the uninterrupted run
+RUN="./train --cfg tests/golden/tiny-gelan/model.yaml --data tests/data/coco8/coco8.yaml --img 96 --batch 8 --epochs 6 --device cpu --workers 1 --project $T"
+$MPIRUN $RUN --name a > "$T/a.log" 2>&1 || { bad "two-process training run failed"; cat "$T/a.log"; }
+[ "$(grep -c 'memory plan of each process' "$T/a.log")" = 1 ] && [ "$(grep -c '^ *all ' "$T/a.log")" -ge 6 ] &&
+    ok "the plan and the progress printed once (by process 0)" || bad "the output is not process 0's alone"
+$MPIRUN $RUN --name b > "$T/b.log" 2>&1 &
+pid=$!
+while kill -0 $pid 2>/dev/null && [ "$(cat "$T/b/results.csv" 2>/dev/null | grep -c '^ *[0-9]')" -lt 3 ]; do sleep 0.2; done
+kill $pid 2>/dev/null; wait $pid 2>/dev/null
+$MPIRUN ./train --resume "$T/b/weights/last.safetensors" > "$T/b2.log" 2>&1 || { bad "two-process resume failed"; cat "$T/b2.log"; }
+ea=$(tail -n 1 "$T/a/results.csv" | cut -d, -f1-8); eb=$(tail -n 1 "$T/b/results.csv" | cut -d, -f1-8)
+rows=$(grep -c '^ *[0-9]' "$T/b/results.csv")
+if [ "$ea" = "$eb" ] && [ "$rows" = 6 ]; then ok "two processes killed and resumed: last epoch equal to the uninterrupted run ($eb)"
+else bad "two-process resume differs: '$ea' vs '$eb' ($rows rows)"; fi
+
+# 3. what it cannot do: one line, a non-zero exit
+for flags in "--batch 7" "--batch 8 --sync-bn" "--batch 8 --rect"; do
+    if $MPIRUN ./train --cfg tests/golden/tiny-gelan/model.yaml --data tests/data/coco8/coco8.yaml --img 64 --epochs 1 --device cpu \
+           --project $T --name refused $flags > /dev/null 2> "$T/r.err"; then bad "$flags accepted with two processes"
+    elif grep -q "^train: " "$T/r.err"; then ok "$flags refused: $(grep -m1 '^train: ' "$T/r.err")"
+    else bad "$flags: no clear line"; cat "$T/r.err"; fi
+done
+echo "test_dp: $fail failed"
+[ $fail = 0 ]

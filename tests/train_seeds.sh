@@ -9,8 +9,10 @@
 #   BATCH=16, WORKERS=4, LIMIT=560 (seconds before every run is stopped),
 #   FLAGS (more flags for ours, e.g. "--precision fp32"), OFLAGS (for the
 #   official, e.g. "--noval": validating each epoch changes no training
-#   draw, so epoch 99 is the same run); the official's last.pt lands in
-#   $OUT as official_seedN.pt (80 MB: over what a device call brings back);
+#   draw, so epoch 99 is the same run); KEEP="ours0 official2" brings
+#   back those runs' final weights (the official's last.pt converted by
+#   weights/convert.py) as safetensors in 15 MB pieces, $OUT/NAME.st.partaa,
+#   ab, ... (cat them; a device call brings back 8 files of 16 MB at most);
 #   OAMP=0 runs the official with AMP off (a copy of train_dual.py whose
 #   check_amp is replaced by False, written beside it as train_dual_noamp.py).
 #   LIMIT counts from the runs' start: a device call that builds ./train
@@ -44,6 +46,12 @@ for s in ${OSEEDS-0 1 2}; do
 done
 wait
 for s in ${SEEDS-0 1 2}; do cp $D/ours$s/results.csv "$OUT/ours_seed$s.csv" 2>/dev/null; done
-for s in ${OSEEDS-0 1 2}; do cp $D/official$s/results.csv "$OUT/official_seed$s.csv" 2>/dev/null
-    cp $D/official$s/weights/last.pt "$OUT/official_seed$s.pt" 2>/dev/null; done
+for s in ${OSEEDS-0 1 2}; do cp $D/official$s/results.csv "$OUT/official_seed$s.csv" 2>/dev/null; done
+for k in ${KEEP:-}; do
+    case $k in
+        ours*) st=$D/$k/weights/last.safetensors ;;
+        *) st=$D/$k.safetensors; python3 weights/convert.py $D/$k/weights/last.pt $st > /dev/null ;;
+    esac
+    split -b 15M $st "$OUT/$k.st.part" || echo "train_seeds: no weights for $k"
+done
 for f in "$OUT"/*_seed*.csv; do echo "$(basename $f): $(tail -1 $f | tr -s ' ')"; done

@@ -12,7 +12,10 @@
    after one warm-up step), img/s, the peak of device memory the run held, and then one profiled step:
    the ten most expensive ops with their achieved TFLOP/s or GB/s. The batch
    is synthetic (uniform noise, six random boxes per image): the cost of a
-   step does not depend on what the pixels show. --ckpt recomputes every
+   step does not depend on what the pixels show; it goes over as train's
+   batches do, uint8 pixels read in place from pinned host memory and
+   divided by 255 on the device (as the official's step uploads its uint8
+   batch). --ckpt recomputes every
    block's inside during backward; --dry-run prints the plan and stops
    (no device needed). --precision: the convs' products in training (bf16
    by default where the backend has tensor cores). --infer times the
@@ -112,8 +115,12 @@ int main(int argc, char **argv) {
 
     yolo_rng rng = { 7 };
     size_t npix = (size_t)B * 3 * img * img;
-    yolo_real *pixels = (yolo_real *)malloc(npix * sizeof(yolo_real));
-    for (size_t i = 0; i < npix; i++) pixels[i] = (yolo_real)yolo_rng_uniform(&rng);
+    yolo_real *pixels = (yolo_real *)malloc(npix * sizeof(yolo_real));       /* --infer: floats in [0, 1] */
+    unsigned char *bytes = (unsigned char *)malloc(npix);                    /* training: the loader's uint8 */
+    for (size_t i = 0; i < npix; i++) {
+        bytes[i] = (unsigned char)(yolo_rng_u64(&rng) % 256);
+        pixels[i] = (yolo_real)(bytes[i] / 255.0);
+    }
     int nt = 6 * B;
     yolo_real *targets = (yolo_real *)malloc((size_t)nt * 6 * sizeof(yolo_real));
     for (int t = 0; t < nt; t++) {
@@ -124,7 +131,7 @@ int main(int argc, char **argv) {
     }
     if (infer) {
         bench_infer(&m, be, B, img, steps, pixels, plan);
-        free(pixels); free(targets);
+        free(pixels); free(bytes); free(targets);
         yolo_model_free(&m);
         return 0;
     }
@@ -138,8 +145,9 @@ int main(int argc, char **argv) {
     double *ph[4];
     for (int k = 0; k < 4; k++) ph[k] = (double *)calloc(steps + 1, sizeof(double));
     printf("%s, batch %d, %dx%d, backend %s, convolutions in %s\n", cfg, B, img, img, be->name, yolo_precision_name(m.precision));
+    be->pin(bytes, npix, 1);
     for (int s = 0; s <= steps; s++) {          /* step 0 warms up */
-        yolo_set_input(&m, B, img, img, pixels);
+        yolo_set_input_pixels(&m, B, img, img, bytes);
         be->sync();
         double t0 = yolo_now();
         yolo_forward(&m, 1);
@@ -189,6 +197,7 @@ int main(int argc, char **argv) {
     yolo_optim_free(&opt);
     yolo_ema_free(&ema);
     yolo_model_free(&m);
-    free(pixels); free(targets);
+    be->pin(bytes, npix, 0);
+    free(pixels); free(bytes); free(targets);
     return 0;
 }

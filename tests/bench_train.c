@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
     yolo_rng rng = { 7 };
     size_t npix = (size_t)B * 3 * img * img;
     yolo_real *pixels = (yolo_real *)malloc(npix * sizeof(yolo_real));       /* --infer: floats in [0, 1] */
-    unsigned char *bytes = (unsigned char *)malloc(npix);                    /* training: the loader's uint8 */
+    unsigned char *bytes = yolo_page_alloc(npix);   /* training: uint8, in pages as the loader's (pinned below) */
     for (size_t i = 0; i < npix; i++) {
         bytes[i] = (unsigned char)(yolo_rng_u64(&rng) % 256);
         pixels[i] = (yolo_real)(bytes[i] / 255.0);
@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
     double *ph[4];
     for (int k = 0; k < 4; k++) ph[k] = (double *)calloc(steps + 1, sizeof(double));
     printf("%s, batch %d, %dx%d, backend %s, convolutions in %s\n", cfg, B, img, img, be->name, yolo_precision_name(m.precision));
-    be->pin(bytes, npix, 1);
+    be->pin(bytes, yolo_page_bytes(npix), 1);
     for (int s = 0; s <= steps; s++) {          /* step 0 warms up */
         yolo_set_input_pixels(&m, B, img, img, bytes);
         be->sync();
@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
     yolo_optim_free(&opt);
     yolo_ema_free(&ema);
     yolo_model_free(&m);
-    be->pin(bytes, npix, 0);
+    be->pin(bytes, yolo_page_bytes(npix), 0);
     free(pixels); free(bytes); free(targets);
     return 0;
 }

@@ -8967,10 +8967,13 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
 /* started by mpirun (Open MPI, or an MPICH / PMI launcher) */
 static int yolo_mpi_launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"); }
 
+/* MPI_Init's failure is returned; every call after it runs under
+   MPI_ERRORS_ARE_FATAL (set here, though it is MPI_COMM_WORLD's default):
+   a failed call ends the whole run with MPI's message, none returns */
 static int yolo_mpi_start(yolo_dp *dp, char *err) {
-    (void)err;
     if (!yolo_mpi_launched()) return 0;
-    MPI_Init(NULL, NULL);
+    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) return yolo_errorf(err, "MPI_Init failed: this process cannot join the others mpirun started");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     dp->mpi = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &dp->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &dp->world);

@@ -15,7 +15,9 @@ import os
 import struct
 import sys
 
-import numpy
+if len(sys.argv) not in (6, 7):
+    sys.exit('usage: python3 tests/official_val.py OFFICIAL_REPO CFG WEIGHTS.safetensors DATA.yaml OUTDIR [BATCH]')
+import numpy  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import official_env  # noqa: E402

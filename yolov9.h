@@ -2038,14 +2038,14 @@ static yolo_real *yolo_stats_new(yolo_model *m, int n) {
    intermediate tensor existed from the op that makes it to the end of the
    backward. Training cannot afford that, so each block also declares, in
    a table of rows (yolo_elan_lifetimes and its like, each just after the
-   block's backward; the Conv unit's in its init), what happens to its
-   intermediates between its ops: after which op of the forward a tensor
-   dies; before which op of the backward it is made again, and how; when
-   it dies again; when its gradient is taken and when given back. An op is
-   named by its tensor: the one it makes in the forward, the one whose
-   gradient it hands on in the backward; a block runs each op through
-   yolo_op(m, that tensor). The rows run between ops (section 9,
-   "lifetimes"); the maths never sees them. */
+   block's backward; the Conv unit's and RepConvN's in their inits),
+   what happens to its intermediates between its ops: after which op of
+   the forward a tensor dies; before which op of the backward it is made
+   again, and how; when it dies again; when its gradient is taken and when
+   given back. An op is named by its tensor: the one it makes in the
+   forward, the one whose gradient it hands on in the backward; a block
+   runs each op through yolo_op(m, that tensor). The rows run between ops
+   (section 9, "lifetimes"); the maths never sees them. */
 typedef enum {
     YOLO_FWD_AFTER,    /* in a training forward, after the op */
     YOLO_BWD_BEFORE,   /* in the backward, before the op */

@@ -337,9 +337,11 @@ typedef struct yolo_backend {
        itself (the CUDA one through NCCL; NULL elsewhere: the sum goes
        through MPI on the host): join the group of `world` processes as
        `rank`, bcast handing rank 0's bytes to every one (0, or -1 and err);
-       x summed over the group, in place, the same sum in every process */
+       x summed over the group, in place, the same sum in every process;
+       the group left, its resources given back (every process, at the end) */
     int (*group_join)(int rank, int world, void (*bcast)(void *bytes, size_t n), char *err);
     void (*group_sum)(yolo_real *x, size_t n);
+    void (*group_leave)(void);
 } yolo_backend;
 
 /* ------------------------------------------------------------------------ */
@@ -1174,10 +1176,11 @@ typedef struct {
     int rank, world;         /* this process, of how many */
     int local_rank;          /* its place among those on its machine: the GPU it takes */
     int mpi;                 /* 1: MPI was started (and is finished by yolo_dp_end) */
+    const yolo_backend *group;   /* the backend whose group yolo_dp_join joined (left by yolo_dp_end), or NULL */
 } yolo_dp;
 int  yolo_dp_start(yolo_dp *dp, char *err);
 /* after the backend is chosen, before training: the CUDA backend joins its NCCL group */
-int  yolo_dp_join(const yolo_dp *dp, const yolo_backend *be, char *err);
+int  yolo_dp_join(yolo_dp *dp, const yolo_backend *be, char *err);
 /* the gradients summed over the processes, and rank 0's BatchNorm statistics to all */
 void yolo_dp_sum_grads(const yolo_dp *dp, yolo_model *m);
 /* rank 0's bytes (host memory) to every process */
@@ -9017,11 +9020,13 @@ int yolo_dp_start(yolo_dp *dp, char *err) {
 
 /* Under mpirun the group sums even for one process (a sum of one: the same
    numbers as without it; that is how gpu_check tests NCCL on one GPU). */
-int yolo_dp_join(const yolo_dp *dp, const yolo_backend *be, char *err) {
+int yolo_dp_join(yolo_dp *dp, const yolo_backend *be, char *err) {
     if (!dp->mpi || be == &yolo_cpu) return 0;
     if (!be->group_join)
         return yolo_errorf(err, "the %s backend of this build cannot sum over processes (built without NCCL: see README)", be->name);
-    return be->group_join(dp->rank, dp->world, yolo_mpi_bcast, err);
+    if (be->group_join(dp->rank, dp->world, yolo_mpi_bcast, err)) return -1;
+    dp->group = be;
+    return 0;
 }
 
 /* The next range of BatchNorm running statistics in the values from
@@ -9057,6 +9062,8 @@ void yolo_dp_broadcast(const yolo_dp *dp, void *bytes, size_t n) {
 }
 
 void yolo_dp_end(yolo_dp *dp) {
+    if (dp->group && dp->group->group_leave) dp->group->group_leave();   /* (NCCL's before MPI's end) */
+    dp->group = NULL;
     if (dp->mpi) yolo_mpi_end();
     dp->mpi = 0;
 }

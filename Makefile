@@ -132,7 +132,7 @@ test-cuda: tests/test_cuda tests/golden_check
 	./tests/golden_check --device cuda --precision bf16 $(GOLDEN)
 
 clean:
-	rm -f $(PROGS) $(TESTS) $(CUDA_TESTS) tests/cxx_check tests/asan_detect tests/fuzz \
+	rm -f $(PROGS) $(TESTS) $(CUDA_TESTS) tests/test_dp tests/cxx_check tests/asan_detect tests/fuzz \
 	      tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt
 
 .PHONY: all test test-cuda clean

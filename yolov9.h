@@ -337,9 +337,11 @@ typedef struct yolo_backend {
        itself (the CUDA one through NCCL; NULL elsewhere: the sum goes
        through MPI on the host): join the group of `world` processes as
        `rank`, bcast handing rank 0's bytes to every one (0, or -1 and err);
-       x summed over the group, in place, the same sum in every process */
+       x summed over the group, in place, the same sum in every process;
+       the group left, its resources given back (every process, at the end) */
     int (*group_join)(int rank, int world, void (*bcast)(void *bytes, size_t n), char *err);
     void (*group_sum)(yolo_real *x, size_t n);
+    void (*group_leave)(void);
 } yolo_backend;
 
 /* ------------------------------------------------------------------------ */
@@ -1174,10 +1176,11 @@ typedef struct {
     int rank, world;         /* this process, of how many */
     int local_rank;          /* its place among those on its machine: the GPU it takes */
     int mpi;                 /* 1: MPI was started (and is finished by yolo_dp_end) */
+    const yolo_backend *group;   /* the backend whose group yolo_dp_join joined (left by yolo_dp_end), or NULL */
 } yolo_dp;
 int  yolo_dp_start(yolo_dp *dp, char *err);
 /* after the backend is chosen, before training: the CUDA backend joins its NCCL group */
-int  yolo_dp_join(const yolo_dp *dp, const yolo_backend *be, char *err);
+int  yolo_dp_join(yolo_dp *dp, const yolo_backend *be, char *err);
 /* the gradients summed over the processes, and rank 0's BatchNorm statistics to all */
 void yolo_dp_sum_grads(const yolo_dp *dp, yolo_model *m);
 /* rank 0's bytes (host memory) to every process */
@@ -2038,14 +2041,14 @@ static yolo_real *yolo_stats_new(yolo_model *m, int n) {
    intermediate tensor existed from the op that makes it to the end of the
    backward. Training cannot afford that, so each block also declares, in
    a table of rows (yolo_elan_lifetimes and its like, each just after the
-   block's backward; the Conv unit's in its init), what happens to its
-   intermediates between its ops: after which op of the forward a tensor
-   dies; before which op of the backward it is made again, and how; when
-   it dies again; when its gradient is taken and when given back. An op is
-   named by its tensor: the one it makes in the forward, the one whose
-   gradient it hands on in the backward; a block runs each op through
-   yolo_op(m, that tensor). The rows run between ops (section 9,
-   "lifetimes"); the maths never sees them. */
+   block's backward; the Conv unit's and RepConvN's in their inits),
+   what happens to its intermediates between its ops: after which op of
+   the forward a tensor dies; before which op of the backward it is made
+   again, and how; when it dies again; when its gradient is taken and when
+   given back. An op is named by its tensor: the one it makes in the
+   forward, the one whose gradient it hands on in the backward; a block
+   runs each op through yolo_op(m, that tensor). The rows run between ops
+   (section 9, "lifetimes"); the maths never sees them. */
 typedef enum {
     YOLO_FWD_AFTER,    /* in a training forward, after the op */
     YOLO_BWD_BEFORE,   /* in the backward, before the op */
@@ -8967,10 +8970,13 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
 /* started by mpirun (Open MPI, or an MPICH / PMI launcher) */
 static int yolo_mpi_launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"); }
 
+/* MPI_Init's failure is returned; every call after it runs under
+   MPI_ERRORS_ARE_FATAL (set here, though it is MPI_COMM_WORLD's default):
+   a failed call ends the whole run with MPI's message, none returns */
 static int yolo_mpi_start(yolo_dp *dp, char *err) {
-    (void)err;
     if (!yolo_mpi_launched()) return 0;
-    MPI_Init(NULL, NULL);
+    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) return yolo_errorf(err, "MPI_Init failed: this process cannot join the others mpirun started");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     dp->mpi = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &dp->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &dp->world);
@@ -9014,11 +9020,13 @@ int yolo_dp_start(yolo_dp *dp, char *err) {
 
 /* Under mpirun the group sums even for one process (a sum of one: the same
    numbers as without it; that is how gpu_check tests NCCL on one GPU). */
-int yolo_dp_join(const yolo_dp *dp, const yolo_backend *be, char *err) {
+int yolo_dp_join(yolo_dp *dp, const yolo_backend *be, char *err) {
     if (!dp->mpi || be == &yolo_cpu) return 0;
     if (!be->group_join)
         return yolo_errorf(err, "the %s backend of this build cannot sum over processes (built without NCCL: see README)", be->name);
-    return be->group_join(dp->rank, dp->world, yolo_mpi_bcast, err);
+    if (be->group_join(dp->rank, dp->world, yolo_mpi_bcast, err)) return -1;
+    dp->group = be;
+    return 0;
 }
 
 /* The next range of BatchNorm running statistics in the values from
@@ -9054,6 +9062,8 @@ void yolo_dp_broadcast(const yolo_dp *dp, void *bytes, size_t n) {
 }
 
 void yolo_dp_end(yolo_dp *dp) {
+    if (dp->group && dp->group->group_leave) dp->group->group_leave();   /* (NCCL's before MPI's end) */
+    dp->group = NULL;
     if (dp->mpi) yolo_mpi_end();
     dp->mpi = 0;
 }

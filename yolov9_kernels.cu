@@ -2386,11 +2386,18 @@ static void cu_group_sum(float *x, size_t n) {
     if (r != ncclSuccess) { fprintf(stderr, "%s:%d: NCCL error in ncclAllReduce: %s\n", __FILE__, __LINE__, ncclGetErrorString(r)); exit(1); }
     CK_LAUNCH("ncclAllReduce");
 }
+static void cu_group_leave(void) {
+    ncclResult_t r = ncclCommDestroy(g_group);
+    if (r != ncclSuccess) { fprintf(stderr, "%s:%d: NCCL error in ncclCommDestroy: %s\n", __FILE__, __LINE__, ncclGetErrorString(r)); exit(1); }
+    g_group = NULL;
+}
 #define CU_GROUP_JOIN cu_group_join
 #define CU_GROUP_SUM cu_group_sum
+#define CU_GROUP_LEAVE cu_group_leave
 #else
 #define CU_GROUP_JOIN NULL
 #define CU_GROUP_SUM NULL
+#define CU_GROUP_LEAVE NULL
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -2416,7 +2423,7 @@ static yolo_backend yolo_cuda = {
     .profile = cu_profile,
     .tensor_cores = 0,   /* set by yolo_backend_cuda from the device and the build */
     .pixels_to_input = cu_pixels_to_input, .pin = cu_pin,
-    .group_join = CU_GROUP_JOIN, .group_sum = CU_GROUP_SUM,
+    .group_join = CU_GROUP_JOIN, .group_sum = CU_GROUP_SUM, .group_leave = CU_GROUP_LEAVE,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

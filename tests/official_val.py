@@ -10,15 +10,17 @@ OUTDIR/weights.pt, which val_dual.py then validates at 640 on the CPU in
 float32 with --save-txt --save-conf into OUTDIR/official/labels. The last
 line printed is the official mAP50 and mAP50-95. Needs torch, numpy, cv2."""
 import argparse
-import json
 import os
-import struct
 import sys
 
-import numpy
+if len(sys.argv) not in (6, 7):
+    sys.exit('usage: python3 tests/official_val.py OFFICIAL_REPO CFG WEIGHTS.safetensors DATA.yaml OUTDIR [BATCH]')
+import numpy  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import official_env  # noqa: E402
+# our weights, float32 as every file ours writes (weights/convert.py's too)
+from official_metrics import read_safetensors  # noqa: E402
 
 repo, cfg, weights, data, out = sys.argv[1:6]
 batch = int(sys.argv[6]) if len(sys.argv) > 6 else 32
@@ -31,23 +33,6 @@ if not hasattr(numpy, 'trapz'):   # numpy 2 renamed it; the official compute_ap 
 import torch  # noqa: E402
 from models.yolo import Model  # noqa: E402
 import val_dual  # noqa: E402
-
-
-def read_safetensors(path):
-    """{name: tensor} of a safetensors file (float32, float16 or bfloat16)"""
-    dtypes = {'F32': torch.float32, 'F16': torch.float16, 'BF16': torch.bfloat16}
-    with open(path, 'rb') as f:
-        n = struct.unpack('<Q', f.read(8))[0]
-        header = json.loads(f.read(n))
-        body = f.read()
-    tensors = {}
-    for name, t in header.items():
-        if name == '__metadata__' or name.startswith('train.'):
-            continue
-        a, b = t['data_offsets']
-        x = torch.frombuffer(bytearray(body[a:b]), dtype=dtypes[t['dtype']]).reshape(t['shape'])
-        tensors[name] = x.float()
-    return tensors
 
 
 with open(data) as f:   # the dataset's path made absolute (relative to the yaml's folder, as ours reads it)

@@ -3988,6 +3988,20 @@ static void yolo_output_read(yolo_model *m, void *src) {
     if (((yolo_layer *)src)->last_reader == m->detect) yolo_output_drop(m, src);
 }
 
+/* one level's branch of the head, PREFIX.NAME.L.{0,1,2}: [B, c1, h, w] ->
+   3x3 Conv -> [B, c_, h, w] -> 3x3 Conv (g groups) -> 1x1 conv with bias,
+   no BatchNorm, no SiLU (g groups) -> [B, c_out, h, w] */
+static void yolo_detect_branch_init(yolo_model *m, yolo_conv conv[3], const char *prefix, const char *name, int l,
+                                    int c1, int c_, int c_out, int g) {
+    char p[96];
+    snprintf(p, sizeof p, "%s.%s.%d.0", prefix, name, l);
+    yolo_conv_init(m, &conv[0], p, c1, c_, 3, 1, 1, 1, 1);
+    snprintf(p, sizeof p, "%s.%s.%d.1", prefix, name, l);
+    yolo_conv_init(m, &conv[1], p, c_, c_, 3, 1, g, 1, 1);
+    snprintf(p, sizeof p, "%s.%s.%d.2", prefix, name, l);
+    yolo_conv_init(m, &conv[2], p, c_, c_out, 1, 1, g, 0, 0);
+}
+
 static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, int nc, int nbranch,
                              const int *ch, const int *strides) {
     static const char *box_name[2] = { "cv2", "cv4" }, *cls_name[2] = { "cv3", "cv5" };
@@ -4000,22 +4014,11 @@ static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, i
         int c0 = ch[b * 3];
         int c2 = yolo_make_divisible(c0 / 4 > 4 * YOLO_REG_MAX ? c0 / 4 : 4 * YOLO_REG_MAX, 4);
         int c3 = c0 > (2 * nc < 128 ? 2 * nc : 128) ? c0 : (2 * nc < 128 ? 2 * nc : 128);
-        for (int l = 0; l < 3; l++) {
-            snprintf(p, sizeof p, "%s.%s.%d.0", prefix, box_name[b], l);
-            yolo_conv_init(m, &d->box[b][l][0], p, ch[b * 3 + l], c2, 3, 1, 1, 1, 1);
-            snprintf(p, sizeof p, "%s.%s.%d.1", prefix, box_name[b], l);
-            yolo_conv_init(m, &d->box[b][l][1], p, c2, c2, 3, 1, 4, 1, 1);
-            snprintf(p, sizeof p, "%s.%s.%d.2", prefix, box_name[b], l);
-            yolo_conv_init(m, &d->box[b][l][2], p, c2, 4 * YOLO_REG_MAX, 1, 1, 4, 0, 0);
-        }
-        for (int l = 0; l < 3; l++) {
-            snprintf(p, sizeof p, "%s.%s.%d.0", prefix, cls_name[b], l);
-            yolo_conv_init(m, &d->cls[b][l][0], p, ch[b * 3 + l], c3, 3, 1, 1, 1, 1);
-            snprintf(p, sizeof p, "%s.%s.%d.1", prefix, cls_name[b], l);
-            yolo_conv_init(m, &d->cls[b][l][1], p, c3, c3, 3, 1, 1, 1, 1);
-            snprintf(p, sizeof p, "%s.%s.%d.2", prefix, cls_name[b], l);
-            yolo_conv_init(m, &d->cls[b][l][2], p, c3, nc, 1, 1, 1, 0, 0);
-        }
+        /* the official state_dict order: every level's box branch, then every level's class branch */
+        for (int l = 0; l < 3; l++)   /* DDetect's box branch runs its last two convs in 4 groups */
+            yolo_detect_branch_init(m, d->box[b][l], prefix, box_name[b], l, ch[b * 3 + l], c2, 4 * YOLO_REG_MAX, 4);
+        for (int l = 0; l < 3; l++)
+            yolo_detect_branch_init(m, d->cls[b][l], prefix, cls_name[b], l, ch[b * 3 + l], c3, nc, 1);
     }
     for (int b = 0; b < nbranch; b++) {
         snprintf(p, sizeof p, "%s.%s.conv", prefix, b ? "dfl2" : "dfl");

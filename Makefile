@@ -54,7 +54,9 @@ endif
 endif
 endif
 
-PROGS = detect train val
+# the three programs are built into tests/, beside every other binary, so that
+# the top level holds the sources alone (the design's layout): tests/train ...
+PROGS = tests/detect tests/train tests/val
 TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only $(GPU_TESTS) $(DP_TESTS)
 
 all: $(PROGS) $(TESTS)
@@ -62,10 +64,10 @@ all: $(PROGS) $(TESTS)
 tests/yolov9_kernels.o: yolov9_kernels.cu yolov9.h
 	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> tests/yolov9_kernels.ptxas.txt || (cat tests/yolov9_kernels.ptxas.txt; false)
 
-detect val: %: %.c yolov9.h $(GPU_OBJ)
+tests/detect tests/val: tests/%: %.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
-train: train.c yolov9.h $(GPU_OBJ)
+tests/train: train.c yolov9.h $(GPU_OBJ)
 	$(TRAIN_CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
 tests/test_dp: tests/test_dp.c yolov9.h $(GPU_OBJ)
@@ -101,7 +103,7 @@ tests/cxx_check: tests/golden_check.c tests/test_model_only.c yolov9.h
 	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas tests/test_model_only.c
 	@touch $@
 
-test: detect train val tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only tests/cxx_check \
+test: $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only tests/cxx_check \
       tests/asan_detect tests/fuzz $(DP_TESTS)
 	@fail=0; n=0; run() { n=$$((n + 1)); "$$@" || fail=$$((fail + 1)); }; \
 	run ./tests/test_weights; \

@@ -6,7 +6,7 @@
 . tests/common.sh
 CFG=tests/golden/tiny-gelan/model.yaml
 DATA=tests/data/coco8/coco8.yaml
-RUN="./train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 8 --epochs 16 --device cpu --workers 2 --project $T"
+RUN="tests/train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 8 --epochs 16 --device cpu --workers 2 --project $T"
 
 # 1. it learns: the summed loss of the last epoch below 95% of the first
 $RUN --name a > "$T/a.log" 2>&1 || { bad "training run failed"; cat "$T/a.log"; }
@@ -15,7 +15,7 @@ last=$(awk -F, 'END { print $2 + $3 + $4 }' "$T/a/results.csv")
 if awk "BEGIN { exit !($last < 0.95 * $first) }"; then ok "loss falls: $first -> $last over 16 epochs"; else bad "loss does not fall: $first -> $last"; fi
 
 # 2. the checkpoint loads back (val reads the EMA weights under the official names)
-if ./val --cfg $CFG --weights "$T/a/weights/last.safetensors" --data $DATA --img 96 --batch 4 --device cpu --project $T > "$T/val.log" 2>&1 &&
+if tests/val --cfg $CFG --weights "$T/a/weights/last.safetensors" --data $DATA --img 96 --batch 4 --device cpu --project $T > "$T/val.log" 2>&1 &&
    grep -q "^ *all " "$T/val.log"; then ok "val loads the checkpoint"; else bad "val cannot use the checkpoint"; cat "$T/val.log"; fi
 
 # 3. killed after epoch 6, resumed: the same last epoch as the uninterrupted run
@@ -23,7 +23,7 @@ $RUN --name b > "$T/b.log" 2>&1 &
 pid=$!
 while kill -0 $pid 2>/dev/null && [ "$(cat "$T/b/results.csv" 2>/dev/null | grep -c '^ *[0-9]')" -lt 7 ]; do sleep 0.2; done
 kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
-./train --resume "$T/b/weights/last.safetensors" > "$T/b2.log" 2>&1 || { bad "resume failed"; cat "$T/b2.log"; }
+tests/train --resume "$T/b/weights/last.safetensors" > "$T/b2.log" 2>&1 || { bad "resume failed"; cat "$T/b2.log"; }
 ea=$(tail -n 1 "$T/a/results.csv" | cut -d, -f1-8); eb=$(tail -n 1 "$T/b/results.csv" | cut -d, -f1-8)
 rows=$(grep -c '^ *[0-9]' "$T/b/results.csv")
 if [ "$ea" = "$eb" ] && [ "$rows" = 16 ]; then ok "killed and resumed: last epoch equal to the uninterrupted run ($eb)"
@@ -35,7 +35,7 @@ else bad "resume differs: '$ea' vs '$eb' ($rows rows)"; fi
 #     to 2e-4; later ones, where float32 differences in the gradients compound,
 #     within 5%.
 G=tests/golden/train-tiny
-./train --cfg tests/golden/tiny-dual/model.yaml --weights tests/golden/tiny-dual/weights.safetensors --data $G/data.yaml \
+tests/train --cfg tests/golden/tiny-dual/model.yaml --weights tests/golden/tiny-dual/weights.safetensors --data $G/data.yaml \
         --hyp $G/hyp.yaml --img 128 --batch 8 --epochs 12 --device cpu --workers 2 --noval \
         --project $T --name official > "$T/official.log" 2>&1 || bad "the official-recipe run failed"
 if awk -F, 'NR == FNR { if (FNR > 1) for (i = 2; i <= 4; i++) o[$1 + 0, i] = $i; next }
@@ -48,7 +48,7 @@ if awk -F, 'NR == FNR { if (FNR > 1) for (i = 2; i <= 4; i++) o[$1 + 0, i] = $i;
 else bad "losses leave the official train_dual.py's: $(cat "$T/worst")"; fi
 
 # 4. --ckpt: two epochs with every block recomputed give the very same numbers
-SHORT="./train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"
+SHORT="tests/train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"
 $SHORT --name plain > /dev/null 2>&1 && $SHORT --name ckpt --ckpt > "$T/ckpt.log" 2>&1 || bad "--ckpt run failed"
 if [ -s "$T/plain/results.csv" ] && [ "$(cut -d, -f1-4 "$T/plain/results.csv")" = "$(cut -d, -f1-4 "$T/ckpt/results.csv")" ] &&
    grep -q "(--ckpt)" "$T/ckpt.log"; then ok "--ckpt: losses equal to the last digit over 2 epochs"; else bad "--ckpt changes the losses"; fi
@@ -57,7 +57,7 @@ if [ -s "$T/plain/results.csv" ] && [ "$(cut -d, -f1-4 "$T/plain/results.csv")" 
 #    (budgets of 0.08, 0.075 and 0.07 GB plus the 256 MiB, 0.2684 GB, that
 #    the staged convs' buffer added to YOLO_BACKEND_SCRATCH_BYTES, which
 #    every plan counts, on the CPU too)
-B="./train --cfg $CFG --data $DATA --img 96 --device cpu --dry-run"
+B="tests/train --cfg $CFG --data $DATA --img 96 --device cpu --dry-run"
 if $B --batch 8 --mem-budget 0.3484G 2>&1 | grep -q "batch 8 with --ckpt"; then ok "--mem-budget 0.3484G at batch 8: --ckpt chosen"; else bad "--mem-budget did not choose --ckpt"; fi
 if $B --mem-budget 0.3434G 2>&1 | grep -q "memory budget 0.34 GB: batch [0-9]"; then ok "--mem-budget 0.3434G: $($B --mem-budget 0.3434G 2>&1 | grep 'memory budget')"; else bad "--mem-budget did not choose a batch"; fi
 if $B --batch 8 --mem-budget 0.3384G > /dev/null 2> "$T/err"; then bad "an impossible budget exits 0"
@@ -74,7 +74,7 @@ cp tests/data/coco8/images/train2017/000000000030.jpg "$T/d/images/x/a.jpg"
 echo "0 0.5 0.5 0.2 0.2" > "$T/d/labels/x/a.txt"
 printf 'path: .\ntrain: images/x\nval: images/x\nnc: 3\n' > "$T/d/ok.yaml"
 printf 'path: .\ntrain: images/missing\nval: images/x\nnc: 3\n' > "$T/d/missing.yaml"
-TINY="./train --cfg $CFG --img 64 --batch 2 --epochs 1 --device cpu --workers 0 --project $T --noval"
+TINY="tests/train --cfg $CFG --img 64 --batch 2 --epochs 1 --device cpu --workers 0 --project $T --noval"
 expect_error "missing dataset path" "images/missing: no such file" $TINY --data "$T/d/missing.yaml"
 expect_error "unknown optimizer" "unknown optimizer 'Lion2'" $TINY --data "$T/d/ok.yaml" --optimizer Lion2
 grep -v '^mixup' tests/data/hyp-noaug.yaml > "$T/d/hyp.yaml"
@@ -103,7 +103,7 @@ body = bytearray(b[8 + n:])
 body[s:t] = struct.pack('<%df' % ((t - s) // 4), *[3e38] * ((t - s) // 4))
 open(sys.argv[2], 'wb').write(b[:8 + n] + bytes(body))
 EOF
-if ./train --cfg tests/golden/tiny-dual/model.yaml --weights "$T/huge.safetensors" --data $G/data.yaml --hyp $G/hyp.yaml \
+if tests/train --cfg tests/golden/tiny-dual/model.yaml --weights "$T/huge.safetensors" --data $G/data.yaml --hyp $G/hyp.yaml \
        --img 128 --batch 8 --epochs 2 --device cpu --workers 0 --noplots --project $T --name diverged > "$T/out" 2> "$T/err"; then
     bad "a non-finite loss: exit 0"
 elif [ "$(grep -c . "$T/err")" = 1 ] && grep -q "the loss is" "$T/err" && ! ls "$T/diverged/weights/"*.safetensors > /dev/null 2>&1

@@ -391,8 +391,10 @@ static int plan_memory(train_run *r) {
                      a->workers);
     if (yolo_loader_shard(&r->tl, r->dp.rank, r->dp.world)) die("train: --rect is not implemented with several processes");
     yolo_loader_pin(&r->tl, r->be);
-    yolo_loader_init(&r->vl, va, &r->hyp, r->share, a->img, YOLO_LOADER_VAL, a->workers);
+    yolo_loader_init(&r->vl, va, &r->hyp, r->share, a->img, YOLO_LOADER_VAL | (r->be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0),
+                     a->workers);
     yolo_loader_share(&r->vl, &r->tl);   /* validation runs between epochs: one set of batch buffers */
+    yolo_loader_pin(&r->vl, r->be);
     return a->dry_run;
 }
 

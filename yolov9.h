@@ -8254,7 +8254,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
     yolo_loader_start(ld, 0, 0);
     for (yolo_batch *bt; (bt = yolo_loader_next(ld));) {
         double t0 = yolo_now();
-        yolo_set_input(m, bt->B, bt->H, bt->W, bt->images);
+        yolo_set_input_batch(m, bt);   /* uint8 pixels (YOLO_LOADER_UINT8) become the input in the forward */
         m->be->sync();
         double t1 = yolo_now();
         yolo_forward(m, 0);

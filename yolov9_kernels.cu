@@ -1602,22 +1602,39 @@ __global__ void maxpool_kernel(const float *x, float *y, size_t n, int H, int W,
 /* The gradient goes to each window's winner. Gathered, one thread per
    input pixel: it visits the windows that hold it in the CPU's order
    (row by row) and takes dy of those it won, so the sum is the same bits
-   as the CPU's scatter and the same on every run. */
+   as the CPU's scatter and the same on every run. A plane whose windows'
+   winners fit in shared memory (one block a plane: SPPELAN's 20 x 20 maps,
+   ADown's) finds each winner once first; a larger one finds them again
+   for every pixel that a window holds. */
+__device__ inline float maxpool_back_gather(const float *g, const int *win, const float *p, int a, float acc, int H, int W,
+                                            int Ho, int Wo, int k, int s, int pad) {
+    int iy = a / W, ix = a % W;
+    /* windows oy with oy s - pad <= iy <= oy s - pad + k - 1 */
+    int oy0 = max(0, (iy + pad - k + s) / s), oy1 = min(Ho - 1, (iy + pad) / s);
+    int ox0 = max(0, (ix + pad - k + s) / s), ox1 = min(Wo - 1, (ix + pad) / s);
+    for (int oy = oy0; oy <= oy1; oy++)
+        for (int ox = ox0; ox <= ox1; ox++)
+            if ((win ? win[oy * Wo + ox] : yolo_maxpool_argmax(p, H, W, k, s, pad, oy, ox)) == a) acc += g[oy * Wo + ox];
+    return acc;
+}
 __global__ void maxpool_back_kernel(const float *x, const float *dy, float *dx, size_t n, int H, int W, int Ho, int Wo,
                                     int k, int s, int pad) {
     GRID_STRIDE(i, n) {
         size_t nc = i / ((size_t)H * W);
-        int a = (int)(i % ((size_t)H * W)), iy = a / W, ix = a % W;
-        const float *p = x + nc * H * W, *g = dy + nc * Ho * Wo;
-        /* windows oy with oy s - pad <= iy <= oy s - pad + k - 1 */
-        int oy0 = max(0, (iy + pad - k + s) / s), oy1 = min(Ho - 1, (iy + pad) / s);
-        int ox0 = max(0, (ix + pad - k + s) / s), ox1 = min(Wo - 1, (ix + pad) / s);
-        float acc = dx[i];
-        for (int oy = oy0; oy <= oy1; oy++)
-            for (int ox = ox0; ox <= ox1; ox++)
-                if (yolo_maxpool_argmax(p, H, W, k, s, pad, oy, ox) == a) acc += g[oy * Wo + ox];
-        dx[i] = acc;
+        int a = (int)(i % ((size_t)H * W));
+        dx[i] = maxpool_back_gather(dy + nc * Ho * Wo, NULL, x + nc * H * W, a, dx[i], H, W, Ho, Wo, k, s, pad);
     }
+}
+static const int MAXPOOL_WINNERS = 12288;   /* 48 KB of winners, the most a block gets without asking */
+__global__ void maxpool_back_plane_kernel(const float *x, const float *dy, float *dx, int H, int W, int Ho, int Wo, int k,
+                                          int s, int pad) {
+    extern __shared__ int win[];   /* [Ho * Wo] */
+    size_t nc = blockIdx.x;
+    const float *p = x + nc * H * W, *g = dy + nc * Ho * Wo;
+    float *d = dx + nc * H * W;
+    for (int r = threadIdx.x; r < Ho * Wo; r += blockDim.x) win[r] = yolo_maxpool_argmax(p, H, W, k, s, pad, r / Wo, r % Wo);
+    __syncthreads();
+    for (int a = threadIdx.x; a < H * W; a += blockDim.x) d[a] = maxpool_back_gather(g, win, p, a, d[a], H, W, Ho, Wo, k, s, pad);
 }
 
 /* The same forwards on NHWC two-byte stores (a low-precision inference
@@ -1690,7 +1707,10 @@ static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo
 static void cu_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, float *dx) {
     size_t n = (size_t)x->n * x->c * x->h * x->w;
     prof_begin();
-    maxpool_back_kernel<<<grid_for(n), 256>>>(x->data, y->grad, dx, n, x->h, x->w, y->h, y->w, k, s, pad);
+    if (y->h * y->w <= MAXPOOL_WINNERS)
+        maxpool_back_plane_kernel<<<(unsigned)(x->n * x->c), 256, y->h * y->w * sizeof(int)>>>(x->data, y->grad, dx, x->h, x->w,
+                                                                                             y->h, y->w, k, s, pad);
+    else maxpool_back_kernel<<<grid_for(n), 256>>>(x->data, y->grad, dx, n, x->h, x->w, y->h, y->w, k, s, pad);
     CK_LAUNCH("maxpool_back_kernel");
     prof_end("maxpool backward", 0, 4.0 * 3 * n);
 }

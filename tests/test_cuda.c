@@ -542,6 +542,7 @@ int main(void) {
     test_pools(1, 5, 9, 7);
     test_pools(3, 4, 8, 11);
     test_pools(2, 6, 40, 36);   /* channel runs of several blocks */
+    test_pools(1, 2, 113, 111);   /* a plane with more 5x5 windows than the maxpool backward keeps in shared memory */
     test_optim(70001);
     test_loss(3, 7);
     test_loss(1, 80);

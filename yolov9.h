@@ -9161,7 +9161,8 @@ static void yolo_dp_buckets(yolo_dp *dp, const yolo_model *m) {
         const yolo_layer *L = &m->layers[i];
         if (L->param1 > L->param0) lo = m->params[L->param0].offset;
         if (lo < hi && (i == 0 || (hi - lo) * sizeof(yolo_real) >= dp->bucket_bytes)) {
-            dp->buckets[dp->nbuckets++] = (yolo_dp_bucket){ i, lo, hi };
+            yolo_dp_bucket *b = &dp->buckets[dp->nbuckets++];
+            b->layer = i; b->lo = lo; b->hi = hi;
             hi = lo;
         }
     }

@@ -1375,16 +1375,31 @@ __global__ void bn_partial_kernel(const float *z, int HW, double *part) {
     block_sum2(s, ss);
     if (threadIdx.x == 0) { part[2 * blockIdx.x] = s; part[2 * blockIdx.x + 1] = ss; }
 }
-__global__ void bn_stats_kernel(const double *part, int B, int C, int HW, float *mean, float *invstd, float *rmean,
+__global__ void bn_stats_kernel(const double *part, int B, int C, double N, float *mean, float *invstd, float *rmean,
                                 float *rvar, float momentum, float eps) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= C) return;
-    double s = 0, ss = 0, N = (double)B * HW;
+    double s = 0, ss = 0;
     for (int n = 0; n < B; n++) { s += part[2 * ((size_t)n * C + c)]; ss += part[2 * ((size_t)n * C + c) + 1]; }
     double m = s / N, var = fmax(ss / N - m * m, 0.0);
     mean[c] = (float)m; invstd[c] = (float)(1.0 / sqrt(var + eps));
     rmean[c] = (float)((1 - momentum) * rmean[c] + momentum * m);
     rvar[c] = (float)((1 - momentum) * rvar[c] + momentum * (N > 1 ? var * N / (N - 1) : var));
+}
+
+/* --sync-bn: the B images' partial sums of each channel added up (in image order, as the kernels above), in
+   place into part's first row [C][2], which the group then sums over the processes */
+__global__ void bn_images_sum_kernel(double *part, int B, int C) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    double a = 0, b = 0;
+    for (int n = 0; n < B; n++) { a += part[2 * ((size_t)n * C + c)]; b += part[2 * ((size_t)n * C + c) + 1]; }
+    part[2 * c] = a; part[2 * c + 1] = b;
+}
+static void bn_group_sum(double *part, int B, int C, const yolo_bn_group *group) {
+    bn_images_sum_kernel<<<blocks_for(C, 128), 128>>>(part, B, C);
+    CK_LAUNCH("bn_images_sum_kernel");
+    group->sum(part, 2 * (size_t)C);
 }
 
 static double *g_bn_part = NULL;   /* [B * C * 2] partial sums of the BatchNorm reductions, grown once */
@@ -1423,13 +1438,16 @@ __global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const f
 }
 
 static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const float *beta, float *mean, float *invstd,
-                                float *rmean, float *rvar, double momentum, double eps, int act, yolo_tensor *u) {
-    int HW = z->h * z->w;
+                                float *rmean, float *rvar, double momentum, double eps, int act, const yolo_bn_group *group,
+                                yolo_tensor *u) {
+    int HW = z->h * z->w, rows = z->n;
     double *part = bn_scratch(2 * (size_t)z->n * z->c);
     prof_begin();
     bn_partial_kernel<<<z->n * z->c, 256>>>(z->data, HW, part);
     CK_LAUNCH("bn_partial_kernel");
-    bn_stats_kernel<<<blocks_for(z->c, 128), 128>>>(part, z->n, z->c, HW, mean, invstd, rmean, rvar, (float)momentum, (float)eps);
+    if (group) { bn_group_sum(part, z->n, z->c, group); rows = 1; }   /* --sync-bn: over every process's share */
+    bn_stats_kernel<<<blocks_for(z->c, 128), 128>>>(part, rows, z->c, (double)z->n * HW * (group ? group->world : 1),
+                                                    mean, invstd, rmean, rvar, (float)momentum, (float)eps);
     CK_LAUNCH("bn_stats_kernel");
     bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, HW, gamma, beta, mean, invstd, NULL, (float)eps, act);
     CK_LAUNCH("bn_apply_kernel");
@@ -1464,7 +1482,7 @@ __global__ void bn_back_reduce_kernel(const double *part, int B, int C, float *d
     if (c >= C) return;
     double sg = 0, sgx = 0;
     for (int n = 0; n < B; n++) { sg += part[2 * ((size_t)n * C + c)]; sgx += part[2 * ((size_t)n * C + c) + 1]; }
-    dgamma[c] += (float)sgx; dbeta[c] += (float)sg;
+    if (dgamma) { dgamma[c] += (float)sgx; dbeta[c] += (float)sg; }
     sums[2 * c] = (float)sg; sums[2 * c + 1] = (float)sgx;
 }
 
@@ -1493,7 +1511,8 @@ static float *g_bn_sums = NULL;   /* [2 * C] scratch of the BN backward, grown o
 static size_t g_bn_sums_cap = 0;
 
 static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const float *gamma, const float *beta,
-                               const float *mean, const float *invstd, int act, float *dgamma, float *dbeta, float *dz) {
+                               const float *mean, const float *invstd, int act, const yolo_bn_group *group,
+                               float *dgamma, float *dbeta, float *dz) {
     int HW = z->h * z->w;
     if ((size_t)2 * z->c > g_bn_sums_cap) {
         cu_release(g_bn_sums);
@@ -1506,8 +1525,13 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
     CK_LAUNCH("bn_back_partial_kernel");
     bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, z->n, z->c, dgamma, dbeta, g_bn_sums);
     CK_LAUNCH("bn_back_reduce_kernel");
-    bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, (float)((size_t)z->n * HW), gamma, beta, mean,
-                                                 invstd, act, g_bn_sums, dz);
+    if (group) {   /* --sync-bn: the sums over every process's share (dgamma and dbeta stay the share's) */
+        bn_group_sum(part, z->n, z->c, group);
+        bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, 1, z->c, NULL, NULL, g_bn_sums);
+        CK_LAUNCH("bn_back_reduce_kernel");
+    }
+    bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, (float)((size_t)z->n * HW * (group ? group->world : 1)),
+                                                 gamma, beta, mean, invstd, act, g_bn_sums, dz);
     CK_LAUNCH("bn_back_apply_kernel");
     prof_end("batchnorm+silu backward", 0, 4.0 * 5 * z->n * z->c * HW);
 }
@@ -2377,20 +2401,31 @@ static void cu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, 
 /* ------------------------------------------------------------------------ */
 /* Built with YOLO_NCCL (the Makefile defines it where it finds nccl.h):
    the processes of a data-parallel run (yolov9.h section 16) form one
-   NCCL communicator, from an id that rank 0 makes and MPI hands out, and
-   sum the flat gradient buffer with ncclAllReduce on the stream every
-   kernel runs on (the default one), so the sum waits for the backward and
-   the optimizer's kernels wait for it. Without NCCL the table has no
-   group ops and a run of several processes on the GPU is refused. */
+   NCCL communicator, from an id that rank 0 makes and MPI hands out.
+   Every NCCL call runs on a stream of its own, g_group_stream, made
+   non-blocking so that the default stream, where every kernel runs, does
+   not wait for it: a bucket's sum (group_sum) waits for the kernels queued
+   so far (an event recorded on the default stream), then runs while the
+   backward goes on; group_wait makes the default stream wait for every
+   sum queued (an event recorded on the group's stream), so the clipping
+   and the optimizer read the sums. --sync-bn's sums (group_sum_f64) go
+   the same way and are waited for at once: the BatchNorm reads them next.
+   One stream keeps the NCCL calls in the order they were made, the same
+   in every process. Without NCCL the table has no group ops and a run of
+   several processes on the GPU is refused. */
 #ifdef YOLO_NCCL
 #include <nccl.h>
 
 static ncclComm_t g_group;
+static cudaStream_t g_group_stream;
+static cudaEvent_t g_group_event;   /* recorded on one stream, waited for by the other (each wait takes the last record) */
 
 static int nccl_failed(ncclResult_t r, const char *what, char *err) {
     snprintf(err, YOLO_ERR, "NCCL: %s: %s", what, ncclGetErrorString(r));
     return -1;
 }
+#define NCCL_CK(call) do { ncclResult_t r_ = (call); if (r_ != ncclSuccess) { \
+    fprintf(stderr, "%s:%d: NCCL error in %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(r_)); exit(1); } } while (0)
 
 static int cu_group_join(int rank, int world, void (*bcast)(void *bytes, size_t n), char *err) {
     ncclUniqueId id;
@@ -2398,25 +2433,46 @@ static int cu_group_join(int rank, int world, void (*bcast)(void *bytes, size_t 
     if (rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess) return nccl_failed(r, "ncclGetUniqueId", err);
     bcast(&id, sizeof id);
     if ((r = ncclCommInitRank(&g_group, world, id, rank)) != ncclSuccess) return nccl_failed(r, "ncclCommInitRank", err);
+    CK(cudaStreamCreateWithFlags(&g_group_stream, cudaStreamNonBlocking));
+    CK(cudaEventCreateWithFlags(&g_group_event, cudaEventDisableTiming));
     return 0;
 }
 
+/* the work queued on stream `from` so far, before what is queued on `to` next */
+static void stream_after(cudaStream_t to, cudaStream_t from) {
+    CK(cudaEventRecord(g_group_event, from));
+    CK(cudaStreamWaitEvent(to, g_group_event, 0));
+}
+
 static void cu_group_sum(float *x, size_t n) {
-    ncclResult_t r = ncclAllReduce(x, x, n, ncclFloat, ncclSum, g_group, 0);
-    if (r != ncclSuccess) { fprintf(stderr, "%s:%d: NCCL error in ncclAllReduce: %s\n", __FILE__, __LINE__, ncclGetErrorString(r)); exit(1); }
+    stream_after(g_group_stream, 0);
+    NCCL_CK(ncclAllReduce(x, x, n, ncclFloat, ncclSum, g_group, g_group_stream));
     CK_LAUNCH("ncclAllReduce");
 }
+static void cu_group_wait(void) { stream_after(0, g_group_stream); }
+static void cu_group_sum_f64(double *x, size_t n) {
+    stream_after(g_group_stream, 0);
+    NCCL_CK(ncclAllReduce(x, x, n, ncclDouble, ncclSum, g_group, g_group_stream));
+    CK_LAUNCH("ncclAllReduce");
+    cu_group_wait();
+}
 static void cu_group_leave(void) {
-    ncclResult_t r = ncclCommDestroy(g_group);
-    if (r != ncclSuccess) { fprintf(stderr, "%s:%d: NCCL error in ncclCommDestroy: %s\n", __FILE__, __LINE__, ncclGetErrorString(r)); exit(1); }
+    CK(cudaStreamSynchronize(g_group_stream));
+    NCCL_CK(ncclCommDestroy(g_group));
+    CK(cudaEventDestroy(g_group_event));
+    CK(cudaStreamDestroy(g_group_stream));
     g_group = NULL;
 }
 #define CU_GROUP_JOIN cu_group_join
 #define CU_GROUP_SUM cu_group_sum
+#define CU_GROUP_WAIT cu_group_wait
+#define CU_GROUP_SUM_F64 cu_group_sum_f64
 #define CU_GROUP_LEAVE cu_group_leave
 #else
 #define CU_GROUP_JOIN NULL
 #define CU_GROUP_SUM NULL
+#define CU_GROUP_WAIT NULL
+#define CU_GROUP_SUM_F64 NULL
 #define CU_GROUP_LEAVE NULL
 #endif
 
@@ -2443,7 +2499,8 @@ static yolo_backend yolo_cuda = {
     .profile = cu_profile,
     .tensor_cores = 0,   /* set by yolo_backend_cuda from the device and the build */
     .pixels_to_input = cu_pixels_to_input, .pin = cu_pin,
-    .group_join = CU_GROUP_JOIN, .group_sum = CU_GROUP_SUM, .group_leave = CU_GROUP_LEAVE,
+    .group_join = CU_GROUP_JOIN, .group_sum = CU_GROUP_SUM, .group_wait = CU_GROUP_WAIT,
+    .group_sum_f64 = CU_GROUP_SUM_F64, .group_leave = CU_GROUP_LEAVE,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

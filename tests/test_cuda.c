@@ -133,8 +133,8 @@ static void test_bn(int B, int C, int H, int W, int act) {
     G->bn_eval_forward(&z.d, gamma_d, beta_d, rm_d, rv_d, 1e-3, act, &u.d);
     check(name, "eval", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
     poison(&u);
-    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, &u.h);
-    G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, &u.d);
+    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, NULL, &u.h);
+    G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, NULL, &u.d);
     check(name, "train", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
     check(name, "mean", mean, mean_d, C, 1e-5);
     check(name, "invstd", invstd, invstd_d, C, 1e-5);
@@ -142,8 +142,8 @@ static void test_bn(int B, int C, int H, int W, int act) {
     check(name, "run.var", rv, rv_d, C, 1e-5);
     poison(&z);   /* dz goes to z.grad: keep z.data, so restore it */
     G->upload(z.d.data, z.h.data, yolo_numel(&z.h) * sizeof(float));
-    yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, dg, dbt, z.h.grad);
-    G->bn_act_backward(&z.d, u.d.grad, gamma_d, beta_d, mean_d, invstd_d, act, dg_d, dbt_d, z.d.grad);
+    yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, NULL, dg, dbt, z.h.grad);
+    G->bn_act_backward(&z.d, u.d.grad, gamma_d, beta_d, mean_d, invstd_d, act, NULL, dg_d, dbt_d, z.d.grad);
     check(name, "dz", z.h.grad, z.d.grad, yolo_numel(&z.h), 1e-4);
     check(name, "dgamma", dg, dg_d, C, 1e-4);
     check(name, "dbeta", dbt, dbt_d, C, 1e-4);

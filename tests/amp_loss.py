@@ -26,6 +26,7 @@ Other options: --cfg yolov9-s --batch 16 --batches 4 --seed 0 --workers 4 --devi
 Needs torch, numpy, cv2, yaml and an official checkout; nothing of the official code is in
 this file (it is imported at run time)."""
 import argparse
+from contextlib import nullcontext
 import os
 import sys
 
@@ -207,7 +208,6 @@ def compare(tag, off, on, g_off=None, g_on=None, extra=''):
 contexts = {'fp16': lambda: torch.autocast(device.type, dtype=F16),
             'bf16': lambda: torch.autocast(device.type, dtype=torch.bfloat16),
             'emulate': Autocast16}
-from contextlib import nullcontext  # noqa: E402
 for name in opt.on.split(',') if opt.on else []:
     assert name in contexts, f'amp_loss: --on {name}: not one of {", ".join(contexts)}'
 print(f'amp_loss: {opt.cfg} {opt.weights} on {device}, batches of {opt.batch}, seed {opt.seed}, torch {torch.__version__}')

@@ -105,9 +105,11 @@ def metrics(official, folder):
 
 
 def read_safetensors(path):
-    """our weights as {name: torch tensor}, without the safetensors package"""
+    """our weights as {name: float32 torch tensor}, without the safetensors package:
+    F32, or F16 as ours keeps a finished run (as the official strip_optimizer does)"""
     import numpy as np
     import torch
+    dtypes = {"F32": np.float32, "F16": np.float16}
     with open(path, "rb") as f:
         n = int.from_bytes(f.read(8), "little")
         header = json.loads(f.read(n))
@@ -117,8 +119,23 @@ def read_safetensors(path):
         if name == "__metadata__" or name.startswith("train."):
             continue
         b, end = e["data_offsets"]
-        out[name] = torch.from_numpy(np.frombuffer(data[b:end], dtype=np.float32).reshape(e["shape"]).copy())
+        if e["dtype"] not in dtypes:
+            sys.exit(f"{path}: tensor {name} is {e['dtype']}, not F32 or F16")
+        out[name] = torch.from_numpy(np.frombuffer(data[b:end], dtype=dtypes[e["dtype"]]).astype(np.float32).reshape(e["shape"]))
     return out
+
+
+def official_model(repo, cfg, weights):
+    """the official Model of cfg (a model yaml's name, yolov9-s, or a yaml file) holding every
+    tensor of our weights, loaded strictly under the official names, with nc and names set
+    as a training run sets them; the official checkout must be importable (official_env.use)"""
+    from models.yolo import Model
+    yaml_path = cfg if cfg.endswith('.yaml') else os.path.join(repo, 'models', 'detect', cfg + '.yaml')
+    model = Model(yaml_path, ch=3)   # nc from the model yaml, as ours reads it
+    model.load_state_dict(read_safetensors(weights), strict=True)
+    model.nc = model.model[-1].nc
+    model.names = {i: str(i) for i in range(model.nc)}
+    return model
 
 
 def val(official, cfg, weights, data, device, out_dir):

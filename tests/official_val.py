@@ -19,8 +19,7 @@ import numpy  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import official_env  # noqa: E402
-# our weights, float32 as every file ours writes (weights/convert.py's too)
-from official_metrics import read_safetensors  # noqa: E402
+from official_metrics import official_model  # noqa: E402
 
 repo, cfg, weights, data, out = sys.argv[1:6]
 batch = int(sys.argv[6]) if len(sys.argv) > 6 else 32
@@ -31,7 +30,6 @@ official_env.use(repo)
 if not hasattr(numpy, 'trapz'):   # numpy 2 renamed it; the official compute_ap calls it
     numpy.trapz = numpy.trapezoid
 import torch  # noqa: E402
-from models.yolo import Model  # noqa: E402
 import val_dual  # noqa: E402
 
 
@@ -44,13 +42,7 @@ for i, line in enumerate(lines):
 data = os.path.join(out, 'data.yaml')
 with open(data, 'w') as f:
     f.write('\n'.join(lines) + '\n')
-state = read_safetensors(weights)
-yaml_path = cfg if cfg.endswith('.yaml') else os.path.join(repo, 'models', 'detect', cfg + '.yaml')
-model = Model(yaml_path, ch=3)   # nc from the model yaml, as ours reads it
-model.load_state_dict(state, strict=True)
-model.nc = model.model[-1].nc   # what train_dual.py sets on a model it trains
-model.names = {i: str(i) for i in range(model.nc)}
-model.eval()
+model = official_model(repo, cfg, weights).eval()
 pt = os.path.join(out, 'weights.pt')
 torch.save({'model': model, 'epoch': -1}, pt)
 val_dual.opt = argparse.Namespace(min_items=0)   # run() reads the module's global opt, set only by its main

@@ -172,12 +172,14 @@ static void pred_parts(stage_t *s, const yolo_real *ours, const float *ref, int 
 /* The tolerances of the stages whose convs run in the chosen precision.
    float32: the official float64's differences from float32 arithmetic.
    bf16: every conv's operands rounded to 8 significant bits (up to 2^-9
-   relative each); measured against the official float64 on the four
-   golden cases, CPU twin and H200, and set at about ten times the worst
-   (README, "Mixed precision"). */
+   relative each), and training's activations stored in bf16 too;
+   measured against the official float64 on the golden cases, CPU twin
+   and H200, and set at about ten times the worst (README, "Mixed
+   precision"; the gradients' worst 8.07 on the CPU twin since the
+   activations are stored in bf16, 4.31 before). */
 typedef struct { double layers, loss, grads, bn, pred, fold, foldp; } tolerances;
 static const tolerances TOL_FP32 = { 1e-3, 1e-4, 5e-3, 1e-4, 1e-4, 1e-5, 1e-4 };
-static const tolerances TOL_BF16 = { 10, 0.5, 60, 0.3, 2e-4, 4e-2, 2e-4 };
+static const tolerances TOL_BF16 = { 10, 0.5, 80, 0.3, 2e-4, 4e-2, 2e-4 };
 
 /* the rounding the CPU twin shares with the GPU's __floats2bfloat162_rn:
    to the nearest of 8 significant bits, ties to even */

@@ -947,6 +947,8 @@ void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const cha
                                 const char *prog);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
+/* a host copy of activation t's values as floats [B, C, H, W], whatever its store (caller frees) */
+yolo_real *yolo_fetch_tensor(const yolo_model *m, const yolo_tensor *t);
 
 /* mkdir -p; a run's output folder PROJECT/NAME (NAME2, NAME3, ... when
    taken, unless exist_ok), created */
@@ -3487,6 +3489,17 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n) {
     yolo_real *h = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
     m->be->download(h, p, n * sizeof(yolo_real));
+    return h;
+}
+
+yolo_real *yolo_fetch_tensor(const yolo_model *m, const yolo_tensor *t) {
+    if (t->store == YOLO_FP32) return yolo_fetch(m, t->data, yolo_numel(t));
+    yolo_tensor f;   /* a low-precision store, in the backend's own layout: copied into floats there first */
+    memset(&f, 0, sizeof f);
+    yolo_tensor_resize(m->be, &f, t->n, t->c, t->h, t->w, 0);
+    m->be->concat(t, 0, &f, 0, t->c);
+    yolo_real *h = yolo_fetch(m, f.data, yolo_numel(&f));
+    yolo_tensor_free(m->be, &f);
     return h;
 }
 

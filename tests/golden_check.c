@@ -71,11 +71,18 @@ static double cmp_tensor(const yolo_model *m, const yolo_safetensors *st, const 
     free(h);
     return e;
 }
+/* ... and for an activation, whatever its store */
+static double cmp_act(const yolo_model *m, const yolo_safetensors *st, const char *name, const yolo_tensor *t) {
+    yolo_real *h = yolo_fetch_tensor(m, t);
+    double e = cmp_host(st, name, h, yolo_numel(t));
+    free(h);
+    return e;
+}
 
 /* channels [c0, c0 + c) of t, contiguous, on the host */
 static yolo_real *slice_channels(const yolo_model *m, const yolo_tensor *t, int c0, int c) {
     int HW = t->h * t->w;
-    yolo_real *all = yolo_fetch(m, t->data, yolo_numel(t));
+    yolo_real *all = yolo_fetch_tensor(m, t);
     yolo_real *o = (yolo_real *)malloc((size_t)t->n * c * HW * sizeof(yolo_real));
     for (int n = 0; n < t->n; n++)
         memcpy(o + (size_t)n * c * HW, all + ((size_t)n * t->c + c0) * HW, (size_t)c * HW * sizeof(yolo_real));
@@ -231,7 +238,7 @@ static int check_case(const char *dir, const yolo_backend *be, yolo_precision pr
             for (int b = 0; b < L->det->nbranch; b++)
                 for (int l = 0; l < 3; l++) {
                     snprintf(name, sizeof name, "train.layer.%d.%d", i, b * 3 + l);
-                    stage_add(&s_layers, name, cmp_tensor(&m, &ref, name, L->det->out[b][l].data, yolo_numel(&L->det->out[b][l])));
+                    stage_add(&s_layers, name, cmp_act(&m, &ref, name, &L->det->out[b][l]));
                 }
         } else if (L->type == YOLO_CBLINEAR) {
             for (int j = 0, off = 0; j < L->nargs; off += L->args[j], j++) {
@@ -244,7 +251,7 @@ static int check_case(const char *dir, const yolo_backend *be, yolo_precision pr
             int dropped = !L->out->data;
             if (dropped) yolo_output_make(&m, L, 1);
             snprintf(name, sizeof name, "train.layer.%d", i);
-            stage_add(&s_layers, name, cmp_tensor(&m, &ref, name, L->out->data, yolo_numel(L->out)));
+            stage_add(&s_layers, name, cmp_act(&m, &ref, name, L->out));
             if (dropped) yolo_output_make(&m, L, 0);
         }
     }

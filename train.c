@@ -57,7 +57,7 @@ static void parse_args(train_args *a, int argc, char **argv) {
         { "--multi-scale", YOLO_FLAG_BOOL, &a->multi_scale, "vary the image size +/- 50%", 0 },
         { "--single-cls", YOLO_FLAG_BOOL, &a->single_cls, "train multi-class data as one class", 0 },
         { "--optimizer", YOLO_FLAG_STR, &a->optimizer, "SGD, Adam, AdamW or LION (SGD)", 0 },
-        { "--sync-bn", YOLO_FLAG_BOOL, &a->sync_bn, "SyncBatchNorm across processes: not implemented", 0 },
+        { "--sync-bn", YOLO_FLAG_BOOL, &a->sync_bn, "BatchNorm statistics over all processes' shares (SyncBatchNorm)", 0 },
         { "--workers", YOLO_FLAG_INT, &a->workers, "loader threads (8)", 0 },
         { "--project", YOLO_FLAG_STR, &a->project, "save to PROJECT/NAME (runs/train)", 0 },
         { "--name", YOLO_FLAG_STR, &a->name, "save to PROJECT/NAME (exp)", 0 },
@@ -301,9 +301,7 @@ static void read_args(train_run *r, int argc, char **argv) {
     int world = r->dp.world;
     if (a->batch % world) { fprintf(stderr, "train: --batch-size %d must be a multiple of the %d processes\n", a->batch, world); exit(2); }
     r->share = a->batch / world;
-    if (a->sync_bn && world > 1)
-        die("train: --sync-bn: SyncBatchNorm is not implemented; without it each process's BatchNorm normalises by its own share");
-    if (a->sync_bn) fprintf(stderr, "train: --sync-bn has no effect in one process, as the official without DDP\n");
+    if (a->sync_bn && world == 1) fprintf(stderr, "train: --sync-bn has no effect in one process, as the official without DDP\n");
     a->img = yolo_check_img_size(a->img, 64, "train");
     if (!strcmp(a->optimizer, "SGD")) r->kind = YOLO_SGD;
     else if (!strcmp(a->optimizer, "Adam")) r->kind = YOLO_ADAM;
@@ -392,8 +390,10 @@ static int plan_memory(train_run *r) {
                      a->workers);
     if (yolo_loader_shard(&r->tl, r->dp.rank, r->dp.world)) die("train: --rect is not implemented with several processes");
     yolo_loader_pin(&r->tl, r->be);
-    yolo_loader_init(&r->vl, va, &r->hyp, r->share, a->img, YOLO_LOADER_VAL, a->workers);
+    yolo_loader_init(&r->vl, va, &r->hyp, r->share, a->img, YOLO_LOADER_VAL | (r->be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0),
+                     a->workers);
     yolo_loader_share(&r->vl, &r->tl);   /* validation runs between epochs: one set of batch buffers */
+    yolo_loader_pin(&r->vl, r->be);
     return a->dry_run;
 }
 
@@ -406,6 +406,7 @@ static void prepare(train_run *r) {
     char err[YOLO_ERR];
     if (be->reserve(r->plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", r->plan / 1e9); exit(1); }
     yolo_model_use_backend(m, be);
+    if (a->sync_bn && r->dp.world > 1) yolo_dp_sync_bn(&r->dp, m);
     printf("convolutions in %s on %s\n", yolo_precision_name(m->precision), be->name);
     if (a->weights) {   /* fine-tuning: what matches by name and shape */
         int n;
@@ -524,8 +525,10 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
             fprintf(stderr, "train: epoch %d, batch %d: the loss is %g, stopping (the checkpoints of the epochs before are kept)\n", epoch, bt->index, loss);
             exit(1);
         }
+        int step = ni - r->last_step >= acc;   /* this batch ends an accumulation: an optimizer step follows */
+        if (step) yolo_dp_overlap(&r->dp, m);   /* its backward starts summing the gradients over the processes */
         yolo_backward(m);
-        if (ni - r->last_step >= acc) {   /* optimizer step: the processes' gradients summed, clipped at norm 10, then EMA */
+        if (step) {   /* optimizer step: the processes' gradients summed, clipped at norm 10, then EMA */
             yolo_dp_sum_grads(&r->dp, m);
             /* --quad: the official multiplies the loss by 4, clipping the 4 times larger
                gradient (here the gradient is scaled by 4 and clipped at 10 / 4) */

@@ -125,7 +125,9 @@ int main(int argc, char **argv) {
     yolo_hyp hyp;
     yolo_hyp_default(&hyp);
     yolo_loader ld;
-    yolo_loader_init(&ld, &ds, &hyp, batch, img, 0, workers);
+    /* on the GPU the batches go over as uint8 pixels, read in place from pinned memory (as train) */
+    yolo_loader_init(&ld, &ds, &hyp, batch, img, be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0, workers);
+    yolo_loader_pin(&ld, be);
     int H, W;
     yolo_loader_max_shape(&ld, &H, &W);
     yolo_model_precision_flags(&m, be, precision, 0, half, "val");

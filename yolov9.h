@@ -259,6 +259,18 @@ typedef struct { size_t off, size; } yolo_place;
    values fit its range). */
 typedef enum { YOLO_FP32, YOLO_BF16, YOLO_FP16 } yolo_precision;
 
+/* --sync-bn (section 16): the processes a BatchNorm's training statistics
+   run over, each on a share of the same shape (the sampler deals them
+   equal numbers, --multi-scale draws one size for all). The BatchNorm op
+   hands sum its per-channel sums over its own share, doubles in backend
+   memory, and sum adds them up over the processes in place, before they
+   become statistics (forward: the sum, then the squared deviations from
+   the mean; backward: the sums of g and g xhat). NULL: the share's own. */
+typedef struct {
+    int world;                          /* processes */
+    void (*sum)(double *x, size_t n);   /* x summed over them, the same sum in every one */
+} yolo_bn_group;
+
 typedef struct yolo_backend {
     const char *name;
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
@@ -278,15 +290,16 @@ typedef struct yolo_backend {
                            int act, yolo_precision prec, yolo_tensor *y);
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
                             int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
-    /* u = BN(z), or SiLU(BN(z)) when act: the SiLU in the same pass */
+    /* u = BN(z), or SiLU(BN(z)) when act: the SiLU in the same pass; the statistics over group's shares
+       (NULL: z's own) */
     void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
                              yolo_real *invstd, yolo_real *rmean, yolo_real *rvar, double momentum, double eps,
-                             int act, yolo_tensor *u);
+                             int act, const yolo_bn_group *group, yolo_tensor *u);
     void (*bn_eval_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u);
     void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
-                            const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *dgamma,
-                            yolo_real *dbeta, yolo_real *dz);
+                            const yolo_real *mean, const yolo_real *invstd, int act, const yolo_bn_group *group,
+                            yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz);
     /* y = SiLU(a + b) (RepConvN's two branches; a, b and y stored alike), and its backward: da += g,
        db += g, g = dy SiLU'(a + b) (dy, da, db: float32 gradients of a's shape) */
     void (*silu_forward)(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y);
@@ -342,10 +355,16 @@ typedef struct yolo_backend {
        itself (the CUDA one through NCCL; NULL elsewhere: the sum goes
        through MPI on the host): join the group of `world` processes as
        `rank`, bcast handing rank 0's bytes to every one (0, or -1 and err);
-       x summed over the group, in place, the same sum in every process;
-       the group left, its resources given back (every process, at the end) */
+       x summed over the group, in place, the same sum in every process,
+       started behind the work queued so far and run beside the work queued
+       next (the GPU: on a stream of its own), until group_wait: every sum
+       started is done before the work queued after it; --sync-bn's sums
+       (yolo_bn_group), done before the work queued next; the group left,
+       its resources given back (every process, at the end) */
     int (*group_join)(int rank, int world, void (*bcast)(void *bytes, size_t n), char *err);
     void (*group_sum)(yolo_real *x, size_t n);
+    void (*group_wait)(void);
+    void (*group_sum_f64)(double *x, size_t n);
     void (*group_leave)(void);
 } yolo_backend;
 
@@ -479,6 +498,7 @@ typedef struct {
     int last_infer_reader;           /* the same among the layers inference runs */
     int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
     int life0, life1;                /* its blocks' lifetime rows are m->life[life0 .. life1) */
+    int param0, param1;              /* its tensors are m->params[param0 .. param1), side by side in values */
     yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
     yolo_tensor *out;                /* the layer's output tensor */
 } yolo_layer;
@@ -506,7 +526,7 @@ typedef struct {
     const yolo_tensor *at;   /* the op under way, named by its tensor */
 } yolo_life_run;
 
-typedef struct {
+typedef struct yolo_model {
     int nc;
     char **names;            /* [nc] class names (owned), or NULL: written into every weights file */
     int nlayers;
@@ -544,6 +564,11 @@ typedef struct {
     yolo_place *place[2];
     int nplace[2], place_next;
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
+    const yolo_bn_group *bn_group;   /* --sync-bn: the processes every BatchNorm's statistics run over (section 16), or NULL */
+    /* told by yolo_backward after each layer's backward, the last layer first: layer's parameter gradients
+       are final (section 16 starts summing them over the processes meanwhile); NULL: nobody listens */
+    void (*grads_final)(void *ctx, struct yolo_model *m, int layer);
+    void *grads_final_ctx;
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
     yolo_precision precision;   /* of every conv's products, forward and backward (YOLO_FP32 unless set) */
     /* internal: the store of the activations the pass under way makes (yolo_tensor.store): a
@@ -1188,12 +1213,25 @@ typedef struct {
     int local_rank;          /* its place among those on its machine: the GPU it takes */
     int mpi;                 /* 1: MPI was started (and is finished by yolo_dp_end) */
     const yolo_backend *group;   /* the backend whose group yolo_dp_join joined (left by yolo_dp_end), or NULL */
+    /* the gradient's buckets (yolo_dp_overlap): the flat gradient cut at layer boundaries into ranges of
+       about bucket_bytes (4 MB unless set before the first step), the last layers' first */
+    size_t bucket_bytes;
+    int nbuckets, started;   /* how many; how many of them this step has started summing */
+    struct yolo_dp_bucket *buckets;
+    void *requests;          /* MPI's: [nbuckets] the sums under way */
+    yolo_bn_group bn_group;  /* --sync-bn's (yolo_dp_sync_bn) */
 } yolo_dp;
 int  yolo_dp_start(yolo_dp *dp, char *err);
 /* after the backend is chosen, before training: the CUDA backend joins its NCCL group */
 int  yolo_dp_join(yolo_dp *dp, const yolo_backend *be, char *err);
-/* the gradients summed over the processes, and rank 0's BatchNorm statistics to all */
-void yolo_dp_sum_grads(const yolo_dp *dp, yolo_model *m);
+/* before the backward of the batch that ends an optimizer step: that backward starts summing each bucket of
+   the gradient over the processes as soon as its layers' backwards are done, while it goes on */
+void yolo_dp_overlap(yolo_dp *dp, yolo_model *m);
+/* after it: every bucket summed (those the backward did not start, started now), rank 0's BatchNorm
+   statistics to all: the step's gradient, the same in every process */
+void yolo_dp_sum_grads(yolo_dp *dp, yolo_model *m);
+/* --sync-bn: from now on every BatchNorm of m normalises by the statistics of all processes' shares */
+void yolo_dp_sync_bn(yolo_dp *dp, yolo_model *m);
 /* rank 0's bytes (host memory) to every process */
 void yolo_dp_broadcast(const yolo_dp *dp, void *bytes, size_t n);
 void yolo_dp_end(yolo_dp *dp);
@@ -1685,25 +1723,38 @@ static yolo_real yolo_bn_act(yolo_real u, int act) { return act ? yolo_silu(u) :
    Training: per channel c over the B*H*W values, mean m and biased variance
    v normalise: xhat = (z - m) / sqrt(v + eps), u = gamma xhat + beta; the
    running statistics move by momentum 0.03 toward m and the *unbiased*
-   variance v N/(N-1). Eval uses the running statistics instead. */
+   variance v N/(N-1). Eval uses the running statistics instead.
+   With a group (--sync-bn) m and v are those of every process's share
+   together, N values a process: the sums of each pass added up over them. */
 static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                   yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
-                                  double momentum, double eps, int act, yolo_tensor *u) {
+                                  double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {
     int C = z->c, HW = z->h * z->w;
-    size_t N = (size_t)z->n * HW;
+    double N = (double)z->n * HW * (group ? group->world : 1);
+    double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] sums, [C] squared deviations */
     #pragma omp parallel for schedule(static)
     for (int c = 0; c < C; c++) {
-        double s = 0, ss = 0;
+        double s = 0;
         for (int n = 0; n < z->n; n++) {
             const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
             for (int i = 0; i < HW; i++) s += p[i];
         }
-        double m = s / N;
+        sum[c] = s;
+    }
+    if (group) group->sum(sum, C);   /* --sync-bn: over every process's share */
+    #pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++) {
+        double m = sum[c] / N, ss = 0;
         for (int n = 0; n < z->n; n++) {
             const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
             for (int i = 0; i < HW; i++) { double d = p[i] - m; ss += d * d; }
         }
-        double var = ss / N, is = 1.0 / sqrt(var + eps);
+        sum[C + c] = ss;
+    }
+    if (group) group->sum(sum + C, C);
+    #pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++) {
+        double m = sum[c] / N, ss = sum[C + c], var = ss / N, is = 1.0 / sqrt(var + eps);
         mean[c] = (yolo_real)m; invstd[c] = (yolo_real)is;
         rmean[c] = (yolo_real)((1 - momentum) * rmean[c] + momentum * m);
         rvar[c] = (yolo_real)((1 - momentum) * rvar[c] + momentum * (N > 1 ? ss / (N - 1) : var));
@@ -1714,6 +1765,7 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
             for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
         }
     }
+    free(sum);
     yolo_store_round(u);
 }
 
@@ -1733,12 +1785,16 @@ static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, c
 
 /* BatchNorm (+ SiLU) backward, recomputing u = gamma xhat + beta from the
    kept conv output z: keeping z alone is enough for both. With g = dL/du,
-   dL/dz = gamma invstd / N (N g - sum g - xhat sum(g xhat)). dz may alias dy. */
+   dL/dz = gamma invstd / N (N g - sum g - xhat sum(g xhat)). dz may alias dy.
+   With a group (--sync-bn) the two sums and N run over every process's
+   share, as the statistics did; dgamma and dbeta stay the share's own (the
+   parameter gradients are summed over the processes afterwards). */
 static void yolo_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
                                  const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd,
-                                 int act, yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {
+                                 int act, const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {
     int C = z->c, HW = z->h * z->w;
-    size_t N = (size_t)z->n * HW;
+    double N = (double)z->n * HW * (group ? group->world : 1);
+    double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] of (sum g, sum g xhat) */
     #pragma omp parallel for schedule(static)
     for (int c = 0; c < C; c++) {
         double sg = 0, sgx = 0;
@@ -1752,7 +1808,12 @@ static void yolo_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, cons
             }
         }
         dgamma[c] += (yolo_real)sgx; dbeta[c] += (yolo_real)sg;
-        double k = gamma[c] * invstd[c] / N;
+        sum[2 * c] = sg; sum[2 * c + 1] = sgx;
+    }
+    if (group) group->sum(sum, 2 * (size_t)C);   /* --sync-bn: over every process's share */
+    #pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++) {
+        double sg = sum[2 * c], sgx = sum[2 * c + 1], k = gamma[c] * invstd[c] / (yolo_real)N;   /* k rounded to yolo_real */
         for (int n = 0; n < z->n; n++) {
             size_t o = ((size_t)n * C + c) * HW;
             for (int i = 0; i < HW; i++) {
@@ -1763,6 +1824,7 @@ static void yolo_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, cons
             }
         }
     }
+    free(sum);
 }
 
 /* --- average pool 2x2, stride 1, no padding (AConv, ADown): H-1 x W-1 --- */
@@ -2182,7 +2244,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
         be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, 0, m->precision, &c->z);
         if (train)
             be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
-                                 m->bn_momentum, m->bn_eps, c->act, &c->y);
+                                 m->bn_momentum, m->bn_eps, c->act, m->bn_group, &c->y);
         else
             be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, c->act, &c->y);
     }
@@ -2203,7 +2265,8 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
    and copies, and the same numbers. */
 static void yolo_conv_again(yolo_model *m, void *blk) {
     yolo_conv *c = (yolo_conv *)blk;
-    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, c->act, &c->y);
+    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, c->act,
+                            m->bn_group, &c->y);
 }
 
 /* the same, outside a block's table: y dropped (redo 0) or made again (1) */
@@ -2217,7 +2280,7 @@ static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
     const yolo_backend *be;
     if (c->bn) {   /* dL/dy becomes dL/dz in place: y's gradient is read by nothing else */
         be = yolo_op(m, &c->y);
-        be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act,
+        be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act, m->bn_group,
                             c->ggamma, c->gbeta, c->y.grad);
     }
     be = yolo_op(m, c->bn ? &c->z : &c->y);
@@ -3378,7 +3441,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
     char p[32];
     int c1 = L->from[0] < 0 ? 3 : m->layers[L->from[0]].c_out, *a = L->args;
     size_t before = m->nvalues;
-    int act0 = m->nacts, life0 = m->nlife;
+    int act0 = m->nacts, life0 = m->nlife, param0 = m->nparams;
     snprintf(p, sizeof p, "model.%d", i);
     L->out = &L->own;
     yolo_act_new(m, &L->own);
@@ -3418,6 +3481,7 @@ static void yolo_layer_init(yolo_model *m, int i) {
     }
     L->act0 = act0; L->act1 = m->nacts;
     L->life0 = life0; L->life1 = m->nlife;
+    if (!yolo_binding(m)) { L->param0 = param0; L->param1 = m->nparams; }
     if (!yolo_binding(m))   /* counted in the first pass; running statistics are buffers, not parameters */
         for (int k = 0; k < m->nparams; k++)
             if (m->params[k].offset >= before && m->params[k].kind != YOLO_P_RUNNING_MEAN && m->params[k].kind != YOLO_P_RUNNING_VAR)
@@ -3941,11 +4005,12 @@ void yolo_backward(yolo_model *m) {
         yolo_layer_inputs_make(m, L, 0, 0);
         yolo_grad_drop(m, L);
         if (L->out != &m->input) yolo_tensor_keep(m->be, L->out, 0);   /* its readers' backwards came first */
+        for (int k = L->param0; k < L->param1; k++)   /* a frozen tensor has no gradient (requires_grad=False) */
+            if (m->params[k].frozen) m->be->zero(m->grads + m->params[k].offset, m->params[k].numel * sizeof(yolo_real));
+        if (m->grads_final) m->grads_final(m->grads_final_ctx, m, i);   /* no later layer adds to them */
     }
     yolo_image_make(m, 0);
     m->be->place(NULL, 0);   /* the planned step ends */
-    for (int k = 0; k < m->nparams; k++)   /* a frozen tensor has no gradient (requires_grad=False) */
-        if (m->params[k].frozen) m->be->zero(m->grads + m->params[k].offset, m->params[k].numel * sizeof(yolo_real));
 }
 
 int yolo_model_freeze(yolo_model *m, const int *layers, int n) {
@@ -4963,12 +5028,12 @@ static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, 
                                       yolo_real *db) {}
 static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                        yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
-                                       double momentum, double eps, int act, yolo_tensor *u) {}
+                                       double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {}
 static void yolo_plan_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                       const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u) {}
 static void yolo_plan_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
                                       const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
-                                      yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {}
+                                      const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {}
 static void yolo_plan_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
 static void yolo_plan_silu_backward(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da,
                                     yolo_real *db) {}
@@ -8288,7 +8353,7 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
     yolo_loader_start(ld, 0, 0);
     for (yolo_batch *bt; (bt = yolo_loader_next(ld));) {
         double t0 = yolo_now();
-        yolo_set_input(m, bt->B, bt->H, bt->W, bt->images);
+        yolo_set_input_batch(m, bt);   /* uint8 pixels (YOLO_LOADER_UINT8) become the input in the forward */
         m->be->sync();
         double t1 = yolo_now();
         yolo_forward(m, 0);
@@ -8994,12 +9059,31 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
    else's zeros, and come back as rank 0's in every process.
 
    The sum goes over MPI on the host for the CPU backend, through the
-   backend's group_sum (NCCL) for the GPU, once per optimizer step, after
+   backend's group_sum (NCCL) for the GPU, once per optimizer step, in
    the backward of the last batch it accumulates (summing is linear, so
-   DDP's sum after every backward adds up to the same gradient). Its
-   order is fixed: MPI reduces onto rank 0 and hands the one result to
-   all, NCCL's ring sums each value in one place and copies it out; the
-   same world size and machine give the same numbers run after run. */
+   DDP's sum after every backward adds up to the same gradient; the
+   batches before keep theirs local, DDP's no_sync). It overlaps that
+   backward, as DDP's buckets do: the flat gradient holds the layers in
+   order, so the backward, walking from the last layer, finishes it from
+   the top down; it tells when a layer is done (m->grads_final), and once
+   the layers of a bucket (a range of about 4 MB, cut at layer boundaries)
+   are all done, the bucket's sum starts (MPI_Iallreduce; NCCL on a stream
+   of its own) while the backward goes on below it. Clipping and the
+   optimizer wait for all of them (yolo_dp_sum_grads).
+   Each value is summed once, by one reduction of the same world size
+   whatever the buckets: the same numbers run after run, and for two
+   processes (a + b) equal to the sum of the whole buffer after the
+   backward to the last bit. MPI's and NCCL's reductions hand every
+   process the same result (NCCL's ring sums each value in one place and
+   copies it out), so the processes' weights stay identical.
+
+   --sync-bn (the official converts BatchNorm to SyncBatchNorm under DDP)
+   gives every BatchNorm one group (m->bn_group): the BatchNorm ops add
+   their per-channel sums up over the processes between the partial sums
+   and the statistics, and in the backward the sums of g and g xhat (not
+   the gamma and beta gradients: the parameter gradients are summed with
+   the others). The sums are doubles, reduced as above, so every process
+   normalises by the same statistics. */
 
 #ifdef YOLO_MPI
 #include <mpi.h>
@@ -9026,11 +9110,24 @@ static int yolo_mpi_start(yolo_dp *dp, char *err) {
 
 static void yolo_mpi_bcast(void *bytes, size_t n) { MPI_Bcast(bytes, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); }
 
-/* summed onto rank 0, then rank 0's sum to everyone: one result, the same bits everywhere */
-static void yolo_mpi_sum(const yolo_dp *dp, yolo_real *x, size_t n) {
-    MPI_Datatype t = sizeof(yolo_real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT;
-    MPI_Reduce(dp->rank == 0 ? MPI_IN_PLACE : x, x, (int)n, t, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Bcast(x, (int)n, t, 0, MPI_COMM_WORLD);
+static MPI_Datatype yolo_mpi_real(void) { return sizeof(yolo_real) == sizeof(double) ? MPI_DOUBLE : MPI_FLOAT; }
+
+/* a bucket's sum started; a look at those under way (MPI moves nonblocking sums on only inside its calls) */
+static void yolo_mpi_sum_start(yolo_dp *dp, yolo_real *x, size_t n, int k) {
+    MPI_Request *req = (MPI_Request *)dp->requests;
+    MPI_Iallreduce(MPI_IN_PLACE, x, (int)n, yolo_mpi_real(), MPI_SUM, MPI_COMM_WORLD, &req[k]);
+    int done;
+    MPI_Testall(dp->started + 1, req, &done, MPI_STATUSES_IGNORE);
+}
+static void yolo_mpi_sum_wait(yolo_dp *dp) { MPI_Waitall(dp->started, (MPI_Request *)dp->requests, MPI_STATUSES_IGNORE); }
+static void yolo_mpi_requests(yolo_dp *dp) { dp->requests = yolo_xcalloc(dp->nbuckets, sizeof(MPI_Request)); }
+
+/* --sync-bn's sums on the host: summed onto rank 0, then rank 0's sum to everyone, the same bits everywhere */
+static void yolo_mpi_sum_f64(double *x, size_t n) {
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : x, x, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Bcast(x, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
 static void yolo_mpi_end(void) { MPI_Finalize(); }
@@ -9045,7 +9142,10 @@ static int yolo_mpi_start(yolo_dp *dp, char *err) {
     return 0;
 }
 static void yolo_mpi_bcast(void *bytes, size_t n) { (void)bytes; (void)n; }
-static void yolo_mpi_sum(const yolo_dp *dp, yolo_real *x, size_t n) { (void)dp; (void)x; (void)n; }
+static void yolo_mpi_sum_start(yolo_dp *dp, yolo_real *x, size_t n, int k) { (void)dp; (void)x; (void)n; (void)k; }
+static void yolo_mpi_sum_wait(yolo_dp *dp) { (void)dp; }
+static void yolo_mpi_requests(yolo_dp *dp) { (void)dp; }
+static void yolo_mpi_sum_f64(double *x, size_t n) { (void)x; (void)n; }
 static void yolo_mpi_end(void) {}
 #endif
 
@@ -9078,20 +9178,85 @@ static int yolo_dp_next_stats(const yolo_model *m, int k, size_t *off, size_t *n
     return k;
 }
 
-void yolo_dp_sum_grads(const yolo_dp *dp, yolo_model *m) {
-    if (!dp->mpi) return;
+/* A bucket: the gradient's values [lo, hi), the parameters of layers
+   layer .. (the next bucket's layer - 1); complete once layer's backward
+   is done (the backward walks down, the layers above it came first). */
+typedef struct yolo_dp_bucket { int layer; size_t lo, hi; } yolo_dp_bucket;
+
+/* the buckets of m, from the top of the gradient down: a bucket closes at
+   the first layer (walking down) that brings it to bucket_bytes, and at
+   layer 0 */
+static void yolo_dp_buckets(yolo_dp *dp, const yolo_model *m) {
+    if (dp->buckets) return;
+    if (!dp->bucket_bytes) dp->bucket_bytes = (size_t)4 << 20;
+    dp->buckets = (yolo_dp_bucket *)yolo_xcalloc(m->nlayers, sizeof(yolo_dp_bucket));
+    size_t hi = m->nvalues, lo = hi;   /* the open bucket */
+    for (int i = m->nlayers - 1; i >= 0; i--) {
+        const yolo_layer *L = &m->layers[i];
+        if (L->param1 > L->param0) lo = m->params[L->param0].offset;
+        if (lo < hi && (i == 0 || (hi - lo) * sizeof(yolo_real) >= dp->bucket_bytes)) {
+            yolo_dp_bucket *b = &dp->buckets[dp->nbuckets++];
+            b->layer = i; b->lo = lo; b->hi = hi;
+            hi = lo;
+        }
+    }
+    yolo_mpi_requests(dp);
+}
+
+/* Rank 0's BatchNorm running statistics ride in the sum, in the
+   gradient's own slots for them (they are not trained): in (to 1, before
+   the sum: rank 0's values, everyone else's zeros) and out (to 0, after
+   it: the sum, rank 0's, into every process's values; the slots zero
+   again), for the statistics in [lo, hi). */
+static void yolo_dp_stats(const yolo_dp *dp, yolo_model *m, size_t lo, size_t hi, int to) {
     const yolo_backend *be = m->be;
     size_t off, n, bytes = sizeof(yolo_real);
-    for (int k = 0; (k = yolo_dp_next_stats(m, k, &off, &n)) >= 0;) {   /* rank 0's statistics into their gradient slots */
-        if (dp->rank == 0) be->copy(m->grads + off, m->values + off, n * bytes);
-        else be->zero(m->grads + off, n * bytes);
+    for (int k = 0; (k = yolo_dp_next_stats(m, k, &off, &n)) >= 0;) {
+        if (off < lo || off >= hi) continue;
+        if (to && dp->rank == 0) be->copy(m->grads + off, m->values + off, n * bytes);
+        else if (to) be->zero(m->grads + off, n * bytes);
+        else { be->copy(m->values + off, m->grads + off, n * bytes); be->zero(m->grads + off, n * bytes); }
     }
-    if (be->group_sum) be->group_sum(m->grads, m->nvalues);
-    else yolo_mpi_sum(dp, m->grads, m->nvalues);
-    for (int k = 0; (k = yolo_dp_next_stats(m, k, &off, &n)) >= 0;) {   /* and out: every process holds rank 0's, the slots are zero */
-        be->copy(m->values + off, m->grads + off, n * bytes);
-        be->zero(m->grads + off, n * bytes);
-    }
+}
+
+/* the next bucket's sum started */
+static void yolo_dp_bucket_start(yolo_dp *dp, yolo_model *m) {
+    const yolo_dp_bucket *b = &dp->buckets[dp->started];
+    yolo_dp_stats(dp, m, b->lo, b->hi, 1);
+    if (m->be->group_sum) m->be->group_sum(m->grads + b->lo, b->hi - b->lo);
+    else yolo_mpi_sum_start(dp, m->grads + b->lo, b->hi - b->lo, dp->started);
+    dp->started++;
+}
+
+/* m->grads_final: layer is done; a bucket it completes starts */
+static void yolo_dp_layer_done(void *ctx, yolo_model *m, int layer) {
+    yolo_dp *dp = (yolo_dp *)ctx;
+    if (dp->started < dp->nbuckets && dp->buckets[dp->started].layer == layer) yolo_dp_bucket_start(dp, m);
+}
+
+void yolo_dp_overlap(yolo_dp *dp, yolo_model *m) {
+    if (!dp->mpi) return;
+    yolo_dp_buckets(dp, m);
+    m->grads_final = yolo_dp_layer_done;
+    m->grads_final_ctx = dp;
+}
+
+void yolo_dp_sum_grads(yolo_dp *dp, yolo_model *m) {
+    if (!dp->mpi) return;
+    yolo_dp_buckets(dp, m);
+    m->grads_final = NULL;
+    while (dp->started < dp->nbuckets) yolo_dp_bucket_start(dp, m);   /* without yolo_dp_overlap: all of them now */
+    if (m->be->group_sum) m->be->group_wait();
+    else yolo_mpi_sum_wait(dp);
+    yolo_dp_stats(dp, m, 0, m->nvalues, 0);
+    dp->started = 0;
+}
+
+void yolo_dp_sync_bn(yolo_dp *dp, yolo_model *m) {
+    if (!dp->mpi) return;
+    dp->bn_group.world = dp->world;
+    dp->bn_group.sum = m->be->group_sum_f64 ? m->be->group_sum_f64 : yolo_mpi_sum_f64;
+    m->bn_group = &dp->bn_group;
 }
 
 void yolo_dp_broadcast(const yolo_dp *dp, void *bytes, size_t n) {
@@ -9101,6 +9266,8 @@ void yolo_dp_broadcast(const yolo_dp *dp, void *bytes, size_t n) {
 void yolo_dp_end(yolo_dp *dp) {
     if (dp->group && dp->group->group_leave) dp->group->group_leave();   /* (NCCL's before MPI's end) */
     dp->group = NULL;
+    free(dp->buckets); free(dp->requests);
+    dp->buckets = NULL; dp->requests = NULL; dp->nbuckets = 0;
     if (dp->mpi) yolo_mpi_end();
     dp->mpi = 0;
 }

@@ -1440,6 +1440,22 @@ __global__ void bn_stats_kernel(const double *part, int nparts, int C, double N,
     rvar[c] = (float)((1 - momentum) * rvar[c] + momentum * (N > 1 ? var * N / (N - 1) : var));
 }
 
+/* --sync-bn: the nparts partial sums of each channel (one an image for float32, one a row chunk for an NHWC
+   store) added up in part order, as the kernels above, in place into part's first row [C][2], which the
+   group then sums over the processes; the callers go on with nparts = 1 */
+__global__ void bn_parts_sum_kernel(double *part, int nparts, int C) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    double a = 0, b = 0;
+    for (int n = 0; n < nparts; n++) { a += part[2 * ((size_t)n * C + c)]; b += part[2 * ((size_t)n * C + c) + 1]; }
+    part[2 * c] = a; part[2 * c + 1] = b;
+}
+static void bn_group_sum(double *part, int nparts, int C, const yolo_bn_group *group) {
+    bn_parts_sum_kernel<<<blocks_for(C, 128), 128>>>(part, nparts, C);
+    CK_LAUNCH("bn_parts_sum_kernel");
+    group->sum(part, 2 * (size_t)C);
+}
+
 static double *g_bn_part = NULL;   /* [B * C * 2] partial sums of the BatchNorm reductions, grown once */
 static size_t g_bn_part_cap = 0;
 static double *bn_scratch(size_t n) {
@@ -1476,21 +1492,22 @@ __global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const f
 }
 
 /* The same on an NHWC store (bf16 or half training): the B H W rows of C
-   channels are cut into chunks of whole 32-row tiles, one per blockIdx.x;
-   a block takes 32 channels (blockIdx.y) of its chunk, a warp a row of
-   them at a time (64 contiguous bytes), its 8 warps every 8th row; the
-   warps' sums are added in warp order, the chunks' by bn_stats_kernel in
-   chunk order: the same bits on every run. */
+   channels are cut into chunks of whole 32-row tiles, one per blockIdx.x,
+   about 1024 blocks in all; a block takes a run of channels (blockIdx.y)
+   of its chunk. The sums inside a block are added in a fixed order, the
+   chunks' by bn_stats_kernel in chunk order: the same bits on every run. */
 struct RowChunks { int rows, per, n; };   /* rows, rows a chunk (a multiple of 32), chunks */
-static RowChunks row_chunks(const yolo_tensor *z) {
+static RowChunks row_chunks(const yolo_tensor *z, int channels_a_block) {
     RowChunks r;
     r.rows = z->n * z->h * z->w;
-    int cblocks = (z->c + 31) / 32, want = max(1, 1024 / cblocks), tiles = (r.rows + 31) / 32;
+    int cblocks = (z->c + channels_a_block - 1) / channels_a_block, want = max(1, 1024 / cblocks), tiles = (r.rows + 31) / 32;
     r.per = 32 * ((tiles + want - 1) / want);
     r.n = (r.rows + r.per - 1) / r.per;
     return r;
 }
-/* 8 warps' sums (a, b) of channel c0 + lane added in warp order into part[2 (chunk C + c)] */
+/* bn_back_partial_nhwc_kernel's blocks take 32 channels (blockIdx.y), a warp a row of them at a time,
+   its 8 warps every 8th row: the 8 warps' sums (a, b) of channel 32 blockIdx.y + lane added in warp
+   order into part[2 (chunk C + c)] */
 __device__ void warps_to_part(double a, double b, int C, double *part) {
     __shared__ double sh[8][32][2];
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32, c = blockIdx.y * 32 + tx;
@@ -1500,48 +1517,88 @@ __device__ void warps_to_part(double a, double b, int C, double *part) {
     for (int j = 1; j < 8; j++) { a += sh[j][tx][0]; b += sh[j][tx][1]; }
     part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = b;
 }
-template <class T> __global__ void __launch_bounds__(256) bn_partial_nhwc_kernel(const T *z, int C, RowChunks rc, double *part) {
-    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, c = blockIdx.y * 32 + tx;
-    int r0 = blockIdx.x * rc.per, r1 = min(rc.rows, r0 + rc.per);
-    double s = 0, ss = 0;
-    for (int r = r0 + ty; c < C && r < r1; r += 8) { double v = to_float(z[(size_t)r * C + c]); s += v; ss += v * v; }
-    warps_to_part(s, ss, C, part);
+/* Eight two-byte values, one 16-byte load or store where vec (C a
+   multiple of 8 and the store 16-byte aligned), else value by value (the
+   values past n, or past C in a row, read as 0 and never written). */
+template <class T> struct Eight { T v[8]; };
+template <class T> __device__ inline Eight<T> load8(const T *p, int vec, int valid) {
+    Eight<T> e;
+    if (vec) *(uint4 *)e.v = *(const uint4 *)p;
+    else for (int j = 0; j < 8; j++) e.v[j] = j < valid ? p[j] : round_to<T>(0.f);
+    return e;
 }
-/* u = a z + b per channel (then the SiLU), value by value of [rows][C], rounded to T */
-template <class T> __global__ void bn_apply_nhwc_kernel(const T *z, T *u, size_t n, int C, const float *gamma,
+template <class T> __device__ inline void store8(T *p, const Eight<T> &e, int vec, int valid) {
+    if (vec) *(uint4 *)p = *(const uint4 *)e.v;
+    else for (int j = 0; j < valid; j++) p[j] = e.v[j];
+}
+static int vec8(const yolo_tensor *a, const yolo_tensor *b) {
+    return a->c % 8 == 0 && (uintptr_t)a->data % 16 == 0 && (uintptr_t)b->data % 16 == 0;
+}
+static const int BN_NHWC_CHANNELS = 64;   /* channels a block of bn_partial_nhwc_kernel */
+/* A block: 64 channels of a chunk, thread (tx, ty) = (tx % 8, tx / 8) channels 8 tx .. 8 tx + 7 (16
+   bytes, a warp four rows of 128 contiguous bytes) of every 32nd row from ty; then the 32 row
+   sums of each channel added in ty order into part[2 (chunk C + c)] */
+template <class T>
+__global__ void __launch_bounds__(256) bn_partial_nhwc_kernel(const T *z, int C, RowChunks rc, int vec, double *part) {
+    __shared__ double sh[32][BN_NHWC_CHANNELS][2];
+    int tx = threadIdx.x % 8, ty = threadIdx.x / 8, c0 = blockIdx.y * BN_NHWC_CHANNELS + 8 * tx;
+    int r0 = blockIdx.x * rc.per, r1 = min(rc.rows, r0 + rc.per), valid = min(8, C - c0);
+    double s[8] = { 0 }, ss[8] = { 0 };
+    for (int r = r0 + ty; valid > 0 && r < r1; r += 32) {
+        Eight<T> e = load8(z + (size_t)r * C + c0, vec, valid);
+        for (int j = 0; j < 8; j++) { double v = to_float(e.v[j]); s[j] += v; ss[j] += v * v; }
+    }
+    for (int j = 0; j < 8; j++) { sh[ty][8 * tx + j][0] = s[j]; sh[ty][8 * tx + j][1] = ss[j]; }
+    __syncthreads();
+    int c = blockIdx.y * BN_NHWC_CHANNELS + threadIdx.x;
+    if (threadIdx.x >= BN_NHWC_CHANNELS || c >= C) return;
+    double a = 0, b = 0;
+    for (int j = 0; j < 32; j++) { a += sh[j][threadIdx.x][0]; b += sh[j][threadIdx.x][1]; }
+    part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = b;
+}
+/* u = a z + b per channel (then the SiLU), rounded to T: a thread eight values of [rows][C] */
+template <class T> __global__ void bn_apply_nhwc_kernel(const T *z, T *u, size_t n, int C, int vec, const float *gamma,
                                                         const float *beta, const float *mean, const float *invstd,
                                                         const float *rvar, float eps, int act) {
-    GRID_STRIDE(i, n) {
-        int c = (int)(i % C);
-        float is = invstd ? invstd[c] : rsqrtf(rvar[c] + eps), a = gamma[c] * is;
-        u[i] = round_to<T>(bn_act(a * to_float(z[i]) + beta[c] - mean[c] * a, act));
+    GRID_STRIDE(v, (n + 7) / 8) {
+        size_t i = 8 * v;
+        int c = (int)(i % C), valid = (int)min((size_t)8, n - i);
+        Eight<T> e = load8(z + i, vec, valid);
+        for (int j = 0; j < 8; j++, c = c + 1 < C ? c + 1 : 0) {
+            float is = invstd ? invstd[c] : rsqrtf(rvar[c] + eps), a = gamma[c] * is;
+            e.v[j] = round_to<T>(bn_act(a * to_float(e.v[j]) + beta[c] - mean[c] * a, act));
+        }
+        store8(u + i, e, vec, valid);
     }
 }
 template <class T> static void bn_apply_nhwc(const yolo_tensor *z, const float *gamma, const float *beta, const float *mean,
                                              const float *invstd, const float *rvar, float eps, int act, yolo_tensor *u) {
     size_t n = (size_t)z->n * z->c * z->h * z->w;
-    bn_apply_nhwc_kernel<T><<<grid_for(n), 256>>>((const T *)z->data, (T *)u->data, n, z->c, gamma, beta, mean, invstd,
-                                                  rvar, eps, act);
+    bn_apply_nhwc_kernel<T><<<grid_for((n + 7) / 8), 256>>>((const T *)z->data, (T *)u->data, n, z->c, vec8(z, u), gamma,
+                                                            beta, mean, invstd, rvar, eps, act);
     CK_LAUNCH("bn_apply_nhwc_kernel");
 }
 
 static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const float *beta, float *mean, float *invstd,
-                                float *rmean, float *rvar, double momentum, double eps, int act, yolo_tensor *u) {
+                                float *rmean, float *rvar, double momentum, double eps, int act, const yolo_bn_group *group,
+                                yolo_tensor *u) {
     int HW = z->h * z->w, nparts = z->n;
     same_store(z, u, "batchnorm");
-    RowChunks rc = row_chunks(z);
+    RowChunks rc = row_chunks(z, BN_NHWC_CHANNELS);
     double *part = bn_scratch(2 * (size_t)(z->store == YOLO_FP32 ? z->n : rc.n) * z->c);
     prof_begin();
     if (z->store == YOLO_FP32) bn_partial_kernel<<<z->n * z->c, 256>>>(z->data, HW, part);
     else {
-        dim3 grid(rc.n, (z->c + 31) / 32);
-        if (z->store == YOLO_BF16) bn_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, z->c, rc, part);
-        else bn_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, z->c, rc, part);
+        dim3 grid(rc.n, (z->c + BN_NHWC_CHANNELS - 1) / BN_NHWC_CHANNELS);
+        int vec = vec8(z, z);
+        if (z->store == YOLO_BF16) bn_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, z->c, rc, vec, part);
+        else bn_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, z->c, rc, vec, part);
         nparts = rc.n;
     }
     CK_LAUNCH("bn_partial_kernel");
-    bn_stats_kernel<<<blocks_for(z->c, 128), 128>>>(part, nparts, z->c, (double)z->n * HW, mean, invstd, rmean, rvar,
-                                                    (float)momentum, (float)eps);
+    if (group) { bn_group_sum(part, nparts, z->c, group); nparts = 1; }   /* --sync-bn: over every process's share */
+    bn_stats_kernel<<<blocks_for(z->c, 128), 128>>>(part, nparts, z->c, (double)z->n * HW * (group ? group->world : 1),
+                                                    mean, invstd, rmean, rvar, (float)momentum, (float)eps);
     CK_LAUNCH("bn_stats_kernel");
     if (z->store == YOLO_FP32) {
         bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, HW, gamma, beta, mean, invstd, NULL, (float)eps, act);
@@ -1585,7 +1642,7 @@ __global__ void bn_back_reduce_kernel(const double *part, int B, int C, float *d
     if (c >= C) return;
     double sg = 0, sgx = 0;
     for (int n = 0; n < B; n++) { sg += part[2 * ((size_t)n * C + c)]; sgx += part[2 * ((size_t)n * C + c) + 1]; }
-    dgamma[c] += (float)sgx; dbeta[c] += (float)sg;
+    if (dgamma) { dgamma[c] += (float)sgx; dbeta[c] += (float)sg; }
     sums[2 * c] = (float)sg; sums[2 * c + 1] = (float)sgx;
 }
 
@@ -1649,18 +1706,23 @@ __global__ void __launch_bounds__(256) bn_back_apply_nhwc_kernel(const T *z, con
                                                                  float N, const float *gamma, const float *beta,
                                                                  const float *mean, const float *invstd, int act,
                                                                  const float *sums, float *dz) {
-    __shared__ float zt[32][33];
+    __shared__ float zt[32][33], pc[6][32];   /* pc: the tile's channels' mean, invstd, gamma, beta, sg, sgx */
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32, r0 = blockIdx.x * 32;
     z_tile(z, C, r0, min(rows, r0 + 32), zt);
+    if (ty == 0 && blockIdx.y * 32 + tx < C) {
+        int c = blockIdx.y * 32 + tx;
+        pc[0][tx] = mean[c]; pc[1][tx] = invstd[c]; pc[2][tx] = gamma[c]; pc[3][tx] = beta[c];
+        pc[4][tx] = sums[2 * c]; pc[5][tx] = sums[2 * c + 1];
+    }
     __syncthreads();
     for (int j = ty; j < 32; j += 8) {
         int c = blockIdx.y * 32 + j, r = r0 + tx;
         if (c >= C || r >= rows) continue;
-        float m = mean[c], is = invstd[c], ga = gamma[c], k = ga * is / N, xh = (zt[tx][j] - m) * is;
+        float m = pc[0][j], is = pc[1][j], ga = pc[2][j], k = ga * is / N, xh = (zt[tx][j] - m) * is;
         size_t i = nchw_at(r, c, C, HW);
         float g = dy[i];
-        if (act) g *= d_silu_grad(ga * xh + beta[c]);
-        dz[i] = k * (N * g - sums[2 * c] - xh * sums[2 * c + 1]);
+        if (act) g *= d_silu_grad(ga * xh + pc[3][j]);
+        dz[i] = k * (N * g - pc[4][j] - xh * pc[5][j]);
     }
 }
 
@@ -1668,17 +1730,18 @@ static float *g_bn_sums = NULL;   /* [2 * C] scratch of the BN backward, grown o
 static size_t g_bn_sums_cap = 0;
 
 static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const float *gamma, const float *beta,
-                               const float *mean, const float *invstd, int act, float *dgamma, float *dbeta, float *dz) {
+                               const float *mean, const float *invstd, int act, const yolo_bn_group *group,
+                               float *dgamma, float *dbeta, float *dz) {
     int HW = z->h * z->w;
     if ((size_t)2 * z->c > g_bn_sums_cap) {
         cu_release(g_bn_sums);
         g_bn_sums_cap = 2 * (size_t)z->c > 4096 ? 2 * (size_t)z->c : 4096;
         g_bn_sums = (float *)cu_own_alloc(g_bn_sums_cap * sizeof(float));
     }
-    RowChunks rc = row_chunks(z);
+    RowChunks rc = row_chunks(z, 32);
     int stored = z->store != YOLO_FP32, nparts = stored ? rc.n : z->n;
     double *part = bn_scratch(2 * (size_t)nparts * z->c);
-    float N = (float)((size_t)z->n * HW);
+    float N = (float)((size_t)z->n * HW * (group ? group->world : 1));
     dim3 grid(rc.n, (z->c + 31) / 32), tiles((rc.rows + 31) / 32, (z->c + 31) / 32);
     prof_begin();
     if (!stored) bn_back_partial_kernel<<<z->n * z->c, 256>>>(z->data, dy, z->c, HW, gamma, beta, mean, invstd, act, part);
@@ -1690,6 +1753,11 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
     CK_LAUNCH("bn_back_partial_kernel");
     bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, nparts, z->c, dgamma, dbeta, g_bn_sums);
     CK_LAUNCH("bn_back_reduce_kernel");
+    if (group) {   /* --sync-bn: the sums over every process's share (dgamma and dbeta stay the share's) */
+        bn_group_sum(part, nparts, z->c, group);
+        bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, 1, z->c, NULL, NULL, g_bn_sums);
+        CK_LAUNCH("bn_back_reduce_kernel");
+    }
     if (!stored)
         bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, N, gamma, beta, mean, invstd, act, g_bn_sums, dz);
     else if (z->store == YOLO_BF16)
@@ -1804,7 +1872,10 @@ __global__ void maxpool_kernel(const float *x, float *y, size_t n, int H, int W,
    as the CPU's scatter and the same on every run. x is NCHW floats (T
    float, C 1) or an NHWC store (channel c of pixel (iy, ix) at
    ((iy W + ix) C + c)): window_argmax is yolo_maxpool_argmax on a plane
-   whose values lie C apart. */
+   whose values lie C apart. A plane whose windows' winners fit in shared
+   memory (one block a plane: SPPELAN's 20 x 20 maps, ADown's) finds each
+   winner once first; a larger one finds them again for every pixel that a
+   window holds. */
 template <class T> __device__ inline int window_argmax(const T *p, int C, int H, int W, int k, int s, int pad, int oy, int ox) {
     int best = -1;
     float bv = 0;
@@ -1820,23 +1891,56 @@ template <class T> __device__ inline int window_argmax(const T *p, int C, int H,
     }
     return best;
 }
+/* dx[a] += dy of the windows that pixel a won, the winners from win (or found again when win is NULL) */
+template <class T>
+__device__ inline float maxpool_back_gather(const float *g, const int *win, const T *p, int C, int a, float acc, int H,
+                                            int W, int Ho, int Wo, int k, int s, int pad) {
+    int iy = a / W, ix = a % W;
+    /* windows oy with oy s - pad <= iy <= oy s - pad + k - 1 */
+    int oy0 = max(0, (iy + pad - k + s) / s), oy1 = min(Ho - 1, (iy + pad) / s);
+    int ox0 = max(0, (ix + pad - k + s) / s), ox1 = min(Wo - 1, (ix + pad) / s);
+    for (int oy = oy0; oy <= oy1; oy++)
+        for (int ox = ox0; ox <= ox1; ox++)
+            if ((win ? win[oy * Wo + ox] : window_argmax(p, C, H, W, k, s, pad, oy, ox)) == a) acc += g[oy * Wo + ox];
+    return acc;
+}
+/* x's plane (b, c): NCHW floats (nhwc 0) or channel c of image b in an NHWC store */
+template <class T> __device__ inline const T *maxpool_plane(const T *x, int nhwc, size_t nc, int C, int H, int W) {
+    return nhwc ? x + nc / C * H * W * C + nc % C : x + nc * H * W;
+}
 template <class T>
 __global__ void maxpool_back_kernel(const T *x, int nhwc, const float *dy, float *dx, size_t n, int C, int H, int W, int Ho,
                                     int Wo, int k, int s, int pad) {
     GRID_STRIDE(i, n) {
         size_t nc = i / ((size_t)H * W);
-        int a = (int)(i % ((size_t)H * W)), iy = a / W, ix = a % W;
-        const T *p = nhwc ? x + nc / C * H * W * C + nc % C : x + nc * H * W;
-        const float *g = dy + nc * Ho * Wo;
-        /* windows oy with oy s - pad <= iy <= oy s - pad + k - 1 */
-        int oy0 = max(0, (iy + pad - k + s) / s), oy1 = min(Ho - 1, (iy + pad) / s);
-        int ox0 = max(0, (ix + pad - k + s) / s), ox1 = min(Wo - 1, (ix + pad) / s);
-        float acc = dx[i];
-        for (int oy = oy0; oy <= oy1; oy++)
-            for (int ox = ox0; ox <= ox1; ox++)
-                if (window_argmax(p, nhwc ? C : 1, H, W, k, s, pad, oy, ox) == a) acc += g[oy * Wo + ox];
-        dx[i] = acc;
+        int a = (int)(i % ((size_t)H * W));
+        dx[i] = maxpool_back_gather(dy + nc * Ho * Wo, (const int *)NULL, maxpool_plane(x, nhwc, nc, C, H, W), nhwc ? C : 1,
+                                    a, dx[i], H, W, Ho, Wo, k, s, pad);
     }
+}
+static const int MAXPOOL_WINNERS = 12288;   /* 48 KB of winners, the most a block gets without asking */
+template <class T>
+__global__ void maxpool_back_plane_kernel(const T *x, int nhwc, const float *dy, float *dx, int C, int H, int W, int Ho, int Wo,
+                                          int k, int s, int pad) {
+    extern __shared__ int win[];   /* [Ho * Wo] */
+    size_t nc = blockIdx.x;
+    const T *p = maxpool_plane(x, nhwc, nc, C, H, W);
+    const float *g = dy + nc * Ho * Wo;
+    float *d = dx + nc * H * W;
+    int step = nhwc ? C : 1;
+    for (int r = threadIdx.x; r < Ho * Wo; r += blockDim.x) win[r] = window_argmax(p, step, H, W, k, s, pad, r / Wo, r % Wo);
+    __syncthreads();
+    for (int a = threadIdx.x; a < H * W; a += blockDim.x)
+        d[a] = maxpool_back_gather(g, win, p, step, a, d[a], H, W, Ho, Wo, k, s, pad);
+}
+template <class T> static void maxpool_back(const T *x, int nhwc, const yolo_tensor *xt, int k, int s, int pad,
+                                            const yolo_tensor *y, float *dx) {
+    size_t n = (size_t)xt->n * xt->c * xt->h * xt->w;
+    if (y->h * y->w <= MAXPOOL_WINNERS)
+        maxpool_back_plane_kernel<<<(unsigned)(xt->n * xt->c), 256, y->h * y->w * sizeof(int)>>>(
+            x, nhwc, y->grad, dx, xt->c, xt->h, xt->w, y->h, y->w, k, s, pad);
+    else maxpool_back_kernel<<<grid_for(n), 256>>>(x, nhwc, y->grad, dx, n, xt->c, xt->h, xt->w, y->h, y->w, k, s, pad);
+    CK_LAUNCH("maxpool_back_kernel");
 }
 
 /* The same forwards on NHWC two-byte stores (a low-precision inference
@@ -1909,14 +2013,9 @@ static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo
 static void cu_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, float *dx) {
     size_t n = (size_t)x->n * x->c * x->h * x->w;
     prof_begin();
-    if (x->store == YOLO_FP32)
-        maxpool_back_kernel<<<grid_for(n), 256>>>(x->data, 0, y->grad, dx, n, x->c, x->h, x->w, y->h, y->w, k, s, pad);
-    else if (x->store == YOLO_BF16)
-        maxpool_back_kernel<<<grid_for(n), 256>>>((const __nv_bfloat16 *)x->data, 1, y->grad, dx, n, x->c, x->h, x->w, y->h,
-                                                  y->w, k, s, pad);
-    else maxpool_back_kernel<<<grid_for(n), 256>>>((const __half *)x->data, 1, y->grad, dx, n, x->c, x->h, x->w, y->h, y->w,
-                                                   k, s, pad);
-    CK_LAUNCH("maxpool_back_kernel");
+    if (x->store == YOLO_FP32) maxpool_back(x->data, 0, x, k, s, pad, y, dx);
+    else if (x->store == YOLO_BF16) maxpool_back((const __nv_bfloat16 *)x->data, 1, x, k, s, pad, y, dx);
+    else maxpool_back((const __half *)x->data, 1, x, k, s, pad, y, dx);
     prof_end("maxpool backward", 0, 4.0 * 3 * n);
 }
 
@@ -2585,20 +2684,31 @@ static void cu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, 
 /* ------------------------------------------------------------------------ */
 /* Built with YOLO_NCCL (the Makefile defines it where it finds nccl.h):
    the processes of a data-parallel run (yolov9.h section 16) form one
-   NCCL communicator, from an id that rank 0 makes and MPI hands out, and
-   sum the flat gradient buffer with ncclAllReduce on the stream every
-   kernel runs on (the default one), so the sum waits for the backward and
-   the optimizer's kernels wait for it. Without NCCL the table has no
-   group ops and a run of several processes on the GPU is refused. */
+   NCCL communicator, from an id that rank 0 makes and MPI hands out.
+   Every NCCL call runs on a stream of its own, g_group_stream, made
+   non-blocking so that the default stream, where every kernel runs, does
+   not wait for it: a bucket's sum (group_sum) waits for the kernels queued
+   so far (an event recorded on the default stream), then runs while the
+   backward goes on; group_wait makes the default stream wait for every
+   sum queued (an event recorded on the group's stream), so the clipping
+   and the optimizer read the sums. --sync-bn's sums (group_sum_f64) go
+   the same way and are waited for at once: the BatchNorm reads them next.
+   One stream keeps the NCCL calls in the order they were made, the same
+   in every process. Without NCCL the table has no group ops and a run of
+   several processes on the GPU is refused. */
 #ifdef YOLO_NCCL
 #include <nccl.h>
 
 static ncclComm_t g_group;
+static cudaStream_t g_group_stream;
+static cudaEvent_t g_group_event;   /* recorded on one stream, waited for by the other (each wait takes the last record) */
 
 static int nccl_failed(ncclResult_t r, const char *what, char *err) {
     snprintf(err, YOLO_ERR, "NCCL: %s: %s", what, ncclGetErrorString(r));
     return -1;
 }
+#define NCCL_CK(call) do { ncclResult_t r_ = (call); if (r_ != ncclSuccess) { \
+    fprintf(stderr, "%s:%d: NCCL error in %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(r_)); exit(1); } } while (0)
 
 static int cu_group_join(int rank, int world, void (*bcast)(void *bytes, size_t n), char *err) {
     ncclUniqueId id;
@@ -2606,25 +2716,46 @@ static int cu_group_join(int rank, int world, void (*bcast)(void *bytes, size_t 
     if (rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess) return nccl_failed(r, "ncclGetUniqueId", err);
     bcast(&id, sizeof id);
     if ((r = ncclCommInitRank(&g_group, world, id, rank)) != ncclSuccess) return nccl_failed(r, "ncclCommInitRank", err);
+    CK(cudaStreamCreateWithFlags(&g_group_stream, cudaStreamNonBlocking));
+    CK(cudaEventCreateWithFlags(&g_group_event, cudaEventDisableTiming));
     return 0;
 }
 
+/* the work queued on stream `from` so far, before what is queued on `to` next */
+static void stream_after(cudaStream_t to, cudaStream_t from) {
+    CK(cudaEventRecord(g_group_event, from));
+    CK(cudaStreamWaitEvent(to, g_group_event, 0));
+}
+
 static void cu_group_sum(float *x, size_t n) {
-    ncclResult_t r = ncclAllReduce(x, x, n, ncclFloat, ncclSum, g_group, 0);
-    if (r != ncclSuccess) { fprintf(stderr, "%s:%d: NCCL error in ncclAllReduce: %s\n", __FILE__, __LINE__, ncclGetErrorString(r)); exit(1); }
+    stream_after(g_group_stream, 0);
+    NCCL_CK(ncclAllReduce(x, x, n, ncclFloat, ncclSum, g_group, g_group_stream));
     CK_LAUNCH("ncclAllReduce");
 }
+static void cu_group_wait(void) { stream_after(0, g_group_stream); }
+static void cu_group_sum_f64(double *x, size_t n) {
+    stream_after(g_group_stream, 0);
+    NCCL_CK(ncclAllReduce(x, x, n, ncclDouble, ncclSum, g_group, g_group_stream));
+    CK_LAUNCH("ncclAllReduce");
+    cu_group_wait();
+}
 static void cu_group_leave(void) {
-    ncclResult_t r = ncclCommDestroy(g_group);
-    if (r != ncclSuccess) { fprintf(stderr, "%s:%d: NCCL error in ncclCommDestroy: %s\n", __FILE__, __LINE__, ncclGetErrorString(r)); exit(1); }
+    CK(cudaStreamSynchronize(g_group_stream));
+    NCCL_CK(ncclCommDestroy(g_group));
+    CK(cudaEventDestroy(g_group_event));
+    CK(cudaStreamDestroy(g_group_stream));
     g_group = NULL;
 }
 #define CU_GROUP_JOIN cu_group_join
 #define CU_GROUP_SUM cu_group_sum
+#define CU_GROUP_WAIT cu_group_wait
+#define CU_GROUP_SUM_F64 cu_group_sum_f64
 #define CU_GROUP_LEAVE cu_group_leave
 #else
 #define CU_GROUP_JOIN NULL
 #define CU_GROUP_SUM NULL
+#define CU_GROUP_WAIT NULL
+#define CU_GROUP_SUM_F64 NULL
 #define CU_GROUP_LEAVE NULL
 #endif
 
@@ -2651,7 +2782,8 @@ static yolo_backend yolo_cuda = {
     .profile = cu_profile,
     .tensor_cores = 0,   /* set by yolo_backend_cuda from the device and the build */
     .pixels_to_input = cu_pixels_to_input, .pin = cu_pin,
-    .group_join = CU_GROUP_JOIN, .group_sum = CU_GROUP_SUM, .group_leave = CU_GROUP_LEAVE,
+    .group_join = CU_GROUP_JOIN, .group_sum = CU_GROUP_SUM, .group_wait = CU_GROUP_WAIT,
+    .group_sum_f64 = CU_GROUP_SUM_F64, .group_leave = CU_GROUP_LEAVE,
 };
 
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {

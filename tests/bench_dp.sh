@@ -66,4 +66,8 @@ for n in $GPUS; do
     DEVICE=cuda mpirun --allow-run-as-root -np $n ./tests/test_dp "$OUT/dp_test_n$n.bin" > "$OUT/dp_test_n$n.txt" 2>&1 || cat "$OUT/dp_test_n$n.txt"
     DEVICE=cuda ./tests/test_dp --reference $n "$OUT/dp_test_ref$n.bin" > /dev/null 2>&1
     ./tests/test_dp --compare "$OUT/dp_test_n$n.bin" "$OUT/dp_test_ref$n.bin" $([ $n = 2 ] && echo 1e-6 || echo 1)
+    # --sync-bn on N GPUs against one GPU running the N shares as one batch (1e-5 on the CPU's two processes)
+    DEVICE=cuda mpirun --allow-run-as-root -np $n ./tests/test_dp --sync-bn "$OUT/dp_sync_n$n.bin" > "$OUT/dp_sync_n$n.txt" 2>&1 || cat "$OUT/dp_sync_n$n.txt"
+    DEVICE=cuda ./tests/test_dp --whole $n "$OUT/dp_whole$n.bin" > /dev/null 2>&1
+    ./tests/test_dp --compare "$OUT/dp_sync_n$n.bin" "$OUT/dp_whole$n.bin" 1e-5
 done

@@ -30,17 +30,25 @@ if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
     grep -h "ERROR SUMMARY" "$OUT/memcheck_test_cuda.txt" "$OUT/memcheck_golden.txt"
 fi
 # data parallel through NCCL (a build with mpicc; yolov9.h section 16): one
-# process under mpirun, its gradient summed by NCCL, against the same steps
-# without mpirun: equal to the last bit (tests/test_dp on the GPU). First
-# the control: two runs without mpirun must agree to the last bit too.
+# process under mpirun, its gradient summed by NCCL in buckets on NCCL's
+# own stream while the backward runs (10 buckets of the tiny network), and
+# with --sync-bn every BatchNorm's sums through NCCL too, against the same
+# steps without mpirun: equal to the last bit (tests/test_dp on the GPU).
+# First the control: two runs without mpirun must agree to the last bit
+# too; the first also checks, on the GPU, that the backward tells a
+# layer's gradients final only when they are.
 if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
     make -s -j16 tests/test_dp 2>&1 | tail -5
-    DEVICE=cuda ./tests/test_dp --reference 1 "$OUT/dp_one_a.bin" > /dev/null 2>&1 &&
-        DEVICE=cuda ./tests/test_dp --reference 1 "$OUT/dp_one_b.bin" > /dev/null 2>&1 &&
-        DEVICE=cuda mpirun --allow-run-as-root -np 1 ./tests/test_dp "$OUT/dp_nccl.bin" > "$OUT/dp_nccl.txt" 2>&1 || { fail=1; cat "$OUT/dp_nccl.txt"; }
-    echo "data parallel: the control (two runs without mpirun), then NCCL with one process against them:"
+    DEVICE=cuda ./tests/test_dp --reference 1 "$OUT/dp_one_a.bin" > "$OUT/dp_one_a.txt" 2>&1 || fail=1
+    cat "$OUT/dp_one_a.txt"
+    DEVICE=cuda ./tests/test_dp --reference 1 "$OUT/dp_one_b.bin" > /dev/null 2>&1 &&
+        DEVICE=cuda mpirun --allow-run-as-root -np 1 ./tests/test_dp "$OUT/dp_nccl.bin" > "$OUT/dp_nccl.txt" 2>&1 &&
+        DEVICE=cuda mpirun --allow-run-as-root -np 1 ./tests/test_dp --sync-bn "$OUT/dp_sync.bin" > "$OUT/dp_sync.txt" 2>&1 ||
+        { fail=1; cat "$OUT/dp_nccl.txt" "$OUT/dp_sync.txt"; }
+    echo "data parallel: the control (two runs without mpirun), then NCCL with one process against them, overlapped, and with --sync-bn:"
     ./tests/test_dp --compare "$OUT/dp_one_a.bin" "$OUT/dp_one_b.bin" 0 || fail=1
     ./tests/test_dp --compare "$OUT/dp_nccl.bin" "$OUT/dp_one_a.bin" 0 || fail=1
+    ./tests/test_dp --compare "$OUT/dp_sync.bin" "$OUT/dp_one_a.bin" 0 || fail=1
 else echo "data parallel: SKIPPED, no mpicc/mpirun on this machine (the NCCL test needs them)"; fi
 for cfg in ${BENCH-yolov9-s yolov9-c}; do
     for p in ${PRECISIONS-fp32 bf16}; do

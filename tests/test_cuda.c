@@ -120,9 +120,23 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
     G->release(w_d); G->release(b_d); G->release(dw0_d); G->release(db0_d); G->release(dx0_d);
 }
 
-static void test_bn(int B, int C, int H, int W, int act) {
+/* --sync-bn over two processes that hold the same share: the group doubles
+   every sum, the statistics come out those of the share (the hook is
+   exercised; the CPU twin's group does the same to host memory) */
+static void twin_sum_host(double *x, size_t n) { for (size_t i = 0; i < n; i++) x[i] *= 2; }
+static void twin_sum_device(double *x, size_t n) {
+    double *h = (double *)malloc(n * sizeof(double));
+    G->download(h, x, n * sizeof(double));
+    twin_sum_host(h, n);
+    G->upload(x, h, n * sizeof(double));
+    free(h);
+}
+static const yolo_bn_group TWIN_HOST = { 2, twin_sum_host }, TWIN_DEVICE = { 2, twin_sum_device };
+
+static void test_bn(int B, int C, int H, int W, int act, int synced) {
     char name[96];
-    snprintf(name, sizeof name, "batchnorm%s B%d %dx%dx%d", act ? "+silu" : "", B, C, H, W);
+    snprintf(name, sizeof name, "batchnorm%s%s B%d %dx%dx%d", act ? "+silu" : "", synced ? " sync-bn" : "", B, C, H, W);
+    const yolo_bn_group *gh = synced ? &TWIN_HOST : NULL, *gd = synced ? &TWIN_DEVICE : NULL;
     pair z = mk(B, C, H, W, -2, 3), u = mk(B, C, H, W, 0, 1);
     float *gamma = rnd(C, 0.5f, 1.5f), *beta = rnd(C, -0.5f, 0.5f), *rm = rnd(C, -1, 1), *rv = rnd(C, 0.5f, 2);
     float *mean = rnd(C, 0, 1), *invstd = rnd(C, 0, 1), *dg = rnd(C, -1, 1), *dbt = rnd(C, -1, 1);
@@ -133,8 +147,8 @@ static void test_bn(int B, int C, int H, int W, int act) {
     G->bn_eval_forward(&z.d, gamma_d, beta_d, rm_d, rv_d, 1e-3, act, &u.d);
     check(name, "eval", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
     poison(&u);
-    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, &u.h);
-    G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, &u.d);
+    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, gh, &u.h);
+    G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, gd, &u.d);
     check(name, "train", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
     check(name, "mean", mean, mean_d, C, 1e-5);
     check(name, "invstd", invstd, invstd_d, C, 1e-5);
@@ -142,8 +156,8 @@ static void test_bn(int B, int C, int H, int W, int act) {
     check(name, "run.var", rv, rv_d, C, 1e-5);
     poison(&z);   /* dz goes to z.grad: keep z.data, so restore it */
     G->upload(z.d.data, z.h.data, yolo_numel(&z.h) * sizeof(float));
-    yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, dg, dbt, z.h.grad);
-    G->bn_act_backward(&z.d, u.d.grad, gamma_d, beta_d, mean_d, invstd_d, act, dg_d, dbt_d, z.d.grad);
+    yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, gh, dg, dbt, z.h.grad);
+    G->bn_act_backward(&z.d, u.d.grad, gamma_d, beta_d, mean_d, invstd_d, act, gd, dg_d, dbt_d, z.d.grad);
     check(name, "dz", z.h.grad, z.d.grad, yolo_numel(&z.h), 1e-4);
     check(name, "dgamma", dg, dg_d, C, 1e-4);
     check(name, "dbeta", dbt, dbt_d, C, 1e-4);
@@ -351,9 +365,11 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
     G->release(w_d); G->release(dy_d); G->release(dx0_d); G->release(dw0_d); G->release(dx_d); G->release(dw_d);
 }
 
-static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int act) {
+static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int act, int synced) {
     char name[96];
-    snprintf(name, sizeof name, "train batchnorm%s %s B%d %dx%dx%d", act ? "+silu" : "", yolo_precision_name(prec), B, C, H, W);
+    snprintf(name, sizeof name, "train batchnorm%s%s %s B%d %dx%dx%d", act ? "+silu" : "", synced ? " sync-bn" : "",
+             yolo_precision_name(prec), B, C, H, W);
+    const yolo_bn_group *gh = synced ? &TWIN_HOST : NULL, *gd = synced ? &TWIN_DEVICE : NULL;
     size_t nz = (size_t)B * C * H * W;
     pair z = mk_stored(prec, B, C, H, W, -2, 3), u = mk_stored(prec, B, C, H, W, 0, 1);
     float *gamma = rnd(C, 0.5f, 1.5f), *beta = rnd(C, -0.5f, 0.5f), *rm = rnd(C, -1, 1), *rv = rnd(C, 0.5f, 2);
@@ -365,15 +381,15 @@ static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int 
     float *mean_d = poisoned(C), *invstd_d = poisoned(C), *g_d = (float *)G->alloc(nz * sizeof(float));
     float *first[6] = { NULL };
     size_t n[6] = { nz, (size_t)C, (size_t)C, nz, (size_t)C, (size_t)C };
-    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, &u.h);
-    yolo_cpu.bn_act_backward(&z.h, dy, gamma, beta, mean, invstd, act, dg, dbt, dy);   /* dz in place of dy, as a Conv unit */
+    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, gh, &u.h);
+    yolo_cpu.bn_act_backward(&z.h, dy, gamma, beta, mean, invstd, act, gh, dg, dbt, dy);   /* dz in place of dy, as a Conv unit */
     for (int run = 0; run < 2; run++) {
         poison_stored(&u);
         G->copy(rm_d, rm0_d, C * sizeof(float)); G->copy(rv_d, rv0_d, C * sizeof(float));
         G->copy(dg_d, dg0_d, C * sizeof(float)); G->copy(dbt_d, dbt0_d, C * sizeof(float));
         G->copy(g_d, dy_d, nz * sizeof(float));
-        G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, &u.d);
-        G->bn_act_backward(&z.d, g_d, gamma_d, beta_d, mean_d, invstd_d, act, dg_d, dbt_d, g_d);
+        G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, gd, &u.d);
+        G->bn_act_backward(&z.d, g_d, gamma_d, beta_d, mean_d, invstd_d, act, gd, dg_d, dbt_d, g_d);
         float *now[6] = { stored_values(&u), tohost(mean_d, C), tohost(invstd_d, C), tohost(g_d, nz), tohost(dg_d, C),
                           tohost(dbt_d, C) };
         if (run) { same_bits(name, first, now, n, 6); break; }
@@ -670,24 +686,28 @@ int main(void) {
         test_conv_train_stored(prec, 3, 5, 9, 7, 48, 3, 1, 1);      /* Cin 5: read value by value */
         test_conv_train_stored(prec, 2, 80, 9, 7, 48, 3, 2, 4);     /* groups of 20: read value by value, stride 2 */
         test_conv_train_stored(prec, 1, 8, 8, 13, 3, 1, 1, 1);      /* 3 outputs: not staged, z stored value by value */
-        test_bn_stored(prec, 1, 7, 5, 3, 1);
-        test_bn_stored(prec, 3, 13, 9, 11, 0);
-        test_bn_stored(prec, 2, 48, 8, 12, 1);
-        test_bn_stored(prec, 3, 80, 40, 40, 1);                   /* chunks of several 32-row tiles, channels past 64 */
-        test_bn_stored(prec, 2, 5, 1, 1, 1);
+        test_bn_stored(prec, 1, 7, 5, 3, 1, 0);                   /* channels not a multiple of 8: value by value */
+        test_bn_stored(prec, 3, 13, 9, 11, 0, 0);
+        test_bn_stored(prec, 2, 48, 8, 12, 1, 0);                 /* 16-byte loads */
+        test_bn_stored(prec, 3, 80, 40, 40, 1, 0);                /* chunks of several 32-row tiles, channels past 64 */
+        test_bn_stored(prec, 3, 80, 40, 40, 1, 1);                /* the --sync-bn hook on row-chunk sums */
+        test_bn_stored(prec, 2, 5, 1, 1, 1, 0);
         test_elementwise_stored(prec, 3, 16, 9, 7);
         test_elementwise_stored(prec, 2, 5, 12, 11);
+        test_elementwise_stored(prec, 1, 2, 113, 111);            /* maxpool: winners found again per pixel */
     }
-    test_bn(1, 7, 5, 3, 1);
-    test_bn(3, 13, 9, 11, 0);
-    test_bn(2, 5, 1, 1, 1);
-    test_bn(2, 6, 8, 12, 1);    /* planes of whole float4 */
-    test_bn(3, 3, 40, 40, 0);   /* planes of several blocks */
+    test_bn(1, 7, 5, 3, 1, 0);
+    test_bn(3, 13, 9, 11, 0, 0);
+    test_bn(2, 5, 1, 1, 1, 0);
+    test_bn(2, 6, 8, 12, 1, 0);    /* planes of whole float4 */
+    test_bn(3, 3, 40, 40, 0, 0);   /* planes of several blocks */
+    test_bn(3, 13, 9, 11, 1, 1);   /* the --sync-bn hook on per-image sums */
     test_elementwise(100003);
     test_pixels(3 * 67 * 45 * 2 + 256);
     test_pools(1, 5, 9, 7);
     test_pools(3, 4, 8, 11);
     test_pools(2, 6, 40, 36);   /* channel runs of several blocks */
+    test_pools(1, 2, 113, 111);   /* a plane with more 5x5 windows than the maxpool backward keeps in shared memory */
     test_optim(70001);
     test_loss(3, 7);
     test_loss(1, 80);

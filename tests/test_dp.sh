@@ -1,10 +1,11 @@
 #!/bin/sh
 # data-parallel training on the CPU, two processes under mpirun (a build
 # with MPI): they take exactly the steps of one process that sums both
-# shares' gradients (tests/test_dp), a two-process run of train killed
-# mid-way resumes to exactly the numbers of an uninterrupted one, and what
-# data parallelism cannot do gets one clear line. Run from the repository
-# root.
+# shares' gradients (tests/test_dp), whether the sums overlap the backward
+# or start after it; with --sync-bn the steps of one process that runs both
+# shares as one batch; a two-process run of train killed mid-way resumes to
+# exactly the numbers of an uninterrupted one, and what data parallelism
+# cannot do gets one clear line. Run from the repository root.
 . tests/common.sh
 # mpirun as root (CI's containers) must be allowed, two processes on fewer
 # cores oversubscribe them; containers often forbid Open MPI's cross-process
@@ -12,12 +13,27 @@
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 MPIRUN="mpirun --allow-run-as-root --oversubscribe -np 2"
 
-# 1. two processes against one summing both shares (and the shards against DistributedSampler's)
-if $MPIRUN ./tests/test_dp "$T/ranks.bin" > "$T/dp.log" 2>&1; then
-    ./tests/test_dp --reference 2 "$T/one.bin" || bad "the shards differ from DistributedSampler's"
-    ./tests/test_dp --compare "$T/ranks.bin" "$T/one.bin" || bad "two processes differ from one summing both shares"
-    ./tests/test_dp --compare "$T/ranks.bin.1" "$T/one.bin" || bad "process 1's weights, EMA or BatchNorm statistics differ"
-else bad "two processes of test_dp failed"; cat "$T/dp.log"; fi
+# 1. two processes, the sums overlapping the backward, against one process summing both shares (and the shards
+# against DistributedSampler's, the backward's word that a layer's gradients are final), and against two processes
+# summing after the backward: equal to the last bit
+if $MPIRUN ./tests/test_dp "$T/ranks.bin" > "$T/dp.log" 2>&1 && $MPIRUN ./tests/test_dp --after "$T/after.bin" > "$T/after.log" 2>&1; then
+    cat "$T/dp.log"
+    ./tests/test_dp --reference 2 "$T/one.bin" || bad "the shards differ from DistributedSampler's, or the backward tells gradients final too early"
+    ./tests/test_dp --compare "$T/ranks.bin" "$T/one.bin" 0 || bad "two processes differ from one summing both shares"
+    ./tests/test_dp --compare "$T/ranks.bin.1" "$T/one.bin" 0 || bad "process 1's weights, EMA or BatchNorm statistics differ"
+    ./tests/test_dp --compare "$T/ranks.bin" "$T/after.bin" 0 || bad "the sums overlapping the backward differ from those after it"
+else bad "two processes of test_dp failed"; cat "$T/dp.log" "$T/after.log"; fi
+
+# 1b. --sync-bn: two processes against one process with both shares in one batch, to 1e-5 (rounding apart, see
+# test_dp.c); in one process under mpirun, equal to the last bit to one without it
+if $MPIRUN ./tests/test_dp --sync-bn "$T/sync.bin" > "$T/sync.log" 2>&1 &&
+   mpirun --allow-run-as-root -np 1 ./tests/test_dp --sync-bn "$T/sync1.bin" > "$T/sync1.log" 2>&1; then
+    ./tests/test_dp --whole 2 "$T/whole.bin" || bad "test_dp --whole failed"
+    ./tests/test_dp --compare "$T/sync.bin" "$T/whole.bin" 1e-5 || bad "--sync-bn differs from BatchNorm over the whole batch"
+    ./tests/test_dp --compare "$T/sync.bin.1" "$T/sync.bin" 0 || bad "--sync-bn: process 1 differs from process 0"
+    ./tests/test_dp --reference 1 "$T/one1.bin" > /dev/null || bad "test_dp --reference 1 failed"
+    ./tests/test_dp --compare "$T/sync1.bin" "$T/one1.bin" 0 || bad "--sync-bn in one process changes the steps"
+else bad "test_dp --sync-bn failed"; cat "$T/sync.log" "$T/sync1.log"; fi
 
 # 2. train, two processes of 4 pictures: killed after epoch 2, resumed: the same last epoch as the uninterrupted run
 # (16 epochs, as test_train's: the kill reaches the processes through mpirun, a second or so, while
@@ -36,8 +52,12 @@ rows=$(grep -c '^ *[0-9]' "$T/b/results.csv")
 if [ "$ea" = "$eb" ] && [ "$rows" = 16 ]; then ok "two processes killed and resumed: last epoch equal to the uninterrupted run ($eb)"
 else bad "two-process resume differs: '$ea' vs '$eb' ($rows rows)"; fi
 
+# 2b. train with --sync-bn, two processes: it runs, and says it normalises over both shares
+$MPIRUN $RUN --epochs 2 --sync-bn --name s > "$T/s.log" 2>&1 && [ "$(grep -c '^ *[0-9]' "$T/s/results.csv")" = 2 ] &&
+    ok "train --sync-bn, two processes: 2 epochs" || { bad "train --sync-bn with two processes failed"; cat "$T/s.log"; }
+
 # 3. what it cannot do: one line, a non-zero exit
-for flags in "--batch 7" "--batch 8 --sync-bn" "--batch 8 --rect"; do
+for flags in "--batch 7" "--batch 8 --rect"; do
     if $MPIRUN tests/train --cfg tests/golden/tiny-gelan/model.yaml --data tests/data/coco8/coco8.yaml --img 64 --epochs 1 --device cpu \
            --project $T --name refused $flags > /dev/null 2> "$T/r.err"; then bad "$flags accepted with two processes"
     elif grep -q "^train: " "$T/r.err"; then ok "$flags refused: $(grep -m1 '^train: ' "$T/r.err")"

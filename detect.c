@@ -220,6 +220,7 @@ int main(int argc, char **argv) {
         o.names[c] = strdup(m.names ? m.names[c] : dc.names && m.nc == dc.nc ? dc.names[c] : m.nc == 80 ? yolo_coco_names[c] : b);
     }
     /* the memory plan for the largest picture (img x img), taken at once, as val's */
+    yolo_model_precision_flags(&m, be, precision, 0, half, "detect");
     size_t act, plan = yolo_infer_bytes(&m, 1, o.H, o.W, &act);
     if (be->reserve(plan)) { fprintf(stderr, "detect: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
@@ -238,7 +239,6 @@ int main(int argc, char **argv) {
     if (o.save_txt) yolo_mkdirs(lab);
     o.dir = dir;
     yolo_model_fuse(&m);   /* BatchNorm and RepConvN folded into plain convs */
-    yolo_model_precision_flags(&m, precision, 0, half, "detect");
     int rc = 0;
     for (int i = 0; i < files.n; i++) { rc |= detect_one(&m, &o, files.s[i], i + 1, files.n); free(files.s[i]); }
     free(files.s);

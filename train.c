@@ -350,6 +350,7 @@ static int plan_memory(train_run *r) {
     if (yolo_model_for_weights(m, a->cfg, a->resume ? r->ckpt : a->weights, r->nc, 0, err)) die(err);
     yolo_model_set_names(m, r->names);
     yolo_model_init_weights(m, (uint64_t)a->seed);
+    yolo_model_precision_flags(m, r->be, a->precision, 1, 0, "train");
     const yolo_dataset *tr = &r->train_set, *va = &r->val_set;
     if (a->mem_budget > 0) {   /* choose recompute and, unless --batch is given, the batch */
         size_t act, full = run_plan(m, tr, va, &r->hyp, a, r->kind, r->share, 0, &act);
@@ -406,7 +407,6 @@ static void prepare(train_run *r) {
     if (be->reserve(r->plan)) { fprintf(stderr, "train: cannot reserve the %.2f GB of the plan on the device\n", r->plan / 1e9); exit(1); }
     yolo_model_use_backend(m, be);
     if (a->sync_bn && r->dp.world > 1) yolo_dp_sync_bn(&r->dp, m);
-    yolo_model_precision_flags(m, a->precision, 1, 0, "train");
     printf("convolutions in %s on %s\n", yolo_precision_name(m->precision), be->name);
     if (a->weights) {   /* fine-tuning: what matches by name and shape */
         int n;

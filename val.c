@@ -130,6 +130,7 @@ int main(int argc, char **argv) {
     yolo_loader_pin(&ld, be);
     int H, W;
     yolo_loader_max_shape(&ld, &H, &W);
+    yolo_model_precision_flags(&m, be, precision, 0, half, "val");
     size_t act, plan = yolo_infer_bytes(&m, batch, H, W, &act), weights_b = yolo_model_weights_bytes(&m);
     printf("memory plan: %.2f GB = activations, folded weights and predictions %.2f (batch %d at %dx%d at most) + weights %.2f"
            " + backend scratch %.2f\n", plan / 1e9, act / 1e9, batch, W, H, weights_b / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
@@ -139,7 +140,6 @@ int main(int argc, char **argv) {
     if (weights && yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); return 1; }
     if (!weights) fprintf(stderr, "val: no --weights, validating the untrained model\n");
     yolo_model_fuse(&m);
-    yolo_model_precision_flags(&m, precision, 0, half, "val");
 
     char dir[1024], labels[1100], jpath[1200];
     saver sv = { &ds, NULL, save_conf, 0, NULL, 0 };

@@ -188,9 +188,10 @@ typedef struct {
     size_t cap;          /* elements allocated */
     int wants_grad;      /* a training forward wrote it: its layer's backward needs grad */
     /* how the values are stored, a yolo_precision: YOLO_FP32, as above; YOLO_BF16 or YOLO_FP16 in a
-       folded inference pass in that precision (yolo_forward), each value rounded to it where it is
-       written, in the backend's own layout (the CUDA backend: NHWC, two bytes a value, in the first
-       half of the memory; the CPU: the NCHW floats above, rounded). Only the backend's ops read it. */
+       training pass or a folded inference pass in that precision (yolo_forward), each value rounded to
+       it where it is written, in the backend's own layout (the CUDA backend: NHWC, two bytes a value;
+       the CPU: the NCHW floats above, rounded). Only the backend's ops read it. The gradient is float32
+       NCHW whatever the store: it is a sum over the tensor's readers. */
     int store;
 } yolo_tensor;
 
@@ -249,9 +250,10 @@ typedef struct { size_t off, size; } yolo_place;
    backward-weight: dY and input) rounded to the nearest bfloat16 (8
    significant bits, float32's range) or IEEE half (11 bits, up to 65504),
    ties to even; their products are exact in float32 and the sums run in
-   float32, on the GPU's tensor cores. Tensors stay float32 between ops,
-   but in a folded inference pass, which stores them in the same precision
-   (yolo_tensor.store).
+   float32, on the GPU's tensor cores. A training pass and a folded
+   inference pass also store the tensors they pass between ops in that
+   precision (yolo_tensor.store: half the memory and traffic of float32);
+   gradients, BatchNorm statistics and the head's maps stay float32.
    bf16 is for training (its range needs no loss scaling), half for
    inference (--half, as the official: more bits, and a folded model's
    values fit its range). */
@@ -272,9 +274,11 @@ typedef struct {
 typedef struct yolo_backend {
     const char *name;
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
-    /* memory for a tensor's values, not zeroed: the op that makes them writes every one (the CPU fills
-       it with NaN, so that a value read before it is written shows in the tests) */
-    void *(*alloc_values)(size_t bytes);
+    /* memory for a tensor's n values held as store says (yolo_tensor.store: the CUDA backend keeps a
+       low-precision store in two bytes a value, the CPU twin in floats), not zeroed: the op that makes
+       them writes every one (the CPU fills it with NaN, so that a value read before it is written shows
+       in the tests) */
+    void *(*alloc_values)(size_t n, int store);
     void (*release)(void *p);
     void (*zero)(void *p, size_t bytes);
     void (*upload)(void *dst, const void *host, size_t bytes);
@@ -296,17 +300,18 @@ typedef struct yolo_backend {
     void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *mean, const yolo_real *invstd, int act, const yolo_bn_group *group,
                             yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz);
-    /* y = SiLU(a + b) (RepConvN's two branches), and its backward: da += g, db += g, g = dy SiLU'(a + b) */
-    void (*silu_forward)(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n);
-    void (*silu_backward)(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
-                          yolo_real *db, size_t n);
+    /* y = SiLU(a + b) (RepConvN's two branches; a, b and y stored alike), and its backward: da += g,
+       db += g, g = dy SiLU'(a + b) (dy, da, db: float32 gradients of a's shape) */
+    void (*silu_forward)(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y);
+    void (*silu_backward)(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da, yolo_real *db);
     void (*add)(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y);        /* y = a + b, stored alike */
     void (*accumulate)(yolo_real *y, const yolo_real *x, size_t n);                 /* y += x */
     void (*avgpool2_forward)(const yolo_tensor *x, yolo_tensor *y);
     void (*avgpool2_backward)(const yolo_tensor *y, yolo_real *dx, int H, int W);
     void (*maxpool_forward)(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y);
     void (*maxpool_backward)(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx);
-    void (*resize_add_forward)(const yolo_tensor *x, int c0, yolo_tensor *y);
+    /* channels [c0, c0 + C) of x, nearest, at y's size into y [B, C, Ho, Wo] (add: added to y) */
+    void (*resize_forward)(const yolo_tensor *x, int c0, int add, yolo_tensor *y);
     void (*resize_add_backward)(const yolo_tensor *y, yolo_tensor *x, int c0);
     /* channels [sc, sc + C) of src [B, src_c, HW] into (accumulate: added to) [dc, dc + C) of dst
        [B, dst_c, HW], float32: the backward's gradients of concatenations and splits */
@@ -567,9 +572,10 @@ typedef struct yolo_model {
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
     yolo_precision precision;   /* of every conv's products, forward and backward (YOLO_FP32 unless set) */
     /* internal: the store of the activations the pass under way makes (yolo_tensor.store): a
-       folded inference pass (yolo_forward) in bf16 or half keeps them in that precision, as the
-       official --half does, so that each conv reads its input as the tensor cores take it; float32
-       otherwise (training; yolo_forward_all, whose outputs are read as floats) */
+       training pass or a folded inference pass (yolo_forward) in bf16 or half keeps them in that
+       precision, as the official AMP and --half do, so that each conv reads its input as the
+       tensor cores take it; float32 otherwise (an unfolded inference pass; yolo_forward_all,
+       whose outputs are read as floats) */
     yolo_precision store;
     double flops;            /* multiply-adds x2 of the convolutions run so far */
     const yolo_backend *be;  /* where the tensors live and the ops run */
@@ -959,10 +965,15 @@ const char *yolo_precision_name(yolo_precision p);
    cores (the official trains with AMP), float32 otherwise */
 yolo_precision yolo_precision_default(const yolo_backend *be, int train);
 /* the programs' --precision NAME (NULL: that default) and --half: half
-   precision when the backend has it, else one line from prog and float32 */
-void yolo_model_precision_flags(yolo_model *m, const char *precision, int train, int half, const char *prog);
+   precision when the backend be (the one the model is to run on) has it,
+   else one line from prog and float32. Before the memory plan: a tensor's
+   store, and so its size, follows the precision. */
+void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const char *precision, int train, int half,
+                                const char *prog);
 /* a host copy of n values of the model's memory (caller frees) */
 yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
+/* a host copy of activation t's values as floats [B, C, H, W], whatever its store (caller frees) */
+yolo_real *yolo_fetch_tensor(const yolo_model *m, const yolo_tensor *t);
 
 /* mkdir -p; a run's output folder PROJECT/NAME (NAME2, NAME3, ... when
    taken, unless exist_ok), created */
@@ -1418,7 +1429,7 @@ static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, in
         int same = need == yolo_numel(t);   /* values dropped by yolo_tensor_keep, same shape: the gradient stays */
         be->release(t->data);
         if (!same) { be->release(t->grad); t->grad = NULL; }
-        t->data = (yolo_real *)be->alloc_values(need * sizeof(yolo_real));
+        t->data = (yolo_real *)be->alloc_values(need, t->store);
         t->cap = need;
     }
     if (with_grad && !t->grad) t->grad = (yolo_real *)be->alloc(t->cap * sizeof(yolo_real));
@@ -1437,9 +1448,16 @@ static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t) {
 static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep) {
     if (keep && !t->data) {
         t->cap = yolo_numel(t);
-        t->data = (yolo_real *)be->alloc_values(t->cap * sizeof(yolo_real));
+        t->data = (yolo_real *)be->alloc_values(t->cap, t->store);
     }
     if (!keep) { be->release(t->data); t->data = NULL; t->cap = 0; }
+}
+
+/* t at that shape, its values held in store (memory of another store goes first: a value takes
+   the store's size) */
+static void yolo_tensor_store(const yolo_backend *be, yolo_tensor *t, int store, int n, int c, int h, int w) {
+    if (t->store != store) { yolo_tensor_keep(be, t, 0); t->store = store; }
+    yolo_tensor_resize(be, t, n, c, h, w, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1748,6 +1766,7 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
         }
     }
     free(sum);
+    yolo_store_round(u);
 }
 
 static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
@@ -1860,13 +1879,13 @@ static void yolo_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, c
 }
 
 /* --- nearest-neighbour resize of channels [c0, c0+C) of x to y's size,
-   added into y (Upsample x2 and CBFuse). The source index is
+   into y (Upsample x2) or added to it (CBFuse). The source index is
    floor(dst * in/out) computed in float, as PyTorch does. --- */
 static int yolo_nearest_src(int d, int in, int out) {
     int s = (int)floorf((float)d * ((float)in / (float)out));
     return s < in - 1 ? s : in - 1;
 }
-static void yolo_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y) {
+static void yolo_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {
     int C = y->c, Ho = y->h, Wo = y->w;
     #pragma omp parallel for schedule(static)
     for (int nc = 0; nc < y->n * C; nc++) {
@@ -1875,7 +1894,7 @@ static void yolo_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y
         yolo_real *q = y->data + (size_t)nc * Ho * Wo;
         for (int i = 0; i < Ho; i++) {
             int si = yolo_nearest_src(i, x->h, Ho);
-            for (int j = 0; j < Wo; j++) q[i * Wo + j] += p[si * x->w + yolo_nearest_src(j, x->w, Wo)];
+            for (int j = 0; j < Wo; j++) q[i * Wo + j] = (add ? q[i * Wo + j] : 0) + p[si * x->w + yolo_nearest_src(j, x->w, Wo)];
         }
     }
     yolo_store_round(y);
@@ -1912,15 +1931,18 @@ static void yolo_cpu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, in
 }
 
 /* --- elementwise ops of the blocks --- */
-static void yolo_cpu_silu_forward(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {
+static void yolo_cpu_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
+    size_t n = yolo_numel(y);
     #pragma omp parallel for schedule(static) if (n > 65536)
-    for (size_t i = 0; i < n; i++) y[i] = yolo_silu(a[i] + b[i]);
+    for (size_t i = 0; i < n; i++) y->data[i] = yolo_silu(a->data[i] + b->data[i]);
+    yolo_store_round(y);
 }
-static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
-                                   yolo_real *db, size_t n) {
+static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da,
+                                   yolo_real *db) {
+    size_t n = yolo_numel(a);
     #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) {
-        yolo_real g = dy[i] * yolo_silu_grad(a[i] + b[i]);
+        yolo_real g = dy[i] * yolo_silu_grad(a->data[i] + b->data[i]);
         da[i] += g;
         db[i] += g;
     }
@@ -1985,9 +2007,9 @@ static double yolo_cpu_sumsq(const yolo_real *x, size_t n) {
 }
 
 static void *yolo_cpu_alloc(size_t bytes) { return yolo_xcalloc(1, bytes); }
-static void *yolo_cpu_alloc_values(size_t bytes) {   /* all bits set: NaN in float and in double */
-    void *p = yolo_xmalloc(bytes);
-    memset(p, 0xff, bytes);
+static void *yolo_cpu_alloc_values(size_t n, int store) {   /* all bits set: NaN in float and in double */
+    void *p = yolo_xmalloc(n * sizeof(yolo_real));   /* the twin keeps every store as floats */
+    memset(p, 0xff, n * sizeof(yolo_real));
     return p;
 }
 static void yolo_cpu_release(void *p) { free(p); }
@@ -2021,7 +2043,7 @@ const yolo_backend yolo_cpu = {
     .add = yolo_cpu_add, .accumulate = yolo_cpu_accumulate,
     .avgpool2_forward = yolo_avgpool2_forward, .avgpool2_backward = yolo_avgpool2_backward,
     .maxpool_forward = yolo_maxpool_forward, .maxpool_backward = yolo_maxpool_backward,
-    .resize_add_forward = yolo_resize_add_forward, .resize_add_backward = yolo_resize_add_backward,
+    .resize_forward = yolo_resize_forward, .resize_add_backward = yolo_resize_add_backward,
     .copy_channels = yolo_copy_channels, .concat = yolo_cpu_concat,
     .optim_update = yolo_cpu_optim_update, .lerp = yolo_cpu_lerp, .sumsq = yolo_cpu_sumsq,
     .loss = yolo_cpu_loss, .decode = yolo_cpu_decode, .nms = yolo_nms,
@@ -2144,9 +2166,8 @@ static void yolo_life_end(yolo_model *m, yolo_life_run outer);
    as wanting a gradient, which the backward takes when it needs it. The
    op that makes t starts here. */
 static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
-    yolo_tensor_resize(yolo_op(m, t), t, like->n, c, h, w, 0);
+    yolo_tensor_store(yolo_op(m, t), t, m->store, like->n, c, h, w);
     t->wants_grad = train;
-    t->store = m->store;
 }
 
 /* Gradients are short-lived: a tensor's gradient is taken (zeroed) just
@@ -2212,9 +2233,9 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     /* the longer-lived of the two first: z without --ckpt (it lives to
        the backward), else y; the planned placement comes out tighter
        (yolov9-s, batch 64, 640: 15.76 GB, 15.83 the other way round) */
-    if (unfolded && !m->ckpt) yolo_tensor_resize(be, &c->z, x->n, c->c2, Ho, Wo, 0);
+    if (unfolded && !m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
     yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
-    if (unfolded && m->ckpt) yolo_tensor_resize(be, &c->z, x->n, c->c2, Ho, Wo, 0);
+    if (unfolded && m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
     if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
         int folded = !train && m->fused && c->fw;
         be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, c->c2, c->k, c->s, c->g, c->act,
@@ -2297,7 +2318,7 @@ static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *pref
 /* y = SiLU(branch 1 + branch 2) */
 static void yolo_repconvn_sum(yolo_model *m, void *blk) {
     yolo_repconvn *r = (yolo_repconvn *)blk;
-    yolo_op(m, &r->y)->silu_forward(r->y.data, r->conv1.y.data, r->conv2.y.data, yolo_numel(&r->y));
+    yolo_op(m, &r->y)->silu_forward(&r->conv1.y, &r->conv2.y, &r->y);
 }
 
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
@@ -2315,7 +2336,7 @@ static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *
 
 static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
     const yolo_backend *be = yolo_op(m, &r->y);
-    be->silu_backward(r->y.grad, r->conv1.y.data, r->conv2.y.data, r->conv1.y.grad, r->conv2.y.grad, yolo_numel(&r->y));
+    be->silu_backward(r->y.grad, &r->conv1.y, &r->conv2.y, r->conv1.y.grad, r->conv2.y.grad);
     yolo_conv_backward(m, &r->conv1);
     yolo_conv_backward(m, &r->conv2);
 }
@@ -2339,7 +2360,7 @@ static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const ch
 static void yolo_bottleneck_sum(yolo_model *m, void *blk) {
     yolo_repnbottleneck *b = (yolo_repnbottleneck *)blk;
     if (b->add) yolo_op(m, &b->y)->add(&b->cv2.y, b->x, &b->y);
-    else yolo_op(m, &b->y)->copy(b->y.data, b->cv2.y.data, yolo_numel(&b->y) * sizeof(yolo_real));
+    else yolo_op(m, &b->y)->concat(&b->cv2.y, 0, &b->y, 0, b->y.c);
 }
 
 static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
@@ -3535,6 +3556,17 @@ yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n) {
     return h;
 }
 
+yolo_real *yolo_fetch_tensor(const yolo_model *m, const yolo_tensor *t) {
+    if (t->store == YOLO_FP32) return yolo_fetch(m, t->data, yolo_numel(t));
+    yolo_tensor f;   /* a low-precision store, in the backend's own layout: copied into floats there first */
+    memset(&f, 0, sizeof f);
+    yolo_tensor_resize(m->be, &f, t->n, t->c, t->h, t->w, 0);
+    m->be->concat(t, 0, &f, 0, t->c);
+    yolo_real *h = yolo_fetch(m, f.data, yolo_numel(&f));
+    yolo_tensor_free(m->be, &f);
+    return h;
+}
+
 int yolo_model_half(yolo_model *m) {
     if (m->be->tensor_cores) m->precision = YOLO_FP16;
     return m->be->tensor_cores;
@@ -3548,10 +3580,11 @@ yolo_precision yolo_precision_default(const yolo_backend *be, int train) {
     return train && be->tensor_cores ? YOLO_BF16 : YOLO_FP32;
 }
 
-void yolo_model_precision_flags(yolo_model *m, const char *precision, int train, int half, const char *prog) {
-    m->precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(m->be, train);
-    if (half && !yolo_model_half(m))
-        fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, m->be->name);
+void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const char *precision, int train, int half,
+                                const char *prog) {
+    m->precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, train);
+    if (half && be->tensor_cores) m->precision = YOLO_FP16;
+    else if (half) fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, be->name);
 }
 
 void yolo_model_fuse(yolo_model *m) {
@@ -3706,8 +3739,7 @@ static void yolo_image_make(yolo_model *m, int make) {
 /* Upsample and Concat only copy their inputs into L->own */
 static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
     if (L->type == YOLO_UPSAMPLE) {
-        m->be->zero(L->own.data, yolo_numel(&L->own) * sizeof(yolo_real));
-        m->be->resize_add_forward(yolo_layer_input(m, L, 0), 0, &L->own);
+        m->be->resize_forward(yolo_layer_input(m, L, 0), 0, 0, &L->own);
         return;
     }
     for (int j = 0, off = 0; j < L->nfrom; j++) {
@@ -3820,10 +3852,10 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
         /* sum of the chosen CBLinear chunks, resized to the last input */
         yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
         yolo_out_resize(m, &L->own, last, last->c, last->h, last->w, train);
-        m->be->copy(L->own.data, last->data, yolo_numel(last) * sizeof(yolo_real));
+        m->be->concat(last, 0, &L->own, 0, last->c);
         for (int j = 0; j < L->nfrom - 1; j++) {
             const yolo_layer *src = &m->layers[L->from[j]];
-            m->be->resize_add_forward(src->out, yolo_chunk_offset(src, L->args[j]), &L->own);
+            m->be->resize_forward(src->out, yolo_chunk_offset(src, L->args[j]), 1, &L->own);
         }
         break;
     }
@@ -3911,7 +3943,7 @@ void yolo_forward(yolo_model *m, int train) {
         m->be->place(m->place[m->place_next], m->nplace[m->place_next]);
         m->place_next = 1;
     } else m->be->place(NULL, 0);
-    m->store = !train && m->fused ? m->precision : YOLO_FP32;
+    m->store = train || m->fused ? m->precision : YOLO_FP32;
     yolo_image_make(m, 1);     /* uploaded (again) */
     yolo_forward_layers(m, train, 0);
 }
@@ -4972,6 +5004,8 @@ static void *yolo_plan_alloc(size_t bytes) {
     }
     return (void *)(uintptr_t)(4096 + off);
 }
+/* a tensor's values as the device holds them: two bytes a value of a low-precision store */
+static void *yolo_plan_alloc_values(size_t n, int store) { return yolo_plan_alloc(n * (store == YOLO_FP32 ? sizeof(yolo_real) : 2)); }
 static void yolo_plan_release(void *p) {
     if (!p) return;
     size_t off = (size_t)(uintptr_t)p - 4096;
@@ -5000,15 +5034,15 @@ static void yolo_plan_bn_eval_forward(const yolo_tensor *z, const yolo_real *gam
 static void yolo_plan_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
                                       const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
                                       const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {}
-static void yolo_plan_elementwise(yolo_real *y, const yolo_real *a, const yolo_real *b, size_t n) {}
-static void yolo_plan_silu_backward(const yolo_real *dy, const yolo_real *a, const yolo_real *b, yolo_real *da,
-                                    yolo_real *db, size_t n) {}
+static void yolo_plan_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
+static void yolo_plan_silu_backward(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da,
+                                    yolo_real *db) {}
 static void yolo_plan_accumulate(yolo_real *y, const yolo_real *x, size_t n) {}
 static void yolo_plan_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {}
 static void yolo_plan_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W) {}
 static void yolo_plan_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {}
 static void yolo_plan_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx) {}
-static void yolo_plan_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y) {}
+static void yolo_plan_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {}
 static void yolo_plan_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {}
 static void yolo_plan_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc, int B,
                                     int C, int HW, int accumulate) {}
@@ -5077,16 +5111,16 @@ static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
 
 static const yolo_backend yolo_planner = {
     .name = "plan",
-    .alloc = yolo_plan_alloc, .alloc_values = yolo_plan_alloc, .release = yolo_plan_release, .zero = yolo_plan_zero,
+    .alloc = yolo_plan_alloc, .alloc_values = yolo_plan_alloc_values, .release = yolo_plan_release, .zero = yolo_plan_zero,
     .upload = yolo_plan_copy, .download = yolo_plan_download, .copy = yolo_plan_copy,
     .conv2d_forward = yolo_plan_conv2d_forward, .conv2d_backward = yolo_plan_conv2d_backward,
     .bn_train_forward = yolo_plan_bn_train_forward, .bn_eval_forward = yolo_plan_bn_eval_forward,
     .bn_act_backward = yolo_plan_bn_act_backward,
-    .silu_forward = yolo_plan_elementwise, .silu_backward = yolo_plan_silu_backward,
+    .silu_forward = yolo_plan_silu_forward, .silu_backward = yolo_plan_silu_backward,
     .add = yolo_plan_add, .accumulate = yolo_plan_accumulate,
     .avgpool2_forward = yolo_plan_avgpool2_forward, .avgpool2_backward = yolo_plan_avgpool2_backward,
     .maxpool_forward = yolo_plan_maxpool_forward, .maxpool_backward = yolo_plan_maxpool_backward,
-    .resize_add_forward = yolo_plan_resize_add_forward, .resize_add_backward = yolo_plan_resize_add_backward,
+    .resize_forward = yolo_plan_resize_forward, .resize_add_backward = yolo_plan_resize_add_backward,
     .copy_channels = yolo_plan_copy_channels, .concat = yolo_plan_concat,
     .optim_update = yolo_plan_optim_update, .lerp = yolo_plan_lerp, .sumsq = yolo_plan_sumsq,
     .loss = yolo_plan_loss, .decode = yolo_plan_decode, .nms = yolo_plan_nms,

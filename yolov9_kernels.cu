@@ -98,7 +98,8 @@ static void *cu_take(size_t bytes, int zeroed) {
     return p + 256;
 }
 static void *cu_alloc(size_t bytes) { return cu_take(bytes, 1); }
-static void *cu_alloc_values(size_t bytes) { return cu_take(bytes, 0); }
+/* a tensor's values: a low-precision store takes two bytes a value (yolo_tensor.store) */
+static void *cu_alloc_values(size_t n, int store) { return cu_take(n * (store == YOLO_FP32 ? sizeof(float) : 2), 0); }
 
 /* the backend's own long-lived buffers: from the top of the reservation
    while it lasts (never released), else as any allocation */
@@ -580,6 +581,13 @@ __device__ inline float bn_act(float u, int act) { return act ? d_silu(u) : u; }
    is written. value_at is where value (b, c, p) of a tensor of C channels
    and HW pixels lies, get_value and put_value read and write it. */
 static size_t store_bytes(int store) { return store == YOLO_FP32 ? sizeof(float) : 2; }
+/* an op that reads and writes tensors of one store */
+static void same_store(const yolo_tensor *x, const yolo_tensor *y, const char *op) {
+    if (x->store == y->store) return;
+    fprintf(stderr, "yolov9: %s: an input stored in %s for an output in %s\n", op,
+            yolo_precision_name((yolo_precision)x->store), yolo_precision_name((yolo_precision)y->store));
+    exit(1);
+}
 __device__ inline size_t value_at(int store, int b, int C, int c, int HW, int p) {
     return store == YOLO_FP32 ? ((size_t)b * C + c) * HW + p : ((size_t)b * HW + p) * C + c;
 }
@@ -743,6 +751,28 @@ struct BwdWB {   /* n = (ci, ky, kx), k = (b, oy, ox) */
         if (++w.ox == c.Wo) {
             w.ix -= c.Wo * c.s; w.ox = 0; w.iy += c.s;
             if (++w.oy == c.Ho) { w.iy -= c.Ho * c.s; w.oy = 0; w.plane += (size_t)c.C1 * c.H * c.W; }
+        }
+        return v;
+    }
+};
+/* the same, x held NHWC in two bytes (a bf16 or half training pass) with channels that do not come in 8s */
+struct BwdWNhwcB {   /* n = (ci, ky, kx), k = (b, oy, ox) */
+    const void *x; ConvGeo c; int gi, store;
+    typedef Tap Col;
+    struct Walk { size_t xc; int iy, ix, oy, ox; };   /* channel ci of image b's first pixel; iy, ix at (oy, ox) */
+    __device__ Col col(int n) const { return im2col_tap(c, n); }
+    __device__ Walk walk(const Tap &t, int k) const {
+        int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        Walk w = { (size_t)b * c.H * c.W * c.C1 + gi * c.c1g + t.ci, oy * c.s - c.p + t.ky, ox * c.s - c.p + t.kx, oy, ox };
+        return w;
+    }
+    __device__ float next(Walk &w) const {
+        float v = w.iy < 0 || w.iy >= c.H || w.ix < 0 || w.ix >= c.W ? 0.f
+                  : get_value(x, store, w.xc + ((size_t)w.iy * c.W + w.ix) * c.C1);
+        w.ix += c.s;
+        if (++w.ox == c.Wo) {
+            w.ix -= c.Wo * c.s; w.ox = 0; w.iy += c.s;
+            if (++w.oy == c.Ho) { w.iy -= c.Ho * c.s; w.oy = 0; w.xc += (size_t)c.H * c.W * c.C1; }
         }
         return v;
     }
@@ -1098,6 +1128,8 @@ struct DwTapStore {
 template <class T> __device__ inline T round_to(float v);
 template <> __device__ inline __nv_bfloat16 round_to<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 template <> __device__ inline __half round_to<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ inline float round_to<float>(float v) { return v; }
+__device__ inline float to_float(float v) { return v; }
 __device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ inline float to_float(__half v) { return __half2float(v); }
 /* x [B][C][HW] float -> y [B][HW][C] T through a shared tile of 64
@@ -1197,14 +1229,16 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
     }
 }
 
-/* the backward of images [b0, b0 + nb) at a time: x and dY staged NHWC, the
-   weights of every phase once; per chunk and group, the weight gradient
-   (split-K over the chunk's pixels) and then each phase's data gradient */
+/* the backward of images [b0, b0 + nb) at a time: x staged NHWC (x_nhwc: x
+   is stored so already, as in a bf16 training pass) and dY, the weights of
+   every phase once; per chunk and group, the weight gradient (split-K over
+   the chunk's pixels) and then each phase's data gradient */
 template <class T>
-static void conv_backward_staged(const ConvGeo &c, const float *x, const float *w, const float *dy, int nb,
+static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const float *dy, int nb,
                                  yolo_precision prec, float *dx, float *dw) {
     int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
-    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2), xbytes = yolo_arena_bytes((size_t)nb * c.H * c.W * c.C1 * 2);
+    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2);
+    size_t xbytes = x_nhwc ? 0 : yolo_arena_bytes((size_t)nb * c.H * c.W * c.C1 * 2);
     T *wd = (T *)g_stage, *xs = (T *)(g_stage + wbytes), *dys = (T *)(g_stage + wbytes + xbytes);
     prof_begin();
     size_t off = 0;   /* the phases' weights one after the other in wd, in the order the products take them */
@@ -1221,15 +1255,16 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const float *
     for (int b0 = 0; b0 < c.B; b0 += nb) {
         ConvGeo cc = c;
         cc.B = min(nb, c.B - b0);
+        const T *xb = x_nhwc ? x_nhwc + (size_t)b0 * c.C1 * c.H * c.W : xs;
         prof_begin();
-        to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
+        if (!x_nhwc) to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
         to_nhwc<T>(dy + (size_t)b0 * c.C2 * P, dys, cc.B, c.C2, P);
-        prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * (c.C1 * c.H * c.W + c.C2 * P));
+        prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * ((x_nhwc ? 0 : c.C1 * c.H * c.W) + c.C2 * P));
         double flops = 2.0 * cc.B * P * c.C2 * Kw / c.g;
         for (int gi = 0; gi < c.g; gi++) {
             prof_begin();
             BwdWStA<T> la = { dys, c.C2, gi, c.c2g };
-            BwdWStB<T> lb = { xs, cc, gi, fastdiv(c.c1g) };
+            BwdWStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
             float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
             size_t plane = (size_t)c.c2g * Kw;
             int red = cc.B * P, slices = dw_slices(prec, c.c2g, Kw, red);
@@ -1304,29 +1339,46 @@ __global__ void bias_grad_kernel(const float *dy, float *db, int B, int C, int P
     if (threadIdx.x == 0) db[c] += (float)sh[0];
 }
 
+/* group gi's weight gradient dwg [c2g, Kw] += dY X^T, X read by lb; the sum over every output
+   position split-K when it is long */
+template <class LB> static void conv_dw_group(yolo_precision prec, const ConvGeo &c, int gi, const float *dy, LB lb, float *dwg) {
+    BwdWA la = { dy, c, gi };
+    int Kw = c.c1g * c.k * c.k, red = c.B * c.Ho * c.Wo, slices = dw_slices(prec, c.c2g, Kw, red);
+    size_t plane = (size_t)c.c2g * Kw;
+    if (slices > 1) {
+        SliceStore ep = { g_splitk_work, Kw, plane };
+        slices = gemm(prec, c.c2g, Kw, red, slices, la, lb, ep);
+        splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);
+        CK_LAUNCH("splitk_sum_kernel");
+    } else {
+        AddStore ep = { dwg, Kw };
+        gemm(prec, c.c2g, Kw, red, 1, la, lb, ep);
+    }
+}
+
 static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float *dy, int C2, int k, int s, int g,
                                int Ho, int Wo, yolo_precision prec, float *dx, float *dw, float *db) {
     ConvGeo c = geo(x, C2, k, s, g, Ho, Wo);
-    int Kw = c.c1g * k * k, P = Ho * Wo, red = c.B * P;
+    int Kw = c.c1g * k * k, P = Ho * Wo, red = c.B * P, x_nhwc = x->store != YOLO_FP32;
     double flops = 2.0 * red * C2 * Kw;
-    int nb = stage_images(c, prec, ((size_t)c.H * c.W * c.C1 + (size_t)P * C2) * 2);
-    if (nb && prec == YOLO_BF16) conv_backward_staged<__nv_bfloat16>(c, x->data, w, dy, nb, prec, dx, dw);
-    else if (nb) conv_backward_staged<__half>(c, x->data, w, dy, nb, prec, dx, dw);
+    if (x_nhwc && x->store != (int)prec) {
+        fprintf(stderr, "yolov9: conv2d_backward: an input stored in %s for products in %s\n",
+                yolo_precision_name((yolo_precision)x->store), yolo_precision_name(prec));
+        exit(1);
+    }
+    int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (size_t)P * C2) * 2);
+    if (nb && prec == YOLO_BF16)
+        conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w, dy, nb, prec, dx, dw);
+    else if (nb) conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, dy, nb, prec, dx, dw);
     for (int gi = 0; !nb && gi < g; gi++) {
         prof_begin();
-        BwdWA la = { dy, c, gi };
-        BwdWB lb = { x->data, c, gi };
         float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
-        size_t plane = (size_t)c.c2g * Kw;
-        int slices = dw_slices(prec, c.c2g, Kw, red);
-        if (slices > 1) {   /* the sum over every output position: split-K */
-            SliceStore ep = { g_splitk_work, Kw, plane };
-            slices = gemm(prec, c.c2g, Kw, red, slices, la, lb, ep);
-            splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);
-            CK_LAUNCH("splitk_sum_kernel");
+        if (x_nhwc) {
+            BwdWNhwcB lb = { x->data, c, gi, x->store };
+            conv_dw_group(prec, c, gi, dy, lb, dwg);
         } else {
-            AddStore ep = { dwg, Kw };
-            gemm(prec, c.c2g, Kw, red, 1, la, lb, ep);
+            BwdWB lb = { x->data, c, gi };
+            conv_dw_group(prec, c, gi, dy, lb, dwg);
         }
         prof_end(BWD_W_NAME[prec][k != 1], flops / g, 0);
         prof_begin();
@@ -1375,30 +1427,32 @@ __global__ void bn_partial_kernel(const float *z, int HW, double *part) {
     block_sum2(s, ss);
     if (threadIdx.x == 0) { part[2 * blockIdx.x] = s; part[2 * blockIdx.x + 1] = ss; }
 }
-__global__ void bn_stats_kernel(const double *part, int B, int C, double N, float *mean, float *invstd, float *rmean,
+/* the nparts partial sums [nparts][C][2] of each channel added in part order, over N values */
+__global__ void bn_stats_kernel(const double *part, int nparts, int C, double N, float *mean, float *invstd, float *rmean,
                                 float *rvar, float momentum, float eps) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= C) return;
     double s = 0, ss = 0;
-    for (int n = 0; n < B; n++) { s += part[2 * ((size_t)n * C + c)]; ss += part[2 * ((size_t)n * C + c) + 1]; }
+    for (int n = 0; n < nparts; n++) { s += part[2 * ((size_t)n * C + c)]; ss += part[2 * ((size_t)n * C + c) + 1]; }
     double m = s / N, var = fmax(ss / N - m * m, 0.0);
     mean[c] = (float)m; invstd[c] = (float)(1.0 / sqrt(var + eps));
     rmean[c] = (float)((1 - momentum) * rmean[c] + momentum * m);
     rvar[c] = (float)((1 - momentum) * rvar[c] + momentum * (N > 1 ? var * N / (N - 1) : var));
 }
 
-/* --sync-bn: the B images' partial sums of each channel added up (in image order, as the kernels above), in
-   place into part's first row [C][2], which the group then sums over the processes */
-__global__ void bn_images_sum_kernel(double *part, int B, int C) {
+/* --sync-bn: the nparts partial sums of each channel (one an image for float32, one a row chunk for an NHWC
+   store) added up in part order, as the kernels above, in place into part's first row [C][2], which the
+   group then sums over the processes; the callers go on with nparts = 1 */
+__global__ void bn_parts_sum_kernel(double *part, int nparts, int C) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= C) return;
     double a = 0, b = 0;
-    for (int n = 0; n < B; n++) { a += part[2 * ((size_t)n * C + c)]; b += part[2 * ((size_t)n * C + c) + 1]; }
+    for (int n = 0; n < nparts; n++) { a += part[2 * ((size_t)n * C + c)]; b += part[2 * ((size_t)n * C + c) + 1]; }
     part[2 * c] = a; part[2 * c + 1] = b;
 }
-static void bn_group_sum(double *part, int B, int C, const yolo_bn_group *group) {
-    bn_images_sum_kernel<<<blocks_for(C, 128), 128>>>(part, B, C);
-    CK_LAUNCH("bn_images_sum_kernel");
+static void bn_group_sum(double *part, int nparts, int C, const yolo_bn_group *group) {
+    bn_parts_sum_kernel<<<blocks_for(C, 128), 128>>>(part, nparts, C);
+    CK_LAUNCH("bn_parts_sum_kernel");
     group->sum(part, 2 * (size_t)C);
 }
 
@@ -1437,29 +1491,135 @@ __global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const f
     }
 }
 
+/* The same on an NHWC store (bf16 or half training): the B H W rows of C
+   channels are cut into chunks of whole 32-row tiles, one per blockIdx.x,
+   about 1024 blocks in all; a block takes a run of channels (blockIdx.y)
+   of its chunk. The sums inside a block are added in a fixed order, the
+   chunks' by bn_stats_kernel in chunk order: the same bits on every run. */
+struct RowChunks { int rows, per, n; };   /* rows, rows a chunk (a multiple of 32), chunks */
+static RowChunks row_chunks(const yolo_tensor *z, int channels_a_block) {
+    RowChunks r;
+    r.rows = z->n * z->h * z->w;
+    int cblocks = (z->c + channels_a_block - 1) / channels_a_block, want = max(1, 1024 / cblocks), tiles = (r.rows + 31) / 32;
+    r.per = 32 * ((tiles + want - 1) / want);
+    r.n = (r.rows + r.per - 1) / r.per;
+    return r;
+}
+/* bn_back_partial_nhwc_kernel's blocks take 32 channels (blockIdx.y), a warp a row of them at a time,
+   its 8 warps every 8th row: the 8 warps' sums (a, b) of channel 32 blockIdx.y + lane added in warp
+   order into part[2 (chunk C + c)] */
+__device__ void warps_to_part(double a, double b, int C, double *part) {
+    __shared__ double sh[8][32][2];
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, c = blockIdx.y * 32 + tx;
+    sh[ty][tx][0] = a; sh[ty][tx][1] = b;
+    __syncthreads();
+    if (ty || c >= C) return;
+    for (int j = 1; j < 8; j++) { a += sh[j][tx][0]; b += sh[j][tx][1]; }
+    part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = b;
+}
+/* Eight two-byte values, one 16-byte load or store where vec (C a
+   multiple of 8 and the store 16-byte aligned), else value by value (the
+   values past n, or past C in a row, read as 0 and never written). */
+template <class T> struct Eight { T v[8]; };
+template <class T> __device__ inline Eight<T> load8(const T *p, int vec, int valid) {
+    Eight<T> e;
+    if (vec) *(uint4 *)e.v = *(const uint4 *)p;
+    else for (int j = 0; j < 8; j++) e.v[j] = j < valid ? p[j] : round_to<T>(0.f);
+    return e;
+}
+template <class T> __device__ inline void store8(T *p, const Eight<T> &e, int vec, int valid) {
+    if (vec) *(uint4 *)p = *(const uint4 *)e.v;
+    else for (int j = 0; j < valid; j++) p[j] = e.v[j];
+}
+static int vec8(const yolo_tensor *a, const yolo_tensor *b) {
+    return a->c % 8 == 0 && (uintptr_t)a->data % 16 == 0 && (uintptr_t)b->data % 16 == 0;
+}
+static const int BN_NHWC_CHANNELS = 64;   /* channels a block of bn_partial_nhwc_kernel */
+/* A block: 64 channels of a chunk, thread (tx, ty) = (tx % 8, tx / 8) channels 8 tx .. 8 tx + 7 (16
+   bytes, a warp four rows of 128 contiguous bytes) of every 32nd row from ty; then the 32 row
+   sums of each channel added in ty order into part[2 (chunk C + c)] */
+template <class T>
+__global__ void __launch_bounds__(256) bn_partial_nhwc_kernel(const T *z, int C, RowChunks rc, int vec, double *part) {
+    __shared__ double sh[32][BN_NHWC_CHANNELS][2];
+    int tx = threadIdx.x % 8, ty = threadIdx.x / 8, c0 = blockIdx.y * BN_NHWC_CHANNELS + 8 * tx;
+    int r0 = blockIdx.x * rc.per, r1 = min(rc.rows, r0 + rc.per), valid = min(8, C - c0);
+    double s[8] = { 0 }, ss[8] = { 0 };
+    for (int r = r0 + ty; valid > 0 && r < r1; r += 32) {
+        Eight<T> e = load8(z + (size_t)r * C + c0, vec, valid);
+        for (int j = 0; j < 8; j++) { double v = to_float(e.v[j]); s[j] += v; ss[j] += v * v; }
+    }
+    for (int j = 0; j < 8; j++) { sh[ty][8 * tx + j][0] = s[j]; sh[ty][8 * tx + j][1] = ss[j]; }
+    __syncthreads();
+    int c = blockIdx.y * BN_NHWC_CHANNELS + threadIdx.x;
+    if (threadIdx.x >= BN_NHWC_CHANNELS || c >= C) return;
+    double a = 0, b = 0;
+    for (int j = 0; j < 32; j++) { a += sh[j][threadIdx.x][0]; b += sh[j][threadIdx.x][1]; }
+    part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = b;
+}
+/* u = a z + b per channel (then the SiLU), rounded to T: a thread eight values of [rows][C] */
+template <class T> __global__ void bn_apply_nhwc_kernel(const T *z, T *u, size_t n, int C, int vec, const float *gamma,
+                                                        const float *beta, const float *mean, const float *invstd,
+                                                        const float *rvar, float eps, int act) {
+    GRID_STRIDE(v, (n + 7) / 8) {
+        size_t i = 8 * v;
+        int c = (int)(i % C), valid = (int)min((size_t)8, n - i);
+        Eight<T> e = load8(z + i, vec, valid);
+        for (int j = 0; j < 8; j++, c = c + 1 < C ? c + 1 : 0) {
+            float is = invstd ? invstd[c] : rsqrtf(rvar[c] + eps), a = gamma[c] * is;
+            e.v[j] = round_to<T>(bn_act(a * to_float(e.v[j]) + beta[c] - mean[c] * a, act));
+        }
+        store8(u + i, e, vec, valid);
+    }
+}
+template <class T> static void bn_apply_nhwc(const yolo_tensor *z, const float *gamma, const float *beta, const float *mean,
+                                             const float *invstd, const float *rvar, float eps, int act, yolo_tensor *u) {
+    size_t n = (size_t)z->n * z->c * z->h * z->w;
+    bn_apply_nhwc_kernel<T><<<grid_for((n + 7) / 8), 256>>>((const T *)z->data, (T *)u->data, n, z->c, vec8(z, u), gamma,
+                                                            beta, mean, invstd, rvar, eps, act);
+    CK_LAUNCH("bn_apply_nhwc_kernel");
+}
+
 static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const float *beta, float *mean, float *invstd,
                                 float *rmean, float *rvar, double momentum, double eps, int act, const yolo_bn_group *group,
                                 yolo_tensor *u) {
-    int HW = z->h * z->w, rows = z->n;
-    double *part = bn_scratch(2 * (size_t)z->n * z->c);
+    int HW = z->h * z->w, nparts = z->n;
+    same_store(z, u, "batchnorm");
+    RowChunks rc = row_chunks(z, BN_NHWC_CHANNELS);
+    double *part = bn_scratch(2 * (size_t)(z->store == YOLO_FP32 ? z->n : rc.n) * z->c);
     prof_begin();
-    bn_partial_kernel<<<z->n * z->c, 256>>>(z->data, HW, part);
+    if (z->store == YOLO_FP32) bn_partial_kernel<<<z->n * z->c, 256>>>(z->data, HW, part);
+    else {
+        dim3 grid(rc.n, (z->c + BN_NHWC_CHANNELS - 1) / BN_NHWC_CHANNELS);
+        int vec = vec8(z, z);
+        if (z->store == YOLO_BF16) bn_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, z->c, rc, vec, part);
+        else bn_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, z->c, rc, vec, part);
+        nparts = rc.n;
+    }
     CK_LAUNCH("bn_partial_kernel");
-    if (group) { bn_group_sum(part, z->n, z->c, group); rows = 1; }   /* --sync-bn: over every process's share */
-    bn_stats_kernel<<<blocks_for(z->c, 128), 128>>>(part, rows, z->c, (double)z->n * HW * (group ? group->world : 1),
+    if (group) { bn_group_sum(part, nparts, z->c, group); nparts = 1; }   /* --sync-bn: over every process's share */
+    bn_stats_kernel<<<blocks_for(z->c, 128), 128>>>(part, nparts, z->c, (double)z->n * HW * (group ? group->world : 1),
                                                     mean, invstd, rmean, rvar, (float)momentum, (float)eps);
     CK_LAUNCH("bn_stats_kernel");
-    bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, HW, gamma, beta, mean, invstd, NULL, (float)eps, act);
-    CK_LAUNCH("bn_apply_kernel");
-    prof_end(act ? "batchnorm+silu train forward" : "batchnorm train forward", 0, 4.0 * 3 * z->n * z->c * HW);
+    if (z->store == YOLO_FP32) {
+        bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, HW, gamma, beta, mean, invstd, NULL, (float)eps, act);
+        CK_LAUNCH("bn_apply_kernel");
+    } else if (z->store == YOLO_BF16) bn_apply_nhwc<__nv_bfloat16>(z, gamma, beta, mean, invstd, NULL, (float)eps, act, u);
+    else bn_apply_nhwc<__half>(z, gamma, beta, mean, invstd, NULL, (float)eps, act, u);
+    prof_end(act ? "batchnorm+silu train forward" : "batchnorm train forward", 0,
+             store_bytes(z->store) * 3.0 * z->n * z->c * HW);
 }
 
 static void cu_bn_eval_forward(const yolo_tensor *z, const float *gamma, const float *beta, const float *rmean,
                                const float *rvar, double eps, int act, yolo_tensor *u) {
+    same_store(z, u, "batchnorm");
     prof_begin();
-    bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, z->h * z->w, gamma, beta, rmean, NULL, rvar, (float)eps, act);
-    CK_LAUNCH("bn_apply_kernel");
-    prof_end(act ? "batchnorm+silu eval" : "batchnorm eval", 0, 4.0 * 2 * z->n * z->c * z->h * z->w);
+    if (z->store == YOLO_FP32) {
+        bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, z->h * z->w, gamma, beta, rmean, NULL, rvar,
+                                                (float)eps, act);
+        CK_LAUNCH("bn_apply_kernel");
+    } else if (z->store == YOLO_BF16) bn_apply_nhwc<__nv_bfloat16>(z, gamma, beta, rmean, NULL, rvar, (float)eps, act, u);
+    else bn_apply_nhwc<__half>(z, gamma, beta, rmean, NULL, rvar, (float)eps, act, u);
+    prof_end(act ? "batchnorm+silu eval" : "batchnorm eval", 0, store_bytes(z->store) * 2.0 * z->n * z->c * z->h * z->w);
 }
 
 /* per channel: sg = sum g, sgx = sum g xhat, with g = dy SiLU'(u) when act;
@@ -1507,6 +1667,65 @@ __global__ void bn_back_apply_kernel(const float *z, const float *dy, int C, int
     }
 }
 
+/* The same with z in an NHWC store and dy, dz NCHW floats: z is read a
+   32 x 32 tile (rows x channels) at a time into shared memory, where a
+   thread finds it in the order dy is read, so that both are read (and dz
+   written) in contiguous runs. The chunks and the order of the sums as
+   bn_partial_nhwc_kernel's. */
+template <class T> __device__ inline void z_tile(const T *z, int C, int r0, int r1, float (&zt)[32][33]) {
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, c = blockIdx.y * 32 + tx;
+    for (int j = ty; j < 32; j += 8) zt[j][tx] = r0 + j < r1 && c < C ? to_float(z[(size_t)(r0 + j) * C + c]) : 0.f;
+}
+__device__ inline size_t nchw_at(int r, int c, int C, int HW) { return ((size_t)(r / HW) * C + c) * HW + r % HW; }
+template <class T>
+__global__ void __launch_bounds__(256) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C, int HW, RowChunks rc,
+                                                                   const float *gamma, const float *beta, const float *mean,
+                                                                   const float *invstd, int act, double *part) {
+    __shared__ float zt[32][33], gt[32][33];   /* gt[channel][row] */
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, c0 = blockIdx.y * 32, c = c0 + tx;
+    int r0 = blockIdx.x * rc.per, r1 = min(rc.rows, r0 + rc.per);
+    float m = 0, is = 0, ga = 0, be = 0;
+    if (c < C) { m = mean[c]; is = invstd[c]; ga = gamma[c]; be = beta[c]; }
+    double sg = 0, sgx = 0;
+    for (int t0 = r0; t0 < r1; t0 += 32) {
+        z_tile(z, C, t0, r1, zt);
+        for (int j = ty; j < 32; j += 8) gt[j][tx] = t0 + tx < r1 && c0 + j < C ? dy[nchw_at(t0 + tx, c0 + j, C, HW)] : 0.f;
+        __syncthreads();
+        for (int j = ty; c < C && j < 32 && t0 + j < r1; j += 8) {
+            float xh = (zt[j][tx] - m) * is, g = gt[tx][j];
+            if (act) g *= d_silu_grad(ga * xh + be);
+            sg += g; sgx += (double)g * xh;
+        }
+        __syncthreads();
+    }
+    warps_to_part(sg, sgx, C, part);
+}
+/* dz of a 32 x 32 tile (blockIdx.x: rows, blockIdx.y: channels), a warp along the rows of one channel */
+template <class T>
+__global__ void __launch_bounds__(256) bn_back_apply_nhwc_kernel(const T *z, const float *dy, int C, int HW, int rows,
+                                                                 float N, const float *gamma, const float *beta,
+                                                                 const float *mean, const float *invstd, int act,
+                                                                 const float *sums, float *dz) {
+    __shared__ float zt[32][33], pc[6][32];   /* pc: the tile's channels' mean, invstd, gamma, beta, sg, sgx */
+    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, r0 = blockIdx.x * 32;
+    z_tile(z, C, r0, min(rows, r0 + 32), zt);
+    if (ty == 0 && blockIdx.y * 32 + tx < C) {
+        int c = blockIdx.y * 32 + tx;
+        pc[0][tx] = mean[c]; pc[1][tx] = invstd[c]; pc[2][tx] = gamma[c]; pc[3][tx] = beta[c];
+        pc[4][tx] = sums[2 * c]; pc[5][tx] = sums[2 * c + 1];
+    }
+    __syncthreads();
+    for (int j = ty; j < 32; j += 8) {
+        int c = blockIdx.y * 32 + j, r = r0 + tx;
+        if (c >= C || r >= rows) continue;
+        float m = pc[0][j], is = pc[1][j], ga = pc[2][j], k = ga * is / N, xh = (zt[tx][j] - m) * is;
+        size_t i = nchw_at(r, c, C, HW);
+        float g = dy[i];
+        if (act) g *= d_silu_grad(ga * xh + pc[3][j]);
+        dz[i] = k * (N * g - pc[4][j] - xh * pc[5][j]);
+    }
+}
+
 static float *g_bn_sums = NULL;   /* [2 * C] scratch of the BN backward, grown once */
 static size_t g_bn_sums_cap = 0;
 
@@ -1519,29 +1738,49 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
         g_bn_sums_cap = 2 * (size_t)z->c > 4096 ? 2 * (size_t)z->c : 4096;
         g_bn_sums = (float *)cu_own_alloc(g_bn_sums_cap * sizeof(float));
     }
-    double *part = bn_scratch(2 * (size_t)z->n * z->c);
+    RowChunks rc = row_chunks(z, 32);
+    int stored = z->store != YOLO_FP32, nparts = stored ? rc.n : z->n;
+    double *part = bn_scratch(2 * (size_t)nparts * z->c);
+    float N = (float)((size_t)z->n * HW * (group ? group->world : 1));
+    dim3 grid(rc.n, (z->c + 31) / 32), tiles((rc.rows + 31) / 32, (z->c + 31) / 32);
     prof_begin();
-    bn_back_partial_kernel<<<z->n * z->c, 256>>>(z->data, dy, z->c, HW, gamma, beta, mean, invstd, act, part);
+    if (!stored) bn_back_partial_kernel<<<z->n * z->c, 256>>>(z->data, dy, z->c, HW, gamma, beta, mean, invstd, act, part);
+    else if (z->store == YOLO_BF16)
+        bn_back_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, dy, z->c, HW, rc, gamma, beta, mean,
+                                                   invstd, act, part);
+    else bn_back_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, dy, z->c, HW, rc, gamma, beta, mean, invstd,
+                                                    act, part);
     CK_LAUNCH("bn_back_partial_kernel");
-    bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, z->n, z->c, dgamma, dbeta, g_bn_sums);
+    bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, nparts, z->c, dgamma, dbeta, g_bn_sums);
     CK_LAUNCH("bn_back_reduce_kernel");
     if (group) {   /* --sync-bn: the sums over every process's share (dgamma and dbeta stay the share's) */
-        bn_group_sum(part, z->n, z->c, group);
+        bn_group_sum(part, nparts, z->c, group);
         bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, 1, z->c, NULL, NULL, g_bn_sums);
         CK_LAUNCH("bn_back_reduce_kernel");
     }
-    bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, (float)((size_t)z->n * HW * (group ? group->world : 1)),
-                                                 gamma, beta, mean, invstd, act, g_bn_sums, dz);
+    if (!stored)
+        bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, N, gamma, beta, mean, invstd, act, g_bn_sums, dz);
+    else if (z->store == YOLO_BF16)
+        bn_back_apply_nhwc_kernel<<<tiles, 256>>>((const __nv_bfloat16 *)z->data, dy, z->c, HW, rc.rows, N, gamma, beta,
+                                                  mean, invstd, act, g_bn_sums, dz);
+    else bn_back_apply_nhwc_kernel<<<tiles, 256>>>((const __half *)z->data, dy, z->c, HW, rc.rows, N, gamma, beta, mean,
+                                                   invstd, act, g_bn_sums, dz);
     CK_LAUNCH("bn_back_apply_kernel");
-    prof_end("batchnorm+silu backward", 0, 4.0 * 5 * z->n * z->c * HW);
+    prof_end("batchnorm+silu backward", 0, (4.0 * 4 + store_bytes(z->store) * 2) * z->n * z->c * HW);
 }
 
-__global__ void silu_kernel(float *y, const float *a, const float *b, size_t n) {
-    GRID_STRIDE(i, n) y[i] = d_silu(a[i] + b[i]);
+/* RepConvN's SiLU of two branches of one store (elementwise: NHWC or NCHW alike) */
+template <class T> __global__ void silu_kernel(T *y, const T *a, const T *b, size_t n) {
+    GRID_STRIDE(i, n) y[i] = round_to<T>(d_silu(to_float(a[i]) + to_float(b[i])));
 }
-__global__ void silu_back_kernel(const float *dy, const float *a, const float *b, float *da, float *db, size_t n) {
+/* its backward, one thread per gradient value i = (b, c, p) of NCHW floats, reading the branches
+   where their store keeps value (b, c, p) */
+__global__ void silu_back_kernel(const float *dy, const void *a, const void *b, int store, int C, int HW, float *da,
+                                 float *db, size_t n) {
     GRID_STRIDE(i, n) {
-        float g = dy[i] * d_silu_grad(a[i] + b[i]);
+        size_t j = i;
+        if (store != YOLO_FP32) { size_t bc = i / HW; j = value_at(store, (int)(bc / C), C, (int)(bc % C), HW, (int)(i % HW)); }
+        float g = dy[i] * d_silu_grad(get_value(a, store, j) + get_value(b, store, j));
         da[i] += g;
         db[i] += g;
     }
@@ -1552,22 +1791,26 @@ template <class T> __global__ void add_stored_kernel(T *y, const T *a, const T *
 }
 __global__ void accumulate_kernel(float *y, const float *x, size_t n) { GRID_STRIDE(i, n) y[i] += x[i]; }
 
-static void cu_silu_forward(float *y, const float *a, const float *b, size_t n) {
+static void cu_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
+    size_t n = (size_t)y->n * y->c * y->h * y->w;
+    same_store(a, y, "silu");
+    same_store(b, y, "silu");
     prof_begin();
-    silu_kernel<<<grid_for(n), 256>>>(y, a, b, n); CK_LAUNCH("silu_kernel");
-    prof_end("silu forward", 0, 4.0 * 3 * n);
+    if (y->store == YOLO_FP32) silu_kernel<<<grid_for(n), 256>>>(y->data, a->data, b->data, n);
+    else if (y->store == YOLO_BF16)
+        silu_kernel<<<grid_for(n), 256>>>((__nv_bfloat16 *)y->data, (const __nv_bfloat16 *)a->data,
+                                          (const __nv_bfloat16 *)b->data, n);
+    else silu_kernel<<<grid_for(n), 256>>>((__half *)y->data, (const __half *)a->data, (const __half *)b->data, n);
+    CK_LAUNCH("silu_kernel");
+    prof_end("silu forward", 0, store_bytes(y->store) * 3.0 * n);
 }
-static void cu_silu_backward(const float *dy, const float *a, const float *b, float *da, float *db, size_t n) {
+static void cu_silu_backward(const float *dy, const yolo_tensor *a, const yolo_tensor *b, float *da, float *db) {
+    size_t n = (size_t)a->n * a->c * a->h * a->w;
+    same_store(a, b, "silu backward");
     prof_begin();
-    silu_back_kernel<<<grid_for(n), 256>>>(dy, a, b, da, db, n); CK_LAUNCH("silu_back_kernel");
-    prof_end("silu backward", 0, 4.0 * 7 * n);
-}
-/* an op that reads and writes tensors of one store */
-static void same_store(const yolo_tensor *x, const yolo_tensor *y, const char *op) {
-    if (x->store == y->store) return;
-    fprintf(stderr, "yolov9: %s: an input stored in %s for an output in %s\n", op,
-            yolo_precision_name((yolo_precision)x->store), yolo_precision_name((yolo_precision)y->store));
-    exit(1);
+    silu_back_kernel<<<grid_for(n), 256>>>(dy, a->data, b->data, a->store, a->c, a->h * a->w, da, db, n);
+    CK_LAUNCH("silu_back_kernel");
+    prof_end("silu backward", 0, (4.0 * 5 + store_bytes(a->store) * 2) * n);
 }
 static void cu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;
@@ -1626,39 +1869,78 @@ __global__ void maxpool_kernel(const float *x, float *y, size_t n, int H, int W,
 /* The gradient goes to each window's winner. Gathered, one thread per
    input pixel: it visits the windows that hold it in the CPU's order
    (row by row) and takes dy of those it won, so the sum is the same bits
-   as the CPU's scatter and the same on every run. A plane whose windows'
-   winners fit in shared memory (one block a plane: SPPELAN's 20 x 20 maps,
-   ADown's) finds each winner once first; a larger one finds them again
-   for every pixel that a window holds. */
-__device__ inline float maxpool_back_gather(const float *g, const int *win, const float *p, int a, float acc, int H, int W,
-                                            int Ho, int Wo, int k, int s, int pad) {
+   as the CPU's scatter and the same on every run. x is NCHW floats (T
+   float, C 1) or an NHWC store (channel c of pixel (iy, ix) at
+   ((iy W + ix) C + c)): window_argmax is yolo_maxpool_argmax on a plane
+   whose values lie C apart. A plane whose windows' winners fit in shared
+   memory (one block a plane: SPPELAN's 20 x 20 maps, ADown's) finds each
+   winner once first; a larger one finds them again for every pixel that a
+   window holds. */
+template <class T> __device__ inline int window_argmax(const T *p, int C, int H, int W, int k, int s, int pad, int oy, int ox) {
+    int best = -1;
+    float bv = 0;
+    for (int ky = 0; ky < k; ky++) {
+        int iy = oy * s - pad + ky;
+        if (iy < 0 || iy >= H) continue;
+        for (int kx = 0; kx < k; kx++) {
+            int ix = ox * s - pad + kx;
+            if (ix < 0 || ix >= W) continue;
+            float v = to_float(p[(size_t)(iy * W + ix) * C]);
+            if (best < 0 || v > bv) { bv = v; best = iy * W + ix; }
+        }
+    }
+    return best;
+}
+/* dx[a] += dy of the windows that pixel a won, the winners from win (or found again when win is NULL) */
+template <class T>
+__device__ inline float maxpool_back_gather(const float *g, const int *win, const T *p, int C, int a, float acc, int H,
+                                            int W, int Ho, int Wo, int k, int s, int pad) {
     int iy = a / W, ix = a % W;
     /* windows oy with oy s - pad <= iy <= oy s - pad + k - 1 */
     int oy0 = max(0, (iy + pad - k + s) / s), oy1 = min(Ho - 1, (iy + pad) / s);
     int ox0 = max(0, (ix + pad - k + s) / s), ox1 = min(Wo - 1, (ix + pad) / s);
     for (int oy = oy0; oy <= oy1; oy++)
         for (int ox = ox0; ox <= ox1; ox++)
-            if ((win ? win[oy * Wo + ox] : yolo_maxpool_argmax(p, H, W, k, s, pad, oy, ox)) == a) acc += g[oy * Wo + ox];
+            if ((win ? win[oy * Wo + ox] : window_argmax(p, C, H, W, k, s, pad, oy, ox)) == a) acc += g[oy * Wo + ox];
     return acc;
 }
-__global__ void maxpool_back_kernel(const float *x, const float *dy, float *dx, size_t n, int H, int W, int Ho, int Wo,
-                                    int k, int s, int pad) {
+/* x's plane (b, c): NCHW floats (nhwc 0) or channel c of image b in an NHWC store */
+template <class T> __device__ inline const T *maxpool_plane(const T *x, int nhwc, size_t nc, int C, int H, int W) {
+    return nhwc ? x + nc / C * H * W * C + nc % C : x + nc * H * W;
+}
+template <class T>
+__global__ void maxpool_back_kernel(const T *x, int nhwc, const float *dy, float *dx, size_t n, int C, int H, int W, int Ho,
+                                    int Wo, int k, int s, int pad) {
     GRID_STRIDE(i, n) {
         size_t nc = i / ((size_t)H * W);
         int a = (int)(i % ((size_t)H * W));
-        dx[i] = maxpool_back_gather(dy + nc * Ho * Wo, NULL, x + nc * H * W, a, dx[i], H, W, Ho, Wo, k, s, pad);
+        dx[i] = maxpool_back_gather(dy + nc * Ho * Wo, (const int *)NULL, maxpool_plane(x, nhwc, nc, C, H, W), nhwc ? C : 1,
+                                    a, dx[i], H, W, Ho, Wo, k, s, pad);
     }
 }
 static const int MAXPOOL_WINNERS = 12288;   /* 48 KB of winners, the most a block gets without asking */
-__global__ void maxpool_back_plane_kernel(const float *x, const float *dy, float *dx, int H, int W, int Ho, int Wo, int k,
-                                          int s, int pad) {
+template <class T>
+__global__ void maxpool_back_plane_kernel(const T *x, int nhwc, const float *dy, float *dx, int C, int H, int W, int Ho, int Wo,
+                                          int k, int s, int pad) {
     extern __shared__ int win[];   /* [Ho * Wo] */
     size_t nc = blockIdx.x;
-    const float *p = x + nc * H * W, *g = dy + nc * Ho * Wo;
+    const T *p = maxpool_plane(x, nhwc, nc, C, H, W);
+    const float *g = dy + nc * Ho * Wo;
     float *d = dx + nc * H * W;
-    for (int r = threadIdx.x; r < Ho * Wo; r += blockDim.x) win[r] = yolo_maxpool_argmax(p, H, W, k, s, pad, r / Wo, r % Wo);
+    int step = nhwc ? C : 1;
+    for (int r = threadIdx.x; r < Ho * Wo; r += blockDim.x) win[r] = window_argmax(p, step, H, W, k, s, pad, r / Wo, r % Wo);
     __syncthreads();
-    for (int a = threadIdx.x; a < H * W; a += blockDim.x) d[a] = maxpool_back_gather(g, win, p, a, d[a], H, W, Ho, Wo, k, s, pad);
+    for (int a = threadIdx.x; a < H * W; a += blockDim.x)
+        d[a] = maxpool_back_gather(g, win, p, step, a, d[a], H, W, Ho, Wo, k, s, pad);
+}
+template <class T> static void maxpool_back(const T *x, int nhwc, const yolo_tensor *xt, int k, int s, int pad,
+                                            const yolo_tensor *y, float *dx) {
+    size_t n = (size_t)xt->n * xt->c * xt->h * xt->w;
+    if (y->h * y->w <= MAXPOOL_WINNERS)
+        maxpool_back_plane_kernel<<<(unsigned)(xt->n * xt->c), 256, y->h * y->w * sizeof(int)>>>(
+            x, nhwc, y->grad, dx, xt->c, xt->h, xt->w, y->h, y->w, k, s, pad);
+    else maxpool_back_kernel<<<grid_for(n), 256>>>(x, nhwc, y->grad, dx, n, xt->c, xt->h, xt->w, y->h, y->w, k, s, pad);
+    CK_LAUNCH("maxpool_back_kernel");
 }
 
 /* The same forwards on NHWC two-byte stores (a low-precision inference
@@ -1731,11 +2013,9 @@ static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo
 static void cu_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, float *dx) {
     size_t n = (size_t)x->n * x->c * x->h * x->w;
     prof_begin();
-    if (y->h * y->w <= MAXPOOL_WINNERS)
-        maxpool_back_plane_kernel<<<(unsigned)(x->n * x->c), 256, y->h * y->w * sizeof(int)>>>(x->data, y->grad, dx, x->h, x->w,
-                                                                                             y->h, y->w, k, s, pad);
-    else maxpool_back_kernel<<<grid_for(n), 256>>>(x->data, y->grad, dx, n, x->h, x->w, y->h, y->w, k, s, pad);
-    CK_LAUNCH("maxpool_back_kernel");
+    if (x->store == YOLO_FP32) maxpool_back(x->data, 0, x, k, s, pad, y, dx);
+    else if (x->store == YOLO_BF16) maxpool_back((const __nv_bfloat16 *)x->data, 1, x, k, s, pad, y, dx);
+    else maxpool_back((const __half *)x->data, 1, x, k, s, pad, y, dx);
     prof_end("maxpool backward", 0, 4.0 * 3 * n);
 }
 
@@ -1744,21 +2024,23 @@ __device__ inline int nearest_src(int d, int in, int out) {
     int s = (int)floorf((float)d * ((float)in / (float)out));
     return s < in - 1 ? s : in - 1;
 }
-__global__ void resize_add_kernel(const float *x, int xc, int xh, int xw, int c0, float *y, size_t n, int C, int Ho, int Wo) {
+/* y = x resized (add: y + x resized) */
+__global__ void resize_kernel(const float *x, int xc, int xh, int xw, int c0, int add, float *y, size_t n, int C, int Ho,
+                              int Wo) {
     GRID_STRIDE(i, n) {
         size_t nc = i / ((size_t)Ho * Wo);
         int r = (int)(i % ((size_t)Ho * Wo)), b = (int)(nc / C), c = (int)(nc % C);
         int sy = nearest_src(r / Wo, xh, Ho), sx = nearest_src(r % Wo, xw, Wo);
-        y[i] += x[(((size_t)b * xc + c0 + c) * xh + sy) * xw + sx];
+        y[i] = (add ? y[i] : 0.f) + x[(((size_t)b * xc + c0 + c) * xh + sy) * xw + sx];
     }
 }
 /* the same on NHWC two-byte stores, as avgpool2_nhwc_kernel */
-template <class T> __global__ void resize_add_nhwc_kernel(const T *x, int xc, int xh, int xw, int c0, T *y, size_t n, int C,
-                                                          int Ho, int Wo) {
+template <class T> __global__ void resize_nhwc_kernel(const T *x, int xc, int xh, int xw, int c0, int add, T *y, size_t n,
+                                                      int C, int Ho, int Wo) {
     GRID_STRIDE(i, n) {
         NhwcAt o = nhwc_at(i, C, Ho, Wo);
         int sy = nearest_src(o.y, xh, Ho), sx = nearest_src(o.x, xw, Wo);
-        y[i] = round_to<T>(to_float(y[i]) + to_float(x[(((size_t)o.b * xh + sy) * xw + sx) * xc + c0 + o.c]));
+        y[i] = round_to<T>((add ? to_float(y[i]) : 0.f) + to_float(x[(((size_t)o.b * xh + sy) * xw + sx) * xc + c0 + o.c]));
     }
 }
 /* Gathered, one thread per source pixel: the outputs that copied it form a
@@ -1784,18 +2066,19 @@ __global__ void resize_add_back_kernel(const float *dy, float *dx, int xc, int x
         *d = acc;
     }
 }
-static void cu_resize_add_forward(const yolo_tensor *x, int c0, yolo_tensor *y) {
+static void cu_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;
     same_store(x, y, "nearest resize");
     prof_begin();
-    if (y->store == YOLO_FP32) resize_add_kernel<<<grid_for(n), 256>>>(x->data, x->c, x->h, x->w, c0, y->data, n, y->c, y->h, y->w);
+    if (y->store == YOLO_FP32)
+        resize_kernel<<<grid_for(n), 256>>>(x->data, x->c, x->h, x->w, c0, add, y->data, n, y->c, y->h, y->w);
     else if (y->store == YOLO_BF16)
-        resize_add_nhwc_kernel<<<grid_for(n), 256>>>((const __nv_bfloat16 *)x->data, x->c, x->h, x->w, c0,
-                                                     (__nv_bfloat16 *)y->data, n, y->c, y->h, y->w);
-    else resize_add_nhwc_kernel<<<grid_for(n), 256>>>((const __half *)x->data, x->c, x->h, x->w, c0, (__half *)y->data, n,
-                                                      y->c, y->h, y->w);
-    CK_LAUNCH("resize_add_kernel");
-    prof_end("nearest resize forward", 0, store_bytes(y->store) * 3.0 * n);
+        resize_nhwc_kernel<<<grid_for(n), 256>>>((const __nv_bfloat16 *)x->data, x->c, x->h, x->w, c0, add,
+                                                 (__nv_bfloat16 *)y->data, n, y->c, y->h, y->w);
+    else resize_nhwc_kernel<<<grid_for(n), 256>>>((const __half *)x->data, x->c, x->h, x->w, c0, add, (__half *)y->data, n,
+                                                  y->c, y->h, y->w);
+    CK_LAUNCH("resize_kernel");
+    prof_end("nearest resize forward", 0, store_bytes(y->store) * (add ? 3.0 : 2.0) * n);
 }
 static void cu_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {
     size_t n = (size_t)y->n * y->c * x->h * x->w;   /* one thread per source pixel */
@@ -2491,7 +2774,7 @@ static yolo_backend yolo_cuda = {
     .add = cu_add, .accumulate = cu_accumulate,
     .avgpool2_forward = cu_avgpool2_forward, .avgpool2_backward = cu_avgpool2_backward,
     .maxpool_forward = cu_maxpool_forward, .maxpool_backward = cu_maxpool_backward,
-    .resize_add_forward = cu_resize_add_forward, .resize_add_backward = cu_resize_add_backward,
+    .resize_forward = cu_resize_forward, .resize_add_backward = cu_resize_add_backward,
     .copy_channels = cu_copy_channels, .concat = cu_concat,
     .optim_update = cu_optim_update, .lerp = cu_lerp, .sumsq = cu_sumsq,
     .loss = cu_loss, .decode = cu_decode, .nms = cu_nms,

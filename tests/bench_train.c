@@ -100,6 +100,8 @@ int main(int argc, char **argv) {
     yolo_model m;
     if (yolo_model_from_cfg(&m, cfg, 80, err)) { fprintf(stderr, "%s\n", err); return 1; }
     m.ckpt = ckpt;
+    /* the precision first: the plan sizes a stored tensor by it (--infer: planned for its float32 pass, the largest) */
+    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : infer ? YOLO_FP32 : yolo_precision_default(be, 1);
     /* the plan, before anything is allocated on the device, with the
        backend's own scratch (YOLO_BACKEND_SCRATCH_BYTES) */
     size_t act = yolo_plan_bytes(&m, B, img, img, !infer, max_boxes);
@@ -111,7 +113,6 @@ int main(int argc, char **argv) {
     if (dry) return 0;
     if (be->reserve(plan)) { fprintf(stderr, "bench_train: cannot reserve %.2f GB on the device\n", plan / 1e9); return 1; }
     yolo_model_use_backend(&m, be);
-    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, 1);
 
     yolo_rng rng = { 7 };
     size_t npix = (size_t)B * 3 * img * img;

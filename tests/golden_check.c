@@ -71,11 +71,18 @@ static double cmp_tensor(const yolo_model *m, const yolo_safetensors *st, const 
     free(h);
     return e;
 }
+/* ... and for an activation, whatever its store */
+static double cmp_act(const yolo_model *m, const yolo_safetensors *st, const char *name, const yolo_tensor *t) {
+    yolo_real *h = yolo_fetch_tensor(m, t);
+    double e = cmp_host(st, name, h, yolo_numel(t));
+    free(h);
+    return e;
+}
 
 /* channels [c0, c0 + c) of t, contiguous, on the host */
 static yolo_real *slice_channels(const yolo_model *m, const yolo_tensor *t, int c0, int c) {
     int HW = t->h * t->w;
-    yolo_real *all = yolo_fetch(m, t->data, yolo_numel(t));
+    yolo_real *all = yolo_fetch_tensor(m, t);
     yolo_real *o = (yolo_real *)malloc((size_t)t->n * c * HW * sizeof(yolo_real));
     for (int n = 0; n < t->n; n++)
         memcpy(o + (size_t)n * c * HW, all + ((size_t)n * t->c + c0) * HW, (size_t)c * HW * sizeof(yolo_real));
@@ -172,12 +179,14 @@ static void pred_parts(stage_t *s, const yolo_real *ours, const float *ref, int 
 /* The tolerances of the stages whose convs run in the chosen precision.
    float32: the official float64's differences from float32 arithmetic.
    bf16: every conv's operands rounded to 8 significant bits (up to 2^-9
-   relative each); measured against the official float64 on the four
-   golden cases, CPU twin and H200, and set at about ten times the worst
-   (README, "Mixed precision"). */
+   relative each), and training's activations stored in bf16 too;
+   measured against the official float64 on the golden cases, CPU twin
+   and H200, and set at about ten times the worst (README, "Mixed
+   precision"; the gradients' worst 8.07 on the CPU twin since the
+   activations are stored in bf16, 4.31 before). */
 typedef struct { double layers, loss, grads, bn, pred, fold, foldp; } tolerances;
 static const tolerances TOL_FP32 = { 1e-3, 1e-4, 5e-3, 1e-4, 1e-4, 1e-5, 1e-4 };
-static const tolerances TOL_BF16 = { 10, 0.5, 60, 0.3, 2e-4, 4e-2, 2e-4 };
+static const tolerances TOL_BF16 = { 10, 0.5, 80, 0.3, 2e-4, 4e-2, 2e-4 };
 
 /* the rounding the CPU twin shares with the GPU's __floats2bfloat162_rn:
    to the nearest of 8 significant bits, ties to even */
@@ -229,7 +238,7 @@ static int check_case(const char *dir, const yolo_backend *be, yolo_precision pr
             for (int b = 0; b < L->det->nbranch; b++)
                 for (int l = 0; l < 3; l++) {
                     snprintf(name, sizeof name, "train.layer.%d.%d", i, b * 3 + l);
-                    stage_add(&s_layers, name, cmp_tensor(&m, &ref, name, L->det->out[b][l].data, yolo_numel(&L->det->out[b][l])));
+                    stage_add(&s_layers, name, cmp_act(&m, &ref, name, &L->det->out[b][l]));
                 }
         } else if (L->type == YOLO_CBLINEAR) {
             for (int j = 0, off = 0; j < L->nargs; off += L->args[j], j++) {
@@ -242,7 +251,7 @@ static int check_case(const char *dir, const yolo_backend *be, yolo_precision pr
             int dropped = !L->out->data;
             if (dropped) yolo_output_make(&m, L, 1);
             snprintf(name, sizeof name, "train.layer.%d", i);
-            stage_add(&s_layers, name, cmp_tensor(&m, &ref, name, L->out->data, yolo_numel(L->out)));
+            stage_add(&s_layers, name, cmp_act(&m, &ref, name, L->out));
             if (dropped) yolo_output_make(&m, L, 0);
         }
     }

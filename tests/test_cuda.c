@@ -120,9 +120,23 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
     G->release(w_d); G->release(b_d); G->release(dw0_d); G->release(db0_d); G->release(dx0_d);
 }
 
-static void test_bn(int B, int C, int H, int W, int act) {
+/* --sync-bn over two processes that hold the same share: the group doubles
+   every sum, the statistics come out those of the share (the hook is
+   exercised; the CPU twin's group does the same to host memory) */
+static void twin_sum_host(double *x, size_t n) { for (size_t i = 0; i < n; i++) x[i] *= 2; }
+static void twin_sum_device(double *x, size_t n) {
+    double *h = (double *)malloc(n * sizeof(double));
+    G->download(h, x, n * sizeof(double));
+    twin_sum_host(h, n);
+    G->upload(x, h, n * sizeof(double));
+    free(h);
+}
+static const yolo_bn_group TWIN_HOST = { 2, twin_sum_host }, TWIN_DEVICE = { 2, twin_sum_device };
+
+static void test_bn(int B, int C, int H, int W, int act, int synced) {
     char name[96];
-    snprintf(name, sizeof name, "batchnorm%s B%d %dx%dx%d", act ? "+silu" : "", B, C, H, W);
+    snprintf(name, sizeof name, "batchnorm%s%s B%d %dx%dx%d", act ? "+silu" : "", synced ? " sync-bn" : "", B, C, H, W);
+    const yolo_bn_group *gh = synced ? &TWIN_HOST : NULL, *gd = synced ? &TWIN_DEVICE : NULL;
     pair z = mk(B, C, H, W, -2, 3), u = mk(B, C, H, W, 0, 1);
     float *gamma = rnd(C, 0.5f, 1.5f), *beta = rnd(C, -0.5f, 0.5f), *rm = rnd(C, -1, 1), *rv = rnd(C, 0.5f, 2);
     float *mean = rnd(C, 0, 1), *invstd = rnd(C, 0, 1), *dg = rnd(C, -1, 1), *dbt = rnd(C, -1, 1);
@@ -133,8 +147,8 @@ static void test_bn(int B, int C, int H, int W, int act) {
     G->bn_eval_forward(&z.d, gamma_d, beta_d, rm_d, rv_d, 1e-3, act, &u.d);
     check(name, "eval", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
     poison(&u);
-    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, NULL, &u.h);
-    G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, NULL, &u.d);
+    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, gh, &u.h);
+    G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, gd, &u.d);
     check(name, "train", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
     check(name, "mean", mean, mean_d, C, 1e-5);
     check(name, "invstd", invstd, invstd_d, C, 1e-5);
@@ -142,8 +156,8 @@ static void test_bn(int B, int C, int H, int W, int act) {
     check(name, "run.var", rv, rv_d, C, 1e-5);
     poison(&z);   /* dz goes to z.grad: keep z.data, so restore it */
     G->upload(z.d.data, z.h.data, yolo_numel(&z.h) * sizeof(float));
-    yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, NULL, dg, dbt, z.h.grad);
-    G->bn_act_backward(&z.d, u.d.grad, gamma_d, beta_d, mean_d, invstd_d, act, NULL, dg_d, dbt_d, z.d.grad);
+    yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, gh, dg, dbt, z.h.grad);
+    G->bn_act_backward(&z.d, u.d.grad, gamma_d, beta_d, mean_d, invstd_d, act, gd, dg_d, dbt_d, z.d.grad);
     check(name, "dz", z.h.grad, z.d.grad, yolo_numel(&z.h), 1e-4);
     check(name, "dgamma", dg, dg_d, C, 1e-4);
     check(name, "dbeta", dbt, dbt_d, C, 1e-4);
@@ -252,8 +266,11 @@ static void test_stored(yolo_precision store, int B, int C, int H, int W) {
     }
     pair r = mk_stored(store, B, C - 1, 2 * H + 1, 3 * W, -1, 1);
     snprintf(name, sizeof name, "resize chunk %s B%d %dx%dx%d", sn, B, C, H, W);
-    yolo_cpu.resize_add_forward(&x.h, 1, &r.h); G->resize_add_forward(&x.d, 1, &r.d);
+    yolo_cpu.resize_forward(&x.h, 1, 1, &r.h); G->resize_forward(&x.d, 1, 1, &r.d);
     check_stored(name, "forward", &r, 0);
+    poison_stored(&r);
+    yolo_cpu.resize_forward(&x.h, 1, 0, &r.h); G->resize_forward(&x.d, 1, 0, &r.d);
+    check_stored(name, "into", &r, 0);
     drop(&x); drop(&a); drop(&cat); drop(&map); drop(&y); drop(&ap); drop(&r);
 }
 
@@ -296,17 +313,144 @@ static void test_conv_stored(yolo_precision prec, int x_stored, int y_stored, in
     G->release(w_d); G->release(b_d);
 }
 
+/* A bf16 (half) training pass stores what it passes between ops
+   (yolo_tensor.store) and keeps its gradients float32 NCHW. Its ops
+   against the twin, each run twice for the same bits, outputs poisoned:
+   a conv reads its stored input x in the forward and again for the weight
+   gradient (no staging copy of x), and writes z into the store; BatchNorm
+   (+ SiLU) reads the stored z, writes the stored u, and its backward reads
+   z beside dy; RepConvN's SiLU of two stored branches; max pool's backward
+   finds each window's winner in the stored x. Stored results within one
+   unit of the store's last place where sums run in another order (2^-9
+   bf16, 2^-12 half, as test_conv_stored), float32 results as their float32
+   tests. */
+static int same_bits(const char *name, float **first, float **now, const size_t *n, int k) {
+    int same = 1;
+    for (int t = 0; t < k; t++) { same &= !memcmp(first[t], now[t], n[t] * sizeof(float)); free(first[t]); free(now[t]); }
+    if (same) g_pass++; else g_fail++;
+    printf("  %-34s run twice: the same bits  %s\n", name, same ? "ok" : "FAIL");
+    return same;
+}
+static double store_tol(yolo_precision prec) { return prec == YOLO_BF16 ? 0x1p-9 : 0x1p-12; }
+
+static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g) {
+    char name[96];
+    snprintf(name, sizeof name, "train conv %s %dx%d s%d g%d B%d %dx%dx%d->%d", yolo_precision_name(prec), k, k, s, g, B, C1,
+             H, W, C2);
+    int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
+    size_t nw = (size_t)C2 * (C1 / g) * k * k, nx = (size_t)B * C1 * H * W, ny = (size_t)B * C2 * Ho * Wo;
+    pair x = mk_stored(prec, B, C1, H, W, -1, 1), y = mk_stored(prec, B, C2, Ho, Wo, 0, 1);
+    float *w = rnd(nw, -0.3f, 0.3f), *dy = rnd(ny, -1, 1), *dx = rnd(nx, -1, 1), *dw = rnd(nw, -1, 1);
+    float *w_d = todev(w, nw), *dy_d = todev(dy, ny), *dx0_d = todev(dx, nx), *dw0_d = todev(dw, nw);
+    float *dx_d = (float *)G->alloc(nx * sizeof(float)), *dw_d = (float *)G->alloc(nw * sizeof(float));
+    float *first[3] = { NULL, NULL, NULL };
+    size_t n[3] = { ny, nx, nw };
+    yolo_cpu.conv2d_forward(&x.h, w, NULL, C2, k, s, g, 0, prec, &y.h);
+    yolo_cpu.conv2d_backward(&x.h, w, dy, C2, k, s, g, Ho, Wo, prec, dx, dw, NULL);
+    for (int run = 0; run < 2; run++) {
+        poison_stored(&y);
+        G->copy(dx_d, dx0_d, nx * sizeof(float));
+        G->copy(dw_d, dw0_d, nw * sizeof(float));
+        G->conv2d_forward(&x.d, w_d, NULL, C2, k, s, g, 0, prec, &y.d);
+        G->conv2d_backward(&x.d, w_d, dy_d, C2, k, s, g, Ho, Wo, prec, dx_d, dw_d, NULL);
+        float *now[3] = { stored_values(&y), tohost(dx_d, nx), tohost(dw_d, nw) };
+        if (run) { same_bits(name, first, now, n, 3); break; }
+        check_stored(name, "forward", &y, store_tol(prec));
+        check(name, "dx", dx, dx_d, nx, 1e-5);
+        check(name, "dw", dw, dw_d, nw, fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24));
+        memcpy(first, now, sizeof first);
+    }
+    drop(&x); drop(&y);
+    free(w); free(dy); free(dx); free(dw);
+    G->release(w_d); G->release(dy_d); G->release(dx0_d); G->release(dw0_d); G->release(dx_d); G->release(dw_d);
+}
+
+static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int act, int synced) {
+    char name[96];
+    snprintf(name, sizeof name, "train batchnorm%s%s %s B%d %dx%dx%d", act ? "+silu" : "", synced ? " sync-bn" : "",
+             yolo_precision_name(prec), B, C, H, W);
+    const yolo_bn_group *gh = synced ? &TWIN_HOST : NULL, *gd = synced ? &TWIN_DEVICE : NULL;
+    size_t nz = (size_t)B * C * H * W;
+    pair z = mk_stored(prec, B, C, H, W, -2, 3), u = mk_stored(prec, B, C, H, W, 0, 1);
+    float *gamma = rnd(C, 0.5f, 1.5f), *beta = rnd(C, -0.5f, 0.5f), *rm = rnd(C, -1, 1), *rv = rnd(C, 0.5f, 2);
+    float *mean = rnd(C, 0, 1), *invstd = rnd(C, 0, 1), *dg = rnd(C, -1, 1), *dbt = rnd(C, -1, 1), *dy = rnd(nz, -1, 1);
+    float *gamma_d = todev(gamma, C), *beta_d = todev(beta, C), *rm0_d = todev(rm, C), *rv0_d = todev(rv, C);
+    float *dg0_d = todev(dg, C), *dbt0_d = todev(dbt, C), *dy_d = todev(dy, nz);
+    float *rm_d = (float *)G->alloc(C * sizeof(float)), *rv_d = (float *)G->alloc(C * sizeof(float));
+    float *dg_d = (float *)G->alloc(C * sizeof(float)), *dbt_d = (float *)G->alloc(C * sizeof(float));
+    float *mean_d = poisoned(C), *invstd_d = poisoned(C), *g_d = (float *)G->alloc(nz * sizeof(float));
+    float *first[6] = { NULL };
+    size_t n[6] = { nz, (size_t)C, (size_t)C, nz, (size_t)C, (size_t)C };
+    yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, gh, &u.h);
+    yolo_cpu.bn_act_backward(&z.h, dy, gamma, beta, mean, invstd, act, gh, dg, dbt, dy);   /* dz in place of dy, as a Conv unit */
+    for (int run = 0; run < 2; run++) {
+        poison_stored(&u);
+        G->copy(rm_d, rm0_d, C * sizeof(float)); G->copy(rv_d, rv0_d, C * sizeof(float));
+        G->copy(dg_d, dg0_d, C * sizeof(float)); G->copy(dbt_d, dbt0_d, C * sizeof(float));
+        G->copy(g_d, dy_d, nz * sizeof(float));
+        G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, gd, &u.d);
+        G->bn_act_backward(&z.d, g_d, gamma_d, beta_d, mean_d, invstd_d, act, gd, dg_d, dbt_d, g_d);
+        float *now[6] = { stored_values(&u), tohost(mean_d, C), tohost(invstd_d, C), tohost(g_d, nz), tohost(dg_d, C),
+                          tohost(dbt_d, C) };
+        if (run) { same_bits(name, first, now, n, 6); break; }
+        check_stored(name, "forward", &u, store_tol(prec));
+        check(name, "mean", mean, mean_d, C, 1e-5);
+        check(name, "invstd", invstd, invstd_d, C, 1e-5);
+        check(name, "run.var", rv, rv_d, C, 1e-5);
+        check(name, "dz", dy, g_d, nz, 1e-4);
+        check(name, "dgamma", dg, dg_d, C, 1e-4);
+        check(name, "dbeta", dbt, dbt_d, C, 1e-4);
+        memcpy(first, now, sizeof first);
+    }
+    drop(&z); drop(&u);
+    float *all[] = { gamma, beta, rm, rv, mean, invstd, dg, dbt, dy };
+    float *alld[] = { gamma_d, beta_d, rm0_d, rv0_d, dg0_d, dbt0_d, dy_d, rm_d, rv_d, dg_d, dbt_d, mean_d, invstd_d, g_d };
+    for (int i = 0; i < 9; i++) free(all[i]);
+    for (int i = 0; i < 14; i++) G->release(alld[i]);
+}
+
+/* RepConvN's SiLU of two stored branches, and max pool's backward from a stored x */
+static void test_elementwise_stored(yolo_precision prec, int B, int C, int H, int W) {
+    char name[96];
+    snprintf(name, sizeof name, "silu(a + b) %s B%d %dx%dx%d", yolo_precision_name(prec), B, C, H, W);
+    size_t n = (size_t)B * C * H * W;
+    pair a = mk_stored(prec, B, C, H, W, -4, 4), b = mk_stored(prec, B, C, H, W, -4, 4), y = mk_stored(prec, B, C, H, W, 0, 1);
+    float *dy = rnd(n, -1, 1), *da = rnd(n, -1, 1), *db = rnd(n, -1, 1);
+    float *dy_d = todev(dy, n), *da_d = todev(da, n), *db_d = todev(db, n);
+    yolo_cpu.silu_forward(&a.h, &b.h, &y.h);
+    poison_stored(&y);
+    G->silu_forward(&a.d, &b.d, &y.d);
+    check_stored(name, "forward", &y, store_tol(prec));
+    yolo_cpu.silu_backward(dy, &a.h, &b.h, da, db);
+    G->silu_backward(dy_d, &a.d, &b.d, da_d, db_d);
+    check(name, "da", da, da_d, n, 1e-5);
+    check(name, "db", db, db_d, n, 1e-5);
+    static const int ks[2][3] = { { 3, 2, 1 }, { 5, 1, 2 } };
+    for (int v = 0; v < 2; v++) {
+        int k = ks[v][0], s = ks[v][1], p = ks[v][2];
+        pair mp = mk(B, C, (H + 2 * p - k) / s + 1, (W + 2 * p - k) / s + 1, 0, 1);   /* its gradient */
+        snprintf(name, sizeof name, "maxpool %dx%d s%d p%d %s B%d %dx%dx%d", k, k, s, p, yolo_precision_name(prec), B, C, H, W);
+        G->upload(da_d, da, n * sizeof(float));
+        yolo_cpu.maxpool_backward(&a.h, k, s, p, &mp.h, da); G->maxpool_backward(&a.d, k, s, p, &mp.d, da_d);
+        check(name, "dx", da, da_d, n, 0);   /* the same winners, gathered in the CPU's order: same bits */
+        drop(&mp);
+    }
+    drop(&a); drop(&b); drop(&y);
+    free(dy); free(da); free(db);
+    G->release(dy_d); G->release(da_d); G->release(db_d);
+}
+
 static void test_elementwise(size_t n) {
     float *a = rnd(n, -4, 4), *b = rnd(n, -4, 4), *dy = rnd(n, -1, 1), *da = rnd(n, -1, 1), *db = rnd(n, -1, 1);
     float *a_d = todev(a, n), *b_d = todev(b, n), *dy_d = todev(dy, n), *da_d = todev(da, n), *db_d = todev(db, n);
     float *y = (float *)malloc(n * sizeof(float)), *y_d = poisoned(n);
-    yolo_cpu.silu_forward(y, a, b, n); G->silu_forward(y_d, a_d, b_d, n);
-    check("silu(a + b)", "forward", y, y_d, n, 1e-5);
-    yolo_cpu.silu_backward(dy, a, b, da, db, n); G->silu_backward(dy_d, a_d, b_d, da_d, db_d, n);
-    check("silu(a + b)", "da", da, da_d, n, 1e-5);
-    check("silu(a + b)", "db", db, db_d, n, 1e-5);
     yolo_tensor ta = { .n = 1, .c = 1, .h = 1, .w = (int)n, .data = a }, tb = ta, ty = ta, ta_d = ta, tb_d = ta, ty_d = ta;
     tb.data = b; ty.data = y; ta_d.data = a_d; tb_d.data = b_d; ty_d.data = y_d;
+    yolo_cpu.silu_forward(&ta, &tb, &ty); G->silu_forward(&ta_d, &tb_d, &ty_d);
+    check("silu(a + b)", "forward", y, y_d, n, 1e-5);
+    yolo_cpu.silu_backward(dy, &ta, &tb, da, db); G->silu_backward(dy_d, &ta_d, &tb_d, da_d, db_d);
+    check("silu(a + b)", "da", da, da_d, n, 1e-5);
+    check("silu(a + b)", "db", db, db_d, n, 1e-5);
     yolo_cpu.add(&ta, &tb, &ty); G->add(&ta_d, &tb_d, &ty_d);
     check("add", "forward", y, y_d, n, 1e-6);
     yolo_cpu.accumulate(da, b, n); G->accumulate(da_d, b_d, n);
@@ -342,8 +486,11 @@ static void test_pools(int B, int C, int H, int W) {
     /* nearest resize of channels [1, C) to (2H+1) x 3W, added; and channel copies */
     pair r = mk(B, C - 1, 2 * H + 1, 3 * W, -1, 1);
     snprintf(name, sizeof name, "resize chunk B%d %dx%dx%d", B, C, H, W);
-    yolo_cpu.resize_add_forward(&x.h, 1, &r.h); G->resize_add_forward(&x.d, 1, &r.d);
+    yolo_cpu.resize_forward(&x.h, 1, 1, &r.h); G->resize_forward(&x.d, 1, 1, &r.d);
     check(name, "forward", r.h.data, r.d.data, yolo_numel(&r.h), 1e-6);
+    poison(&r);
+    yolo_cpu.resize_forward(&x.h, 1, 0, &r.h); G->resize_forward(&x.d, 1, 0, &r.d);
+    check(name, "into", r.h.data, r.d.data, yolo_numel(&r.h), 0);
     same_grad(&x);
     yolo_cpu.resize_add_backward(&r.h, &x.h, 1); G->resize_add_backward(&r.d, &x.d, 1);
     check(name, "dx", x.h.grad, x.d.grad, yolo_numel(&x.h), 0);   /* same order as the CPU: same bits */
@@ -531,12 +678,30 @@ int main(void) {
         test_stored(prec, 1, 16, 9, 7);
         test_stored(prec, 3, 24, 8, 11);
         test_stored(prec, 2, 5, 40, 36);                          /* odd channels: two-byte copies */
+        /* a training pass in that store */
+        test_conv_train_stored(prec, 3, 16, 19, 11, 80, 3, 1, 1);   /* staged: x read as stored, dY staged */
+        test_conv_train_stored(prec, 1, 64, 11, 9, 96, 3, 2, 4);    /* groups of 16 -> 24 channels, stride 2 */
+        test_conv_train_stored(prec, 2, 136, 21, 19, 144, 1, 1, 1); /* 128 x 128 tiles */
+        test_conv_train_stored(prec, 3, 16, 64, 45, 24, 3, 1, 1);   /* the weight gradient in k-slices */
+        test_conv_train_stored(prec, 3, 5, 9, 7, 48, 3, 1, 1);      /* Cin 5: read value by value */
+        test_conv_train_stored(prec, 2, 80, 9, 7, 48, 3, 2, 4);     /* groups of 20: read value by value, stride 2 */
+        test_conv_train_stored(prec, 1, 8, 8, 13, 3, 1, 1, 1);      /* 3 outputs: not staged, z stored value by value */
+        test_bn_stored(prec, 1, 7, 5, 3, 1, 0);                   /* channels not a multiple of 8: value by value */
+        test_bn_stored(prec, 3, 13, 9, 11, 0, 0);
+        test_bn_stored(prec, 2, 48, 8, 12, 1, 0);                 /* 16-byte loads */
+        test_bn_stored(prec, 3, 80, 40, 40, 1, 0);                /* chunks of several 32-row tiles, channels past 64 */
+        test_bn_stored(prec, 3, 80, 40, 40, 1, 1);                /* the --sync-bn hook on row-chunk sums */
+        test_bn_stored(prec, 2, 5, 1, 1, 1, 0);
+        test_elementwise_stored(prec, 3, 16, 9, 7);
+        test_elementwise_stored(prec, 2, 5, 12, 11);
+        test_elementwise_stored(prec, 1, 2, 113, 111);            /* maxpool: winners found again per pixel */
     }
-    test_bn(1, 7, 5, 3, 1);
-    test_bn(3, 13, 9, 11, 0);
-    test_bn(2, 5, 1, 1, 1);
-    test_bn(2, 6, 8, 12, 1);    /* planes of whole float4 */
-    test_bn(3, 3, 40, 40, 0);   /* planes of several blocks */
+    test_bn(1, 7, 5, 3, 1, 0);
+    test_bn(3, 13, 9, 11, 0, 0);
+    test_bn(2, 5, 1, 1, 1, 0);
+    test_bn(2, 6, 8, 12, 1, 0);    /* planes of whole float4 */
+    test_bn(3, 3, 40, 40, 0, 0);   /* planes of several blocks */
+    test_bn(3, 13, 9, 11, 1, 1);   /* the --sync-bn hook on per-image sums */
     test_elementwise(100003);
     test_pixels(3 * 67 * 45 * 2 + 256);
     test_pools(1, 5, 9, 7);

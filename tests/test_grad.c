@@ -90,8 +90,7 @@ static yolo_tensor *h_forward(harness *h, const blockcase *c) {
         return &h->y_op;
     case OP_UPSAMPLE:   /* channels [1, c2+1) resized to (2H+1) x (3W): covers CBFuse's general case */
         yolo_tensor_resize(&yolo_cpu, &h->y_op, x->n, c->c2, 2 * x->h + 1, 3 * x->w, 1);
-        memset(h->y_op.data, 0, yolo_numel(&h->y_op) * sizeof(yolo_real));
-        yolo_resize_add_forward(x, 1, &h->y_op);
+        yolo_resize_forward(x, 1, 0, &h->y_op);
         return &h->y_op;
     }
     return NULL;

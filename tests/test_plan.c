@@ -9,7 +9,10 @@
       yolo_arena, as the CUDA backend does, runs real training steps
       (forward, loss, backward, SGD, EMA) of the three tiny networks,
       without and with --ckpt, and with a validation pass between steps,
-      the last step on a smaller batch with fewer boxes;
+      in float32 and in bf16 (whose activations the device stores in two
+      bytes a value: the counted backend counts them so, as the planner
+      does, while the CPU twin computes in floats), the last step on a
+      smaller batch with fewer boxes;
       the arena's extent must equal yolo_plan_bytes +
       yolo_model_state_bytes exactly, with every planned placement
       followed, and two validation batches alone must hold exactly the
@@ -27,6 +30,13 @@ static yolo_arena g_arena;   /* where the counted backend's allocations would si
 static void *counted_alloc(size_t bytes) {
     size_t off = yolo_arena_alloc(&g_arena, bytes);
     size_t *p = (size_t *)yolo_xcalloc(1, yolo_arena_bytes(bytes) + 16);
+    p[0] = off;
+    return p + 2;
+}
+/* a tensor's values: counted as the device holds them, held as the CPU twin does */
+static void *counted_alloc_values(size_t n, int store) {
+    size_t off = yolo_arena_alloc(&g_arena, n * (store == YOLO_FP32 ? sizeof(yolo_real) : 2));
+    size_t *p = (size_t *)yolo_xcalloc(1, yolo_arena_bytes(n * sizeof(yolo_real)) + 16);
     p[0] = off;
     return p + 2;
 }
@@ -148,7 +158,8 @@ int main(int argc, char **argv) {
     static const char *cases[] = { "tiny-gelan", "tiny-dual", "tiny-cb" };
     yolo_backend counted = yolo_cpu;
     counted.name = "cpu, counted";
-    counted.alloc = counted.alloc_values = counted_alloc;
+    counted.alloc = counted_alloc;
+    counted.alloc_values = counted_alloc_values;
     counted.release = counted_release;
     counted.place = counted_place;
     printf("memory plan against what a run holds\n");
@@ -169,13 +180,14 @@ int main(int argc, char **argv) {
             t[6 * i + 4] = t[6 * i + 5] = (yolo_real)(0.1 + 0.3 * yolo_rng_uniform(&rng));
         }
         int ok = 0;
-        for (int run = 0; run < 3; run++) {   /* without and with recompute checkpointing; then validating between steps */
-            int ckpt = run == 1, val = run == 2;
+        for (int run = 0; run < 5; run++) {   /* without and with recompute checkpointing; validating between steps; bf16 */
+            int ckpt = run == 1 || run == 4, val = run == 2, bf16 = run >= 3;
             if (run) { yolo_model_free(&m); yolo_model_from_yaml(&m, path, 0, err); }
             m.ckpt = ckpt;
+            m.precision = bf16 ? YOLO_BF16 : YOLO_FP32;
             size_t plan = val ? yolo_plan_run_bytes(&m, B, H, W, per_image, B, H, W) : yolo_plan_bytes(&m, B, H, W, 1, per_image);
             size_t state = yolo_model_state_bytes(&m, YOLO_SGD);
-            if (!val) plans[ckpt] = plan;
+            if (!val && !bf16) plans[ckpt] = plan;
             yolo_arena_free(&g_arena); yolo_arena_init(&g_arena, YOLO_ARENA_FULL / 2);
             yolo_model_use_backend(&m, &counted);
             yolo_optim opt;
@@ -198,8 +210,8 @@ int main(int argc, char **argv) {
             }
             size_t held = g_arena.extent;
             ok = held_state == state && held == plan + state && g_arena.missed == 0;
-            printf("  %-12s training%s: planned %zu + %zu bytes, held %zu + %zu, %ld missed  %s\n", cases[c],
-                   ckpt ? ", --ckpt" : val ? ", validating" : "", plan, state, held - held_state, held_state, g_arena.missed,
+            printf("  %-12s training%s%s: planned %zu + %zu bytes, held %zu + %zu, %ld missed  %s\n", cases[c],
+                   bf16 ? " bf16" : "", ckpt ? ", --ckpt" : val ? ", validating" : "", plan, state, held - held_state, held_state, g_arena.missed,
                    ok ? "ok" : "FAIL");
             ok ? g_pass++ : g_fail++;
             yolo_loss_free(&L);

@@ -1417,9 +1417,8 @@ __device__ void block_sum2(double &a, double &b) {
 
 /* Per-channel statistics in two steps, so that every block reads
    contiguous memory: one block per (image, channel) sums its h*w values
-   (and their squares) in double, then one thread per channel adds the B
-   partial sums. Mean, biased variance for normalising, running statistics
-   with the unbiased one. */
+   (and their squares) in double, then one warp per channel adds the B
+   partial sums (bn_stats_kernel). */
 __global__ void bn_partial_kernel(const float *z, int HW, double *part) {
     const float *p = z + (size_t)blockIdx.x * HW;
     double s = 0, ss = 0;
@@ -1427,13 +1426,25 @@ __global__ void bn_partial_kernel(const float *z, int HW, double *part) {
     block_sum2(s, ss);
     if (threadIdx.x == 0) { part[2 * blockIdx.x] = s; part[2 * blockIdx.x + 1] = ss; }
 }
-/* the nparts partial sums [nparts][C][2] of each channel added in part order, over N values */
+/* The nparts partial sums [nparts][C][2] of a channel (up to a thousand row
+   chunks of a store) merged by one warp a channel: lane l adds parts l,
+   l + 32, ... in order, then the lanes' sums meet in a fixed tree; lane 0
+   holds them (the same bits every run). Launched 32 threads a channel. */
+static unsigned parts_blocks(int C) { return blocks_for((size_t)C * 32, 256); }
+__device__ inline int warp_parts_sum(const double *part, int nparts, int C, double &a, double &b) {
+    int c = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32), lane = threadIdx.x % 32;
+    a = 0; b = 0;
+    if (c >= C) return C;   /* the whole warp: C is past every channel */
+    for (int n = lane; n < nparts; n += 32) { a += part[2 * ((size_t)n * C + c)]; b += part[2 * ((size_t)n * C + c) + 1]; }
+    for (int o = 16; o > 0; o >>= 1) { a += __shfl_down_sync(0xffffffffu, a, o); b += __shfl_down_sync(0xffffffffu, b, o); }
+    return lane ? C : c;
+}
+/* mean, biased variance for normalising, running statistics with the unbiased one, over N values */
 __global__ void bn_stats_kernel(const double *part, int nparts, int C, double N, float *mean, float *invstd, float *rmean,
                                 float *rvar, float momentum, float eps) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    double s, ss;
+    int c = warp_parts_sum(part, nparts, C, s, ss);
     if (c >= C) return;
-    double s = 0, ss = 0;
-    for (int n = 0; n < nparts; n++) { s += part[2 * ((size_t)n * C + c)]; ss += part[2 * ((size_t)n * C + c) + 1]; }
     double m = s / N, var = fmax(ss / N - m * m, 0.0);
     mean[c] = (float)m; invstd[c] = (float)(1.0 / sqrt(var + eps));
     rmean[c] = (float)((1 - momentum) * rmean[c] + momentum * m);
@@ -1441,17 +1452,17 @@ __global__ void bn_stats_kernel(const double *part, int nparts, int C, double N,
 }
 
 /* --sync-bn: the nparts partial sums of each channel (one an image for float32, one a row chunk for an NHWC
-   store) added up in part order, as the kernels above, in place into part's first row [C][2], which the
-   group then sums over the processes; the callers go on with nparts = 1 */
+   store) merged as above, in place into part's first row [C][2] (channel c's slot there is read by its
+   own warp alone, before the lanes meet), which the group then sums over the processes; the callers go
+   on with nparts = 1 */
 __global__ void bn_parts_sum_kernel(double *part, int nparts, int C) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    double a, b;
+    int c = warp_parts_sum(part, nparts, C, a, b);
     if (c >= C) return;
-    double a = 0, b = 0;
-    for (int n = 0; n < nparts; n++) { a += part[2 * ((size_t)n * C + c)]; b += part[2 * ((size_t)n * C + c) + 1]; }
     part[2 * c] = a; part[2 * c + 1] = b;
 }
 static void bn_group_sum(double *part, int nparts, int C, const yolo_bn_group *group) {
-    bn_parts_sum_kernel<<<blocks_for(C, 128), 128>>>(part, nparts, C);
+    bn_parts_sum_kernel<<<parts_blocks(C), 256>>>(part, nparts, C);
     CK_LAUNCH("bn_parts_sum_kernel");
     group->sum(part, 2 * (size_t)C);
 }
@@ -1495,7 +1506,7 @@ __global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const f
    channels are cut into chunks of whole 32-row tiles, one per blockIdx.x,
    about 1024 blocks in all; a block takes a run of channels (blockIdx.y)
    of its chunk. The sums inside a block are added in a fixed order, the
-   chunks' by bn_stats_kernel in chunk order: the same bits on every run. */
+   chunks' by bn_stats_kernel in a fixed order: the same bits on every run. */
 struct RowChunks { int rows, per, n; };   /* rows, rows a chunk (a multiple of 32), chunks */
 static RowChunks row_chunks(const yolo_tensor *z, int channels_a_block) {
     RowChunks r;
@@ -1597,7 +1608,7 @@ static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const 
     }
     CK_LAUNCH("bn_partial_kernel");
     if (group) { bn_group_sum(part, nparts, z->c, group); nparts = 1; }   /* --sync-bn: over every process's share */
-    bn_stats_kernel<<<blocks_for(z->c, 128), 128>>>(part, nparts, z->c, (double)z->n * HW * (group ? group->world : 1),
+    bn_stats_kernel<<<parts_blocks(z->c), 256>>>(part, nparts, z->c, (double)z->n * HW * (group ? group->world : 1),
                                                     mean, invstd, rmean, rvar, (float)momentum, (float)eps);
     CK_LAUNCH("bn_stats_kernel");
     if (z->store == YOLO_FP32) {
@@ -1637,11 +1648,10 @@ __global__ void bn_back_partial_kernel(const float *z, const float *dy, int C, i
     block_sum2(sg, sgx);
     if (threadIdx.x == 0) { part[2 * blockIdx.x] = sg; part[2 * blockIdx.x + 1] = sgx; }
 }
-__global__ void bn_back_reduce_kernel(const double *part, int B, int C, float *dgamma, float *dbeta, float *sums) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
+__global__ void bn_back_reduce_kernel(const double *part, int nparts, int C, float *dgamma, float *dbeta, float *sums) {
+    double sg, sgx;
+    int c = warp_parts_sum(part, nparts, C, sg, sgx);
     if (c >= C) return;
-    double sg = 0, sgx = 0;
-    for (int n = 0; n < B; n++) { sg += part[2 * ((size_t)n * C + c)]; sgx += part[2 * ((size_t)n * C + c) + 1]; }
     if (dgamma) { dgamma[c] += (float)sgx; dbeta[c] += (float)sg; }
     sums[2 * c] = (float)sg; sums[2 * c + 1] = (float)sgx;
 }
@@ -1751,11 +1761,11 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
     else bn_back_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, dy, z->c, HW, rc, gamma, beta, mean, invstd,
                                                     act, part);
     CK_LAUNCH("bn_back_partial_kernel");
-    bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, nparts, z->c, dgamma, dbeta, g_bn_sums);
+    bn_back_reduce_kernel<<<parts_blocks(z->c), 256>>>(part, nparts, z->c, dgamma, dbeta, g_bn_sums);
     CK_LAUNCH("bn_back_reduce_kernel");
     if (group) {   /* --sync-bn: the sums over every process's share (dgamma and dbeta stay the share's) */
         bn_group_sum(part, nparts, z->c, group);
-        bn_back_reduce_kernel<<<blocks_for(z->c, 128), 128>>>(part, 1, z->c, NULL, NULL, g_bn_sums);
+        bn_back_reduce_kernel<<<parts_blocks(z->c), 256>>>(part, 1, z->c, NULL, NULL, g_bn_sums);
         CK_LAUNCH("bn_back_reduce_kernel");
     }
     if (!stored)

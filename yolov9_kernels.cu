@@ -453,35 +453,30 @@ static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *
     *BM = M >= 96 ? 128 : 64; *BN = N >= 96 ? 128 : 64; *BK = 32;
 }
 /* The tile of a staged product (conv_tc_kernel, below): BM x BN, its 8
-   warps WARPS_M along M by 8 / WARPS_M along N, BK 32. BM is the one of
-   128, 96, 64, 48 and 32 rows that pads M the least (ties: the larger):
-   YOLOv9-s's convs have 32, 48, 96 or 192 output channels about as often
-   as 64 or 128, and a 64-row tile spends half its products on padding at
-   M = 32. Tiles of up to 64 rows are 256 columns wide, their warps side
-   by side (each all BM rows x 32 columns: per k step as many loads from
-   shared memory for as many products as a 64 x 32 warp tile of 128 x 128);
-   96 and 128 rows are 128 wide, 2 x 4 warps. A product without k-slices
-   (sliced 0) whose grid would then have fewer than 528 blocks (two waves
-   of two blocks on each of 132 multiprocessors) takes tiles half as wide:
-   more blocks for the same work. */
+   warps WARPS_M along M by 8 / WARPS_M along N, BK 32. BM is the least of
+   32, 48, 64, 96 and 128 rows that holds M (128 past it): YOLOv9-s's convs
+   have 32, 48 or 96 output channels as often as 64 or 128, and a 64-row
+   tile spends half its products on padding at M = 32. BN is 128 with
+   2 x 4 warps, but for 48 rows (a warp tile 24 high is no whole number of
+   16-row pieces), 256 wide with 8 warps side by side, each 48 x 32.
+   On the H200 (tests/bench_conv at commit f20d654: every tile on every
+   staged conv of yolov9-s and -c, half, batch 32 at 640) the times of
+   these tiles sum to 9.37 ms over yolov9-s's convs and 22.54 over
+   yolov9-c's, against 10.24 and 23.03 for the tiles of before (64 or 128
+   each way) and 9.23 and 22.41 for the fastest tile of each shape. Wider
+   tiles (256 columns up to 64 rows) and narrower ones for small grids
+   were slower there. */
 struct StagedTile { int BM, BN, WARPS_M; };
-static StagedTile staged_tile(int M, int N, int sliced) {
-    static const int rows[5] = { 128, 96, 64, 48, 32 };
-    int BM = rows[0];
-    for (int i = 1; i < 5; i++)
-        if ((M + rows[i] - 1) / rows[i] * rows[i] < (M + BM - 1) / BM * BM) BM = rows[i];
-    StagedTile t = { BM, BM <= 64 ? 256 : 128, BM <= 64 ? 1 : 2 };
-    if (!sliced && (M + BM - 1) / BM * ((N + t.BN - 1) / t.BN) < 528) {
-        t.BN /= 2;
-        t.WARPS_M = BM % 32 ? 1 : 2;   /* 48 x 128: 8 warps of 48 x 16 */
-    }
+static StagedTile staged_tile(int M) {
+    StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2 };
+    if (t.BM == 48) { t.BN = 256; t.WARPS_M = 1; }
     return t;
 }
 /* k-slices of a product (gemm, or staged: gemm_staged's tiles) */
 static int gemm_slices(yolo_precision prec, int staged, int M, int N, int K, int splitk, int *kchunk) {
     int BM, BN, BK;
     gemm_tile(prec, M, N, &BM, &BN, &BK);
-    if (staged) { StagedTile t = staged_tile(M, N, 1); BM = t.BM; BN = t.BN; BK = 32; }
+    if (staged) { StagedTile t = staged_tile(M); BM = t.BM; BN = t.BN; BK = 32; }
     if (splitk <= 0) {
         int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
         splitk = (528 + tiles - 1) / tiles;
@@ -862,10 +857,12 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
      [BK][BM + 8] and [BK][BN + 8], and ldmatrix.trans transposes each
      8 x 8 piece on its way into the same fragments.
    The padding of 8 elements (16 bytes) makes the 8 rows one ldmatrix
-   phase reads fall in 8 different bank groups in both layouts. Warps,
-   fragments, accumulators, the epilogue functors and split-K are those of
-   gemm_tc_kernel; the accumulators pass through shared memory on their
-   way to the epilogue, so that its stores come out coalesced. */
+   phase reads fall in 8 different bank groups in both layouts. The tile
+   and its warps' layout are staged_tile's (8 warps, 2 x 4 or, for 48
+   rows, 1 x 8); fragments, accumulators, the epilogue functors and
+   split-K are those of gemm_tc_kernel; the accumulators pass through
+   shared memory (the ring's, or more where the float tile is larger) on
+   their way to the epilogue, so that its stores come out coalesced. */
 static const int STAGES = 4;
 template <int BM, int BN, bool KOUTER> struct StagedSmem {
     static const int BK = 32;
@@ -939,8 +936,12 @@ __device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, 
     }
 }
 
+/* Blocks a multiprocessor, as the registers a thread allow them: three for
+   tiles of up to 64 x 128 (80 registers), whose convs are mostly short
+   sums (1x1, K of 64 to 256) that wait on memory more than they multiply,
+   so that blocks in flight keep it busy; two for the larger ones (128). */
 template <class T, int BM, int BN, int WARPS_M, bool KOUTER, class LA, class LB, class EP>
-__global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
+__global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if __CUDA_ARCH__ >= 800
     typedef StagedSmem<BM, BN, KOUTER> S;
     typedef RunMap<BM, KOUTER> MA;
@@ -1036,24 +1037,19 @@ static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB
     CK_LAUNCH("conv_tc_kernel");
 }
 /* C = A B from staged operands (T from the loaders) in staged_tile's
-   tiles (k-slices: the weight gradient's, k outer); returns the number of
-   k-slices it ran */
+   tiles, in at most splitk k-slices (0: as gemm_slices chooses); returns
+   the number of k-slices it ran */
 template <bool KOUTER, class LA, class LB, class EP>
 static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     typedef typename LA::T T;
     int kchunk;
     splitk = gemm_slices(YOLO_BF16, 1, M, N, K, splitk, &kchunk);
-    StagedTile t = staged_tile(M, N, KOUTER);
-    if (t.BM == 32 && t.BN == 256) conv_tc_tiles<T, 32, 256, 1, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 48 && t.BN == 256) conv_tc_tiles<T, 48, 256, 1, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 48) conv_tc_tiles<T, 48, 128, 1, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 64 && t.BN == 256) conv_tc_tiles<T, 64, 256, 1, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    StagedTile t = staged_tile(M);
+    if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 48) conv_tc_tiles<T, 48, 256, 1, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
     else if (t.BM == 64) conv_tc_tiles<T, 64, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 96 && t.BN == 128) conv_tc_tiles<T, 96, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 96) conv_tc_tiles<T, 96, 64, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BN == 128) conv_tc_tiles<T, 128, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else conv_tc_tiles<T, 128, 64, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 96) conv_tc_tiles<T, 96, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else conv_tc_tiles<T, 128, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
     return splitk;
 }
 
@@ -1071,25 +1067,19 @@ template <class T_> struct RowsStA {
     __device__ Row row(int m) const { return p + (size_t)(r0 + m) * K; }
     __device__ const T *at(Row r, int k) const { return r + k; }
 };
-/* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7].
-   The run's offset from the window's corner, (ky W + kx) C1 + ci, depends on k alone: the compiler
-   computes it once for all of a thread's runs of a stage (they share k), and a run adds only its
-   row's offset, after checking the tap is inside the picture. A 1x1 conv has no padding: no check. */
+/* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
 template <class T_> struct FwdStB {
     typedef T_ T;
-    struct Row { const T *xb; int corner, iy0, ix0; };   /* image b's group channels; the window's corner */
+    struct Row { const T *xb; int iy0, ix0; };   /* image b's group channels; the window's corner */
     const T *p; ConvGeo c; int gi; FastDiv fc1g;
     __device__ Row row(int n) const {
         int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
-        Row r = { p + (size_t)b * c.H * c.W * c.C1 + gi * c.c1g, (iy0 * c.W + ix0) * c.C1, iy0, ix0 };
+        Row r = { p + (size_t)b * c.H * c.W * c.C1 + gi * c.c1g, oy * c.s - c.p, ox * c.s - c.p };
         return r;
     }
     __device__ const T *at(const Row &r, int k) const {
-        if (c.k == 1) return r.xb + r.corner + k;
-        int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
-        int inside = (unsigned)(r.iy0 + ky) < (unsigned)c.H && (unsigned)(r.ix0 + kx) < (unsigned)c.W;
-        return inside ? r.xb + r.corner + (ky * c.W + kx) * c.C1 + ci : NULL;
+        int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), iy = r.iy0 + ky, ix = r.ix0 + tap - ky * c.k;
+        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.xb + ((size_t)iy * c.W + ix) * c.C1 + ci;
     }
 };
 /* backward-data of a phase, B: n = (b, qy, qx), k = (ty, tx, co): dy_nhwc[b][oy - ty][ox - tx][gi c2g + co..+7] */

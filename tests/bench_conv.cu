@@ -1,17 +1,21 @@
 /* bench_conv: the staged tensor-core conv forward (conv_tc_kernel) on
-   every conv shape of yolov9-s and yolov9-c inference (batch 32 at 640,
-   --half: NHWC half input, NHWC half output with bias and SiLU), in each
-   tile shape, so that staged_tile's choice can be checked against the
-   fastest tile of each shape. Prints, per shape, the microseconds and
-   TFLOP/s of staged_tile's tile, of the tiles of before (64 or 128 rows
-   and columns) and of the fastest tile; then each network's sum over its
-   convs (the count of a shape times its time). A benchmark that prints
-   figures, not a test: it asserts nothing and is not in `make test`.
+   every staged conv shape of yolov9-s and yolov9-c inference (batch 32 at
+   640, --half: NHWC half input, NHWC half output with bias and SiLU), in
+   each of the tile shapes below (staged_tile's and others), so that
+   staged_tile's choice can be checked against the fastest tile of each
+   shape. Prints, per shape, the microseconds and TFLOP/s of staged_tile's
+   tile, of the tiles of before (64 or 128 rows and columns, 2 x 4 warps)
+   and of the fastest tile, and every tile's time; then each network's sum
+   over its convs (the count of a shape times its time). The shapes
+   (bench_conv_shapes.inc: network, count, Cin, H, W, Cout, k, s, g) are
+   the convs a folded forward of each model makes, Cin 3 left out. A
+   benchmark that prints figures, not a test: it asserts nothing and is not
+   in `make test`.
 
      tests/bench_conv [reps]
 
    Built from the backend's source (it includes yolov9_kernels.cu to reach
-   its templates), linked with yolov9.h's implementation (tests/yolov9_impl.o). */
+   its templates), linked with yolov9.h's implementation (tests/yolov9_impl.c). */
 #include "../yolov9_kernels.cu"
 
 struct Shape { const char *net; int count, C1, H, W, C2, k, s, g; };
@@ -90,7 +94,7 @@ int main(int argc, char **argv) {
             CK(cudaEventElapsedTime(&ms, e0, e1));
             us[t] = ms * 1e3 / reps;
         }
-        StagedTile a = staged_tile(M, N, 0);
+        StagedTile a = staged_tile(M);
         int ia = 0, io = 0, ib = 0, obm = M >= 96 ? 128 : 64, obn = N >= 96 ? 128 : 64;
         for (int t = 0; t < NT; t++) {
             if (TILES[t].BM == a.BM && TILES[t].BN == a.BN && TILES[t].WARPS_M == a.WARPS_M) ia = t;

@@ -515,23 +515,22 @@ int main(void) {
         test_conv(prec, 3, 24, 9, 7, 80, 1, 2, 1, 0);       /* 1x1 stride 2: three phases without a tap */
         test_conv(prec, 1, 40, 15, 13, 48, 1, 1, 1, 1);
         test_conv(prec, 3, 64, 11, 9, 96, 3, 2, 4, 2);      /* groups of 16 -> 24 channels */
-        test_conv(prec, 2, 136, 21, 19, 144, 3, 1, 1, 0);   /* M = 144: three tiles of 48 rows */
+        test_conv(prec, 2, 136, 21, 19, 144, 3, 1, 1, 0);   /* 128 x 128 tiles, M past one tile */
         test_conv(prec, 3, 16, 64, 45, 24, 3, 1, 1, 1);     /* the weight gradient in k-slices */
         test_conv(prec, 3, 8, 2501, 2501, 8, 3, 2, 1, 1);   /* 125 MB of copies an image: chunks of 2 images, then 1 */
-        /* staged_tile's tiles: the ones above have few columns (half-wide tiles: 32 x 128 ... 128 x 64); wide ones
-           (256 columns up to 64 rows, 128 for 96 and 128) where a grid has 528 blocks or more, partial in n */
-        test_conv(prec, 1, 16, 371, 369, 24, 1, 1, 1, 1);   /* 32 x 256, backward-data too; 1x1: no padding to check */
-        test_conv(prec, 1, 16, 371, 369, 48, 3, 1, 1, 0);   /* 48 x 256; backward-data 32 x 256 */
-        test_conv(prec, 1, 48, 371, 369, 64, 1, 1, 1, 2);   /* 64 x 256; backward-data 48 x 256 */
-        test_conv(prec, 1, 64, 263, 263, 96, 1, 1, 1, 0);   /* 96 x 128; backward-data 64 x 128 */
-        test_conv(prec, 1, 24, 263, 263, 128, 1, 1, 1, 1);  /* 128 x 128 */
-        test_conv(prec, 2, 16, 13, 11, 256, 3, 1, 1, 1);    /* 128 x 64, two rows of tiles; weight gradient 128 x 128 */
+        /* staged_tile's tiles (32, 48, 64, 96 and 128 rows) on grids of many blocks, partial in n */
+        test_conv(prec, 1, 16, 371, 369, 24, 1, 1, 1, 1);   /* 32 rows, backward-data too; 1x1: no padding to check */
+        test_conv(prec, 1, 16, 371, 369, 48, 3, 1, 1, 0);   /* 48 x 256; backward-data 32 */
+        test_conv(prec, 1, 48, 371, 369, 64, 1, 1, 1, 2);   /* 64; backward-data 48 x 256 */
+        test_conv(prec, 1, 64, 263, 263, 96, 1, 1, 1, 0);   /* 96; backward-data 64 */
+        test_conv(prec, 1, 24, 263, 263, 128, 1, 1, 1, 1);  /* 128 */
+        test_conv(prec, 2, 16, 13, 11, 256, 3, 1, 1, 1);    /* 128, two rows of tiles */
         /* a low-precision inference pass: outputs stored NHWC, inputs read as stored */
         test_conv_stored(prec, 0, 1, 3, 3, 17, 13, 16, 3, 2, 1);    /* the image (Cin 3) into the store */
         test_conv_stored(prec, 0, 1, 1, 8, 15, 13, 48, 3, 1, 1);    /* a float32 input staged */
         test_conv_stored(prec, 1, 1, 3, 16, 19, 11, 80, 3, 1, 1);   /* stored in, stored out: no staging copy */
         test_conv_stored(prec, 1, 1, 1, 64, 11, 9, 96, 3, 2, 4);    /* groups of 16 -> 24 channels, stride 2 */
-        test_conv_stored(prec, 1, 1, 2, 136, 21, 19, 144, 1, 1, 1); /* M = 144: three tiles of 48 rows */
+        test_conv_stored(prec, 1, 1, 2, 136, 21, 19, 144, 1, 1, 1); /* 128 x 128 tiles, M past one tile */
         test_conv_stored(prec, 1, 1, 3, 5, 9, 7, 80, 3, 1, 1);      /* channels not in 8s: read value by value */
         test_conv_stored(prec, 1, 1, 2, 16, 9, 7, 3, 1, 1, 1);      /* 3 outputs, not in 8s: stored value by value */
         test_conv_stored(prec, 1, 0, 3, 64, 9, 7, 64, 1, 1, 4);     /* a head's last box conv: groups 4, float32 map */

@@ -128,6 +128,13 @@ test: $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_
 	if [ -n "$(DP_TESTS)" ]; then run sh tests/test_dp.sh; fi; \
 	echo "programs: $$((n - fail)) passed, $$fail failed"; [ $$fail = 0 ]
 
+# bench_conv (GPU, prints figures; not in all): the backend's source with a
+# timing main, linked with yolov9.h's implementation as the programs are
+tests/bench_conv: tests/bench_conv.cu tests/bench_conv_shapes.inc tests/yolov9_impl.c yolov9_kernels.cu yolov9.h
+	$(NVCC) $(NVFLAGS) -c -o tests/bench_conv.o tests/bench_conv.cu 2> tests/bench_conv.ptxas.txt || \
+	    (cat tests/bench_conv.ptxas.txt; false)
+	$(CC) $(CFLAGS) -o $@ tests/yolov9_impl.c tests/bench_conv.o $(LDLIBS) $(GPU_LIBS)
+
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
 	./tests/golden_check --device cuda $(GOLDEN)
@@ -135,6 +142,6 @@ test-cuda: tests/test_cuda tests/golden_check
 
 clean:
 	rm -f $(PROGS) $(TESTS) $(CUDA_TESTS) tests/test_dp tests/cxx_check tests/asan_detect tests/fuzz \
-	      tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt
+	      tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt tests/bench_conv tests/bench_conv.o tests/bench_conv.ptxas.txt
 
 .PHONY: all test test-cuda clean

@@ -453,9 +453,31 @@ static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *
     if (prec == YOLO_FP32) { *BM = *BN = gemm_big(M, N) ? 128 : 64; *BK = gemm_big(M, N) ? 8 : 16; return; }
     *BM = M >= 96 ? 128 : 64; *BN = N >= 96 ? 128 : 64; *BK = 32;
 }
-static int gemm_slices(yolo_precision prec, int M, int N, int K, int splitk, int *kchunk) {
+/* The tile of a staged product (conv_tc_kernel, below): BM x BN, its 8
+   warps WARPS_M along M by 8 / WARPS_M along N, BK 32. BM is the least of
+   32, 48, 64, 96 and 128 rows that holds M (128 past it): YOLOv9-s's convs
+   have 32, 48 or 96 output channels as often as 64 or 128, and a 64-row
+   tile spends half its products on padding at M = 32. BN is 128 with
+   2 x 4 warps, but for 48 rows (a warp tile 24 high is no whole number of
+   16-row pieces), 256 wide with 8 warps side by side, each 48 x 32.
+   On the H200 (tests/bench_conv at commit f20d654: every tile on every
+   staged conv of yolov9-s and -c, half, batch 32 at 640) the times of
+   these tiles sum to 9.37 ms over yolov9-s's convs and 22.54 over
+   yolov9-c's, against 10.24 and 23.03 for the tiles of before (64 or 128
+   each way) and 9.23 and 22.41 for the fastest tile of each shape. Wider
+   tiles (256 columns up to 64 rows) and narrower ones for small grids
+   were slower there. */
+struct StagedTile { int BM, BN, WARPS_M; };
+static StagedTile staged_tile(int M) {
+    StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2 };
+    if (t.BM == 48) { t.BN = 256; t.WARPS_M = 1; }
+    return t;
+}
+/* k-slices of a product (gemm, or staged: gemm_staged's tiles) */
+static int gemm_slices(yolo_precision prec, int staged, int M, int N, int K, int splitk, int *kchunk) {
     int BM, BN, BK;
     gemm_tile(prec, M, N, &BM, &BN, &BK);
+    if (staged) { StagedTile t = staged_tile(M); BM = t.BM; BN = t.BN; BK = 32; }
     if (splitk <= 0) {
         int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
         splitk = (528 + tiles - 1) / tiles;
@@ -473,7 +495,7 @@ static int gemm_slices(yolo_precision prec, int M, int N, int K, int splitk, int
 template <class LA, class LB, class EP>
 static int gemm(yolo_precision prec, int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     int kchunk, BM, BN, BK;
-    splitk = gemm_slices(prec, M, N, K, splitk, &kchunk);
+    splitk = gemm_slices(prec, 0, M, N, K, splitk, &kchunk);
     gemm_tile(prec, M, N, &BM, &BN, &BK);
     if (prec == YOLO_FP32) {
         if (gemm_big(M, N)) gemm_tiles<128, 128, 8, 8, 8>(M, N, K, splitk, kchunk, la, lb, ep);
@@ -798,9 +820,10 @@ static float *g_splitk_work = NULL;
 /* the k-slices of an M x N weight gradient summed over red positions: as
    many as gemm_slices asks for while their planes fit the workspace
    (taken here, at the first gradient that needs it) */
-static int dw_slices(yolo_precision prec, int M, int N, int red) {
-    int slices = gemm_slices(prec, M, N, red, 0, NULL);
-    while (slices > 1 && slices * (size_t)M * N > SPLITK_WORK_FLOATS) slices = gemm_slices(prec, M, N, red, slices - 1, NULL);
+static int dw_slices(yolo_precision prec, int staged, int M, int N, int red) {
+    int slices = gemm_slices(prec, staged, M, N, red, 0, NULL);
+    while (slices > 1 && slices * (size_t)M * N > SPLITK_WORK_FLOATS)
+        slices = gemm_slices(prec, staged, M, N, red, slices - 1, NULL);
     if (slices > 1 && !g_splitk_work) g_splitk_work = (float *)cu_own_alloc(SPLITK_WORK_FLOATS * sizeof(float));
     return slices;
 }
@@ -864,16 +887,19 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
      [BK][BM + 8] and [BK][BN + 8], and ldmatrix.trans transposes each
      8 x 8 piece on its way into the same fragments.
    The padding of 8 elements (16 bytes) makes the 8 rows one ldmatrix
-   phase reads fall in 8 different bank groups in both layouts. Warps,
-   fragments, accumulators, the epilogue functors and split-K are those of
-   gemm_tc_kernel; the accumulators pass through shared memory on their
-   way to the epilogue, so that its stores come out coalesced. */
+   phase reads fall in 8 different bank groups in both layouts. The tile
+   and its warps' layout are staged_tile's (8 warps, 2 x 4 or, for 48
+   rows, 1 x 8); fragments, accumulators, the epilogue functors and
+   split-K are those of gemm_tc_kernel; the accumulators pass through
+   shared memory (the ring's, or more where the float tile is larger) on
+   their way to the epilogue, so that its stores come out coalesced. */
 static const int STAGES = 4;
 template <int BM, int BN, bool KOUTER> struct StagedSmem {
     static const int BK = 32;
     static const int LDA = KOUTER ? BM + 8 : BK + 8, LDB = KOUTER ? BN + 8 : BK + 8;   /* a stored row, elements */
     static const int A = KOUTER ? BK * LDA : BM * LDA, B = KOUTER ? BK * LDB : BN * LDB;   /* one stage, elements */
-    static const int BYTES = STAGES * (A + B) * 2;
+    static const int LDC = BN + 4, RING = STAGES * (A + B) * 2, TILE = BM * LDC * 4;   /* the ring; the epilogue's floats */
+    static const int BYTES = RING > TILE ? RING : TILE;
 };
 
 /* 16 bytes global -> shared, or 16 zero bytes where src is NULL (then
@@ -890,16 +916,20 @@ __device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
 }
 
-/* One operand's runs of a stage. R: rows (k inner) or columns (k outer)
-   of the tile. A thread's runs keep the same row (k inner: row tid / 4 +
-   64 j, k run tid % 4) or the same column run (k outer: columns 8 (tid %
-   (R / 8)), k row tid / (R / 8) + 256 / (R / 8) j), so the loader's
-   per-row index work (L::Row) is done once, before the k loop. */
+/* One operand's runs of a stage: R rows (k inner) or columns (k outer)
+   of the tile x BK k, R BK / 8 runs of 16 bytes, run i = tid + 256 j the
+   j-th of thread tid (the last j of a tile whose runs are not a multiple
+   of 256 only for the first threads). k inner: run i is k run i % 4 of
+   row i / 4, so a thread keeps its rows and its k offset from stage to
+   stage; k outer: columns 8 (i % (R / 8)) of k row i / (R / 8). Either
+   way a thread's rows (columns) stay the same over the k loop, so the
+   loader's per-row index work (L::Row) is done once, before it. */
 template <int R, bool KOUTER> struct RunMap {
-    static const int BK = 32, CPR = R / 8;                 /* k outer: runs in a k row */
-    static const int N = R * BK / 8 / 256;                 /* runs a thread loads a stage */
-    __device__ static int row(int tid, int j) { return KOUTER ? tid % CPR * 8 : tid / 4 + 64 * j; }
-    __device__ static int kof(int tid, int j) { return KOUTER ? tid / CPR + 256 / CPR * j : tid % 4 * 8; }
+    static const int BK = 32, KR = BK / 8, CPR = R / 8;   /* k inner: runs in a row; k outer: runs in a k row */
+    static const int RUNS = R * BK / 8, N = (RUNS + 255) / 256;   /* runs a stage; a thread's most */
+    __device__ static bool has(int tid, int j) { return RUNS % 256 == 0 || tid + 256 * j < RUNS; }
+    __device__ static int row(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i % CPR * 8 : i / KR; }
+    __device__ static int kof(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i / CPR : i % KR * 8; }
     /* where the run goes in the stage's buffer of rows of ld elements */
     __device__ static int dst(int tid, int j, int ld) { return KOUTER ? kof(tid, j) * ld + row(tid, j) : row(tid, j) * ld + kof(tid, j); }
 };
@@ -936,17 +966,21 @@ __device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, 
     }
 }
 
-template <class T, int BM, int BN, bool KOUTER, class LA, class LB, class EP>
-__global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
+/* Blocks a multiprocessor, as the registers a thread allow them: three for
+   tiles of up to 64 x 128 (80 registers), whose convs are mostly short
+   sums (1x1, K of 64 to 256) that wait on memory more than they multiply,
+   so that blocks in flight keep it busy; two for the larger ones (128). */
+template <class T, int BM, int BN, int WARPS_M, bool KOUTER, class LA, class LB, class EP>
+__global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if __CUDA_ARCH__ >= 800
     typedef StagedSmem<BM, BN, KOUTER> S;
     typedef RunMap<BM, KOUTER> MA;
     typedef RunMap<BN, KOUTER> MB;
-    const int BK = S::BK, WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8;
-    static_assert(MA::N >= 1 && MB::N >= 1 && FN % 2 == 0, "tile shapes: BM, BN in {64, 128}");
+    const int BK = S::BK, WARPS_N = 8 / WARPS_M, WM = BM / WARPS_M, WN = BN / WARPS_N, FM = WM / 16, FN = WN / 8;
+    static_assert(WM % 16 == 0 && WN % 16 == 0 && BM % 8 == 0 && BN % 8 == 0, "tile shapes: warp tiles in 16s");
     extern __shared__ __align__(16) unsigned short smem[];
     unsigned short *As = smem, *Bs = smem + STAGES * S::A;
-    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / 4, wn = warp % 4;
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / WARPS_N, wn = warp % WARPS_N;
     int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
     typename LA::Row ra[MA::N];
@@ -960,11 +994,13 @@ __global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int k
         int k0 = kbeg + t * BK, buf = t % STAGES;
         #pragma unroll
         for (int j = 0; j < MA::N; j++) {
+            if (!MA::has(tid, j)) continue;
             int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
             cp_async16(&As[buf * S::A + MA::dst(tid, j, S::LDA)], m < M && k < kend ? la.at(ra[j], k) : NULL, la.p);
         }
         #pragma unroll
         for (int j = 0; j < MB::N; j++) {
+            if (!MB::has(tid, j)) continue;
             int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
             cp_async16(&Bs[buf * S::B + MB::dst(tid, j, S::LDB)], n < N && k < kend ? lb.at(rb[j], k) : NULL, lb.p);
         }
@@ -1005,43 +1041,45 @@ __global__ void __launch_bounds__(256) conv_tc_kernel(int M, int N, int K, int k
     cp_async_wait<0>();
     /* the epilogue through shared memory (the ring is free now): the tile
        as floats, then out by store_tile */
-    static_assert(BM * (BN + 4) * 4 <= S::BYTES, "the float tile fits in the ring");
     float *Cs = (float *)smem;
-    const int LDC = BN + 4;
+    const int LDC = S::LDC;
     __syncthreads();   /* every warp is done reading the ring */
     #pragma unroll
-    for (int i = 0; i < FM; i++)
+    for (int i = 0; i < FM; i++)   /* a piece's two pairs of neighbours (rows lane / 4, + 8): one 8-byte store each */
         #pragma unroll
         for (int j = 0; j < FN; j++)
             #pragma unroll
-            for (int q = 0; q < 4; q++)
-                Cs[(wm * WM + i * 16 + lane / 4 + q / 2 * 8) * LDC + wn * WN + j * 8 + lane % 4 * 2 + q % 2] = acc[i][j][q];
+            for (int h = 0; h < 2; h++)
+                *(float2 *)&Cs[(wm * WM + i * 16 + lane / 4 + h * 8) * LDC + wn * WN + j * 8 + lane % 4 * 2] =
+                    make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
     __syncthreads();
     store_tile<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid);
 #endif
 }
 
-template <class T, int BM, int BN, bool KOUTER, class LA, class LB, class EP>
+template <class T, int BM, int BN, int WARPS_M, bool KOUTER, class LA, class LB, class EP>
 static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
     const int bytes = StagedSmem<BM, BN, KOUTER>::BYTES;   /* over the default 48 KB: asked for */
-    CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, WARPS_M, KOUTER, LA, LB, EP>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    conv_tc_kernel<T, BM, BN, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
+    conv_tc_kernel<T, BM, BN, WARPS_M, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
     CK_LAUNCH("conv_tc_kernel");
 }
-/* C = A B from staged operands (T from the loaders), tiles and k-slices
-   as gemm() chooses them for the tensor cores; returns the number of
-   k-slices it ran */
+/* C = A B from staged operands (T from the loaders) in staged_tile's
+   tiles, in at most splitk k-slices (0: as gemm_slices chooses); returns
+   the number of k-slices it ran */
 template <bool KOUTER, class LA, class LB, class EP>
 static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     typedef typename LA::T T;
-    int kchunk, BM, BN, BK;
-    splitk = gemm_slices(YOLO_BF16, M, N, K, splitk, &kchunk);
-    gemm_tile(YOLO_BF16, M, N, &BM, &BN, &BK);
-    if (BM == 128 && BN == 128) conv_tc_tiles<T, 128, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (BM == 128) conv_tc_tiles<T, 128, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (BN == 128) conv_tc_tiles<T, 64, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else conv_tc_tiles<T, 64, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    int kchunk;
+    splitk = gemm_slices(YOLO_BF16, 1, M, N, K, splitk, &kchunk);
+    StagedTile t = staged_tile(M);
+    if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 48) conv_tc_tiles<T, 48, 256, 1, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 64) conv_tc_tiles<T, 64, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 96) conv_tc_tiles<T, 96, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else conv_tc_tiles<T, 128, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
     return splitk;
 }
 
@@ -1084,7 +1122,8 @@ template <class T_> struct BwdDataStB {
         Row r = { p + (size_t)b * c.Ho * c.Wo * c.C2 + gi * c.c2g, qy + f.oy0, qx + f.ox0 };
         return r;
     }
-    __device__ const T *at(const Row &r, int k) const {
+    __device__ const T *at(const Row &r, int k) const {   /* 1x1: one tap, always inside */
+        if (c.k == 1) return r.dyb + ((size_t)r.oy * c.Wo + r.ox) * c.C2 + k;
         int t = fdiv(k, fc2g), co = k - t * c.c2g, ty = fdiv(t, f.fnkx), oy = r.oy - ty, ox = r.ox - (t - ty * f.nkx);
         return oy < 0 || oy >= c.Ho || ox < 0 || ox >= c.Wo ? NULL : r.dyb + ((size_t)oy * c.Wo + ox) * c.C2 + co;
     }
@@ -1106,7 +1145,8 @@ template <class T_> struct BwdWStB {
         Row r = { ky, tap - ky * c.k, n - tap * c.c1g };
         return r;
     }
-    __device__ const T *at(const Row &r, int k) const {
+    __device__ const T *at(const Row &r, int k) const {   /* 1x1 stride 1: k is the input pixel too */
+        if (c.k == 1 && c.s == 1) return p + (size_t)k * c.C1 + gi * c.c1g + r.ci;
         int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
         int iy = oy * c.s - c.p + r.ky, ix = ox * c.s - c.p + r.kx;
         return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL
@@ -1267,7 +1307,7 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
             BwdWStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
             float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
             size_t plane = (size_t)c.c2g * Kw;
-            int red = cc.B * P, slices = dw_slices(prec, c.c2g, Kw, red);
+            int red = cc.B * P, slices = dw_slices(prec, 1, c.c2g, Kw, red);
             DwTapStore ep = { slices > 1 ? g_splitk_work : dwg, plane, c.c1g, k * k, slices, fastdiv(c.c1g) };
             slices = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
             if (slices > 1) {   /* the k-slices added to dW in slice order */
@@ -1343,7 +1383,7 @@ __global__ void bias_grad_kernel(const float *dy, float *db, int B, int C, int P
    position split-K when it is long */
 template <class LB> static void conv_dw_group(yolo_precision prec, const ConvGeo &c, int gi, const float *dy, LB lb, float *dwg) {
     BwdWA la = { dy, c, gi };
-    int Kw = c.c1g * c.k * c.k, red = c.B * c.Ho * c.Wo, slices = dw_slices(prec, c.c2g, Kw, red);
+    int Kw = c.c1g * c.k * c.k, red = c.B * c.Ho * c.Wo, slices = dw_slices(prec, 0, c.c2g, Kw, red);
     size_t plane = (size_t)c.c2g * Kw;
     if (slices > 1) {
         SliceStore ep = { g_splitk_work, Kw, plane };

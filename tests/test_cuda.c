@@ -665,6 +665,13 @@ int main(void) {
         test_conv(prec, 2, 136, 21, 19, 144, 3, 1, 1, 0);   /* 128 x 128 tiles, M past one tile */
         test_conv(prec, 3, 16, 64, 45, 24, 3, 1, 1, 1);     /* the weight gradient in k-slices */
         test_conv(prec, 3, 8, 2501, 2501, 8, 3, 2, 1, 1);   /* 125 MB of copies an image: chunks of 2 images, then 1 */
+        /* staged_tile's tiles (32, 48, 64, 96 and 128 rows) on grids of many blocks, partial in n */
+        test_conv(prec, 1, 16, 371, 369, 24, 1, 1, 1, 1);   /* 32 rows, backward-data too; 1x1: no padding to check */
+        test_conv(prec, 1, 16, 371, 369, 48, 3, 1, 1, 0);   /* 48 x 256; backward-data 32 */
+        test_conv(prec, 1, 48, 371, 369, 64, 1, 1, 1, 2);   /* 64; backward-data 48 x 256 */
+        test_conv(prec, 1, 64, 263, 263, 96, 1, 1, 1, 0);   /* 96; backward-data 64 */
+        test_conv(prec, 1, 24, 263, 263, 128, 1, 1, 1, 1);  /* 128 */
+        test_conv(prec, 2, 16, 13, 11, 256, 3, 1, 1, 1);    /* 128, two rows of tiles */
         /* a low-precision inference pass: outputs stored NHWC, inputs read as stored */
         test_conv_stored(prec, 0, 1, 3, 3, 17, 13, 16, 3, 2, 1);    /* the image (Cin 3) into the store */
         test_conv_stored(prec, 0, 1, 1, 8, 15, 13, 48, 3, 1, 1);    /* a float32 input staged */

@@ -386,11 +386,11 @@ static int plan_memory(train_run *r) {
            " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", r->dp.world > 1 ? " of each process" : "", r->plan / 1e9, act / 1e9, a->ckpt ? " (--ckpt)" : "",
            state / 1e9, spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
     /* on the GPU the batches go over as uint8 pixels, read in place from pinned memory */
-    yolo_loader_init(&r->tl, tr, &r->hyp, r->share, a->img, loader_mode(a) | (r->be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0),
+    yolo_loader_init(&r->tl, tr, &r->hyp, r->share, a->img, loader_mode(a) | yolo_loader_pixels(r->be),
                      a->workers);
     if (yolo_loader_shard(&r->tl, r->dp.rank, r->dp.world)) die("train: --rect is not implemented with several processes");
     yolo_loader_pin(&r->tl, r->be);
-    yolo_loader_init(&r->vl, va, &r->hyp, r->share, a->img, YOLO_LOADER_VAL | (r->be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0),
+    yolo_loader_init(&r->vl, va, &r->hyp, r->share, a->img, YOLO_LOADER_VAL | yolo_loader_pixels(r->be),
                      a->workers);
     yolo_loader_share(&r->vl, &r->tl);   /* validation runs between epochs: one set of batch buffers */
     yolo_loader_pin(&r->vl, r->be);

@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
     yolo_hyp_default(&hyp);
     yolo_loader ld;
     /* on the GPU the batches go over as uint8 pixels, read in place from pinned memory (as train) */
-    yolo_loader_init(&ld, &ds, &hyp, batch, img, be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0, workers);
+    yolo_loader_init(&ld, &ds, &hyp, batch, img, yolo_loader_pixels(be), workers);
     yolo_loader_pin(&ld, be);
     int H, W;
     yolo_loader_max_shape(&ld, &H, &W);

@@ -295,8 +295,11 @@ typedef struct yolo_backend {
     void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
                              yolo_real *invstd, yolo_real *rmean, yolo_real *rvar, double momentum, double eps,
                              int act, const yolo_bn_group *group, yolo_tensor *u);
-    void (*bn_eval_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
-                            const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u);
+    /* u = gamma (z - mean) s + beta per channel [C] (SiLU'd when act), s = invstd, or 1 / sqrt(var + eps)
+       when invstd is NULL: a training pass's batch statistics again (the backward remaking u from z), or the
+       running statistics (eval) */
+    void (*bn_apply)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
+                     const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u);
     void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *mean, const yolo_real *invstd, int act, const yolo_bn_group *group,
                             yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz);
@@ -387,7 +390,7 @@ typedef struct {
     yolo_real *fw, *fb;      /* [c2, c1/g, k, k], [c2]: the inference form, BN folded in (yolo_model_fuse) */
     yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward (no gradient of its own) */
     yolo_tensor y;           /* [B, c2, Ho, Wo] the block's output */
-    yolo_tensor *x;          /* the input of the last forward (not owned) */
+    yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
 } yolo_conv;
 
 /* RepConvN: SiLU(BN(conv3x3(x)) + BN(conv1x1(x))). Two branches while
@@ -402,8 +405,8 @@ typedef struct {
     yolo_repconvn cv1;
     yolo_conv cv2;
     int add;
-    yolo_tensor y;
-    yolo_tensor *x;          /* the input of the last forward (not owned) */
+    yolo_tensor y;           /* [B, c2, H, W] */
+    yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
 } yolo_repnbottleneck;
 
 /* RepNCSP: cv3(cat(m(cv1(x)), cv2(x))), m = n RepNBottlenecks. */
@@ -437,7 +440,7 @@ typedef struct {
     yolo_tensor half1, half2, maxp; /* ADown only */
     yolo_conv cv1, cv2;      /* cv2: ADown only */
     yolo_tensor y;           /* ADown: [B, c2, H/2, W/2] */
-    yolo_tensor *x;          /* the input of the last forward (not owned) */
+    yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
 } yolo_down;
 
 /* SPPELAN: cv1 1x1, three chained maxpool 5x5 s1 p2, concat of the four,
@@ -1137,6 +1140,9 @@ void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
 int  yolo_loader_shard(yolo_loader *ld, int rank, int world);
 /* the slots' pixels pinned for be, which then reads them in place */
 void yolo_loader_pin(yolo_loader *ld, const yolo_backend *be);
+/* YOLO_LOADER_UINT8 where the backend makes the input from the pixels itself (the GPU, reading pinned
+   memory in place), 0 on the CPU, whose loader threads make the floats */
+int  yolo_loader_pixels(const yolo_backend *be);
 double yolo_loader_rate(const yolo_loader *ld);
 void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
 yolo_batch *yolo_loader_next(yolo_loader *ld);
@@ -1726,6 +1732,22 @@ static yolo_real yolo_bn_act(yolo_real u, int act) { return act ? yolo_silu(u) :
    variance v N/(N-1). Eval uses the running statistics instead.
    With a group (--sync-bn) m and v are those of every process's share
    together, N values a process: the sums of each pass added up over them. */
+/* u from z and per-channel statistics (the backend's bn_apply) */
+static void yolo_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
+                          const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u) {
+    int C = z->c, HW = z->h * z->w;
+    #pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++) {
+        double a = invstd ? gamma[c] * invstd[c] : gamma[c] / sqrt(var[c] + eps), bb = beta[c] - mean[c] * a;
+        for (int n = 0; n < z->n; n++) {
+            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
+            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
+            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
+        }
+    }
+    yolo_store_round(u);
+}
+
 static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                   yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                   double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {
@@ -1752,35 +1774,15 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
         sum[C + c] = ss;
     }
     if (group) group->sum(sum + C, C);
-    #pragma omp parallel for schedule(static)
     for (int c = 0; c < C; c++) {
-        double m = sum[c] / N, ss = sum[C + c], var = ss / N, is = 1.0 / sqrt(var + eps);
-        mean[c] = (yolo_real)m; invstd[c] = (yolo_real)is;
+        double m = sum[c] / N, ss = sum[C + c], var = ss / N;
+        mean[c] = (yolo_real)m; invstd[c] = (yolo_real)(1.0 / sqrt(var + eps));
         rmean[c] = (yolo_real)((1 - momentum) * rmean[c] + momentum * m);
         rvar[c] = (yolo_real)((1 - momentum) * rvar[c] + momentum * (N > 1 ? ss / (N - 1) : var));
-        double a = gamma[c] * is, bb = beta[c] - m * a;
-        for (int n = 0; n < z->n; n++) {
-            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
-            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
-        }
     }
     free(sum);
-    yolo_store_round(u);
-}
-
-static void yolo_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
-                                 const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u) {
-    int C = z->c, HW = z->h * z->w;
-    #pragma omp parallel for schedule(static)
-    for (int c = 0; c < C; c++) {
-        double a = gamma[c] / sqrt(rvar[c] + eps), bb = beta[c] - rmean[c] * a;
-        for (int n = 0; n < z->n; n++) {
-            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
-            yolo_real *q = u->data + ((size_t)n * C + c) * HW;
-            for (int i = 0; i < HW; i++) q[i] = yolo_bn_act((yolo_real)(a * p[i] + bb), act);
-        }
-    }
+    /* normalised by the statistics as kept, so that the backward's remade u is the same bits */
+    yolo_bn_apply(z, gamma, beta, mean, invstd, NULL, eps, act, u);
 }
 
 /* BatchNorm (+ SiLU) backward, recomputing u = gamma xhat + beta from the
@@ -1813,7 +1815,7 @@ static void yolo_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, cons
     if (group) group->sum(sum, 2 * (size_t)C);   /* --sync-bn: over every process's share */
     #pragma omp parallel for schedule(static)
     for (int c = 0; c < C; c++) {
-        double sg = sum[2 * c], sgx = sum[2 * c + 1], k = gamma[c] * invstd[c] / (yolo_real)N;   /* k rounded to yolo_real */
+        double sg = sum[2 * c], sgx = sum[2 * c + 1], k = gamma[c] * invstd[c] / (yolo_real)N;   /* N as the GPU's float */
         for (int n = 0; n < z->n; n++) {
             size_t o = ((size_t)n * C + c) * HW;
             for (int i = 0; i < HW; i++) {
@@ -2037,7 +2039,7 @@ const yolo_backend yolo_cpu = {
     .alloc = yolo_cpu_alloc, .alloc_values = yolo_cpu_alloc_values, .release = yolo_cpu_release, .zero = yolo_cpu_zero,
     .upload = yolo_cpu_copy, .download = yolo_cpu_copy, .copy = yolo_cpu_copy,
     .conv2d_forward = yolo_conv2d_forward, .conv2d_backward = yolo_conv2d_backward,
-    .bn_train_forward = yolo_bn_train_forward, .bn_eval_forward = yolo_bn_eval_forward,
+    .bn_train_forward = yolo_bn_train_forward, .bn_apply = yolo_bn_apply,
     .bn_act_backward = yolo_bn_act_backward,
     .silu_forward = yolo_cpu_silu_forward, .silu_backward = yolo_cpu_silu_backward,
     .add = yolo_cpu_add, .accumulate = yolo_cpu_accumulate,
@@ -2246,14 +2248,14 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
             be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
                                  m->bn_momentum, m->bn_eps, c->act, m->bn_group, &c->y);
         else
-            be->bn_eval_forward(&c->z, c->gamma, c->beta, c->rmean, c->rvar, m->bn_eps, c->act, &c->y);
+            be->bn_apply(&c->z, c->gamma, c->beta, c->rmean, NULL, c->rvar, m->bn_eps, c->act, &c->y);
     }
 }
 
 /* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
-   backward reads it), and y follows from it by two elementwise passes on
-   the same batch statistics (momentum 0: the running statistics moved in
-   the forward). This makes y again, into memory that is there: the maker
+   backward reads it), and y follows from it by one elementwise pass with
+   the batch statistics the forward kept (mean, invstd [C]). This makes y
+   again, into memory that is there: the maker
    that blocks name in their tables for a conv's output.
 
    So every block's training forward keeps, of its inside, only its convs'
@@ -2265,8 +2267,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
    and copies, and the same numbers. */
 static void yolo_conv_again(yolo_model *m, void *blk) {
     yolo_conv *c = (yolo_conv *)blk;
-    m->be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, 0, m->bn_eps, c->act,
-                            m->bn_group, &c->y);
+    m->be->bn_apply(&c->z, c->gamma, c->beta, c->mean, c->invstd, NULL, m->bn_eps, c->act, &c->y);
 }
 
 /* the same, outside a block's table: y dropped (redo 0) or made again (1) */
@@ -5029,8 +5030,8 @@ static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, 
 static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                        yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                        double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {}
-static void yolo_plan_bn_eval_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
-                                      const yolo_real *rmean, const yolo_real *rvar, double eps, int act, yolo_tensor *u) {}
+static void yolo_plan_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
+                               const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u) {}
 static void yolo_plan_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
                                       const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
                                       const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {}
@@ -5114,7 +5115,7 @@ static const yolo_backend yolo_planner = {
     .alloc = yolo_plan_alloc, .alloc_values = yolo_plan_alloc_values, .release = yolo_plan_release, .zero = yolo_plan_zero,
     .upload = yolo_plan_copy, .download = yolo_plan_download, .copy = yolo_plan_copy,
     .conv2d_forward = yolo_plan_conv2d_forward, .conv2d_backward = yolo_plan_conv2d_backward,
-    .bn_train_forward = yolo_plan_bn_train_forward, .bn_eval_forward = yolo_plan_bn_eval_forward,
+    .bn_train_forward = yolo_plan_bn_train_forward, .bn_apply = yolo_plan_bn_apply,
     .bn_act_backward = yolo_plan_bn_act_backward,
     .silu_forward = yolo_plan_silu_forward, .silu_backward = yolo_plan_silu_backward,
     .add = yolo_plan_add, .accumulate = yolo_plan_accumulate,
@@ -7903,6 +7904,8 @@ void yolo_loader_share(yolo_loader *ld, yolo_loader *owner) {
     }
     ld->shares_images = 1;
 }
+
+int yolo_loader_pixels(const yolo_backend *be) { return be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0; }
 
 void yolo_loader_pin(yolo_loader *ld, const yolo_backend *be) {
     if (ld->pinned_by) return;

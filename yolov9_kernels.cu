@@ -98,8 +98,9 @@ static void *cu_take(size_t bytes, int zeroed) {
     return p + 256;
 }
 static void *cu_alloc(size_t bytes) { return cu_take(bytes, 1); }
-/* a tensor's values: a low-precision store takes two bytes a value (yolo_tensor.store) */
-static void *cu_alloc_values(size_t n, int store) { return cu_take(n * (store == YOLO_FP32 ? sizeof(float) : 2), 0); }
+/* bytes a value of a store (yolo_tensor.store): a low-precision store takes two */
+static size_t store_bytes(int store) { return store == YOLO_FP32 ? sizeof(float) : 2; }
+static void *cu_alloc_values(size_t n, int store) { return cu_take(n * store_bytes(store), 0); }
 
 /* the backend's own long-lived buffers: from the top of the reservation
    while it lasts (never released), else as any allocation */
@@ -598,11 +599,13 @@ __device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s 
 __device__ inline float d_silu(float x) { return x * d_sigmoid(x); }
 __device__ inline float bn_act(float u, int act) { return act ? d_silu(u) : u; }
 
-/* A tensor's store (yolo_tensor.store): YOLO_FP32, NCHW floats; YOLO_BF16
-   or YOLO_FP16, NHWC, two bytes a value, rounded to nearest even where it
-   is written. value_at is where value (b, c, p) of a tensor of C channels
-   and HW pixels lies, get_value and put_value read and write it. */
-static size_t store_bytes(int store) { return store == YOLO_FP32 ? sizeof(float) : 2; }
+/* a conv reads a stored input only in its products' precision (the staged copy it stands for) */
+static void conv_input_store(const yolo_tensor *x, yolo_precision prec, const char *op) {
+    if (x->store == YOLO_FP32 || x->store == (int)prec) return;
+    fprintf(stderr, "yolov9: %s: an input stored in %s for products in %s\n", op, yolo_precision_name((yolo_precision)x->store),
+            yolo_precision_name(prec));
+    exit(1);
+}
 /* an op that reads and writes tensors of one store */
 static void same_store(const yolo_tensor *x, const yolo_tensor *y, const char *op) {
     if (x->store == y->store) return;
@@ -610,6 +613,10 @@ static void same_store(const yolo_tensor *x, const yolo_tensor *y, const char *o
             yolo_precision_name((yolo_precision)x->store), yolo_precision_name((yolo_precision)y->store));
     exit(1);
 }
+/* A tensor's store (yolo_tensor.store): YOLO_FP32, NCHW floats; YOLO_BF16
+   or YOLO_FP16, NHWC, two bytes a value, rounded to nearest even where it
+   is written. value_at is where value (b, c, p) of a tensor of C channels
+   and HW pixels lies, get_value and put_value read and write it. */
 __device__ inline size_t value_at(int store, int b, int C, int c, int HW, int p) {
     return store == YOLO_FP32 ? ((size_t)b * C + c) * HW + p : ((size_t)b * HW + p) * C + c;
 }
@@ -1337,11 +1344,7 @@ static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float 
                               int act, yolo_precision prec, yolo_tensor *y) {
     ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
     int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo, x_nhwc = x->store != YOLO_FP32;
-    if (x_nhwc && x->store != (int)prec) {
-        fprintf(stderr, "yolov9: conv2d_forward: an input stored in %s for products in %s\n",
-                yolo_precision_name((yolo_precision)x->store), yolo_precision_name(prec));
-        exit(1);
-    }
+    conv_input_store(x, prec, "conv2d_forward");
     int nb = stage_images(c, prec, x_nhwc ? 0 : (size_t)c.H * c.W * c.C1 * 2);
     if (nb) {
         if (prec == YOLO_BF16)
@@ -1401,11 +1404,7 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
     ConvGeo c = geo(x, C2, k, s, g, Ho, Wo);
     int Kw = c.c1g * k * k, P = Ho * Wo, red = c.B * P, x_nhwc = x->store != YOLO_FP32;
     double flops = 2.0 * red * C2 * Kw;
-    if (x_nhwc && x->store != (int)prec) {
-        fprintf(stderr, "yolov9: conv2d_backward: an input stored in %s for products in %s\n",
-                yolo_precision_name((yolo_precision)x->store), yolo_precision_name(prec));
-        exit(1);
-    }
+    conv_input_store(x, prec, "conv2d_backward");
     int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (size_t)P * C2) * 2);
     if (nb && prec == YOLO_BF16)
         conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w, dy, nb, prec, dx, dw);
@@ -1469,12 +1468,14 @@ __global__ void bn_partial_kernel(const float *z, int HW, double *part) {
 /* The nparts partial sums [nparts][C][2] of a channel (up to a thousand row
    chunks of a store) merged by one warp a channel: lane l adds parts l,
    l + 32, ... in order, then the lanes' sums meet in a fixed tree; lane 0
-   holds them (the same bits every run). Launched 32 threads a channel. */
+   holds them (the same bits every run), and the channel it returns; every
+   other lane, and every warp past the last channel, returns C (nothing to
+   write). Launched 32 threads a channel. */
 static unsigned parts_blocks(int C) { return blocks_for((size_t)C * 32, 256); }
 __device__ inline int warp_parts_sum(const double *part, int nparts, int C, double &a, double &b) {
     int c = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32), lane = threadIdx.x % 32;
     a = 0; b = 0;
-    if (c >= C) return C;   /* the whole warp: C is past every channel */
+    if (c >= C) return C;
     for (int n = lane; n < nparts; n += 32) { a += part[2 * ((size_t)n * C + c)]; b += part[2 * ((size_t)n * C + c) + 1]; }
     for (int o = 16; o > 0; o >>= 1) { a += __shfl_down_sync(0xffffffffu, a, o); b += __shfl_down_sync(0xffffffffu, b, o); }
     return lane ? C : c;
@@ -1507,7 +1508,8 @@ static void bn_group_sum(double *part, int nparts, int C, const yolo_bn_group *g
     group->sum(part, 2 * (size_t)C);
 }
 
-static double *g_bn_part = NULL;   /* [B * C * 2] partial sums of the BatchNorm reductions, grown once */
+/* [nparts][C][2] partial sums of the BatchNorm reductions (nparts: the B images, or a store's row chunks), grown once */
+static double *g_bn_part = NULL;
 static size_t g_bn_part_cap = 0;
 static double *bn_scratch(size_t n) {
     if (n > g_bn_part_cap) {
@@ -1660,17 +1662,17 @@ static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const 
              store_bytes(z->store) * 3.0 * z->n * z->c * HW);
 }
 
-static void cu_bn_eval_forward(const yolo_tensor *z, const float *gamma, const float *beta, const float *rmean,
-                               const float *rvar, double eps, int act, yolo_tensor *u) {
+static void cu_bn_apply(const yolo_tensor *z, const float *gamma, const float *beta, const float *mean,
+                        const float *invstd, const float *var, double eps, int act, yolo_tensor *u) {
     same_store(z, u, "batchnorm");
     prof_begin();
     if (z->store == YOLO_FP32) {
-        bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, z->h * z->w, gamma, beta, rmean, NULL, rvar,
+        bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, z->h * z->w, gamma, beta, mean, invstd, var,
                                                 (float)eps, act);
         CK_LAUNCH("bn_apply_kernel");
-    } else if (z->store == YOLO_BF16) bn_apply_nhwc<__nv_bfloat16>(z, gamma, beta, rmean, NULL, rvar, (float)eps, act, u);
-    else bn_apply_nhwc<__half>(z, gamma, beta, rmean, NULL, rvar, (float)eps, act, u);
-    prof_end(act ? "batchnorm+silu eval" : "batchnorm eval", 0, store_bytes(z->store) * 2.0 * z->n * z->c * z->h * z->w);
+    } else if (z->store == YOLO_BF16) bn_apply_nhwc<__nv_bfloat16>(z, gamma, beta, mean, invstd, var, (float)eps, act, u);
+    else bn_apply_nhwc<__half>(z, gamma, beta, mean, invstd, var, (float)eps, act, u);
+    prof_end(act ? "batchnorm+silu apply" : "batchnorm apply", 0, store_bytes(z->store) * 2.0 * z->n * z->c * z->h * z->w);
 }
 
 /* per channel: sg = sum g, sgx = sum g xhat, with g = dy SiLU'(u) when act;
@@ -1720,8 +1722,9 @@ __global__ void bn_back_apply_kernel(const float *z, const float *dy, int C, int
 /* The same with z in an NHWC store and dy, dz NCHW floats: z is read a
    32 x 32 tile (rows x channels) at a time into shared memory, where a
    thread finds it in the order dy is read, so that both are read (and dz
-   written) in contiguous runs. The chunks and the order of the sums as
-   bn_partial_nhwc_kernel's. */
+   written) in contiguous runs. Its chunks are row_chunks(z, 32) (32
+   channels a block), its sums added in a fixed order: the same bits every
+   run, not the forward's chunks. */
 template <class T> __device__ inline void z_tile(const T *z, int C, int r0, int r1, float (&zt)[32][33]) {
     int tx = threadIdx.x % 32, ty = threadIdx.x / 32, c = blockIdx.y * 32 + tx;
     for (int j = ty; j < 32; j += 8) zt[j][tx] = r0 + j < r1 && c < C ? to_float(z[(size_t)(r0 + j) * C + c]) : 0.f;
@@ -1750,7 +1753,8 @@ __global__ void __launch_bounds__(256) bn_back_partial_nhwc_kernel(const T *z, c
     }
     warps_to_part(sg, sgx, C, part);
 }
-/* dz of a 32 x 32 tile (blockIdx.x: rows, blockIdx.y: channels), a warp along the rows of one channel */
+/* dz of a 32 x 32 tile (blockIdx.x: rows, blockIdx.y: channels), a warp along the rows of one channel;
+   sums [C][2]: each channel's sum of g and of g xhat */
 template <class T>
 __global__ void __launch_bounds__(256) bn_back_apply_nhwc_kernel(const T *z, const float *dy, int C, int HW, int rows,
                                                                  float N, const float *gamma, const float *beta,
@@ -2818,7 +2822,7 @@ static yolo_backend yolo_cuda = {
     .alloc = cu_alloc, .alloc_values = cu_alloc_values, .release = cu_release, .zero = cu_zero,
     .upload = cu_upload, .download = cu_download, .copy = cu_copy,
     .conv2d_forward = cu_conv2d_forward, .conv2d_backward = cu_conv2d_backward,
-    .bn_train_forward = cu_bn_train_forward, .bn_eval_forward = cu_bn_eval_forward,
+    .bn_train_forward = cu_bn_train_forward, .bn_apply = cu_bn_apply,
     .bn_act_backward = cu_bn_act_backward,
     .silu_forward = cu_silu_forward, .silu_backward = cu_silu_backward,
     .add = cu_add, .accumulate = cu_accumulate,

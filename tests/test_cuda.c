@@ -143,8 +143,8 @@ static void test_bn(int B, int C, int H, int W, int act, int synced) {
     float *gamma_d = todev(gamma, C), *beta_d = todev(beta, C), *rm_d = todev(rm, C), *rv_d = todev(rv, C);
     float *mean_d = poisoned(C), *invstd_d = poisoned(C), *dg_d = todev(dg, C), *dbt_d = todev(dbt, C);
     poison(&u);
-    yolo_cpu.bn_eval_forward(&z.h, gamma, beta, rm, rv, 1e-3, act, &u.h);
-    G->bn_eval_forward(&z.d, gamma_d, beta_d, rm_d, rv_d, 1e-3, act, &u.d);
+    yolo_cpu.bn_apply(&z.h, gamma, beta, rm, NULL, rv, 1e-3, act, &u.h);
+    G->bn_apply(&z.d, gamma_d, beta_d, rm_d, NULL, rv_d, 1e-3, act, &u.d);
     check(name, "eval", u.h.data, u.d.data, yolo_numel(&u.h), 1e-5);
     poison(&u);
     yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, gh, &u.h);
@@ -154,6 +154,19 @@ static void test_bn(int B, int C, int H, int W, int act, int synced) {
     check(name, "invstd", invstd, invstd_d, C, 1e-5);
     check(name, "run.mean", rm, rm_d, C, 1e-5);
     check(name, "run.var", rv, rv_d, C, 1e-5);
+    {   /* the backward's remake: u again from the statistics the forward kept, the same bits on each side */
+        size_t nu = yolo_numel(&u.h);
+        float *train_h = (float *)malloc(nu * sizeof(float)), *train_d = tohost(u.d.data, nu);
+        memcpy(train_h, u.h.data, nu * sizeof(float));
+        memset(u.h.data, 0xff, nu * sizeof(float));
+        poison(&u);
+        yolo_cpu.bn_apply(&z.h, gamma, beta, mean, invstd, NULL, 1e-3, act, &u.h);
+        G->bn_apply(&z.d, gamma_d, beta_d, mean_d, invstd_d, NULL, 1e-3, act, &u.d);
+        float *again_h = todev(u.h.data, nu);
+        check(name, "remade on the CPU", train_h, again_h, nu, 0);
+        check(name, "remade on the GPU", train_d, u.d.data, nu, 0);
+        G->release(again_h); free(train_h); free(train_d);
+    }
     poison(&z);   /* dz goes to z.grad: keep z.data, so restore it */
     G->upload(z.d.data, z.h.data, yolo_numel(&z.h) * sizeof(float));
     yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, gh, dg, dbt, z.h.grad);

@@ -168,7 +168,7 @@ static void cu_profile(int on, FILE *report) {
         double total = 0;
         for (int i = 0; i < g_nprof; i++) total += g_prof[i].ms;
         fprintf(report, "%-28s %8s %7s %6s %10s\n", "op", "ms", "share", "calls", "rate");
-        for (int i = 0; i < g_nprof && i < 10; i++) {
+        for (int i = 0; i < g_nprof; i++) {
             const prof_entry *e = &g_prof[i];
             char rate[32];
             if (e->flops > 0) snprintf(rate, sizeof rate, "%.1f TFLOP/s", e->flops / (e->ms * 1e-3) / 1e12);

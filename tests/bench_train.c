@@ -10,7 +10,7 @@
    one allocation. Prints the plan, then milliseconds per step split into
    forward, loss, backward and optimizer with the EMA (median over the timed steps,
    after one warm-up step), img/s, the peak of device memory the run held, and then one profiled step:
-   the ten most expensive ops with their achieved TFLOP/s or GB/s. The batch
+   every op, the most expensive first, with its achieved TFLOP/s or GB/s. The batch
    is synthetic (uniform noise, six random boxes per image): the cost of a
    step does not depend on what the pixels show; it goes over as train's
    batches do, uint8 pixels read in place from pinned host memory and
@@ -191,7 +191,7 @@ int main(int argc, char **argv) {
     yolo_optim_step(&opt, &m);
     yolo_ema_update(&ema, &m);
     be->sync();
-    printf("one profiled step, the ten most expensive ops:\n");
+    printf("one profiled step, every op (each synchronised), the most expensive first:\n");
     be->profile(0, stdout);
 
     yolo_loss_free(&loss);

@@ -739,10 +739,11 @@ struct BwdDataB {   /* n = (b, qy, qx), k = (co, ty, tx) */
 };
 struct BwdDataStore {
     float *dx; ConvGeo c; Phase f; int gi;
-    __device__ void operator()(int m, int n, float v) const {
+    __device__ float *at(int m, int n) const {   /* dX[b][gi c1g + m][py + s qy][px + s qx] */
         int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
-        dx[(((size_t)b * c.C1 + gi * c.c1g + m) * c.H + f.py + c.s * qy) * c.W + f.px + c.s * qx] += v;
+        return dx + (((size_t)b * c.C1 + gi * c.c1g + m) * c.H + f.py + c.s * qy) * c.W + f.px + c.s * qx;
     }
+    __device__ void operator()(int m, int n, float v) const { *at(m, n) += v; }
 };
 
 /* backward weights: dW[co, (ci,ky,kx)] += sum_(n,oy,ox) dY[n, co, oy, ox] X[n, ci, ...]. The sum over
@@ -970,6 +971,40 @@ __device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, 
         #pragma unroll
         for (int j = 0; j < 8; j++) v[j] = Cs[(r + j) * LDC + col];
         ep.store8(m, n, v);
+    }
+}
+
+/* Backward-data adds its tile to dX (NCHW floats): every value is a load,
+   an add and a store, and a loop that does them one value at a time waits
+   out a load's latency per value. Here a thread loads the old values of
+   U outputs first and then adds and stores them, so that U loads are in
+   flight at once. At stride 1 with H W a multiple of 4, four neighbouring
+   columns n (n0 and BN are multiples of 4) are four neighbouring pixels of
+   one image: one 16-byte load and store each. The sums are the same adds
+   as ep(m, n, v)'s: the same bits. */
+template <int BM, int BN>
+__device__ inline void store_tile(const BwdDataStore &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
+    const int U = 8;
+    const bool by4 = ep.c.s == 1 && ep.f.Hq * ep.f.Wq % 4 == 0 && (size_t)ep.dx % 16 == 0;
+    const int per = by4 ? 4 : 1, RUNS = BN / per, E = BM * RUNS;   /* a thread's runs: per columns of one row */
+    for (int e0 = tid; e0 < E; e0 += 256 * U) {
+        float *dst[U];
+        float4 old[U];
+        #pragma unroll
+        for (int u = 0; u < U; u++) {
+            int e = e0 + 256 * u, m = m0 + e / RUNS, n = n0 + e % RUNS * per;
+            dst[u] = e < E && m < M && n < N ? ep.at(m, n) : NULL;
+            if (dst[u]) old[u] = by4 ? *(const float4 *)dst[u] : make_float4(*dst[u], 0.f, 0.f, 0.f);
+        }
+        #pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (!dst[u]) continue;
+            int e = e0 + 256 * u;
+            const float *v = &Cs[e / RUNS * LDC + e % RUNS * per];
+            if (!by4) { *dst[u] = old[u].x + v[0]; continue; }
+            old[u].x += v[0]; old[u].y += v[1]; old[u].z += v[2]; old[u].w += v[3];
+            *(float4 *)dst[u] = old[u];
+        }
     }
 }
 

@@ -2172,30 +2172,10 @@ static void cu_copy_channels(const float *src, int src_c, int sc, float *dst, in
 /* optimizer                                                                */
 /* ------------------------------------------------------------------------ */
 
-__global__ void optim_kernel(yolo_update u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {
-    GRID_STRIDE(i, n) {
-        double gi = g[i] * u.gs, wi = w[i];
-        if (u.kind == YOLO_SGD) {
-            gi += u.wd * wi;
-            double buf = u.b1 * m[i] + gi;
-            m[i] = (float)buf;
-            w[i] = (float)(wi - u.lr * (gi + u.b1 * buf));
-            continue;
-        }
-        if (u.kind == YOLO_LION) {   /* Lion, as yolo_cpu_optim_update */
-            wi *= 1 - u.lr * u.wd;
-            double c = u.b1 * m[i] + (1 - u.b1) * gi;
-            m[i] = (float)(u.b2 * m[i] + (1 - u.b2) * gi);
-            w[i] = (float)(wi - u.lr * ((c > 0) - (c < 0)));
-            continue;
-        }
-        if (u.kind == YOLO_ADAM) gi += u.wd * wi;
-        else wi *= 1 - u.lr * u.wd;
-        double mi = u.b1 * m[i] + (1 - u.b1) * gi, vi = u.b2 * v[i] + (1 - u.b2) * gi * gi;
-        m[i] = (float)mi; v[i] = (float)vi;
-        if (vmax) { if (vi < vmax[i]) vi = vmax[i]; vmax[i] = (float)vi; }
-        w[i] = (float)(wi - u.lr / u.bc1 * mi / (sqrt(vi) / sqrt(u.bc2) + u.eps));
-    }
+/* one step of every value, each as its group says (yolo_optim_value, the CPU op's arithmetic) */
+__global__ void optim_kernel(yolo_update u, const unsigned char *group, float *w, const float *g, float *m, float *v,
+                             float *vmax, size_t n) {
+    GRID_STRIDE(i, n) yolo_optim_value(&u, group[i], w, g, m, v, vmax, i);
 }
 __global__ void lerp_kernel(float *y, const float *x, double d, size_t n) { GRID_STRIDE(i, n) y[i] = (float)(d * y[i] + (1 - d) * x[i]); }
 static void cu_lerp(float *y, const float *x, double d, size_t n) {
@@ -2235,11 +2215,12 @@ static double cu_sumsq(const float *x, size_t n) {
     return sum;
 }
 
-static void cu_optim_update(const yolo_update *u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {
+static void cu_optim_update(const yolo_update *u, const unsigned char *group, float *w, const float *g, float *m,
+                            float *v, float *vmax, size_t n) {
     prof_begin();
-    optim_kernel<<<grid_for(n), 256>>>(*u, w, g, m, v, vmax, n);
+    optim_kernel<<<grid_for(n), 256>>>(*u, group, w, g, m, v, vmax, n);
     CK_LAUNCH("optim_kernel");
-    prof_end("optimizer", 0, 4.0 * (u->kind == YOLO_SGD || u->kind == YOLO_LION ? 5 : 9) * n);
+    prof_end("optimizer", 0, (1 + 4.0 * (u->kind == YOLO_SGD || u->kind == YOLO_LION ? 5 : vmax ? 9 : 7)) * n);
 }
 
 /* ------------------------------------------------------------------------ */

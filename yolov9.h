@@ -348,13 +348,15 @@ typedef struct yolo_backend {
        (training's default precision and --half follow it); 0: they are
        the CPU twin's, float32 convs of rounded copies (for the tests) */
     int tensor_cores;
-    /* dst = pixels / 255: a batch handed over as uint8 [B, 3, H, W] in
-       host memory (yolo_set_input_pixels), uploaded as bytes and made
-       into the model's input where it lives */
+    /* dst = pixels / 255: a batch handed over as uint8 [B, 3, H, W]
+       (yolo_set_input_pixels) made into the model's input where it lives,
+       from host memory (uploaded as bytes) or from backend memory (a
+       training step's copy of them, yolo_model.input_bytes) */
     void (*pixels_to_input)(yolo_real *dst, const unsigned char *pixels, size_t n);
     /* host memory the backend reads directly (pin 1: page-locked and
-       mapped on the GPU, so pixels_to_input reads it in place), or no
-       longer (pin 0, before it is freed) */
+       mapped on the GPU, so pixels_to_input reads it in place and upload
+       copies from it at the bus's full speed), or no longer (pin 0, before
+       it is freed) */
     void (*pin)(void *host, size_t bytes, int pin);
     /* data parallel (section 16), where the backend sums over processes
        itself (the CUDA one through NCCL; NULL elsewhere: the sum goes
@@ -563,6 +565,12 @@ typedef struct yolo_model {
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     const yolo_real *input_host;  /* the caller's copy of it (yolo_set_input), uploaded again when dropped */
     const unsigned char *input_pixels;  /* or the caller's uint8 copy (yolo_set_input_pixels), normalised on upload */
+    /* 1: training batches come as uint8 pixels (yolo_set_input_pixels: the loader's on the GPU), and a
+       training step uploads them once, into input_bytes (backend memory, [B, 3, H, W] uint8), where both
+       makes of the image read them (the forward's and the backward's); the plan places that copy, so
+       set it before planning, as ckpt and precision. 0: each make reads the caller's pixels itself */
+    int train_pixels;
+    unsigned char *input_bytes;
     int input_last_reader;   /* the last layer that reads the image */
     /* where the allocations of the first training step and of every later
        one go (yolo_plan_run_bytes places them); which the next step takes */
@@ -3557,6 +3565,7 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
     if (be == m->be) return;
     yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
+    m->be->release(m->input_bytes); m->input_bytes = NULL;
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
     m->folded = NULL; m->fused = 0;
     m->be = be;
@@ -3645,6 +3654,7 @@ void yolo_model_fuse(yolo_model *m) {
 void yolo_model_free(yolo_model *m) {
     if (!m->layers) return;
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
+    m->be->release(m->input_bytes); m->input_bytes = NULL;
     yolo_layers_release(m);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
     free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps); free(m->life);
@@ -3751,8 +3761,19 @@ static void yolo_image_make(yolo_model *m, int make) {
     if (!make) { yolo_tensor_keep(m->be, &m->input, 0); return; }
     if (m->input.data) return;
     yolo_tensor_keep(m->be, &m->input, 1);
-    if (m->input_pixels) m->be->pixels_to_input(m->input.data, m->input_pixels, yolo_numel(&m->input));
+    if (m->input_pixels)
+        m->be->pixels_to_input(m->input.data, m->input_bytes ? m->input_bytes : m->input_pixels, yolo_numel(&m->input));
     else m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
+}
+
+/* A training step's pixels (m->train_pixels): uploaded once, at the step's start (keep 1), before the
+   image is first made from them, and given back at its end (keep 0), after the image's last make */
+static void yolo_pixels_keep(yolo_model *m, int keep) {
+    if (!keep || !m->train_pixels || !m->input_pixels) { m->be->release(m->input_bytes); m->input_bytes = NULL; return; }
+    if (m->input_bytes) return;
+    size_t n = yolo_numel(&m->input);
+    m->input_bytes = (unsigned char *)m->be->alloc(n);
+    m->be->upload(m->input_bytes, m->input_pixels, n);
 }
 
 /* Upsample and Concat only copy their inputs into L->own */
@@ -3956,6 +3977,7 @@ void yolo_forward(yolo_model *m, int train) {
        the weights are about to move. */
     for (int i = 0; i < m->nacts; i++)
         if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
+    yolo_pixels_keep(m, 0);
     if (train) {
         m->be->release(m->folded);
         m->folded = NULL; m->fused = 0;
@@ -3963,6 +3985,7 @@ void yolo_forward(yolo_model *m, int train) {
         m->place_next = 1;
     } else m->be->place(NULL, 0);
     m->store = train || m->fused ? m->precision : YOLO_FP32;
+    yolo_pixels_keep(m, train);
     yolo_image_make(m, 1);     /* uploaded (again) */
     yolo_forward_layers(m, train, 0);
 }
@@ -4029,6 +4052,7 @@ void yolo_backward(yolo_model *m) {
         if (m->grads_final) m->grads_final(m->grads_final_ctx, m, i);   /* no later layer adds to them */
     }
     yolo_image_make(m, 0);
+    yolo_pixels_keep(m, 0);
     m->be->place(NULL, 0);   /* the planned step ends */
 }
 
@@ -5163,7 +5187,10 @@ static const yolo_backend yolo_planner = {
    none). record: the two steps only, each allocation written down.
    Returns the arena's extent. */
 static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW, int record) {
-    static const yolo_real pixels[1] = { 0 };   /* never read (the planner's upload copies nothing), but there, as a caller's are */
+    /* never read (the planner's upload copies nothing), but there, as a caller's are; training batches as
+       the run hands them (m->train_pixels) */
+    static const yolo_real pixels[1] = { 0 };
+    static const unsigned char pixel_bytes[1] = { 0 };
     for (int i = 0; i < m->nacts; i++) memset(m->acts[i], 0, sizeof(yolo_tensor));
     m->folded = NULL; m->fused = 0; m->place_next = 0;
     yolo_arena_init(&yolo_plan_arena, YOLO_ARENA_FULL / 2);
@@ -5185,7 +5212,8 @@ static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_box
             continue;
         }
         yolo_plan_rec.step = step;
-        yolo_set_input(m, B, H, W, pixels);
+        if (m->train_pixels) yolo_set_input_pixels(m, B, H, W, pixel_bytes);
+        else yolo_set_input(m, B, H, W, pixels);
         yolo_forward(m, 1);
         yolo_loss_compute(m, &L, t, nt, 0);
         yolo_backward(m);
@@ -5210,6 +5238,8 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     const yolo_backend *real = m->be;
     const yolo_real *host = m->input_host;
     const unsigned char *host_pixels = m->input_pixels;
+    unsigned char *input_bytes = m->input_bytes;   /* the real backend's, if a step is under way */
+    m->input_bytes = NULL;
     yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
     for (int i = 0; i < m->nacts; i++) saved[i] = *m->acts[i];
     yolo_real *folded = m->folded;
@@ -5241,6 +5271,7 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     m->be = real;
     m->input_host = host;
     m->input_pixels = host_pixels;
+    m->input_bytes = input_bytes;
     m->place_next = 0;
     /* the real folded weights go (the planner stood in for them): folding again allocates them */
     if (folded) m->be->release(folded);

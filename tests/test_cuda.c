@@ -181,8 +181,9 @@ static void test_bn(int B, int C, int H, int W, int act, int synced) {
 }
 
 /* a uint8 batch made into the input: every byte value, from ordinary
-   host memory (staged) and from pinned memory (read in place), must give
-   the CPU's floats bit for bit */
+   host memory (staged), from pinned memory (read in place) and from a copy
+   in device memory (a training step's), must give the CPU's floats bit for
+   bit */
 static void test_pixels(size_t n) {
     unsigned char *p = NULL;
     if (posix_memalign((void **)&p, 4096, (n + 4095) / 4096 * 4096)) { printf("out of memory\n"); exit(1); }
@@ -196,7 +197,12 @@ static void test_pixels(size_t n) {
     G->pixels_to_input(y_d, p, n);
     check("pixels / 255", "pinned", y, y_d, n, 0);
     G->pin(p, (n + 4095) / 4096 * 4096, 0);
-    free(p); free(y); G->release(y_d);
+    G->release(y_d); y_d = poisoned(n);
+    unsigned char *p_d = (unsigned char *)G->alloc(n);
+    G->upload(p_d, p, n);
+    G->pixels_to_input(y_d, p_d, n);
+    check("pixels / 255", "device", y, y_d, n, 0);
+    free(p); free(y); G->release(y_d); G->release(p_d);
 }
 
 /* Low-precision stores (yolo_tensor.store: a folded inference pass in bf16

@@ -351,6 +351,7 @@ static int plan_memory(train_run *r) {
     yolo_model_set_names(m, r->names);
     yolo_model_init_weights(m, (uint64_t)a->seed);
     yolo_model_precision_flags(m, r->be, a->precision, 1, 0, "train");
+    m->train_pixels = yolo_loader_pixels(r->be) != 0;   /* the plan places a step's copy of them */
     const yolo_dataset *tr = &r->train_set, *va = &r->val_set;
     if (a->mem_budget > 0) {   /* choose recompute and, unless --batch is given, the batch */
         size_t act, full = run_plan(m, tr, va, &r->hyp, a, r->kind, r->share, 0, &act);
@@ -385,7 +386,8 @@ static int plan_memory(train_run *r) {
     printf("memory plan%s: %.2f GB = activations, gradients and loss %.2f%s + weights, gradients, optimizer, EMA %.2f"
            " + weights kept while the EMA validates %.2f + backend scratch %.2f\n", r->dp.world > 1 ? " of each process" : "", r->plan / 1e9, act / 1e9, a->ckpt ? " (--ckpt)" : "",
            state / 1e9, spare / 1e9, YOLO_BACKEND_SCRATCH_BYTES / 1e9);
-    /* on the GPU the batches go over as uint8 pixels, read in place from pinned memory */
+    /* on the GPU the batches go over as uint8 pixels from pinned memory: uploaded once a training step,
+       read in place by validation */
     yolo_loader_init(&r->tl, tr, &r->hyp, r->share, a->img, loader_mode(a) | yolo_loader_pixels(r->be),
                      a->workers);
     if (yolo_loader_shard(&r->tl, r->dp.rank, r->dp.world)) die("train: --rect is not implemented with several processes");

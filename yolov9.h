@@ -207,8 +207,9 @@ typedef struct {
    gets one line in each. */
 
 typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW, YOLO_LION } yolo_optim_kind;
-/* one optimizer step; gs multiplies the gradient first (clipping, accumulation) */
-typedef struct { yolo_optim_kind kind; double lr, wd, b1, b2, eps, bc1, bc2, gs; } yolo_update;
+/* one optimizer step; lr per parameter group (yolo_pkind: conv weights, BatchNorm weights, biases), wd on
+   the conv weights only; gs multiplies the gradient first (clipping, accumulation) */
+typedef struct { yolo_optim_kind kind; double lr[3], wd, b1, b2, eps, bc1, bc2, gs; } yolo_update;
 typedef struct { float x1, y1, x2, y2, conf; int cls; } yolo_det;                 /* one detection, input pixels */
 
 /* What the assigner decided for one head branch (arrays in backend
@@ -323,8 +324,9 @@ typedef struct yolo_backend {
     /* channels [sc, sc + C) of src into [dc, dc + C) of dst (a concatenation's slot, a split's half,
        the head's maps), each as its store says (a float32 dst gets a low-precision src's values) */
     void (*concat)(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C);
-    void (*optim_update)(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
-                         yolo_real *vmax, size_t n);
+    /* one optimizer step over all n values, value i as its group[i] says (yolo_optim_value) */
+    void (*optim_update)(const yolo_update *u, const unsigned char *group, yolo_real *w, const yolo_real *g,
+                         yolo_real *m, yolo_real *v, yolo_real *vmax, size_t n);
     void (*lerp)(yolo_real *y, const yolo_real *x, double d, size_t n);   /* y = d y + (1 - d) x (EMA) */
     double (*sumsq)(const yolo_real *x, size_t n);                          /* sum of x^2 (gradient norm) */
     void (*loss)(yolo_loss_branch *lb);   /* assigner, three terms and their gradient, one head branch */
@@ -346,13 +348,15 @@ typedef struct yolo_backend {
        (training's default precision and --half follow it); 0: they are
        the CPU twin's, float32 convs of rounded copies (for the tests) */
     int tensor_cores;
-    /* dst = pixels / 255: a batch handed over as uint8 [B, 3, H, W] in
-       host memory (yolo_set_input_pixels), uploaded as bytes and made
-       into the model's input where it lives */
+    /* dst = pixels / 255: a batch handed over as uint8 [B, 3, H, W]
+       (yolo_set_input_pixels) made into the model's input where it lives,
+       from host memory (uploaded as bytes) or from backend memory (a
+       training step's copy of them, yolo_model.input_bytes) */
     void (*pixels_to_input)(yolo_real *dst, const unsigned char *pixels, size_t n);
     /* host memory the backend reads directly (pin 1: page-locked and
-       mapped on the GPU, so pixels_to_input reads it in place), or no
-       longer (pin 0, before it is freed) */
+       mapped on the GPU, so pixels_to_input reads it in place and upload
+       copies from it at the bus's full speed), or no longer (pin 0, before
+       it is freed) */
     void (*pin)(void *host, size_t bytes, int pin);
     /* data parallel (section 16), where the backend sums over processes
        itself (the CUDA one through NCCL; NULL elsewhere: the sum goes
@@ -561,6 +565,12 @@ typedef struct yolo_model {
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     const yolo_real *input_host;  /* the caller's copy of it (yolo_set_input), uploaded again when dropped */
     const unsigned char *input_pixels;  /* or the caller's uint8 copy (yolo_set_input_pixels), normalised on upload */
+    /* 1: training batches come as uint8 pixels (yolo_set_input_pixels: the loader's on the GPU), and a
+       training step uploads them once, into input_bytes (backend memory, [B, 3, H, W] uint8), where both
+       makes of the image read them (the forward's and the backward's); the plan places that copy, so
+       set it before planning, as ckpt and precision. 0: each make reads the caller's pixels itself */
+    int train_pixels;
+    unsigned char *input_bytes;
     int input_last_reader;   /* the last layer that reads the image */
     /* where the allocations of the first training step and of every later
        one go (yolo_plan_run_bytes places them); which the next step takes */
@@ -634,8 +644,52 @@ typedef struct {
     long step;
     double grad_scale;       /* the gradient is multiplied by it first (clipping): 1 by default */
     yolo_real *m, *v, *vmax; /* [nvalues] state: SGD and Lion use m only */
+    /* [nvalues] each value's group, a yolo_pkind: conv weights, BatchNorm weights, biases, or past
+       YOLO_P_BIAS a value not trained (running statistics, DFL's bins, --freeze), so that one op steps
+       them all; written once, at yolo_optim_init */
+    unsigned char *group;
     const struct yolo_backend *be;  /* where the state lives */
 } yolo_optim;
+
+/* --- one value's step, as torch.optim ---
+   SGD: g += wd w; m = momentum m + g; w -= lr (g + momentum m)   (Nesterov)
+   Adam: g += wd w; AdamW: w *= 1 - lr wd; then
+   m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2 (AdamW: v = max over steps);
+   w -= lr / bc1 m / (sqrt(v) / sqrt(bc2) + eps), bc = 1 - beta^step
+   Lion (the official utils/lion.py): w *= 1 - lr wd; w -= lr sign(b1 m + (1-b1) g);
+   then m = b2 m + (1-b2) g. Every value moves by exactly lr (plus decay):
+   only the sign of the interpolated momentum matters.
+   lr is the value's group's, the decay wd only a conv weight's (0 for the
+   others); a value of no trained group is left as it is. The CPU op and
+   the CUDA kernel both run this (YOLO_HD), so both do the same arithmetic. */
+static inline YOLO_HD void yolo_optim_value(const yolo_update *u, int group, yolo_real *w, const yolo_real *g,
+                                            yolo_real *m, yolo_real *v, yolo_real *vmax, size_t i) {
+    if (group > YOLO_P_BIAS) return;
+    double lr = u->lr[group], wd = group == YOLO_P_WEIGHT ? u->wd : 0;
+    double gi = g[i] * u->gs, wi = w[i];
+    if (u->kind == YOLO_SGD) {
+        gi += wd * wi;
+        double buf = u->b1 * m[i] + gi;          /* first step: buf = g, as torch */
+        m[i] = (yolo_real)buf;
+        w[i] = (yolo_real)(wi - lr * (gi + u->b1 * buf));
+        return;
+    }
+    if (u->kind == YOLO_LION) {
+        wi *= 1 - lr * wd;
+        double c = u->b1 * m[i] + (1 - u->b1) * gi;
+        m[i] = (yolo_real)(u->b2 * m[i] + (1 - u->b2) * gi);
+        w[i] = (yolo_real)(wi - lr * ((c > 0) - (c < 0)));   /* torch.sign: 0 at 0 */
+        return;
+    }
+    if (u->kind == YOLO_ADAM) gi += wd * wi;   /* Adam: L2 in the gradient; AdamW: decoupled */
+    else wi *= 1 - lr * wd;
+    /* (v's terms in this order: nvcc and gcc then fuse the same multiply-adds as they did before this
+       was shared, and each backend keeps its bits) */
+    double mi = u->b1 * m[i] + (1 - u->b1) * gi, vi = (1 - u->b2) * gi * gi + u->b2 * v[i];
+    m[i] = (yolo_real)mi; v[i] = (yolo_real)vi;
+    if (vmax) { if (vi < vmax[i]) vi = vmax[i]; vmax[i] = (yolo_real)vi; }
+    w[i] = (yolo_real)(wi - lr / u->bc1 * mi / (sqrt(vi) / sqrt(u->bc2) + u->eps));
+}
 
 /* The exponential moving average of the weights that the official trainer
    validates and saves: every floating tensor of the state_dict (BatchNorm
@@ -1039,7 +1093,8 @@ void yolo_backward(yolo_model *m);
 /* --freeze as the official: n = 1 freezes layers 0 .. layers[0]-1, a list
    of several the layers it names; their trained tensors get no gradient
    and the optimizer leaves them (BatchNorm statistics still follow the
-   data, as in PyTorch's train mode). Returns how many tensors froze. */
+   data, as in PyTorch's train mode; freeze before yolo_optim_init, which
+   reads which values it trains). Returns how many tensors froze. */
 int  yolo_model_freeze(yolo_model *m, const int *layers, int n);
 
 /* The loss of the last training forward against targets [ntargets, 6]
@@ -1957,39 +2012,10 @@ static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n) {
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 
-/* --- one optimizer step on n values, as torch.optim ---
-   SGD: g += wd w; m = momentum m + g; w -= lr (g + momentum m)   (Nesterov)
-   Adam: g += wd w; AdamW: w *= 1 - lr wd; then
-   m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2 (AdamW: v = max over steps);
-   w -= lr / bc1 m / (sqrt(v) / sqrt(bc2) + eps), bc = 1 - beta^step
-   Lion (the official utils/lion.py): w *= 1 - lr wd; w -= lr sign(b1 m + (1-b1) g);
-   then m = b2 m + (1-b2) g. Every value moves by exactly lr (plus decay):
-   only the sign of the interpolated momentum matters. */
-static void yolo_cpu_optim_update(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m,
-                                  yolo_real *v, yolo_real *vmax, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        double gi = g[i] * u->gs, wi = w[i];
-        if (u->kind == YOLO_SGD) {
-            gi += u->wd * wi;
-            double buf = u->b1 * m[i] + gi;          /* first step: buf = g, as torch */
-            m[i] = (yolo_real)buf;
-            w[i] = (yolo_real)(wi - u->lr * (gi + u->b1 * buf));
-            continue;
-        }
-        if (u->kind == YOLO_LION) {
-            wi *= 1 - u->lr * u->wd;
-            double c = u->b1 * m[i] + (1 - u->b1) * gi;
-            m[i] = (yolo_real)(u->b2 * m[i] + (1 - u->b2) * gi);
-            w[i] = (yolo_real)(wi - u->lr * ((c > 0) - (c < 0)));   /* torch.sign: 0 at 0 */
-            continue;
-        }
-        if (u->kind == YOLO_ADAM) gi += u->wd * wi;   /* Adam: L2 in the gradient; AdamW: decoupled */
-        else wi *= 1 - u->lr * u->wd;
-        double mi = u->b1 * m[i] + (1 - u->b1) * gi, vi = u->b2 * v[i] + (1 - u->b2) * gi * gi;
-        m[i] = (yolo_real)mi; v[i] = (yolo_real)vi;
-        if (vmax) { if (vi < vmax[i]) vi = vmax[i]; vmax[i] = (yolo_real)vi; }
-        w[i] = (yolo_real)(wi - u->lr / u->bc1 * mi / (sqrt(vi) / sqrt(u->bc2) + u->eps));
-    }
+/* one optimizer step on all n values, each as its group says (section 8) */
+static void yolo_cpu_optim_update(const yolo_update *u, const unsigned char *group, yolo_real *w, const yolo_real *g,
+                                  yolo_real *m, yolo_real *v, yolo_real *vmax, size_t n) {
+    for (size_t i = 0; i < n; i++) yolo_optim_value(u, group[i], w, g, m, v, vmax, i);
 }
 
 /* the loss op's scratch: predicted boxes [B*A*4], per box x anchor
@@ -3539,6 +3565,7 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
     if (be == m->be) return;
     yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
+    m->be->release(m->input_bytes); m->input_bytes = NULL;
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
     m->folded = NULL; m->fused = 0;
     m->be = be;
@@ -3627,6 +3654,7 @@ void yolo_model_fuse(yolo_model *m) {
 void yolo_model_free(yolo_model *m) {
     if (!m->layers) return;
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
+    m->be->release(m->input_bytes); m->input_bytes = NULL;
     yolo_layers_release(m);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
     free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps); free(m->life);
@@ -3733,8 +3761,19 @@ static void yolo_image_make(yolo_model *m, int make) {
     if (!make) { yolo_tensor_keep(m->be, &m->input, 0); return; }
     if (m->input.data) return;
     yolo_tensor_keep(m->be, &m->input, 1);
-    if (m->input_pixels) m->be->pixels_to_input(m->input.data, m->input_pixels, yolo_numel(&m->input));
+    if (m->input_pixels)
+        m->be->pixels_to_input(m->input.data, m->input_bytes ? m->input_bytes : m->input_pixels, yolo_numel(&m->input));
     else m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
+}
+
+/* A training step's pixels (m->train_pixels): uploaded once, at the step's start (keep 1), before the
+   image is first made from them, and given back at its end (keep 0), after the image's last make */
+static void yolo_pixels_keep(yolo_model *m, int keep) {
+    if (!keep || !m->train_pixels || !m->input_pixels) { m->be->release(m->input_bytes); m->input_bytes = NULL; return; }
+    if (m->input_bytes) return;
+    size_t n = yolo_numel(&m->input);
+    m->input_bytes = (unsigned char *)m->be->alloc(n);
+    m->be->upload(m->input_bytes, m->input_pixels, n);
 }
 
 /* Upsample and Concat only copy their inputs into L->own */
@@ -3938,6 +3977,7 @@ void yolo_forward(yolo_model *m, int train) {
        the weights are about to move. */
     for (int i = 0; i < m->nacts; i++)
         if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
+    yolo_pixels_keep(m, 0);
     if (train) {
         m->be->release(m->folded);
         m->folded = NULL; m->fused = 0;
@@ -3945,6 +3985,7 @@ void yolo_forward(yolo_model *m, int train) {
         m->place_next = 1;
     } else m->be->place(NULL, 0);
     m->store = train || m->fused ? m->precision : YOLO_FP32;
+    yolo_pixels_keep(m, train);
     yolo_image_make(m, 1);     /* uploaded (again) */
     yolo_forward_layers(m, train, 0);
 }
@@ -4011,6 +4052,7 @@ void yolo_backward(yolo_model *m) {
         if (m->grads_final) m->grads_final(m->grads_final_ctx, m, i);   /* no later layer adds to them */
     }
     yolo_image_make(m, 0);
+    yolo_pixels_keep(m, 0);
     m->be->place(NULL, 0);   /* the planned step ends */
 }
 
@@ -4676,27 +4718,33 @@ void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, d
         o->v = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
         if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
     }
+    /* each value's group: its tensor's kind; a frozen tensor's values (yolo_model_freeze comes first) and
+       anything between tensors are not trained */
+    unsigned char *group = (unsigned char *)yolo_xmalloc(m->nvalues ? m->nvalues : 1);
+    memset(group, YOLO_P_FIXED, m->nvalues);
+    for (int k = 0; k < m->nparams; k++) {
+        const yolo_param *p = &m->params[k];
+        memset(group + p->offset, p->frozen ? YOLO_P_FIXED : p->kind, p->numel);
+    }
+    o->group = (unsigned char *)o->be->alloc(m->nvalues);
+    o->be->upload(o->group, group, m->nvalues);
+    free(group);
 }
 
 void yolo_optim_free(yolo_optim *o) {
-    if (o->be) { o->be->release(o->m); o->be->release(o->v); o->be->release(o->vmax); }
+    if (o->be) { o->be->release(o->m); o->be->release(o->v); o->be->release(o->vmax); o->be->release(o->group); }
     memset(o, 0, sizeof *o);
 }
 
+/* every trained value in one op: its group's learning rate, decay on the conv weights */
 void yolo_optim_step(yolo_optim *o, yolo_model *m) {
     o->step++;
     yolo_update u;
     u.kind = o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
     u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
-    for (int k = 0; k < m->nparams; k++) {
-        const yolo_param *p = &m->params[k];
-        if (p->kind > YOLO_P_BIAS || p->frozen) continue;   /* running stats, DFL, --freeze: not trained */
-        u.lr = o->lr[p->kind];
-        u.wd = p->kind == YOLO_P_WEIGHT ? o->weight_decay : 0;
-        size_t off = p->offset;
-        m->be->optim_update(&u, m->values + off, m->grads + off, o->m + off, o->v ? o->v + off : NULL,
-                            o->vmax ? o->vmax + off : NULL, p->numel);
-    }
+    for (int k = 0; k < 3; k++) u.lr[k] = o->lr[k];
+    u.wd = o->weight_decay;
+    m->be->optim_update(&u, o->group, m->values, m->grads, o->m, o->v, o->vmax, m->nvalues);
 }
 
 /* The official train_dual.py starts every fresh run with
@@ -5049,8 +5097,8 @@ static void yolo_plan_copy_channels(const yolo_real *src, int src_c, int sc, yol
                                     int C, int HW, int accumulate) {}
 static void yolo_plan_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {}
 static void yolo_plan_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
-static void yolo_plan_optim_update(const yolo_update *u, yolo_real *w, const yolo_real *g, yolo_real *m, yolo_real *v,
-                                   yolo_real *vmax, size_t n) {}
+static void yolo_plan_optim_update(const yolo_update *u, const unsigned char *group, yolo_real *w, const yolo_real *g,
+                                   yolo_real *m, yolo_real *v, yolo_real *vmax, size_t n) {}
 static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) {}
 static double yolo_plan_sumsq(const yolo_real *x, size_t n) { return 0; }
 static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) {}
@@ -5139,7 +5187,10 @@ static const yolo_backend yolo_planner = {
    none). record: the two steps only, each allocation written down.
    Returns the arena's extent. */
 static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW, int record) {
-    static const yolo_real pixels[1] = { 0 };   /* never read (the planner's upload copies nothing), but there, as a caller's are */
+    /* never read (the planner's upload copies nothing), but there, as a caller's are; training batches as
+       the run hands them (m->train_pixels) */
+    static const yolo_real pixels[1] = { 0 };
+    static const unsigned char pixel_bytes[1] = { 0 };
     for (int i = 0; i < m->nacts; i++) memset(m->acts[i], 0, sizeof(yolo_tensor));
     m->folded = NULL; m->fused = 0; m->place_next = 0;
     yolo_arena_init(&yolo_plan_arena, YOLO_ARENA_FULL / 2);
@@ -5161,7 +5212,8 @@ static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_box
             continue;
         }
         yolo_plan_rec.step = step;
-        yolo_set_input(m, B, H, W, pixels);
+        if (m->train_pixels) yolo_set_input_pixels(m, B, H, W, pixel_bytes);
+        else yolo_set_input(m, B, H, W, pixels);
         yolo_forward(m, 1);
         yolo_loss_compute(m, &L, t, nt, 0);
         yolo_backward(m);
@@ -5186,6 +5238,8 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     const yolo_backend *real = m->be;
     const yolo_real *host = m->input_host;
     const unsigned char *host_pixels = m->input_pixels;
+    unsigned char *input_bytes = m->input_bytes;   /* the real backend's, if a step is under way */
+    m->input_bytes = NULL;
     yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
     for (int i = 0; i < m->nacts; i++) saved[i] = *m->acts[i];
     yolo_real *folded = m->folded;
@@ -5217,6 +5271,7 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     m->be = real;
     m->input_host = host;
     m->input_pixels = host_pixels;
+    m->input_bytes = input_bytes;
     m->place_next = 0;
     /* the real folded weights go (the planner stood in for them): folding again allocates them */
     if (folded) m->be->release(folded);
@@ -5239,9 +5294,10 @@ size_t yolo_model_weights_bytes(const yolo_model *m) {
     return 2 * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) + yolo_arena_bytes(m->nstats * sizeof(yolo_real));
 }
 size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
-    /* and the EMA; optimizer: SGD and Lion 1, Adam 2, AdamW 3 copies */
+    /* and the EMA; optimizer: SGD and Lion 1, Adam 2, AdamW 3 copies, and a byte a value of groups */
     size_t copies = 1 + (opt == YOLO_SGD || opt == YOLO_LION ? 1 : opt == YOLO_ADAM ? 2 : 3);
-    return yolo_model_weights_bytes(m) + copies * yolo_arena_bytes(m->nvalues * sizeof(yolo_real));
+    return yolo_model_weights_bytes(m) + copies * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) +
+           yolo_arena_bytes(m->nvalues);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -74,6 +74,9 @@ static int cu_reserve(size_t bytes) {
     return 0;
 }
 
+static void prof_begin(void);   /* (below: profiling) */
+static void prof_end(const char *name, double flops, double bytes);
+
 /* a block of the arena, zeroed or not (a tensor's values: the op that makes them writes them all) */
 static void *cu_take(size_t bytes, int zeroed) {
     size_t need = yolo_arena_bytes(bytes);
@@ -81,7 +84,11 @@ static void *cu_take(size_t bytes, int zeroed) {
     if (off != YOLO_ARENA_FULL) {
         g_in_use += need;
         account();
-        if (zeroed) CK(cudaMemsetAsync(g_base + off, 0, need));
+        if (zeroed) {
+            prof_begin();
+            CK(cudaMemsetAsync(g_base + off, 0, need));
+            prof_end("zero (allocation)", 0, (double)need);
+        }
         return g_base + off;
     }
     if (g_base && !g_warned) {
@@ -178,8 +185,18 @@ static void cu_profile(int on, FILE *report) {
     }
     g_profiling = on;
 }
-static void cu_zero(void *p, size_t bytes) { if (bytes) CK(cudaMemsetAsync(p, 0, bytes)); }
-static void cu_upload(void *dst, const void *src, size_t bytes) { if (bytes) CK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice)); }
+static void cu_zero(void *p, size_t bytes) {
+    if (!bytes) return;
+    prof_begin();
+    CK(cudaMemsetAsync(p, 0, bytes));
+    prof_end("zero", 0, (double)bytes);
+}
+static void cu_upload(void *dst, const void *src, size_t bytes) {
+    if (!bytes) return;
+    prof_begin();
+    CK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    prof_end("upload", 0, (double)bytes);
+}
 static void cu_download(void *dst, const void *src, size_t bytes) { if (bytes) CK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost)); }
 static void cu_copy(void *dst, const void *src, size_t bytes) { if (bytes) CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }
 static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
@@ -1101,9 +1118,13 @@ __global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kern
 
 template <class T, int BM, int BN, int WARPS_M, bool KOUTER, class LA, class LB, class EP>
 static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    const int bytes = StagedSmem<BM, BN, KOUTER>::BYTES;   /* over the default 48 KB: asked for */
-    CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, WARPS_M, KOUTER, LA, LB, EP>,
-                            cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    const int bytes = StagedSmem<BM, BN, KOUTER>::BYTES;   /* over the default 48 KB: asked for, once a kernel */
+    static bool asked = false;   /* one per instantiation, as the attribute */
+    if (!asked) {
+        CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, WARPS_M, KOUTER, LA, LB, EP>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        asked = true;
+    }
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
     conv_tc_kernel<T, BM, BN, WARPS_M, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
     CK_LAUNCH("conv_tc_kernel");
@@ -2207,30 +2228,10 @@ static void cu_copy_channels(const float *src, int src_c, int sc, float *dst, in
 /* optimizer                                                                */
 /* ------------------------------------------------------------------------ */
 
-__global__ void optim_kernel(yolo_update u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {
-    GRID_STRIDE(i, n) {
-        double gi = g[i] * u.gs, wi = w[i];
-        if (u.kind == YOLO_SGD) {
-            gi += u.wd * wi;
-            double buf = u.b1 * m[i] + gi;
-            m[i] = (float)buf;
-            w[i] = (float)(wi - u.lr * (gi + u.b1 * buf));
-            continue;
-        }
-        if (u.kind == YOLO_LION) {   /* Lion, as yolo_cpu_optim_update */
-            wi *= 1 - u.lr * u.wd;
-            double c = u.b1 * m[i] + (1 - u.b1) * gi;
-            m[i] = (float)(u.b2 * m[i] + (1 - u.b2) * gi);
-            w[i] = (float)(wi - u.lr * ((c > 0) - (c < 0)));
-            continue;
-        }
-        if (u.kind == YOLO_ADAM) gi += u.wd * wi;
-        else wi *= 1 - u.lr * u.wd;
-        double mi = u.b1 * m[i] + (1 - u.b1) * gi, vi = u.b2 * v[i] + (1 - u.b2) * gi * gi;
-        m[i] = (float)mi; v[i] = (float)vi;
-        if (vmax) { if (vi < vmax[i]) vi = vmax[i]; vmax[i] = (float)vi; }
-        w[i] = (float)(wi - u.lr / u.bc1 * mi / (sqrt(vi) / sqrt(u.bc2) + u.eps));
-    }
+/* one step of every value, each as its group says (yolo_optim_value, the CPU op's arithmetic) */
+__global__ void optim_kernel(yolo_update u, const unsigned char *group, float *w, const float *g, float *m, float *v,
+                             float *vmax, size_t n) {
+    GRID_STRIDE(i, n) yolo_optim_value(&u, group[i], w, g, m, v, vmax, i);
 }
 __global__ void lerp_kernel(float *y, const float *x, double d, size_t n) { GRID_STRIDE(i, n) y[i] = (float)(d * y[i] + (1 - d) * x[i]); }
 static void cu_lerp(float *y, const float *x, double d, size_t n) {
@@ -2270,11 +2271,12 @@ static double cu_sumsq(const float *x, size_t n) {
     return sum;
 }
 
-static void cu_optim_update(const yolo_update *u, float *w, const float *g, float *m, float *v, float *vmax, size_t n) {
+static void cu_optim_update(const yolo_update *u, const unsigned char *group, float *w, const float *g, float *m,
+                            float *v, float *vmax, size_t n) {
     prof_begin();
-    optim_kernel<<<grid_for(n), 256>>>(*u, w, g, m, v, vmax, n);
+    optim_kernel<<<grid_for(n), 256>>>(*u, group, w, g, m, v, vmax, n);
     CK_LAUNCH("optim_kernel");
-    prof_end("optimizer", 0, 4.0 * (u->kind == YOLO_SGD || u->kind == YOLO_LION ? 5 : 9) * n);
+    prof_end("optimizer", 0, (1 + 4.0 * (u->kind == YOLO_SGD || u->kind == YOLO_LION ? 5 : vmax ? 9 : 7)) * n);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2686,12 +2688,13 @@ static int cu_nms(const float *pred, int A, int nc, float conf_thres, float iou_
 /* the input from uint8 pixels                                              */
 /* ------------------------------------------------------------------------ */
 
-/* A batch comes as uint8 pixels in host memory, a quarter of the bytes of
-   its floats, and becomes the input here: y = v / 255.0f, the same float
-   as the CPU's v / 255.0 (checked for all 256 bytes in test_cuda). Pixels
-   the loader pinned (cu_pin: mapped into the device's address space) are
-   read by the kernel straight from the host; others are first copied into
-   a staging buffer kept for the next batch. */
+/* A batch comes as uint8 pixels, a quarter of the bytes of its floats,
+   and becomes the input here: y = v / 255.0f, the same float as the CPU's
+   v / 255.0 (checked for all 256 bytes in test_cuda). Pixels in device
+   memory (a training step's copy, uploaded once for its two makes of the
+   image) and pixels the loader pinned (cu_pin: mapped into the device's
+   address space) are read by the kernel where they are; others are first
+   copied into a staging buffer kept for the next batch. */
 __global__ void pixels_to_input_kernel(float *y, const unsigned char *v, size_t n) { GRID_STRIDE(i, n) y[i] = v[i] / 255.0f; }
 
 static unsigned char *g_pixel_stage = NULL;   /* staging for unpinned pixels, outside the arena */
@@ -2703,7 +2706,7 @@ static void cu_pixels_to_input(float *y, const unsigned char *pixels, size_t n) 
     cudaPointerAttributes at;
     CK(cudaPointerGetAttributes(&at, pixels));
     const unsigned char *src = (const unsigned char *)at.devicePointer;
-    if (at.type != cudaMemoryTypeHost) {
+    if (at.type == cudaMemoryTypeUnregistered) {
         if (n > g_pixel_stage_size) {
             if (g_pixel_stage) { CK(cudaFree(g_pixel_stage)); g_outside -= g_pixel_stage_size; }
             CK(cudaMalloc((void **)&g_pixel_stage, n));

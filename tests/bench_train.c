@@ -13,9 +13,9 @@
    every op, the most expensive first, with its achieved TFLOP/s or GB/s. The batch
    is synthetic (uniform noise, six random boxes per image): the cost of a
    step does not depend on what the pixels show; it goes over as train's
-   batches do, uint8 pixels read in place from pinned host memory and
-   divided by 255 on the device (as the official's step uploads its uint8
-   batch). --ckpt recomputes every
+   batches do, uint8 pixels uploaded once a step from pinned host memory
+   and divided by 255 on the device (as the official's step uploads its
+   uint8 batch). --ckpt recomputes every
    block's inside during backward; --dry-run prints the plan and stops
    (no device needed). --precision: the convs' products in training (bf16
    by default where the backend has tensor cores). --infer times the
@@ -102,6 +102,7 @@ int main(int argc, char **argv) {
     m.ckpt = ckpt;
     /* the precision first: the plan sizes a stored tensor by it (--infer: planned for its float32 pass, the largest) */
     m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : infer ? YOLO_FP32 : yolo_precision_default(be, 1);
+    m.train_pixels = !infer;   /* and the step's copy of the pixels */
     /* the plan, before anything is allocated on the device, with the
        backend's own scratch (YOLO_BACKEND_SCRATCH_BYTES) */
     size_t act = yolo_plan_bytes(&m, B, img, img, !infer, max_boxes);

@@ -181,8 +181,9 @@ static void test_bn(int B, int C, int H, int W, int act, int synced) {
 }
 
 /* a uint8 batch made into the input: every byte value, from ordinary
-   host memory (staged) and from pinned memory (read in place), must give
-   the CPU's floats bit for bit */
+   host memory (staged), from pinned memory (read in place) and from a copy
+   in device memory (a training step's), must give the CPU's floats bit for
+   bit */
 static void test_pixels(size_t n) {
     unsigned char *p = NULL;
     if (posix_memalign((void **)&p, 4096, (n + 4095) / 4096 * 4096)) { printf("out of memory\n"); exit(1); }
@@ -196,7 +197,12 @@ static void test_pixels(size_t n) {
     G->pixels_to_input(y_d, p, n);
     check("pixels / 255", "pinned", y, y_d, n, 0);
     G->pin(p, (n + 4095) / 4096 * 4096, 0);
-    free(p); free(y); G->release(y_d);
+    G->release(y_d); y_d = poisoned(n);
+    unsigned char *p_d = (unsigned char *)G->alloc(n);
+    G->upload(p_d, p, n);
+    G->pixels_to_input(y_d, p_d, n);
+    check("pixels / 255", "device", y, y_d, n, 0);
+    free(p); free(y); G->release(y_d); G->release(p_d);
 }
 
 /* Low-precision stores (yolo_tensor.store: a folded inference pass in bf16
@@ -518,20 +524,67 @@ static void test_pools(int B, int C, int H, int W) {
     drop(&x); drop(&a); drop(&r); drop(&c);
 }
 
+/* one optimizer step over every value, each in its group (yolo_optim.group): runs of awkward lengths of
+   the three trained groups (lr 0.01, 0.02, 0.005; decay 0.05 on the first only) and of values not
+   trained (running statistics, frozen), which must come out of both backends untouched, bit for bit.
+   Lion moves every trained value by exactly its group's lr, after decay: both sides are checked for it. */
+static int untouched(const unsigned char *group, const float *before, const float *after, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (group[i] > YOLO_P_BIAS && memcmp(&before[i], &after[i], sizeof(float))) return 0;
+    return 1;
+}
 static void test_optim(size_t n) {
     static const char *names[4] = { "sgd nesterov", "adam", "adamw amsgrad", "lion" };
+    static const unsigned char kinds[5] = { YOLO_P_WEIGHT, YOLO_P_BN_WEIGHT, YOLO_P_BIAS, YOLO_P_RUNNING_MEAN, YOLO_P_FIXED };
+    unsigned char *group = (unsigned char *)malloc(n);
+    size_t counts[5] = { 0, 0, 0, 0, 0 };
+    for (size_t i = 0; i < n;) {   /* runs of 1 to 300 values, as a model's tensors */
+        size_t len = 1 + yolo_rng_u64(&g_rng) % 300;
+        int k = (int)(yolo_rng_u64(&g_rng) % 5);
+        for (; len-- && i < n; i++) { group[i] = kinds[k]; counts[k]++; }
+    }
+    unsigned char *group_d = (unsigned char *)G->alloc(n);
+    G->upload(group_d, group, n);
     for (int kind = 0; kind < 4; kind++) {
         float *w = rnd(n, -1, 1), *g = rnd(n, -1, 1), *m = rnd(n, -0.1f, 0.1f), *v = rnd(n, 0, 0.01f), *vm = rnd(n, 0, 0.01f);
         float *w_d = todev(w, n), *g_d = todev(g, n), *m_d = todev(m, n), *v_d = todev(v, n), *vm_d = todev(vm, n);
-        yolo_update u = { kind, 0.01, 5e-4, 0.937, 0.999, 1e-8, 1 - 0.937 * 0.937, 1 - 0.999 * 0.999, 0.7 };
-        yolo_cpu.optim_update(&u, w, g, m, v, kind == 2 ? vm : NULL, n);
-        G->optim_update(&u, w_d, g_d, m_d, v_d, kind == 2 ? vm_d : NULL, n);
+        float *before[4] = { (float *)malloc(n * 4), (float *)malloc(n * 4), (float *)malloc(n * 4), (float *)malloc(n * 4) };
+        memcpy(before[0], w, n * 4); memcpy(before[1], m, n * 4); memcpy(before[2], v, n * 4); memcpy(before[3], vm, n * 4);
+        yolo_update u = { (yolo_optim_kind)kind, { 0.01, 0.02, 0.005 }, 0.05, 0.937, 0.999, 1e-8,
+                          1 - 0.937 * 0.937, 1 - 0.999 * 0.999, 0.7 };
+        yolo_cpu.optim_update(&u, group, w, g, m, v, kind == 2 ? vm : NULL, n);
+        G->optim_update(&u, group_d, w_d, g_d, m_d, v_d, kind == 2 ? vm_d : NULL, n);
         check(names[kind], "weights", w, w_d, n, 1e-6);
         if (kind == 0) {   /* the EMA's update on the same arrays */
             yolo_cpu.lerp(m, w, 0.9997, n); G->lerp(m_d, w_d, 0.9997, n);
             check("ema lerp", "average", m, m_d, n, 1e-6);
         }
         check(names[kind], "state", m, m_d, n, 1e-6);
+        if (kind == 1 || kind == 2) check(names[kind], "v", v, v_d, n, 1e-6);
+        if (kind == 2) check(names[kind], "v max", vm, vm_d, n, 1e-6);
+        /* the values of no trained group, on both sides (but m after the EMA, which moves every value) */
+        float *host[4] = { w, m, v, vm }, *after[4] = { tohost(w_d, n), tohost(m_d, n), tohost(v_d, n), tohost(vm_d, n) };
+        int ok = 1;
+        for (int a = 0; a < 4; a++)
+            if (a != 1 || kind != 0) ok = ok && untouched(group, before[a], host[a], n) && untouched(group, before[a], after[a], n);
+        if (ok) g_pass++; else g_fail++;
+        printf("  %-34s %-10s %8zu values  untouched  %s\n", names[kind], "untrained", counts[3] + counts[4], ok ? "ok" : "FAIL");
+        if (kind == YOLO_LION) {   /* each trained value moved by its group's lr exactly, after decay on the weights */
+            double worst = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (group[i] > YOLO_P_BIAS) continue;
+                double lr = u.lr[group[i]], decayed = before[0][i] * (1 - lr * (group[i] == YOLO_P_WEIGHT ? u.wd : 0));
+                for (int side = 0; side < 2; side++) {
+                    double e = fabs(fabs((side ? after[0] : w)[i] - decayed) - lr);
+                    if (e > worst) worst = e;
+                }
+            }
+            ok = worst <= 1e-6;
+            if (ok) g_pass++; else g_fail++;
+            printf("  %-34s %-10s %8zu values  |step - lr| %.1e  %s\n", names[kind], "groups' lr", counts[0] + counts[1] + counts[2],
+                   worst, ok ? "ok" : "FAIL");
+        }
+        for (int a = 0; a < 4; a++) { free(before[a]); free(after[a]); }
         if (kind == 0) {   /* the gradient norm of clipping */
             double a = yolo_cpu.sumsq(g, n), b = G->sumsq(g_d, n), e = fabs(a - b) / a;
             int ok = e <= 1e-9;
@@ -541,6 +594,7 @@ static void test_optim(size_t n) {
         free(w); free(g); free(m); free(v); free(vm);
         G->release(w_d); G->release(g_d); G->release(m_d); G->release(v_d); G->release(vm_d);
     }
+    free(group); G->release(group_d);
 }
 
 /* the loss op (assigner included) on random head maps and boxes */

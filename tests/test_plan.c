@@ -11,8 +11,10 @@
       without and with --ckpt, and with a validation pass between steps,
       in float32 and in bf16 (whose activations the device stores in two
       bytes a value: the counted backend counts them so, as the planner
-      does, while the CPU twin computes in floats), the last step on a
-      smaller batch with fewer boxes;
+      does, while the CPU twin computes in floats), and on batches of
+      uint8 pixels (each step's copy of them held from its forward to the
+      end of its backward), the last step on a smaller batch with fewer
+      boxes;
       the arena's extent must equal yolo_plan_bytes +
       yolo_model_state_bytes exactly, with every planned placement
       followed, and two validation batches alone must hold exactly the
@@ -179,15 +181,19 @@ int main(int argc, char **argv) {
             t[6 * i + 2] = t[6 * i + 3] = (yolo_real)(0.3 + 0.4 * yolo_rng_uniform(&rng));
             t[6 * i + 4] = t[6 * i + 5] = (yolo_real)(0.1 + 0.3 * yolo_rng_uniform(&rng));
         }
+        unsigned char *bytes = (unsigned char *)malloc((size_t)B * 3 * H * W);
+        for (int i = 0; i < B * 3 * H * W; i++) bytes[i] = (unsigned char)(yolo_rng_u64(&rng) >> 56);
         int ok = 0;
-        for (int run = 0; run < 5; run++) {   /* without and with recompute checkpointing; validating between steps; bf16 */
-            int ckpt = run == 1 || run == 4, val = run == 2, bf16 = run >= 3;
+        /* without and with recompute checkpointing; validating between steps; bf16; the batches as uint8 pixels */
+        for (int run = 0; run < 6; run++) {
+            int ckpt = run == 1 || run == 4, val = run == 2, bf16 = run == 3 || run == 4, pixels = run == 5;
             if (run) { yolo_model_free(&m); yolo_model_from_yaml(&m, path, 0, err); }
             m.ckpt = ckpt;
             m.precision = bf16 ? YOLO_BF16 : YOLO_FP32;
+            m.train_pixels = pixels;
             size_t plan = val ? yolo_plan_run_bytes(&m, B, H, W, per_image, B, H, W) : yolo_plan_bytes(&m, B, H, W, 1, per_image);
             size_t state = yolo_model_state_bytes(&m, YOLO_SGD);
-            if (!val && !bf16) plans[ckpt] = plan;
+            if (!val && !bf16 && !pixels) plans[ckpt] = plan;
             yolo_arena_free(&g_arena); yolo_arena_init(&g_arena, YOLO_ARENA_FULL / 2);
             yolo_model_use_backend(&m, &counted);
             yolo_optim opt;
@@ -200,7 +206,8 @@ int main(int argc, char **argv) {
             for (int step = 0; step < 5; step++) {
                 if (val && step == 2) validation_pass(&m, B, H, W, img);   /* as train does between epochs */
                 int last = step == 4;   /* an epoch's last batch: smaller, fewer boxes */
-                yolo_set_input(&m, last ? B - 1 : B, H, W, img);
+                if (pixels) yolo_set_input_pixels(&m, last ? B - 1 : B, H, W, bytes);
+                else yolo_set_input(&m, last ? B - 1 : B, H, W, img);
                 yolo_forward(&m, 1);
                 yolo_loss_compute(&m, &L, t, last ? nt / 2 : nt, 0);
                 yolo_zero_grads(&m);
@@ -211,7 +218,7 @@ int main(int argc, char **argv) {
             size_t held = g_arena.extent;
             ok = held_state == state && held == plan + state && g_arena.missed == 0;
             printf("  %-12s training%s%s: planned %zu + %zu bytes, held %zu + %zu, %ld missed  %s\n", cases[c],
-                   bf16 ? " bf16" : "", ckpt ? ", --ckpt" : val ? ", validating" : "", plan, state, held - held_state, held_state, g_arena.missed,
+                   bf16 ? " bf16" : pixels ? " on pixels" : "", ckpt ? ", --ckpt" : val ? ", validating" : "", plan, state, held - held_state, held_state, g_arena.missed,
                    ok ? "ok" : "FAIL");
             ok ? g_pass++ : g_fail++;
             yolo_loss_free(&L);
@@ -234,7 +241,7 @@ int main(int argc, char **argv) {
         printf("  %-12s eval, two batches: planned %zu bytes, held %zu  %s\n", cases[c], plan_eval, g_arena.extent - base, ok ? "ok" : "FAIL");
         ok ? g_pass++ : g_fail++;
         yolo_model_free(&m);
-        free(img); free(t);
+        free(img); free(bytes); free(t);
     }
     yolo_arena_free(&g_arena);
     printf("%d passed, %d failed\n", g_pass, g_fail);

@@ -1229,7 +1229,8 @@ template <class T> __global__ void weights_bwd_data_kernel(const float *w, T *wd
    as many images as fit; a batch larger than that is run in chunks of
    images, one after the other (each chunk's weight gradient adds to dW in
    chunk order: the sum stays deterministic). A conv whose single image
-   does not fit keeps gemm_tc_kernel. */
+   does not fit keeps gemm_tc_kernel. The maxpool backward keeps its
+   windows' winners there too, between the convs. */
 static const size_t STAGE_BYTES = (size_t)256 << 20;
 static char *g_stage = NULL;
 /* images a chunk holds (0: the conv is not staged) for per_image bytes of copies an image */
@@ -1903,8 +1904,9 @@ static void cu_accumulate(float *y, const float *x, size_t n) {
 /* pools, resize, channel copies                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Most kernels below run over one image a blockIdx.y: the index within
-   an image stays under 2^31 and splits into pixel and channel by FastDiv. */
+/* The kernels on NHWC stores and the maxpool backward take one image a
+   blockIdx.y: the index within an image stays under 2^31 and splits into
+   pixel and channel by FastDiv. */
 struct RunAt { int pix, c, y, x; };   /* run j of an image's [Ho][Wo][C / N]: output pixel (y, x), first channel c */
 __device__ inline RunAt run_at(int j, int N, const FastDiv &fruns, const FastDiv &fWo) {
     RunAt a;
@@ -2753,13 +2755,12 @@ static void cu_pin(void *host, size_t bytes, int pin) {
    multiple of 8, else 2. Between stores of two kinds (the head's maps:
    NHWC two bytes into NCHW floats) value by value, in the destination's
    order. */
-template <class V> __global__ void concat_nhwc_kernel(const V *src, int src_c, int sc, V *dst, int dst_c, int dc, int HW,
-                                                      FastDiv fruns) {
-    const int per = sizeof(V) / 2, runs = (int)fruns.d;   /* values a V holds; V's a pixel */
-    size_t p0 = (size_t)blockIdx.y * HW;                  /* the image's first pixel (blockIdx.y: the image) */
-    IMAGE_STRIDE(i, HW * runs) {
-        int q = fdiv(i, fruns), j = i - q * runs;
-        size_t p = p0 + q;
+template <class V> __global__ void concat_nhwc_kernel(const V *src, int src_c, int sc, V *dst, int dst_c, int dc, int C,
+                                                      size_t n) {
+    const int per = sizeof(V) / 2, runs = C / per;   /* values a V holds; V's a pixel */
+    GRID_STRIDE(i, n) {
+        size_t p = i / runs;
+        int j = (int)(i % runs);
         dst[(p * dst_c + dc) / per + j] = src[(p * src_c + sc) / per + j];
     }
 }
@@ -2781,11 +2782,11 @@ static void cu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, 
     size_t n = (size_t)B * C * HW;
     prof_begin();
     if (src->store == dst->store && C % 8 == 0 && src->c % 8 == 0 && sc % 8 == 0 && dst->c % 8 == 0 && dc % 8 == 0)
-        concat_nhwc_kernel<<<grid_images(HW * C / 8, B), 256>>>((const uint4 *)src->data, src->c, sc, (uint4 *)dst->data,
-                                                                dst->c, dc, HW, fastdiv(C / 8));
+        concat_nhwc_kernel<<<grid_for(n / 8), 256>>>((const uint4 *)src->data, src->c, sc, (uint4 *)dst->data, dst->c, dc,
+                                                     C, n / 8);
     else if (src->store == dst->store)
-        concat_nhwc_kernel<<<grid_images(HW * C, B), 256>>>((const unsigned short *)src->data, src->c, sc,
-                                                            (unsigned short *)dst->data, dst->c, dc, HW, fastdiv(C));
+        concat_nhwc_kernel<<<grid_for(n), 256>>>((const unsigned short *)src->data, src->c, sc, (unsigned short *)dst->data,
+                                                 dst->c, dc, C, n);
     else
         concat_any_kernel<<<grid_for(n), 256>>>(src->data, src->store, src->c, sc, dst->data, dst->store, dst->c, dc, C, HW, n);
     CK_LAUNCH("concat_kernel");

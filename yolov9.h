@@ -286,11 +286,17 @@ typedef struct yolo_backend {
     void (*download)(void *host, const void *src, size_t bytes);
     void (*copy)(void *dst, const void *src, size_t bytes);
     /* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) + b [C2] (b may be NULL), products in
-       prec; then SiLU(y) when act, in the same pass (a folded Conv: bias and SiLU in the product's epilogue) */
-    void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s, int g,
-                           int act, yolo_precision prec, yolo_tensor *y);
+       prec; then SiLU(y) when act, in the same pass (a folded Conv: bias and SiLU in the product's epilogue).
+       ws: w as stage_weights made it for prec, read in place of w where the backend would stage it (weights
+       that stay put: a folded model's), or NULL: staged from w on the way, as training's change each step */
+    void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2, int k,
+                           int s, int g, int act, yolo_precision prec, yolo_tensor *y);
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
                             int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
+    /* ws = w [C2, cin, k, k] in the form the forward's products in prec read (the CUDA backend: two-byte
+       [C2][k][k][cin], the tensor cores' operand; the CPU twin: floats rounded to prec, w's layout), in
+       alloc_values(C2 cin k k, prec) memory */
+    void (*stage_weights)(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws);
     /* u = BN(z), or SiLU(BN(z)) when act: the SiLU in the same pass; the statistics over group's shares
        (NULL: z's own) */
     void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
@@ -392,6 +398,7 @@ typedef struct {
     yolo_real *rmean, *rvar;  /* [c2] BatchNorm running statistics */
     yolo_real *mean, *invstd; /* [c2] batch statistics of the last training forward */
     yolo_real *fw, *fb;      /* [c2, c1/g, k, k], [c2]: the inference form, BN folded in (yolo_model_fuse) */
+    void *ws;                /* fw staged for the products of yolo_model.staged (backend stage_weights), or NULL */
     yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward (no gradient of its own) */
     yolo_tensor y;           /* [B, c2, Ho, Wo] the block's output */
     yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
@@ -562,6 +569,7 @@ typedef struct yolo_model {
     int nlife, cap_life;
     yolo_life_run life_run;
     int fused;               /* 1 while the folded weights match the trained ones */
+    yolo_precision staged;   /* the precision every conv's ws is staged for (YOLO_FP32: none, or out of date) */
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     const yolo_real *input_host;  /* the caller's copy of it (yolo_set_input), uploaded again when dropped */
     const unsigned char *input_pixels;  /* or the caller's uint8 copy (yolo_set_input_pixels), normalised on upload */
@@ -1005,8 +1013,10 @@ size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act);
 /* The inference form: every BatchNorm folded into its conv (w gamma /
    sqrt(var + eps), bias beta - mean gamma / sqrt(var + eps)) and every
    RepConvN into one 3x3 conv (the 1x1 kernel added at the centre). Eval
-   forwards then run plain convs; a training forward drops the folding,
-   since the weights move. */
+   forwards then run plain convs, in bf16 or half from weights staged once
+   for them (the first eval forward in a precision stages them, in memory
+   the model owns and the plan counts); a training forward drops the
+   folding, since the weights move. Fold again after the weights change. */
 void yolo_model_fuse(yolo_model *m);
 /* --half: from now on the convs round their operands to half precision
    and multiply them on the backend's tensor cores, summing in float
@@ -1644,13 +1654,13 @@ static yolo_real yolo_silu(yolo_real x);                                        
    or half (the CPU twin of the GPU's tensor cores) the same on copies of
    x and w rounded to that precision: im2col only moves values and adds
    zeros, so col is then rounded too. */
-static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b,
+static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws,
                                 int C2, int k, int s, int g, int act, yolo_precision prec, yolo_tensor *y) {
-    if (prec != YOLO_FP32) {
+    if (prec != YOLO_FP32) {   /* ws: the weights rounded already (yolo_stage_weights) */
         yolo_tensor xr = *x;
         xr.data = yolo_rounded_copy(prec, x->data, yolo_numel(x));
-        yolo_real *wr = yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
-        yolo_conv2d_forward(&xr, wr, b, C2, k, s, g, act, YOLO_FP32, y);
+        yolo_real *wr = ws ? NULL : yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
+        yolo_conv2d_forward(&xr, ws ? (const yolo_real *)ws : wr, b, NULL, C2, k, s, g, act, YOLO_FP32, y);
         free(xr.data); free(wr);
         return;
     }
@@ -1698,14 +1708,22 @@ static float yolo_round_bf16(float f) {
     return f;
 }
 
-/* n values rounded to prec's operand precision (caller frees) */
-static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, size_t n) {
-    yolo_real *r = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
+/* n values rounded to prec's operand precision into r */
+static void yolo_round_into(yolo_precision prec, const yolo_real *src, size_t n, yolo_real *r) {
     for (size_t i = 0; i < n; i++) {
         float f = (float)src[i];
         r[i] = (yolo_real)(prec == YOLO_BF16 ? yolo_round_bf16(f) : prec == YOLO_FP16 ? yolo_round_half(f) : f);
     }
+}
+/* the same into a copy (caller frees) */
+static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, size_t n) {
+    yolo_real *r = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
+    yolo_round_into(prec, src, n, r);
     return r;
+}
+/* the twin's staged weights: w rounded once, as its forward would round it at every call */
+static void yolo_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws) {
+    yolo_round_into(prec, w, (size_t)C2 * cin * k * k, (yolo_real *)ws);
 }
 
 /* The CPU twin of a low-precision store (yolo_tensor.store): the op that
@@ -2064,7 +2082,7 @@ const yolo_backend yolo_cpu = {
     .name = "cpu",
     .alloc = yolo_cpu_alloc, .alloc_values = yolo_cpu_alloc_values, .release = yolo_cpu_release, .zero = yolo_cpu_zero,
     .upload = yolo_cpu_copy, .download = yolo_cpu_copy, .copy = yolo_cpu_copy,
-    .conv2d_forward = yolo_conv2d_forward, .conv2d_backward = yolo_conv2d_backward,
+    .conv2d_forward = yolo_conv2d_forward, .conv2d_backward = yolo_conv2d_backward, .stage_weights = yolo_stage_weights,
     .bn_train_forward = yolo_bn_train_forward, .bn_apply = yolo_bn_apply,
     .bn_act_backward = yolo_bn_act_backward,
     .silu_forward = yolo_cpu_silu_forward, .silu_backward = yolo_cpu_silu_backward,
@@ -2249,6 +2267,11 @@ static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int 
     else YOLO_LIFE_TABLE(m, bare);
 }
 
+/* a folded conv's staged weights, where they are staged for this pass's products (yolo_forward); else NULL */
+static const void *yolo_conv_staged(const yolo_model *m, const yolo_conv *c) {
+    return m->precision != YOLO_FP32 && m->staged == m->precision ? c->ws : NULL;
+}
+
 /* y = SiLU(BN(conv(x))), or any prefix of that chain. In a block's
    forward the unit is one op, named y; in the backward two: y (BN and
    SiLU), then z (the conv). */
@@ -2266,10 +2289,10 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     if (unfolded && m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
     if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
         int folded = !train && m->fused && c->fw;
-        be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, c->c2, c->k, c->s, c->g, c->act,
-                           m->precision, &c->y);
+        be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, folded ? yolo_conv_staged(m, c) : NULL,
+                           c->c2, c->k, c->s, c->g, c->act, m->precision, &c->y);
     } else {   /* the SiLU comes with the BatchNorm */
-        be->conv2d_forward(x, c->w, NULL, c->c2, c->k, c->s, c->g, 0, m->precision, &c->z);
+        be->conv2d_forward(x, c->w, NULL, NULL, c->c2, c->k, c->s, c->g, 0, m->precision, &c->z);
         if (train)
             be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
                                  m->bn_momentum, m->bn_eps, c->act, m->bn_group, &c->y);
@@ -2352,7 +2375,8 @@ static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *
     if (!train && m->fused) {   /* conv1 holds both branches in one 3x3 kernel: it and the SiLU write y */
         yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, 0);
         m->flops += 2.0 * x->n * x->h * x->w * r->conv1.c2 * r->conv1.c1 * 9;
-        yolo_op(m, &r->y)->conv2d_forward(x, r->conv1.fw, r->conv1.fb, r->conv1.c2, 3, 1, 1, 1, m->precision, &r->y);
+        yolo_op(m, &r->y)->conv2d_forward(x, r->conv1.fw, r->conv1.fb, yolo_conv_staged(m, &r->conv1), r->conv1.c2, 3, 1,
+                                          1, 1, m->precision, &r->y);
         return;
     }
     yolo_conv_forward(m, &r->conv1, x, train);
@@ -3561,13 +3585,24 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
     return 0;
 }
 
+/* The inference form gone (its memory given back): the weights are about to change or move */
+static void yolo_model_forget_folded(yolo_model *m) {
+    for (int i = 0; i < m->nconvs; i++) m->convs[i]->ws = NULL;
+    m->folded = NULL; m->fused = 0; m->staged = YOLO_FP32;
+}
+static void yolo_model_unfold(yolo_model *m) {
+    for (int i = 0; i < m->nconvs; i++) m->be->release(m->convs[i]->ws);
+    m->be->release(m->folded);
+    yolo_model_forget_folded(m);
+}
+
 void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
     if (be == m->be) return;
     yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
     m->be->release(m->input_bytes); m->input_bytes = NULL;
-    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
-    m->folded = NULL; m->fused = 0;
+    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
+    yolo_model_unfold(m);
     m->be = be;
     m->values = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
     m->grads = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
@@ -3615,6 +3650,22 @@ void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const cha
     else if (half) fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, be->name);
 }
 
+/* Every folded conv's weights staged once for the products of
+   m->precision (stage_weights: on the GPU the two-byte copies its tensor
+   cores read, which a training conv makes from its changing weights at
+   every call), so that the forwards of a fused model read them as they
+   are. Made at the first folded pass in a precision; folding again (new
+   weights) or another precision stages again, in the same memory. */
+static void yolo_model_stage(yolo_model *m) {
+    for (int i = 0; i < m->nconvs; i++) {
+        yolo_conv *c = m->convs[i];
+        size_t nw = (size_t)c->c2 * (c->c1 / c->g) * c->k * c->k;
+        if (!c->ws) c->ws = m->be->alloc_values(nw, m->precision);   /* bf16 and half take the same bytes */
+        m->be->stage_weights(c->fw, c->c2, c->c1 / c->g, c->k, m->precision, c->ws);
+    }
+    m->staged = m->precision;
+}
+
 void yolo_model_fuse(yolo_model *m) {
     const yolo_backend *be = m->be;
     size_t total = 0;
@@ -3649,14 +3700,16 @@ void yolo_model_fuse(yolo_model *m) {
     be->upload(m->folded, h, total * sizeof(yolo_real));
     free(h); free(vals);
     m->fused = 1;
+    m->staged = YOLO_FP32;   /* the staged copies, if any, are of the old weights */
 }
 
 void yolo_model_free(yolo_model *m) {
     if (!m->layers) return;
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
     m->be->release(m->input_bytes); m->input_bytes = NULL;
+    yolo_model_unfold(m);
     yolo_layers_release(m);
-    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats); m->be->release(m->folded);
+    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
     free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps); free(m->life);
     free(m->place[0]); free(m->place[1]);
     yolo_model_set_names(m, NULL);
@@ -3979,11 +4032,11 @@ void yolo_forward(yolo_model *m, int train) {
         if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
     yolo_pixels_keep(m, 0);
     if (train) {
-        m->be->release(m->folded);
-        m->folded = NULL; m->fused = 0;
+        yolo_model_unfold(m);
         m->be->place(m->place[m->place_next], m->nplace[m->place_next]);
         m->place_next = 1;
     } else m->be->place(NULL, 0);
+    if (!train && m->fused && m->precision != YOLO_FP32 && m->staged != m->precision) yolo_model_stage(m);
     m->store = train || m->fused ? m->precision : YOLO_FP32;
     yolo_pixels_keep(m, train);
     yolo_image_make(m, 1);     /* uploaded (again) */
@@ -5070,8 +5123,9 @@ static void yolo_plan_download(void *host, const void *src, size_t n) { memset(h
 /* every other op computes nothing (its parameters are unused) */
 static void yolo_plan_zero(void *p, size_t n) {}
 static void yolo_plan_copy(void *dst, const void *src, size_t n) {}
-static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, int C2, int k, int s,
-                                     int g, int act, yolo_precision prec, yolo_tensor *y) {}
+static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2,
+                                     int k, int s, int g, int act, yolo_precision prec, yolo_tensor *y) {}
+static void yolo_plan_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws) {}
 static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
                                       int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw,
                                       yolo_real *db) {}
@@ -5163,6 +5217,7 @@ static const yolo_backend yolo_planner = {
     .alloc = yolo_plan_alloc, .alloc_values = yolo_plan_alloc_values, .release = yolo_plan_release, .zero = yolo_plan_zero,
     .upload = yolo_plan_copy, .download = yolo_plan_download, .copy = yolo_plan_copy,
     .conv2d_forward = yolo_plan_conv2d_forward, .conv2d_backward = yolo_plan_conv2d_backward,
+    .stage_weights = yolo_plan_stage_weights,
     .bn_train_forward = yolo_plan_bn_train_forward, .bn_apply = yolo_plan_bn_apply,
     .bn_act_backward = yolo_plan_bn_act_backward,
     .silu_forward = yolo_plan_silu_forward, .silu_backward = yolo_plan_silu_backward,
@@ -5192,7 +5247,8 @@ static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_box
     static const yolo_real pixels[1] = { 0 };
     static const unsigned char pixel_bytes[1] = { 0 };
     for (int i = 0; i < m->nacts; i++) memset(m->acts[i], 0, sizeof(yolo_tensor));
-    m->folded = NULL; m->fused = 0; m->place_next = 0;
+    yolo_model_forget_folded(m);   /* the planner's from the sequence before, if any */
+    m->place_next = 0;
     yolo_arena_init(&yolo_plan_arena, YOLO_ARENA_FULL / 2);
     int nt = B * (max_boxes > 0 ? max_boxes : 1);
     yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)(nt ? nt : 1) * 6, sizeof(yolo_real));
@@ -5242,7 +5298,7 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     m->input_bytes = NULL;
     yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
     for (int i = 0; i < m->nacts; i++) saved[i] = *m->acts[i];
-    yolo_real *folded = m->folded;
+    yolo_model_unfold(m);   /* the real inference form goes (the planner stands in for it): folding again makes it */
     m->be = &yolo_planner;
     for (int s = 0; s < 2; s++) { free(m->place[s]); m->place[s] = NULL; m->nplace[s] = 0; }
     if (B) {
@@ -5273,9 +5329,7 @@ size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, in
     m->input_pixels = host_pixels;
     m->input_bytes = input_bytes;
     m->place_next = 0;
-    /* the real folded weights go (the planner stood in for them): folding again allocates them */
-    if (folded) m->be->release(folded);
-    m->folded = NULL; m->fused = 0;
+    yolo_model_forget_folded(m);   /* the planner's */
     return bytes;
 }
 

@@ -1285,7 +1285,8 @@ template <class T> __global__ void weights_bwd_data_kernel(const float *w, T *wd
    as many images as fit; a batch larger than that is run in chunks of
    images, one after the other (each chunk's weight gradient adds to dW in
    chunk order: the sum stays deterministic). A conv whose single image
-   does not fit keeps gemm_tc_kernel. */
+   does not fit keeps gemm_tc_kernel. The maxpool backward keeps its
+   windows' winners there too, between the convs. */
 static const size_t STAGE_BYTES = (size_t)256 << 20;
 static char *g_stage = NULL;
 /* images a chunk holds (0: the conv is not staged) for per_image bytes of copies an image */
@@ -1301,16 +1302,21 @@ static int stage_images(const ConvGeo &c, yolo_precision prec, size_t per_image)
 static const char *const STAGE_NAME[2] = { "conv staging 1x1", "conv staging 3x3" };   /* by kernel size */
 
 /* the forward of images [b0, b0 + nb) at a time: x staged NHWC (x_nhwc: x
-   is stored so already), each group one product, y written in its store */
+   is stored so already), the weights too (ws: staged already, a folded
+   model's), each group one product, y written in its store */
 template <class T>
-static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const float *bias,
-                                int act, int nb, int k, yolo_precision prec, void *y, int y_store) {
+static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const T *ws,
+                                const float *bias, int act, int nb, int k, yolo_precision prec, void *y, int y_store) {
     int K = c.c1g * k * k, P = c.Ho * c.Wo;
-    T *wf = (T *)g_stage, *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
-    prof_begin();
-    weights_fwd_kernel<T><<<grid_for((size_t)c.C2 * K), 256>>>(w, wf, c.C2, c.c1g, k * k);
-    CK_LAUNCH("weights_fwd_kernel");
-    prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * K);
+    T *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
+    const T *wf = ws;
+    if (!ws) {
+        prof_begin();
+        weights_fwd_kernel<T><<<grid_for((size_t)c.C2 * K), 256>>>(w, (T *)g_stage, c.C2, c.c1g, k * k);
+        CK_LAUNCH("weights_fwd_kernel");
+        prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * K);
+        wf = (const T *)g_stage;
+    }
     for (int b0 = 0; b0 < c.B; b0 += nb) {
         ConvGeo cc = c;
         cc.B = min(nb, c.B - b0);
@@ -1396,19 +1402,19 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
     }
 }
 
-static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float *b, int C2, int k, int s, int g,
-                              int act, yolo_precision prec, yolo_tensor *y) {
+static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float *b, const void *ws, int C2, int k, int s,
+                              int g, int act, yolo_precision prec, yolo_tensor *y) {
     ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
     int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo, x_nhwc = x->store != YOLO_FP32;
     conv_input_store(x, prec, "conv2d_forward");
     int nb = stage_images(c, prec, x_nhwc ? 0 : (size_t)c.H * c.W * c.C1 * 2);
     if (nb) {
         if (prec == YOLO_BF16)
-            conv_forward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w, b, act,
-                                               nb, k, prec, y->data, y->store);
+            conv_forward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w,
+                                               (const __nv_bfloat16 *)ws, b, act, nb, k, prec, y->data, y->store);
         else
-            conv_forward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, b, act, nb, k, prec,
-                                        y->data, y->store);
+            conv_forward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, (const __half *)ws, b, act,
+                                        nb, k, prec, y->data, y->store);
         return;
     }
     prof_begin();
@@ -1424,6 +1430,15 @@ static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float 
         }
     }
     prof_end(FWD_NAME[prec][k != 1], 2.0 * N * C2 * K, 0);
+}
+
+/* A folded model's weights staged once (yolo_model_stage): ws = w_f [C2][k k][cin] in prec's two bytes, what
+   conv_forward_staged would make of w at every call */
+static void cu_stage_weights(const float *w, int C2, int cin, int k, yolo_precision prec, void *ws) {
+    size_t n = (size_t)C2 * cin * k * k;
+    if (prec == YOLO_BF16) weights_fwd_kernel<<<grid_for(n), 256>>>(w, (__nv_bfloat16 *)ws, C2, cin, k * k);
+    else weights_fwd_kernel<<<grid_for(n), 256>>>(w, (__half *)ws, C2, cin, k * k);
+    CK_LAUNCH("weights_fwd_kernel");
 }
 
 /* db[c] += sum over (n, p) of dy */
@@ -1945,6 +1960,19 @@ static void cu_accumulate(float *y, const float *x, size_t n) {
 /* pools, resize, channel copies                                            */
 /* ------------------------------------------------------------------------ */
 
+/* The kernels on NHWC stores and the maxpool backward take one image a
+   blockIdx.y: the index within an image stays under 2^31 and splits into
+   pixel and channel by FastDiv. */
+struct RunAt { int pix, c, y, x; };   /* run j of an image's [Ho][Wo][C / N]: output pixel (y, x), first channel c */
+__device__ inline RunAt run_at(int j, int N, const FastDiv &fruns, const FastDiv &fWo) {
+    RunAt a;
+    a.pix = fdiv(j, fruns); a.c = (j - a.pix * (int)fruns.d) * N;
+    a.y = fdiv(a.pix, fWo); a.x = a.pix - a.y * (int)fWo.d;
+    return a;
+}
+#define IMAGE_STRIDE(j, per) for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < (per); j += gridDim.x * blockDim.x)
+static dim3 grid_images(int per, int B) { return dim3(grid_for((size_t)per), (unsigned)B); }
+
 __global__ void avgpool2_kernel(const float *x, float *y, size_t n, int H, int W) {
     int Ho = H - 1, Wo = W - 1;
     GRID_STRIDE(i, n) {
@@ -1976,17 +2004,16 @@ __global__ void maxpool_kernel(const float *x, float *y, size_t n, int H, int W,
         y[i] = p[yolo_maxpool_argmax(p, H, W, k, s, pad, r / Wo, r % Wo)];
     }
 }
-/* The gradient goes to each window's winner. Gathered, one thread per
-   input pixel: it visits the windows that hold it in the CPU's order
+/* The gradient goes to each window's winner, in two passes over as many
+   images as the staging buffer holds their winners (a byte each: the
+   winner's place ky k + kx in its window): the first finds every window's
+   winner, reading x as it is stored (NCHW floats, or an NHWC store with
+   the threads along the channels); the second, one thread per input pixel
+   of an NCHW plane, visits the windows that hold it in the CPU's order
    (row by row) and takes dy of those it won, so the sum is the same bits
-   as the CPU's scatter and the same on every run. x is NCHW floats (T
-   float, C 1) or an NHWC store (channel c of pixel (iy, ix) at
-   ((iy W + ix) C + c)): window_argmax is yolo_maxpool_argmax on a plane
-   whose values lie C apart. A plane whose windows' winners fit in shared
-   memory (one block a plane: SPPELAN's 20 x 20 maps, ADown's) finds each
-   winner once first; a larger one finds them again for every pixel that a
-   window holds. */
-template <class T> __device__ inline int window_argmax(const T *p, int C, int H, int W, int k, int s, int pad, int oy, int ox) {
+   as the CPU's scatter and the same on every run. window_argmax is
+   yolo_maxpool_argmax on a plane whose values lie step apart. */
+template <class T> __device__ inline int window_argmax(const T *p, int step, int H, int W, int k, int s, int pad, int oy, int ox) {
     int best = -1;
     float bv = 0;
     for (int ky = 0; ky < k; ky++) {
@@ -1995,99 +2022,123 @@ template <class T> __device__ inline int window_argmax(const T *p, int C, int H,
         for (int kx = 0; kx < k; kx++) {
             int ix = ox * s - pad + kx;
             if (ix < 0 || ix >= W) continue;
-            float v = to_float(p[(size_t)(iy * W + ix) * C]);
-            if (best < 0 || v > bv) { bv = v; best = iy * W + ix; }
+            float v = to_float(p[(size_t)(iy * W + ix) * step]);
+            if (best < 0 || v > bv) { bv = v; best = ky * k + kx; }
         }
     }
     return best;
 }
-/* dx[a] += dy of the windows that pixel a won, the winners from win (or found again when win is NULL) */
+/* win [B][C][Ho][Wo] of x [B][C][H][W] (nhwc 0) or x [B][H][W][C]: j over an image's outputs in x's order */
 template <class T>
-__device__ inline float maxpool_back_gather(const float *g, const int *win, const T *p, int C, int a, float acc, int H,
-                                            int W, int Ho, int Wo, int k, int s, int pad) {
-    int iy = a / W, ix = a % W;
-    /* windows oy with oy s - pad <= iy <= oy s - pad + k - 1 */
-    int oy0 = max(0, (iy + pad - k + s) / s), oy1 = min(Ho - 1, (iy + pad) / s);
-    int ox0 = max(0, (ix + pad - k + s) / s), ox1 = min(Wo - 1, (ix + pad) / s);
-    for (int oy = oy0; oy <= oy1; oy++)
-        for (int ox = ox0; ox <= ox1; ox++)
-            if ((win ? win[oy * Wo + ox] : window_argmax(p, C, H, W, k, s, pad, oy, ox)) == a) acc += g[oy * Wo + ox];
-    return acc;
-}
-/* x's plane (b, c): NCHW floats (nhwc 0) or channel c of image b in an NHWC store */
-template <class T> __device__ inline const T *maxpool_plane(const T *x, int nhwc, size_t nc, int C, int H, int W) {
-    return nhwc ? x + nc / C * H * W * C + nc % C : x + nc * H * W;
-}
-template <class T>
-__global__ void maxpool_back_kernel(const T *x, int nhwc, const float *dy, float *dx, size_t n, int C, int H, int W, int Ho,
-                                    int Wo, int k, int s, int pad) {
-    GRID_STRIDE(i, n) {
-        size_t nc = i / ((size_t)H * W);
-        int a = (int)(i % ((size_t)H * W));
-        dx[i] = maxpool_back_gather(dy + nc * Ho * Wo, (const int *)NULL, maxpool_plane(x, nhwc, nc, C, H, W), nhwc ? C : 1,
-                                    a, dx[i], H, W, Ho, Wo, k, s, pad);
+__global__ void maxpool_winners_kernel(const T *x, int nhwc, unsigned char *win, int C, int H, int W, int Ho, int Wo, int k,
+                                       int s, int pad, FastDiv fdiv_j, FastDiv fWo) {
+    const T *xb = x + (size_t)blockIdx.y * C * H * W;
+    IMAGE_STRIDE(j, C * Ho * Wo) {
+        int q = fdiv(j, fdiv_j), r = j - q * (int)fdiv_j.d;   /* NHWC: q the pixel, r the channel; NCHW the other way */
+        int c = nhwc ? r : q, pix = nhwc ? q : r, oy = fdiv(pix, fWo), ox = pix - oy * Wo;
+        const T *p = nhwc ? xb + c : xb + (size_t)c * H * W;
+        win[((size_t)blockIdx.y * C + c) * Ho * Wo + pix] = (unsigned char)window_argmax(p, nhwc ? C : 1, H, W, k, s, pad, oy, ox);
     }
 }
-static const int MAXPOOL_WINNERS = 12288;   /* 48 KB of winners, the most a block gets without asking */
-template <class T>
-__global__ void maxpool_back_plane_kernel(const T *x, int nhwc, const float *dy, float *dx, int C, int H, int W, int Ho, int Wo,
-                                          int k, int s, int pad) {
-    extern __shared__ int win[];   /* [Ho * Wo] */
-    size_t nc = blockIdx.x;
-    const T *p = maxpool_plane(x, nhwc, nc, C, H, W);
-    const float *g = dy + nc * Ho * Wo;
-    float *d = dx + nc * H * W;
-    int step = nhwc ? C : 1;
-    for (int r = threadIdx.x; r < Ho * Wo; r += blockDim.x) win[r] = window_argmax(p, step, H, W, k, s, pad, r / Wo, r % Wo);
-    __syncthreads();
-    for (int a = threadIdx.x; a < H * W; a += blockDim.x)
-        d[a] = maxpool_back_gather(g, win, p, step, a, d[a], H, W, Ho, Wo, k, s, pad);
+/* dx [B][C][H][W] += dy [B][C][Ho][Wo] of the windows each pixel won */
+__global__ void maxpool_back_kernel(const unsigned char *win, const float *dy, float *dx, int C, int H, int W, int Ho, int Wo,
+                                    int k, int s, int pad, FastDiv fHW, FastDiv fW) {
+    IMAGE_STRIDE(j, C * H * W) {
+        int c = fdiv(j, fHW), a = j - c * H * W, iy = fdiv(a, fW), ix = a - iy * W;
+        size_t plane = (size_t)blockIdx.y * C + c;
+        const unsigned char *wp = win + plane * Ho * Wo;
+        const float *g = dy + plane * Ho * Wo;
+        float acc = dx[plane * H * W + a];
+        /* windows oy with oy s - pad <= iy <= oy s - pad + k - 1 */
+        int oy0 = max(0, (iy + pad - k + s) / s), oy1 = min(Ho - 1, (iy + pad) / s);
+        int ox0 = max(0, (ix + pad - k + s) / s), ox1 = min(Wo - 1, (ix + pad) / s);
+        for (int oy = oy0; oy <= oy1; oy++)
+            for (int ox = ox0; ox <= ox1; ox++)
+                if (wp[oy * Wo + ox] == (iy - oy * s + pad) * k + ix - ox * s + pad) acc += g[oy * Wo + ox];
+        dx[plane * H * W + a] = acc;
+    }
 }
 template <class T> static void maxpool_back(const T *x, int nhwc, const yolo_tensor *xt, int k, int s, int pad,
                                             const yolo_tensor *y, float *dx) {
-    size_t n = (size_t)xt->n * xt->c * xt->h * xt->w;
-    if (y->h * y->w <= MAXPOOL_WINNERS)
-        maxpool_back_plane_kernel<<<(unsigned)(xt->n * xt->c), 256, y->h * y->w * sizeof(int)>>>(
-            x, nhwc, y->grad, dx, xt->c, xt->h, xt->w, y->h, y->w, k, s, pad);
-    else maxpool_back_kernel<<<grid_for(n), 256>>>(x, nhwc, y->grad, dx, n, xt->c, xt->h, xt->w, y->h, y->w, k, s, pad);
-    CK_LAUNCH("maxpool_back_kernel");
-}
-
-/* The same forwards on NHWC two-byte stores (a low-precision inference
-   pass): one thread per output value, channels fastest, so that a warp
-   reads and writes 32 neighbouring values; the sums in the CPU's order,
-   each result rounded to T as the CPU twin rounds it. */
-struct NhwcAt { int b, y, x, c; };   /* value i of [B][Ho][Wo][C] */
-__device__ inline NhwcAt nhwc_at(size_t i, int C, int Ho, int Wo) {
-    NhwcAt a;
-    a.c = (int)(i % C); i /= C;
-    a.x = (int)(i % Wo); i /= Wo;
-    a.y = (int)(i % Ho); a.b = (int)(i / Ho);
-    return a;
-}
-template <class T> __global__ void avgpool2_nhwc_kernel(const T *x, T *y, size_t n, int C, int H, int W) {
-    GRID_STRIDE(i, n) {
-        NhwcAt o = nhwc_at(i, C, H - 1, W - 1);
-        const T *p = x + (((size_t)o.b * H + o.y) * W + o.x) * C + o.c;
-        size_t row = (size_t)W * C;
-        y[i] = round_to<T>((to_float(p[0]) + to_float(p[C]) + to_float(p[row]) + to_float(p[row + C])) * 0.25f);
+    int C = xt->c, H = xt->h, W = xt->w, Ho = y->h, Wo = y->w;
+    size_t per_image = (size_t)C * Ho * Wo;   /* winners' bytes */
+    if (per_image > STAGE_BYTES || k * k > 255) {   /* 255: no window's place */
+        fprintf(stderr, "maxpool backward: %dx%d windows of [%d, %d, %d] do not fit the scratch\n", k, k, C, Ho, Wo);
+        exit(1);
+    }
+    if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
+    unsigned char *win = (unsigned char *)g_stage;
+    int nb = (int)min((size_t)xt->n, STAGE_BYTES / per_image);
+    FastDiv fj = fastdiv(nhwc ? C : Ho * Wo), fWo = fastdiv(Wo), fHW = fastdiv(H * W), fW = fastdiv(W);
+    for (int b0 = 0; b0 < xt->n; b0 += nb) {
+        int n = min(nb, xt->n - b0);
+        maxpool_winners_kernel<<<grid_images(C * Ho * Wo, n), 256>>>(x + (size_t)b0 * C * H * W, nhwc, win, C, H, W, Ho, Wo,
+                                                                     k, s, pad, fj, fWo);
+        CK_LAUNCH("maxpool_winners_kernel");
+        maxpool_back_kernel<<<grid_images(C * H * W, n), 256>>>(win, y->grad + (size_t)b0 * C * Ho * Wo,
+                                                                dx + (size_t)b0 * C * H * W, C, H, W, Ho, Wo, k, s, pad, fHW, fW);
+        CK_LAUNCH("maxpool_back_kernel");
     }
 }
-/* the window's largest value (the maximum is exact in T: no rounding) */
-template <class T> __global__ void maxpool_nhwc_kernel(const T *x, T *y, size_t n, int C, int H, int W, int Ho, int Wo,
-                                                       int k, int s, int pad) {
-    GRID_STRIDE(i, n) {
-        NhwcAt o = nhwc_at(i, C, Ho, Wo);
-        const T *p = x + (size_t)o.b * H * W * C + o.c;
-        T best = p[0];
+
+/* The same forwards on NHWC two-byte stores (a bf16 or half pass): a
+   thread takes a run of N channels of one output pixel, N = 8 (one
+   16-byte load or store a pixel of the window) when the channel counts
+   and offsets come in 8s, else 1; channels fastest, so a warp's accesses
+   are neighbours. The sums in the CPU's order, each result rounded to T
+   as the CPU twin rounds it: the same bits as one value a thread. */
+template <class T, int N> struct __align__(2 * N) Run { T v[N]; };
+template <class T, int N>
+__global__ void avgpool2_nhwc_kernel(const T *x, T *y, int C, int H, int W, int per, FastDiv fruns, FastDiv fWo) {
+    const T *xb = x + (size_t)blockIdx.y * H * W * C;
+    IMAGE_STRIDE(j, per) {
+        RunAt o = run_at(j, N, fruns, fWo);
+        const T *p = xb + ((size_t)o.y * W + o.x) * C + o.c;
+        size_t row = (size_t)W * C;
+        Run<T, N> a = *(const Run<T, N> *)p, b = *(const Run<T, N> *)(p + C), c = *(const Run<T, N> *)(p + row),
+                  d = *(const Run<T, N> *)(p + row + C), r;
+        for (int i = 0; i < N; i++)
+            r.v[i] = round_to<T>((to_float(a.v[i]) + to_float(b.v[i]) + to_float(c.v[i]) + to_float(d.v[i])) * 0.25f);
+        *(Run<T, N> *)(y + ((size_t)blockIdx.y * (H - 1) * (W - 1) + o.pix) * C + o.c) = r;
+    }
+}
+/* the window's largest value (the maximum is exact in T: no rounding), the first of equals */
+template <class T, int N>
+__global__ void maxpool_nhwc_kernel(const T *x, T *y, int C, int H, int W, int Ho, int Wo, int k, int s, int pad, int per,
+                                    FastDiv fruns, FastDiv fWo) {
+    const T *xb = x + (size_t)blockIdx.y * H * W * C;
+    IMAGE_STRIDE(j, per) {
+        RunAt o = run_at(j, N, fruns, fWo);
+        Run<T, N> best = *(const Run<T, N> *)(xb + o.c);
         bool any = false;
         for (int iy = max(0, o.y * s - pad); iy < min(H, o.y * s - pad + k); iy++)
             for (int ix = max(0, o.x * s - pad); ix < min(W, o.x * s - pad + k); ix++) {
-                T v = p[((size_t)iy * W + ix) * C];
-                if (!any || to_float(v) > to_float(best)) { best = v; any = true; }
+                Run<T, N> v = *(const Run<T, N> *)(xb + ((size_t)iy * W + ix) * C + o.c);
+                for (int i = 0; i < N; i++)
+                    if (!any || to_float(v.v[i]) > to_float(best.v[i])) best.v[i] = v.v[i];
+                any = true;
             }
-        y[i] = best;
+        *(Run<T, N> *)(y + ((size_t)blockIdx.y * Ho * Wo + o.pix) * C + o.c) = best;
     }
+}
+template <class T> static void avgpool2_nhwc(const yolo_tensor *x, yolo_tensor *y) {
+    int vec = x->c % 8 == 0, N = vec ? 8 : 1, per = y->h * y->w * (x->c / N);
+    FastDiv fruns = fastdiv(x->c / N), fWo = fastdiv(y->w);
+    const T *xs = (const T *)x->data;
+    T *ys = (T *)y->data;
+    if (vec) avgpool2_nhwc_kernel<T, 8><<<grid_images(per, y->n), 256>>>(xs, ys, x->c, x->h, x->w, per, fruns, fWo);
+    else avgpool2_nhwc_kernel<T, 1><<<grid_images(per, y->n), 256>>>(xs, ys, x->c, x->h, x->w, per, fruns, fWo);
+}
+template <class T> static void maxpool_nhwc(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
+    int vec = x->c % 8 == 0, N = vec ? 8 : 1, per = y->h * y->w * (x->c / N);
+    FastDiv fruns = fastdiv(x->c / N), fWo = fastdiv(y->w);
+    const T *xs = (const T *)x->data;
+    T *ys = (T *)y->data;
+    if (vec)
+        maxpool_nhwc_kernel<T, 8><<<grid_images(per, y->n), 256>>>(xs, ys, x->c, x->h, x->w, y->h, y->w, k, s, pad, per,
+                                                                   fruns, fWo);
+    else maxpool_nhwc_kernel<T, 1><<<grid_images(per, y->n), 256>>>(xs, ys, x->c, x->h, x->w, y->h, y->w, k, s, pad, per,
+                                                                    fruns, fWo);
 }
 
 static void cu_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
@@ -2095,9 +2146,8 @@ static void cu_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
     same_store(x, y, "avgpool");
     prof_begin();
     if (y->store == YOLO_FP32) avgpool2_kernel<<<grid_for(n), 256>>>(x->data, y->data, n, x->h, x->w);
-    else if (y->store == YOLO_BF16)
-        avgpool2_nhwc_kernel<<<grid_for(n), 256>>>((const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)y->data, n, x->c, x->h, x->w);
-    else avgpool2_nhwc_kernel<<<grid_for(n), 256>>>((const __half *)x->data, (__half *)y->data, n, x->c, x->h, x->w);
+    else if (y->store == YOLO_BF16) avgpool2_nhwc<__nv_bfloat16>(x, y);
+    else avgpool2_nhwc<__half>(x, y);
     CK_LAUNCH("avgpool2_kernel");
     prof_end("avgpool forward", 0, store_bytes(y->store) * 5.0 * n);
 }
@@ -2112,11 +2162,8 @@ static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo
     same_store(x, y, "maxpool");
     prof_begin();
     if (y->store == YOLO_FP32) maxpool_kernel<<<grid_for(n), 256>>>(x->data, y->data, n, x->h, x->w, y->h, y->w, k, s, pad);
-    else if (y->store == YOLO_BF16)
-        maxpool_nhwc_kernel<<<grid_for(n), 256>>>((const __nv_bfloat16 *)x->data, (__nv_bfloat16 *)y->data, n, x->c, x->h,
-                                                  x->w, y->h, y->w, k, s, pad);
-    else maxpool_nhwc_kernel<<<grid_for(n), 256>>>((const __half *)x->data, (__half *)y->data, n, x->c, x->h, x->w, y->h,
-                                                   y->w, k, s, pad);
+    else if (y->store == YOLO_BF16) maxpool_nhwc<__nv_bfloat16>(x, k, s, pad, y);
+    else maxpool_nhwc<__half>(x, k, s, pad, y);
     CK_LAUNCH("maxpool_kernel");
     prof_end("maxpool forward", 0, store_bytes(y->store) * 2.0 * n);
 }
@@ -2144,14 +2191,30 @@ __global__ void resize_kernel(const float *x, int xc, int xh, int xw, int c0, in
         y[i] = (add ? y[i] : 0.f) + x[(((size_t)b * xc + c0 + c) * xh + sy) * xw + sx];
     }
 }
-/* the same on NHWC two-byte stores, as avgpool2_nhwc_kernel */
-template <class T> __global__ void resize_nhwc_kernel(const T *x, int xc, int xh, int xw, int c0, int add, T *y, size_t n,
-                                                      int C, int Ho, int Wo) {
-    GRID_STRIDE(i, n) {
-        NhwcAt o = nhwc_at(i, C, Ho, Wo);
+/* the same on NHWC two-byte stores, a run of N channels a thread as avgpool2_nhwc_kernel */
+template <class T, int N>
+__global__ void resize_nhwc_kernel(const T *x, int xc, int xh, int xw, int c0, int add, T *y, int C, int Ho, int Wo,
+                                   int per, FastDiv fruns, FastDiv fWo) {
+    IMAGE_STRIDE(j, per) {
+        RunAt o = run_at(j, N, fruns, fWo);
         int sy = nearest_src(o.y, xh, Ho), sx = nearest_src(o.x, xw, Wo);
-        y[i] = round_to<T>((add ? to_float(y[i]) : 0.f) + to_float(x[(((size_t)o.b * xh + sy) * xw + sx) * xc + c0 + o.c]));
+        Run<T, N> v = *(const Run<T, N> *)(x + (((size_t)blockIdx.y * xh + sy) * xw + sx) * xc + c0 + o.c);
+        Run<T, N> *d = (Run<T, N> *)(y + ((size_t)blockIdx.y * Ho * Wo + o.pix) * C + o.c), r;
+        if (add) r = *d;
+        for (int i = 0; i < N; i++) r.v[i] = round_to<T>((add ? to_float(r.v[i]) : 0.f) + to_float(v.v[i]));
+        *d = r;
     }
+}
+template <class T> static void resize_nhwc(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {
+    int vec = y->c % 8 == 0 && x->c % 8 == 0 && c0 % 8 == 0, N = vec ? 8 : 1, per = y->h * y->w * (y->c / N);
+    FastDiv fruns = fastdiv(y->c / N), fWo = fastdiv(y->w);
+    const T *xs = (const T *)x->data;
+    T *ys = (T *)y->data;
+    if (vec)
+        resize_nhwc_kernel<T, 8><<<grid_images(per, y->n), 256>>>(xs, x->c, x->h, x->w, c0, add, ys, y->c, y->h, y->w, per,
+                                                                  fruns, fWo);
+    else resize_nhwc_kernel<T, 1><<<grid_images(per, y->n), 256>>>(xs, x->c, x->h, x->w, c0, add, ys, y->c, y->h, y->w, per,
+                                                                   fruns, fWo);
 }
 /* Gathered, one thread per source pixel: the outputs that copied it form a
    block of rows and columns, summed in the CPU's order (deterministic). */
@@ -2182,11 +2245,8 @@ static void cu_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor
     prof_begin();
     if (y->store == YOLO_FP32)
         resize_kernel<<<grid_for(n), 256>>>(x->data, x->c, x->h, x->w, c0, add, y->data, n, y->c, y->h, y->w);
-    else if (y->store == YOLO_BF16)
-        resize_nhwc_kernel<<<grid_for(n), 256>>>((const __nv_bfloat16 *)x->data, x->c, x->h, x->w, c0, add,
-                                                 (__nv_bfloat16 *)y->data, n, y->c, y->h, y->w);
-    else resize_nhwc_kernel<<<grid_for(n), 256>>>((const __half *)x->data, x->c, x->h, x->w, c0, add, (__half *)y->data, n,
-                                                  y->c, y->h, y->w);
+    else if (y->store == YOLO_BF16) resize_nhwc<__nv_bfloat16>(x, c0, add, y);
+    else resize_nhwc<__half>(x, c0, add, y);
     CK_LAUNCH("resize_kernel");
     prof_end("nearest resize forward", 0, store_bytes(y->store) * (add ? 3.0 : 2.0) * n);
 }
@@ -2859,7 +2919,7 @@ static yolo_backend yolo_cuda = {
     .name = "cuda",
     .alloc = cu_alloc, .alloc_values = cu_alloc_values, .release = cu_release, .zero = cu_zero,
     .upload = cu_upload, .download = cu_download, .copy = cu_copy,
-    .conv2d_forward = cu_conv2d_forward, .conv2d_backward = cu_conv2d_backward,
+    .conv2d_forward = cu_conv2d_forward, .conv2d_backward = cu_conv2d_backward, .stage_weights = cu_stage_weights,
     .bn_train_forward = cu_bn_train_forward, .bn_apply = cu_bn_apply,
     .bn_act_backward = cu_bn_act_backward,
     .silu_forward = cu_silu_forward, .silu_backward = cu_silu_backward,

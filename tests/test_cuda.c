@@ -88,7 +88,7 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
     /* dw sums B Ho Wo products: past a few million the rounding of float
        sums, which grows as sqrt(terms) 2^-24, passes 1e-5 */
     double dw_tol = fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24);
-    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, C2, k, s, g, act, prec, &y.h);
+    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, NULL, C2, k, s, g, act, prec, &y.h);
     yolo_cpu.conv2d_backward(&x.h, w, y.h.grad, C2, k, s, g, Ho, Wo, prec, x.h.grad, dw, bias ? db : NULL);
     size_t n[4] = { ny, nx, nw, (size_t)C2 };
     float *first[4] = { NULL, NULL, NULL, NULL };
@@ -98,7 +98,7 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
         G->copy(db_d, db0_d, C2 * sizeof(float));
         G->copy(x.d.grad, dx0_d, nx * sizeof(float));
         G->upload(y.d.data, nan, ny * sizeof(float));
-        G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, C2, k, s, g, act, prec, &y.d);
+        G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, NULL, C2, k, s, g, act, prec, &y.d);
         G->conv2d_backward(&x.d, w_d, y.d.grad, C2, k, s, g, Ho, Wo, prec, x.d.grad, dw_d, bias ? db_d : NULL);
         float *now[4] = { tohost(y.d.data, ny), tohost(x.d.grad, nx), tohost(dw_d, nw), tohost(db_d, C2) };
         if (run == 0) {
@@ -283,14 +283,19 @@ static void test_stored(yolo_precision store, int B, int C, int H, int W) {
         check_stored(name, "forward", &mp, 0);
         drop(&mp);
     }
-    pair r = mk_stored(store, B, C - 1, 2 * H + 1, 3 * W, -1, 1);
-    snprintf(name, sizeof name, "resize chunk %s B%d %dx%dx%d", sn, B, C, H, W);
-    yolo_cpu.resize_forward(&x.h, 1, 1, &r.h); G->resize_forward(&x.d, 1, 1, &r.d);
-    check_stored(name, "forward", &r, 0);
-    poison_stored(&r);
-    yolo_cpu.resize_forward(&x.h, 1, 0, &r.h); G->resize_forward(&x.d, 1, 0, &r.d);
-    check_stored(name, "into", &r, 0);
-    drop(&x); drop(&a); drop(&cat); drop(&map); drop(&y); drop(&ap); drop(&r);
+    /* channels from 1 (value by value), and from 8 where C comes in 8s (runs of 8) */
+    for (int c0 = 1; c0 <= 8; c0 += 7) {
+        if (c0 == 8 && C % 8) break;
+        pair r = mk_stored(store, B, C - c0, 2 * H + 1, 3 * W, -1, 1);
+        snprintf(name, sizeof name, "resize chunk %d.. %s B%d %dx%dx%d", c0, sn, B, C, H, W);
+        yolo_cpu.resize_forward(&x.h, c0, 1, &r.h); G->resize_forward(&x.d, c0, 1, &r.d);
+        check_stored(name, "forward", &r, 0);
+        poison_stored(&r);
+        yolo_cpu.resize_forward(&x.h, c0, 0, &r.h); G->resize_forward(&x.d, c0, 0, &r.d);
+        check_stored(name, "into", &r, 0);
+        drop(&r);
+    }
+    drop(&x); drop(&a); drop(&cat); drop(&map); drop(&y); drop(&ap);
 }
 
 /* A folded conv (bias and SiLU) of a low-precision inference pass: its
@@ -301,7 +306,8 @@ static void test_stored(yolo_precision store, int B, int C, int H, int W) {
    relative error under 2^-9 (bf16) or 2^-12 (half) overall. A float32
    output (the head's last convs, bias and no SiLU, whose maps the decoding
    reads) only sees the sums' order: 1e-5, as test_conv. Poisoned first,
-   run twice, the same bits. */
+   run twice, the same bits; then from weights staged once (stage_weights,
+   as a folded model's), the same bits again on each side. */
 static void test_conv_stored(yolo_precision prec, int x_stored, int y_stored, int B, int C1, int H, int W, int C2, int k,
                              int s, int g) {
     char name[96];
@@ -312,24 +318,36 @@ static void test_conv_stored(yolo_precision prec, int x_stored, int y_stored, in
     pair x = x_stored ? mk_stored(prec, B, C1, H, W, -1, 1) : mk(B, C1, H, W, -1, 1);
     pair y = y_stored ? mk_stored(prec, B, C2, Ho, Wo, 0, 1) : mk(B, C2, Ho, Wo, 0, 1);
     float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1), *w_d = todev(w, nw), *b_d = todev(b, C2), *first = NULL;
-    yolo_cpu.conv2d_forward(&x.h, w, b, C2, k, s, g, act, prec, &y.h);
-    for (int run = 0; run < 2; run++) {
+    yolo_cpu.conv2d_forward(&x.h, w, b, NULL, C2, k, s, g, act, prec, &y.h);
+    void *ws_h = yolo_cpu.alloc_values(nw, prec), *ws_d = G->alloc_values(nw, prec);
+    yolo_cpu.stage_weights(w, C2, C1 / g, k, prec, ws_h);
+    G->stage_weights(w_d, C2, C1 / g, k, prec, ws_d);
+    for (int run = 0; run < 3; run++) {   /* run 2: from the staged weights */
         poison_stored(&y);
-        G->conv2d_forward(&x.d, w_d, b_d, C2, k, s, g, act, prec, &y.d);
+        G->conv2d_forward(&x.d, w_d, b_d, run == 2 ? ws_d : NULL, C2, k, s, g, act, prec, &y.d);
         float *now = stored_values(&y);
         if (run == 0) {
             check_stored(name, "forward", &y, !y_stored ? 1e-5 : prec == YOLO_BF16 ? 0x1p-9 : 0x1p-12);
             first = now;
-        } else {
-            int same = !memcmp(first, now, ny * sizeof(float));
-            if (same) g_pass++; else g_fail++;
-            printf("  %-34s run twice: the same bits  %s\n", name, same ? "ok" : "FAIL");
-            free(first); free(now);
+            continue;
         }
+        int same = !memcmp(first, now, ny * sizeof(float));
+        if (run == 2) {   /* and the twin's from its staged weights, to its own bits */
+            float *twin = (float *)malloc(ny * sizeof(float));
+            memcpy(twin, y.h.data, ny * sizeof(float));
+            yolo_cpu.conv2d_forward(&x.h, w, b, ws_h, C2, k, s, g, act, prec, &y.h);
+            same &= !memcmp(twin, y.h.data, ny * sizeof(float));
+            free(twin);
+        }
+        if (same) g_pass++; else g_fail++;
+        printf("  %-34s %s: the same bits  %s\n", name, run == 1 ? "run twice" : "weights staged once", same ? "ok" : "FAIL");
+        free(now);
     }
+    free(first);
     drop(&x); drop(&y);
     free(w); free(b);
-    G->release(w_d); G->release(b_d);
+    yolo_cpu.release(ws_h);
+    G->release(w_d); G->release(b_d); G->release(ws_d);
 }
 
 /* A bf16 (half) training pass stores what it passes between ops
@@ -364,13 +382,13 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
     float *dx_d = (float *)G->alloc(nx * sizeof(float)), *dw_d = (float *)G->alloc(nw * sizeof(float));
     float *first[3] = { NULL, NULL, NULL };
     size_t n[3] = { ny, nx, nw };
-    yolo_cpu.conv2d_forward(&x.h, w, NULL, C2, k, s, g, 0, prec, &y.h);
+    yolo_cpu.conv2d_forward(&x.h, w, NULL, NULL, C2, k, s, g, 0, prec, &y.h);
     yolo_cpu.conv2d_backward(&x.h, w, dy, C2, k, s, g, Ho, Wo, prec, dx, dw, NULL);
     for (int run = 0; run < 2; run++) {
         poison_stored(&y);
         G->copy(dx_d, dx0_d, nx * sizeof(float));
         G->copy(dw_d, dw0_d, nw * sizeof(float));
-        G->conv2d_forward(&x.d, w_d, NULL, C2, k, s, g, 0, prec, &y.d);
+        G->conv2d_forward(&x.d, w_d, NULL, NULL, C2, k, s, g, 0, prec, &y.d);
         G->conv2d_backward(&x.d, w_d, dy_d, C2, k, s, g, Ho, Wo, prec, dx_d, dw_d, NULL);
         float *now[3] = { stored_values(&y), tohost(dx_d, nx), tohost(dw_d, nw) };
         if (run) { same_bits(name, first, now, n, 3); break; }
@@ -781,7 +799,7 @@ int main(void) {
     test_pools(1, 5, 9, 7);
     test_pools(3, 4, 8, 11);
     test_pools(2, 6, 40, 36);   /* channel runs of several blocks */
-    test_pools(1, 2, 113, 111);   /* a plane with more 5x5 windows than the maxpool backward keeps in shared memory */
+    test_pools(1, 2, 113, 111);   /* planes of many blocks */
     test_optim(70001);
     test_loss(3, 7);
     test_loss(1, 80);

@@ -184,9 +184,10 @@ int main(int argc, char **argv) {
         unsigned char *bytes = (unsigned char *)malloc((size_t)B * 3 * H * W);
         for (int i = 0; i < B * 3 * H * W; i++) bytes[i] = (unsigned char)(yolo_rng_u64(&rng) >> 56);
         int ok = 0;
-        /* without and with recompute checkpointing; validating between steps; bf16; the batches as uint8 pixels */
-        for (int run = 0; run < 6; run++) {
-            int ckpt = run == 1 || run == 4, val = run == 2, bf16 = run == 3 || run == 4, pixels = run == 5;
+        /* without and with recompute checkpointing; validating between steps; bf16 (its validation stages the folded
+           weights in two bytes); the batches as uint8 pixels */
+        for (int run = 0; run < 7; run++) {
+            int ckpt = run == 1 || run == 4, val = run == 2 || run == 5, bf16 = run >= 3 && run <= 5, pixels = run == 6;
             if (run) { yolo_model_free(&m); yolo_model_from_yaml(&m, path, 0, err); }
             m.ckpt = ckpt;
             m.precision = bf16 ? YOLO_BF16 : YOLO_FP32;
@@ -230,17 +231,23 @@ int main(int argc, char **argv) {
         ok ? g_pass++ : g_fail++;
         yolo_model_free(&m);
         /* a validation pass on a fresh model, as yolo_validate runs it (folded
-           weights, forward, decoding, multi-label NMS): exactly the plan */
-        yolo_model_from_yaml(&m, path, 0, err);
-        yolo_arena_free(&g_arena); yolo_arena_init(&g_arena, YOLO_ARENA_FULL / 2);
-        yolo_model_use_backend(&m, &counted);
-        size_t base = g_arena.extent;
-        validation_pass(&m, B, H, W, img);
-        validation_pass(&m, B, H, W, img);   /* the next batch finds what the last one left */
-        ok = g_arena.extent - base == plan_eval;
-        printf("  %-12s eval, two batches: planned %zu bytes, held %zu  %s\n", cases[c], plan_eval, g_arena.extent - base, ok ? "ok" : "FAIL");
-        ok ? g_pass++ : g_fail++;
-        yolo_model_free(&m);
+           weights, forward, decoding, multi-label NMS): exactly the plan; in
+           float32 and with --half (the folded weights staged once, in two bytes) */
+        for (int half = 0; half < 2; half++) {
+            yolo_model_from_yaml(&m, path, 0, err);
+            m.precision = half ? YOLO_FP16 : YOLO_FP32;
+            if (half) plan_eval = yolo_plan_bytes(&m, B, H, W, 0, 0);
+            yolo_arena_free(&g_arena); yolo_arena_init(&g_arena, YOLO_ARENA_FULL / 2);
+            yolo_model_use_backend(&m, &counted);
+            size_t base = g_arena.extent;
+            validation_pass(&m, B, H, W, img);
+            validation_pass(&m, B, H, W, img);   /* the next batch finds what the last one left */
+            ok = g_arena.extent - base == plan_eval;
+            printf("  %-12s eval%s, two batches: planned %zu bytes, held %zu  %s\n", cases[c], half ? " --half" : "", plan_eval,
+                   g_arena.extent - base, ok ? "ok" : "FAIL");
+            ok ? g_pass++ : g_fail++;
+            yolo_model_free(&m);
+        }
         free(img); free(bytes); free(t);
     }
     yolo_arena_free(&g_arena);

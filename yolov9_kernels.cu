@@ -1734,9 +1734,11 @@ __global__ void bn_back_apply_kernel(const float *z, const float *dy, int C, int
    channel), into shared memory, and one pixel's 8 channels of z (16 bytes:
    8 threads a 128-byte run of a pixel), which meet there; the thread keeps
    its pixel's 8 channels. The partial sums take a chunk of tiles of an
-   image a block (about 2048 blocks in all), each thread's sums added in
-   pixel-row order within the block, the chunks' by bn_back_reduce_kernel
-   in chunk order: the same bits every run. */
+   image a block (about 2048 blocks in all; the next tile's loads in flight
+   while a thread adds the last), each thread's float sums over the chunk
+   (a pixel a tile) added in double in pixel-row order within the block,
+   the chunks' by bn_back_reduce_kernel in chunk order: the same bits
+   every run. */
 struct BnTiles { int HW, tiles, per, chunks; };   /* pixels an image, 32-pixel tiles an image, tiles a chunk, chunks an image */
 static const int BNB_CHANNELS = 64;               /* channels a tile */
 static BnTiles bn_tiles(const yolo_tensor *z) {
@@ -1748,16 +1750,18 @@ static BnTiles bn_tiles(const yolo_tensor *z) {
     t.chunks = (t.tiles + t.per - 1) / t.per;
     return t;
 }
-/* tile (image b, pixels p0.., channels c0..): dy into gt[channel][pixel], thread (pz, cz) = (tid / 8,
-   8 (tid % 8)) its z values of pixel p0 + pz, channels c0 + cz.. (valid of them; 0 past the picture);
-   vdy: dy's planes are whole float4 (HW % 4 == 0, 16-byte aligned) */
-template <class T> struct BnTile { Eight<T> z; int valid; size_t at; };   /* at: the pixel's first value in z */
+/* tile (image b, pixels p0.., channels c0..) fetched into registers: thread tid's 8 values of dy, and
+   as thread (pz, cz) = (tid / 8, 8 (tid % 8)) its z values of pixel p0 + pz, channels c0 + cz.. (valid
+   of them; 0 past the picture); vdy: dy's planes are whole float4 (HW % 4 == 0, 16-byte aligned).
+   bn_tile_put then hands dy over through gt[channel][pixel]. */
+template <class T> struct BnTile { float4 dy[2]; Eight<T> z; int valid; size_t at; };   /* at: the pixel's first z */
 template <class T>
-__device__ inline BnTile<T> bn_tile_load(const T *z, const float *dy, int C, int HW, int b, int p0, int c0, int vz,
-                                         int vdy, float (&gt)[BNB_CHANNELS][33]) {
+__device__ inline BnTile<T> bn_tile_fetch(const T *z, const float *dy, int C, int HW, int b, int p0, int c0, int vz, int vdy) {
+    BnTile<T> t;
     int tid = threadIdx.x, q = 4 * (tid % 8);
+    #pragma unroll
     for (int h = 0; h < 2; h++) {
-        int ch = tid / 8 + 32 * h, c = c0 + ch;
+        int c = c0 + tid / 8 + 32 * h;
         const float *row = dy + ((size_t)b * C + c) * HW + p0 + q;
         float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
         if (c < C && vdy && p0 + q < HW) v = *(const float4 *)row;
@@ -1767,14 +1771,21 @@ __device__ inline BnTile<T> bn_tile_load(const T *z, const float *dy, int C, int
             if (p0 + q + 2 < HW) v.z = row[2];
             if (p0 + q + 3 < HW) v.w = row[3];
         }
-        gt[ch][q] = v.x; gt[ch][q + 1] = v.y; gt[ch][q + 2] = v.z; gt[ch][q + 3] = v.w;
+        t.dy[h] = v;
     }
-    BnTile<T> t;
     int pz = tid / 8, cz = 8 * (tid % 8);
     t.valid = p0 + pz < HW ? min(8, C - c0 - cz) : 0;
     t.at = ((size_t)b * HW + p0 + pz) * C + c0 + cz;
     if (t.valid > 0) t.z = load8(z + t.at, vz, t.valid);
     return t;
+}
+template <class T> __device__ inline void bn_tile_put(const BnTile<T> &t, float (&gt)[BNB_CHANNELS][33]) {
+    int q = 4 * (threadIdx.x % 8);
+    #pragma unroll
+    for (int h = 0; h < 2; h++) {
+        int ch = threadIdx.x / 8 + 32 * h;
+        gt[ch][q] = t.dy[h].x; gt[ch][q + 1] = t.dy[h].y; gt[ch][q + 2] = t.dy[h].z; gt[ch][q + 3] = t.dy[h].w;
+    }
 }
 /* a tile's channels' mean, invstd, gamma, beta (and, for the apply, sum g, sum g xhat) into pc */
 __device__ inline void bn_tile_params(int C, int c0, const float *mean, const float *invstd, const float *gamma,
@@ -1785,7 +1796,7 @@ __device__ inline void bn_tile_params(int C, int c0, const float *mean, const fl
     if (sums) { pc[4][j] = sums[2 * c]; pc[5][j] = sums[2 * c + 1]; }
 }
 template <class T>
-__global__ void __launch_bounds__(256) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C, BnTiles bt, int vz,
+__global__ void __launch_bounds__(256, 3) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C, BnTiles bt, int vz,
                                                                    int vdy, const float *gamma, const float *beta,
                                                                    const float *mean, const float *invstd, int act,
                                                                    double *part) {
@@ -1794,16 +1805,19 @@ __global__ void __launch_bounds__(256) bn_back_partial_nhwc_kernel(const T *z, c
     int b = blockIdx.x / bt.chunks, t0 = blockIdx.x % bt.chunks * bt.per, t1 = min(bt.tiles, t0 + bt.per);
     int c0 = blockIdx.y * BNB_CHANNELS, pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
     bn_tile_params(C, c0, mean, invstd, gamma, beta, NULL, pc);
-    double sg[8] = { 0 }, sgx[8] = { 0 };
+    float sg[8] = { 0 }, sgx[8] = { 0 };
+    BnTile<T> tl = bn_tile_fetch(z, dy, C, bt.HW, b, 32 * t0, c0, vz, vdy);
     for (int t = t0; t < t1; t++) {
-        BnTile<T> tl = bn_tile_load(z, dy, C, bt.HW, b, 32 * t, c0, vz, vdy, gt);
+        bn_tile_put(tl, gt);
         __syncthreads();
+        BnTile<T> now = tl;
+        if (t + 1 < t1) tl = bn_tile_fetch(z, dy, C, bt.HW, b, 32 * (t + 1), c0, vz, vdy);   /* the next, in flight */
         #pragma unroll
         for (int j = 0; j < 8; j++) {
-            if (j >= tl.valid) break;
-            float xh = (to_float(tl.z.v[j]) - pc[0][cz + j]) * pc[1][cz + j], g = gt[cz + j][pz];
+            if (j >= now.valid) break;
+            float xh = (to_float(now.z.v[j]) - pc[0][cz + j]) * pc[1][cz + j], g = gt[cz + j][pz];
             if (act) g *= d_silu_grad(pc[2][cz + j] * xh + pc[3][cz + j]);
-            sg[j] += g; sgx[j] += (double)g * xh;
+            sg[j] += g; sgx[j] += g * xh;
         }
         __syncthreads();
     }
@@ -1827,7 +1841,8 @@ __global__ void __launch_bounds__(256) bn_back_apply_nhwc_kernel(T *z, const flo
     int b = blockIdx.x / bt.tiles, p0 = 32 * (blockIdx.x % bt.tiles), c0 = blockIdx.y * BNB_CHANNELS;
     int pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
     bn_tile_params(C, c0, mean, invstd, gamma, beta, sums, pc);
-    BnTile<T> tl = bn_tile_load(z, dy, C, bt.HW, b, p0, c0, vz, vdy, gt);
+    BnTile<T> tl = bn_tile_fetch(z, dy, C, bt.HW, b, p0, c0, vz, vdy);
+    bn_tile_put(tl, gt);
     __syncthreads();
     if (tl.valid <= 0) return;
     #pragma unroll

@@ -332,7 +332,7 @@ static void test_conv_stored(yolo_precision prec, int x_stored, int y_stored, in
    a conv reads its stored input x in the forward and again for the weight
    gradient (no staging copy of x), and writes z into the store; BatchNorm
    (+ SiLU) reads the stored z, writes the stored u, and its backward reads
-   z beside dy; RepConvN's SiLU of two stored branches; max pool's backward
+   z beside dy and writes dz over z; RepConvN's SiLU of two stored branches; max pool's backward
    finds each window's winner in the stored x. Stored results within one
    unit of the store's last place where sums run in another order (2^-9
    bf16, 2^-12 half, as test_conv_stored), float32 results as their float32

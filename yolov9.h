@@ -291,8 +291,10 @@ typedef struct yolo_backend {
        that stay put: a folded model's), or NULL: staged from w on the way, as training's change each step */
     void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2, int k,
                            int s, int g, int act, yolo_precision prec, yolo_tensor *y);
-    void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
-                            int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
+    /* from dy = dL/dy [B, C2, Ho, Wo] (float32, or stored in prec: a BatchNorm backward's dL/dz written over
+       z): dw += dL/dw, db += dL/db (db may be NULL), dx += dL/dx (dx may be NULL) */
+    void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dy, int C2, int k, int s,
+                            int g, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
     /* ws = w [C2, cin, k, k] in the form the forward's products in prec read (the CUDA backend: two-byte
        [C2][k][k][cin], the tensor cores' operand; the CPU twin: floats rounded to prec, w's layout), in
        alloc_values(C2 cin k k, prec) memory */
@@ -307,9 +309,11 @@ typedef struct yolo_backend {
        running statistics (eval) */
     void (*bn_apply)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
                      const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u);
-    void (*bn_act_backward)(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
+    /* from dy = dL/du (float32): dgamma, dbeta += their gradients, and dL/dz written over z, in z's store
+       (z is read by nothing after its BatchNorm backward; the conv's backward takes z as its dy) */
+    void (*bn_act_backward)(yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma, const yolo_real *beta,
                             const yolo_real *mean, const yolo_real *invstd, int act, const yolo_bn_group *group,
-                            yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz);
+                            yolo_real *dgamma, yolo_real *dbeta);
     /* y = SiLU(a + b) (RepConvN's two branches; a, b and y stored alike), and its backward: da += g,
        db += g, g = dy SiLU'(a + b) (dy, da, db: float32 gradients of a's shape) */
     void (*silu_forward)(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y);
@@ -1739,24 +1743,29 @@ static void yolo_store_round(yolo_tensor *t) {
 }
 
 /* Given dy = dL/dy: dw += dy col^T, db += sum dy, dx += col2im(w^T dy).
-   In bf16 or half: the two products of rounded copies of x, w and dy; the
-   bias gradient, a plain sum, of dy itself. */
-static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy,
-                                 int C2, int k, int s, int g, int Ho, int Wo, yolo_precision prec,
+   In bf16 or half: the two products of rounded copies of x, w and dy (a
+   stored dy, a BatchNorm's dL/dz, is rounded already: where the GPU wrote
+   it); the bias gradient, a plain sum, of dy itself. */
+static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dyt,
+                                 int C2, int k, int s, int g, yolo_precision prec,
                                  yolo_real *dx, yolo_real *dw, yolo_real *db) {
+    int Ho = dyt->h, Wo = dyt->w;
+    const yolo_real *dy = dyt->data;
     if (prec != YOLO_FP32) {
-        yolo_tensor xr = *x;
+        yolo_tensor xr = *x, dyr = *dyt;
         xr.data = yolo_rounded_copy(prec, x->data, yolo_numel(x));
         yolo_real *wr = yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
-        yolo_real *dyr = yolo_rounded_copy(prec, dy, (size_t)x->n * C2 * Ho * Wo);
-        yolo_conv2d_backward(&xr, wr, dyr, C2, k, s, g, Ho, Wo, YOLO_FP32, dx, dw, NULL);
+        if (dyt->store == YOLO_FP32) dyr.data = yolo_rounded_copy(prec, dy, yolo_numel(dyt));
+        dyr.store = YOLO_FP32;
+        yolo_conv2d_backward(&xr, wr, &dyr, C2, k, s, g, YOLO_FP32, dx, dw, NULL);
         for (int n = 0; n < x->n && db; n++)
             for (int o = 0; o < C2; o++) {
                 double acc = 0;
                 for (int i = 0; i < Ho * Wo; i++) acc += dy[((size_t)n * C2 + o) * Ho * Wo + i];
                 db[o] += (yolo_real)acc;
             }
-        free(xr.data); free(wr); free(dyr);
+        free(xr.data); free(wr);
+        if (dyr.data != dy) free(dyr.data);
         return;
     }
     int C1 = x->c, H = x->h, W = x->w;
@@ -1860,13 +1869,14 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
 
 /* BatchNorm (+ SiLU) backward, recomputing u = gamma xhat + beta from the
    kept conv output z: keeping z alone is enough for both. With g = dL/du,
-   dL/dz = gamma invstd / N (N g - sum g - xhat sum(g xhat)). dz may alias dy.
+   dL/dz = gamma invstd / N (N g - sum g - xhat sum(g xhat)), written over
+   z (each value read before it is written), rounded to z's store.
    With a group (--sync-bn) the two sums and N run over every process's
    share, as the statistics did; dgamma and dbeta stay the share's own (the
    parameter gradients are summed over the processes afterwards). */
-static void yolo_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
+static void yolo_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
                                  const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd,
-                                 int act, const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {
+                                 int act, const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta) {
     int C = z->c, HW = z->h * z->w;
     double N = (double)z->n * HW * (group ? group->world : 1);
     double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] of (sum g, sum g xhat) */
@@ -1895,11 +1905,12 @@ static void yolo_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, cons
                 double xh = (z->data[o + i] - mean[c]) * invstd[c];
                 double gi = dy[o + i];
                 if (act) gi *= yolo_silu_grad((yolo_real)(gamma[c] * xh + beta[c]));
-                dz[o + i] = (yolo_real)(k * (N * gi - sg - xh * sgx));
+                z->data[o + i] = (yolo_real)(k * (N * gi - sg - xh * sgx));
             }
         }
     }
     free(sum);
+    yolo_store_round(z);
 }
 
 /* --- average pool 2x2, stride 1, no padding (AConv, ADown): H-1 x W-1 --- */
@@ -2252,13 +2263,13 @@ static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int 
         m->convs = (yolo_conv **)yolo_grow(m->convs, sizeof *m->convs, m->nconvs + 1, &m->cap_convs);
         m->convs[m->nconvs++] = c;
     }
-    /* z goes once BatchNorm is differentiated (the next forward makes it
-       again); the conv's backward adds into x's gradient and is the last
-       to read y's */
+    /* y's gradient goes once BatchNorm is differentiated, which writes
+       dL/dz over z; the conv's backward reads that, adds into x's
+       gradient, and z goes (the next forward makes it again) */
     yolo_life_row unit[] = {
-        { YOLO_BWD_AFTER, &c->y, YOLO_DROP, &c->z },
+        { YOLO_BWD_AFTER, &c->y, YOLO_DONE, &c->y },
         { YOLO_BWD_BEFORE, &c->z, YOLO_NEED, NULL, NULL, NULL, &c->x },
-        { YOLO_BWD_AFTER, &c->z, YOLO_DONE, &c->y },
+        { YOLO_BWD_AFTER, &c->z, YOLO_DROP, &c->z },
     }, bare[] = {   /* without BatchNorm, one op */
         { YOLO_BWD_BEFORE, &c->y, YOLO_NEED, NULL, NULL, NULL, &c->x },
         { YOLO_BWD_AFTER, &c->y, YOLO_DONE, &c->y },
@@ -2325,17 +2336,25 @@ static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
     if (redo) yolo_conv_again(m, c);
 }
 
+/* t's gradient as a tensor of its own (float32 NCHW, t's shape): a conv backward's dy */
+static yolo_tensor yolo_grad_view(const yolo_tensor *t) {
+    yolo_tensor g = *t;
+    g.data = t->grad; g.grad = NULL; g.store = YOLO_FP32;
+    return g;
+}
+
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
     const yolo_backend *be;
-    if (c->bn) {   /* dL/dy becomes dL/dz in place: y's gradient is read by nothing else */
+    yolo_tensor dy = yolo_grad_view(&c->y);   /* dL/dy, or with a BatchNorm dL/dz written over z */
+    if (c->bn) {   /* z is read by nothing after this: dL/dz goes over it, in its store */
         be = yolo_op(m, &c->y);
         be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act, m->bn_group,
-                            c->ggamma, c->gbeta, c->y.grad);
+                            c->ggamma, c->gbeta);
+        dy = c->z;
     }
     be = yolo_op(m, c->bn ? &c->z : &c->y);
-    be->conv2d_backward(c->x, c->w, c->y.grad, c->c2, c->k, c->s, c->g, c->y.h, c->y.w, m->precision, c->x->grad,
-                        c->gw, c->gb);
+    be->conv2d_backward(c->x, c->w, &dy, c->c2, c->k, c->s, c->g, m->precision, c->x->grad, c->gw, c->gb);
 }
 
 /* ---- RepConvN ------------------------------------------------------------- */
@@ -5126,17 +5145,16 @@ static void yolo_plan_copy(void *dst, const void *src, size_t n) {}
 static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2,
                                      int k, int s, int g, int act, yolo_precision prec, yolo_tensor *y) {}
 static void yolo_plan_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws) {}
-static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_real *dy, int C2, int k, int s,
-                                      int g, int Ho, int Wo, yolo_precision prec, yolo_real *dx, yolo_real *dw,
-                                      yolo_real *db) {}
+static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dy, int C2, int k,
+                                      int s, int g, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db) {}
 static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                        yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                        double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {}
 static void yolo_plan_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
                                const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u) {}
-static void yolo_plan_bn_act_backward(const yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
+static void yolo_plan_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
                                       const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
-                                      const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta, yolo_real *dz) {}
+                                      const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta) {}
 static void yolo_plan_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
 static void yolo_plan_silu_backward(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da,
                                     yolo_real *db) {}

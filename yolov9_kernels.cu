@@ -733,24 +733,28 @@ struct BwdDataA {   /* m = ci, k = (co, ty, tx): W[co, ci, ky0 + s ty, kx0 + s t
         return v;
     }
 };
+/* dY float32 NCHW, or in its store (NHWC, a BatchNorm's dL/dz written over z) where a conv is not
+   staged: pixel (oy, ox) of channel co of image b at value_at(store, ...), i.e. ch co's first value
+   plus (oy Wo + ox) times a pixel's stride (1 or C2), a channel's stride Ho Wo or 1 */
 struct BwdDataB {   /* n = (b, qy, qx), k = (co, ty, tx) */
-    const float *dy; ConvGeo c; Phase f; int gi;
-    struct Col { const float *dyb; int oy, ox; };   /* the image's group channels of dY; oy, ox at tap 0 */
-    struct Walk { const float *plane; int oy, ox, ty, tx; };   /* channel co's plane */
+    const void *dy; int store; ConvGeo c; Phase f; int gi;
+    struct Col { size_t dyb; int oy, ox; };   /* the image's first group channel of dY; oy, ox at tap 0 */
+    struct Walk { size_t ch; int oy, ox, ty, tx; };   /* channel co's first value */
     __device__ Col col(int n) const {
         int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
-        Col q = { dy + ((size_t)b * c.C2 + gi * c.c2g) * c.Ho * c.Wo, qy + f.oy0, qx + f.ox0 };
+        Col q = { value_at(store, b, c.C2, gi * c.c2g, c.Ho * c.Wo, 0), qy + f.oy0, qx + f.ox0 };
         return q;
     }
     __device__ Walk walk(const Col &q, int k) const {
         int co = fdiv(k, f.fnt), r = k - co * f.nky * f.nkx, ty = fdiv(r, f.fnkx);
-        Walk w = { q.dyb + (size_t)co * c.Ho * c.Wo, q.oy, q.ox, ty, r - ty * f.nkx };
+        Walk w = { q.dyb + (size_t)co * (store == YOLO_FP32 ? c.Ho * c.Wo : 1), q.oy, q.ox, ty, r - ty * f.nkx };
         return w;
     }
     __device__ float next(Walk &w) const {
         int oy = w.oy - w.ty, ox = w.ox - w.tx;
-        float v = oy < 0 || ox < 0 || oy >= c.Ho || ox >= c.Wo ? 0.f : w.plane[(size_t)oy * c.Wo + ox];
-        if (++w.tx == f.nkx) { w.tx = 0; if (++w.ty == f.nky) { w.ty = 0; w.plane += (size_t)c.Ho * c.Wo; } }
+        float v = oy < 0 || ox < 0 || oy >= c.Ho || ox >= c.Wo ? 0.f
+                  : get_value(dy, store, w.ch + ((size_t)oy * c.Wo + ox) * (store == YOLO_FP32 ? 1 : c.C2));
+        if (++w.tx == f.nkx) { w.tx = 0; if (++w.ty == f.nky) { w.ty = 0; w.ch += store == YOLO_FP32 ? c.Ho * c.Wo : 1; } }
         return v;
     }
 };
@@ -768,17 +772,18 @@ struct BwdDataStore {
    product in its own plane of a workspace, and splitk_sum_kernel adds the planes to dW in slice
    order: atomic adds would sum in whatever order the slices finish, and the same step would give
    gradients that differ in the last bits from run to run (and --ckpt could not be compared bit for bit). */
-struct BwdWA {   /* m = co, k = (b, oy, ox) */
-    const float *dy; ConvGeo c; int gi;
-    struct Walk { const float *plane; int pp; };   /* dY[b, co], position pp = (oy, ox) */
+struct BwdWA {   /* m = co, k = (b, oy, ox); dY as BwdDataB reads it */
+    const void *dy; int store; ConvGeo c; int gi;
+    struct Walk { size_t i; int pp; };   /* dY[b, co, pp] at i, position pp = (oy, ox) */
     __device__ Walk walk(int m, int k) const {
         int P = c.Ho * c.Wo, b = fdiv(k, c.fP);
-        Walk w = { dy + ((size_t)b * c.C2 + gi * c.c2g + m) * P, k - b * P };
+        Walk w = { value_at(store, b, c.C2, gi * c.c2g + m, P, k - b * P), k - b * P };
         return w;
     }
     __device__ float next(Walk &w) const {
-        float v = w.plane[w.pp];
-        if (++w.pp == c.Ho * c.Wo) { w.pp = 0; w.plane += (size_t)c.C2 * c.Ho * c.Wo; }
+        float v = get_value(dy, store, w.i);
+        if (store != YOLO_FP32) w.i += c.C2;   /* NHWC: the next pixel, of this image or the next, C2 on */
+        else { w.i++; if (++w.pp == c.Ho * c.Wo) { w.pp = 0; w.i += (size_t)(c.C2 - 1) * c.Ho * c.Wo; } }
         return v;
     }
 };
@@ -1338,13 +1343,14 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
     }
 }
 
-/* the backward of images [b0, b0 + nb) at a time: x staged NHWC (x_nhwc: x
-   is stored so already, as in a bf16 training pass) and dY, the weights of
-   every phase once; per chunk and group, the weight gradient (split-K over
-   the chunk's pixels) and then each phase's data gradient */
+/* the backward of images [b0, b0 + nb) at a time: x and dY staged NHWC
+   (x_nhwc, dy_nhwc: stored so already, as in a bf16 training pass, dY the
+   BatchNorm backward's dL/dz), the weights of every phase once; per chunk
+   and group, the weight gradient (split-K over the chunk's pixels) and then
+   each phase's data gradient */
 template <class T>
-static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const float *dy, int nb,
-                                 yolo_precision prec, float *dx, float *dw) {
+static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const float *dy,
+                                 const T *dy_nhwc, int nb, yolo_precision prec, float *dx, float *dw) {
     int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
     size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2);
     size_t xbytes = x_nhwc ? 0 : yolo_arena_bytes((size_t)nb * c.H * c.W * c.C1 * 2);
@@ -1365,14 +1371,17 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
         ConvGeo cc = c;
         cc.B = min(nb, c.B - b0);
         const T *xb = x_nhwc ? x_nhwc + (size_t)b0 * c.C1 * c.H * c.W : xs;
-        prof_begin();
-        if (!x_nhwc) to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
-        to_nhwc<T>(dy + (size_t)b0 * c.C2 * P, dys, cc.B, c.C2, P);
-        prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * ((x_nhwc ? 0 : c.C1 * c.H * c.W) + c.C2 * P));
+        const T *dyb = dy_nhwc ? dy_nhwc + (size_t)b0 * c.C2 * P : dys;
+        if (!x_nhwc || !dy_nhwc) {
+            prof_begin();
+            if (!x_nhwc) to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
+            if (!dy_nhwc) to_nhwc<T>(dy + (size_t)b0 * c.C2 * P, dys, cc.B, c.C2, P);
+            prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * ((x_nhwc ? 0 : c.C1 * c.H * c.W) + (dy_nhwc ? 0 : c.C2 * P)));
+        }
         double flops = 2.0 * cc.B * P * c.C2 * Kw / c.g;
         for (int gi = 0; gi < c.g; gi++) {
             prof_begin();
-            BwdWStA<T> la = { dys, c.C2, gi, c.c2g };
+            BwdWStA<T> la = { dyb, c.C2, gi, c.c2g };
             BwdWStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
             float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
             size_t plane = (size_t)c.c2g * Kw;
@@ -1392,7 +1401,7 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
                     if (!phase_of(c, py, px, &f)) continue;
                     int nt = f.nky * f.nkx;
                     RowsStA<T> da = { wd + off, nt * c.c2g, gi * c.c1g };
-                    BwdDataStB<T> dbb = { dys, cc, f, gi, fastdiv(c.c2g) };
+                    BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
                     BwdDataStore st = { dx + (size_t)b0 * c.C1 * c.H * c.W, cc, f, gi };
                     gemm_staged<false>(c.c1g, cc.B * f.Hq * f.Wq, nt * c.c2g, 1, da, dbb, st);
                     off += (size_t)c.g * c.c1g * nt * c.c2g;
@@ -1441,11 +1450,11 @@ static void cu_stage_weights(const float *w, int C2, int cin, int k, yolo_precis
     CK_LAUNCH("weights_fwd_kernel");
 }
 
-/* db[c] += sum over (n, p) of dy */
-__global__ void bias_grad_kernel(const float *dy, float *db, int B, int C, int P) {
+/* db[c] += sum over (n, p) of dy (in its store) */
+__global__ void bias_grad_kernel(const void *dy, int store, float *db, int B, int C, int P) {
     int c = blockIdx.x;
     double acc = 0;
-    for (int i = threadIdx.x; i < B * P; i += blockDim.x) acc += dy[((size_t)(i / P) * C + c) * P + i % P];
+    for (int i = threadIdx.x; i < B * P; i += blockDim.x) acc += get_value(dy, store, value_at(store, i / P, C, c, P, i % P));
     __shared__ double sh[256];
     sh[threadIdx.x] = acc;
     __syncthreads();
@@ -1455,8 +1464,9 @@ __global__ void bias_grad_kernel(const float *dy, float *db, int B, int C, int P
 
 /* group gi's weight gradient dwg [c2g, Kw] += dY X^T, X read by lb; the sum over every output
    position split-K when it is long */
-template <class LB> static void conv_dw_group(yolo_precision prec, const ConvGeo &c, int gi, const float *dy, LB lb, float *dwg) {
-    BwdWA la = { dy, c, gi };
+template <class LB>
+static void conv_dw_group(yolo_precision prec, const ConvGeo &c, int gi, const yolo_tensor *dy, LB lb, float *dwg) {
+    BwdWA la = { dy->data, dy->store, c, gi };
     int Kw = c.c1g * c.k * c.k, red = c.B * c.Ho * c.Wo, slices = dw_slices(prec, 0, c.c2g, Kw, red);
     size_t plane = (size_t)c.c2g * Kw;
     if (slices > 1) {
@@ -1470,16 +1480,20 @@ template <class LB> static void conv_dw_group(yolo_precision prec, const ConvGeo
     }
 }
 
-static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float *dy, int C2, int k, int s, int g,
-                               int Ho, int Wo, yolo_precision prec, float *dx, float *dw, float *db) {
-    ConvGeo c = geo(x, C2, k, s, g, Ho, Wo);
-    int Kw = c.c1g * k * k, P = Ho * Wo, red = c.B * P, x_nhwc = x->store != YOLO_FP32;
+static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const yolo_tensor *dy, int C2, int k, int s, int g,
+                               yolo_precision prec, float *dx, float *dw, float *db) {
+    ConvGeo c = geo(x, C2, k, s, g, dy->h, dy->w);
+    int Kw = c.c1g * k * k, P = dy->h * dy->w, red = c.B * P, x_nhwc = x->store != YOLO_FP32, dy_nhwc = dy->store != YOLO_FP32;
     double flops = 2.0 * red * C2 * Kw;
     conv_input_store(x, prec, "conv2d_backward");
-    int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (size_t)P * C2) * 2);
+    conv_input_store(dy, prec, "conv2d_backward");
+    int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (dy_nhwc ? 0 : (size_t)P * C2)) * 2);
     if (nb && prec == YOLO_BF16)
-        conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w, dy, nb, prec, dx, dw);
-    else if (nb) conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, dy, nb, prec, dx, dw);
+        conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w, dy->data,
+                                            dy_nhwc ? (const __nv_bfloat16 *)dy->data : NULL, nb, prec, dx, dw);
+    else if (nb)
+        conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, dy->data,
+                                     dy_nhwc ? (const __half *)dy->data : NULL, nb, prec, dx, dw);
     for (int gi = 0; !nb && gi < g; gi++) {
         prof_begin();
         float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
@@ -1497,15 +1511,15 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const float
                 Phase f;
                 if (!phase_of(c, py, px, &f)) continue;
                 BwdDataA da = { w, c, f, gi };
-                BwdDataB dbb = { dy, c, f, gi };
+                BwdDataB dbb = { dy->data, dy->store, c, f, gi };
                 BwdDataStore st = { dx, c, f, gi };
                 gemm(prec, c.c1g, c.B * f.Hq * f.Wq, c.c2g * f.nky * f.nkx, 1, da, dbb, st);
             }
         prof_end(BWD_D_NAME[prec][k != 1], dx ? flops / g : 0, 0);
     }
     prof_begin();
-    if (db) { bias_grad_kernel<<<C2, 256>>>(dy, db, c.B, C2, P); CK_LAUNCH("bias_grad_kernel"); }
-    prof_end("conv bias gradient", 0, 4.0 * red * C2);
+    if (db) { bias_grad_kernel<<<C2, 256>>>(dy->data, dy->store, db, c.B, C2, P); CK_LAUNCH("bias_grad_kernel"); }
+    prof_end("conv bias gradient", 0, store_bytes(dy->store) * (double)red * C2);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1629,31 +1643,25 @@ static RowChunks row_chunks(const yolo_tensor *z, int channels_a_block) {
     r.n = (r.rows + r.per - 1) / r.per;
     return r;
 }
-/* bn_back_partial_nhwc_kernel's blocks take 32 channels (blockIdx.y), a warp a row of them at a time,
-   its 8 warps every 8th row: the 8 warps' sums (a, b) of channel 32 blockIdx.y + lane added in warp
-   order into part[2 (chunk C + c)] */
-__device__ void warps_to_part(double a, double b, int C, double *part) {
-    __shared__ double sh[8][32][2];
-    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, c = blockIdx.y * 32 + tx;
-    sh[ty][tx][0] = a; sh[ty][tx][1] = b;
-    __syncthreads();
-    if (ty || c >= C) return;
-    for (int j = 1; j < 8; j++) { a += sh[j][tx][0]; b += sh[j][tx][1]; }
-    part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = b;
-}
 /* Eight two-byte values, one 16-byte load or store where vec (C a
    multiple of 8 and the store 16-byte aligned), else value by value (the
    values past n, or past C in a row, read as 0 and never written). */
-template <class T> struct Eight { T v[8]; };
+template <class T> struct __align__(16) Eight { T v[8]; };   /* loops over it unrolled: kept in registers */
 template <class T> __device__ inline Eight<T> load8(const T *p, int vec, int valid) {
     Eight<T> e;
     if (vec) *(uint4 *)e.v = *(const uint4 *)p;
-    else for (int j = 0; j < 8; j++) e.v[j] = j < valid ? p[j] : round_to<T>(0.f);
+    else {
+        #pragma unroll
+        for (int j = 0; j < 8; j++) e.v[j] = j < valid ? p[j] : round_to<T>(0.f);
+    }
     return e;
 }
 template <class T> __device__ inline void store8(T *p, const Eight<T> &e, int vec, int valid) {
     if (vec) *(uint4 *)p = *(const uint4 *)e.v;
-    else for (int j = 0; j < valid; j++) p[j] = e.v[j];
+    else {
+        #pragma unroll
+        for (int j = 0; j < 8; j++) if (j < valid) p[j] = e.v[j];
+    }
 }
 static int vec8(const yolo_tensor *a, const yolo_tensor *b) {
     return a->c % 8 == 0 && (uintptr_t)a->data % 16 == 0 && (uintptr_t)b->data % 16 == 0;
@@ -1790,91 +1798,161 @@ __global__ void bn_back_apply_kernel(const float *z, const float *dy, int C, int
     }
 }
 
-/* The same with z in an NHWC store and dy, dz NCHW floats: z is read a
-   32 x 32 tile (rows x channels) at a time into shared memory, where a
-   thread finds it in the order dy is read, so that both are read (and dz
-   written) in contiguous runs. Its chunks are row_chunks(z, 32) (32
-   channels a block), its sums added in a fixed order: the same bits every
-   run, not the forward's chunks. */
-template <class T> __device__ inline void z_tile(const T *z, int C, int r0, int r1, float (&zt)[32][33]) {
-    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, c = blockIdx.y * 32 + tx;
-    for (int j = ty; j < 32; j += 8) zt[j][tx] = r0 + j < r1 && c < C ? to_float(z[(size_t)(r0 + j) * C + c]) : 0.f;
+/* The same with z in an NHWC store and dy NCHW floats, dz written over z
+   in its store: both passes take tiles of 32 pixels x 64 channels inside
+   one image (no division per value). A thread reads 8 values of dy, 4
+   pixels of two channels (a float4: 8 threads a 128-byte run of a
+   channel), into shared memory, and one pixel's 8 channels of z (16 bytes:
+   8 threads a 128-byte run of a pixel), which meet there; the thread keeps
+   its pixel's 8 channels. The partial sums take a chunk of tiles of an
+   image a block (about 2048 blocks in all; the next tile's loads in flight
+   while a thread adds the last), each thread's float sums over the chunk
+   (a pixel a tile) added in double in pixel-row order within the block,
+   the chunks' by bn_back_reduce_kernel in chunk order: the same bits
+   every run. */
+struct BnTiles { int HW, tiles, per, chunks; };   /* pixels an image, 32-pixel tiles an image, tiles a chunk, chunks an image */
+static const int BNB_CHANNELS = 64;               /* channels a tile */
+static BnTiles bn_tiles(const yolo_tensor *z) {
+    BnTiles t;
+    t.HW = z->h * z->w;
+    t.tiles = (t.HW + 31) / 32;
+    int cblocks = (z->c + BNB_CHANNELS - 1) / BNB_CHANNELS, want = max(1, 2048 / (cblocks * z->n));
+    t.per = (t.tiles + want - 1) / want;
+    t.chunks = (t.tiles + t.per - 1) / t.per;
+    return t;
 }
-__device__ inline size_t nchw_at(int r, int c, int C, int HW) { return ((size_t)(r / HW) * C + c) * HW + r % HW; }
+/* tile (image b, pixels p0.., channels c0..) fetched into registers: thread tid's 8 values of dy, and
+   as thread (pz, cz) = (tid / 8, 8 (tid % 8)) its z values of pixel p0 + pz, channels c0 + cz.. (valid
+   of them; 0 past the picture); vdy: dy's planes are whole float4 (HW % 4 == 0, 16-byte aligned).
+   bn_tile_put then hands dy over through gt[channel][pixel]. */
+template <class T> struct BnTile { float4 dy[2]; Eight<T> z; int valid; size_t at; };   /* at: the pixel's first z */
 template <class T>
-__global__ void __launch_bounds__(256) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C, int HW, RowChunks rc,
-                                                                   const float *gamma, const float *beta, const float *mean,
-                                                                   const float *invstd, int act, double *part) {
-    __shared__ float zt[32][33], gt[32][33];   /* gt[channel][row] */
-    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, c0 = blockIdx.y * 32, c = c0 + tx;
-    int r0 = blockIdx.x * rc.per, r1 = min(rc.rows, r0 + rc.per);
-    float m = 0, is = 0, ga = 0, be = 0;
-    if (c < C) { m = mean[c]; is = invstd[c]; ga = gamma[c]; be = beta[c]; }
-    double sg = 0, sgx = 0;
-    for (int t0 = r0; t0 < r1; t0 += 32) {
-        z_tile(z, C, t0, r1, zt);
-        for (int j = ty; j < 32; j += 8) gt[j][tx] = t0 + tx < r1 && c0 + j < C ? dy[nchw_at(t0 + tx, c0 + j, C, HW)] : 0.f;
+__device__ inline BnTile<T> bn_tile_fetch(const T *z, const float *dy, int C, int HW, int b, int p0, int c0, int vz, int vdy) {
+    BnTile<T> t;
+    int tid = threadIdx.x, q = 4 * (tid % 8);
+    #pragma unroll
+    for (int h = 0; h < 2; h++) {
+        int c = c0 + tid / 8 + 32 * h;
+        const float *row = dy + ((size_t)b * C + c) * HW + p0 + q;
+        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (c < C && vdy && p0 + q < HW) v = *(const float4 *)row;
+        else if (c < C) {
+            if (p0 + q < HW) v.x = row[0];
+            if (p0 + q + 1 < HW) v.y = row[1];
+            if (p0 + q + 2 < HW) v.z = row[2];
+            if (p0 + q + 3 < HW) v.w = row[3];
+        }
+        t.dy[h] = v;
+    }
+    int pz = tid / 8, cz = 8 * (tid % 8);
+    t.valid = p0 + pz < HW ? min(8, C - c0 - cz) : 0;
+    t.at = ((size_t)b * HW + p0 + pz) * C + c0 + cz;
+    if (t.valid > 0) t.z = load8(z + t.at, vz, t.valid);
+    return t;
+}
+template <class T> __device__ inline void bn_tile_put(const BnTile<T> &t, float (&gt)[BNB_CHANNELS][33]) {
+    int q = 4 * (threadIdx.x % 8);
+    #pragma unroll
+    for (int h = 0; h < 2; h++) {
+        int ch = threadIdx.x / 8 + 32 * h;
+        gt[ch][q] = t.dy[h].x; gt[ch][q + 1] = t.dy[h].y; gt[ch][q + 2] = t.dy[h].z; gt[ch][q + 3] = t.dy[h].w;
+    }
+}
+/* a tile's channels' mean, invstd, gamma, beta (and, for the apply, sum g, sum g xhat) into pc */
+__device__ inline void bn_tile_params(int C, int c0, const float *mean, const float *invstd, const float *gamma,
+                                      const float *beta, const float *sums, float (&pc)[6][BNB_CHANNELS]) {
+    int j = threadIdx.x, c = c0 + j;
+    if (j >= BNB_CHANNELS || c >= C) return;
+    pc[0][j] = mean[c]; pc[1][j] = invstd[c]; pc[2][j] = gamma[c]; pc[3][j] = beta[c];
+    if (sums) { pc[4][j] = sums[2 * c]; pc[5][j] = sums[2 * c + 1]; }
+}
+template <class T>
+__global__ void __launch_bounds__(256, 3) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C, BnTiles bt, int vz,
+                                                                   int vdy, const float *gamma, const float *beta,
+                                                                   const float *mean, const float *invstd, int act,
+                                                                   double *part) {
+    __shared__ float gt[BNB_CHANNELS][33], pc[6][BNB_CHANNELS];
+    __shared__ double sh[32][BNB_CHANNELS][2];
+    int b = blockIdx.x / bt.chunks, t0 = blockIdx.x % bt.chunks * bt.per, t1 = min(bt.tiles, t0 + bt.per);
+    int c0 = blockIdx.y * BNB_CHANNELS, pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
+    bn_tile_params(C, c0, mean, invstd, gamma, beta, NULL, pc);
+    float sg[8] = { 0 }, sgx[8] = { 0 };
+    BnTile<T> tl = bn_tile_fetch(z, dy, C, bt.HW, b, 32 * t0, c0, vz, vdy);
+    for (int t = t0; t < t1; t++) {
+        bn_tile_put(tl, gt);
         __syncthreads();
-        for (int j = ty; c < C && j < 32 && t0 + j < r1; j += 8) {
-            float xh = (zt[j][tx] - m) * is, g = gt[tx][j];
-            if (act) g *= d_silu_grad(ga * xh + be);
-            sg += g; sgx += (double)g * xh;
+        BnTile<T> now = tl;
+        if (t + 1 < t1) tl = bn_tile_fetch(z, dy, C, bt.HW, b, 32 * (t + 1), c0, vz, vdy);   /* the next, in flight */
+        #pragma unroll
+        for (int j = 0; j < 8; j++) {
+            if (j >= now.valid) break;
+            float xh = (to_float(now.z.v[j]) - pc[0][cz + j]) * pc[1][cz + j], g = gt[cz + j][pz];
+            if (act) g *= d_silu_grad(pc[2][cz + j] * xh + pc[3][cz + j]);
+            sg[j] += g; sgx[j] += g * xh;
         }
         __syncthreads();
     }
-    warps_to_part(sg, sgx, C, part);
+    #pragma unroll
+    for (int j = 0; j < 8; j++) { sh[pz][cz + j][0] = sg[j]; sh[pz][cz + j][1] = sgx[j]; }
+    __syncthreads();
+    int c = c0 + threadIdx.x;
+    if (threadIdx.x >= BNB_CHANNELS || c >= C) return;
+    double a = 0, s = 0;
+    for (int r = 0; r < 32; r++) { a += sh[r][threadIdx.x][0]; s += sh[r][threadIdx.x][1]; }
+    part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = s;
 }
-/* dz of a 32 x 32 tile (blockIdx.x: rows, blockIdx.y: channels), a warp along the rows of one channel;
+/* dz of one tile a block (blockIdx.x: image b's tile, blockIdx.y: channels), rounded to T over z;
    sums [C][2]: each channel's sum of g and of g xhat */
 template <class T>
-__global__ void __launch_bounds__(256) bn_back_apply_nhwc_kernel(const T *z, const float *dy, int C, int HW, int rows,
+__global__ void __launch_bounds__(256) bn_back_apply_nhwc_kernel(T *z, const float *dy, int C, BnTiles bt, int vz, int vdy,
                                                                  float N, const float *gamma, const float *beta,
                                                                  const float *mean, const float *invstd, int act,
-                                                                 const float *sums, float *dz) {
-    __shared__ float zt[32][33], pc[6][32];   /* pc: the tile's channels' mean, invstd, gamma, beta, sg, sgx */
-    int tx = threadIdx.x % 32, ty = threadIdx.x / 32, r0 = blockIdx.x * 32;
-    z_tile(z, C, r0, min(rows, r0 + 32), zt);
-    if (ty == 0 && blockIdx.y * 32 + tx < C) {
-        int c = blockIdx.y * 32 + tx;
-        pc[0][tx] = mean[c]; pc[1][tx] = invstd[c]; pc[2][tx] = gamma[c]; pc[3][tx] = beta[c];
-        pc[4][tx] = sums[2 * c]; pc[5][tx] = sums[2 * c + 1];
-    }
+                                                                 const float *sums) {
+    __shared__ float gt[BNB_CHANNELS][33], pc[6][BNB_CHANNELS];
+    int b = blockIdx.x / bt.tiles, p0 = 32 * (blockIdx.x % bt.tiles), c0 = blockIdx.y * BNB_CHANNELS;
+    int pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
+    bn_tile_params(C, c0, mean, invstd, gamma, beta, sums, pc);
+    BnTile<T> tl = bn_tile_fetch(z, dy, C, bt.HW, b, p0, c0, vz, vdy);
+    bn_tile_put(tl, gt);
     __syncthreads();
-    for (int j = ty; j < 32; j += 8) {
-        int c = blockIdx.y * 32 + j, r = r0 + tx;
-        if (c >= C || r >= rows) continue;
-        float m = pc[0][j], is = pc[1][j], ga = pc[2][j], k = ga * is / N, xh = (zt[tx][j] - m) * is;
-        size_t i = nchw_at(r, c, C, HW);
-        float g = dy[i];
-        if (act) g *= d_silu_grad(ga * xh + pc[3][j]);
-        dz[i] = k * (N * g - pc[4][j] - xh * pc[5][j]);
+    if (tl.valid <= 0) return;
+    #pragma unroll
+    for (int j = 0; j < 8; j++) {
+        if (j >= tl.valid) break;
+        int cj = cz + j;
+        float m = pc[0][cj], is = pc[1][cj], ga = pc[2][cj], k = ga * is / N, xh = (to_float(tl.z.v[j]) - m) * is;
+        float g = gt[cj][pz];
+        if (act) g *= d_silu_grad(ga * xh + pc[3][cj]);
+        tl.z.v[j] = round_to<T>(k * (N * g - pc[4][cj] - xh * pc[5][cj]));
     }
+    store8(z + tl.at, tl.z, vz, tl.valid);
 }
 
 static float *g_bn_sums = NULL;   /* [2 * C] scratch of the BN backward, grown once */
 static size_t g_bn_sums_cap = 0;
 
-static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const float *gamma, const float *beta,
+static void cu_bn_act_backward(yolo_tensor *z, const float *dy, const float *gamma, const float *beta,
                                const float *mean, const float *invstd, int act, const yolo_bn_group *group,
-                               float *dgamma, float *dbeta, float *dz) {
+                               float *dgamma, float *dbeta) {
     int HW = z->h * z->w;
     if ((size_t)2 * z->c > g_bn_sums_cap) {
         cu_release(g_bn_sums);
         g_bn_sums_cap = 2 * (size_t)z->c > 4096 ? 2 * (size_t)z->c : 4096;
         g_bn_sums = (float *)cu_own_alloc(g_bn_sums_cap * sizeof(float));
     }
-    RowChunks rc = row_chunks(z, 32);
-    int stored = z->store != YOLO_FP32, nparts = stored ? rc.n : z->n;
+    BnTiles bt = bn_tiles(z);
+    int stored = z->store != YOLO_FP32, nparts = stored ? z->n * bt.chunks : z->n;
+    int vz = vec8(z, z), vdy = HW % 4 == 0 && (uintptr_t)dy % 16 == 0;
     double *part = bn_scratch(2 * (size_t)nparts * z->c);
     float N = (float)((size_t)z->n * HW * (group ? group->world : 1));
-    dim3 grid(rc.n, (z->c + 31) / 32), tiles((rc.rows + 31) / 32, (z->c + 31) / 32);
+    dim3 chunks(z->n * bt.chunks, (z->c + BNB_CHANNELS - 1) / BNB_CHANNELS), tiles(z->n * bt.tiles, chunks.y);
     prof_begin();
     if (!stored) bn_back_partial_kernel<<<z->n * z->c, 256>>>(z->data, dy, z->c, HW, gamma, beta, mean, invstd, act, part);
     else if (z->store == YOLO_BF16)
-        bn_back_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, dy, z->c, HW, rc, gamma, beta, mean,
-                                                   invstd, act, part);
-    else bn_back_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, dy, z->c, HW, rc, gamma, beta, mean, invstd,
-                                                    act, part);
+        bn_back_partial_nhwc_kernel<<<chunks, 256>>>((const __nv_bfloat16 *)z->data, dy, z->c, bt, vz, vdy, gamma, beta,
+                                                     mean, invstd, act, part);
+    else bn_back_partial_nhwc_kernel<<<chunks, 256>>>((const __half *)z->data, dy, z->c, bt, vz, vdy, gamma, beta, mean,
+                                                      invstd, act, part);
     CK_LAUNCH("bn_back_partial_kernel");
     bn_back_reduce_kernel<<<parts_blocks(z->c), 256>>>(part, nparts, z->c, dgamma, dbeta, g_bn_sums);
     CK_LAUNCH("bn_back_reduce_kernel");
@@ -1884,14 +1962,16 @@ static void cu_bn_act_backward(const yolo_tensor *z, const float *dy, const floa
         CK_LAUNCH("bn_back_reduce_kernel");
     }
     if (!stored)
-        bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, N, gamma, beta, mean, invstd, act, g_bn_sums, dz);
+        bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, N, gamma, beta, mean, invstd, act, g_bn_sums,
+                                                     z->data);
     else if (z->store == YOLO_BF16)
-        bn_back_apply_nhwc_kernel<<<tiles, 256>>>((const __nv_bfloat16 *)z->data, dy, z->c, HW, rc.rows, N, gamma, beta,
-                                                  mean, invstd, act, g_bn_sums, dz);
-    else bn_back_apply_nhwc_kernel<<<tiles, 256>>>((const __half *)z->data, dy, z->c, HW, rc.rows, N, gamma, beta, mean,
-                                                   invstd, act, g_bn_sums, dz);
+        bn_back_apply_nhwc_kernel<<<tiles, 256>>>((__nv_bfloat16 *)z->data, dy, z->c, bt, vz, vdy, N, gamma, beta, mean,
+                                                  invstd, act, g_bn_sums);
+    else bn_back_apply_nhwc_kernel<<<tiles, 256>>>((__half *)z->data, dy, z->c, bt, vz, vdy, N, gamma, beta, mean, invstd,
+                                                   act, g_bn_sums);
     CK_LAUNCH("bn_back_apply_kernel");
-    prof_end("batchnorm+silu backward", 0, (4.0 * 4 + store_bytes(z->store) * 2) * z->n * z->c * HW);
+    /* the bytes moved: z and dy read twice (the sums, then dz), dz written once over z */
+    prof_end("batchnorm+silu backward", 0, (3.0 * store_bytes(z->store) + 2 * 4) * z->n * z->c * HW);
 }
 
 /* RepConvN's SiLU of two branches of one store (elementwise: NHWC or NCHW alike) */

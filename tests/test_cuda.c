@@ -89,7 +89,8 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
        sums, which grows as sqrt(terms) 2^-24, passes 1e-5 */
     double dw_tol = fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24);
     yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, NULL, C2, k, s, g, act, prec, &y.h);
-    yolo_cpu.conv2d_backward(&x.h, w, y.h.grad, C2, k, s, g, Ho, Wo, prec, x.h.grad, dw, bias ? db : NULL);
+    yolo_tensor dy_h = yolo_grad_view(&y.h), dy_d = yolo_grad_view(&y.d);
+    yolo_cpu.conv2d_backward(&x.h, w, &dy_h, C2, k, s, g, prec, x.h.grad, dw, bias ? db : NULL);
     size_t n[4] = { ny, nx, nw, (size_t)C2 };
     float *first[4] = { NULL, NULL, NULL, NULL };
     for (int run = 0; run < 2; run++) {
@@ -99,7 +100,7 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
         G->copy(x.d.grad, dx0_d, nx * sizeof(float));
         G->upload(y.d.data, nan, ny * sizeof(float));
         G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, NULL, C2, k, s, g, act, prec, &y.d);
-        G->conv2d_backward(&x.d, w_d, y.d.grad, C2, k, s, g, Ho, Wo, prec, x.d.grad, dw_d, bias ? db_d : NULL);
+        G->conv2d_backward(&x.d, w_d, &dy_d, C2, k, s, g, prec, x.d.grad, dw_d, bias ? db_d : NULL);
         float *now[4] = { tohost(y.d.data, ny), tohost(x.d.grad, nx), tohost(dw_d, nw), tohost(db_d, C2) };
         if (run == 0) {
             check(name, "forward", y.h.data, y.d.data, ny, 1e-5);
@@ -167,11 +168,10 @@ static void test_bn(int B, int C, int H, int W, int act, int synced) {
         check(name, "remade on the GPU", train_d, u.d.data, nu, 0);
         G->release(again_h); free(train_h); free(train_d);
     }
-    poison(&z);   /* dz goes to z.grad: keep z.data, so restore it */
-    G->upload(z.d.data, z.h.data, yolo_numel(&z.h) * sizeof(float));
-    yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, gh, dg, dbt, z.h.grad);
-    G->bn_act_backward(&z.d, u.d.grad, gamma_d, beta_d, mean_d, invstd_d, act, gd, dg_d, dbt_d, z.d.grad);
-    check(name, "dz", z.h.grad, z.d.grad, yolo_numel(&z.h), 1e-4);
+    /* dz over z (every value of it: one left unwritten would still be z's) */
+    yolo_cpu.bn_act_backward(&z.h, u.h.grad, gamma, beta, mean, invstd, act, gh, dg, dbt);
+    G->bn_act_backward(&z.d, u.d.grad, gamma_d, beta_d, mean_d, invstd_d, act, gd, dg_d, dbt_d);
+    check(name, "dz", z.h.data, z.d.data, yolo_numel(&z.h), 1e-4);
     check(name, "dgamma", dg, dg_d, C, 1e-4);
     check(name, "dbeta", dbt, dbt_d, C, 1e-4);
     drop(&z); drop(&u);
@@ -356,7 +356,7 @@ static void test_conv_stored(yolo_precision prec, int x_stored, int y_stored, in
    a conv reads its stored input x in the forward and again for the weight
    gradient (no staging copy of x), and writes z into the store; BatchNorm
    (+ SiLU) reads the stored z, writes the stored u, and its backward reads
-   z beside dy; RepConvN's SiLU of two stored branches; max pool's backward
+   z beside dy and writes dz over z; RepConvN's SiLU of two stored branches; max pool's backward
    finds each window's winner in the stored x. Stored results within one
    unit of the store's last place where sums run in another order (2^-9
    bf16, 2^-12 half, as test_conv_stored), float32 results as their float32
@@ -370,6 +370,9 @@ static int same_bits(const char *name, float **first, float **now, const size_t 
 }
 static double store_tol(yolo_precision prec) { return prec == YOLO_BF16 ? 0x1p-9 : 0x1p-12; }
 
+/* ... and its backward from dY stored (a BatchNorm backward's dL/dz over z, read in place by the
+   staged products or value by value), which must give the same bits as the same values handed over
+   as float32 (staged by the conv: rounding them again changes nothing) */
 static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g) {
     char name[96];
     snprintf(name, sizeof name, "train conv %s %dx%d s%d g%d B%d %dx%dx%d->%d", yolo_precision_name(prec), k, k, s, g, B, C1,
@@ -377,29 +380,40 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
     int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
     size_t nw = (size_t)C2 * (C1 / g) * k * k, nx = (size_t)B * C1 * H * W, ny = (size_t)B * C2 * Ho * Wo;
     pair x = mk_stored(prec, B, C1, H, W, -1, 1), y = mk_stored(prec, B, C2, Ho, Wo, 0, 1);
-    float *w = rnd(nw, -0.3f, 0.3f), *dy = rnd(ny, -1, 1), *dx = rnd(nx, -1, 1), *dw = rnd(nw, -1, 1);
-    float *w_d = todev(w, nw), *dy_d = todev(dy, ny), *dx0_d = todev(dx, nx), *dw0_d = todev(dw, nw);
+    pair dy = mk_stored(prec, B, C2, Ho, Wo, -1, 1);
+    float *w = rnd(nw, -0.3f, 0.3f), *dx = rnd(nx, -1, 1), *dw = rnd(nw, -1, 1);
+    float *w_d = todev(w, nw), *dx0_d = todev(dx, nx), *dw0_d = todev(dw, nw);
     float *dx_d = (float *)G->alloc(nx * sizeof(float)), *dw_d = (float *)G->alloc(nw * sizeof(float));
+    yolo_tensor dyf_d = dy.d;   /* the same values as float32 NCHW */
+    dyf_d.data = todev(dy.h.data, ny); dyf_d.store = YOLO_FP32;
     float *first[3] = { NULL, NULL, NULL };
     size_t n[3] = { ny, nx, nw };
     yolo_cpu.conv2d_forward(&x.h, w, NULL, NULL, C2, k, s, g, 0, prec, &y.h);
-    yolo_cpu.conv2d_backward(&x.h, w, dy, C2, k, s, g, Ho, Wo, prec, dx, dw, NULL);
-    for (int run = 0; run < 2; run++) {
+    yolo_cpu.conv2d_backward(&x.h, w, &dy.h, C2, k, s, g, prec, dx, dw, NULL);
+    for (int run = 0; run < 3; run++) {
         poison_stored(&y);
         G->copy(dx_d, dx0_d, nx * sizeof(float));
         G->copy(dw_d, dw0_d, nw * sizeof(float));
         G->conv2d_forward(&x.d, w_d, NULL, NULL, C2, k, s, g, 0, prec, &y.d);
-        G->conv2d_backward(&x.d, w_d, dy_d, C2, k, s, g, Ho, Wo, prec, dx_d, dw_d, NULL);
+        G->conv2d_backward(&x.d, w_d, run < 2 ? &dy.d : &dyf_d, C2, k, s, g, prec, dx_d, dw_d, NULL);
         float *now[3] = { stored_values(&y), tohost(dx_d, nx), tohost(dw_d, nw) };
-        if (run) { same_bits(name, first, now, n, 3); break; }
-        check_stored(name, "forward", &y, store_tol(prec));
-        check(name, "dx", dx, dx_d, nx, 1e-5);
-        check(name, "dw", dw, dw_d, nw, fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24));
-        memcpy(first, now, sizeof first);
+        if (run == 0) {
+            check_stored(name, "forward", &y, store_tol(prec));
+            check(name, "dx", dx, dx_d, nx, 1e-5);
+            check(name, "dw", dw, dw_d, nw, fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24));
+            memcpy(first, now, sizeof first);
+            continue;
+        }
+        int same = 1;   /* run 1: the same again; run 2: dY as float32, the same bits */
+        for (int t = 0; t < 3; t++) { same &= !memcmp(first[t], now[t], n[t] * sizeof(float)); free(now[t]); }
+        if (same) g_pass++; else g_fail++;
+        printf("  %-34s %s  %s\n", name, run == 1 ? "run twice: the same bits" : "dY stored = dY float32, bit for bit",
+               same ? "ok" : "FAIL");
     }
-    drop(&x); drop(&y);
-    free(w); free(dy); free(dx); free(dw);
-    G->release(w_d); G->release(dy_d); G->release(dx0_d); G->release(dw0_d); G->release(dx_d); G->release(dw_d);
+    for (int t = 0; t < 3; t++) free(first[t]);
+    drop(&x); drop(&y); drop(&dy);
+    free(w); free(dx); free(dw);
+    G->release(w_d); G->release(dyf_d.data); G->release(dx0_d); G->release(dw0_d); G->release(dx_d); G->release(dw_d);
 }
 
 static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int act, int synced) {
@@ -415,33 +429,34 @@ static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int 
     float *dg0_d = todev(dg, C), *dbt0_d = todev(dbt, C), *dy_d = todev(dy, nz);
     float *rm_d = (float *)G->alloc(C * sizeof(float)), *rv_d = (float *)G->alloc(C * sizeof(float));
     float *dg_d = (float *)G->alloc(C * sizeof(float)), *dbt_d = (float *)G->alloc(C * sizeof(float));
-    float *mean_d = poisoned(C), *invstd_d = poisoned(C), *g_d = (float *)G->alloc(nz * sizeof(float));
+    float *mean_d = poisoned(C), *invstd_d = poisoned(C), *z0_d = (float *)G->alloc(nz * sizeof(float));
     float *first[6] = { NULL };
     size_t n[6] = { nz, (size_t)C, (size_t)C, nz, (size_t)C, (size_t)C };
+    G->copy(z0_d, z.d.data, nz * sizeof(float));   /* z, for each run: the backward writes dz over it */
     yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, gh, &u.h);
-    yolo_cpu.bn_act_backward(&z.h, dy, gamma, beta, mean, invstd, act, gh, dg, dbt, dy);   /* dz in place of dy, as a Conv unit */
+    yolo_cpu.bn_act_backward(&z.h, dy, gamma, beta, mean, invstd, act, gh, dg, dbt);
     for (int run = 0; run < 2; run++) {
         poison_stored(&u);
+        G->copy(z.d.data, z0_d, nz * sizeof(float));
         G->copy(rm_d, rm0_d, C * sizeof(float)); G->copy(rv_d, rv0_d, C * sizeof(float));
         G->copy(dg_d, dg0_d, C * sizeof(float)); G->copy(dbt_d, dbt0_d, C * sizeof(float));
-        G->copy(g_d, dy_d, nz * sizeof(float));
         G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, gd, &u.d);
-        G->bn_act_backward(&z.d, g_d, gamma_d, beta_d, mean_d, invstd_d, act, gd, dg_d, dbt_d, g_d);
-        float *now[6] = { stored_values(&u), tohost(mean_d, C), tohost(invstd_d, C), tohost(g_d, nz), tohost(dg_d, C),
+        G->bn_act_backward(&z.d, dy_d, gamma_d, beta_d, mean_d, invstd_d, act, gd, dg_d, dbt_d);
+        float *now[6] = { stored_values(&u), tohost(mean_d, C), tohost(invstd_d, C), stored_values(&z), tohost(dg_d, C),
                           tohost(dbt_d, C) };
         if (run) { same_bits(name, first, now, n, 6); break; }
         check_stored(name, "forward", &u, store_tol(prec));
         check(name, "mean", mean, mean_d, C, 1e-5);
         check(name, "invstd", invstd, invstd_d, C, 1e-5);
         check(name, "run.var", rv, rv_d, C, 1e-5);
-        check(name, "dz", dy, g_d, nz, 1e-4);
+        check_stored(name, "dz over z", &z, store_tol(prec));
         check(name, "dgamma", dg, dg_d, C, 1e-4);
         check(name, "dbeta", dbt, dbt_d, C, 1e-4);
         memcpy(first, now, sizeof first);
     }
     drop(&z); drop(&u);
     float *all[] = { gamma, beta, rm, rv, mean, invstd, dg, dbt, dy };
-    float *alld[] = { gamma_d, beta_d, rm0_d, rv0_d, dg0_d, dbt0_d, dy_d, rm_d, rv_d, dg_d, dbt_d, mean_d, invstd_d, g_d };
+    float *alld[] = { gamma_d, beta_d, rm0_d, rv0_d, dg0_d, dbt0_d, dy_d, rm_d, rv_d, dg_d, dbt_d, mean_d, invstd_d, z0_d };
     for (int i = 0; i < 9; i++) free(all[i]);
     for (int i = 0; i < 14; i++) G->release(alld[i]);
 }
@@ -784,6 +799,9 @@ int main(void) {
         test_bn_stored(prec, 3, 80, 40, 40, 1, 0);                /* chunks of several 32-row tiles, channels past 64 */
         test_bn_stored(prec, 3, 80, 40, 40, 1, 1);                /* the --sync-bn hook on row-chunk sums */
         test_bn_stored(prec, 2, 5, 1, 1, 1, 0);
+        test_bn_stored(prec, 1, 48, 33, 35, 1, 0);               /* pixels an image not a multiple of 4: dy value by value */
+        test_bn_stored(prec, 3, 80, 17, 15, 0, 0);
+        test_bn_stored(prec, 1, 24, 203, 405, 1, 0);             /* chunks of two tiles, the last one short */
         test_elementwise_stored(prec, 3, 16, 9, 7);
         test_elementwise_stored(prec, 2, 5, 12, 11);
         test_elementwise_stored(prec, 1, 2, 113, 111);            /* maxpool: winners found again per pixel */

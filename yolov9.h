@@ -3615,11 +3615,24 @@ static void yolo_model_unfold(yolo_model *m) {
     yolo_model_forget_folded(m);
 }
 
+/* A training step's picture [B, 3, H, W] as uint8 (m->train_pixels): copied
+   to the backend once when the step starts (keep 1) and held until it ends
+   (keep 0), so that the forward and the backward's remade image both
+   divide the same device bytes by 255 instead of reading the caller's
+   pinned host memory twice. */
+static void yolo_pixels_keep(yolo_model *m, int keep) {
+    if (!keep || !m->train_pixels || !m->input_pixels) { m->be->release(m->input_bytes); m->input_bytes = NULL; return; }
+    if (m->input_bytes) return;
+    size_t n = yolo_numel(&m->input);
+    m->input_bytes = (unsigned char *)m->be->alloc(n);
+    m->be->upload(m->input_bytes, m->input_pixels, n);
+}
+
 void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
     if (be == m->be) return;
     yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
-    m->be->release(m->input_bytes); m->input_bytes = NULL;
+    yolo_pixels_keep(m, 0);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
     yolo_model_unfold(m);
     m->be = be;
@@ -3725,7 +3738,7 @@ void yolo_model_fuse(yolo_model *m) {
 void yolo_model_free(yolo_model *m) {
     if (!m->layers) return;
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
-    m->be->release(m->input_bytes); m->input_bytes = NULL;
+    yolo_pixels_keep(m, 0);
     yolo_model_unfold(m);
     yolo_layers_release(m);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
@@ -3840,14 +3853,6 @@ static void yolo_image_make(yolo_model *m, int make) {
 
 /* A training step's pixels (m->train_pixels): uploaded once, at the step's start (keep 1), before the
    image is first made from them, and given back at its end (keep 0), after the image's last make */
-static void yolo_pixels_keep(yolo_model *m, int keep) {
-    if (!keep || !m->train_pixels || !m->input_pixels) { m->be->release(m->input_bytes); m->input_bytes = NULL; return; }
-    if (m->input_bytes) return;
-    size_t n = yolo_numel(&m->input);
-    m->input_bytes = (unsigned char *)m->be->alloc(n);
-    m->be->upload(m->input_bytes, m->input_pixels, n);
-}
-
 /* Upsample and Concat only copy their inputs into L->own */
 static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
     if (L->type == YOLO_UPSAMPLE) {

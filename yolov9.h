@@ -1008,9 +1008,9 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
 /* what a backend keeps for itself on top of the plan: the CUDA backend's
    BatchNorm partial sums (8 MB), the workspace of the weight gradients'
    k-slices (32 MB), the staging buffer of the tensor-core convs' bf16
-   copies (256 MB) and small buffers (BatchNorm gradient sums, the
+   copies (128 MB) and small buffers (BatchNorm gradient sums, the
    gradient norm's per-block partials) */
-#define YOLO_BACKEND_SCRATCH_BYTES ((size_t)304 << 20)
+#define YOLO_BACKEND_SCRATCH_BYTES ((size_t)176 << 20)
 /* what an inference program (val, detect) reserves: the plan of a batch of
    B at H x W, the weights and the backend's scratch; *act the plan's part */
 size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act);

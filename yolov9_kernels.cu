@@ -1285,14 +1285,17 @@ template <class T> __global__ void weights_bwd_data_kernel(const float *w, T *wd
     }
 }
 
-/* The staging buffer: 256 MB of the backend's own scratch, taken at the
+/* The staging buffer: 128 MB of the backend's own scratch, taken at the
    first staged conv, holding a pass's weight copy and its NHWC copies for
    as many images as fit; a batch larger than that is run in chunks of
    images, one after the other (each chunk's weight gradient adds to dW in
    chunk order: the sum stays deterministic). A conv whose single image
    does not fit keeps gemm_tc_kernel. The maxpool backward keeps its
-   windows' winners there too, between the convs. */
-static const size_t STAGE_BYTES = (size_t)256 << 20;
+   windows' winners there too, between the convs. In a bf16 step only the
+   head's last convs copy anything an image (their float dY, 1 MB an image
+   at 640): 128 MB holds a batch of 64 in one chunk and keeps yolov9-s's
+   --ckpt step at batch 64 under 4 GB. */
+static const size_t STAGE_BYTES = (size_t)128 << 20;
 static char *g_stage = NULL;
 /* images a chunk holds (0: the conv is not staged) for per_image bytes of copies an image */
 static int stage_images(const ConvGeo &c, yolo_precision prec, size_t per_image) {

@@ -1520,9 +1520,12 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const yolo_
             }
         prof_end(BWD_D_NAME[prec][k != 1], dx ? flops / g : 0, 0);
     }
-    prof_begin();
-    if (db) { bias_grad_kernel<<<C2, 256>>>(dy->data, dy->store, db, c.B, C2, P); CK_LAUNCH("bias_grad_kernel"); }
-    prof_end("conv bias gradient", 0, store_bytes(dy->store) * (double)red * C2);
+    if (db) {   /* a conv with a bias (the heads' last convs; the others have BatchNorm) */
+        prof_begin();
+        bias_grad_kernel<<<C2, 256>>>(dy->data, dy->store, db, c.B, C2, P);
+        CK_LAUNCH("bias_grad_kernel");
+        prof_end("conv bias gradient", 0, store_bytes(dy->store) * (double)red * C2);
+    }
 }
 
 /* ------------------------------------------------------------------------ */

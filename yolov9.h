@@ -180,7 +180,8 @@ static inline YOLO_HD int yolo_maxpool_argmax(const yolo_real *p, int H, int W, 
 
 /* An activation: values and, when training, the gradient of the loss with
    respect to those values (same shape). Backward passes *add* into grad, so
-   a tensor read by several layers collects the sum of their gradients. */
+   a tensor read by several layers collects the sum of their gradients; the
+   first of them assigns instead, into memory taken not zeroed (grad_fresh). */
 typedef struct {
     int n, c, h, w;      /* shape [B, C, H, W] */
     yolo_real *data;     /* [n*c*h*w] */
@@ -193,6 +194,7 @@ typedef struct {
        the CPU: the NCHW floats above, rounded). Only the backend's ops read it. The gradient is float32
        NCHW whatever the store: it is a sum over the tensor's readers. */
     int store;
+    int grad_fresh;      /* 1: grad taken and not yet written (not zeroed: the first writer assigns; yolo_grad_need) */
 } yolo_tensor;
 
 /* ------------------------------------------------------------------------ */
@@ -292,9 +294,10 @@ typedef struct yolo_backend {
     void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2, int k,
                            int s, int g, int act, yolo_precision prec, yolo_tensor *y);
     /* from dy = dL/dy [B, C2, Ho, Wo] (float32, or stored in prec: a BatchNorm backward's dL/dz written over
-       z): dw += dL/dw, db += dL/db (db may be NULL), dx += dL/dx (dx may be NULL) */
+       z): dw += dL/dw, db += dL/db (db may be NULL), dx += dL/dx (dx may be NULL; dx_add 0: dx = 0 + dL/dx,
+       its old values not read: a fresh gradient, yolo_grad_need) */
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dy, int C2, int k, int s,
-                            int g, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db);
+                            int g, yolo_precision prec, yolo_real *dx, int dx_add, yolo_real *dw, yolo_real *db);
     /* ws = w [C2, cin, k, k] in the form the forward's products in prec read (the CUDA backend: two-byte
        [C2][k][k][cin], the tensor cores' operand; the CPU twin: floats rounded to prec, w's layout), in
        alloc_values(C2 cin k k, prec) memory */
@@ -315,20 +318,22 @@ typedef struct yolo_backend {
                             const yolo_real *mean, const yolo_real *invstd, int act, const yolo_bn_group *group,
                             yolo_real *dgamma, yolo_real *dbeta);
     /* y = SiLU(a + b) (RepConvN's two branches; a, b and y stored alike), and its backward: da += g,
-       db += g, g = dy SiLU'(a + b) (dy, da, db: float32 gradients of a's shape) */
+       db += g, g = dy SiLU'(a + b) (dy, da, db: float32 gradients of a's shape; add 0: da = db = 0 + g) */
     void (*silu_forward)(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y);
-    void (*silu_backward)(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da, yolo_real *db);
+    void (*silu_backward)(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da, yolo_real *db,
+                          int add);
     void (*add)(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y);        /* y = a + b, stored alike */
-    void (*accumulate)(yolo_real *y, const yolo_real *x, size_t n);                 /* y += x */
+    void (*accumulate)(yolo_real *y, const yolo_real *x, size_t n, int add);        /* y += x (add 0: y = 0 + x) */
     void (*avgpool2_forward)(const yolo_tensor *x, yolo_tensor *y);
-    void (*avgpool2_backward)(const yolo_tensor *y, yolo_real *dx, int H, int W);
+    void (*avgpool2_backward)(const yolo_tensor *y, yolo_real *dx, int H, int W, int add);   /* dx += (add 0: 0 +) */
     void (*maxpool_forward)(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y);
     void (*maxpool_backward)(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx);
     /* channels [c0, c0 + C) of x, nearest, at y's size into y [B, C, Ho, Wo] (add: added to y) */
     void (*resize_forward)(const yolo_tensor *x, int c0, int add, yolo_tensor *y);
     void (*resize_add_backward)(const yolo_tensor *y, yolo_tensor *x, int c0);
     /* channels [sc, sc + C) of src [B, src_c, HW] into (accumulate: added to) [dc, dc + C) of dst
-       [B, dst_c, HW], float32: the backward's gradients of concatenations and splits */
+       [B, dst_c, HW], float32: the backward's gradients of concatenations and splits (accumulate 0 into
+       a fresh gradient: its first writer) */
     void (*copy_channels)(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc,
                           int B, int C, int HW, int accumulate);
     /* channels [sc, sc + C) of src into [dc, dc + C) of dst (a concatenation's slot, a split's half,
@@ -595,6 +600,7 @@ typedef struct yolo_model {
     void (*grads_final)(void *ctx, struct yolo_model *m, int layer);
     void *grads_final_ctx;
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
+    int grads_zeroed;        /* 1: gradients taken zeroed, every writer adds (the first-writer-assigns path off: tests) */
     yolo_precision precision;   /* of every conv's products, forward and backward (YOLO_FP32 unless set) */
     /* internal: the store of the activations the pass under way makes (yolo_tensor.store): a
        training pass or a folded inference pass (yolo_forward) in bf16 or half keeps them in that
@@ -1745,19 +1751,21 @@ static void yolo_store_round(yolo_tensor *t) {
 /* Given dy = dL/dy: dw += dy col^T, db += sum dy, dx += col2im(w^T dy).
    In bf16 or half: the two products of rounded copies of x, w and dy (a
    stored dy, a BatchNorm's dL/dz, is rounded already: where the GPU wrote
-   it); the bias gradient, a plain sum, of dy itself. */
+   it); the bias gradient, a plain sum, of dy itself. dx_add 0 (a fresh
+   gradient): dx zeroed first, the same 0 + dL/dx the GPU writes. */
 static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dyt,
                                  int C2, int k, int s, int g, yolo_precision prec,
-                                 yolo_real *dx, yolo_real *dw, yolo_real *db) {
+                                 yolo_real *dx, int dx_add, yolo_real *dw, yolo_real *db) {
     int Ho = dyt->h, Wo = dyt->w;
     const yolo_real *dy = dyt->data;
+    if (dx && !dx_add) memset(dx, 0, yolo_numel(x) * sizeof(yolo_real));
     if (prec != YOLO_FP32) {
         yolo_tensor xr = *x, dyr = *dyt;
         xr.data = yolo_rounded_copy(prec, x->data, yolo_numel(x));
         yolo_real *wr = yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
         if (dyt->store == YOLO_FP32) dyr.data = yolo_rounded_copy(prec, dy, yolo_numel(dyt));
         dyr.store = YOLO_FP32;
-        yolo_conv2d_backward(&xr, wr, &dyr, C2, k, s, g, YOLO_FP32, dx, dw, NULL);
+        yolo_conv2d_backward(&xr, wr, &dyr, C2, k, s, g, YOLO_FP32, dx, 1, dw, NULL);
         for (int n = 0; n < x->n && db; n++)
             for (int o = 0; o < C2; o++) {
                 double acc = 0;
@@ -1926,8 +1934,9 @@ static void yolo_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
     }
     yolo_store_round(y);
 }
-static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W) {
+static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W, int add) {
     int Ho = y->h, Wo = y->w;
+    if (!add) memset(dx, 0, (size_t)y->n * y->c * H * W * sizeof(yolo_real));   /* the same 0 + sums as the GPU's */
     #pragma omp parallel for schedule(static)
     for (int nc = 0; nc < y->n * y->c; nc++) {
         const yolo_real *q = y->grad + (size_t)nc * Ho * Wo;
@@ -2024,21 +2033,21 @@ static void yolo_cpu_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yo
     yolo_store_round(y);
 }
 static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da,
-                                   yolo_real *db) {
+                                   yolo_real *db, int add) {
     size_t n = yolo_numel(a);
     #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) {
         yolo_real g = dy[i] * yolo_silu_grad(a->data[i] + b->data[i]);
-        da[i] += g;
-        db[i] += g;
+        da[i] = (add ? da[i] : 0) + g;
+        db[i] = (add ? db[i] : 0) + g;
     }
 }
 static void yolo_cpu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
     for (size_t i = 0, n = yolo_numel(y); i < n; i++) y->data[i] = a->data[i] + b->data[i];
     yolo_store_round(y);
 }
-static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n) {
-    for (size_t i = 0; i < n; i++) y[i] += x[i];
+static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n, int add) {
+    for (size_t i = 0; i < n; i++) y[i] = (add ? y[i] : 0) + x[i];
 }
 
 /* one optimizer step on all n values, each as its group says (section 8) */
@@ -2227,14 +2236,57 @@ static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *li
     t->wants_grad = train;
 }
 
-/* Gradients are short-lived: a tensor's gradient is taken (zeroed) just
-   before the first backward op that adds into it, and given back as soon
-   as the op that reads it (its producer's backward) is done. */
+/* Gradients are short-lived: a tensor's gradient is taken just before the
+   first backward op that writes it, and given back as soon as the op that
+   reads it (its producer's backward) is done.
+
+   A gradient is a sum over the tensor's readers, and the sum's first term
+   needs no zero under it: the gradient is taken fresh (its memory not
+   zeroed, grad_fresh), and the first op that writes all of it assigns
+   0 + its term (yolo_grads_add says which), so that neither a memset nor
+   the first writer's read of the old values is paid, and the sums come
+   out the same bits. An op that adds into part of a fresh gradient, or
+   one that has no assigning form, or the op that reads it (nothing wrote
+   it: the sum of no terms), takes it zeroed first (yolo_grad_zeroed). */
 static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
     size_t n = t->cap ? t->cap : yolo_numel(t);   /* the values may be dropped (yolo_tensor_keep) */
-    if (t != &m->input && !t->grad && n) t->grad = (yolo_real *)m->be->alloc(n * sizeof(yolo_real));
+    if (t == &m->input || t->grad || !n) return;
+    t->grad = (yolo_real *)(m->grads_zeroed ? m->be->alloc(n * sizeof(yolo_real)) : m->be->alloc_values(n, YOLO_FP32));
+    t->grad_fresh = !m->grads_zeroed;
 }
-static void yolo_grad_done(yolo_model *m, yolo_tensor *t) { m->be->release(t->grad); t->grad = NULL; }
+static void yolo_grad_done(yolo_model *m, yolo_tensor *t) { m->be->release(t->grad); t->grad = NULL; t->grad_fresh = 0; }
+
+/* t's gradient, zeroed if it is still fresh: for an op that adds into (a
+   part of) it, or reads it */
+static void yolo_grad_zeroed(yolo_model *m, yolo_tensor *t) {
+    if (t->grad && t->grad_fresh) m->be->zero(t->grad, yolo_numel(t) * sizeof(yolo_real));
+    t->grad_fresh = 0;
+}
+
+/* The mode of an op about to write all of the gradients of t[n] (those
+   that exist): 0, assign, when every one is fresh (then none is any more);
+   else 1, add, the fresh ones zeroed first. */
+static int yolo_grads_add(yolo_model *m, yolo_tensor *const *t, int n) {
+    int fresh = 1;
+    for (int i = 0; i < n; i++) if (t[i]->grad && !t[i]->grad_fresh) fresh = 0;
+    for (int i = 0; i < n; i++) {
+        if (!fresh) yolo_grad_zeroed(m, t[i]);
+        t[i]->grad_fresh = 0;
+    }
+    return !fresh;
+}
+static int yolo_grad_add(yolo_model *m, yolo_tensor *t) { return yolo_grads_add(m, &t, 1); }
+
+/* channels [sc, sc + C) of src's gradient into (added to) [dc, dc + C) of
+   dst's, the backward of a concatenation or a split: the first writer of
+   all of dst's assigns */
+static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo_tensor *src, int sc, yolo_tensor *dst,
+                               int dc, int C) {
+    int add = 1;
+    if (C == dst->c) add = yolo_grad_add(m, dst);
+    else yolo_grad_zeroed(m, dst);
+    be->copy_channels(src->grad, src->c, sc, dst->grad, dst->c, dc, dst->n, C, dst->h * dst->w, add);
+}
 
 /* ---- Conv ---------------------------------------------------------------- */
 
@@ -2354,7 +2406,8 @@ static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
         dy = c->z;
     }
     be = yolo_op(m, c->bn ? &c->z : &c->y);
-    be->conv2d_backward(c->x, c->w, &dy, c->c2, c->k, c->s, c->g, m->precision, c->x->grad, c->gw, c->gb);
+    be->conv2d_backward(c->x, c->w, &dy, c->c2, c->k, c->s, c->g, m->precision, c->x->grad, yolo_grad_add(m, c->x),
+                        c->gw, c->gb);
 }
 
 /* ---- RepConvN ------------------------------------------------------------- */
@@ -2406,7 +2459,8 @@ static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *
 
 static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
     const yolo_backend *be = yolo_op(m, &r->y);
-    be->silu_backward(r->y.grad, &r->conv1.y, &r->conv2.y, r->conv1.y.grad, r->conv2.y.grad);
+    yolo_tensor *branches[2] = { &r->conv1.y, &r->conv2.y };
+    be->silu_backward(r->y.grad, &r->conv1.y, &r->conv2.y, r->conv1.y.grad, r->conv2.y.grad, yolo_grads_add(m, branches, 2));
     yolo_conv_backward(m, &r->conv1);
     yolo_conv_backward(m, &r->conv2);
 }
@@ -2444,8 +2498,8 @@ static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_
 static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b) {
     size_t n = yolo_numel(&b->y);
     const yolo_backend *be = yolo_op(m, &b->y);
-    be->accumulate(b->cv2.y.grad, b->y.grad, n);
-    if (b->add && b->x->grad) be->accumulate(b->x->grad, b->y.grad, n);
+    be->accumulate(b->cv2.y.grad, b->y.grad, n, yolo_grad_add(m, &b->cv2.y));
+    if (b->add && b->x->grad) be->accumulate(b->x->grad, b->y.grad, n, yolo_grad_add(m, b->x));
     yolo_conv_backward(m, &b->cv2);
     yolo_repconvn_backward(m, &b->cv1);
 }
@@ -2523,12 +2577,12 @@ static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x,
 }
 
 static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
-    int c_ = r->cv1.c2, B = r->cat.n, HW = r->cat.h * r->cat.w;
+    int c_ = r->cv1.c2;
     yolo_tensor *h = yolo_repncsp_link(r, r->n);
     yolo_conv_backward(m, &r->cv3);
     const yolo_backend *be = yolo_op(m, &r->cat);
-    be->copy_channels(r->cat.grad, 2 * c_, 0, h->grad, c_, 0, B, c_, HW, 1);
-    be->copy_channels(r->cat.grad, 2 * c_, c_, r->cv2.y.grad, c_, 0, B, c_, HW, 1);
+    yolo_grad_channels(m, be, &r->cat, 0, h, 0, c_);
+    yolo_grad_channels(m, be, &r->cat, c_, &r->cv2.y, 0, c_);
     for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i]);
     yolo_conv_backward(m, &r->cv2);
     yolo_conv_backward(m, &r->cv1);
@@ -2648,18 +2702,18 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
 /* backwards from cv4: cat's gradient to its parts; each branch's conv and
    computational block; half_b's gradient to cv1's second half */
 static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
-    int B = e->cat.n, HW = e->cat.h * e->cat.w, c3 = e->c3, c4 = e->c4, h = c3 / 2, ct = c3 + 2 * c4;
+    int c3 = e->c3, c4 = e->c4, h = c3 / 2;
     yolo_conv_backward(m, &e->cv4);
     const yolo_backend *be = yolo_op(m, &e->cat);
-    be->copy_channels(e->cat.grad, ct, 0, e->cv1.y.grad, c3, 0, B, c3, HW, 1);
-    be->copy_channels(e->cat.grad, ct, c3, e->cv2.y.grad, c4, 0, B, c4, HW, 1);
-    be->copy_channels(e->cat.grad, ct, c3 + c4, e->cv3.y.grad, c4, 0, B, c4, HW, 1);
+    yolo_grad_channels(m, be, &e->cat, 0, &e->cv1.y, 0, c3);
+    yolo_grad_channels(m, be, &e->cat, c3, &e->cv2.y, 0, c4);
+    yolo_grad_channels(m, be, &e->cat, c3 + c4, &e->cv3.y, 0, c4);
     yolo_conv_backward(m, &e->cv3);
     if (!e->elan1) yolo_repncsp_backward(m, &e->csp3);
     yolo_conv_backward(m, &e->cv2);
     if (!e->elan1) yolo_repncsp_backward(m, &e->csp2);
     be = yolo_op(m, &e->half_b);
-    be->copy_channels(e->half_b.grad, h, 0, e->cv1.y.grad, c3, h, B, h, HW, 1);
+    yolo_grad_channels(m, be, &e->half_b, 0, &e->cv1.y, h, h);
     yolo_conv_backward(m, &e->cv1);
 }
 
@@ -2785,23 +2839,25 @@ static void yolo_down_backward(yolo_model *m, yolo_down *d) {
     yolo_tensor *x = d->x;
     const yolo_backend *be;
     if (d->adown) {
-        int B = x->n, c = d->cv1.c2, HWo = d->y.h * d->y.w, h = x->c / 2, HW = d->pool.h * d->pool.w;
+        int c = d->cv1.c2, h = x->c / 2;
         be = yolo_op(m, &d->y);
-        be->copy_channels(d->y.grad, 2 * c, 0, d->cv1.y.grad, c, 0, B, c, HWo, 1);
-        be->copy_channels(d->y.grad, 2 * c, c, d->cv2.y.grad, c, 0, B, c, HWo, 1);
+        yolo_grad_channels(m, be, &d->y, 0, &d->cv1.y, 0, c);
+        yolo_grad_channels(m, be, &d->y, c, &d->cv2.y, 0, c);
         yolo_conv_backward(m, &d->cv2);
         be = yolo_op(m, &d->maxp);
+        yolo_grad_zeroed(m, &d->half2);   /* the max pool's backward adds */
         be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad);
         yolo_conv_backward(m, &d->cv1);
-        be = yolo_op(m, &d->half1);
-        be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, 1);
+        be = yolo_op(m, &d->half1);   /* (takes pool's gradient) */
+        int add = yolo_grad_add(m, &d->pool), B = x->n, HW = d->pool.h * d->pool.w;   /* the two halves write all of it */
+        be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, add);
         be = yolo_op(m, &d->half2);
-        be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, 1);
+        be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, add);
     } else {
         yolo_conv_backward(m, &d->cv1);
     }
     be = yolo_op(m, &d->pool);
-    if (x->grad) be->avgpool2_backward(&d->pool, x->grad, x->h, x->w);
+    if (x->grad) be->avgpool2_backward(&d->pool, x->grad, x->h, x->w, yolo_grad_add(m, x));
 }
 
 /* what training keeps of AConv and ADown */
@@ -2890,16 +2946,17 @@ static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x,
 /* cat's gradient to its four slices, the pools' backwards in between,
    from the last pool to cv1.y; each step named by the pool it hands on */
 static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
-    int c = s->cv1.c2, B = s->cat.n, HW = s->cat.h * s->cat.w;
+    int c = s->cv1.c2;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     yolo_conv_backward(m, &s->cv5);
     for (int i = 3; i > 0; i--) {
         const yolo_backend *be = yolo_op(m, pools[i]);
-        be->copy_channels(s->cat.grad, 4 * c, i * c, pools[i]->grad, c, 0, B, c, HW, 1);
+        yolo_grad_channels(m, be, &s->cat, i * c, pools[i], 0, c);
+        yolo_grad_zeroed(m, pools[i - 1]);   /* the max pool's backward adds */
         be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
     }
     const yolo_backend *be = yolo_op(m, &s->cat);
-    be->copy_channels(s->cat.grad, 4 * c, 0, s->cv1.y.grad, c, 0, B, c, HW, 1);
+    yolo_grad_channels(m, be, &s->cat, 0, &s->cv1.y, 0, c);
     yolo_conv_backward(m, &s->cv1);
 }
 
@@ -4018,7 +4075,7 @@ static void yolo_layer_drop_inside(yolo_model *m, yolo_layer *L) {
 
 /* the gradient of a layer's output, released after the layer's own backward */
 static void yolo_grad_drop(yolo_model *m, yolo_layer *L) {
-    if (L->out != &m->input && !L->det) { m->be->release(L->out->grad); L->out->grad = NULL; }
+    if (L->out != &m->input && !L->det) yolo_grad_done(m, L->out);
 }
 
 /* all: inference over every layer, every output kept (to be inspected);
@@ -4088,6 +4145,7 @@ void yolo_backward(yolo_model *m) {
         /* the gradients this backward reads and, for the layers without
            convs, writes (a conv takes its input's when it writes it) */
         yolo_grad_need(m, L->out);
+        yolo_grad_zeroed(m, L->out);   /* its readers' backwards wrote it, or none did: then it is 0 */
         if (!yolo_layer_has_inside(L))
             for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
         else if (!L->det)   /* (the head makes its inputs level by level) */
@@ -4099,19 +4157,23 @@ void yolo_backward(yolo_model *m) {
         case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down); break;
         case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_backward(m, &L->b.elan); break;
         case YOLO_SPPELAN: yolo_sppelan_backward(m, &L->b.spp); break;
-        case YOLO_UPSAMPLE: m->be->resize_add_backward(&L->own, x, 0); break;
+        case YOLO_UPSAMPLE:
+            yolo_grad_zeroed(m, x);   /* the resize's backward adds */
+            m->be->resize_add_backward(&L->own, x, 0);
+            break;
         case YOLO_CONCAT:
             for (int j = 0, off = 0; j < L->nfrom; j++) {
                 yolo_tensor *t = yolo_layer_input(m, L, j);
-                m->be->copy_channels(L->own.grad, L->c_out, off, t->grad, t->c, 0, t->n, t->c, t->h * t->w, 1);
+                yolo_grad_channels(m, m->be, &L->own, off, t, 0, t->c);
                 off += t->c;
             }
             break;
         case YOLO_CBFUSE: {
             yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
-            m->be->accumulate(last->grad, L->own.grad, yolo_numel(last));
+            m->be->accumulate(last->grad, L->own.grad, yolo_numel(last), yolo_grad_add(m, last));
             for (int j = 0; j < L->nfrom - 1; j++) {
                 yolo_layer *src = &m->layers[L->from[j]];
+                yolo_grad_zeroed(m, src->out);   /* the resize's backward adds into its chunk */
                 m->be->resize_add_backward(&L->own, src->out, yolo_chunk_offset(src, L->args[j]));
             }
             break;
@@ -4273,14 +4335,12 @@ static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
    branch's convs from the last */
 static void yolo_detect_backward(yolo_model *m, yolo_layer *L) {
     yolo_detect *d = L->det;
-    int no = 4 * YOLO_REG_MAX + d->nc;
     for (int b = 0; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
-            int HW = o->h * o->w;
             const yolo_backend *be = yolo_op(m, o);
-            be->copy_channels(o->grad, no, 0, d->box[b][l][2].y.grad, 4 * YOLO_REG_MAX, 0, o->n, 4 * YOLO_REG_MAX, HW, 1);
-            be->copy_channels(o->grad, no, 4 * YOLO_REG_MAX, d->cls[b][l][2].y.grad, d->nc, 0, o->n, d->nc, HW, 1);
+            yolo_grad_channels(m, be, o, 0, &d->box[b][l][2].y, 0, 4 * YOLO_REG_MAX);
+            yolo_grad_channels(m, be, o, 4 * YOLO_REG_MAX, &d->cls[b][l][2].y, 0, d->nc);
             for (int s = 2; s >= 0; s--) {
                 yolo_conv_backward(m, &d->box[b][l][s]);
                 yolo_conv_backward(m, &d->cls[b][l][s]);
@@ -4760,6 +4820,7 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
         if (!reuse) yolo_assignment_resize(be, &L->as[b], B, A, d->nc);
         lb.as = &L->as[b]; lb.reuse = reuse; lb.grad_scale = bw * B;
         lb.work = be->alloc(yolo_loss_work_bytes(B, A, k));
+        for (int l = 0; l < 3; l++) if (d->out[b][l].grad) yolo_grad_add(m, &d->out[b][l]);   /* the loss writes them all */
         be->loss(&lb);
         be->release(lb.work);
         double S = L->as[b].score_sum;
@@ -4966,6 +5027,10 @@ static void yolo_life_table(yolo_model *m, const yolo_life_row *rows, int n) {
 static void yolo_life_rows(yolo_model *m, yolo_life_when when, const yolo_tensor *op) {
     if (!op) return;
     m->life_run.busy = 1;
+    for (int k = m->life_run.r0; when == YOLO_BWD_BEFORE && k < m->life_run.r1; k++) {
+        yolo_life_row *r = &m->life[k];   /* a gradient op reads (its DONE row) that nothing wrote: the sum of no terms */
+        if (r->what == YOLO_DONE && r->op == op && !r->done) yolo_grad_zeroed(m, r->t);
+    }
     for (int k = m->life_run.r0; k < m->life_run.r1; k++) {
         yolo_life_row *r = &m->life[k];
         if (r->done || r->when != when || r->op != op) continue;
@@ -5151,7 +5216,8 @@ static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, c
                                      int k, int s, int g, int act, yolo_precision prec, yolo_tensor *y) {}
 static void yolo_plan_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws) {}
 static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dy, int C2, int k,
-                                      int s, int g, yolo_precision prec, yolo_real *dx, yolo_real *dw, yolo_real *db) {}
+                                      int s, int g, yolo_precision prec, yolo_real *dx, int dx_add, yolo_real *dw,
+                                      yolo_real *db) {}
 static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                        yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                        double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {}
@@ -5162,10 +5228,10 @@ static void yolo_plan_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const
                                       const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta) {}
 static void yolo_plan_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
 static void yolo_plan_silu_backward(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da,
-                                    yolo_real *db) {}
-static void yolo_plan_accumulate(yolo_real *y, const yolo_real *x, size_t n) {}
+                                    yolo_real *db, int add) {}
+static void yolo_plan_accumulate(yolo_real *y, const yolo_real *x, size_t n, int add) {}
 static void yolo_plan_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {}
-static void yolo_plan_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W) {}
+static void yolo_plan_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W, int add) {}
 static void yolo_plan_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {}
 static void yolo_plan_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx) {}
 static void yolo_plan_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {}

@@ -758,13 +758,13 @@ struct BwdDataB {   /* n = (b, qy, qx), k = (co, ty, tx) */
         return v;
     }
 };
-struct BwdDataStore {
-    float *dx; ConvGeo c; Phase f; int gi;
+struct BwdDataStore {   /* add 0: dX = 0 + v, its old values not read (a fresh gradient) */
+    float *dx; ConvGeo c; Phase f; int gi, add;
     __device__ float *at(int m, int n) const {   /* dX[b][gi c1g + m][py + s qy][px + s qx] */
         int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
         return dx + (((size_t)b * c.C1 + gi * c.c1g + m) * c.H + f.py + c.s * qy) * c.W + f.px + c.s * qx;
     }
-    __device__ void operator()(int m, int n, float v) const { *at(m, n) += v; }
+    __device__ void operator()(int m, int n, float v) const { float *d = at(m, n); *d = (add ? *d : 0.f) + v; }
 };
 
 /* backward weights: dW[co, (ci,ky,kx)] += sum_(n,oy,ox) dY[n, co, oy, ox] X[n, ci, ...]. The sum over
@@ -1016,7 +1016,8 @@ __device__ inline void store_tile(const BwdDataStore &ep, const float *Cs, int L
         for (int u = 0; u < U; u++) {
             int e = e0 + 256 * u, m = m0 + e / RUNS, n = n0 + e % RUNS * per;
             dst[u] = e < E && m < M && n < N ? ep.at(m, n) : NULL;
-            if (dst[u]) old[u] = by4 ? *(const float4 *)dst[u] : make_float4(*dst[u], 0.f, 0.f, 0.f);
+            if (dst[u]) old[u] = !ep.add ? make_float4(0.f, 0.f, 0.f, 0.f)
+                                 : by4 ? *(const float4 *)dst[u] : make_float4(*dst[u], 0.f, 0.f, 0.f);
         }
         #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -1353,7 +1354,7 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
    each phase's data gradient */
 template <class T>
 static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const float *dy,
-                                 const T *dy_nhwc, int nb, yolo_precision prec, float *dx, float *dw) {
+                                 const T *dy_nhwc, int nb, yolo_precision prec, float *dx, int dx_add, float *dw) {
     int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
     size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2);
     size_t xbytes = x_nhwc ? 0 : yolo_arena_bytes((size_t)nb * c.H * c.W * c.C1 * 2);
@@ -1405,7 +1406,7 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
                     int nt = f.nky * f.nkx;
                     RowsStA<T> da = { wd + off, nt * c.c2g, gi * c.c1g };
                     BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
-                    BwdDataStore st = { dx + (size_t)b0 * c.C1 * c.H * c.W, cc, f, gi };
+                    BwdDataStore st = { dx + (size_t)b0 * c.C1 * c.H * c.W, cc, f, gi, dx_add };
                     gemm_staged<false>(c.c1g, cc.B * f.Hq * f.Wq, nt * c.c2g, 1, da, dbb, st);
                     off += (size_t)c.g * c.c1g * nt * c.c2g;
                 }
@@ -1484,19 +1485,20 @@ static void conv_dw_group(yolo_precision prec, const ConvGeo &c, int gi, const y
 }
 
 static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const yolo_tensor *dy, int C2, int k, int s, int g,
-                               yolo_precision prec, float *dx, float *dw, float *db) {
+                               yolo_precision prec, float *dx, int dx_add, float *dw, float *db) {
     ConvGeo c = geo(x, C2, k, s, g, dy->h, dy->w);
     int Kw = c.c1g * k * k, P = dy->h * dy->w, red = c.B * P, x_nhwc = x->store != YOLO_FP32, dy_nhwc = dy->store != YOLO_FP32;
     double flops = 2.0 * red * C2 * Kw;
     conv_input_store(x, prec, "conv2d_backward");
     conv_input_store(dy, prec, "conv2d_backward");
     int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (dy_nhwc ? 0 : (size_t)P * C2)) * 2);
+    if (dx && !dx_add && k < s) { cu_zero(dx, (size_t)c.B * c.C1 * c.H * c.W * sizeof(float)); dx_add = 1; }   /* taps miss some of dX */
     if (nb && prec == YOLO_BF16)
         conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w, dy->data,
-                                            dy_nhwc ? (const __nv_bfloat16 *)dy->data : NULL, nb, prec, dx, dw);
+                                            dy_nhwc ? (const __nv_bfloat16 *)dy->data : NULL, nb, prec, dx, dx_add, dw);
     else if (nb)
         conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, dy->data,
-                                     dy_nhwc ? (const __half *)dy->data : NULL, nb, prec, dx, dw);
+                                     dy_nhwc ? (const __half *)dy->data : NULL, nb, prec, dx, dx_add, dw);
     for (int gi = 0; !nb && gi < g; gi++) {
         prof_begin();
         float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
@@ -1515,7 +1517,7 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const yolo_
                 if (!phase_of(c, py, px, &f)) continue;
                 BwdDataA da = { w, c, f, gi };
                 BwdDataB dbb = { dy->data, dy->store, c, f, gi };
-                BwdDataStore st = { dx, c, f, gi };
+                BwdDataStore st = { dx, c, f, gi, dx_add };
                 gemm(prec, c.c1g, c.B * f.Hq * f.Wq, c.c2g * f.nky * f.nkx, 1, da, dbb, st);
             }
         prof_end(BWD_D_NAME[prec][k != 1], dx ? flops / g : 0, 0);
@@ -1987,20 +1989,20 @@ template <class T> __global__ void silu_kernel(T *y, const T *a, const T *b, siz
 /* its backward, one thread per gradient value i = (b, c, p) of NCHW floats, reading the branches
    where their store keeps value (b, c, p) */
 __global__ void silu_back_kernel(const float *dy, const void *a, const void *b, int store, int C, int HW, float *da,
-                                 float *db, size_t n) {
+                                 float *db, int add, size_t n) {
     GRID_STRIDE(i, n) {
         size_t j = i;
         if (store != YOLO_FP32) { size_t bc = i / HW; j = value_at(store, (int)(bc / C), C, (int)(bc % C), HW, (int)(i % HW)); }
         float g = dy[i] * d_silu_grad(get_value(a, store, j) + get_value(b, store, j));
-        da[i] += g;
-        db[i] += g;
+        da[i] = (add ? da[i] : 0.f) + g;
+        db[i] = (add ? db[i] : 0.f) + g;
     }
 }
 __global__ void add_kernel(float *y, const float *a, const float *b, size_t n) { GRID_STRIDE(i, n) y[i] = a[i] + b[i]; }
 template <class T> __global__ void add_stored_kernel(T *y, const T *a, const T *b, size_t n) {
     GRID_STRIDE(i, n) y[i] = round_to<T>(to_float(a[i]) + to_float(b[i]));
 }
-__global__ void accumulate_kernel(float *y, const float *x, size_t n) { GRID_STRIDE(i, n) y[i] += x[i]; }
+__global__ void accumulate_kernel(float *y, const float *x, int add, size_t n) { GRID_STRIDE(i, n) y[i] = (add ? y[i] : 0.f) + x[i]; }
 
 static void cu_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;
@@ -2015,13 +2017,13 @@ static void cu_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_ten
     CK_LAUNCH("silu_kernel");
     prof_end("silu forward", 0, store_bytes(y->store) * 3.0 * n);
 }
-static void cu_silu_backward(const float *dy, const yolo_tensor *a, const yolo_tensor *b, float *da, float *db) {
+static void cu_silu_backward(const float *dy, const yolo_tensor *a, const yolo_tensor *b, float *da, float *db, int add) {
     size_t n = (size_t)a->n * a->c * a->h * a->w;
     same_store(a, b, "silu backward");
     prof_begin();
-    silu_back_kernel<<<grid_for(n), 256>>>(dy, a->data, b->data, a->store, a->c, a->h * a->w, da, db, n);
+    silu_back_kernel<<<grid_for(n), 256>>>(dy, a->data, b->data, a->store, a->c, a->h * a->w, da, db, add, n);
     CK_LAUNCH("silu_back_kernel");
-    prof_end("silu backward", 0, (4.0 * 5 + store_bytes(a->store) * 2) * n);
+    prof_end("silu backward", 0, (4.0 * (add ? 5 : 3) + store_bytes(a->store) * 2) * n);
 }
 static void cu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;
@@ -2036,10 +2038,10 @@ static void cu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
     CK_LAUNCH("add_kernel");
     prof_end("add", 0, store_bytes(y->store) * 3.0 * n);
 }
-static void cu_accumulate(float *y, const float *x, size_t n) {
+static void cu_accumulate(float *y, const float *x, size_t n, int add) {
     prof_begin();
-    accumulate_kernel<<<grid_for(n), 256>>>(y, x, n); CK_LAUNCH("accumulate_kernel");
-    prof_end("accumulate", 0, 4.0 * 3 * n);
+    accumulate_kernel<<<grid_for(n), 256>>>(y, x, add, n); CK_LAUNCH("accumulate_kernel");
+    prof_end("accumulate", 0, 4.0 * (add ? 3 : 2) * n);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2069,7 +2071,7 @@ __global__ void avgpool2_kernel(const float *x, float *y, size_t n, int H, int W
     }
 }
 /* gather form: input (iy, ix) is in the windows of outputs (iy-1..iy, ix-1..ix) */
-__global__ void avgpool2_back_kernel(const float *dy, float *dx, size_t n, int H, int W) {
+__global__ void avgpool2_back_kernel(const float *dy, float *dx, int add, size_t n, int H, int W) {
     int Ho = H - 1, Wo = W - 1;
     GRID_STRIDE(i, n) {
         size_t nc = i / ((size_t)H * W);
@@ -2078,7 +2080,7 @@ __global__ void avgpool2_back_kernel(const float *dy, float *dx, size_t n, int H
         for (int oy = iy - 1; oy <= iy; oy++)
             for (int ox = ix - 1; ox <= ix; ox++)
                 if (oy >= 0 && oy < Ho && ox >= 0 && ox < Wo) acc += dy[nc * Ho * Wo + oy * Wo + ox];
-        dx[i] += acc * 0.25f;
+        dx[i] = (add ? dx[i] : 0.f) + acc * 0.25f;
     }
 }
 
@@ -2237,11 +2239,11 @@ static void cu_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
     CK_LAUNCH("avgpool2_kernel");
     prof_end("avgpool forward", 0, store_bytes(y->store) * 5.0 * n);
 }
-static void cu_avgpool2_backward(const yolo_tensor *y, float *dx, int H, int W) {
+static void cu_avgpool2_backward(const yolo_tensor *y, float *dx, int H, int W, int add) {
     size_t n = (size_t)y->n * y->c * H * W;
     prof_begin();
-    avgpool2_back_kernel<<<grid_for(n), 256>>>(y->grad, dx, n, H, W); CK_LAUNCH("avgpool2_back_kernel");
-    prof_end("avgpool backward", 0, 4.0 * 3 * n);
+    avgpool2_back_kernel<<<grid_for(n), 256>>>(y->grad, dx, add, n, H, W); CK_LAUNCH("avgpool2_back_kernel");
+    prof_end("avgpool backward", 0, 4.0 * (add ? 3 : 2) * n);
 }
 static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;

@@ -343,6 +343,30 @@ static int check_case(const char *dir, const yolo_backend *be, yolo_precision pr
     }
     failures += stage_report(&s_ckpt);
 
+    /* 3c. a fresh gradient's first writer assigns (yolo_grad_need): the
+       same step with every gradient taken zeroed and every writer adding
+       must give the same gradients, bit for bit (the count of values whose
+       bits differ, tolerance 0) */
+    stage_t s_fresh = { "assign vs zeroed", 0 };
+    {
+        yolo_real *g[2];
+        for (int zeroed = 0; zeroed < 2; zeroed++) {
+            yolo_load_weights(&m, weights, err);
+            m.grads_zeroed = zeroed;
+            yolo_forward(&m, 1);
+            yolo_loss_compute(&m, &loss, targets, nt, 0);
+            yolo_zero_grads(&m);
+            yolo_backward(&m);
+            g[zeroed] = yolo_fetch(&m, m.grads, m.nvalues);
+        }
+        m.grads_zeroed = 0;
+        size_t differ = 0;
+        for (size_t i = 0; i < m.nvalues; i++) differ += memcmp(&g[0][i], &g[1][i], sizeof(yolo_real)) != 0;
+        stage_add(&s_fresh, "all gradients: values that differ", (double)differ);
+        free(g[0]); free(g[1]);
+    }
+    failures += stage_report(&s_fresh);
+
     /* 4. optimizer steps from the original weights on the official gradients:
        SGD and AdamW twice on them (reference.safetensors), Lion once on them
        and once on -0.1 times them, its state compared too (lion.safetensors,

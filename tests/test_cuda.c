@@ -62,6 +62,7 @@ static void poison(pair *p) {
 /* the device gradient set to the host's bits, so that a check of 0 tolerance
    sees only the op under test, not what earlier ops left in the sum */
 static void same_grad(pair *p) { G->upload(p->d.grad, p->h.grad, yolo_numel(&p->h) * sizeof(float)); }
+static void fill_nan(float *h, size_t n) { for (size_t i = 0; i < n; i++) h[i] = NAN; }
 static void drop(pair *p) { yolo_tensor_free(&yolo_cpu, &p->h); yolo_tensor_free(G, &p->d); }
 
 /* A convolution, forward and backward, in precision prec against its CPU
@@ -72,16 +73,19 @@ static void drop(pair *p) { yolo_tensor_free(&yolo_cpu, &p->h); yolo_tensor_free
    start from the same random values on both sides. The GPU runs it all
    twice and must give the same bits: no atomics, the weight gradient's
    k-slices summed in a fixed order. bias: 0 none, 1 a bias, 2 a bias and
-   the SiLU in the forward's epilogue (a folded Conv). */
-static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g, int bias) {
+   the SiLU in the forward's epilogue (a folded Conv). dx_add 0: dx is a
+   fresh gradient, assigned: NaN on both sides before the backward, none
+   may be left (every value written, no old value read). */
+static void test_conv_dx(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g, int bias, int dx_add) {
     char name[96];
     int act = bias == 2;
-    snprintf(name, sizeof name, "conv %s %dx%d s%d g%d B%d %dx%dx%d->%d%s", yolo_precision_name(prec), k, k, s, g, B, C1,
-             H, W, C2, bias ? act ? " +b+silu" : " +b" : "");
+    snprintf(name, sizeof name, "conv %s %dx%d s%d g%d B%d %dx%dx%d->%d%s%s", yolo_precision_name(prec), k, k, s, g, B, C1,
+             H, W, C2, bias ? act ? " +b+silu" : " +b" : "", dx_add ? "" : " dx assign");
     int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
     size_t nw = (size_t)C2 * (C1 / g) * k * k, nx = (size_t)B * C1 * H * W, ny = (size_t)B * C2 * Ho * Wo;
     pair x = mk(B, C1, H, W, -1, 1), y = mk(B, C2, Ho, Wo, -1, 1);   /* x.grad and y.grad random too */
     float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1), *dw = rnd(nw, -1, 1), *db = rnd(C2, -1, 1);
+    if (!dx_add) fill_nan(x.h.grad, nx);
     float *w_d = todev(w, nw), *b_d = todev(b, C2), *dw0_d = todev(dw, nw), *db0_d = todev(db, C2);
     float *dx0_d = todev(x.h.grad, nx), *nan = (float *)malloc(ny * sizeof(float));
     for (size_t i = 0; i < ny; i++) nan[i] = NAN;
@@ -90,7 +94,7 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
     double dw_tol = fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24);
     yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, NULL, C2, k, s, g, act, prec, &y.h);
     yolo_tensor dy_h = yolo_grad_view(&y.h), dy_d = yolo_grad_view(&y.d);
-    yolo_cpu.conv2d_backward(&x.h, w, &dy_h, C2, k, s, g, prec, x.h.grad, dw, bias ? db : NULL);
+    yolo_cpu.conv2d_backward(&x.h, w, &dy_h, C2, k, s, g, prec, x.h.grad, dx_add, dw, bias ? db : NULL);
     size_t n[4] = { ny, nx, nw, (size_t)C2 };
     float *first[4] = { NULL, NULL, NULL, NULL };
     for (int run = 0; run < 2; run++) {
@@ -100,7 +104,7 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
         G->copy(x.d.grad, dx0_d, nx * sizeof(float));
         G->upload(y.d.data, nan, ny * sizeof(float));
         G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, NULL, C2, k, s, g, act, prec, &y.d);
-        G->conv2d_backward(&x.d, w_d, &dy_d, C2, k, s, g, prec, x.d.grad, dw_d, bias ? db_d : NULL);
+        G->conv2d_backward(&x.d, w_d, &dy_d, C2, k, s, g, prec, x.d.grad, dx_add, dw_d, bias ? db_d : NULL);
         float *now[4] = { tohost(y.d.data, ny), tohost(x.d.grad, nx), tohost(dw_d, nw), tohost(db_d, C2) };
         if (run == 0) {
             check(name, "forward", y.h.data, y.d.data, ny, 1e-5);
@@ -119,6 +123,9 @@ static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, 
     drop(&x); drop(&y);
     free(w); free(b); free(dw); free(db); free(nan);
     G->release(w_d); G->release(b_d); G->release(dw0_d); G->release(db0_d); G->release(dx0_d);
+}
+static void test_conv(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g, int bias) {
+    test_conv_dx(prec, B, C1, H, W, C2, k, s, g, bias, 1);
 }
 
 /* --sync-bn over two processes that hold the same share: the group doubles
@@ -372,16 +379,18 @@ static double store_tol(yolo_precision prec) { return prec == YOLO_BF16 ? 0x1p-9
 
 /* ... and its backward from dY stored (a BatchNorm backward's dL/dz over z, read in place by the
    staged products or value by value), which must give the same bits as the same values handed over
-   as float32 (staged by the conv: rounding them again changes nothing) */
-static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g) {
+   as float32 (staged by the conv: rounding them again changes nothing); dx_add 0: dx assigned over NaN,
+   as test_conv_dx */
+static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g, int dx_add) {
     char name[96];
-    snprintf(name, sizeof name, "train conv %s %dx%d s%d g%d B%d %dx%dx%d->%d", yolo_precision_name(prec), k, k, s, g, B, C1,
-             H, W, C2);
+    snprintf(name, sizeof name, "train conv %s %dx%d s%d g%d B%d %dx%dx%d->%d%s", yolo_precision_name(prec), k, k, s, g, B, C1,
+             H, W, C2, dx_add ? "" : " dx assign");
     int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
     size_t nw = (size_t)C2 * (C1 / g) * k * k, nx = (size_t)B * C1 * H * W, ny = (size_t)B * C2 * Ho * Wo;
     pair x = mk_stored(prec, B, C1, H, W, -1, 1), y = mk_stored(prec, B, C2, Ho, Wo, 0, 1);
     pair dy = mk_stored(prec, B, C2, Ho, Wo, -1, 1);
     float *w = rnd(nw, -0.3f, 0.3f), *dx = rnd(nx, -1, 1), *dw = rnd(nw, -1, 1);
+    if (!dx_add) fill_nan(dx, nx);
     float *w_d = todev(w, nw), *dx0_d = todev(dx, nx), *dw0_d = todev(dw, nw);
     float *dx_d = (float *)G->alloc(nx * sizeof(float)), *dw_d = (float *)G->alloc(nw * sizeof(float));
     yolo_tensor dyf_d = dy.d;   /* the same values as float32 NCHW */
@@ -389,13 +398,13 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
     float *first[3] = { NULL, NULL, NULL };
     size_t n[3] = { ny, nx, nw };
     yolo_cpu.conv2d_forward(&x.h, w, NULL, NULL, C2, k, s, g, 0, prec, &y.h);
-    yolo_cpu.conv2d_backward(&x.h, w, &dy.h, C2, k, s, g, prec, dx, dw, NULL);
+    yolo_cpu.conv2d_backward(&x.h, w, &dy.h, C2, k, s, g, prec, dx, dx_add, dw, NULL);
     for (int run = 0; run < 3; run++) {
         poison_stored(&y);
         G->copy(dx_d, dx0_d, nx * sizeof(float));
         G->copy(dw_d, dw0_d, nw * sizeof(float));
         G->conv2d_forward(&x.d, w_d, NULL, NULL, C2, k, s, g, 0, prec, &y.d);
-        G->conv2d_backward(&x.d, w_d, run < 2 ? &dy.d : &dyf_d, C2, k, s, g, prec, dx_d, dw_d, NULL);
+        G->conv2d_backward(&x.d, w_d, run < 2 ? &dy.d : &dyf_d, C2, k, s, g, prec, dx_d, dx_add, dw_d, NULL);
         float *now[3] = { stored_values(&y), tohost(dx_d, nx), tohost(dw_d, nw) };
         if (run == 0) {
             check_stored(name, "forward", &y, store_tol(prec));
@@ -461,6 +470,52 @@ static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int 
     for (int i = 0; i < 14; i++) G->release(alld[i]);
 }
 
+/* The assigning form (add 0) of a backward op that writes fresh gradients, as the model's first writer
+   calls it: out[k] of n values each are NaN on both sides before; the GPU's must come out free of NaN
+   (every value written, none read), as the twin's, and the same bits when run again. op(be, out) runs
+   the op on backend be into out. */
+typedef void (*assign_op)(const yolo_backend *be, float **out, void *ctx);
+static void check_assign(const char *name, const char **what, int k, size_t n, assign_op op, void *ctx, double tol) {
+    float *h[2], *d[2], *first[2], *now[2], *nan = (float *)malloc(n * sizeof(float));
+    size_t ns[2] = { n, n };
+    fill_nan(nan, n);
+    for (int t = 0; t < k; t++) { h[t] = (float *)malloc(n * sizeof(float)); memcpy(h[t], nan, n * sizeof(float)); }
+    op(&yolo_cpu, h, ctx);
+    for (int run = 0; run < 2; run++) {
+        for (int t = 0; t < k; t++) d[t] = todev(nan, n);
+        op(G, d, ctx);
+        for (int t = 0; t < k; t++) {
+            if (!run) check(name, what[t], h[t], d[t], n, tol);
+            (run ? now : first)[t] = tohost(d[t], n);
+            G->release(d[t]);
+        }
+    }
+    same_bits(name, first, now, ns, k);
+    for (int t = 0; t < k; t++) free(h[t]);
+    free(nan);
+}
+struct silu_ctx { const float *dy[2]; const yolo_tensor *a[2], *b[2]; };   /* [0] host, [1] device */
+static void silu_assign(const yolo_backend *be, float **out, void *ctx) {
+    struct silu_ctx *c = (struct silu_ctx *)ctx;
+    int i = be != &yolo_cpu;
+    be->silu_backward(c->dy[i], c->a[i], c->b[i], out[0], out[1], 0);
+}
+struct acc_ctx { const float *x[2]; size_t n; };
+static void accumulate_assign(const yolo_backend *be, float **out, void *ctx) {
+    struct acc_ctx *c = (struct acc_ctx *)ctx;
+    be->accumulate(out[0], c->x[be != &yolo_cpu], c->n, 0);
+}
+struct pool_ctx { const yolo_tensor *y[2]; int H, W; };
+static void avgpool_assign(const yolo_backend *be, float **out, void *ctx) {
+    struct pool_ctx *c = (struct pool_ctx *)ctx;
+    be->avgpool2_backward(c->y[be != &yolo_cpu], out[0], c->H, c->W, 0);
+}
+struct copy_ctx { const float *src[2]; int src_c, sc, C, B, HW; };
+static void copy_assign(const yolo_backend *be, float **out, void *ctx) {   /* all C channels of dst [B, C, HW] */
+    struct copy_ctx *c = (struct copy_ctx *)ctx;
+    be->copy_channels(c->src[be != &yolo_cpu], c->src_c, c->sc, out[0], c->C, 0, c->B, c->C, c->HW, 0);
+}
+
 /* RepConvN's SiLU of two stored branches, and max pool's backward from a stored x */
 static void test_elementwise_stored(yolo_precision prec, int B, int C, int H, int W) {
     char name[96];
@@ -473,10 +528,13 @@ static void test_elementwise_stored(yolo_precision prec, int B, int C, int H, in
     poison_stored(&y);
     G->silu_forward(&a.d, &b.d, &y.d);
     check_stored(name, "forward", &y, store_tol(prec));
-    yolo_cpu.silu_backward(dy, &a.h, &b.h, da, db);
-    G->silu_backward(dy_d, &a.d, &b.d, da_d, db_d);
+    yolo_cpu.silu_backward(dy, &a.h, &b.h, da, db, 1);
+    G->silu_backward(dy_d, &a.d, &b.d, da_d, db_d, 1);
     check(name, "da", da, da_d, n, 1e-5);
     check(name, "db", db, db_d, n, 1e-5);
+    struct silu_ctx sc = { { dy, dy_d }, { &a.h, &a.d }, { &b.h, &b.d } };
+    const char *dadb[2] = { "da assign", "db assign" };
+    check_assign(name, dadb, 2, n, silu_assign, &sc, 1e-5);
     static const int ks[2][3] = { { 3, 2, 1 }, { 5, 1, 2 } };
     for (int v = 0; v < 2; v++) {
         int k = ks[v][0], s = ks[v][1], p = ks[v][2];
@@ -500,13 +558,18 @@ static void test_elementwise(size_t n) {
     tb.data = b; ty.data = y; ta_d.data = a_d; tb_d.data = b_d; ty_d.data = y_d;
     yolo_cpu.silu_forward(&ta, &tb, &ty); G->silu_forward(&ta_d, &tb_d, &ty_d);
     check("silu(a + b)", "forward", y, y_d, n, 1e-5);
-    yolo_cpu.silu_backward(dy, &ta, &tb, da, db); G->silu_backward(dy_d, &ta_d, &tb_d, da_d, db_d);
+    yolo_cpu.silu_backward(dy, &ta, &tb, da, db, 1); G->silu_backward(dy_d, &ta_d, &tb_d, da_d, db_d, 1);
     check("silu(a + b)", "da", da, da_d, n, 1e-5);
     check("silu(a + b)", "db", db, db_d, n, 1e-5);
     yolo_cpu.add(&ta, &tb, &ty); G->add(&ta_d, &tb_d, &ty_d);
     check("add", "forward", y, y_d, n, 1e-6);
-    yolo_cpu.accumulate(da, b, n); G->accumulate(da_d, b_d, n);
+    yolo_cpu.accumulate(da, b, n, 1); G->accumulate(da_d, b_d, n, 1);
     check("accumulate", "forward", da, da_d, n, 1e-6);
+    struct silu_ctx sc = { { dy, dy_d }, { &ta, &ta_d }, { &tb, &tb_d } };
+    struct acc_ctx ac = { { b, b_d }, n };
+    const char *dadb[2] = { "da assign", "db assign" }, *y_[1] = { "y assign" };
+    check_assign("silu(a + b)", dadb, 2, n, silu_assign, &sc, 1e-5);
+    check_assign("accumulate", y_, 1, n, accumulate_assign, &ac, 0);
     free(a); free(b); free(dy); free(da); free(db); free(y);
     G->release(a_d); G->release(b_d); G->release(dy_d); G->release(da_d); G->release(db_d); G->release(y_d);
 }
@@ -519,8 +582,11 @@ static void test_pools(int B, int C, int H, int W) {
     poison(&a);
     yolo_cpu.avgpool2_forward(&x.h, &a.h); G->avgpool2_forward(&x.d, &a.d);
     check(name, "forward", a.h.data, a.d.data, yolo_numel(&a.h), 1e-6);
-    yolo_cpu.avgpool2_backward(&a.h, x.h.grad, H, W); G->avgpool2_backward(&a.d, x.d.grad, H, W);
+    yolo_cpu.avgpool2_backward(&a.h, x.h.grad, H, W, 1); G->avgpool2_backward(&a.d, x.d.grad, H, W, 1);
     check(name, "dx", x.h.grad, x.d.grad, yolo_numel(&x.h), 1e-6);
+    struct pool_ctx pc = { { &a.h, &a.d }, H, W };
+    const char *dx_[1] = { "dx assign" };
+    check_assign(name, dx_, 1, yolo_numel(&x.h), avgpool_assign, &pc, 1e-6);
     static const int ks[2][3] = { { 3, 2, 1 }, { 5, 1, 2 } };
     for (int v = 0; v < 2; v++) {
         int k = ks[v][0], s = ks[v][1], p = ks[v][2];
@@ -554,6 +620,10 @@ static void test_pools(int B, int C, int H, int W) {
     yolo_cpu.copy_channels(x.h.data, C, 0, c.h.data, C + 3, 3, B, C, H * W, 1);
     G->copy_channels(x.d.data, C, 0, c.d.data, C + 3, 3, B, C, H * W, 1);
     check(name, "accumulate", c.h.data, c.d.data, yolo_numel(&c.h), 1e-6);
+    same_grad(&x);
+    struct copy_ctx cc = { { x.h.grad, x.d.grad }, C, 1, C - 1, B, H * W };   /* a split's gradient: all of dst */
+    const char *dst_[1] = { "dst assign" };
+    check_assign(name, dst_, 1, (size_t)B * (C - 1) * H * W, copy_assign, &cc, 0);
     drop(&x); drop(&a); drop(&r); drop(&c);
 }
 
@@ -744,6 +814,11 @@ int main(void) {
     test_conv(YOLO_FP32, 1, 5, 31, 29, 3, 1, 1, 1, 0);
     test_conv(YOLO_FP32, 3, 8, 64, 45, 12, 3, 1, 1, 1);    /* long sums over positions: the weight gradient in k-slices */
     test_conv(YOLO_FP32, 3, 16, 61, 47, 20, 3, 2, 1, 0);
+    /* backward-data assigning dx (a fresh gradient): every phase of a stride, groups, 1x1 stride 2 (taps miss dX) */
+    test_conv_dx(YOLO_FP32, 1, 3, 17, 13, 5, 3, 2, 1, 0, 0);
+    test_conv_dx(YOLO_FP32, 2, 12, 7, 5, 20, 3, 1, 4, 0, 0);
+    test_conv_dx(YOLO_FP32, 3, 16, 61, 47, 20, 3, 2, 1, 0, 0);
+    test_conv_dx(YOLO_FP32, 3, 5, 9, 7, 8, 1, 2, 1, 0, 0);
     if (!G->tensor_cores) printf("  bf16 and half convs: this GPU has no tensor cores for them (sm_80 on), skipped\n");
     for (int p = YOLO_BF16; G->tensor_cores && p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
         yolo_precision prec = (yolo_precision)p;
@@ -772,6 +847,15 @@ int main(void) {
         test_conv(prec, 1, 64, 263, 263, 96, 1, 1, 1, 0);   /* 96; backward-data 64 */
         test_conv(prec, 1, 24, 263, 263, 128, 1, 1, 1, 1);  /* 128 */
         test_conv(prec, 2, 16, 13, 11, 256, 3, 1, 1, 1);    /* 128, two rows of tiles */
+        /* backward-data assigning dx: value by value, staged (store_tile: 16-byte runs at 64x45, else one by one) */
+        test_conv_dx(prec, 1, 3, 17, 13, 48, 3, 2, 1, 0, 0);
+        test_conv_dx(prec, 3, 5, 9, 7, 80, 1, 2, 1, 0, 0);     /* 1x1 stride 2: dX zeroed first */
+        test_conv_dx(prec, 3, 80, 11, 9, 48, 3, 2, 4, 2, 0);
+        test_conv_dx(prec, 1, 8, 17, 13, 48, 3, 2, 1, 0, 0);
+        test_conv_dx(prec, 3, 24, 9, 7, 80, 1, 2, 1, 0, 0);
+        test_conv_dx(prec, 3, 64, 11, 9, 96, 3, 2, 4, 2, 0);
+        test_conv_dx(prec, 2, 136, 21, 19, 144, 3, 1, 1, 0, 0);
+        test_conv_dx(prec, 3, 16, 64, 45, 24, 3, 1, 1, 1, 0);
         /* a low-precision inference pass: outputs stored NHWC, inputs read as stored */
         test_conv_stored(prec, 0, 1, 3, 3, 17, 13, 16, 3, 2, 1);    /* the image (Cin 3) into the store */
         test_conv_stored(prec, 0, 1, 1, 8, 15, 13, 48, 3, 1, 1);    /* a float32 input staged */
@@ -786,13 +870,17 @@ int main(void) {
         test_stored(prec, 3, 24, 8, 11);
         test_stored(prec, 2, 5, 40, 36);                          /* odd channels: two-byte copies */
         /* a training pass in that store */
-        test_conv_train_stored(prec, 3, 16, 19, 11, 80, 3, 1, 1);   /* staged: x read as stored, dY staged */
-        test_conv_train_stored(prec, 1, 64, 11, 9, 96, 3, 2, 4);    /* groups of 16 -> 24 channels, stride 2 */
-        test_conv_train_stored(prec, 2, 136, 21, 19, 144, 1, 1, 1); /* 128 x 128 tiles */
-        test_conv_train_stored(prec, 3, 16, 64, 45, 24, 3, 1, 1);   /* the weight gradient in k-slices */
-        test_conv_train_stored(prec, 3, 5, 9, 7, 48, 3, 1, 1);      /* Cin 5: read value by value */
-        test_conv_train_stored(prec, 2, 80, 9, 7, 48, 3, 2, 4);     /* groups of 20: read value by value, stride 2 */
-        test_conv_train_stored(prec, 1, 8, 8, 13, 3, 1, 1, 1);      /* 3 outputs: not staged, z stored value by value */
+        test_conv_train_stored(prec, 3, 16, 19, 11, 80, 3, 1, 1, 1);   /* staged: x read as stored, dY staged */
+        test_conv_train_stored(prec, 1, 64, 11, 9, 96, 3, 2, 4, 1);    /* groups of 16 -> 24 channels, stride 2 */
+        test_conv_train_stored(prec, 2, 136, 21, 19, 144, 1, 1, 1, 1); /* 128 x 128 tiles */
+        test_conv_train_stored(prec, 3, 16, 64, 45, 24, 3, 1, 1, 1);   /* the weight gradient in k-slices */
+        test_conv_train_stored(prec, 3, 5, 9, 7, 48, 3, 1, 1, 1);      /* Cin 5: read value by value */
+        test_conv_train_stored(prec, 2, 80, 9, 7, 48, 3, 2, 4, 1);     /* groups of 20: read value by value, stride 2 */
+        test_conv_train_stored(prec, 1, 8, 8, 13, 3, 1, 1, 1, 1);      /* 3 outputs: not staged, z stored value by value */
+        test_conv_train_stored(prec, 3, 16, 19, 11, 80, 3, 1, 1, 0);   /* dx assigned */
+        test_conv_train_stored(prec, 2, 80, 9, 7, 48, 3, 2, 4, 0);
+        test_conv_train_stored(prec, 3, 16, 64, 45, 24, 3, 1, 1, 0);
+        test_conv_train_stored(prec, 1, 8, 8, 13, 3, 1, 1, 1, 0);
         test_bn_stored(prec, 1, 7, 5, 3, 1, 0);                   /* channels not a multiple of 8: value by value */
         test_bn_stored(prec, 3, 13, 9, 11, 0, 0);
         test_bn_stored(prec, 2, 48, 8, 12, 1, 0);                 /* 16-byte loads */

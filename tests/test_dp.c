@@ -262,7 +262,7 @@ static void reference(setup *s, const yolo_backend *be, int world, int steps) {
             be->copy(s->m.values, first, bytes);   /* the running statistics of the first share alone (nothing else moved) */
         }
         be->copy(s->m.grads, acc[0], bytes);
-        for (int r = 1; r < world; r++) be->accumulate(s->m.grads, acc[r], n);
+        for (int r = 1; r < world; r++) be->accumulate(s->m.grads, acc[r], n, 1);
         for (int r = 0; r < world; r++) be->zero(acc[r], bytes);
         step(s);
     }
@@ -298,7 +298,10 @@ static void whole(setup *s, int world, int steps) {
                     }
                 yolo_loss_compute(&s->m, &s->L, bt[r]->targets, bt[r]->nt, 0);
                 for (int b = 0; b < d->nbranch; b++)
-                    for (int l = 0; l < 3; l++) d->out[b][l] = whole_maps[b][l];
+                    for (int l = 0; l < 3; l++) {
+                        d->out[b][l] = whole_maps[b][l];
+                        d->out[b][l].grad_fresh = 0;   /* the shares' losses write all of the gradient */
+                    }
             }
             yolo_backward(&s->m);
             free(images);

@@ -107,7 +107,7 @@ static void h_backward(harness *h, const blockcase *c) {
     case B_ELAN4: case B_ELAN1: yolo_elan_backward(m, &h->elan); break;
     case B_ACONV: case B_ADOWN: yolo_down_backward(m, &h->down); break;
     case B_SPPELAN: yolo_sppelan_backward(m, &h->spp); break;
-    case OP_AVGPOOL: yolo_avgpool2_backward(&h->y_op, x->grad, x->h, x->w); break;
+    case OP_AVGPOOL: yolo_avgpool2_backward(&h->y_op, x->grad, x->h, x->w, 1); break;
     case OP_MAXPOOL: yolo_maxpool_backward(x, c->k, c->s, c->k / 2, &h->y_op, x->grad); break;
     case OP_UPSAMPLE: yolo_resize_add_backward(&h->y_op, x, 1); break;
     }
@@ -185,6 +185,7 @@ static void check_block(const blockcase *c) {
     for (int i = 0; i < m->nacts; i++) if (m->acts[i]->grad) memset(m->acts[i]->grad, 0, m->acts[i]->cap * sizeof(yolo_real));
     memset(h->x.grad, 0, yolo_numel(&h->x) * sizeof(yolo_real));
     yolo_grad_need(m, y);   /* dL/dy = R: the block's backward takes the rest */
+    yolo_grad_add(m, y);    /* (fresh: the copy writes all of it) */
     memcpy(y->grad, h->R, yolo_numel(y) * sizeof(yolo_real));
     h_pass(h, c, 1);
     printf("  %s\n", c->name);

@@ -485,17 +485,14 @@ static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *
    each way) and 9.23 and 22.41 for the fastest tile of each shape. Wider
    tiles (256 columns up to 64 rows) and narrower ones for small grids
    were slower there. */
-struct StagedTile { int BM, BN, WARPS_M; };
+struct StagedTile { int BM, BN, WARPS_M, BK, STAGES; };
 static StagedTile staged_tile(int M) {
-    StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2 };
+    StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2, 32, 4 };
     if (t.BM == 48) { t.BN = 256; t.WARPS_M = 1; }
     return t;
 }
-/* k-slices of a product (gemm, or staged: gemm_staged's tiles) */
-static int gemm_slices(yolo_precision prec, int staged, int M, int N, int K, int splitk, int *kchunk) {
-    int BM, BN, BK;
-    gemm_tile(prec, M, N, &BM, &BN, &BK);
-    if (staged) { StagedTile t = staged_tile(M); BM = t.BM; BN = t.BN; BK = 32; }
+/* k-slices of a product in BM x BN tiles, each a whole number of kstep */
+static int tile_slices(int BM, int BN, int kstep, int M, int N, int K, int splitk, int *kchunk) {
     if (splitk <= 0) {
         int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
         splitk = (528 + tiles - 1) / tiles;
@@ -503,9 +500,18 @@ static int gemm_slices(yolo_precision prec, int staged, int M, int N, int K, int
         if (splitk < 1) splitk = 1;
     }
     int kc = (K + splitk - 1) / splitk;
-    kc = (kc + BK - 1) / BK * BK;
+    kc = (kc + kstep - 1) / kstep * kstep;
     if (kchunk) *kchunk = kc;
     return (K + kc - 1) / kc;
+}
+/* k-slices of a product (gemm, or staged: gemm_staged's tiles; their
+   slices in steps of 32 k whatever the tile's BK, so that the sums, and
+   their bits, do not depend on it) */
+static int gemm_slices(yolo_precision prec, int staged, int M, int N, int K, int splitk, int *kchunk) {
+    int BM, BN, BK;
+    gemm_tile(prec, M, N, &BM, &BN, &BK);
+    if (staged) { StagedTile t = staged_tile(M); BM = t.BM; BN = t.BN; BK = 32; }
+    return tile_slices(BM, BN, BK, M, N, K, splitk, kchunk);
 }
 
 /* C = A B in prec, in at most splitk k-slices (0: as gemm_slices
@@ -923,9 +929,7 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
    split-K are those of gemm_tc_kernel; the accumulators pass through
    shared memory (the ring's, or more where the float tile is larger) on
    their way to the epilogue, so that its stores come out coalesced. */
-static const int STAGES = 4;
-template <int BM, int BN, bool KOUTER> struct StagedSmem {
-    static const int BK = 32;
+template <int BM, int BN, int BK, int STAGES, bool KOUTER> struct StagedSmem {
     static const int LDA = KOUTER ? BM + 8 : BK + 8, LDB = KOUTER ? BN + 8 : BK + 8;   /* a stored row, elements */
     static const int A = KOUTER ? BK * LDA : BM * LDA, B = KOUTER ? BK * LDB : BN * LDB;   /* one stage, elements */
     static const int LDC = BN + 4, RING = STAGES * (A + B) * 2, TILE = BM * LDC * 4;   /* the ring; the epilogue's floats */
@@ -954,8 +958,8 @@ __device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
    stage; k outer: columns 8 (i % (R / 8)) of k row i / (R / 8). Either
    way a thread's rows (columns) stay the same over the k loop, so the
    loader's per-row index work (L::Row) is done once, before it. */
-template <int R, bool KOUTER> struct RunMap {
-    static const int BK = 32, KR = BK / 8, CPR = R / 8;   /* k inner: runs in a row; k outer: runs in a k row */
+template <int R, int BK, bool KOUTER> struct RunMap {
+    static const int KR = BK / 8, CPR = R / 8;   /* k inner: runs in a row; k outer: runs in a k row */
     static const int RUNS = R * BK / 8, N = (RUNS + 255) / 256;   /* runs a stage; a thread's most */
     __device__ static bool has(int tid, int j) { return RUNS % 256 == 0 || tid + 256 * j < RUNS; }
     __device__ static int row(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i % CPR * 8 : i / KR; }
@@ -1034,13 +1038,13 @@ __device__ inline void store_tile(const BwdDataStore &ep, const float *Cs, int L
    tiles of up to 64 x 128 (80 registers), whose convs are mostly short
    sums (1x1, K of 64 to 256) that wait on memory more than they multiply,
    so that blocks in flight keep it busy; two for the larger ones (128). */
-template <class T, int BM, int BN, int WARPS_M, bool KOUTER, class LA, class LB, class EP>
+template <class T, int BM, int BN, int WARPS_M, int BK, int STAGES, bool KOUTER, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if __CUDA_ARCH__ >= 800
-    typedef StagedSmem<BM, BN, KOUTER> S;
-    typedef RunMap<BM, KOUTER> MA;
-    typedef RunMap<BN, KOUTER> MB;
-    const int BK = S::BK, WARPS_N = 8 / WARPS_M, WM = BM / WARPS_M, WN = BN / WARPS_N, FM = WM / 16, FN = WN / 8;
+    typedef StagedSmem<BM, BN, BK, STAGES, KOUTER> S;
+    typedef RunMap<BM, BK, KOUTER> MA;
+    typedef RunMap<BN, BK, KOUTER> MB;
+    const int WARPS_N = 8 / WARPS_M, WM = BM / WARPS_M, WN = BN / WARPS_N, FM = WM / 16, FN = WN / 8;
     static_assert(WM % 16 == 0 && WN % 16 == 0 && BM % 8 == 0 && BN % 8 == 0, "tile shapes: warp tiles in 16s");
     extern __shared__ __align__(16) unsigned short smem[];
     unsigned short *As = smem, *Bs = smem + STAGES * S::A;
@@ -1121,17 +1125,17 @@ __global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kern
 #endif
 }
 
-template <class T, int BM, int BN, int WARPS_M, bool KOUTER, class LA, class LB, class EP>
+template <class T, int BM, int BN, int WARPS_M, int BK, int STAGES, bool KOUTER, class LA, class LB, class EP>
 static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    const int bytes = StagedSmem<BM, BN, KOUTER>::BYTES;   /* over the default 48 KB: asked for, once a kernel */
+    const int bytes = StagedSmem<BM, BN, BK, STAGES, KOUTER>::BYTES;   /* over the default 48 KB: asked for, once a kernel */
     static bool asked = false;   /* one per instantiation, as the attribute */
     if (!asked) {
-        CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, WARPS_M, KOUTER, LA, LB, EP>,
+        CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER, LA, LB, EP>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
         asked = true;
     }
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    conv_tc_kernel<T, BM, BN, WARPS_M, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
+    conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
     CK_LAUNCH("conv_tc_kernel");
 }
 /* C = A B from staged operands (T from the loaders) in staged_tile's
@@ -1143,11 +1147,11 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     int kchunk;
     splitk = gemm_slices(YOLO_BF16, 1, M, N, K, splitk, &kchunk);
     StagedTile t = staged_tile(M);
-    if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 48) conv_tc_tiles<T, 48, 256, 1, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 64) conv_tc_tiles<T, 64, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 96) conv_tc_tiles<T, 96, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else conv_tc_tiles<T, 128, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 48) conv_tc_tiles<T, 48, 256, 1, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 64) conv_tc_tiles<T, 64, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 96) conv_tc_tiles<T, 96, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else conv_tc_tiles<T, 128, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
     return splitk;
 }
 

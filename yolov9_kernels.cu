@@ -472,7 +472,8 @@ static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *
     *BM = M >= 96 ? 128 : 64; *BN = N >= 96 ? 128 : 64; *BK = 32;
 }
 /* The tile of a staged product (conv_tc_kernel, below): BM x BN, its 8
-   warps WARPS_M along M by 8 / WARPS_M along N, BK 32. BM is the least of
+   warps WARPS_M along M by 8 / WARPS_M along N, k in steps of BK through
+   STAGES buffers. BM is the least of
    32, 48, 64, 96 and 128 rows that holds M (128 past it): YOLOv9-s's convs
    have 32, 48 or 96 output channels as often as 64 or 128, and a 64-row
    tile spends half its products on padding at M = 32. BN is 128 with
@@ -484,11 +485,22 @@ static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *
    yolov9-c's, against 10.24 and 23.03 for the tiles of before (64 or 128
    each way) and 9.23 and 22.41 for the fastest tile of each shape. Wider
    tiles (256 columns up to 64 rows) and narrower ones for small grids
-   were slower there. */
+   were slower there.
+   BK 64 (half the barriers and waits a k of BK 32) in 2 stages for 128
+   rows (74 KB of ring: two blocks a multiprocessor) and in 3 for 96 and
+   32 rows; 48 and 64 rows keep BK 32 in 4 stages, where BK 64 spills
+   registers (48 x 256 at 128 a thread, 64 x 128 at the 80 of three blocks
+   a multiprocessor). On the H200 (tests/bench_conv at 863d205, the three
+   passes of every staged conv, batch 32 at 640, sums over each network)
+   this took yolov9-s from 31.72 ms to 31.28 and yolov9-c from 68.70 to
+   67.29 (BK 32 in 4 stages everywhere before; the fastest of 20 variants
+   of each shape: 30.07 and 66.40). */
 struct StagedTile { int BM, BN, WARPS_M, BK, STAGES; };
 static StagedTile staged_tile(int M) {
-    StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2, 32, 4 };
+    StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2, 64, 3 };
     if (t.BM == 48) { t.BN = 256; t.WARPS_M = 1; }
+    if (t.BM == 48 || t.BM == 64) { t.BK = 32; t.STAGES = 4; }
+    if (t.BM == 128) t.STAGES = 2;
     return t;
 }
 /* k-slices of a product in BM x BN tiles, each a whole number of kstep */
@@ -903,8 +915,8 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
    16-byte runs; the others keep gemm_tc_kernel.
 
    The kernel, conv_tc_kernel: 256 threads own a BM x BN tile of C and walk
-   k in steps of BK = 32 through a STAGES-deep ring of shared-memory
-   buffers. Each thread issues its runs of the next stage with cp.async
+   k in steps of BK (32 or 64) through a STAGES-deep ring of shared-memory
+   buffers (staged_tile chooses the three). Each thread issues its runs of the next stage with cp.async
    (global -> shared without registers; a run in the padding or past the
    matrix is zero-filled by asking for 0 source bytes), commits them as
    one group, and waits only for the group of the stage it multiplies
@@ -1146,12 +1158,12 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     typedef typename LA::T T;
     int kchunk;
     splitk = gemm_slices(YOLO_BF16, 1, M, N, K, splitk, &kchunk);
-    StagedTile t = staged_tile(M);
-    if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    StagedTile t = staged_tile(M);   /* the template arguments below are staged_tile's */
+    if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, 64, 3, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
     else if (t.BM == 48) conv_tc_tiles<T, 48, 256, 1, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
     else if (t.BM == 64) conv_tc_tiles<T, 64, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 96) conv_tc_tiles<T, 96, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else conv_tc_tiles<T, 128, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 96) conv_tc_tiles<T, 96, 128, 2, 64, 3, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else conv_tc_tiles<T, 128, 128, 2, 64, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
     return splitk;
 }
 

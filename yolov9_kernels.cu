@@ -973,6 +973,7 @@ __device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
 template <int R, int BK, bool KOUTER> struct RunMap {
     static const int KR = BK / 8, CPR = R / 8;   /* k inner: runs in a row; k outer: runs in a k row */
     static const int RUNS = R * BK / 8, N = (RUNS + 255) / 256;   /* runs a stage; a thread's most */
+    static_assert(256 % KR == 0, "k inner: a thread's runs start at one k");
     __device__ static bool has(int tid, int j) { return RUNS % 256 == 0 || tid + 256 * j < RUNS; }
     __device__ static int row(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i % CPR * 8 : i / KR; }
     __device__ static int kof(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i / CPR : i % KR * 8; }
@@ -1069,20 +1070,27 @@ __global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kern
     for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
     #pragma unroll
     for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
-    /* the runs of stage t of k (from k0) into buffer t % STAGES */
+    /* the runs of stage t of k (from k0) into buffer t % STAGES. k inner,
+       a thread's runs all start at the same k (BK / 8 runs a row divide
+       256): the loaders split it (L::Kpos) once for them all; k outer,
+       once a run. */
     auto load = [&](int t) {
         int k0 = kbeg + t * BK, buf = t % STAGES;
+        typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
+        typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
         #pragma unroll
         for (int j = 0; j < MA::N; j++) {
             if (!MA::has(tid, j)) continue;
             int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
-            cp_async16(&As[buf * S::A + MA::dst(tid, j, S::LDA)], m < M && k < kend ? la.at(ra[j], k) : NULL, la.p);
+            if (KOUTER && j > 0) qa = la.kpos(k);
+            cp_async16(&As[buf * S::A + MA::dst(tid, j, S::LDA)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
         }
         #pragma unroll
         for (int j = 0; j < MB::N; j++) {
             if (!MB::has(tid, j)) continue;
             int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
-            cp_async16(&Bs[buf * S::B + MB::dst(tid, j, S::LDB)], n < N && k < kend ? lb.at(rb[j], k) : NULL, lb.p);
+            if (KOUTER && j > 0) qb = lb.kpos(k);
+            cp_async16(&Bs[buf * S::B + MB::dst(tid, j, S::LDB)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
         }
     };
     float acc[FM][FN][4] = {};
@@ -1168,73 +1176,99 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
 }
 
 /* The staged loaders: Row is what a row (column) index alone decides,
-   at(row, k) the address of the 16-byte run at k, NULL in the padding;
-   p is any valid address of the operand. The kernel calls at() only
-   inside the matrix (m < M or n < N, k < kend). */
+   Kpos what k alone decides (kpos(k)), at(row, kpos) the address of the
+   16-byte run there, NULL in the padding; p is any valid address of the
+   operand. The kernel calls at() only inside the matrix (m < M or n < N,
+   k < kend). An address is split so: a row's corner (a pointer) plus
+   k's offset (an int), checked against the image by the row's and k's
+   coordinates, so that a run costs two compares and an add once k is
+   split. A corner may point before the operand (a window in the
+   padding); at() returns only addresses inside it. */
 
 /* A of forward and backward-data: rows of K in a dense matrix, row r0 + m
    (the group's first), k..k+7 contiguous: w_f[gi c2g + m][(ky, kx, ci)],
    or a phase's w_d[gi c1g + m][(ty, tx, co)] */
 template <class T_> struct RowsStA {
-    typedef T_ T; typedef const T *Row;
+    typedef T_ T; typedef const T *Row; typedef int Kpos;
     const T *p; int K, r0;
     __device__ Row row(int m) const { return p + (size_t)(r0 + m) * K; }
-    __device__ const T *at(Row r, int k) const { return r + k; }
+    __device__ Kpos kpos(int k) const { return k; }
+    __device__ const T *at(Row r, Kpos k) const { return r + k; }
 };
 /* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
 template <class T_> struct FwdStB {
     typedef T_ T;
-    struct Row { const T *xb; int iy0, ix0; };   /* image b's group channels; the window's corner */
+    struct Row { const T *corner; int iy0, ix0; };   /* the window's corner (iy0, ix0) in image b, the group's channels */
+    struct Kpos { int ky, kx, off; };                /* the tap; (ky W + kx) C1 + ci from the corner */
     const T *p; ConvGeo c; int gi; FastDiv fc1g;
     __device__ Row row(int n) const {
         int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        Row r = { p + (size_t)b * c.H * c.W * c.C1 + gi * c.c1g, oy * c.s - c.p, ox * c.s - c.p };
+        int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
+        Row r = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * c.C1 + gi * c.c1g, iy0, ix0 };
         return r;
     }
-    __device__ const T *at(const Row &r, int k) const {
-        int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), iy = r.iy0 + ky, ix = r.ix0 + tap - ky * c.k;
-        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.xb + ((size_t)iy * c.W + ix) * c.C1 + ci;
+    __device__ Kpos kpos(int k) const {
+        int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+        Kpos q = { ky, kx, (ky * c.W + kx) * c.C1 + ci };
+        return q;
+    }
+    __device__ const T *at(const Row &r, const Kpos &q) const {
+        int iy = r.iy0 + q.ky, ix = r.ix0 + q.kx;
+        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.corner + q.off;
     }
 };
 /* backward-data of a phase, B: n = (b, qy, qx), k = (ty, tx, co): dy_nhwc[b][oy - ty][ox - tx][gi c2g + co..+7] */
 template <class T_> struct BwdDataStB {
     typedef T_ T;
-    struct Row { const T *dyb; int oy, ox; };   /* image b's group channels; oy, ox at tap 0 */
+    struct Row { const T *corner; int oy, ox; };   /* dY at (oy, ox) = the position's at tap 0, image b, the group's channels */
+    struct Kpos { int ty, tx, off; };              /* the tap; co - (ty Wo + tx) C2 from the corner */
     const T *p; ConvGeo c; Phase f; int gi; FastDiv fc2g;
     __device__ Row row(int n) const {
         int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
-        Row r = { p + (size_t)b * c.Ho * c.Wo * c.C2 + gi * c.c2g, qy + f.oy0, qx + f.ox0 };
+        int oy = qy + f.oy0, ox = qx + f.ox0;
+        Row r = { p + ((ptrdiff_t)(b * c.Ho + oy) * c.Wo + ox) * c.C2 + gi * c.c2g, oy, ox };
         return r;
     }
-    __device__ const T *at(const Row &r, int k) const {   /* 1x1: one tap, always inside */
-        if (c.k == 1) return r.dyb + ((size_t)r.oy * c.Wo + r.ox) * c.C2 + k;
-        int t = fdiv(k, fc2g), co = k - t * c.c2g, ty = fdiv(t, f.fnkx), oy = r.oy - ty, ox = r.ox - (t - ty * f.nkx);
-        return oy < 0 || oy >= c.Ho || ox < 0 || ox >= c.Wo ? NULL : r.dyb + ((size_t)oy * c.Wo + ox) * c.C2 + co;
+    __device__ Kpos kpos(int k) const {   /* 1x1: one tap, k is the channel */
+        if (c.k == 1) { Kpos q = { 0, 0, k }; return q; }
+        int t = fdiv(k, fc2g), co = k - t * c.c2g, ty = fdiv(t, f.fnkx), tx = t - ty * f.nkx;
+        Kpos q = { ty, tx, co - (ty * c.Wo + tx) * c.C2 };
+        return q;
+    }
+    __device__ const T *at(const Row &r, const Kpos &q) const {
+        int oy = r.oy - q.ty, ox = r.ox - q.tx;
+        return oy < 0 || oy >= c.Ho || ox < 0 || ox >= c.Wo ? NULL : r.corner + q.off;
     }
 };
 /* backward-weight, A (k outer): m = co of group gi, k = output pixel (b, oy, ox): dy_nhwc[k][gi c2g + m..+7] */
 template <class T_> struct BwdWStA {
-    typedef T_ T; typedef const T *Row;
+    typedef T_ T; typedef const T *Row; typedef int Kpos;
     const T *p; int C2, gi, c2g;
     __device__ Row row(int m) const { return p + gi * c2g + m; }
-    __device__ const T *at(Row r, int k) const { return r + (size_t)k * C2; }
+    __device__ Kpos kpos(int k) const { return k; }
+    __device__ const T *at(Row r, Kpos k) const { return r + (size_t)k * C2; }
 };
 /* backward-weight, B (k outer): n = (ky, kx, ci), k = (b, oy, ox): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
 template <class T_> struct BwdWStB {
     typedef T_ T;
-    struct Row { int ky, kx, ci; };
+    struct Row { int ky, kx, off; };                      /* the tap; (ky W + kx) C1 + gi c1g + ci from a corner */
+    struct Kpos { const T *corner; int iy0, ix0; };       /* the window's corner (iy0, ix0) in image b */
     const T *p; ConvGeo c; int gi; FastDiv fc1g;
     __device__ Row row(int n) const {
-        int tap = fdiv(n, fc1g), ky = fdiv(tap, c.fk);
-        Row r = { ky, tap - ky * c.k, n - tap * c.c1g };
+        int tap = fdiv(n, fc1g), ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+        Row r = { ky, kx, (ky * c.W + kx) * c.C1 + gi * c.c1g + n - tap * c.c1g };
         return r;
     }
-    __device__ const T *at(const Row &r, int k) const {   /* 1x1 stride 1: k is the input pixel too */
-        if (c.k == 1 && c.s == 1) return p + (size_t)k * c.C1 + gi * c.c1g + r.ci;
+    __device__ Kpos kpos(int k) const {   /* 1x1 stride 1: k is the input pixel too */
+        if (c.k == 1 && c.s == 1) { Kpos q = { p + (size_t)k * c.C1, 0, 0 }; return q; }
         int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        int iy = oy * c.s - c.p + r.ky, ix = ox * c.s - c.p + r.kx;
-        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL
-               : p + (((size_t)b * c.H + iy) * c.W + ix) * c.C1 + gi * c.c1g + r.ci;
+        int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
+        Kpos q = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * c.C1, iy0, ix0 };
+        return q;
+    }
+    __device__ const T *at(const Row &r, const Kpos &q) const {
+        int iy = q.iy0 + r.ky, ix = q.ix0 + r.kx;
+        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : q.corner + r.off;
     }
 };
 /* the weight gradient of n = (ky, kx, ci) lands at dW[co][ci][ky][kx]: in

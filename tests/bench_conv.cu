@@ -21,7 +21,7 @@
    benchmark that prints figures, not a test: it asserts nothing and is
    not in `make test`.
 
-     tests/bench_conv [reps]
+     tests/bench_conv [reps [shape]]      (shape: only that line of the list, from 0; for ncu)
 
    Built from the backend's source (it includes yolov9_kernels.cu to reach
    its templates), linked with yolov9.h's implementation (tests/yolov9_impl.c). */
@@ -122,7 +122,7 @@ static void pass(int which, const Variant &v, const ConvGeo &c, const Buffers &b
 }
 
 int main(int argc, char **argv) {
-    int reps = argc > 1 ? atoi(argv[1]) : 10, B = 32;
+    int reps = argc > 1 ? atoi(argv[1]) : 10, only = argc > 2 ? atoi(argv[2]) : -1, B = 32;
     const int NS = sizeof SHAPES / sizeof SHAPES[0];
     size_t xmax = 0, wmax = 0, ymax = 0;
     for (int i = 0; i < NS; i++) {
@@ -146,6 +146,7 @@ int main(int argc, char **argv) {
         printf("\n%s\n%-9s %3s %-26s %5s | %-16s %7s %6s | %-16s %7s %6s\n", PASS[which], "net", "n", "conv (B 32)", "Cout",
                "staged_tile", "us", "TF/s", "fastest", "us", "TF/s");
         for (int i = 0; i < NS; i++) {
+            if (only >= 0 && i != only) continue;
             const Shape &s = SHAPES[i];
             yolo_tensor xt;
             memset(&xt, 0, sizeof xt);

@@ -473,12 +473,12 @@ static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *
 }
 /* The tile of a staged product (conv_tc_kernel, below): BM x BN, its 8
    warps WARPS_M along M by 8 / WARPS_M along N, k in steps of BK through
-   STAGES buffers. BM is the least of
-   32, 48, 64, 96 and 128 rows that holds M (128 past it): YOLOv9-s's convs
-   have 32, 48 or 96 output channels as often as 64 or 128, and a 64-row
-   tile spends half its products on padding at M = 32. BN is 128 with
-   2 x 4 warps, but for 48 rows (a warp tile 24 high is no whole number of
-   16-row pieces), 256 wide with 8 warps side by side, each 48 x 32.
+   STAGES buffers. BM is the least of 32, 48, 64, 96 and 128 rows that
+   holds M (128 past it): YOLOv9-s's convs have 32, 48 or 96 output
+   channels as often as 64 or 128, and a 64-row tile spends half its
+   products on padding at M = 32. BN is 128 with 2 x 4 warps, but for 48
+   rows (a warp tile 24 high is no whole number of 16-row pieces), 256
+   wide with 8 warps side by side, each 48 x 32.
    On the H200 (tests/bench_conv at commit f20d654: every tile on every
    staged conv of yolov9-s and -c, half, batch 32 at 640) the times of
    these tiles sum to 9.37 ms over yolov9-s's convs and 22.54 over
@@ -490,11 +490,11 @@ static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *
    rows (74 KB of ring: two blocks a multiprocessor) and in 3 for 96 and
    32 rows; 48 and 64 rows keep BK 32 in 4 stages, where BK 64 spills
    registers (48 x 256 at 128 a thread, 64 x 128 at the 80 of three blocks
-   a multiprocessor). On the H200 (tests/bench_conv at 863d205, the three
-   passes of every staged conv, batch 32 at 640, sums over each network)
-   this took yolov9-s from 31.72 ms to 31.28 and yolov9-c from 68.70 to
-   67.29 (BK 32 in 4 stages everywhere before; the fastest of 20 variants
-   of each shape: 30.07 and 66.40). */
+   a multiprocessor). On the H200 (tests/bench_conv at 8b1e9d2, the three
+   passes of every staged conv, batch 32 at 640, sums over each network):
+   yolov9-s 30.57 ms, yolov9-c 64.70, against 31.42 and 67.74 for BK 32
+   in 4 stages on every tile, and 29.10 and 63.22 for the fastest of the
+   20 variants (tile, BK, stages) of each shape. */
 struct StagedTile { int BM, BN, WARPS_M, BK, STAGES; };
 static StagedTile staged_tile(int M) {
     StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2, 64, 3 };
@@ -914,15 +914,16 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
    YOLOv9's but the first, Cin = 3) is a product whose operands come in
    16-byte runs; the others keep gemm_tc_kernel.
 
-   The kernel, conv_tc_kernel: 256 threads own a BM x BN tile of C and walk
-   k in steps of BK (32 or 64) through a STAGES-deep ring of shared-memory
-   buffers (staged_tile chooses the three). Each thread issues its runs of the next stage with cp.async
-   (global -> shared without registers; a run in the padding or past the
-   matrix is zero-filled by asking for 0 source bytes), commits them as
-   one group, and waits only for the group of the stage it multiplies
-   now: STAGES - 1 stages of loads are in flight behind the math. One
-   barrier a step: after it, every warp is done with the buffer that the
-   loads issued next overwrite.
+   The kernel, conv_tc_kernel: 256 threads own a BM x BN tile of C and
+   walk k in steps of BK (32 or 64) through a STAGES-deep ring of shared-memory
+   buffers (staged_tile chooses the three). Each thread issues its
+   runs of the next stage with cp.async (global -> shared without
+   registers; a run in the padding or past the matrix is zero-filled by
+   asking for 0 source bytes), commits them as one group, and waits only
+   for the group of the stage it multiplies now: STAGES - 1 stages of
+   loads are in flight behind the math. One barrier a step: after it,
+   every warp is done with the buffer that the loads issued next
+   overwrite.
 
    Two shared-memory layouts, by where k runs in global memory:
    k inner (forward, backward-data): a run is 8 k of one row m (A) or
@@ -1183,7 +1184,11 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
    k's offset (an int), checked against the image by the row's and k's
    coordinates, so that a run costs two compares and an add once k is
    split. A corner may point before the operand (a window in the
-   padding); at() returns only addresses inside it. */
+   padding); at() returns only addresses inside it. On the H200
+   (tests/bench_conv, the same tiles before and after, sums as in
+   staged_tile's note) this took yolov9-s's staged convs from 31.28 ms to
+   30.57 and yolov9-c's from 67.29 to 64.70: with BK 64 a thread's 2 to 4
+   runs of a stage share one split. */
 
 /* A of forward and backward-data: rows of K in a dense matrix, row r0 + m
    (the group's first), k..k+7 contiguous: w_f[gi c2g + m][(ky, kx, ci)],

@@ -472,30 +472,39 @@ static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *
     *BM = M >= 96 ? 128 : 64; *BN = N >= 96 ? 128 : 64; *BK = 32;
 }
 /* The tile of a staged product (conv_tc_kernel, below): BM x BN, its 8
-   warps WARPS_M along M by 8 / WARPS_M along N, BK 32. BM is the least of
-   32, 48, 64, 96 and 128 rows that holds M (128 past it): YOLOv9-s's convs
-   have 32, 48 or 96 output channels as often as 64 or 128, and a 64-row
-   tile spends half its products on padding at M = 32. BN is 128 with
-   2 x 4 warps, but for 48 rows (a warp tile 24 high is no whole number of
-   16-row pieces), 256 wide with 8 warps side by side, each 48 x 32.
+   warps WARPS_M along M by 8 / WARPS_M along N, k in steps of BK through
+   STAGES buffers. BM is the least of 32, 48, 64, 96 and 128 rows that
+   holds M (128 past it): YOLOv9-s's convs have 32, 48 or 96 output
+   channels as often as 64 or 128, and a 64-row tile spends half its
+   products on padding at M = 32. BN is 128 with 2 x 4 warps, but for 48
+   rows (a warp tile 24 high is no whole number of 16-row pieces), 256
+   wide with 8 warps side by side, each 48 x 32.
    On the H200 (tests/bench_conv at commit f20d654: every tile on every
    staged conv of yolov9-s and -c, half, batch 32 at 640) the times of
    these tiles sum to 9.37 ms over yolov9-s's convs and 22.54 over
    yolov9-c's, against 10.24 and 23.03 for the tiles of before (64 or 128
    each way) and 9.23 and 22.41 for the fastest tile of each shape. Wider
    tiles (256 columns up to 64 rows) and narrower ones for small grids
-   were slower there. */
-struct StagedTile { int BM, BN, WARPS_M; };
+   were slower there.
+   BK 64 (half the barriers and waits a k of BK 32) in 2 stages for 128
+   rows (74 KB of ring: two blocks a multiprocessor) and in 3 for 96 and
+   32 rows; 48 and 64 rows keep BK 32 in 4 stages, where BK 64 spills
+   registers (48 x 256 at 128 a thread, 64 x 128 at the 80 of three blocks
+   a multiprocessor). On the H200 (tests/bench_conv at 8b1e9d2, the three
+   passes of every staged conv, batch 32 at 640, sums over each network):
+   yolov9-s 30.57 ms, yolov9-c 64.70, against 31.42 and 67.74 for BK 32
+   in 4 stages on every tile, and 29.10 and 63.22 for the fastest of the
+   20 variants (tile, BK, stages) of each shape. */
+struct StagedTile { int BM, BN, WARPS_M, BK, STAGES; };
 static StagedTile staged_tile(int M) {
-    StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2 };
+    StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2, 64, 3 };
     if (t.BM == 48) { t.BN = 256; t.WARPS_M = 1; }
+    if (t.BM == 48 || t.BM == 64) { t.BK = 32; t.STAGES = 4; }
+    if (t.BM == 128) t.STAGES = 2;
     return t;
 }
-/* k-slices of a product (gemm, or staged: gemm_staged's tiles) */
-static int gemm_slices(yolo_precision prec, int staged, int M, int N, int K, int splitk, int *kchunk) {
-    int BM, BN, BK;
-    gemm_tile(prec, M, N, &BM, &BN, &BK);
-    if (staged) { StagedTile t = staged_tile(M); BM = t.BM; BN = t.BN; BK = 32; }
+/* k-slices of a product in BM x BN tiles, each a whole number of kstep */
+static int tile_slices(int BM, int BN, int kstep, int M, int N, int K, int splitk, int *kchunk) {
     if (splitk <= 0) {
         int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
         splitk = (528 + tiles - 1) / tiles;
@@ -503,9 +512,18 @@ static int gemm_slices(yolo_precision prec, int staged, int M, int N, int K, int
         if (splitk < 1) splitk = 1;
     }
     int kc = (K + splitk - 1) / splitk;
-    kc = (kc + BK - 1) / BK * BK;
+    kc = (kc + kstep - 1) / kstep * kstep;
     if (kchunk) *kchunk = kc;
     return (K + kc - 1) / kc;
+}
+/* k-slices of a product (gemm, or staged: gemm_staged's tiles; their
+   slices in steps of 32 k whatever the tile's BK, so that the sums, and
+   their bits, do not depend on it) */
+static int gemm_slices(yolo_precision prec, int staged, int M, int N, int K, int splitk, int *kchunk) {
+    int BM, BN, BK;
+    gemm_tile(prec, M, N, &BM, &BN, &BK);
+    if (staged) { StagedTile t = staged_tile(M); BM = t.BM; BN = t.BN; BK = 32; }
+    return tile_slices(BM, BN, BK, M, N, K, splitk, kchunk);
 }
 
 /* C = A B in prec, in at most splitk k-slices (0: as gemm_slices
@@ -896,15 +914,16 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
    YOLOv9's but the first, Cin = 3) is a product whose operands come in
    16-byte runs; the others keep gemm_tc_kernel.
 
-   The kernel, conv_tc_kernel: 256 threads own a BM x BN tile of C and walk
-   k in steps of BK = 32 through a STAGES-deep ring of shared-memory
-   buffers. Each thread issues its runs of the next stage with cp.async
-   (global -> shared without registers; a run in the padding or past the
-   matrix is zero-filled by asking for 0 source bytes), commits them as
-   one group, and waits only for the group of the stage it multiplies
-   now: STAGES - 1 stages of loads are in flight behind the math. One
-   barrier a step: after it, every warp is done with the buffer that the
-   loads issued next overwrite.
+   The kernel, conv_tc_kernel: 256 threads own a BM x BN tile of C and
+   walk k in steps of BK (32 or 64) through a STAGES-deep ring of shared-memory
+   buffers (staged_tile chooses the three). Each thread issues its
+   runs of the next stage with cp.async (global -> shared without
+   registers; a run in the padding or past the matrix is zero-filled by
+   asking for 0 source bytes), commits them as one group, and waits only
+   for the group of the stage it multiplies now: STAGES - 1 stages of
+   loads are in flight behind the math. One barrier a step: after it,
+   every warp is done with the buffer that the loads issued next
+   overwrite.
 
    Two shared-memory layouts, by where k runs in global memory:
    k inner (forward, backward-data): a run is 8 k of one row m (A) or
@@ -923,9 +942,7 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
    split-K are those of gemm_tc_kernel; the accumulators pass through
    shared memory (the ring's, or more where the float tile is larger) on
    their way to the epilogue, so that its stores come out coalesced. */
-static const int STAGES = 4;
-template <int BM, int BN, bool KOUTER> struct StagedSmem {
-    static const int BK = 32;
+template <int BM, int BN, int BK, int STAGES, bool KOUTER> struct StagedSmem {
     static const int LDA = KOUTER ? BM + 8 : BK + 8, LDB = KOUTER ? BN + 8 : BK + 8;   /* a stored row, elements */
     static const int A = KOUTER ? BK * LDA : BM * LDA, B = KOUTER ? BK * LDB : BN * LDB;   /* one stage, elements */
     static const int LDC = BN + 4, RING = STAGES * (A + B) * 2, TILE = BM * LDC * 4;   /* the ring; the epilogue's floats */
@@ -954,9 +971,10 @@ __device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
    stage; k outer: columns 8 (i % (R / 8)) of k row i / (R / 8). Either
    way a thread's rows (columns) stay the same over the k loop, so the
    loader's per-row index work (L::Row) is done once, before it. */
-template <int R, bool KOUTER> struct RunMap {
-    static const int BK = 32, KR = BK / 8, CPR = R / 8;   /* k inner: runs in a row; k outer: runs in a k row */
+template <int R, int BK, bool KOUTER> struct RunMap {
+    static const int KR = BK / 8, CPR = R / 8;   /* k inner: runs in a row; k outer: runs in a k row */
     static const int RUNS = R * BK / 8, N = (RUNS + 255) / 256;   /* runs a stage; a thread's most */
+    static_assert(256 % KR == 0, "k inner: a thread's runs start at one k");
     __device__ static bool has(int tid, int j) { return RUNS % 256 == 0 || tid + 256 * j < RUNS; }
     __device__ static int row(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i % CPR * 8 : i / KR; }
     __device__ static int kof(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i / CPR : i % KR * 8; }
@@ -1035,13 +1053,13 @@ __device__ inline void store_tile(const BwdDataStore &ep, const float *Cs, int L
    tiles of up to 64 x 128 (80 registers), whose convs are mostly short
    sums (1x1, K of 64 to 256) that wait on memory more than they multiply,
    so that blocks in flight keep it busy; two for the larger ones (128). */
-template <class T, int BM, int BN, int WARPS_M, bool KOUTER, class LA, class LB, class EP>
+template <class T, int BM, int BN, int WARPS_M, int BK, int STAGES, bool KOUTER, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if __CUDA_ARCH__ >= 800
-    typedef StagedSmem<BM, BN, KOUTER> S;
-    typedef RunMap<BM, KOUTER> MA;
-    typedef RunMap<BN, KOUTER> MB;
-    const int BK = S::BK, WARPS_N = 8 / WARPS_M, WM = BM / WARPS_M, WN = BN / WARPS_N, FM = WM / 16, FN = WN / 8;
+    typedef StagedSmem<BM, BN, BK, STAGES, KOUTER> S;
+    typedef RunMap<BM, BK, KOUTER> MA;
+    typedef RunMap<BN, BK, KOUTER> MB;
+    const int WARPS_N = 8 / WARPS_M, WM = BM / WARPS_M, WN = BN / WARPS_N, FM = WM / 16, FN = WN / 8;
     static_assert(WM % 16 == 0 && WN % 16 == 0 && BM % 8 == 0 && BN % 8 == 0, "tile shapes: warp tiles in 16s");
     extern __shared__ __align__(16) unsigned short smem[];
     unsigned short *As = smem, *Bs = smem + STAGES * S::A;
@@ -1054,20 +1072,27 @@ __global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kern
     for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
     #pragma unroll
     for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
-    /* the runs of stage t of k (from k0) into buffer t % STAGES */
+    /* the runs of stage t of k (from k0) into buffer t % STAGES. k inner,
+       a thread's runs all start at the same k (BK / 8 runs a row divide
+       256): the loaders split it (L::Kpos) once for them all; k outer,
+       once a run. */
     auto load = [&](int t) {
         int k0 = kbeg + t * BK, buf = t % STAGES;
+        typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
+        typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
         #pragma unroll
         for (int j = 0; j < MA::N; j++) {
             if (!MA::has(tid, j)) continue;
             int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
-            cp_async16(&As[buf * S::A + MA::dst(tid, j, S::LDA)], m < M && k < kend ? la.at(ra[j], k) : NULL, la.p);
+            if (KOUTER && j > 0) qa = la.kpos(k);
+            cp_async16(&As[buf * S::A + MA::dst(tid, j, S::LDA)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
         }
         #pragma unroll
         for (int j = 0; j < MB::N; j++) {
             if (!MB::has(tid, j)) continue;
             int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
-            cp_async16(&Bs[buf * S::B + MB::dst(tid, j, S::LDB)], n < N && k < kend ? lb.at(rb[j], k) : NULL, lb.p);
+            if (KOUTER && j > 0) qb = lb.kpos(k);
+            cp_async16(&Bs[buf * S::B + MB::dst(tid, j, S::LDB)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
         }
     };
     float acc[FM][FN][4] = {};
@@ -1122,17 +1147,17 @@ __global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kern
 #endif
 }
 
-template <class T, int BM, int BN, int WARPS_M, bool KOUTER, class LA, class LB, class EP>
+template <class T, int BM, int BN, int WARPS_M, int BK, int STAGES, bool KOUTER, class LA, class LB, class EP>
 static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    const int bytes = StagedSmem<BM, BN, KOUTER>::BYTES;   /* over the default 48 KB: asked for, once a kernel */
+    const int bytes = StagedSmem<BM, BN, BK, STAGES, KOUTER>::BYTES;   /* over the default 48 KB: asked for, once a kernel */
     static bool asked = false;   /* one per instantiation, as the attribute */
     if (!asked) {
-        CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, WARPS_M, KOUTER, LA, LB, EP>,
+        CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER, LA, LB, EP>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
         asked = true;
     }
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    conv_tc_kernel<T, BM, BN, WARPS_M, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
+    conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
     CK_LAUNCH("conv_tc_kernel");
 }
 /* C = A B from staged operands (T from the loaders) in staged_tile's
@@ -1143,83 +1168,113 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     typedef typename LA::T T;
     int kchunk;
     splitk = gemm_slices(YOLO_BF16, 1, M, N, K, splitk, &kchunk);
-    StagedTile t = staged_tile(M);
-    if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 48) conv_tc_tiles<T, 48, 256, 1, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 64) conv_tc_tiles<T, 64, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 96) conv_tc_tiles<T, 96, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else conv_tc_tiles<T, 128, 128, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    StagedTile t = staged_tile(M);   /* the template arguments below are staged_tile's */
+    if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, 64, 3, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 48) conv_tc_tiles<T, 48, 256, 1, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 64) conv_tc_tiles<T, 64, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (t.BM == 96) conv_tc_tiles<T, 96, 128, 2, 64, 3, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else conv_tc_tiles<T, 128, 128, 2, 64, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
     return splitk;
 }
 
 /* The staged loaders: Row is what a row (column) index alone decides,
-   at(row, k) the address of the 16-byte run at k, NULL in the padding;
-   p is any valid address of the operand. The kernel calls at() only
-   inside the matrix (m < M or n < N, k < kend). */
+   Kpos what k alone decides (kpos(k)), at(row, kpos) the address of the
+   16-byte run there, NULL in the padding; p is any valid address of the
+   operand. The kernel calls at() only inside the matrix (m < M or n < N,
+   k < kend). An address is split so: a row's corner (a pointer) plus
+   k's offset (an int), checked against the image by the row's and k's
+   coordinates, so that a run costs two compares and an add once k is
+   split. A corner may point before the operand (a window in the
+   padding); at() returns only addresses inside it. On the H200
+   (tests/bench_conv, the same tiles before and after, sums as in
+   staged_tile's note) this took yolov9-s's staged convs from 31.28 ms to
+   30.57 and yolov9-c's from 67.29 to 64.70: with BK 64 a thread's 2 to 4
+   runs of a stage share one split. */
 
 /* A of forward and backward-data: rows of K in a dense matrix, row r0 + m
    (the group's first), k..k+7 contiguous: w_f[gi c2g + m][(ky, kx, ci)],
    or a phase's w_d[gi c1g + m][(ty, tx, co)] */
 template <class T_> struct RowsStA {
-    typedef T_ T; typedef const T *Row;
+    typedef T_ T; typedef const T *Row; typedef int Kpos;
     const T *p; int K, r0;
     __device__ Row row(int m) const { return p + (size_t)(r0 + m) * K; }
-    __device__ const T *at(Row r, int k) const { return r + k; }
+    __device__ Kpos kpos(int k) const { return k; }
+    __device__ const T *at(Row r, Kpos k) const { return r + k; }
 };
 /* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
 template <class T_> struct FwdStB {
     typedef T_ T;
-    struct Row { const T *xb; int iy0, ix0; };   /* image b's group channels; the window's corner */
+    struct Row { const T *corner; int iy0, ix0; };   /* the window's corner (iy0, ix0) in image b, the group's channels */
+    struct Kpos { int ky, kx, off; };                /* the tap; (ky W + kx) C1 + ci from the corner */
     const T *p; ConvGeo c; int gi; FastDiv fc1g;
     __device__ Row row(int n) const {
         int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        Row r = { p + (size_t)b * c.H * c.W * c.C1 + gi * c.c1g, oy * c.s - c.p, ox * c.s - c.p };
+        int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
+        Row r = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * c.C1 + gi * c.c1g, iy0, ix0 };
         return r;
     }
-    __device__ const T *at(const Row &r, int k) const {
-        int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), iy = r.iy0 + ky, ix = r.ix0 + tap - ky * c.k;
-        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.xb + ((size_t)iy * c.W + ix) * c.C1 + ci;
+    __device__ Kpos kpos(int k) const {
+        int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+        Kpos q = { ky, kx, (ky * c.W + kx) * c.C1 + ci };
+        return q;
+    }
+    __device__ const T *at(const Row &r, const Kpos &q) const {
+        int iy = r.iy0 + q.ky, ix = r.ix0 + q.kx;
+        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.corner + q.off;
     }
 };
 /* backward-data of a phase, B: n = (b, qy, qx), k = (ty, tx, co): dy_nhwc[b][oy - ty][ox - tx][gi c2g + co..+7] */
 template <class T_> struct BwdDataStB {
     typedef T_ T;
-    struct Row { const T *dyb; int oy, ox; };   /* image b's group channels; oy, ox at tap 0 */
+    struct Row { const T *corner; int oy, ox; };   /* dY at (oy, ox) = the position's at tap 0, image b, the group's channels */
+    struct Kpos { int ty, tx, off; };              /* the tap; co - (ty Wo + tx) C2 from the corner */
     const T *p; ConvGeo c; Phase f; int gi; FastDiv fc2g;
     __device__ Row row(int n) const {
         int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
-        Row r = { p + (size_t)b * c.Ho * c.Wo * c.C2 + gi * c.c2g, qy + f.oy0, qx + f.ox0 };
+        int oy = qy + f.oy0, ox = qx + f.ox0;
+        Row r = { p + ((ptrdiff_t)(b * c.Ho + oy) * c.Wo + ox) * c.C2 + gi * c.c2g, oy, ox };
         return r;
     }
-    __device__ const T *at(const Row &r, int k) const {   /* 1x1: one tap, always inside */
-        if (c.k == 1) return r.dyb + ((size_t)r.oy * c.Wo + r.ox) * c.C2 + k;
-        int t = fdiv(k, fc2g), co = k - t * c.c2g, ty = fdiv(t, f.fnkx), oy = r.oy - ty, ox = r.ox - (t - ty * f.nkx);
-        return oy < 0 || oy >= c.Ho || ox < 0 || ox >= c.Wo ? NULL : r.dyb + ((size_t)oy * c.Wo + ox) * c.C2 + co;
+    __device__ Kpos kpos(int k) const {   /* 1x1: one tap, k is the channel */
+        if (c.k == 1) { Kpos q = { 0, 0, k }; return q; }
+        int t = fdiv(k, fc2g), co = k - t * c.c2g, ty = fdiv(t, f.fnkx), tx = t - ty * f.nkx;
+        Kpos q = { ty, tx, co - (ty * c.Wo + tx) * c.C2 };
+        return q;
+    }
+    __device__ const T *at(const Row &r, const Kpos &q) const {
+        int oy = r.oy - q.ty, ox = r.ox - q.tx;
+        return oy < 0 || oy >= c.Ho || ox < 0 || ox >= c.Wo ? NULL : r.corner + q.off;
     }
 };
 /* backward-weight, A (k outer): m = co of group gi, k = output pixel (b, oy, ox): dy_nhwc[k][gi c2g + m..+7] */
 template <class T_> struct BwdWStA {
-    typedef T_ T; typedef const T *Row;
+    typedef T_ T; typedef const T *Row; typedef int Kpos;
     const T *p; int C2, gi, c2g;
     __device__ Row row(int m) const { return p + gi * c2g + m; }
-    __device__ const T *at(Row r, int k) const { return r + (size_t)k * C2; }
+    __device__ Kpos kpos(int k) const { return k; }
+    __device__ const T *at(Row r, Kpos k) const { return r + (size_t)k * C2; }
 };
 /* backward-weight, B (k outer): n = (ky, kx, ci), k = (b, oy, ox): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
 template <class T_> struct BwdWStB {
     typedef T_ T;
-    struct Row { int ky, kx, ci; };
+    struct Row { int ky, kx, off; };                      /* the tap; (ky W + kx) C1 + gi c1g + ci from a corner */
+    struct Kpos { const T *corner; int iy0, ix0; };       /* the window's corner (iy0, ix0) in image b */
     const T *p; ConvGeo c; int gi; FastDiv fc1g;
     __device__ Row row(int n) const {
-        int tap = fdiv(n, fc1g), ky = fdiv(tap, c.fk);
-        Row r = { ky, tap - ky * c.k, n - tap * c.c1g };
+        int tap = fdiv(n, fc1g), ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+        Row r = { ky, kx, (ky * c.W + kx) * c.C1 + gi * c.c1g + n - tap * c.c1g };
         return r;
     }
-    __device__ const T *at(const Row &r, int k) const {   /* 1x1 stride 1: k is the input pixel too */
-        if (c.k == 1 && c.s == 1) return p + (size_t)k * c.C1 + gi * c.c1g + r.ci;
+    __device__ Kpos kpos(int k) const {   /* 1x1 stride 1: k is the input pixel too */
+        if (c.k == 1 && c.s == 1) { Kpos q = { p + (size_t)k * c.C1, 0, 0 }; return q; }
         int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        int iy = oy * c.s - c.p + r.ky, ix = ox * c.s - c.p + r.kx;
-        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL
-               : p + (((size_t)b * c.H + iy) * c.W + ix) * c.C1 + gi * c.c1g + r.ci;
+        int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
+        Kpos q = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * c.C1, iy0, ix0 };
+        return q;
+    }
+    __device__ const T *at(const Row &r, const Kpos &q) const {
+        int iy = q.iy0 + r.ky, ix = q.ix0 + r.kx;
+        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : q.corner + r.off;
     }
 };
 /* the weight gradient of n = (ky, kx, ci) lands at dW[co][ci][ky][kx]: in

@@ -54,14 +54,13 @@ if [ -s "$T/plain/results.csv" ] && [ "$(cut -d, -f1-4 "$T/plain/results.csv")" 
    grep -q "(--ckpt)" "$T/ckpt.log"; then ok "--ckpt: losses equal to the last digit over 2 epochs"; else bad "--ckpt changes the losses"; fi
 
 # 5. --mem-budget: picks recompute, or the batch; refuses what cannot fit, saying what would
-#    (budgets of 0.08, 0.075 and 0.0706 GB plus the 256 MiB, 0.2684 GB, that
-#    the staged convs' buffer added to YOLO_BACKEND_SCRATCH_BYTES, which
-#    every plan counts, on the CPU too; the last one 0.0006 GB up since the
-#    optimizer's byte a value of groups, 0.0002 GB)
+#    (budgets of 0.08, 0.075 and 0.0706 GB plus the 128 MiB, 0.1342 GB, of
+#    the staged convs' buffer in YOLO_BACKEND_SCRATCH_BYTES, which every
+#    plan counts, on the CPU too)
 B="tests/train --cfg $CFG --data $DATA --img 96 --device cpu --dry-run"
-if $B --batch 8 --mem-budget 0.3484G 2>&1 | grep -q "batch 8 with --ckpt"; then ok "--mem-budget 0.3484G at batch 8: --ckpt chosen"; else bad "--mem-budget did not choose --ckpt"; fi
-if $B --mem-budget 0.3434G 2>&1 | grep -q "memory budget 0.34 GB: batch [0-9]"; then ok "--mem-budget 0.3434G: $($B --mem-budget 0.3434G 2>&1 | grep 'memory budget')"; else bad "--mem-budget did not choose a batch"; fi
-if $B --batch 8 --mem-budget 0.339G > /dev/null 2> "$T/err"; then bad "an impossible budget exits 0"
+if $B --batch 8 --mem-budget 0.2142G 2>&1 | grep -q "batch 8 with --ckpt"; then ok "--mem-budget 0.2142G at batch 8: --ckpt chosen"; else bad "--mem-budget did not choose --ckpt"; fi
+if $B --mem-budget 0.2092G 2>&1 | grep -q "memory budget 0.21 GB: batch [0-9]"; then ok "--mem-budget 0.2092G: $($B --mem-budget 0.2092G 2>&1 | grep 'memory budget')"; else bad "--mem-budget did not choose a batch"; fi
+if $B --batch 8 --mem-budget 0.2048G > /dev/null 2> "$T/err"; then bad "an impossible budget exits 0"
 elif grep -q "would fit" "$T/err"; then ok "budget too small for batch 8: $(tail -n 1 "$T/err")"; else bad "no 'would fit' advice"; cat "$T/err"; fi
 
 # 6. bad input: one clear line, non-zero exit

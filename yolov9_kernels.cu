@@ -1618,13 +1618,23 @@ __global__ void bn_partial_kernel(const float *z, int HW, double *part) {
    l + 32, ... in order, then the lanes' sums meet in a fixed tree; lane 0
    holds them (the same bits every run), and the channel it returns; every
    other lane, and every warp past the last channel, returns C (nothing to
-   write). Launched 32 threads a channel. */
+   write). Launched 32 threads a channel. A lane fetches its next eight
+   parts (16 bytes each) before it adds them: eight loads in flight, not
+   one, and the same additions in the same order. */
 static unsigned parts_blocks(int C) { return blocks_for((size_t)C * 32, 256); }
 __device__ inline int warp_parts_sum(const double *part, int nparts, int C, double &a, double &b) {
     int c = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32), lane = threadIdx.x % 32;
     a = 0; b = 0;
     if (c >= C) return C;
-    for (int n = lane; n < nparts; n += 32) { a += part[2 * ((size_t)n * C + c)]; b += part[2 * ((size_t)n * C + c) + 1]; }
+    for (int n0 = lane; n0 < nparts; n0 += 32 * 8) {
+        double2 p[8];
+        #pragma unroll
+        for (int k = 0; k < 8; k++)
+            if (n0 + 32 * k < nparts) p[k] = *(const double2 *)(part + 2 * ((size_t)(n0 + 32 * k) * C + c));
+        #pragma unroll
+        for (int k = 0; k < 8; k++)
+            if (n0 + 32 * k < nparts) { a += p[k].x; b += p[k].y; }
+    }
     for (int o = 16; o > 0; o >>= 1) { a += __shfl_down_sync(0xffffffffu, a, o); b += __shfl_down_sync(0xffffffffu, b, o); }
     return lane ? C : c;
 }
@@ -1731,17 +1741,26 @@ static int vec8(const yolo_tensor *a, const yolo_tensor *b) {
 }
 static const int BN_NHWC_CHANNELS = 64;   /* channels a block of bn_partial_nhwc_kernel */
 /* A block: 64 channels of a chunk, thread (tx, ty) = (tx % 8, tx / 8) channels 8 tx .. 8 tx + 7 (16
-   bytes, a warp four rows of 128 contiguous bytes) of every 32nd row from ty; then the 32 row
-   sums of each channel added in ty order into part[2 (chunk C + c)] */
+   bytes, a warp four rows of 128 contiguous bytes) of every 32nd row from ty, four rows fetched
+   before they are added (in row order); then the 32 row sums of each channel added in ty order
+   into part[2 (chunk C + c)] */
+static const int BN_ROWS_IN_FLIGHT = 4;
 template <class T>
 __global__ void __launch_bounds__(256) bn_partial_nhwc_kernel(const T *z, int C, RowChunks rc, int vec, double *part) {
     __shared__ double sh[32][BN_NHWC_CHANNELS][2];
     int tx = threadIdx.x % 8, ty = threadIdx.x / 8, c0 = blockIdx.y * BN_NHWC_CHANNELS + 8 * tx;
     int r0 = blockIdx.x * rc.per, r1 = min(rc.rows, r0 + rc.per), valid = min(8, C - c0);
     double s[8] = { 0 }, ss[8] = { 0 };
-    for (int r = r0 + ty; valid > 0 && r < r1; r += 32) {
-        Eight<T> e = load8(z + (size_t)r * C + c0, vec, valid);
-        for (int j = 0; j < 8; j++) { double v = to_float(e.v[j]); s[j] += v; ss[j] += v * v; }
+    for (int r = r0 + ty; valid > 0 && r < r1; r += 32 * BN_ROWS_IN_FLIGHT) {
+        Eight<T> e[BN_ROWS_IN_FLIGHT];
+        #pragma unroll
+        for (int k = 0; k < BN_ROWS_IN_FLIGHT; k++)
+            if (r + 32 * k < r1) e[k] = load8(z + (size_t)(r + 32 * k) * C + c0, vec, valid);
+        #pragma unroll
+        for (int k = 0; k < BN_ROWS_IN_FLIGHT; k++)
+            if (r + 32 * k < r1)
+                #pragma unroll
+                for (int j = 0; j < 8; j++) { double v = to_float(e[k].v[j]); s[j] += v; ss[j] += v * v; }
     }
     for (int j = 0; j < 8; j++) { sh[ty][8 * tx + j][0] = s[j]; sh[ty][8 * tx + j][1] = ss[j]; }
     __syncthreads();
@@ -1751,26 +1770,61 @@ __global__ void __launch_bounds__(256) bn_partial_nhwc_kernel(const T *z, int C,
     for (int j = 0; j < 32; j++) { a += sh[j][threadIdx.x][0]; b += sh[j][threadIdx.x][1]; }
     part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = b;
 }
-/* u = a z + b per channel (then the SiLU), rounded to T: a thread eight values of [rows][C] */
-template <class T> __global__ void bn_apply_nhwc_kernel(const T *z, T *u, size_t n, int C, int vec, const float *gamma,
-                                                        const float *beta, const float *mean, const float *invstd,
-                                                        const float *rvar, float eps, int act) {
-    GRID_STRIDE(v, (n + 7) / 8) {
-        size_t i = 8 * v;
-        int c = (int)(i % C), valid = (int)min((size_t)8, n - i);
-        Eight<T> e = load8(z + i, vec, valid);
-        for (int j = 0; j < 8; j++, c = c + 1 < C ? c + 1 : 0) {
-            float is = invstd ? invstd[c] : rsqrtf(rvar[c] + eps), a = gamma[c] * is;
-            e.v[j] = round_to<T>(bn_act(a * to_float(e.v[j]) + beta[c] - mean[c] * a, act));
+/* u = a z + b per channel (then the SiLU), rounded to T, on [rows][C]. A
+   thread owns 8 channels (16 bytes of a row) and keeps their constants in
+   registers (a = gamma invstd, beta, mean: read once, no division by C per
+   value); a block lays `across` threads side by side along a row (every
+   channel group of the row, up to 256) and 256 / across rows below them, so
+   that a warp reads contiguous bytes; each thread fetches BN_ROWS_IN_FLIGHT
+   rows, `down` apart, before it writes any, and the blocks stride over the
+   rows. blockIdx.y: the run of groups past 256 (C > 2048). */
+struct ApplyGrid { int rows, across, down; dim3 grid; };   /* rows, threads along a row, rows a block step */
+static ApplyGrid apply_grid(const yolo_tensor *z) {
+    ApplyGrid g;
+    int groups = (z->c + 7) / 8;
+    g.rows = z->n * z->h * z->w;
+    g.across = min(groups, 256);
+    g.down = 256 / g.across;
+    size_t steps = ((size_t)g.rows + g.down * BN_ROWS_IN_FLIGHT - 1) / (g.down * BN_ROWS_IN_FLIGHT);
+    g.grid = dim3((unsigned)min(steps, (size_t)2048), (groups + g.across - 1) / g.across);
+    return g;
+}
+template <class T> __global__ void __launch_bounds__(256) bn_apply_nhwc_kernel(const T *z, T *u, ApplyGrid ag, int C, int vec,
+                                                                             const float *gamma, const float *beta,
+                                                                             const float *mean, const float *invstd,
+                                                                             const float *rvar, float eps, int act) {
+    int c0 = 8 * (blockIdx.y * ag.across + threadIdx.x % ag.across), dr = threadIdx.x / ag.across, valid = min(8, C - c0);
+    if (dr >= ag.down || valid <= 0) return;
+    float a[8], be[8], me[8];
+    #pragma unroll
+    for (int j = 0; j < 8; j++) {
+        int c = c0 + min(j, valid - 1);   /* past C: a copy of the last channel, never written */
+        float is = invstd ? invstd[c] : rsqrtf(rvar[c] + eps);
+        a[j] = gamma[c] * is; be[j] = beta[c]; me[j] = mean[c];
+    }
+    for (size_t r = (size_t)blockIdx.x * ag.down * BN_ROWS_IN_FLIGHT + dr; r < (size_t)ag.rows;
+         r += (size_t)gridDim.x * ag.down * BN_ROWS_IN_FLIGHT) {
+        Eight<T> e[BN_ROWS_IN_FLIGHT];
+        #pragma unroll
+        for (int k = 0; k < BN_ROWS_IN_FLIGHT; k++)
+            if (r + k * ag.down < (size_t)ag.rows) e[k] = load8(z + (r + k * ag.down) * C + c0, vec, valid);
+        #pragma unroll
+        for (int k = 0; k < BN_ROWS_IN_FLIGHT; k++) {
+            if (r + k * ag.down >= (size_t)ag.rows) break;
+            #pragma unroll
+            for (int j = 0; j < 8; j++) {   /* (a z + beta) - a mean, two fused multiply-adds written out */
+                float v = __fmaf_rn(-a[j], me[j], __fmaf_rn(a[j], to_float(e[k].v[j]), be[j]));
+                e[k].v[j] = round_to<T>(bn_act(v, act));
+            }
+            store8(u + (r + k * ag.down) * C + c0, e[k], vec, valid);
         }
-        store8(u + i, e, vec, valid);
     }
 }
 template <class T> static void bn_apply_nhwc(const yolo_tensor *z, const float *gamma, const float *beta, const float *mean,
                                              const float *invstd, const float *rvar, float eps, int act, yolo_tensor *u) {
-    size_t n = (size_t)z->n * z->c * z->h * z->w;
-    bn_apply_nhwc_kernel<T><<<grid_for((n + 7) / 8), 256>>>((const T *)z->data, (T *)u->data, n, z->c, vec8(z, u), gamma,
-                                                            beta, mean, invstd, rvar, eps, act);
+    ApplyGrid ag = apply_grid(z);
+    bn_apply_nhwc_kernel<T><<<ag.grid, 256>>>((const T *)z->data, (T *)u->data, ag, z->c, vec8(z, u), gamma, beta, mean,
+                                              invstd, rvar, eps, act);
     CK_LAUNCH("bn_apply_nhwc_kernel");
 }
 
@@ -1863,18 +1917,25 @@ __global__ void bn_back_apply_kernel(const float *z, const float *dy, int C, int
 
 /* The same with z in an NHWC store and dy NCHW floats, dz written over z
    in its store: both passes take tiles of 32 pixels x 64 channels inside
-   one image (no division per value). A thread reads 8 values of dy, 4
-   pixels of two channels (a float4: 8 threads a 128-byte run of a
-   channel), into shared memory, and one pixel's 8 channels of z (16 bytes:
-   8 threads a 128-byte run of a pixel), which meet there; the thread keeps
-   its pixel's 8 channels. The partial sums take a chunk of tiles of an
-   image a block (about 2048 blocks in all; the next tile's loads in flight
-   while a thread adds the last), each thread's float sums over the chunk
-   (a pixel a tile) added in double in pixel-row order within the block,
-   the chunks' by bn_back_reduce_kernel in chunk order: the same bits
-   every run. */
+   one image (no division per value), a chunk of an image's tiles a block
+   (about 2048 blocks in all). A thread fetches 8 values of dy, 4 pixels of
+   two channels (a float4: 8 threads a 128-byte run of a channel), and one
+   pixel's 8 channels of z (16 bytes: 8 threads a 128-byte run of a pixel),
+   which meet in shared memory; the thread keeps its pixel's 8 channels.
+   The tiles stream through BNB_STAGES shared-memory stages filled by
+   cp.async: two tiles on their way while the block works on a third, and
+   no registers held for them. dy lands as [channel][pixel] with the
+   16-byte runs of channel ch swizzled (run q at q ^ (ch / 8)), so that a
+   warp's 32 reads of one channel each (8 channels x 4 pixels) fall in 32
+   different banks; z lands as [pixel][channel]. Where a run cannot go as
+   16 aligned bytes (C not a multiple of 8, pixels an image not whole
+   float4) the thread loads it value by value and writes the stage itself.
+   The partial sums: each thread's float sums over the chunk (a pixel a
+   tile) added in double in pixel-row order within the block, the chunks'
+   by bn_back_reduce_kernel in chunk order: the same bits every run. */
 struct BnTiles { int HW, tiles, per, chunks; };   /* pixels an image, 32-pixel tiles an image, tiles a chunk, chunks an image */
 static const int BNB_CHANNELS = 64;               /* channels a tile */
+static const int BNB_STAGES = 3;                  /* tiles a block holds in shared memory */
 static BnTiles bn_tiles(const yolo_tensor *z) {
     BnTiles t;
     t.HW = z->h * z->w;
@@ -1884,42 +1945,58 @@ static BnTiles bn_tiles(const yolo_tensor *z) {
     t.chunks = (t.tiles + t.per - 1) / t.per;
     return t;
 }
-/* tile (image b, pixels p0.., channels c0..) fetched into registers: thread tid's 8 values of dy, and
-   as thread (pz, cz) = (tid / 8, 8 (tid % 8)) its z values of pixel p0 + pz, channels c0 + cz.. (valid
-   of them; 0 past the picture); vdy: dy's planes are whole float4 (HW % 4 == 0, 16-byte aligned).
-   bn_tile_put then hands dy over through gt[channel][pixel]. */
-template <class T> struct BnTile { float4 dy[2]; Eight<T> z; int valid; size_t at; };   /* at: the pixel's first z */
+struct BnbStages {
+    float dy[BNB_STAGES][BNB_CHANNELS][32];        /* [channel][pixel], runs swizzled */
+    uint4 z[BNB_STAGES][32][BNB_CHANNELS / 8];     /* [pixel][8 channels] */
+};
+/* tile (image b, pixels p0.., channels c0..) into stage s; 0 past the picture and past C.
+   vz: z's rows go as 16 bytes (vec8); vdy: dy's planes are whole float4 (HW % 4 == 0, 16-byte aligned) */
 template <class T>
-__device__ inline BnTile<T> bn_tile_fetch(const T *z, const float *dy, int C, int HW, int b, int p0, int c0, int vz, int vdy) {
-    BnTile<T> t;
-    int tid = threadIdx.x, q = 4 * (tid % 8);
+__device__ inline void bn_stage_issue(BnbStages &st, int s, const T *z, const float *dy, int C, int HW, int b, int p0, int c0,
+                                      int vz, int vdy) {
+    int tid = threadIdx.x, run = tid % 8, q = 4 * run;
     #pragma unroll
     for (int h = 0; h < 2; h++) {
-        int c = c0 + tid / 8 + 32 * h;
+        int ch = tid / 8 + 32 * h, c = c0 + ch;
+        float *dst = &st.dy[s][ch][4 * (run ^ (ch / 8))];
         const float *row = dy + ((size_t)b * C + c) * HW + p0 + q;
-        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (c < C && vdy && p0 + q < HW) v = *(const float4 *)row;
-        else if (c < C) {
-            if (p0 + q < HW) v.x = row[0];
-            if (p0 + q + 1 < HW) v.y = row[1];
-            if (p0 + q + 2 < HW) v.z = row[2];
-            if (p0 + q + 3 < HW) v.w = row[3];
-        }
-        t.dy[h] = v;
+        if (vdy) cp_async16(dst, c < C && p0 + q < HW ? row : NULL, dy);
+        else
+            for (int i = 0; i < 4; i++) dst[i] = c < C && p0 + q + i < HW ? row[i] : 0.f;
     }
-    int pz = tid / 8, cz = 8 * (tid % 8);
-    t.valid = p0 + pz < HW ? min(8, C - c0 - cz) : 0;
-    t.at = ((size_t)b * HW + p0 + pz) * C + c0 + cz;
-    if (t.valid > 0) t.z = load8(z + t.at, vz, t.valid);
-    return t;
+    int pz = tid / 8, cz = 8 * run, valid = p0 + pz < HW ? min(8, C - c0 - cz) : 0;
+    const T *src = z + ((size_t)b * HW + p0 + pz) * C + c0 + cz;
+    if (vz) cp_async16(&st.z[s][pz][run], valid > 0 ? src : NULL, z);
+    else {
+        Eight<T> e = load8(src, 0, max(valid, 0));
+        st.z[s][pz][run] = *(const uint4 *)e.v;
+    }
 }
-template <class T> __device__ inline void bn_tile_put(const BnTile<T> &t, float (&gt)[BNB_CHANNELS][33]) {
-    int q = 4 * (threadIdx.x % 8);
-    #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        int ch = threadIdx.x / 8 + 32 * h;
-        gt[ch][q] = t.dy[h].x; gt[ch][q + 1] = t.dy[h].y; gt[ch][q + 2] = t.dy[h].z; gt[ch][q + 3] = t.dy[h].w;
+/* The tiles t of block blockIdx.x's chunk (image b, channels c0..) through the stages: for each,
+   work(b, t, zt, gs, valid) with thread (pz, cz) = (tid / 8, 8 (tid % 8))'s z values zt of pixel
+   32 t + pz, channels c0 + cz.. (valid of them), and gs[32 j]: dy of the same pixel, channel
+   c0 + cz + j. The stages are free again once every thread has passed a __syncthreads after this. */
+template <class T, class Work>
+__device__ inline void bn_stream_tiles(BnbStages &st, const T *z, const float *dy, int C, const BnTiles &bt, int c0, int vz,
+                                       int vdy, Work work) {
+    int b = blockIdx.x / bt.chunks, t0 = blockIdx.x % bt.chunks * bt.per, t1 = min(bt.tiles, t0 + bt.per);
+    int pz = threadIdx.x / 8, run = threadIdx.x % 8, cz = 8 * run;
+    for (int k = 0; k < BNB_STAGES - 1; k++) {
+        if (t0 + k < t1) bn_stage_issue(st, k, z, dy, C, bt.HW, b, 32 * (t0 + k), c0, vz, vdy);
+        cp_async_commit();
     }
+    for (int t = t0; t < t1; t++) {
+        cp_async_wait<BNB_STAGES - 2>();   /* tile t has landed (this thread's runs) */
+        __syncthreads();                   /* everybody's, and the stage of tile t - 1 is free */
+        int s = (t - t0) % BNB_STAGES, next = t + BNB_STAGES - 1;
+        if (next < t1) bn_stage_issue(st, (next - t0) % BNB_STAGES, z, dy, C, bt.HW, b, 32 * next, c0, vz, vdy);
+        cp_async_commit();
+        Eight<T> zt;
+        *(uint4 *)zt.v = st.z[s][pz][run];
+        const float *gs = &st.dy[s][cz][4 * ((pz / 4) ^ run) + pz % 4];   /* channel cz + j at gs[32 j]: its runs swizzled by run */
+        work(b, t, zt, gs, 32 * t + pz < bt.HW ? min(8, C - c0 - cz) : 0);
+    }
+    cp_async_wait<0>();
 }
 /* a tile's channels' mean, invstd, gamma, beta (and, for the apply, sum g, sum g xhat) into pc */
 __device__ inline void bn_tile_params(int C, int c0, const float *mean, const float *invstd, const float *gamma,
@@ -1930,65 +2007,58 @@ __device__ inline void bn_tile_params(int C, int c0, const float *mean, const fl
     if (sums) { pc[4][j] = sums[2 * c]; pc[5][j] = sums[2 * c + 1]; }
 }
 template <class T>
-__global__ void __launch_bounds__(256, 3) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C, BnTiles bt, int vz,
+__global__ void __launch_bounds__(256, 4) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C, BnTiles bt, int vz,
                                                                    int vdy, const float *gamma, const float *beta,
                                                                    const float *mean, const float *invstd, int act,
                                                                    double *part) {
-    __shared__ float gt[BNB_CHANNELS][33], pc[6][BNB_CHANNELS];
-    __shared__ double sh[32][BNB_CHANNELS][2];
-    int b = blockIdx.x / bt.chunks, t0 = blockIdx.x % bt.chunks * bt.per, t1 = min(bt.tiles, t0 + bt.per);
+    __shared__ union { BnbStages st; double sums[32][BNB_CHANNELS][2]; } sm;   /* the sums once the stages are read */
+    __shared__ float pc[6][BNB_CHANNELS];
     int c0 = blockIdx.y * BNB_CHANNELS, pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
     bn_tile_params(C, c0, mean, invstd, gamma, beta, NULL, pc);
     float sg[8] = { 0 }, sgx[8] = { 0 };
-    BnTile<T> tl = bn_tile_fetch(z, dy, C, bt.HW, b, 32 * t0, c0, vz, vdy);
-    for (int t = t0; t < t1; t++) {
-        bn_tile_put(tl, gt);
-        __syncthreads();
-        BnTile<T> now = tl;
-        if (t + 1 < t1) tl = bn_tile_fetch(z, dy, C, bt.HW, b, 32 * (t + 1), c0, vz, vdy);   /* the next, in flight */
+    bn_stream_tiles(sm.st, z, dy, C, bt, c0, vz, vdy, [&](int, int, const Eight<T> &zt, const float *gs, int valid) {
         #pragma unroll
         for (int j = 0; j < 8; j++) {
-            if (j >= now.valid) break;
-            float xh = (to_float(now.z.v[j]) - pc[0][cz + j]) * pc[1][cz + j], g = gt[cz + j][pz];
+            if (j >= valid) break;
+            float xh = (to_float(zt.v[j]) - pc[0][cz + j]) * pc[1][cz + j], g = gs[32 * j];
             if (act) g *= d_silu_grad(pc[2][cz + j] * xh + pc[3][cz + j]);
             sg[j] += g; sgx[j] += g * xh;
         }
-        __syncthreads();
-    }
+    });
+    __syncthreads();   /* the stages are read: their memory takes the sums */
     #pragma unroll
-    for (int j = 0; j < 8; j++) { sh[pz][cz + j][0] = sg[j]; sh[pz][cz + j][1] = sgx[j]; }
+    for (int j = 0; j < 8; j++) { sm.sums[pz][cz + j][0] = sg[j]; sm.sums[pz][cz + j][1] = sgx[j]; }
     __syncthreads();
     int c = c0 + threadIdx.x;
     if (threadIdx.x >= BNB_CHANNELS || c >= C) return;
-    double a = 0, s = 0;
-    for (int r = 0; r < 32; r++) { a += sh[r][threadIdx.x][0]; s += sh[r][threadIdx.x][1]; }
-    part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = s;
+    double a = 0, sx = 0;
+    for (int r = 0; r < 32; r++) { a += sm.sums[r][threadIdx.x][0]; sx += sm.sums[r][threadIdx.x][1]; }
+    part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = sx;
 }
-/* dz of one tile a block (blockIdx.x: image b's tile, blockIdx.y: channels), rounded to T over z;
-   sums [C][2]: each channel's sum of g and of g xhat */
+/* dz of a chunk of tiles a block, as the sums pass streams them, rounded to T over z (each tile's z
+   staged before it is written); sums [C][2]: each channel's sum of g and of g xhat */
 template <class T>
-__global__ void __launch_bounds__(256) bn_back_apply_nhwc_kernel(T *z, const float *dy, int C, BnTiles bt, int vz, int vdy,
-                                                                 float N, const float *gamma, const float *beta,
-                                                                 const float *mean, const float *invstd, int act,
-                                                                 const float *sums) {
-    __shared__ float gt[BNB_CHANNELS][33], pc[6][BNB_CHANNELS];
-    int b = blockIdx.x / bt.tiles, p0 = 32 * (blockIdx.x % bt.tiles), c0 = blockIdx.y * BNB_CHANNELS;
-    int pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
+__global__ void __launch_bounds__(256, 4) bn_back_apply_nhwc_kernel(T *z, const float *dy, int C, BnTiles bt, int vz, int vdy,
+                                                                   float N, const float *gamma, const float *beta,
+                                                                   const float *mean, const float *invstd, int act,
+                                                                   const float *sums) {
+    __shared__ BnbStages st;
+    __shared__ float pc[6][BNB_CHANNELS];
+    int c0 = blockIdx.y * BNB_CHANNELS, pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
     bn_tile_params(C, c0, mean, invstd, gamma, beta, sums, pc);
-    BnTile<T> tl = bn_tile_fetch(z, dy, C, bt.HW, b, p0, c0, vz, vdy);
-    bn_tile_put(tl, gt);
-    __syncthreads();
-    if (tl.valid <= 0) return;
-    #pragma unroll
-    for (int j = 0; j < 8; j++) {
-        if (j >= tl.valid) break;
-        int cj = cz + j;
-        float m = pc[0][cj], is = pc[1][cj], ga = pc[2][cj], k = ga * is / N, xh = (to_float(tl.z.v[j]) - m) * is;
-        float g = gt[cj][pz];
-        if (act) g *= d_silu_grad(ga * xh + pc[3][cj]);
-        tl.z.v[j] = round_to<T>(k * (N * g - pc[4][cj] - xh * pc[5][cj]));
-    }
-    store8(z + tl.at, tl.z, vz, tl.valid);
+    bn_stream_tiles(st, (const T *)z, dy, C, bt, c0, vz, vdy, [&](int b, int t, Eight<T> zt, const float *gs, int valid) {
+        if (valid <= 0) return;
+        #pragma unroll
+        for (int j = 0; j < 8; j++) {
+            if (j >= valid) break;
+            int cj = cz + j;
+            float m = pc[0][cj], is = pc[1][cj], ga = pc[2][cj], k = ga * is / N, xh = (to_float(zt.v[j]) - m) * is;
+            float g = gs[32 * j];
+            if (act) g *= d_silu_grad(ga * xh + pc[3][cj]);
+            zt.v[j] = round_to<T>(k * (N * g - pc[4][cj] - xh * pc[5][cj]));
+        }
+        store8(z + ((size_t)b * bt.HW + 32 * t + pz) * C + c0 + cz, zt, vz, valid);
+    });
 }
 
 static float *g_bn_sums = NULL;   /* [2 * C] scratch of the BN backward, grown once */
@@ -2008,7 +2078,7 @@ static void cu_bn_act_backward(yolo_tensor *z, const float *dy, const float *gam
     int vz = vec8(z, z), vdy = HW % 4 == 0 && (uintptr_t)dy % 16 == 0;
     double *part = bn_scratch(2 * (size_t)nparts * z->c);
     float N = (float)((size_t)z->n * HW * (group ? group->world : 1));
-    dim3 chunks(z->n * bt.chunks, (z->c + BNB_CHANNELS - 1) / BNB_CHANNELS), tiles(z->n * bt.tiles, chunks.y);
+    dim3 chunks(z->n * bt.chunks, (z->c + BNB_CHANNELS - 1) / BNB_CHANNELS);
     prof_begin();
     if (!stored) bn_back_partial_kernel<<<z->n * z->c, 256>>>(z->data, dy, z->c, HW, gamma, beta, mean, invstd, act, part);
     else if (z->store == YOLO_BF16)
@@ -2028,9 +2098,9 @@ static void cu_bn_act_backward(yolo_tensor *z, const float *dy, const float *gam
         bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, N, gamma, beta, mean, invstd, act, g_bn_sums,
                                                      z->data);
     else if (z->store == YOLO_BF16)
-        bn_back_apply_nhwc_kernel<<<tiles, 256>>>((__nv_bfloat16 *)z->data, dy, z->c, bt, vz, vdy, N, gamma, beta, mean,
+        bn_back_apply_nhwc_kernel<<<chunks, 256>>>((__nv_bfloat16 *)z->data, dy, z->c, bt, vz, vdy, N, gamma, beta, mean,
                                                   invstd, act, g_bn_sums);
-    else bn_back_apply_nhwc_kernel<<<tiles, 256>>>((__half *)z->data, dy, z->c, bt, vz, vdy, N, gamma, beta, mean, invstd,
+    else bn_back_apply_nhwc_kernel<<<chunks, 256>>>((__half *)z->data, dy, z->c, bt, vz, vdy, N, gamma, beta, mean, invstd,
                                                    act, g_bn_sums);
     CK_LAUNCH("bn_back_apply_kernel");
     /* the bytes moved: z and dy read twice (the sums, then dz), dz written once over z */

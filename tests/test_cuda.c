@@ -442,6 +442,10 @@ static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int 
     float *first[6] = { NULL };
     size_t n[6] = { nz, (size_t)C, (size_t)C, nz, (size_t)C, (size_t)C };
     G->copy(z0_d, z.d.data, nz * sizeof(float));   /* z, for each run: the backward writes dz over it */
+    yolo_cpu.bn_apply(&z.h, gamma, beta, rm, NULL, rv, 1e-3, act, &u.h);   /* eval: from the running statistics */
+    poison_stored(&u);
+    G->bn_apply(&z.d, gamma_d, beta_d, rm0_d, NULL, rv0_d, 1e-3, act, &u.d);
+    check_stored(name, "eval", &u, store_tol(prec));
     yolo_cpu.bn_train_forward(&z.h, gamma, beta, mean, invstd, rm, rv, 0.03, 1e-3, act, gh, &u.h);
     yolo_cpu.bn_act_backward(&z.h, dy, gamma, beta, mean, invstd, act, gh, dg, dbt);
     for (int run = 0; run < 2; run++) {
@@ -450,6 +454,14 @@ static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int 
         G->copy(rm_d, rm0_d, C * sizeof(float)); G->copy(rv_d, rv0_d, C * sizeof(float));
         G->copy(dg_d, dg0_d, C * sizeof(float)); G->copy(dbt_d, dbt0_d, C * sizeof(float));
         G->bn_train_forward(&z.d, gamma_d, beta_d, mean_d, invstd_d, rm_d, rv_d, 0.03, 1e-3, act, gd, &u.d);
+        if (run == 0) {   /* the backward's remake: u again from the kept statistics, the forward's bits */
+            float *fwd = stored_values(&u);
+            poison_stored(&u);
+            G->bn_apply(&z.d, gamma_d, beta_d, mean_d, invstd_d, NULL, 1e-3, act, &u.d);
+            float *again = stored_values(&u), *again_d = todev(again, nz);
+            check(name, "remade", fwd, again_d, nz, 0);
+            free(fwd); free(again); G->release(again_d);
+        }
         G->bn_act_backward(&z.d, dy_d, gamma_d, beta_d, mean_d, invstd_d, act, gd, dg_d, dbt_d);
         float *now[6] = { stored_values(&u), tohost(mean_d, C), tohost(invstd_d, C), stored_values(&z), tohost(dg_d, C),
                           tohost(dbt_d, C) };
@@ -890,6 +902,9 @@ int main(void) {
         test_bn_stored(prec, 1, 48, 33, 35, 1, 0);               /* pixels an image not a multiple of 4: dy value by value */
         test_bn_stored(prec, 3, 80, 17, 15, 0, 0);
         test_bn_stored(prec, 1, 24, 203, 405, 1, 0);             /* chunks of two tiles, the last one short */
+        test_bn_stored(prec, 1, 1000, 128, 100, 1, 0);           /* chunks of 4 tiles: the 3 stages go round */
+        test_bn_stored(prec, 1, 1001, 127, 101, 1, 0);           /* the same value by value (C, pixels not in 8s, 4s) */
+        test_bn_stored(prec, 1, 2056, 3, 5, 1, 0);               /* more than 256 groups of 8 channels a row */
         test_elementwise_stored(prec, 3, 16, 9, 7);
         test_elementwise_stored(prec, 2, 5, 12, 11);
         test_elementwise_stored(prec, 1, 2, 113, 111);            /* maxpool: winners found again per pixel */

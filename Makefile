@@ -9,6 +9,11 @@ LDLIBS    = -ljpeg -lstb -lm -lpthread
 NVCC      ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCH ?= sm_90
 NVFLAGS   ?= -O3 -arch=$(CUDA_ARCH) -Xptxas -v
+# NVCC_JOBS=16: nvcc optimises the kernel file in that many threads
+# (-split-compile: about a minute instead of three on the H200's machine)
+ifneq ($(NVCC_JOBS),)
+NVFLAGS  += -split-compile=$(NVCC_JOBS)
+endif
 GOLDEN    = tests/golden/tiny-gelan tests/golden/tiny-dual tests/golden/tiny-cb
 
 # nvcc may be a link or a wrapper far from the toolkit: look for libcudart

@@ -1204,13 +1204,15 @@ template <class T_> struct RowsStA {
 /* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
 template <class T_> struct FwdStB {
     typedef T_ T;
-    struct Row { const T *corner; int iy0, ix0; };   /* the window's corner (iy0, ix0) in image b, the group's channels */
+    /* the window's corner (iy0, ix0) in image b, the group's channels; iy0 and ix0 in one register,
+       iy0 65536 + ix0 + 32768 (a 128 x 128 tile's BK 64 holds four rows a thread in 128 registers) */
+    struct Row { const T *corner; int yx; };
     struct Kpos { int ky, kx, off; };                /* the tap; (ky W + kx) C1 + ci from the corner */
     const T *p; ConvGeo c; int gi; FastDiv fc1g;
     __device__ Row row(int n) const {
         int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
         int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
-        Row r = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * c.C1 + gi * c.c1g, iy0, ix0 };
+        Row r = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * c.C1 + gi * c.c1g, iy0 * 65536 + ix0 + 32768 };
         return r;
     }
     __device__ Kpos kpos(int k) const {
@@ -1219,7 +1221,7 @@ template <class T_> struct FwdStB {
         return q;
     }
     __device__ const T *at(const Row &r, const Kpos &q) const {
-        int iy = r.iy0 + q.ky, ix = r.ix0 + q.kx;
+        int iy = (r.yx >> 16) + q.ky, ix = (r.yx & 0xffff) - 32768 + q.kx;
         return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.corner + q.off;
     }
 };
@@ -1509,7 +1511,7 @@ static void cu_stage_weights(const float *w, int C2, int cin, int k, yolo_precis
     CK_LAUNCH("weights_fwd_kernel");
 }
 
-/* db[c] += sum over (n, p) of dy (in its store) */
+/* db[c] += sum over (n, p) of dy (in its store), a block a channel: for a stored dy (conv_bias_grad, below) */
 __global__ void bias_grad_kernel(const void *dy, int store, float *db, int B, int C, int P) {
     int c = blockIdx.x;
     double acc = 0;
@@ -1538,6 +1540,8 @@ static void conv_dw_group(yolo_precision prec, const ConvGeo &c, int gi, const y
         gemm(prec, c.c2g, Kw, red, 1, la, lb, ep);
     }
 }
+
+static void conv_bias_grad(const yolo_tensor *dy, float *db);   /* (below: it shares the BatchNorm's sums) */
 
 static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const yolo_tensor *dy, int C2, int k, int s, int g,
                                yolo_precision prec, float *dx, int dx_add, float *dw, float *db) {
@@ -1579,8 +1583,7 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const yolo_
     }
     if (db) {   /* a conv with a bias (the heads' last convs; the others have BatchNorm) */
         prof_begin();
-        bias_grad_kernel<<<C2, 256>>>(dy->data, dy->store, db, c.B, C2, P);
-        CK_LAUNCH("bias_grad_kernel");
+        conv_bias_grad(dy, db);
         prof_end("conv bias gradient", 0, store_bytes(dy->store) * (double)red * C2);
     }
 }
@@ -1664,6 +1667,31 @@ static void bn_group_sum(double *part, int nparts, int C, const yolo_bn_group *g
     bn_parts_sum_kernel<<<parts_blocks(C), 256>>>(part, nparts, C);
     CK_LAUNCH("bn_parts_sum_kernel");
     group->sum(part, 2 * (size_t)C);
+}
+
+/* A conv's bias gradient is a BatchNorm statistic too, the sum of dy over
+   a channel's images and pixels: the same two steps on a float32 dy (the
+   heads' last convs, the only convs with a bias, get theirs from the loss),
+   a block an (image, channel) plane, then a warp a channel adding the B
+   planes in order; value by value, a block a channel, on a stored dy. */
+__global__ void bias_grad_merge_kernel(const double *part, int nparts, int C, float *db) {
+    double s, ss;
+    int c = warp_parts_sum(part, nparts, C, s, ss);
+    if (c < C) db[c] += (float)s;
+}
+static double *bn_scratch(size_t n);
+static void conv_bias_grad(const yolo_tensor *dy, float *db) {
+    int B = dy->n, C = dy->c, P = dy->h * dy->w;
+    if (dy->store != YOLO_FP32) {
+        bias_grad_kernel<<<C, 256>>>(dy->data, dy->store, db, B, C, P);
+        CK_LAUNCH("bias_grad_kernel");
+        return;
+    }
+    double *part = bn_scratch(2 * (size_t)B * C);
+    bn_partial_kernel<<<B * C, 256>>>(dy->data, P, part);
+    CK_LAUNCH("bn_partial_kernel");
+    bias_grad_merge_kernel<<<parts_blocks(C), 256>>>(part, B, C, db);
+    CK_LAUNCH("bias_grad_merge_kernel");
 }
 
 /* [nparts][C][2] partial sums of the BatchNorm reductions (nparts: the B images, or a store's row chunks), grown once */

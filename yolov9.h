@@ -2848,8 +2848,9 @@ static void yolo_down_backward(yolo_model *m, yolo_down *d) {
         yolo_grad_zeroed(m, &d->half2);   /* the max pool's backward adds */
         be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad);
         yolo_conv_backward(m, &d->cv1);
-        be = yolo_op(m, &d->half1);   /* (takes pool's gradient) */
-        int add = yolo_grad_add(m, &d->pool), B = x->n, HW = d->pool.h * d->pool.w;   /* the two halves write all of it */
+        /* pool [B, 2h, H, W]'s gradient: its halves' side by side, which between them write all of it */
+        be = yolo_op(m, &d->half1);
+        int add = yolo_grad_add(m, &d->pool), B = x->n, HW = d->pool.h * d->pool.w;
         be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, add);
         be = yolo_op(m, &d->half2);
         be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, add);
@@ -3908,8 +3909,6 @@ static void yolo_image_make(yolo_model *m, int make) {
     else m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
 }
 
-/* A training step's pixels (m->train_pixels): uploaded once, at the step's start (keep 1), before the
-   image is first made from them, and given back at its end (keep 0), after the image's last make */
 /* Upsample and Concat only copy their inputs into L->own */
 static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
     if (L->type == YOLO_UPSAMPLE) {

@@ -496,13 +496,12 @@ static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *
    in 4 stages on every tile, and 29.10 and 63.22 for the fastest of the
    20 variants (tile, BK, stages) of each shape. */
 struct StagedTile { int BM, BN, WARPS_M, BK, STAGES; };
-static StagedTile staged_tile(int M) {
-    StagedTile t = { M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128, 128, 2, 64, 3 };
-    if (t.BM == 48) { t.BN = 256; t.WARPS_M = 1; }
-    if (t.BM == 48 || t.BM == 64) { t.BK = 32; t.STAGES = 4; }
-    if (t.BM == 128) t.STAGES = 2;
-    return t;
+/* the tile of BM rows (32, 48, 64, 96 or 128), the one table the launch's template arguments come from */
+static constexpr StagedTile staged_tile_of(int BM) {
+    return BM == 48 ? StagedTile{ 48, 256, 1, 32, 4 } : BM == 64 ? StagedTile{ 64, 128, 2, 32, 4 }
+         : BM == 128 ? StagedTile{ 128, 128, 2, 64, 2 } : StagedTile{ BM, 128, 2, 64, 3 };
 }
+static StagedTile staged_tile(int M) { return staged_tile_of(M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128); }
 /* k-slices of a product in BM x BN tiles, each a whole number of kstep */
 static int tile_slices(int BM, int BN, int kstep, int M, int N, int K, int splitk, int *kchunk) {
     if (splitk <= 0) {
@@ -1160,6 +1159,12 @@ static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB
     conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
     CK_LAUNCH("conv_tc_kernel");
 }
+/* conv_tc_tiles in staged_tile_of(BM)'s tile */
+template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
+static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    constexpr StagedTile t = staged_tile_of(BM);
+    conv_tc_tiles<T, t.BM, t.BN, t.WARPS_M, t.BK, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+}
 /* C = A B from staged operands (T from the loaders) in staged_tile's
    tiles, in at most splitk k-slices (0: as gemm_slices chooses); returns
    the number of k-slices it ran */
@@ -1168,12 +1173,13 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     typedef typename LA::T T;
     int kchunk;
     splitk = gemm_slices(YOLO_BF16, 1, M, N, K, splitk, &kchunk);
-    StagedTile t = staged_tile(M);   /* the template arguments below are staged_tile's */
-    if (t.BM == 32) conv_tc_tiles<T, 32, 128, 2, 64, 3, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 48) conv_tc_tiles<T, 48, 256, 1, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 64) conv_tc_tiles<T, 64, 128, 2, 32, 4, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else if (t.BM == 96) conv_tc_tiles<T, 96, 128, 2, 64, 3, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else conv_tc_tiles<T, 128, 128, 2, 64, 2, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    switch (staged_tile(M).BM) {
+    case 32: conv_tc_tile_of<T, 32, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+    case 48: conv_tc_tile_of<T, 48, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+    case 64: conv_tc_tile_of<T, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+    case 96: conv_tc_tile_of<T, 96, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+    default: conv_tc_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    }
     return splitk;
 }
 
@@ -1669,6 +1675,18 @@ static void bn_group_sum(double *part, int nparts, int C, const yolo_bn_group *g
     group->sum(part, 2 * (size_t)C);
 }
 
+/* [nparts][C][2] partial sums of the BatchNorm reductions (nparts: the B images, or a store's row chunks), grown once */
+static double *g_bn_part = NULL;
+static size_t g_bn_part_cap = 0;
+static double *bn_scratch(size_t n) {
+    if (n > g_bn_part_cap) {
+        cu_release(g_bn_part);
+        g_bn_part_cap = n > (1 << 20) ? n : (1 << 20);
+        g_bn_part = (double *)cu_own_alloc(g_bn_part_cap * sizeof(double));
+    }
+    return g_bn_part;
+}
+
 /* A conv's bias gradient is a BatchNorm statistic too, the sum of dy over
    a channel's images and pixels: the same two steps on a float32 dy (the
    heads' last convs, the only convs with a bias, get theirs from the loss),
@@ -1679,7 +1697,6 @@ __global__ void bias_grad_merge_kernel(const double *part, int nparts, int C, fl
     int c = warp_parts_sum(part, nparts, C, s, ss);
     if (c < C) db[c] += (float)s;
 }
-static double *bn_scratch(size_t n);
 static void conv_bias_grad(const yolo_tensor *dy, float *db) {
     int B = dy->n, C = dy->c, P = dy->h * dy->w;
     if (dy->store != YOLO_FP32) {
@@ -1692,18 +1709,6 @@ static void conv_bias_grad(const yolo_tensor *dy, float *db) {
     CK_LAUNCH("bn_partial_kernel");
     bias_grad_merge_kernel<<<parts_blocks(C), 256>>>(part, B, C, db);
     CK_LAUNCH("bias_grad_merge_kernel");
-}
-
-/* [nparts][C][2] partial sums of the BatchNorm reductions (nparts: the B images, or a store's row chunks), grown once */
-static double *g_bn_part = NULL;
-static size_t g_bn_part_cap = 0;
-static double *bn_scratch(size_t n) {
-    if (n > g_bn_part_cap) {
-        cu_release(g_bn_part);
-        g_bn_part_cap = n > (1 << 20) ? n : (1 << 20);
-        g_bn_part = (double *)cu_own_alloc(g_bn_part_cap * sizeof(double));
-    }
-    return g_bn_part;
 }
 
 /* The elementwise BatchNorm passes take one row of blocks per (image,

@@ -327,7 +327,8 @@ typedef struct yolo_backend {
     void (*avgpool2_forward)(const yolo_tensor *x, yolo_tensor *y);
     void (*avgpool2_backward)(const yolo_tensor *y, yolo_real *dx, int H, int W, int add);   /* dx += (add 0: 0 +) */
     void (*maxpool_forward)(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y);
-    void (*maxpool_backward)(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx);
+    void (*maxpool_backward)(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
+                             int add);   /* dx += each window's dy at its winner (add 0: dx = 0 + those) */
     /* channels [c0, c0 + C) of x, nearest, at y's size into y [B, C, Ho, Wo] (add: added to y) */
     void (*resize_forward)(const yolo_tensor *x, int c0, int add, yolo_tensor *y);
     void (*resize_add_backward)(const yolo_tensor *y, yolo_tensor *x, int c0);
@@ -1962,12 +1963,14 @@ static void yolo_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yo
     }
     yolo_store_round(y);
 }
-static void yolo_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx) {
+static void yolo_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
+                                  int add) {
     #pragma omp parallel for schedule(static)
     for (int nc = 0; nc < x->n * x->c; nc++) {
         const yolo_real *p = x->data + (size_t)nc * x->h * x->w;
         const yolo_real *q = y->grad + (size_t)nc * y->h * y->w;
         yolo_real *d = dx + (size_t)nc * x->h * x->w;
+        if (!add) memset(d, 0, (size_t)x->h * x->w * sizeof *d);
         for (int i = 0; i < y->h; i++)
             for (int j = 0; j < y->w; j++) d[yolo_maxpool_argmax(p, x->h, x->w, k, s, pad, i, j)] += q[i * y->w + j];
     }
@@ -2845,8 +2848,7 @@ static void yolo_down_backward(yolo_model *m, yolo_down *d) {
         yolo_grad_channels(m, be, &d->y, c, &d->cv2.y, 0, c);
         yolo_conv_backward(m, &d->cv2);
         be = yolo_op(m, &d->maxp);
-        yolo_grad_zeroed(m, &d->half2);   /* the max pool's backward adds */
-        be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad);
+        be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad, yolo_grad_add(m, &d->half2));
         yolo_conv_backward(m, &d->cv1);
         /* pool [B, 2h, H, W]'s gradient: its halves' side by side, which between them write all of it */
         be = yolo_op(m, &d->half1);
@@ -2953,8 +2955,7 @@ static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
     for (int i = 3; i > 0; i--) {
         const yolo_backend *be = yolo_op(m, pools[i]);
         yolo_grad_channels(m, be, &s->cat, i * c, pools[i], 0, c);
-        yolo_grad_zeroed(m, pools[i - 1]);   /* the max pool's backward adds */
-        be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad);
+        be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad, yolo_grad_add(m, pools[i - 1]));
     }
     const yolo_backend *be = yolo_op(m, &s->cat);
     yolo_grad_channels(m, be, &s->cat, 0, &s->cv1.y, 0, c);
@@ -5232,7 +5233,8 @@ static void yolo_plan_accumulate(yolo_real *y, const yolo_real *x, size_t n, int
 static void yolo_plan_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {}
 static void yolo_plan_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W, int add) {}
 static void yolo_plan_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {}
-static void yolo_plan_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx) {}
+static void yolo_plan_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
+                                       int add) {}
 static void yolo_plan_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {}
 static void yolo_plan_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {}
 static void yolo_plan_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc, int B,

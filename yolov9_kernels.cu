@@ -2252,12 +2252,18 @@ __global__ void maxpool_kernel(const float *x, float *y, size_t n, int H, int W,
 }
 /* The gradient goes to each window's winner, in two passes over as many
    images as the staging buffer holds their winners (a byte each: the
-   winner's place ky k + kx in its window): the first finds every window's
-   winner, reading x as it is stored (NCHW floats, or an NHWC store with
-   the threads along the channels); the second, one thread per input pixel
-   of an NCHW plane, visits the windows that hold it in the CPU's order
-   (row by row) and takes dy of those it won, so the sum is the same bits
-   as the CPU's scatter and the same on every run. window_argmax is
+   winner's place ky k + kx in its window, kept [B][Ho][Wo][C], channels
+   fastest): the first finds every window's winner, reading x as it is
+   stored (NCHW floats, threads along the pixels, or an NHWC store,
+   threads along the channels); the second gathers. Each of its blocks
+   takes CB channels of one input row of one image: the winners and dY of
+   the window rows that hold that row go to shared memory, [channel][row]
+   [window] (read along the windows by neighbouring threads), and then
+   each thread takes an input pixel, consecutive threads consecutive
+   pixels of one channel (dX is NCHW), visits the windows that hold it in
+   the CPU's order (row by row) and adds dy of those it won, so the sum is
+   the same bits as the CPU's scatter and the same on every run; add 0
+   starts it from 0 instead of dX's old value. window_argmax is
    yolo_maxpool_argmax on a plane whose values lie step apart. */
 template <class T> __device__ inline int window_argmax(const T *p, int step, int H, int W, int k, int s, int pad, int oy, int ox) {
     int best = -1;
@@ -2274,7 +2280,7 @@ template <class T> __device__ inline int window_argmax(const T *p, int step, int
     }
     return best;
 }
-/* win [B][C][Ho][Wo] of x [B][C][H][W] (nhwc 0) or x [B][H][W][C]: j over an image's outputs in x's order */
+/* win [B][Ho][Wo][C] of x [B][C][H][W] (nhwc 0) or x [B][H][W][C]: j over an image's windows in x's order */
 template <class T>
 __global__ void maxpool_winners_kernel(const T *x, int nhwc, unsigned char *win, int C, int H, int W, int Ho, int Wo, int k,
                                        int s, int pad, FastDiv fdiv_j, FastDiv fWo) {
@@ -2283,46 +2289,71 @@ __global__ void maxpool_winners_kernel(const T *x, int nhwc, unsigned char *win,
         int q = fdiv(j, fdiv_j), r = j - q * (int)fdiv_j.d;   /* NHWC: q the pixel, r the channel; NCHW the other way */
         int c = nhwc ? r : q, pix = nhwc ? q : r, oy = fdiv(pix, fWo), ox = pix - oy * Wo;
         const T *p = nhwc ? xb + c : xb + (size_t)c * H * W;
-        win[((size_t)blockIdx.y * C + c) * Ho * Wo + pix] = (unsigned char)window_argmax(p, nhwc ? C : 1, H, W, k, s, pad, oy, ox);
+        win[((size_t)blockIdx.y * Ho * Wo + pix) * C + c] = (unsigned char)window_argmax(p, nhwc ? C : 1, H, W, k, s, pad, oy, ox);
     }
 }
-/* dx [B][C][H][W] += dy [B][C][Ho][Wo] of the windows each pixel won */
-__global__ void maxpool_back_kernel(const unsigned char *win, const float *dy, float *dx, int C, int H, int W, int Ho, int Wo,
-                                    int k, int s, int pad, FastDiv fHW, FastDiv fW) {
-    IMAGE_STRIDE(j, C * H * W) {
-        int c = fdiv(j, fHW), a = j - c * H * W, iy = fdiv(a, fW), ix = a - iy * W;
-        size_t plane = (size_t)blockIdx.y * C + c;
-        const unsigned char *wp = win + plane * Ho * Wo;
-        const float *g = dy + plane * Ho * Wo;
-        float acc = dx[plane * H * W + a];
-        /* windows oy with oy s - pad <= iy <= oy s - pad + k - 1 */
-        int oy0 = max(0, (iy + pad - k + s) / s), oy1 = min(Ho - 1, (iy + pad) / s);
-        int ox0 = max(0, (ix + pad - k + s) / s), ox1 = min(Wo - 1, (ix + pad) / s);
-        for (int oy = oy0; oy <= oy1; oy++)
+/* the windows oy (ox) that hold input row iy (column): oy s - pad <= iy <= oy s - pad + k - 1 */
+__device__ inline int first_window(int i, int k, int s, int pad) { return max(0, (i + pad - k + s) / s); }
+__device__ inline int last_window(int i, int s, int pad, int n) { return min(n - 1, (i + pad) / s); }
+/* dx [B][C][H][W] (+)= dy [B][C][Ho][Wo] of the windows each pixel won; block (channels CB blockIdx.x..,
+   input row blockIdx.y, image blockIdx.z); NR window rows at most hold an input row */
+__global__ void maxpool_back_kernel(const unsigned char *win, const float *dy, float *dx, int add, int C, int H, int W,
+                                    int Ho, int Wo, int k, int s, int pad, int lcb, int NR, FastDiv fW, FastDiv fWo) {
+    const int CB = 1 << lcb;
+    extern __shared__ float sdy[];                                     /* [CB][NR][Wo] */
+    unsigned char *swin = (unsigned char *)(sdy + (size_t)CB * NR * Wo);   /* [CB][NR][Wo] */
+    int c0 = blockIdx.x * CB, iy = blockIdx.y, b = blockIdx.z;
+    int oy0 = first_window(iy, k, s, pad), nr = last_window(iy, s, pad, Ho) - oy0 + 1, n = CB * nr * Wo;
+    for (int e = threadIdx.x; e < n; e += blockDim.x) {   /* winners: channels fastest, as stored (CB = 2^lcb) */
+        int cc = e & (CB - 1), w = e >> lcb, rr = fdiv(w, fWo), o = w - rr * Wo, c = c0 + cc;
+        swin[(cc * NR + rr) * Wo + o] = c < C ? win[(((size_t)b * Ho + oy0 + rr) * Wo + o) * C + c] : 0;
+    }
+    for (int e = threadIdx.x; e < n; e += blockDim.x) {   /* dy: windows fastest, as stored */
+        int row = fdiv(e, fWo), o = e - row * Wo, cc = row / nr, rr = row - cc * nr, c = c0 + cc;
+        sdy[(cc * NR + rr) * Wo + o] = c < C ? dy[(((size_t)b * C + c) * Ho + oy0 + rr) * Wo + o] : 0.f;
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < CB * W; e += blockDim.x) {
+        int cc = fdiv(e, fW), ix = e - cc * W, c = c0 + cc;
+        if (c >= C) break;
+        float *d = dx + (((size_t)b * C + c) * H + iy) * W + ix;
+        float acc = add ? *d : 0.f;
+        int ox0 = first_window(ix, k, s, pad), ox1 = last_window(ix, s, pad, Wo);
+        for (int r = 0; r < nr; r++) {
+            int place_y = (iy - (oy0 + r) * s + pad) * k;
+            const unsigned char *wr = swin + (cc * NR + r) * Wo;
+            const float *gr = sdy + (cc * NR + r) * Wo;
             for (int ox = ox0; ox <= ox1; ox++)
-                if (wp[oy * Wo + ox] == (iy - oy * s + pad) * k + ix - ox * s + pad) acc += g[oy * Wo + ox];
-        dx[plane * H * W + a] = acc;
+                if (wr[ox] == place_y + ix - ox * s + pad) acc += gr[ox];
+        }
+        *d = acc;
     }
 }
+static const int MAXPOOL_BACK_SMEM = 48 << 10;
 template <class T> static void maxpool_back(const T *x, int nhwc, const yolo_tensor *xt, int k, int s, int pad,
-                                            const yolo_tensor *y, float *dx) {
-    int C = xt->c, H = xt->h, W = xt->w, Ho = y->h, Wo = y->w;
+                                            const yolo_tensor *y, float *dx, int add) {
+    int C = xt->c, H = xt->h, W = xt->w, Ho = y->h, Wo = y->w, NR = (k + s - 1) / s;
     size_t per_image = (size_t)C * Ho * Wo;   /* winners' bytes */
-    if (per_image > STAGE_BYTES || k * k > 255) {   /* 255: no window's place */
+    int lcb = 5;   /* channels a block, 2^lcb: as many as 32 whose window rows fit the default shared memory */
+    while (lcb > 0 && ((size_t)NR * Wo * 5 << lcb) > MAXPOOL_BACK_SMEM) lcb--;
+    int CB = 1 << lcb;
+    if (per_image > STAGE_BYTES || k * k > 255 || (size_t)CB * NR * Wo * 5 > MAXPOOL_BACK_SMEM) {   /* 255: no window's place */
         fprintf(stderr, "maxpool backward: %dx%d windows of [%d, %d, %d] do not fit the scratch\n", k, k, C, Ho, Wo);
         exit(1);
     }
     if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
     unsigned char *win = (unsigned char *)g_stage;
     int nb = (int)min((size_t)xt->n, STAGE_BYTES / per_image);
-    FastDiv fj = fastdiv(nhwc ? C : Ho * Wo), fWo = fastdiv(Wo), fHW = fastdiv(H * W), fW = fastdiv(W);
+    FastDiv fj = fastdiv(nhwc ? C : Ho * Wo), fWo = fastdiv(Wo), fW = fastdiv(W);
+    size_t smem = (size_t)CB * NR * Wo * 5;
     for (int b0 = 0; b0 < xt->n; b0 += nb) {
         int n = min(nb, xt->n - b0);
         maxpool_winners_kernel<<<grid_images(C * Ho * Wo, n), 256>>>(x + (size_t)b0 * C * H * W, nhwc, win, C, H, W, Ho, Wo,
                                                                      k, s, pad, fj, fWo);
         CK_LAUNCH("maxpool_winners_kernel");
-        maxpool_back_kernel<<<grid_images(C * H * W, n), 256>>>(win, y->grad + (size_t)b0 * C * Ho * Wo,
-                                                                dx + (size_t)b0 * C * H * W, C, H, W, Ho, Wo, k, s, pad, fHW, fW);
+        maxpool_back_kernel<<<dim3((C + CB - 1) / CB, H, n), 256, smem>>>(win, y->grad + (size_t)b0 * C * Ho * Wo,
+                                                                         dx + (size_t)b0 * C * H * W, add, C, H, W, Ho, Wo,
+                                                                         k, s, pad, lcb, NR, fW, fWo);
         CK_LAUNCH("maxpool_back_kernel");
     }
 }
@@ -2413,13 +2444,14 @@ static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo
     CK_LAUNCH("maxpool_kernel");
     prof_end("maxpool forward", 0, store_bytes(y->store) * 2.0 * n);
 }
-static void cu_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, float *dx) {
-    size_t n = (size_t)x->n * x->c * x->h * x->w;
+static void cu_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, float *dx, int add) {
+    size_t n = (size_t)x->n * x->c * x->h * x->w, no = (size_t)y->n * y->c * y->h * y->w;
     prof_begin();
-    if (x->store == YOLO_FP32) maxpool_back(x->data, 0, x, k, s, pad, y, dx);
-    else if (x->store == YOLO_BF16) maxpool_back((const __nv_bfloat16 *)x->data, 1, x, k, s, pad, y, dx);
-    else maxpool_back((const __half *)x->data, 1, x, k, s, pad, y, dx);
-    prof_end("maxpool backward", 0, 4.0 * 3 * n);
+    if (x->store == YOLO_FP32) maxpool_back(x->data, 0, x, k, s, pad, y, dx, add);
+    else if (x->store == YOLO_BF16) maxpool_back((const __nv_bfloat16 *)x->data, 1, x, k, s, pad, y, dx, add);
+    else maxpool_back((const __half *)x->data, 1, x, k, s, pad, y, dx, add);
+    /* the bytes moved: x read, the winners written and read, dy read, dX written (and read to add) */
+    prof_end("maxpool backward", 0, (double)store_bytes(x->store) * n + 2.0 * no + 4.0 * no + 4.0 * (add ? 2 : 1) * n);
 }
 
 /* nearest source index, floor(d * in / out) computed in float as PyTorch */

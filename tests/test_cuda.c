@@ -522,6 +522,12 @@ static void avgpool_assign(const yolo_backend *be, float **out, void *ctx) {
     struct pool_ctx *c = (struct pool_ctx *)ctx;
     be->avgpool2_backward(c->y[be != &yolo_cpu], out[0], c->H, c->W, 0);
 }
+struct maxpool_ctx { const yolo_tensor *x[2], *y[2]; int k, s, p; };
+static void maxpool_assign(const yolo_backend *be, float **out, void *ctx) {
+    struct maxpool_ctx *c = (struct maxpool_ctx *)ctx;
+    int i = be != &yolo_cpu;
+    be->maxpool_backward(c->x[i], c->k, c->s, c->p, c->y[i], out[0], 0);
+}
 struct copy_ctx { const float *src[2]; int src_c, sc, C, B, HW; };
 static void copy_assign(const yolo_backend *be, float **out, void *ctx) {   /* all C channels of dst [B, C, HW] */
     struct copy_ctx *c = (struct copy_ctx *)ctx;
@@ -553,8 +559,11 @@ static void test_elementwise_stored(yolo_precision prec, int B, int C, int H, in
         pair mp = mk(B, C, (H + 2 * p - k) / s + 1, (W + 2 * p - k) / s + 1, 0, 1);   /* its gradient */
         snprintf(name, sizeof name, "maxpool %dx%d s%d p%d %s B%d %dx%dx%d", k, k, s, p, yolo_precision_name(prec), B, C, H, W);
         G->upload(da_d, da, n * sizeof(float));
-        yolo_cpu.maxpool_backward(&a.h, k, s, p, &mp.h, da); G->maxpool_backward(&a.d, k, s, p, &mp.d, da_d);
+        yolo_cpu.maxpool_backward(&a.h, k, s, p, &mp.h, da, 1); G->maxpool_backward(&a.d, k, s, p, &mp.d, da_d, 1);
         check(name, "dx", da, da_d, n, 0);   /* the same winners, gathered in the CPU's order: same bits */
+        struct maxpool_ctx mc = { { &a.h, &a.d }, { &mp.h, &mp.d }, k, s, p };
+        const char *dx_[1] = { "dx assign" };
+        check_assign(name, dx_, 1, n, maxpool_assign, &mc, 0);
         drop(&mp);
     }
     drop(&a); drop(&b); drop(&y);
@@ -609,8 +618,11 @@ static void test_pools(int B, int C, int H, int W) {
         yolo_cpu.maxpool_forward(&x.h, k, s, p, &y.h); G->maxpool_forward(&x.d, k, s, p, &y.d);
         check(name, "forward", y.h.data, y.d.data, yolo_numel(&y.h), 1e-6);
         same_grad(&x);
-        yolo_cpu.maxpool_backward(&x.h, k, s, p, &y.h, x.h.grad); G->maxpool_backward(&x.d, k, s, p, &y.d, x.d.grad);
+        yolo_cpu.maxpool_backward(&x.h, k, s, p, &y.h, x.h.grad, 1); G->maxpool_backward(&x.d, k, s, p, &y.d, x.d.grad, 1);
         check(name, "dx", x.h.grad, x.d.grad, yolo_numel(&x.h), 0);   /* gathered in the CPU's order: same bits */
+        struct maxpool_ctx mc = { { &x.h, &x.d }, { &y.h, &y.d }, k, s, p };
+        const char *dx_[1] = { "dx assign" };
+        check_assign(name, dx_, 1, yolo_numel(&x.h), maxpool_assign, &mc, 0);
         drop(&y);
     }
     /* nearest resize of channels [1, C) to (2H+1) x 3W, added; and channel copies */
@@ -908,6 +920,7 @@ int main(void) {
         test_elementwise_stored(prec, 3, 16, 9, 7);
         test_elementwise_stored(prec, 2, 5, 12, 11);
         test_elementwise_stored(prec, 1, 2, 113, 111);            /* maxpool: winners found again per pixel */
+        test_elementwise_stored(prec, 2, 40, 13, 70);             /* maxpool: channel groups of 32 and 16, partial */
     }
     test_bn(1, 7, 5, 3, 1, 0);
     test_bn(3, 13, 9, 11, 0, 0);
@@ -921,6 +934,7 @@ int main(void) {
     test_pools(3, 4, 8, 11);
     test_pools(2, 6, 40, 36);   /* channel runs of several blocks */
     test_pools(1, 2, 113, 111);   /* planes of many blocks */
+    test_pools(2, 37, 21, 70);    /* maxpool backward: blocks of 32 and of 16 channels, the last partial */
     test_optim(70001);
     test_loss(3, 7);
     test_loss(1, 80);

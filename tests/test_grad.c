@@ -108,7 +108,7 @@ static void h_backward(harness *h, const blockcase *c) {
     case B_ACONV: case B_ADOWN: yolo_down_backward(m, &h->down); break;
     case B_SPPELAN: yolo_sppelan_backward(m, &h->spp); break;
     case OP_AVGPOOL: yolo_avgpool2_backward(&h->y_op, x->grad, x->h, x->w, 1); break;
-    case OP_MAXPOOL: yolo_maxpool_backward(x, c->k, c->s, c->k / 2, &h->y_op, x->grad); break;
+    case OP_MAXPOOL: yolo_maxpool_backward(x, c->k, c->s, c->k / 2, &h->y_op, x->grad, 1); break;
     case OP_UPSAMPLE: yolo_resize_add_backward(&h->y_op, x, 1); break;
     }
 }

@@ -331,7 +331,7 @@ typedef struct yolo_backend {
                              int add);   /* dx += each window's dy at its winner (add 0: dx = 0 + those) */
     /* channels [c0, c0 + C) of x, nearest, at y's size into y [B, C, Ho, Wo] (add: added to y) */
     void (*resize_forward)(const yolo_tensor *x, int c0, int add, yolo_tensor *y);
-    void (*resize_add_backward)(const yolo_tensor *y, yolo_tensor *x, int c0);
+    void (*resize_backward)(const yolo_tensor *y, yolo_tensor *x, int c0, int add);   /* its gradient into x's channels (add 0: 0 +) */
     /* channels [sc, sc + C) of src [B, src_c, HW] into (accumulate: added to) [dc, dc + C) of dst
        [B, dst_c, HW], float32: the backward's gradients of concatenations and splits (accumulate 0 into
        a fresh gradient: its first writer) */
@@ -1997,12 +1997,13 @@ static void yolo_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tens
     }
     yolo_store_round(y);
 }
-static void yolo_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {
+static void yolo_resize_backward(const yolo_tensor *y, yolo_tensor *x, int c0, int add) {
     int C = y->c, Ho = y->h, Wo = y->w;
     #pragma omp parallel for schedule(static)
     for (int nc = 0; nc < y->n * C; nc++) {
         int n = nc / C, c = nc % C;
         yolo_real *d = x->grad + ((size_t)n * x->c + c0 + c) * x->h * x->w;
+        if (!add) memset(d, 0, (size_t)x->h * x->w * sizeof *d);
         const yolo_real *q = y->grad + (size_t)nc * Ho * Wo;
         for (int i = 0; i < Ho; i++) {
             int si = yolo_nearest_src(i, x->h, Ho);
@@ -2112,7 +2113,7 @@ const yolo_backend yolo_cpu = {
     .add = yolo_cpu_add, .accumulate = yolo_cpu_accumulate,
     .avgpool2_forward = yolo_avgpool2_forward, .avgpool2_backward = yolo_avgpool2_backward,
     .maxpool_forward = yolo_maxpool_forward, .maxpool_backward = yolo_maxpool_backward,
-    .resize_forward = yolo_resize_forward, .resize_add_backward = yolo_resize_add_backward,
+    .resize_forward = yolo_resize_forward, .resize_backward = yolo_resize_backward,
     .copy_channels = yolo_copy_channels, .concat = yolo_cpu_concat,
     .optim_update = yolo_cpu_optim_update, .lerp = yolo_cpu_lerp, .sumsq = yolo_cpu_sumsq,
     .loss = yolo_cpu_loss, .decode = yolo_cpu_decode, .nms = yolo_nms,
@@ -4158,8 +4159,7 @@ void yolo_backward(yolo_model *m) {
         case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_backward(m, &L->b.elan); break;
         case YOLO_SPPELAN: yolo_sppelan_backward(m, &L->b.spp); break;
         case YOLO_UPSAMPLE:
-            yolo_grad_zeroed(m, x);   /* the resize's backward adds */
-            m->be->resize_add_backward(&L->own, x, 0);
+            m->be->resize_backward(&L->own, x, 0, yolo_grad_add(m, x));
             break;
         case YOLO_CONCAT:
             for (int j = 0, off = 0; j < L->nfrom; j++) {
@@ -4174,7 +4174,7 @@ void yolo_backward(yolo_model *m) {
             for (int j = 0; j < L->nfrom - 1; j++) {
                 yolo_layer *src = &m->layers[L->from[j]];
                 yolo_grad_zeroed(m, src->out);   /* the resize's backward adds into its chunk */
-                m->be->resize_add_backward(&L->own, src->out, yolo_chunk_offset(src, L->args[j]));
+                m->be->resize_backward(&L->own, src->out, yolo_chunk_offset(src, L->args[j]), 1);
             }
             break;
         }
@@ -5236,7 +5236,7 @@ static void yolo_plan_maxpool_forward(const yolo_tensor *x, int k, int s, int pa
 static void yolo_plan_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
                                        int add) {}
 static void yolo_plan_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {}
-static void yolo_plan_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {}
+static void yolo_plan_resize_backward(const yolo_tensor *y, yolo_tensor *x, int c0, int add) {}
 static void yolo_plan_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc, int B,
                                     int C, int HW, int accumulate) {}
 static void yolo_plan_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {}
@@ -5314,7 +5314,7 @@ static const yolo_backend yolo_planner = {
     .add = yolo_plan_add, .accumulate = yolo_plan_accumulate,
     .avgpool2_forward = yolo_plan_avgpool2_forward, .avgpool2_backward = yolo_plan_avgpool2_backward,
     .maxpool_forward = yolo_plan_maxpool_forward, .maxpool_backward = yolo_plan_maxpool_backward,
-    .resize_forward = yolo_plan_resize_forward, .resize_add_backward = yolo_plan_resize_add_backward,
+    .resize_forward = yolo_plan_resize_forward, .resize_backward = yolo_plan_resize_backward,
     .copy_channels = yolo_plan_copy_channels, .concat = yolo_plan_concat,
     .optim_update = yolo_plan_optim_update, .lerp = yolo_plan_lerp, .sumsq = yolo_plan_sumsq,
     .loss = yolo_plan_loss, .decode = yolo_plan_decode, .nms = yolo_plan_nms,

@@ -2494,15 +2494,17 @@ template <class T> static void resize_nhwc(const yolo_tensor *x, int c0, int add
     else resize_nhwc_kernel<T, 1><<<grid_images(per, y->n), 256>>>(xs, x->c, x->h, x->w, c0, add, ys, y->c, y->h, y->w, per,
                                                                    fruns, fWo);
 }
-/* Gathered, one thread per source pixel: the outputs that copied it form a
-   block of rows and columns, summed in the CPU's order (deterministic). */
-__global__ void resize_add_back_kernel(const float *dy, float *dx, int xc, int xh, int xw, int c0, size_t n, int C, int Ho, int Wo) {
-    GRID_STRIDE(i, n) {   /* i over [B, C, xh, xw] */
-        size_t nc = i / ((size_t)xh * xw);
-        int r = (int)(i % ((size_t)xh * xw)), b = (int)(nc / C), c = (int)(nc % C), sy = r / xw, sx = r % xw;
-        const float *g = dy + nc * Ho * Wo;
-        float *d = &dx[(((size_t)b * xc + c0 + c) * xh + sy) * xw + sx];
-        float acc = *d;
+/* Gathered, one thread per source pixel (image blockIdx.y, consecutive
+   threads on consecutive pixels of a plane): the outputs that copied it
+   form a block of rows and columns, summed in the CPU's order
+   (deterministic); add 0 starts from 0 instead of dX's old value. */
+__global__ void resize_back_kernel(const float *dy, float *dx, int add, int xc, int xh, int xw, int c0, int C, int Ho, int Wo,
+                                   FastDiv fplane, FastDiv fxw) {
+    IMAGE_STRIDE(j, C * xh * xw) {
+        int c = fdiv(j, fplane), r = j - c * xh * xw, sy = fdiv(r, fxw), sx = r - sy * xw;
+        const float *g = dy + ((size_t)blockIdx.y * C + c) * Ho * Wo;
+        float *d = &dx[(((size_t)blockIdx.y * xc + c0 + c) * xh + sy) * xw + sx];
+        float acc = add ? *d : 0.f;
         for (int oy = max(0, sy * Ho / xh - 1); oy < Ho; oy++) {
             int ty = nearest_src(oy, xh, Ho);
             if (ty < sy) continue;
@@ -2528,12 +2530,14 @@ static void cu_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor
     CK_LAUNCH("resize_kernel");
     prof_end("nearest resize forward", 0, store_bytes(y->store) * (add ? 3.0 : 2.0) * n);
 }
-static void cu_resize_add_backward(const yolo_tensor *y, yolo_tensor *x, int c0) {
-    size_t n = (size_t)y->n * y->c * x->h * x->w;   /* one thread per source pixel */
+static void cu_resize_backward(const yolo_tensor *y, yolo_tensor *x, int c0, int add) {
+    int per = y->c * x->h * x->w;   /* one thread per source pixel */
     prof_begin();
-    resize_add_back_kernel<<<grid_for(n), 256>>>(y->grad, x->grad, x->c, x->h, x->w, c0, n, y->c, y->h, y->w);
-    CK_LAUNCH("resize_add_back_kernel");
-    prof_end("nearest resize backward", 0, 4.0 * 3 * n);
+    resize_back_kernel<<<grid_images(per, y->n), 256>>>(y->grad, x->grad, add, x->c, x->h, x->w, c0, y->c, y->h, y->w,
+                                                        fastdiv(x->h * x->w), fastdiv(x->w));
+    CK_LAUNCH("resize_back_kernel");
+    /* the bytes moved: dY read, dX written (and read to add) */
+    prof_end("nearest resize backward", 0, 4.0 * ((double)y->n * y->c * y->h * y->w + (add ? 2.0 : 1.0) * y->n * per));
 }
 
 /* channels [sc, sc + C) of src into [dc, dc + C) of dst (or added to them),
@@ -3204,7 +3208,7 @@ static yolo_backend yolo_cuda = {
     .add = cu_add, .accumulate = cu_accumulate,
     .avgpool2_forward = cu_avgpool2_forward, .avgpool2_backward = cu_avgpool2_backward,
     .maxpool_forward = cu_maxpool_forward, .maxpool_backward = cu_maxpool_backward,
-    .resize_forward = cu_resize_forward, .resize_add_backward = cu_resize_add_backward,
+    .resize_forward = cu_resize_forward, .resize_backward = cu_resize_backward,
     .copy_channels = cu_copy_channels, .concat = cu_concat,
     .optim_update = cu_optim_update, .lerp = cu_lerp, .sumsq = cu_sumsq,
     .loss = cu_loss, .decode = cu_decode, .nms = cu_nms,

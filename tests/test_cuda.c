@@ -528,6 +528,13 @@ static void maxpool_assign(const yolo_backend *be, float **out, void *ctx) {
     int i = be != &yolo_cpu;
     be->maxpool_backward(c->x[i], c->k, c->s, c->p, c->y[i], out[0], 0);
 }
+struct resize_ctx { const yolo_tensor *y[2], *x[2]; };
+static void resize_assign(const yolo_backend *be, float **out, void *ctx) {
+    struct resize_ctx *c = (struct resize_ctx *)ctx;
+    yolo_tensor x = *c->x[be != &yolo_cpu];
+    x.grad = out[0];
+    be->resize_backward(c->y[be != &yolo_cpu], &x, 0, 0);
+}
 struct copy_ctx { const float *src[2]; int src_c, sc, C, B, HW; };
 static void copy_assign(const yolo_backend *be, float **out, void *ctx) {   /* all C channels of dst [B, C, HW] */
     struct copy_ctx *c = (struct copy_ctx *)ctx;
@@ -634,8 +641,12 @@ static void test_pools(int B, int C, int H, int W) {
     yolo_cpu.resize_forward(&x.h, 1, 0, &r.h); G->resize_forward(&x.d, 1, 0, &r.d);
     check(name, "into", r.h.data, r.d.data, yolo_numel(&r.h), 0);
     same_grad(&x);
-    yolo_cpu.resize_add_backward(&r.h, &x.h, 1); G->resize_add_backward(&r.d, &x.d, 1);
+    yolo_cpu.resize_backward(&r.h, &x.h, 1, 1); G->resize_backward(&r.d, &x.d, 1, 1);
     check(name, "dx", x.h.grad, x.d.grad, yolo_numel(&x.h), 0);   /* same order as the CPU: same bits */
+    pair ra = mk(B, C, 2 * H + 1, 3 * W, -1, 1);   /* of all C channels: its backward writes all of dX */
+    struct resize_ctx rc = { { &ra.h, &ra.d }, { &x.h, &x.d } };
+    check_assign(name, dx_, 1, yolo_numel(&x.h), resize_assign, &rc, 0);
+    drop(&ra);
     pair c = mk(B, C + 3, H, W, -1, 1);
     snprintf(name, sizeof name, "copy channels B%d %dx%dx%d", B, C, H, W);
     yolo_cpu.copy_channels(x.h.data, C, 1, c.h.data, C + 3, 2, B, C - 1, H * W, 0);

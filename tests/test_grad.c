@@ -109,7 +109,7 @@ static void h_backward(harness *h, const blockcase *c) {
     case B_SPPELAN: yolo_sppelan_backward(m, &h->spp); break;
     case OP_AVGPOOL: yolo_avgpool2_backward(&h->y_op, x->grad, x->h, x->w, 1); break;
     case OP_MAXPOOL: yolo_maxpool_backward(x, c->k, c->s, c->k / 2, &h->y_op, x->grad, 1); break;
-    case OP_UPSAMPLE: yolo_resize_add_backward(&h->y_op, x, 1); break;
+    case OP_UPSAMPLE: yolo_resize_backward(&h->y_op, x, 1, 1); break;
     }
 }
 

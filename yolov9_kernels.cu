@@ -2250,6 +2250,9 @@ __global__ void maxpool_kernel(const float *x, float *y, size_t n, int H, int W,
         y[i] = p[yolo_maxpool_argmax(p, H, W, k, s, pad, r / Wo, r % Wo)];
     }
 }
+/* N channels of a two-byte store, one 16-byte access when N = 8 */
+template <class T, int N> struct __align__(2 * N) Run { T v[N]; };
+
 /* The gradient goes to each window's winner, in two passes over as many
    images as the staging buffer holds their winners (a byte each: the
    winner's place ky k + kx in its window, kept [B][Ho][Wo][C], channels
@@ -2280,16 +2283,46 @@ template <class T> __device__ inline int window_argmax(const T *p, int step, int
     }
     return best;
 }
-/* win [B][Ho][Wo][C] of x [B][C][H][W] (nhwc 0) or x [B][H][W][C]: j over an image's windows in x's order */
-template <class T>
-__global__ void maxpool_winners_kernel(const T *x, int nhwc, unsigned char *win, int C, int H, int W, int Ho, int Wo, int k,
-                                       int s, int pad, FastDiv fdiv_j, FastDiv fWo) {
-    const T *xb = x + (size_t)blockIdx.y * C * H * W;
+/* win [B][Ho][Wo][C] of x [B][C][H][W] (floats, a thread a window, consecutive threads along the pixels) */
+__global__ void maxpool_winners_kernel(const float *x, unsigned char *win, int C, int H, int W, int Ho, int Wo, int k, int s,
+                                       int pad, FastDiv fP, FastDiv fWo) {
+    const float *xb = x + (size_t)blockIdx.y * C * H * W;
     IMAGE_STRIDE(j, C * Ho * Wo) {
-        int q = fdiv(j, fdiv_j), r = j - q * (int)fdiv_j.d;   /* NHWC: q the pixel, r the channel; NCHW the other way */
-        int c = nhwc ? r : q, pix = nhwc ? q : r, oy = fdiv(pix, fWo), ox = pix - oy * Wo;
-        const T *p = nhwc ? xb + c : xb + (size_t)c * H * W;
-        win[((size_t)blockIdx.y * Ho * Wo + pix) * C + c] = (unsigned char)window_argmax(p, nhwc ? C : 1, H, W, k, s, pad, oy, ox);
+        int c = fdiv(j, fP), pix = j - c * Ho * Wo, oy = fdiv(pix, fWo), ox = pix - oy * Wo;
+        win[((size_t)blockIdx.y * Ho * Wo + pix) * C + c] = (unsigned char)window_argmax(xb + (size_t)c * H * W, 1, H, W, k, s,
+                                                                                           pad, oy, ox);
+    }
+}
+/* ... and of x [B][H][W][C] stored: a thread N channels of a window (one 16-byte load a pixel when
+   N = 8), the winners as window_argmax picks them (the first of the greatest, row by row) */
+template <class T, int N>
+__global__ void maxpool_winners_nhwc_kernel(const T *x, unsigned char *win, int C, int H, int W, int Ho, int Wo, int k, int s,
+                                            int pad, int per, FastDiv fruns, FastDiv fWo) {
+    const T *xb = x + (size_t)blockIdx.y * H * W * C;
+    IMAGE_STRIDE(j, per) {
+        RunAt o = run_at(j, N, fruns, fWo);
+        float best[N];
+        unsigned char place[N];
+        bool any = false;
+        for (int ky = 0; ky < k; ky++) {
+            int iy = o.y * s - pad + ky;
+            if (iy < 0 || iy >= H) continue;
+            for (int kx = 0; kx < k; kx++) {
+                int ix = o.x * s - pad + kx;
+                if (ix < 0 || ix >= W) continue;
+                Run<T, N> v = *(const Run<T, N> *)(xb + ((size_t)iy * W + ix) * C + o.c);
+                #pragma unroll
+                for (int i = 0; i < N; i++)
+                    if (!any || to_float(v.v[i]) > best[i]) { best[i] = to_float(v.v[i]); place[i] = (unsigned char)(ky * k + kx); }
+                any = true;
+            }
+        }
+        unsigned char *w = win + ((size_t)blockIdx.y * Ho * Wo + o.pix) * C + o.c;
+        unsigned bytes[2] = { 0, 0 };   /* the N places as one 8-byte store (N = 8) */
+        #pragma unroll
+        for (int i = 0; i < N; i++) bytes[i / 4] |= (unsigned)place[i] << 8 * (i % 4);
+        if (N == 8) *(uint2 *)w = make_uint2(bytes[0], bytes[1]);
+        else w[0] = place[0];
     }
 }
 /* the windows oy (ox) that hold input row iy (column): oy s - pad <= iy <= oy s - pad + k - 1 */
@@ -2304,10 +2337,12 @@ __global__ void maxpool_back_kernel(const unsigned char *win, const float *dy, f
     unsigned char *swin = (unsigned char *)(sdy + (size_t)CB * NR * Wo);   /* [CB][NR][Wo] */
     int c0 = blockIdx.x * CB, iy = blockIdx.y, b = blockIdx.z;
     int oy0 = first_window(iy, k, s, pad), nr = last_window(iy, s, pad, Ho) - oy0 + 1, n = CB * nr * Wo;
+    #pragma unroll 4
     for (int e = threadIdx.x; e < n; e += blockDim.x) {   /* winners: channels fastest, as stored (CB = 2^lcb) */
         int cc = e & (CB - 1), w = e >> lcb, rr = fdiv(w, fWo), o = w - rr * Wo, c = c0 + cc;
         swin[(cc * NR + rr) * Wo + o] = c < C ? win[(((size_t)b * Ho + oy0 + rr) * Wo + o) * C + c] : 0;
     }
+    #pragma unroll 4
     for (int e = threadIdx.x; e < n; e += blockDim.x) {   /* dy: windows fastest, as stored */
         int row = fdiv(e, fWo), o = e - row * Wo, cc = row / nr, rr = row - cc * nr, c = c0 + cc;
         sdy[(cc * NR + rr) * Wo + o] = c < C ? dy[(((size_t)b * C + c) * Ho + oy0 + rr) * Wo + o] : 0.f;
@@ -2344,12 +2379,19 @@ template <class T> static void maxpool_back(const T *x, int nhwc, const yolo_ten
     if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
     unsigned char *win = (unsigned char *)g_stage;
     int nb = (int)min((size_t)xt->n, STAGE_BYTES / per_image);
-    FastDiv fj = fastdiv(nhwc ? C : Ho * Wo), fWo = fastdiv(Wo), fW = fastdiv(W);
+    FastDiv fWo = fastdiv(Wo), fW = fastdiv(W);
     size_t smem = (size_t)CB * NR * Wo * 5;
     for (int b0 = 0; b0 < xt->n; b0 += nb) {
         int n = min(nb, xt->n - b0);
-        maxpool_winners_kernel<<<grid_images(C * Ho * Wo, n), 256>>>(x + (size_t)b0 * C * H * W, nhwc, win, C, H, W, Ho, Wo,
-                                                                     k, s, pad, fj, fWo);
+        const T *xb = x + (size_t)b0 * C * H * W;
+        if (!nhwc)
+            maxpool_winners_kernel<<<grid_images(C * Ho * Wo, n), 256>>>((const float *)xb, win, C, H, W, Ho, Wo, k, s, pad,
+                                                                         fastdiv(Ho * Wo), fWo);
+        else if (C % 8 == 0)
+            maxpool_winners_nhwc_kernel<T, 8><<<grid_images(C / 8 * Ho * Wo, n), 256>>>(xb, win, C, H, W, Ho, Wo, k, s, pad,
+                                                                                       C / 8 * Ho * Wo, fastdiv(C / 8), fWo);
+        else maxpool_winners_nhwc_kernel<T, 1><<<grid_images(C * Ho * Wo, n), 256>>>(xb, win, C, H, W, Ho, Wo, k, s, pad,
+                                                                                     C * Ho * Wo, fastdiv(C), fWo);
         CK_LAUNCH("maxpool_winners_kernel");
         maxpool_back_kernel<<<dim3((C + CB - 1) / CB, H, n), 256, smem>>>(win, y->grad + (size_t)b0 * C * Ho * Wo,
                                                                          dx + (size_t)b0 * C * H * W, add, C, H, W, Ho, Wo,
@@ -2364,7 +2406,6 @@ template <class T> static void maxpool_back(const T *x, int nhwc, const yolo_ten
    and offsets come in 8s, else 1; channels fastest, so a warp's accesses
    are neighbours. The sums in the CPU's order, each result rounded to T
    as the CPU twin rounds it: the same bits as one value a thread. */
-template <class T, int N> struct __align__(2 * N) Run { T v[N]; };
 template <class T, int N>
 __global__ void avgpool2_nhwc_kernel(const T *x, T *y, int C, int H, int W, int per, FastDiv fruns, FastDiv fWo) {
     const T *xb = x + (size_t)blockIdx.y * H * W * C;

@@ -1203,9 +1203,11 @@ static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB
    each thread fences (fence.proxy.async) before the barrier that hands
    the stage to the wgmmas. A step: wait for stage t, fence, barrier,
    issue the 4 wgmmas of stage t (k 0-15 ... 48-63), issue the loads of
-   stage t + STAGES - 1 (into the buffer of stage t - 1, whose wgmmas
-   every warpgroup waited for before the barrier) while they run, then
-   wait for them. Accumulators: a warpgroup's 64 x WN floats, WN / 2 a
+   a later stage into a buffer whose wgmmas every warpgroup waited for
+   before the barrier, while they run, then wait for them (INFLIGHT 0)
+   or for those of the stage before (1: the tensor cores stay busy over
+   the barrier, but the buffer of one more stage is still being read
+   and the loads run a stage less ahead). Accumulators: a warpgroup's 64 x WN floats, WN / 2 a
    thread, in wgmma's layout: warp w of the warpgroup holds rows 16 w ..
    16 w + 15; for columns 8 j .. 8 j + 7, d[4 j], d[4 j + 1] are row
    lane / 4, columns 2 (lane % 4) and one more, d[4 j + 2], d[4 j + 3]
@@ -1288,8 +1290,11 @@ template <int BM, int BN, int STAGES> struct WgSmem {
     static const int BYTES = (RING > TILE ? RING : TILE) + 1024;
 };
 
-/* Blocks a multiprocessor: two up to 128 x 128 (128 registers a thread), one for 128 x 256 */
-template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
+/* INFLIGHT: the groups of wgmmas a warpgroup leaves running while it goes on to the next stage's barrier: 0,
+   or 1 (the tensor cores kept busy over the barrier, but the loads run STAGES - 2 stages ahead, not STAGES
+   - 1: a buffer is free only once the wgmmas of two stages back are done). Blocks a multiprocessor: two up
+   to 128 x 128 (128 registers a thread), one for 128 x 256. */
+template <class T, int BM, int BN, int STAGES, int INFLIGHT, bool KOUTER, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     typedef WgSmem<BM, BN, STAGES> S;
@@ -1329,15 +1334,17 @@ __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_ker
             cp_async16(&Bs[buf * S::B + MB::dst_sw128(tid, j)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
         }
     };
+    const int AHEAD = STAGES - 1 - INFLIGHT;   /* stages of loads in flight ahead of the one multiplied */
+    static_assert(AHEAD >= 1 && (INFLIGHT == 0 || INFLIGHT == 1), "a stage of loads ahead at least");
     float acc[WN / 2];
     #pragma unroll
     for (int i = 0; i < WN / 2; i++) acc[i] = 0.f;
     #pragma unroll
-    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); cp_async_commit(); }
+    for (int t = 0; t < AHEAD; t++) { if (t < nk) load(t); cp_async_commit(); }
     for (int t = 0; t < nk; t++) {
-        cp_async_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
-        fence_proxy_async();           /* ... visible to the async proxy, which wgmma reads through */
-        __syncthreads();               /* everyone's runs; every wgmma of stage t - 1 is done */
+        cp_async_wait<AHEAD - 1>();   /* stage t has landed (this thread's runs) */
+        fence_proxy_async();          /* ... visible to the async proxy, which wgmma reads through */
+        __syncthreads();              /* everyone's runs; every wgmma of stage t - 1 - INFLIGHT is done */
         /* the warpgroup's rows of A and B in this stage (either layout: 64 rows of A, WN of B, BK k each), and
            a step of 16 k in them: 32 bytes along a row (k inner), or 16 rows of 128 bytes (k outer) */
         unsigned a = sa + (t % STAGES * S::A + wgm * 64 * BK) * 2, b = sb + (t % STAGES * S::B + wgn * WN * BK) * 2;
@@ -1348,11 +1355,13 @@ __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_ker
         for (int kk = 0; kk < BK / 16; kk++)
             Wgmma<T, WN>::template mma<KOUTER, KOUTER>(acc, wg_desc(a + kstep * kk, lbo), wg_desc(b + kstep * kk, lbo));
         wgmma_commit();
-        if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer, while the products run */
+        if (t + AHEAD < nk) load(t + AHEAD);   /* into stage t - 1 - INFLIGHT's buffer, while the products run */
         cp_async_commit();
-        wgmma_wait<0>();
+        wgmma_wait<INFLIGHT>();
         wgmma_hold(acc);
     }
+    wgmma_wait<0>();
+    wgmma_hold(acc);
     cp_async_wait<0>();
     /* the epilogue as conv_tc_kernel's: the tile as floats in shared memory, then out by store_tile */
     float *Cs = (float *)As;
@@ -1368,17 +1377,17 @@ __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_ker
 #endif
 }
 
-template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
+template <class T, int BM, int BN, int STAGES, int INFLIGHT, bool KOUTER, class LA, class LB, class EP>
 static void conv_wg_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
     const int bytes = WgSmem<BM, BN, STAGES>::BYTES;
     static bool asked = false;   /* one per instantiation, as the attribute */
     if (!asked) {
-        CK(cudaFuncSetAttribute(conv_wg_kernel<T, BM, BN, STAGES, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CK(cudaFuncSetAttribute(conv_wg_kernel<T, BM, BN, STAGES, INFLIGHT, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 bytes));
         asked = true;
     }
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    conv_wg_kernel<T, BM, BN, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
+    conv_wg_kernel<T, BM, BN, STAGES, INFLIGHT, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
     CK_LAUNCH("conv_wg_kernel");
 }
 
@@ -1395,13 +1404,13 @@ static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, 
    it (96 too: a quarter of its products on padding, still faster than
    conv_tc_kernel's 96 x 128); BM 0 below 49 rows, or in a build without
    wgmma: staged_tile's, on conv_tc_kernel. */
-struct WgTile { int BM, BN, STAGES; };
-static constexpr WgTile wg_tile_of(int BM) { return BM == 64 ? WgTile{ 64, 128, 4 } : WgTile{ 128, 128, 3 }; }
-static WgTile wg_tile(int M) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128) : WgTile{ 0, 0, 0 }; }
+struct WgTile { int BM, BN, STAGES, INFLIGHT; };
+static constexpr WgTile wg_tile_of(int BM) { return BM == 64 ? WgTile{ 64, 128, 4, 1 } : WgTile{ 128, 128, 4, 1 }; }
+static WgTile wg_tile(int M) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128) : WgTile{ 0, 0, 0, 0 }; }
 template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
 static void conv_wg_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
     constexpr WgTile t = wg_tile_of(BM);
-    conv_wg_tiles<T, t.BM, t.BN, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    conv_wg_tiles<T, t.BM, t.BN, t.STAGES, t.INFLIGHT, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
 }
 /* C = A B from staged operands (T from the loaders) in staged_tile's
    tiles (k inner and a build with wgmma: wg_tile's), in at most splitk k-slices (0: as gemm_slices chooses); returns

@@ -1180,34 +1180,36 @@ static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB
    sm_90, with YOLO_WGMMA; WGMMA=0 builds the sm_80 path alone on the
    same GPU, so that the two can be compared).
 
-   conv_wg_kernel is conv_tc_kernel for k inner (forward and
-   backward-data: both operands K-major, rows of k): the same 256
-   threads, the same loaders, RunMap's runs and cp.async ring of STAGES
-   buffers, BK 64, the same float tile Cs and store_tile epilogue; only
-   the product and the layout of a stage differ. The two warpgroups each
-   own 64 rows x WN columns of the BM x BN tile: 128 rows, one above the
+   conv_wg_kernel is conv_tc_kernel with wgmma: the same 256 threads,
+   the same loaders, RunMap's runs and cp.async ring of STAGES buffers,
+   BK 64, the same float tile Cs and store_tile epilogue; only the
+   product and the layout of a stage differ. The two warpgroups each own
+   64 rows x WN columns of the BM x BN tile: 128 rows, one above the
    other; 64 rows, side by side (WN = BN / 2).
 
-   A stage's layout is the one wgmma reads, "128-byte swizzle": a row (m
-   of A, n of B) is BK = 64 k of T, 128 bytes, its 16-byte runs (8 k)
-   stored at chunk c ^ (row % 8) of the row, so that the 8 rows of a
-   group of 1024 bytes put any one chunk in 8 different bank groups (no
-   padding: wgmma's layouts have none). A matrix descriptor (wg_desc)
-   tells wgmma where a 64-row block starts, that groups of 8 rows are
-   1024 bytes apart and that the 128-byte swizzle is on; the swizzle is
-   applied to address bits, so the ring is 1024-byte aligned and the k
-   step of 16 (32 bytes) simply adds 32 to the start address.
+   A stage's layout is the one wgmma reads, "128-byte swizzle". k inner
+   (forward, backward-data; wgmma's "K-major"): a row (m of A, n of B) is
+   BK = 64 k of T, 128 bytes, its 16-byte runs (8 k) stored at chunk
+   c ^ (row % 8) of the row, so that the 8 rows of a group of 1024 bytes
+   put any one chunk in 8 different bank groups (no padding: wgmma's
+   layouts have none). A matrix descriptor (wg_desc) tells wgmma where a
+   64-row block starts, that groups of 8 rows are 1024 bytes apart and
+   that the 128-byte swizzle is on; the swizzle is applied to address
+   bits, so the ring is 1024-byte aligned and the k step of 16 (32 bytes)
+   simply adds 32 to the start address. k outer (backward-weight,
+   "MN-major", wgmma's transpose flags set): blocks of 64 columns (m or
+   n), each BK rows k of 128 bytes, swizzled the same way by k % 8; the
+   descriptor's leading offset is the distance between blocks, and a k
+   step of 16 is 16 rows (2048 bytes) down.
 
    cp.async writes shared memory as ordinary (generic-proxy) stores and
    wgmma reads it through the async proxy: after its cp.async.wait_group
    each thread fences (fence.proxy.async) before the barrier that hands
    the stage to the wgmmas. A step: wait for stage t, fence, barrier,
    issue the 4 wgmmas of stage t (k 0-15 ... 48-63), issue the loads of
-   a later stage into a buffer whose wgmmas every warpgroup waited for
-   before the barrier, while they run, then wait for them (INFLIGHT 0)
-   or for those of the stage before (1: the tensor cores stay busy over
-   the barrier, but the buffer of one more stage is still being read
-   and the loads run a stage less ahead). Accumulators: a warpgroup's 64 x WN floats, WN / 2 a
+   stage t + STAGES - 1 (into the buffer of stage t - 1, whose wgmmas
+   every warpgroup waited for before the barrier) while they run, then
+   wait for them. Accumulators: a warpgroup's 64 x WN floats, WN / 2 a
    thread, in wgmma's layout: warp w of the warpgroup holds rows 16 w ..
    16 w + 15; for columns 8 j .. 8 j + 7, d[4 j], d[4 j + 1] are row
    lane / 4, columns 2 (lane % 4) and one more, d[4 j + 2], d[4 j + 3]
@@ -1290,11 +1292,8 @@ template <int BM, int BN, int STAGES> struct WgSmem {
     static const int BYTES = (RING > TILE ? RING : TILE) + 1024;
 };
 
-/* INFLIGHT: the groups of wgmmas a warpgroup leaves running while it goes on to the next stage's barrier: 0,
-   or 1 (the tensor cores kept busy over the barrier, but the loads run STAGES - 2 stages ahead, not STAGES
-   - 1: a buffer is free only once the wgmmas of two stages back are done). Blocks a multiprocessor: two up
-   to 128 x 128 (128 registers a thread), one for 128 x 256. */
-template <class T, int BM, int BN, int STAGES, int INFLIGHT, bool KOUTER, class LA, class LB, class EP>
+/* Blocks a multiprocessor: two up to 128 x 128 (128 registers a thread), one for 128 x 256 */
+template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
 __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     typedef WgSmem<BM, BN, STAGES> S;
@@ -1334,17 +1333,15 @@ __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_ker
             cp_async16(&Bs[buf * S::B + MB::dst_sw128(tid, j)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
         }
     };
-    const int AHEAD = STAGES - 1 - INFLIGHT;   /* stages of loads in flight ahead of the one multiplied */
-    static_assert(AHEAD >= 1 && (INFLIGHT == 0 || INFLIGHT == 1), "a stage of loads ahead at least");
     float acc[WN / 2];
     #pragma unroll
     for (int i = 0; i < WN / 2; i++) acc[i] = 0.f;
     #pragma unroll
-    for (int t = 0; t < AHEAD; t++) { if (t < nk) load(t); cp_async_commit(); }
+    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); cp_async_commit(); }
     for (int t = 0; t < nk; t++) {
-        cp_async_wait<AHEAD - 1>();   /* stage t has landed (this thread's runs) */
-        fence_proxy_async();          /* ... visible to the async proxy, which wgmma reads through */
-        __syncthreads();              /* everyone's runs; every wgmma of stage t - 1 - INFLIGHT is done */
+        cp_async_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
+        fence_proxy_async();           /* ... visible to the async proxy, which wgmma reads through */
+        __syncthreads();               /* everyone's runs; every wgmma of stage t - 1 is done */
         /* the warpgroup's rows of A and B in this stage (either layout: 64 rows of A, WN of B, BK k each), and
            a step of 16 k in them: 32 bytes along a row (k inner), or 16 rows of 128 bytes (k outer) */
         unsigned a = sa + (t % STAGES * S::A + wgm * 64 * BK) * 2, b = sb + (t % STAGES * S::B + wgn * WN * BK) * 2;
@@ -1355,17 +1352,15 @@ __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_ker
         for (int kk = 0; kk < BK / 16; kk++)
             Wgmma<T, WN>::template mma<KOUTER, KOUTER>(acc, wg_desc(a + kstep * kk, lbo), wg_desc(b + kstep * kk, lbo));
         wgmma_commit();
-        if (t + AHEAD < nk) load(t + AHEAD);   /* into stage t - 1 - INFLIGHT's buffer, while the products run */
+        if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer, while the products run */
         cp_async_commit();
-        wgmma_wait<INFLIGHT>();
+        wgmma_wait<0>();
         wgmma_hold(acc);
     }
-    wgmma_wait<0>();
-    wgmma_hold(acc);
     cp_async_wait<0>();
     /* the epilogue as conv_tc_kernel's: the tile as floats in shared memory, then out by store_tile */
     float *Cs = (float *)As;
-    __syncthreads();   /* every thread's loads have landed (none are left but zero-byte ones) */
+    __syncthreads();   /* every warpgroup's wgmmas are done with the ring */
     int r = wgm * 64 + warp % 4 * 16 + lane / 4, cbase = wgn * WN + lane % 4 * 2;
     #pragma unroll
     for (int j = 0; j < WN / 8; j++)
@@ -1377,17 +1372,17 @@ __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_ker
 #endif
 }
 
-template <class T, int BM, int BN, int STAGES, int INFLIGHT, bool KOUTER, class LA, class LB, class EP>
+template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
 static void conv_wg_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
     const int bytes = WgSmem<BM, BN, STAGES>::BYTES;
     static bool asked = false;   /* one per instantiation, as the attribute */
     if (!asked) {
-        CK(cudaFuncSetAttribute(conv_wg_kernel<T, BM, BN, STAGES, INFLIGHT, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        CK(cudaFuncSetAttribute(conv_wg_kernel<T, BM, BN, STAGES, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 bytes));
         asked = true;
     }
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    conv_wg_kernel<T, BM, BN, STAGES, INFLIGHT, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
+    conv_wg_kernel<T, BM, BN, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
     CK_LAUNCH("conv_wg_kernel");
 }
 
@@ -1397,24 +1392,34 @@ static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, 
     constexpr StagedTile t = staged_tile_of(BM);
     conv_tc_tiles<T, t.BM, t.BN, t.WARPS_M, t.BK, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
 }
-/* The Hopper path's tile (conv_wg_kernel, k inner) of BM rows: 64 x 128
-   (the two warpgroups side by side, 64 x 64 each) in 4 stages, 128 x 128
-   (one above the other, 64 x 128 each) in 3, two blocks a multiprocessor
+/* The Hopper path's tile (conv_wg_kernel) of BM rows: 64 x 128 (the two
+   warpgroups side by side, 64 x 64 each) in 4 stages, 128 x 128 (one
+   above the other, 64 x 128 each) in 3, two blocks a multiprocessor
    either way (96 KB of ring). wg_tile(M): 64 rows for 49 to 64, 128 past
    it (96 too: a quarter of its products on padding, still faster than
    conv_tc_kernel's 96 x 128); BM 0 below 49 rows, or in a build without
-   wgmma: staged_tile's, on conv_tc_kernel. */
-struct WgTile { int BM, BN, STAGES, INFLIGHT; };
-static constexpr WgTile wg_tile_of(int BM) { return BM == 64 ? WgTile{ 64, 128, 4, 1 } : WgTile{ 128, 128, 4, 1 }; }
-static WgTile wg_tile(int M) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128) : WgTile{ 0, 0, 0, 0 }; }
+   wgmma: staged_tile's, on conv_tc_kernel.
+   On the H200 (tests/bench_conv at 3468a02, sums over yolov9-c's staged
+   convs, batch 32 at 640, forward / backward-data / backward-weight):
+   17.61 / 18.05 / 18.10 ms, against 21.18 / 21.74 / 20.27 for
+   conv_tc_kernel's staged_tile in the same run. Slower there: 128 x 128
+   in 4 stages (one block a multiprocessor: 22.59 / 22.00 / 20.25) and
+   128 x 256 (n 256 a warpgroup, one block: 21.59 / 20.31 / 20.56); and at
+   4265364, leaving a group of wgmmas running over the next barrier, the
+   loads a stage less ahead (128 x 128, 3 stages: 19.1 / 19.8 / 19.2
+   against 17.71 / 18.09 / 18.12 in that run). */
+struct WgTile { int BM, BN, STAGES; };
+static constexpr WgTile wg_tile_of(int BM) { return BM == 64 ? WgTile{ 64, 128, 4 } : WgTile{ 128, 128, 3 }; }
+static WgTile wg_tile(int M) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128) : WgTile{ 0, 0, 0 }; }
 template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
 static void conv_wg_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
     constexpr WgTile t = wg_tile_of(BM);
-    conv_wg_tiles<T, t.BM, t.BN, t.STAGES, t.INFLIGHT, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    conv_wg_tiles<T, t.BM, t.BN, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
 }
 /* C = A B from staged operands (T from the loaders) in staged_tile's
-   tiles (k inner and a build with wgmma: wg_tile's), in at most splitk k-slices (0: as gemm_slices chooses); returns
-   the number of k-slices it ran */
+   tiles (in a build with wgmma, wg_tile's where it has one), in at most
+   splitk k-slices (0: as gemm_slices chooses); returns the number of
+   k-slices it ran */
 template <bool KOUTER, class LA, class LB, class EP>
 static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     typedef typename LA::T T;

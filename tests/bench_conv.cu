@@ -36,9 +36,8 @@ static const Shape SHAPES[] = {
 };
 
 /* the variants: staged_tile's five tiles, each with BK 32 or 64 and 2 to 4 stages; then, in a build with
-   wgmma, conv_wg_kernel's tiles (BK 64, marked WARPS_M 0) in 3 or 4 stages, with 0 or 1 groups of wgmmas
-   left running over the barrier (INFLIGHT) */
-struct Variant { int BM, BN, WARPS_M, BK, STAGES, INFLIGHT; };
+   wgmma, conv_wg_kernel's tiles (BK 64), marked WARPS_M 0 */
+struct Variant { int BM, BN, WARPS_M, BK, STAGES; };
 #define VARIANTS(X) \
     X(32, 128, 2, 32, 4) X(32, 128, 2, 32, 3) X(32, 128, 2, 64, 3) X(32, 128, 2, 64, 2) \
     X(48, 256, 1, 32, 4) X(48, 256, 1, 32, 3) X(48, 256, 1, 64, 3) X(48, 256, 1, 64, 2) \
@@ -46,14 +45,12 @@ struct Variant { int BM, BN, WARPS_M, BK, STAGES, INFLIGHT; };
     X(96, 128, 2, 32, 4) X(96, 128, 2, 32, 3) X(96, 128, 2, 64, 3) X(96, 128, 2, 64, 2) \
     X(128, 128, 2, 32, 4) X(128, 128, 2, 32, 3) X(128, 128, 2, 64, 3) X(128, 128, 2, 64, 2)
 #if YOLO_WGMMA
-#define WG_VARIANTS(Y) Y(64, 128, 4, 0) Y(64, 128, 4, 1) Y(64, 128, 3, 1) Y(128, 128, 3, 0) Y(128, 128, 3, 1) Y(128, 128, 4, 1) \
-                       Y(128, 256, 3, 1) Y(128, 256, 4, 1)
+#define WG_VARIANTS(X) X(64, 128, 0, 64, 4) X(64, 128, 0, 64, 3) X(128, 128, 0, 64, 3) X(128, 128, 0, 64, 4) X(128, 256, 0, 64, 3)
 #else
-#define WG_VARIANTS(Y)
+#define WG_VARIANTS(X)
 #endif
-#define LIST(bm, bn, wm, bk, st) { bm, bn, wm, bk, st, 0 },
-#define WG_LIST(bm, bn, st, fl) { bm, bn, 0, 64, st, fl },
-static const Variant VARS[] = { VARIANTS(LIST) WG_VARIANTS(WG_LIST) };
+#define LIST(bm, bn, wm, bk, st) { bm, bn, wm, bk, st },
+static const Variant VARS[] = { VARIANTS(LIST) WG_VARIANTS(LIST) };
 static const int NV = sizeof VARS / sizeof VARS[0];
 static const int KSTEPS[4][2] = { { 32, 4 }, { 32, 3 }, { 64, 3 }, { 64, 2 } };   /* the BK / stages pairs */
 
@@ -67,19 +64,19 @@ static void run(const Variant &v, int M, int N, int K, int splitk, int kchunk, L
     }
     VARIANTS(RUN)
 #undef RUN
-#define RUN_WG(bm, bn, st, fl)                                                                         \
-    if (v.BM == bm && v.BN == bn && v.WARPS_M == 0 && v.STAGES == st && v.INFLIGHT == fl) {            \
-        conv_wg_tiles<typename LA::T, bm, bn, st, fl, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);   \
+#define RUN_WG(bm, bn, wm, bk, st)                                                                     \
+    if (v.BM == bm && v.BN == bn && v.WARPS_M == wm && v.BK == bk && v.STAGES == st) {                 \
+        conv_wg_tiles<typename LA::T, bm, bn, st, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);       \
         return;                                                                                        \
     }
     WG_VARIANTS(RUN_WG)
 #undef RUN_WG
 }
 
-/* a variant as printed: 128x128/2 k64 s2, or wg 128x128 k64 s3 f1 */
+/* a variant as printed: 128x128/2 k64 s2, or wg 128x128 k64 s3 */
 static void variant_name(char *s, size_t n, const Variant &v) {
     if (v.WARPS_M) snprintf(s, n, "%dx%d/%d k%d s%d", v.BM, v.BN, v.WARPS_M, v.BK, v.STAGES);
-    else snprintf(s, n, "wg %dx%d k%d s%d f%d", v.BM, v.BN, v.BK, v.STAGES, v.INFLIGHT);
+    else snprintf(s, n, "wg %dx%d k%d s%d", v.BM, v.BN, v.BK, v.STAGES);
 }
 
 template <class T> __global__ void fill_kernel(T *p, size_t n, unsigned seed) {
@@ -166,7 +163,7 @@ int main(int argc, char **argv) {
     CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
     static const char *const PASS[3] = { "forward (half)", "backward-data (bf16)", "backward-weight (bf16)" };
     for (int which = 0; which < 3; which++) {
-        /* per network: staged_tile's choice, each BK / stages pair on its tile, the fastest per shape; flop */
+        /* per network: gemm_staged's choice, staged_tile's, each BK / stages pair on its tile, the fastest per shape; flop */
         double net_auto[2] = { 0, 0 }, net_tc[2] = { 0, 0 }, net_pair[2][4] = { { 0 } }, net_best[2] = { 0, 0 }, net_flop[2] = { 0, 0 };
         printf("\n%s\n%-9s %3s %-26s %5s | %-16s %7s %6s | %-16s %7s %6s\n", PASS[which], "net", "n", "conv (B 32)", "Cout",
                "gemm_staged", "us", "TF/s", "fastest", "us", "TF/s");
@@ -197,7 +194,7 @@ int main(int argc, char **argv) {
             for (int v = 0; v < NV; v++) {
                 const Variant &t = VARS[v];
                 int tile = t.BM == a.BM && t.BN == a.BN && t.WARPS_M == a.WARPS_M;
-                if (w.BM ? t.WARPS_M == 0 && t.BM == w.BM && t.BN == w.BN && t.STAGES == w.STAGES && t.INFLIGHT == w.INFLIGHT
+                if (w.BM ? t.WARPS_M == 0 && t.BM == w.BM && t.BN == w.BN && t.STAGES == w.STAGES
                          : tile && t.BK == a.BK && t.STAGES == a.STAGES) ia = v;
                 if (tile && t.BK == a.BK && t.STAGES == a.STAGES) it = v;
                 for (int q = 0; q < 4; q++)

@@ -3,9 +3,10 @@
 # run the golden cases on the GPU, memcheck, and time a training step.
 # usage: sh tests/gpu_check.sh [golden dirs...]     (prints a summary last)
 #   MEMCHECK=0 skips compute-sanitizer, SM80=0 the sm_80 path's checks;
-#   BENCH="models" picks what to time (BENCH= times nothing), BATCH and STEPS its batch and steps, PRECISIONS
-#   the training precisions it times (fp32 bf16); INFER and VAL: the
-#   inference and --half checks below.
+#   BENCH="models" picks what to time (BENCH= times nothing), BATCH and
+#   STEPS its batch and steps, PRECISIONS the training precisions it
+#   times (fp32 bf16); INFER and VAL: the inference and --half checks
+#   below.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"

@@ -8,7 +8,17 @@ CFLAGS    ?= -O2 -march=native -fopenmp -Wall -Wno-format-truncation -Wno-string
 LDLIBS    = -ljpeg -lstb -lm -lpthread
 NVCC      ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCH ?= sm_90
-NVFLAGS   ?= -O3 -arch=$(CUDA_ARCH) -Xptxas -v
+# sm_90 builds the Hopper path too (yolov9_kernels.cu's conv_wg_kernel:
+# wgmma, which needs the sm_90a target, and YOLO_WGMMA); WGMMA=0 builds
+# sm_90 without it, the sm_80 path (mma.sync) alone on the same GPU, so
+# that the two can be compared
+WGMMA     ?= 1
+ifeq ($(CUDA_ARCH) $(WGMMA),sm_90 1)
+ARCH_FLAGS = -gencode=arch=compute_90a,code=[sm_90a,compute_90a] -DYOLO_WGMMA=1
+else
+ARCH_FLAGS = -arch=$(CUDA_ARCH)
+endif
+NVFLAGS   ?= -O3 $(ARCH_FLAGS) -Xptxas -v
 # NVCC_JOBS=16: nvcc optimises the kernel file in that many threads
 # (-split-compile: about a minute instead of three on the H200's machine)
 ifneq ($(NVCC_JOBS),)

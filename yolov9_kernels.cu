@@ -979,6 +979,13 @@ template <int R, int BK, bool KOUTER> struct RunMap {
     __device__ static int kof(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i / CPR : i % KR * 8; }
     /* where the run goes in the stage's buffer of rows of ld elements */
     __device__ static int dst(int tid, int j, int ld) { return KOUTER ? kof(tid, j) * ld + row(tid, j) : row(tid, j) * ld + kof(tid, j); }
+    /* the same in a stage with the 128-byte swizzle (conv_wg_kernel, BK 64): k inner, run c of row r at chunk
+       c ^ r % 8 of its 128 bytes; k outer, blocks of 64 columns (BK rows of 128 bytes each), the run of columns
+       8 c.. of block b at k row k at chunk c ^ k % 8 of block b's row k */
+    __device__ static int dst_sw128(int tid, int j) {
+        int r = row(tid, j), k = kof(tid, j);
+        return KOUTER ? r / 64 * 64 * BK + k * 64 + (r % 64 / 8 ^ k % 8) * 8 : r * BK + (k / 8 ^ r % 8) * 8;
+    }
 };
 
 /* The staged kernel's epilogue, from its tile of sums Cs[BM][LDC] in
@@ -1159,20 +1166,271 @@ static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB
     conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
     CK_LAUNCH("conv_tc_kernel");
 }
+/* ------------------------------------------------------------------------ */
+/* the Hopper path: warpgroup MMA (wgmma) on the staged operands            */
+/* ------------------------------------------------------------------------ */
+/* mma.sync (conv_tc_kernel) is a warp's product of 16 x 8 x 16, its
+   operands first moved from shared memory into registers by ldmatrix; on
+   the H200 it tops out well below the chip's bf16 rate. Hopper's
+   warpgroup MMA multiplies 64 x N x 16 at once (N up to 256) for the 4
+   warps (a warpgroup, 128 threads) together, reading both operands
+   straight from shared memory, asynchronously: the warpgroup issues its
+   products, goes on, and waits for them (wgmma.commit_group /
+   wait_group). It needs the sm_90a target (the Makefile's CUDA_ARCH
+   sm_90, with YOLO_WGMMA; WGMMA=0 builds the sm_80 path alone on the
+   same GPU, so that the two can be compared).
+
+   conv_wg_kernel is conv_tc_kernel with wgmma: the same 256 threads,
+   the same loaders, RunMap's runs and cp.async ring of STAGES buffers,
+   BK 64, the same float tile Cs and store_tile epilogue; only the
+   product and the layout of a stage differ. The two warpgroups each own
+   64 rows x WN columns of the BM x BN tile: 128 rows, one above the
+   other; 64 rows, side by side (WN = BN / 2).
+
+   A stage's layout is the one wgmma reads, "128-byte swizzle". k inner
+   (forward, backward-data; wgmma's "K-major"): a row (m of A, n of B) is
+   BK = 64 k of T, 128 bytes, its 16-byte runs (8 k) stored at chunk
+   c ^ (row % 8) of the row, so that the 8 rows of a group of 1024 bytes
+   put any one chunk in 8 different bank groups (no padding: wgmma's
+   layouts have none). A matrix descriptor (wg_desc) tells wgmma where a
+   64-row block starts, that groups of 8 rows are 1024 bytes apart and
+   that the 128-byte swizzle is on; the swizzle is applied to address
+   bits, so the ring is 1024-byte aligned and the k step of 16 (32 bytes)
+   simply adds 32 to the start address. k outer (backward-weight,
+   "MN-major", wgmma's transpose flags set): blocks of 64 columns (m or
+   n), each BK rows k of 128 bytes, swizzled the same way by k % 8; the
+   descriptor's leading offset is the distance between blocks, and a k
+   step of 16 is 16 rows (2048 bytes) down.
+
+   cp.async writes shared memory as ordinary (generic-proxy) stores and
+   wgmma reads it through the async proxy: after its cp.async.wait_group
+   each thread fences (fence.proxy.async) before the barrier that hands
+   the stage to the wgmmas. A step: wait for stage t, fence, barrier,
+   issue the 4 wgmmas of stage t (k 0-15 ... 48-63), issue the loads of
+   stage t + STAGES - 1 (into the buffer of stage t - 1, whose wgmmas
+   every warpgroup waited for before the barrier) while they run, then
+   wait for them. Accumulators: a warpgroup's 64 x WN floats, WN / 2 a
+   thread, in wgmma's layout: warp w of the warpgroup holds rows 16 w ..
+   16 w + 15; for columns 8 j .. 8 j + 7, d[4 j], d[4 j + 1] are row
+   lane / 4, columns 2 (lane % 4) and one more, d[4 j + 2], d[4 j + 3]
+   the same 8 rows lower. */
+#ifndef YOLO_WGMMA
+#define YOLO_WGMMA 0
+#endif
+/* Wgmma<T, N>::mma<TA, TB>: d (64 x N floats over the warpgroup) += A (64 x 16, descriptor da) B (16 x N,
+   db), T bf16 or half; TA, TB 0 where the operand is stored K-major (rows of k), 1 MN-major (rows of m, n) */
+template <class T, int N> struct Wgmma;
+#define WG_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define WGMMA_M64N64K16(TYPES) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPES " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+                 "}, %32, %33, p, 1, 1, %35, %36;\n}\n" \
+                 : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24) \
+                 : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB) : "memory")
+#define WGMMA_M64N128K16(TYPES) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPES " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+                 "}, %64, %65, p, 1, 1, %67, %68;\n}\n" \
+                 : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56) \
+                 : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB) : "memory")
+#define WGMMA_M64N256K16(TYPES) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPES " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
+                 "}, %128, %129, p, 1, 1, %131, %132;\n}\n" \
+                 : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56), WG_D8(64), WG_D8(72), WG_D8(80), WG_D8(88), WG_D8(96), WG_D8(104), WG_D8(112), WG_D8(120) \
+                 : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB) : "memory")
+#define WGMMA_OF(T, TYPES, N)                                                                             \
+    template <> struct Wgmma<T, N> {                                                                      \
+        template <int TA, int TB> __device__ static void mma(float (&d)[N / 2], uint64_t da, uint64_t db) { \
+            WGMMA_M64N##N##K16(TYPES);                                                                    \
+        }                                                                                                 \
+    };
+WGMMA_OF(__nv_bfloat16, "bf16.bf16", 64) WGMMA_OF(__nv_bfloat16, "bf16.bf16", 128) WGMMA_OF(__nv_bfloat16, "bf16.bf16", 256)
+WGMMA_OF(__half, "f16.f16", 64) WGMMA_OF(__half, "f16.f16", 128) WGMMA_OF(__half, "f16.f16", 256)
+#undef WGMMA_OF
+#undef WGMMA_M64N64K16
+#undef WGMMA_M64N128K16
+#undef WGMMA_M64N256K16
+#undef WG_D8
+__device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ inline void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory"); }
+/* the accumulators pinned in place: no use of them is moved across the wgmmas that write them */
+template <int R> __device__ inline void wgmma_hold(float (&d)[R]) {
+    #pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+__device__ inline void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* A matrix descriptor with the 128-byte swizzle, its fields in 16-byte units: the start (a shared-memory
+   address, bits 0-13), the leading offset lbo (bits 16-29), the stride between groups of 8 rows of 128
+   bytes (1024 bytes, bits 32-45), swizzle mode 1 = 128 bytes (bits 62-63). K-major (rows m or n of 64 k):
+   lbo unused, 16 by convention; MN-major (rows k of 64 m or n): lbo the distance between blocks of 64
+   columns, 8 k groups of 8 rows deep. */
+__device__ inline uint64_t wg_desc(unsigned addr, unsigned lbo) {
+    return (uint64_t)((addr & 0x3ffff) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
+}
+
+/* conv_wg_kernel's shared memory: STAGES buffers of BM rows of A and BN of B, 64 k (128 bytes) each; the
+   epilogue's floats over them; 1024 bytes more, to align the ring */
+template <int BM, int BN, int STAGES> struct WgSmem {
+    static const int BK = 64, A = BM * BK, B = BN * BK;   /* one stage, elements */
+    static const int LDC = BN + 4, RING = STAGES * (A + B) * 2, TILE = BM * LDC * 4;
+    static const int BYTES = (RING > TILE ? RING : TILE) + 1024;
+};
+
+/* Blocks a multiprocessor: two up to 128 x 128 (128 registers a thread), one for 128 x 256 */
+template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
+__global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    typedef WgSmem<BM, BN, STAGES> S;
+    typedef RunMap<BM, S::BK, KOUTER> MA;
+    typedef RunMap<BN, S::BK, KOUTER> MB;
+    const int BK = S::BK, WG_N = BM == 64 ? 2 : 1, WN = BN / WG_N;   /* warpgroups along N; a warpgroup's columns */
+    static_assert((BM == 64 || BM == 128) && (WN == 64 || WN == 128 || WN == 256), "tile shapes: 64-row warpgroups");
+    extern __shared__ __align__(16) unsigned char wg_smem[];
+    unsigned base = (unsigned)__cvta_generic_to_shared(wg_smem), pad = (1024 - base % 1024) % 1024;
+    unsigned short *As = (unsigned short *)(wg_smem + pad), *Bs = As + STAGES * S::A;
+    const unsigned sa = base + pad, sb = sa + STAGES * S::A * 2;   /* the rings' shared addresses */
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wg = warp / 4, wgm = wg / WG_N, wgn = wg % WG_N;
+    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
+    typename LA::Row ra[MA::N];
+    typename LB::Row rb[MB::N];
+    #pragma unroll
+    for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
+    #pragma unroll
+    for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
+    auto load = [&](int t) {   /* as conv_tc_kernel's, each run to its swizzled place */
+        int k0 = kbeg + t * BK, buf = t % STAGES;
+        typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
+        typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
+        #pragma unroll
+        for (int j = 0; j < MA::N; j++) {
+            if (!MA::has(tid, j)) continue;
+            int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
+            if (KOUTER && j > 0) qa = la.kpos(k);
+            cp_async16(&As[buf * S::A + MA::dst_sw128(tid, j)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
+        }
+        #pragma unroll
+        for (int j = 0; j < MB::N; j++) {
+            if (!MB::has(tid, j)) continue;
+            int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
+            if (KOUTER && j > 0) qb = lb.kpos(k);
+            cp_async16(&Bs[buf * S::B + MB::dst_sw128(tid, j)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
+        }
+    };
+    float acc[WN / 2];
+    #pragma unroll
+    for (int i = 0; i < WN / 2; i++) acc[i] = 0.f;
+    #pragma unroll
+    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); cp_async_commit(); }
+    for (int t = 0; t < nk; t++) {
+        cp_async_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
+        fence_proxy_async();           /* ... visible to the async proxy, which wgmma reads through */
+        __syncthreads();               /* everyone's runs; every wgmma of stage t - 1 is done */
+        /* the warpgroup's rows of A and B in this stage (either layout: 64 rows of A, WN of B, BK k each), and
+           a step of 16 k in them: 32 bytes along a row (k inner), or 16 rows of 128 bytes (k outer) */
+        unsigned a = sa + (t % STAGES * S::A + wgm * 64 * BK) * 2, b = sb + (t % STAGES * S::B + wgn * WN * BK) * 2;
+        const unsigned kstep = KOUTER ? 16 * 128 : 32, lbo = KOUTER ? 64 * BK * 2 : 16;
+        wgmma_hold(acc);
+        wgmma_fence();
+        #pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++)
+            Wgmma<T, WN>::template mma<KOUTER, KOUTER>(acc, wg_desc(a + kstep * kk, lbo), wg_desc(b + kstep * kk, lbo));
+        wgmma_commit();
+        if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer, while the products run */
+        cp_async_commit();
+        wgmma_wait<0>();
+        wgmma_hold(acc);
+    }
+    cp_async_wait<0>();
+    /* the epilogue as conv_tc_kernel's: the tile as floats in shared memory, then out by store_tile */
+    float *Cs = (float *)As;
+    __syncthreads();   /* every warpgroup's wgmmas are done with the ring */
+    int r = wgm * 64 + warp % 4 * 16 + lane / 4, cbase = wgn * WN + lane % 4 * 2;
+    #pragma unroll
+    for (int j = 0; j < WN / 8; j++)
+        #pragma unroll
+        for (int h = 0; h < 2; h++)
+            *(float2 *)&Cs[(r + h * 8) * S::LDC + cbase + j * 8] = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    __syncthreads();
+    store_tile<BM, BN>(ep, Cs, S::LDC, m0, n0, M, N, tid);
+#endif
+}
+
+template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
+static void conv_wg_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    const int bytes = WgSmem<BM, BN, STAGES>::BYTES;
+    static bool asked = false;   /* one per instantiation, as the attribute */
+    if (!asked) {
+        CK(cudaFuncSetAttribute(conv_wg_kernel<T, BM, BN, STAGES, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                bytes));
+        asked = true;
+    }
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
+    conv_wg_kernel<T, BM, BN, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
+    CK_LAUNCH("conv_wg_kernel");
+}
+
 /* conv_tc_tiles in staged_tile_of(BM)'s tile */
 template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
 static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
     constexpr StagedTile t = staged_tile_of(BM);
     conv_tc_tiles<T, t.BM, t.BN, t.WARPS_M, t.BK, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
 }
+/* The Hopper path's tile (conv_wg_kernel) of BM rows: 64 x 128 (the two
+   warpgroups side by side, 64 x 64 each) in 4 stages, 128 x 128 (one
+   above the other, 64 x 128 each) in 3, two blocks a multiprocessor
+   either way (96 KB of ring). wg_tile(M): 64 rows for 49 to 64, 128 past
+   it (96 too: a quarter of its products on padding, still faster than
+   conv_tc_kernel's 96 x 128); BM 0 below 49 rows, or in a build without
+   wgmma: staged_tile's, on conv_tc_kernel.
+   On the H200 (tests/bench_conv at 3468a02, sums over yolov9-c's staged
+   convs, batch 32 at 640, forward / backward-data / backward-weight):
+   17.61 / 18.05 / 18.10 ms, against 21.18 / 21.74 / 20.27 for
+   conv_tc_kernel's staged_tile in the same run. Slower there: 128 x 128
+   in 4 stages (one block a multiprocessor: 22.59 / 22.00 / 20.25) and
+   128 x 256 (n 256 a warpgroup, one block: 21.59 / 20.31 / 20.56); and at
+   4265364, leaving a group of wgmmas running over the next barrier, the
+   loads a stage less ahead (128 x 128, 3 stages: 19.1 / 19.8 / 19.2
+   against 17.71 / 18.09 / 18.12 in that run). */
+struct WgTile { int BM, BN, STAGES; };
+static constexpr WgTile wg_tile_of(int BM) { return BM == 64 ? WgTile{ 64, 128, 4 } : WgTile{ 128, 128, 3 }; }
+static WgTile wg_tile(int M) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128) : WgTile{ 0, 0, 0 }; }
+template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
+static void conv_wg_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    constexpr WgTile t = wg_tile_of(BM);
+    conv_wg_tiles<T, t.BM, t.BN, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+}
 /* C = A B from staged operands (T from the loaders) in staged_tile's
-   tiles, in at most splitk k-slices (0: as gemm_slices chooses); returns
-   the number of k-slices it ran */
+   tiles (in a build with wgmma, wg_tile's where it has one), in at most
+   splitk k-slices (0: as gemm_slices chooses); returns the number of
+   k-slices it ran */
 template <bool KOUTER, class LA, class LB, class EP>
 static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     typedef typename LA::T T;
     int kchunk;
     splitk = gemm_slices(YOLO_BF16, 1, M, N, K, splitk, &kchunk);
+    if constexpr (YOLO_WGMMA) {
+        switch (wg_tile(M).BM) {
+        case 64: conv_wg_tile_of<T, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); return splitk;
+        case 128: conv_wg_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); return splitk;
+        }
+    }
     switch (staged_tile(M).BM) {
     case 32: conv_tc_tile_of<T, 32, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
     case 48: conv_tc_tile_of<T, 48, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;

@@ -1,6 +1,7 @@
-/* bench_conv: the staged tensor-core convs (conv_tc_kernel) on every
-   staged conv shape of yolov9-s and yolov9-c (batch 32 at 640), in each
-   of the kernel variants below (tile, BK, stages), for the three passes:
+/* bench_conv: the staged tensor-core convs (conv_tc_kernel, and in a
+   build with wgmma conv_wg_kernel) on every staged conv shape of yolov9-s
+   and yolov9-c (batch 32 at 640), in each of the kernel variants below
+   (tile, BK, stages), for the three passes:
 
      forward          half NHWC input, NHWC half output with bias and SiLU
                       (an inference forward, --half)
@@ -10,12 +11,14 @@
                       as gemm_slices splits it for the variant's tile, the
                       slices summed into dW (splitk_sum_kernel)
 
-   so that staged_tile's choice can be checked against the others. Prints,
-   per pass and shape, the microseconds and TFLOP/s of staged_tile's
-   variant and of the fastest, then every variant's time; then, per pass
-   and network, the sum over its convs (a shape's count times its time) of
-   staged_tile's choice, of each BK / stages pair on staged_tile's tile,
-   and of the fastest variant of each shape. The shapes
+   so that gemm_staged's choice (staged_tile's, or wg_tile's) can be
+   checked against the others. Prints, per pass and shape, the
+   microseconds and TFLOP/s of gemm_staged's variant and of the fastest,
+   then every variant's time (wgmma's marked wg); then, per pass and
+   network, the sum over its convs (a shape's count times its time) of
+   gemm_staged's choice, of each BK / stages pair on staged_tile's tile
+   (conv_tc_kernel: the sm_80 path), and of the fastest variant of each
+   shape. The shapes
    (bench_conv_shapes.inc: network, count, Cin, H, W, Cout, k, s, g) are
    the convs a folded forward of each model makes, Cin 3 left out. A
    benchmark that prints figures, not a test: it asserts nothing and is
@@ -32,7 +35,8 @@ static const Shape SHAPES[] = {
 #include "bench_conv_shapes.inc"
 };
 
-/* the variants: staged_tile's five tiles, each with BK 32 or 64 and 2 to 4 stages */
+/* the variants: staged_tile's five tiles, each with BK 32 or 64 and 2 to 4 stages; then, in a build with
+   wgmma, conv_wg_kernel's tiles (BK 64), marked WARPS_M 0 */
 struct Variant { int BM, BN, WARPS_M, BK, STAGES; };
 #define VARIANTS(X) \
     X(32, 128, 2, 32, 4) X(32, 128, 2, 32, 3) X(32, 128, 2, 64, 3) X(32, 128, 2, 64, 2) \
@@ -40,8 +44,13 @@ struct Variant { int BM, BN, WARPS_M, BK, STAGES; };
     X(64, 128, 2, 32, 4) X(64, 128, 2, 32, 3) X(64, 128, 2, 64, 3) X(64, 128, 2, 64, 2) \
     X(96, 128, 2, 32, 4) X(96, 128, 2, 32, 3) X(96, 128, 2, 64, 3) X(96, 128, 2, 64, 2) \
     X(128, 128, 2, 32, 4) X(128, 128, 2, 32, 3) X(128, 128, 2, 64, 3) X(128, 128, 2, 64, 2)
+#if YOLO_WGMMA
+#define WG_VARIANTS(X) X(64, 128, 0, 64, 4) X(64, 128, 0, 64, 3) X(128, 128, 0, 64, 3) X(128, 128, 0, 64, 4) X(128, 256, 0, 64, 3)
+#else
+#define WG_VARIANTS(X)
+#endif
 #define LIST(bm, bn, wm, bk, st) { bm, bn, wm, bk, st },
-static const Variant VARS[] = { VARIANTS(LIST) };
+static const Variant VARS[] = { VARIANTS(LIST) WG_VARIANTS(LIST) };
 static const int NV = sizeof VARS / sizeof VARS[0];
 static const int KSTEPS[4][2] = { { 32, 4 }, { 32, 3 }, { 64, 3 }, { 64, 2 } };   /* the BK / stages pairs */
 
@@ -55,6 +64,19 @@ static void run(const Variant &v, int M, int N, int K, int splitk, int kchunk, L
     }
     VARIANTS(RUN)
 #undef RUN
+#define RUN_WG(bm, bn, wm, bk, st)                                                                     \
+    if (v.BM == bm && v.BN == bn && v.WARPS_M == wm && v.BK == bk && v.STAGES == st) {                 \
+        conv_wg_tiles<typename LA::T, bm, bn, st, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);       \
+        return;                                                                                        \
+    }
+    WG_VARIANTS(RUN_WG)
+#undef RUN_WG
+}
+
+/* a variant as printed: 128x128/2 k64 s2, or wg 128x128 k64 s3 */
+static void variant_name(char *s, size_t n, const Variant &v) {
+    if (v.WARPS_M) snprintf(s, n, "%dx%d/%d k%d s%d", v.BM, v.BN, v.WARPS_M, v.BK, v.STAGES);
+    else snprintf(s, n, "wg %dx%d k%d s%d", v.BM, v.BN, v.BK, v.STAGES);
 }
 
 template <class T> __global__ void fill_kernel(T *p, size_t n, unsigned seed) {
@@ -141,10 +163,10 @@ int main(int argc, char **argv) {
     CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
     static const char *const PASS[3] = { "forward (half)", "backward-data (bf16)", "backward-weight (bf16)" };
     for (int which = 0; which < 3; which++) {
-        /* per network: staged_tile's choice, each BK / stages pair on its tile, the fastest per shape; flop */
-        double net_auto[2] = { 0, 0 }, net_pair[2][4] = { { 0 } }, net_best[2] = { 0, 0 }, net_flop[2] = { 0, 0 };
+        /* per network: gemm_staged's choice, staged_tile's, each BK / stages pair on its tile, the fastest per shape; flop */
+        double net_auto[2] = { 0, 0 }, net_tc[2] = { 0, 0 }, net_pair[2][4] = { { 0 } }, net_best[2] = { 0, 0 }, net_flop[2] = { 0, 0 };
         printf("\n%s\n%-9s %3s %-26s %5s | %-16s %7s %6s | %-16s %7s %6s\n", PASS[which], "net", "n", "conv (B 32)", "Cout",
-               "staged_tile", "us", "TF/s", "fastest", "us", "TF/s");
+               "gemm_staged", "us", "TF/s", "fastest", "us", "TF/s");
         for (int i = 0; i < NS; i++) {
             if (only >= 0 && i != only) continue;
             const Shape &s = SHAPES[i];
@@ -167,32 +189,40 @@ int main(int argc, char **argv) {
                 us[v] = ms * 1e3 / reps;
             }
             StagedTile a = staged_tile(M);
-            int ia = -1, ib = 0, ip[4] = { -1, -1, -1, -1 };
+            WgTile w = wg_tile(M);   /* gemm_staged's choice: wg_tile's where it has one */
+            int ia = -1, it = -1, ib = 0, ip[4] = { -1, -1, -1, -1 };   /* gemm_staged's, staged_tile's, the fastest */
             for (int v = 0; v < NV; v++) {
                 const Variant &t = VARS[v];
                 int tile = t.BM == a.BM && t.BN == a.BN && t.WARPS_M == a.WARPS_M;
-                if (tile && t.BK == a.BK && t.STAGES == a.STAGES) ia = v;
+                if (w.BM ? t.WARPS_M == 0 && t.BM == w.BM && t.BN == w.BN && t.STAGES == w.STAGES
+                         : tile && t.BK == a.BK && t.STAGES == a.STAGES) ia = v;
+                if (tile && t.BK == a.BK && t.STAGES == a.STAGES) it = v;
                 for (int q = 0; q < 4; q++)
                     if (tile && t.BK == KSTEPS[q][0] && t.STAGES == KSTEPS[q][1]) ip[q] = v;
                 if (us[v] < us[ib]) ib = v;
             }
-            if (ia < 0) { fprintf(stderr, "bench_conv: staged_tile's variant of M = %d is not in VARIANTS\n", M); return 1; }
+            if (ia < 0 || it < 0) { fprintf(stderr, "bench_conv: gemm_staged's variant of M = %d is not in VARIANTS\n", M); return 1; }
             int net = s.net[7] == 'c';
-            net_auto[net] += s.count * us[ia]; net_best[net] += s.count * us[ib]; net_flop[net] += s.count * flop;
+            net_auto[net] += s.count * us[ia]; net_tc[net] += s.count * us[it]; net_best[net] += s.count * us[ib]; net_flop[net] += s.count * flop;
             for (int q = 0; q < 4; q++) net_pair[net][q] += s.count * us[ip[q] < 0 ? ia : ip[q]];
             char conv[64], ta[32], tb[32];
             snprintf(conv, sizeof conv, "%dx%dx%d->%d k%d s%d g%d", s.C1, s.H, s.W, s.C2, s.k, s.s, s.g);
-            snprintf(ta, sizeof ta, "%dx%d/%d k%d s%d", a.BM, a.BN, a.WARPS_M, a.BK, a.STAGES);
-            snprintf(tb, sizeof tb, "%dx%d/%d k%d s%d", VARS[ib].BM, VARS[ib].BN, VARS[ib].WARPS_M, VARS[ib].BK, VARS[ib].STAGES);
+            variant_name(ta, sizeof ta, VARS[ia]);
+            variant_name(tb, sizeof tb, VARS[ib]);
             printf("%-9s %3d %-26s %5d | %-16s %7.1f %6.1f | %-16s %7.1f %6.1f\n", s.net, s.count, conv, M, ta, us[ia],
                    flop / us[ia] / 1e6, tb, us[ib], flop / us[ib] / 1e6);
             printf("          all (us):");
-            for (int v = 0; v < NV; v++) printf(" %dx%d k%d s%d %.1f", VARS[v].BM, VARS[v].BN, VARS[v].BK, VARS[v].STAGES, us[v]);
+            for (int v = 0; v < NV; v++) {
+                char tv[32];
+                variant_name(tv, sizeof tv, VARS[v]);
+                printf(" %s %.1f", tv, us[v]);
+            }
             printf("\n");
         }
         for (int n = 0; n < 2; n++) {
-            printf("%s %s, staged convs, B 32 640: staged_tile %.2f ms (%.1f TFLOP/s); on its tile:", n ? "yolov9-c" : "yolov9-s",
-                   PASS[which], net_auto[n] / 1e3, net_flop[n] / net_auto[n] / 1e6);
+            printf("%s %s, staged convs, B 32 640: gemm_staged %.2f ms (%.1f TFLOP/s), staged_tile (sm_80) %.2f ms (%.1f); on its tile:",
+                   n ? "yolov9-c" : "yolov9-s", PASS[which], net_auto[n] / 1e3, net_flop[n] / net_auto[n] / 1e6, net_tc[n] / 1e3,
+                   net_flop[n] / net_tc[n] / 1e6);
             for (int q = 0; q < 4; q++) printf(" k%d s%d %.2f", KSTEPS[q][0], KSTEPS[q][1], net_pair[n][q] / 1e3);
             printf("; fastest variant per shape %.2f ms (%.1f)\n", net_best[n] / 1e3, net_flop[n] / net_best[n] / 1e6);
         }

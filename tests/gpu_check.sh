@@ -2,10 +2,11 @@
 # On the GPU machine: build with nvcc, check every kernel against the CPU,
 # run the golden cases on the GPU, memcheck, and time a training step.
 # usage: sh tests/gpu_check.sh [golden dirs...]     (prints a summary last)
-#   MEMCHECK=0 skips compute-sanitizer; BENCH="models" picks what to time
-#   (BENCH= times nothing), BATCH and STEPS its batch and steps, PRECISIONS
-#   the training precisions it times (fp32 bf16); INFER and VAL: the
-#   inference and --half checks below.
+#   MEMCHECK=0 skips compute-sanitizer, SM80=0 the sm_80 path's checks;
+#   BENCH="models" picks what to time (BENCH= times nothing), BATCH and
+#   STEPS its batch and steps, PRECISIONS the training precisions it
+#   times (fp32 bf16); INFER and VAL: the inference and --half checks
+#   below.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -13,10 +14,14 @@ nvidia-smi -L
 make -s -j16 tests/test_cuda tests/golden_check tests/bench_train 2>&1 | tail -5
 cp tests/yolov9_kernels.ptxas.txt "$OUT/" 2>/dev/null
 fail=0
-# the bf16 and half convs must run on the tensor cores: HMMA in the machine code, no spills
+# the bf16 and half convs must run on the tensor cores: HMMA in the machine code (mma.sync), no spills; and in
+# a build with the Hopper path (conv_wg_kernel, YOLO_WGMMA) HGMMA (wgmma) too
 hmma=$(cuobjdump --dump-sass tests/yolov9_kernels.o | grep -c HMMA)
+hgmma=$(cuobjdump --dump-sass tests/yolov9_kernels.o | grep -c HGMMA)
+wg=$(grep -c "conv_wg_kernel" tests/yolov9_kernels.ptxas.txt)
 spills=$(grep -c "[1-9][0-9]* bytes spill" tests/yolov9_kernels.ptxas.txt)
-echo "SASS: $hmma HMMA instructions; $spills kernels spill"; [ "$hmma" -gt 0 ] && [ "$spills" = 0 ] || fail=1
+echo "SASS: $hmma HMMA, $hgmma HGMMA instructions; $spills kernels spill"
+[ "$hmma" -gt 0 ] && [ "$spills" = 0 ] && { [ "$wg" = 0 ] || [ "$hgmma" -gt 0 ]; } || fail=1
 ./tests/test_cuda > "$OUT/test_cuda.txt" 2>&1 || fail=1
 tail -3 "$OUT/test_cuda.txt"; grep FAIL "$OUT/test_cuda.txt" | head
 for p in fp32 bf16; do
@@ -24,6 +29,17 @@ for p in fp32 bf16; do
         > "$OUT/golden_cuda_$p.txt" 2>&1 || fail=1
     grep -E "golden case|FAIL|passed" "$OUT/golden_cuda_$p.txt"
 done
+# the sm_80 path (mma.sync alone: make WGMMA=0) on this GPU, built in a copy of the tree: its kernels
+# against their twins and the golden cases in bf16, within the same tolerances as the Hopper path's (SM80=0
+# skips it; nothing to do in a build without the Hopper path)
+if [ "${SM80:-1}" = 1 ] && [ "$wg" != 0 ]; then
+    rm -rf /tmp/sm80 && mkdir -p /tmp/sm80 && cp -r Makefile yolov9.h yolov9_kernels.cu tests /tmp/sm80/ &&
+        rm -f /tmp/sm80/tests/yolov9_kernels.o && make -C /tmp/sm80 -s -j16 WGMMA=0 tests/test_cuda tests/golden_check 2>&1 | tail -5
+    (cd /tmp/sm80 && ./tests/test_cuda > "$OUT/test_cuda_sm80.txt" 2>&1 &&
+        ./tests/golden_check --device cuda --precision bf16 tests/golden/tiny-gelan tests/golden/tiny-dual tests/golden/tiny-cb \
+            > "$OUT/golden_cuda_bf16_sm80.txt" 2>&1) || fail=1
+    echo "the sm_80 path (WGMMA=0): $(tail -1 "$OUT/test_cuda_sm80.txt")"; grep -E "golden case|FAIL|passed" "$OUT/golden_cuda_bf16_sm80.txt"
+fi
 if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
     compute-sanitizer --tool memcheck --print-limit 5 ./tests/test_cuda > "$OUT/memcheck_test_cuda.txt" 2>&1; echo "memcheck test_cuda rc=$?"
     compute-sanitizer --tool memcheck --print-limit 5 ./tests/golden_check --device cuda tests/golden/tiny-cb > "$OUT/memcheck_golden.txt" 2>&1; echo "memcheck golden_check rc=$?"

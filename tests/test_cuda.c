@@ -882,6 +882,14 @@ int main(void) {
         test_conv(prec, 1, 64, 263, 263, 96, 1, 1, 1, 0);   /* 96; backward-data 64 */
         test_conv(prec, 1, 24, 263, 263, 128, 1, 1, 1, 1);  /* 128 */
         test_conv(prec, 2, 16, 13, 11, 256, 3, 1, 1, 1);    /* 128, two rows of tiles */
+        /* wg_tile's tiles (conv_wg_kernel, a build with wgmma; else conv_tc_kernel's): 64 and 128 rows, partial in m, n
+           and in BK 64 k (K = 72, 56, 360, 432), groups, stride 2, NHWC stores, backward-data assigning dx */
+        test_conv(prec, 2, 72, 23, 21, 56, 1, 1, 1, 2);     /* forward 56 rows (64 x 128), K = 72; backward-data 72 (128) */
+        test_conv(prec, 3, 40, 17, 19, 200, 3, 2, 1, 1);    /* forward 200 rows, K = 360, stride 2; backward-data 40 */
+        test_conv(prec, 2, 128, 13, 15, 160, 3, 1, 2, 0);   /* groups of 64 -> 80: K = 576, both passes on wgmma */
+        test_conv_dx(prec, 2, 200, 15, 13, 64, 3, 2, 1, 0, 0);    /* backward-data 200 rows, four phases, dx assigned */
+        test_conv_stored(prec, 1, 1, 2, 96, 17, 15, 112, 3, 1, 2);  /* 48 -> 56 a group, K = 432, NHWC out */
+        test_conv_train_stored(prec, 2, 72, 19, 17, 80, 3, 2, 1, 0); /* stride 2, dx assigned */
         /* backward-data assigning dx: value by value, staged (store_tile: 16-byte runs at 64x45, else one by one) */
         test_conv_dx(prec, 1, 3, 17, 13, 48, 3, 2, 1, 0, 0);
         test_conv_dx(prec, 3, 5, 9, 7, 80, 1, 2, 1, 0, 0);     /* 1x1 stride 2: dX zeroed first */

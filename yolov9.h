@@ -2563,7 +2563,7 @@ static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_
     if (yolo_slots(m, train)) {   /* folded: cv2 writes y (perhaps a slot of its reader's concatenation), the shortcut in its epilogue */
         yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, 0);
         yolo_tensor_slot(m->be, &b->cv2.y, &b->y, 0, b->y.c);
-        yolo_conv_run(m, &b->cv2, &b->cv1.y, b->add ? x : NULL, 0);
+        yolo_conv_run(m, &b->cv2, &b->cv1.y, b->add ? x : NULL, train);
         return;
     }
     yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);

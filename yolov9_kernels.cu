@@ -707,20 +707,29 @@ __device__ inline float stored(int store, float v) {
    its buffer has yc channels (0: C2) */
 struct FwdStore {
     void *y; const float *bias; ConvGeo c; int gi, act, store, yc; const void *r;
+    /* r is read only (__ldg): its loads need not wait for the stores to y before them */
     __device__ float finish(float v, int co, size_t ri) const {
         float u = bn_act(v + (bias ? bias[co] : 0.f), act);
-        return r ? stored(store, u) + get_value(r, store, ri) : u;
+        if (!r) return u;
+        float rv = store == YOLO_FP32 ? __ldg((const float *)r + ri)
+                 : store == YOLO_BF16 ? __bfloat162float(__ldg((const __nv_bfloat16 *)r + ri)) : __half2float(__ldg((const __half *)r + ri));
+        return stored(store, u) + rv;
     }
     __device__ void operator()(int m, int n, float v) const {
         int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
         put_value(y, store, value_at(store, b, yc ? yc : c.C2, co, P, pp), finish(v, co, value_at(store, b, c.C2, co, P, pp)));
     }
-    /* sums v of channels m..m+7 (m a multiple of 8, C2 and yc too) of pixel n into an NHWC store: one 16-byte store */
-    __device__ void store8(int m, int n, const float (&v)[8]) const {
+    /* the shortcut's values of channels m..m+7 (as store8's) of pixel n: one 16-byte load */
+    __device__ uint4 shortcut8(int m, int n) const {
+        int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P;
+        return __ldg((const uint4 *)((const unsigned short *)r + ((size_t)b * P + pp) * c.C2 + gi * c.c2g + m));
+    }
+    /* sums v of channels m..m+7 (m a multiple of 8, C2 and yc too) of pixel n into an NHWC store: one 16-byte
+       store; rq: the shortcut's values there (shortcut8's, loaded ahead by store_tile), when r */
+    __device__ void store8(int m, int n, const float (&v)[8], uint4 rq) const {
         int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
         float u[8];
-        uint4 rq = r ? *(const uint4 *)((const unsigned short *)r + ((size_t)b * P + pp) * c.C2 + co) : make_uint4(0, 0, 0, 0);
-        const unsigned short *rh = (const unsigned short *)&rq;   /* the shortcut's 8 values, one 16-byte load */
+        const unsigned short *rh = (const unsigned short *)&rq;
         #pragma unroll
         for (int j = 0; j < 8; j++) {
             u[j] = bn_act(v[j] + (bias ? bias[co + j] : 0.f), act);
@@ -1027,13 +1036,25 @@ __device__ inline void store_tile(const EP &ep, const float *Cs, int LDC, int m0
 template <int BM, int BN>
 __device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
     if (ep.store == YOLO_FP32) { store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid); return; }
-    for (int e = tid; e < BM / 8 * BN; e += 256) {
-        int col = e % BN, r = e / BN * 8, m = m0 + r, n = n0 + col;
-        if (m >= M || n >= N) continue;
-        float v[8];
+    /* a thread's runs of 8 channels, 4 at a time: a shortcut's 4 loads in flight together before their
+       stores (not one load's wait a run), in 16 registers (the 128 x 128 tiles have no more to spare) */
+    const int E = BM / 8 * BN, U = (E + 255) / 256, G = U < 4 ? U : 4;
+    for (int u0 = 0; u0 < U; u0 += G) {
+        uint4 rq[G];
         #pragma unroll
-        for (int j = 0; j < 8; j++) v[j] = Cs[(r + j) * LDC + col];
-        ep.store8(m, n, v);
+        for (int u = 0; u < G; u++) {
+            int e = tid + 256 * (u0 + u), m = m0 + e / BN * 8, n = n0 + e % BN;
+            rq[u] = ep.r && e < E && m < M && n < N ? ep.shortcut8(m, n) : make_uint4(0, 0, 0, 0);
+        }
+        #pragma unroll
+        for (int u = 0; u < G; u++) {
+            int e = tid + 256 * (u0 + u), col = e % BN, r = e / BN * 8, m = m0 + r, n = n0 + col;
+            if (e >= E || m >= M || n >= N) continue;
+            float v[8];
+            #pragma unroll
+            for (int j = 0; j < 8; j++) v[j] = Cs[(r + j) * LDC + col];
+            ep.store8(m, n, v, rq[u]);
+        }
     }
 }
 

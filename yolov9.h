@@ -83,6 +83,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifndef YOLO_REAL
 #define YOLO_REAL float
@@ -195,7 +196,22 @@ typedef struct {
        NCHW whatever the store: it is a sum over the tensor's readers. */
     int store;
     int grad_fresh;      /* 1: grad taken and not yet written (not zeroed: the first writer assigns; yolo_grad_need) */
+    /* A slot (folded inference, yolo_tensor_slot): channels [c0, c0 + c) of a wider buffer of ctot
+       channels whose memory is data (not owned: the buffer's, the same store), so that a concatenation's
+       parts are written and read where the concatenation holds them, with no copies. In the CUDA
+       backend's NHWC store a pixel's channels are then ctot apart, in the NCHW floats an image's ctot HW.
+       Only ops that honour a slot may see one (conv2d_forward, maxpool_forward; the others refuse it,
+       yolo_dense). ctot 0: a tensor of its own. */
+    int c0, ctot;
 } yolo_tensor;
+
+/* an op that does not honour slots refuses one (shared with the CUDA backend) */
+static inline void yolo_dense(const yolo_tensor *t, const char *op) {
+    if (!t->ctot) return;
+    fprintf(stderr, "yolov9: %s: a tensor [%d, %d, %d, %d] that is channels %d.. of a buffer of %d, which it does not read as a slot\n",
+            op, t->n, t->c, t->h, t->w, t->c0, t->ctot);
+    exit(1);
+}
 
 /* ------------------------------------------------------------------------ */
 /* 3. the backend: one table of primitive ops                               */
@@ -288,11 +304,14 @@ typedef struct yolo_backend {
     void (*download)(void *host, const void *src, size_t bytes);
     void (*copy)(void *dst, const void *src, size_t bytes);
     /* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) + b [C2] (b may be NULL), products in
-       prec; then SiLU(y) when act, in the same pass (a folded Conv: bias and SiLU in the product's epilogue).
-       ws: w as stage_weights made it for prec, read in place of w where the backend would stage it (weights
-       that stay put: a folded model's), or NULL: staged from w on the way, as training's change each step */
+       prec; then SiLU(y) when act, in the same pass (a folded Conv: bias and SiLU in the product's epilogue);
+       then, when r [B, C2, Ho, Wo] is not NULL, y = r + that, rounded to y's store before the add as well
+       as after (a folded RepNBottleneck's shortcut: the bits of a separate add). x and y may be slots
+       (yolo_tensor.ctot), r not. ws: w as stage_weights made it for prec, read in place of w where the
+       backend would stage it (weights that stay put: a folded model's), or NULL: staged from w on the way,
+       as training's change each step */
     void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2, int k,
-                           int s, int g, int act, yolo_precision prec, yolo_tensor *y);
+                           int s, int g, int act, const yolo_tensor *r, yolo_precision prec, yolo_tensor *y);
     /* from dy = dL/dy [B, C2, Ho, Wo] (float32, or stored in prec: a BatchNorm backward's dL/dz written over
        z): dw += dL/dw, db += dL/db (db may be NULL), dx += dL/dx (dx may be NULL; dx_add 0: dx = 0 + dL/dx,
        its old values not read: a fresh gradient, yolo_grad_need) */
@@ -326,7 +345,7 @@ typedef struct yolo_backend {
     void (*accumulate)(yolo_real *y, const yolo_real *x, size_t n, int add);        /* y += x (add 0: y = 0 + x) */
     void (*avgpool2_forward)(const yolo_tensor *x, yolo_tensor *y);
     void (*avgpool2_backward)(const yolo_tensor *y, yolo_real *dx, int H, int W, int add);   /* dx += (add 0: 0 +) */
-    void (*maxpool_forward)(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y);
+    void (*maxpool_forward)(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y);   /* x, y may be slots */
     void (*maxpool_backward)(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
                              int add);   /* dx += each window's dy at its winner (add 0: dx = 0 + those) */
     /* channels [c0, c0 + C) of x, nearest, at y's size into y [B, C, Ho, Wo] (add: added to y) */
@@ -1505,7 +1524,9 @@ static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t-
 /* Give t the shape [n,c,h,w], reusing its memory when it is big enough.
    Shapes only change when the input size does, so after the first batch
    nothing is allocated. */
+static void yolo_slot_forget(yolo_tensor *t);   /* below */
 static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, int c, int h, int w, int with_grad) {
+    if (t->ctot && (n != t->n || c != t->c || h != t->h || w != t->w)) yolo_slot_forget(t);   /* then one of its own */
     size_t need = (size_t)n * c * h * w;
     if (need > t->cap) {
         int same = need == yolo_numel(t);   /* values dropped by yolo_tensor_keep, same shape: the gradient stays */
@@ -1519,7 +1540,8 @@ static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, in
 }
 
 static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t) {
-    be->release(t->data); be->release(t->grad);
+    if (!t->ctot) be->release(t->data);   /* a slot's memory is its buffer's */
+    be->release(t->grad);
     memset(t, 0, sizeof *t);
 }
 
@@ -1532,7 +1554,25 @@ static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep) {
         t->cap = yolo_numel(t);
         t->data = (yolo_real *)be->alloc_values(t->cap, t->store);
     }
-    if (!keep) { be->release(t->data); t->data = NULL; t->cap = 0; }
+    if (!keep && t->ctot) yolo_slot_forget(t);   /* its memory is its buffer's */
+    else if (!keep) { be->release(t->data); t->data = NULL; t->cap = 0; }
+}
+
+/* --- slots: a concatenation's parts where it holds them ---
+   In folded inference a block takes its concatenation first and lets the
+   convs that make its parts write them straight into their channels (and
+   the convs that read a part read it there): t becomes channels [c0, c0 + c)
+   of buf, a view of buf's memory (yolo_tensor.ctot). The same products as
+   with copies, only the addresses move. A slot owns nothing: dropped, freed
+   or asked for another shape, it only forgets where it was. */
+static void yolo_slot_forget(yolo_tensor *t) { t->data = NULL; t->cap = 0; t->c0 = t->ctot = 0; }
+static void yolo_tensor_slot(const yolo_backend *be, yolo_tensor *t, const yolo_tensor *buf, int c0, int c) {
+    yolo_tensor_keep(be, t, 0);
+    t->data = buf->data; t->store = buf->store;
+    t->n = buf->n; t->c = c; t->h = buf->h; t->w = buf->w;
+    t->c0 = buf->c0 + c0; t->ctot = buf->ctot ? buf->ctot : buf->c;   /* a slot of a slot: of the same buffer */
+    t->cap = yolo_numel(t);
+    t->wants_grad = 0;
 }
 
 /* t at that shape, its values held in store (memory of another store goes first: a value takes
@@ -1656,22 +1696,36 @@ static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s
 }
 
 static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, size_t n);   /* below */
-static void yolo_store_round(yolo_tensor *t);                                                /* below */
+static void yolo_round_into(yolo_precision prec, const yolo_real *src, size_t n, yolo_real *r);  /* below */
+static void yolo_store_round_n(int store, yolo_real *v, size_t n);                           /* below */
 static yolo_real yolo_silu(yolo_real x);                                                     /* below */
+
+/* image n's first channel in the CPU's NCHW: a slot's images are ctot HW
+   values apart, its channels at c0 of each */
+static yolo_real *yolo_cpu_image(const yolo_tensor *t, int n) {
+    return t->data + ((size_t)n * (t->ctot ? t->ctot : t->c) + t->c0) * t->h * t->w;
+}
 
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
    Per image and group: y_g[C2/g, Ho*Wo] = w_g[C2/g, (C1/g)k^2] col[(C1/g)k^2, Ho*Wo].
    A 1x1 stride-1 conv needs no im2col: the input already is col. In bf16
    or half (the CPU twin of the GPU's tensor cores) the same on copies of
    x and w rounded to that precision: im2col only moves values and adds
-   zeros, so col is then rounded too. */
+   zeros, so col is then rounded too. Each image's group of channels is
+   finished where it lies (a slot's too): bias, SiLU, rounded to y's store,
+   and with a shortcut r added and rounded again. */
 static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws,
-                                int C2, int k, int s, int g, int act, yolo_precision prec, yolo_tensor *y) {
+                                int C2, int k, int s, int g, int act, const yolo_tensor *r, yolo_precision prec,
+                                yolo_tensor *y) {
+    if (r) yolo_dense(r, "conv2d_forward's shortcut");
     if (prec != YOLO_FP32) {   /* ws: the weights rounded already (yolo_stage_weights) */
-        yolo_tensor xr = *x;
-        xr.data = yolo_rounded_copy(prec, x->data, yolo_numel(x));
+        yolo_tensor xr = *x;   /* dense: a slot's channels alone */
+        size_t img = (size_t)x->c * x->h * x->w;
+        xr.data = (yolo_real *)yolo_xmalloc(yolo_numel(x) * sizeof(yolo_real));
+        xr.c0 = xr.ctot = 0;
+        for (int n = 0; n < x->n; n++) yolo_round_into(prec, yolo_cpu_image(x, n), img, xr.data + n * img);
         yolo_real *wr = ws ? NULL : yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
-        yolo_conv2d_forward(&xr, ws ? (const yolo_real *)ws : wr, b, NULL, C2, k, s, g, act, YOLO_FP32, y);
+        yolo_conv2d_forward(&xr, ws ? (const yolo_real *)ws : wr, b, NULL, C2, k, s, g, act, r, YOLO_FP32, y);
         free(xr.data); free(wr);
         return;
     }
@@ -1681,18 +1735,23 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
     yolo_real *col = direct ? NULL : (yolo_real *)yolo_xmalloc((size_t)K * P * sizeof(yolo_real));
     for (int n = 0; n < x->n; n++)
         for (int gi = 0; gi < g; gi++) {
-            const yolo_real *xg = x->data + ((size_t)n * C1 + gi * c1g) * H * W;
-            yolo_real *yg = y->data + ((size_t)n * C2 + gi * c2g) * P;
+            const yolo_real *xg = yolo_cpu_image(x, n) + (size_t)gi * c1g * H * W;
+            yolo_real *yg = yolo_cpu_image(y, n) + (size_t)gi * c2g * P;
+            size_t m = (size_t)c2g * P;
             if (!direct) yolo_im2col(xg, c1g, H, W, k, s, Ho, Wo, col);
             yolo_gemm_nn(c2g, P, K, w + (size_t)gi * c2g * K, direct ? xg : col, yg, 0);
             if (b)
                 for (int o = 0; o < c2g; o++)
                     for (int i = 0; i < P; i++) yg[(size_t)o * P + i] += b[gi * c2g + o];
             if (act)
-                for (size_t i = 0; i < (size_t)c2g * P; i++) yg[i] = yolo_silu(yg[i]);
+                for (size_t i = 0; i < m; i++) yg[i] = yolo_silu(yg[i]);
+            yolo_store_round_n(y->store, yg, m);
+            if (!r) continue;
+            const yolo_real *rg = r->data + ((size_t)n * C2 + gi * c2g) * P;
+            for (size_t i = 0; i < m; i++) yg[i] += rg[i];
+            yolo_store_round_n(y->store, yg, m);
         }
     free(col);
-    yolo_store_round(y);
 }
 
 /* A float rounded to the nearest IEEE half-precision value (ties to even),
@@ -1740,14 +1799,10 @@ static void yolo_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_
 /* The CPU twin of a low-precision store (yolo_tensor.store): the op that
    writes t computes in float as always, then rounds every value to the
    store's precision, where the GPU rounds it on its way to memory. */
-static void yolo_store_round(yolo_tensor *t) {
-    if (t->store == YOLO_FP32) return;
-    size_t n = yolo_numel(t);
-    for (size_t i = 0; i < n; i++) {
-        float f = (float)t->data[i];
-        t->data[i] = (yolo_real)(t->store == YOLO_BF16 ? yolo_round_bf16(f) : yolo_round_half(f));
-    }
+static void yolo_store_round_n(int store, yolo_real *v, size_t n) {
+    if (store != YOLO_FP32) yolo_round_into((yolo_precision)store, v, n, v);
 }
+static void yolo_store_round(yolo_tensor *t) { yolo_store_round_n(t->store, t->data, yolo_numel(t)); }
 
 /* Given dy = dL/dy: dw += dy col^T, db += sum dy, dx += col2im(w^T dy).
    In bf16 or half: the two products of rounded copies of x, w and dy (a
@@ -1757,6 +1812,7 @@ static void yolo_store_round(yolo_tensor *t) {
 static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dyt,
                                  int C2, int k, int s, int g, yolo_precision prec,
                                  yolo_real *dx, int dx_add, yolo_real *dw, yolo_real *db) {
+    yolo_dense(x, "conv2d_backward");
     int Ho = dyt->h, Wo = dyt->w;
     const yolo_real *dy = dyt->data;
     if (dx && !dx_add) memset(dx, 0, yolo_numel(x) * sizeof(yolo_real));
@@ -1826,6 +1882,7 @@ static yolo_real yolo_bn_act(yolo_real u, int act) { return act ? yolo_silu(u) :
 /* u from z and per-channel statistics (the backend's bn_apply) */
 static void yolo_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
                           const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u) {
+    yolo_dense(z, "bn_apply"); yolo_dense(u, "bn_apply");
     int C = z->c, HW = z->h * z->w;
     #pragma omp parallel for schedule(static)
     for (int c = 0; c < C; c++) {
@@ -1842,6 +1899,7 @@ static void yolo_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yo
 static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                   yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                   double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {
+    yolo_dense(z, "bn_train_forward"); yolo_dense(u, "bn_train_forward");
     int C = z->c, HW = z->h * z->w;
     double N = (double)z->n * HW * (group ? group->world : 1);
     double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] sums, [C] squared deviations */
@@ -1924,6 +1982,7 @@ static void yolo_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo
 
 /* --- average pool 2x2, stride 1, no padding (AConv, ADown): H-1 x W-1 --- */
 static void yolo_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
+    yolo_dense(x, "avgpool2"); yolo_dense(y, "avgpool2");
     int H = x->h, W = x->w, Ho = H - 1, Wo = W - 1;
     #pragma omp parallel for schedule(static)
     for (int nc = 0; nc < x->n * x->c; nc++) {
@@ -1952,16 +2011,17 @@ static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, i
 }
 
 /* --- max pool k x k, stride s, padding p: yolo_maxpool_argmax (shared, top of the file) picks
-   the winner; the backward recomputes it instead of keeping indices. --- */
+   the winner; the backward recomputes it instead of keeping indices. The forward reads and
+   writes slots (SPPELAN's and ADown's in a folded pass). --- */
 static void yolo_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
     #pragma omp parallel for schedule(static)
     for (int nc = 0; nc < x->n * x->c; nc++) {
-        const yolo_real *p = x->data + (size_t)nc * x->h * x->w;
-        yolo_real *q = y->data + (size_t)nc * y->h * y->w;
+        const yolo_real *p = yolo_cpu_image(x, nc / x->c) + (size_t)(nc % x->c) * x->h * x->w;
+        yolo_real *q = yolo_cpu_image(y, nc / x->c) + (size_t)(nc % x->c) * y->h * y->w;
         for (int i = 0; i < y->h; i++)
             for (int j = 0; j < y->w; j++) q[i * y->w + j] = p[yolo_maxpool_argmax(p, x->h, x->w, k, s, pad, i, j)];
+        yolo_store_round_n(y->store, q, (size_t)y->h * y->w);
     }
-    yolo_store_round(y);
 }
 static void yolo_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
                                   int add) {
@@ -1984,6 +2044,7 @@ static int yolo_nearest_src(int d, int in, int out) {
     return s < in - 1 ? s : in - 1;
 }
 static void yolo_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {
+    yolo_dense(x, "resize"); yolo_dense(y, "resize");
     int C = y->c, Ho = y->h, Wo = y->w;
     #pragma omp parallel for schedule(static)
     for (int nc = 0; nc < y->n * C; nc++) {
@@ -2025,12 +2086,14 @@ static void yolo_copy_channels(const yolo_real *src, int src_c, int sc, yolo_rea
     }
 }
 static void yolo_cpu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {
+    yolo_dense(src, "concat"); yolo_dense(dst, "concat");
     yolo_copy_channels(src->data, src->c, sc, dst->data, dst->c, dc, src->n, C, src->h * src->w, 0);
     if (src->store != dst->store) yolo_store_round(dst);   /* the other channels are rounded already */
 }
 
 /* --- elementwise ops of the blocks --- */
 static void yolo_cpu_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
+    yolo_dense(a, "silu"); yolo_dense(b, "silu"); yolo_dense(y, "silu");
     size_t n = yolo_numel(y);
     #pragma omp parallel for schedule(static) if (n > 65536)
     for (size_t i = 0; i < n; i++) y->data[i] = yolo_silu(a->data[i] + b->data[i]);
@@ -2047,6 +2110,7 @@ static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_tensor *a, co
     }
 }
 static void yolo_cpu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
+    yolo_dense(a, "add"); yolo_dense(b, "add"); yolo_dense(y, "add");
     for (size_t i = 0, n = yolo_numel(y); i < n; i++) y->data[i] = a->data[i] + b->data[i];
     yolo_store_round(y);
 }
@@ -2339,10 +2403,15 @@ static const void *yolo_conv_staged(const yolo_model *m, const yolo_conv *c) {
     return m->precision != YOLO_FP32 && m->staged == m->precision ? c->ws : NULL;
 }
 
+/* a folded inference pass: a block takes its concatenation first and its
+   convs write their parts into it, read them there (yolo_tensor_slot) */
+static int yolo_slots(const yolo_model *m, int train) { return !train && m->fused; }
+
 /* y = SiLU(BN(conv(x))), or any prefix of that chain. In a block's
    forward the unit is one op, named y; in the backward two: y (BN and
-   SiLU), then z (the conv). */
-static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int train) {
+   SiLU), then z (the conv). Folded, a shortcut r may come in the conv's
+   epilogue: y = r + SiLU(conv(x) + b). */
+static void yolo_conv_run(yolo_model *m, yolo_conv *c, yolo_tensor *x, const yolo_tensor *r, int train) {
     int Ho = yolo_conv_out(x->h, c->k, c->s), Wo = yolo_conv_out(x->w, c->k, c->s);
     c->x = x;
     m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
@@ -2357,9 +2426,9 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
     if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
         int folded = !train && m->fused && c->fw;
         be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, folded ? yolo_conv_staged(m, c) : NULL,
-                           c->c2, c->k, c->s, c->g, c->act, m->precision, &c->y);
+                           c->c2, c->k, c->s, c->g, c->act, r, m->precision, &c->y);
     } else {   /* the SiLU comes with the BatchNorm */
-        be->conv2d_forward(x, c->w, NULL, NULL, c->c2, c->k, c->s, c->g, 0, m->precision, &c->z);
+        be->conv2d_forward(x, c->w, NULL, NULL, c->c2, c->k, c->s, c->g, 0, NULL, m->precision, &c->z);
         if (train)
             be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
                                  m->bn_momentum, m->bn_eps, c->act, m->bn_group, &c->y);
@@ -2367,6 +2436,7 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
             be->bn_apply(&c->z, c->gamma, c->beta, c->rmean, NULL, c->rvar, m->bn_eps, c->act, &c->y);
     }
 }
+static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int train) { yolo_conv_run(m, c, x, NULL, train); }
 
 /* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
    backward reads it), and y follows from it by one elementwise pass with
@@ -2452,7 +2522,7 @@ static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *
         yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, 0);
         m->flops += 2.0 * x->n * x->h * x->w * r->conv1.c2 * r->conv1.c1 * 9;
         yolo_op(m, &r->y)->conv2d_forward(x, r->conv1.fw, r->conv1.fb, yolo_conv_staged(m, &r->conv1), r->conv1.c2, 3, 1,
-                                          1, 1, m->precision, &r->y);
+                                          1, 1, NULL, m->precision, &r->y);
         return;
     }
     yolo_conv_forward(m, &r->conv1, x, train);
@@ -2494,6 +2564,12 @@ static void yolo_bottleneck_sum(yolo_model *m, void *blk) {
 static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
     b->x = x;
     yolo_repconvn_forward(m, &b->cv1, x, train);
+    if (yolo_slots(m, train)) {   /* folded: cv2 writes y (perhaps a slot of its reader's concatenation), the shortcut in its epilogue */
+        yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, 0);
+        yolo_tensor_slot(m->be, &b->cv2.y, &b->y, 0, b->y.c);
+        yolo_conv_run(m, &b->cv2, &b->cv1.y, b->add ? x : NULL, train);
+        return;
+    }
     yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
     yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, train);
     yolo_bottleneck_sum(m, b);
@@ -2572,11 +2648,19 @@ static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix
 }
 
 static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
+    int c_ = r->cv1.c2, slots = yolo_slots(m, train);
+    if (slots) {   /* folded: cat first, the last bottleneck and cv2 write their halves of it */
+        yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, 0);
+        yolo_tensor_slot(m->be, yolo_repncsp_link(r, r->n), &r->cat, 0, c_);
+        yolo_tensor_slot(m->be, &r->cv2.y, &r->cat, c_, c_);
+    }
     yolo_conv_forward(m, &r->cv1, x, train);
     for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
     yolo_conv_forward(m, &r->cv2, x, train);
-    yolo_out_resize(m, &r->cat, x, 2 * r->cv1.c2, x->h, x->w, train);
-    yolo_repncsp_concat(m, r);
+    if (!slots) {
+        yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, train);
+        yolo_repncsp_concat(m, r);
+    }
     yolo_conv_forward(m, &r->cv3, &r->cat, train);
 }
 
@@ -2686,9 +2770,19 @@ static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int 
 }
 
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
+    int c3 = e->c3, c4 = e->c4, slots = yolo_slots(m, train);
+    if (slots) {   /* folded: cat first; cv1, cv2 and cv3 write their parts of it, half_b is cv1's second half there */
+        yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, 0);
+        yolo_tensor_slot(m->be, &e->cv1.y, &e->cat, 0, c3);
+        yolo_tensor_slot(m->be, &e->half_b, &e->cat, c3 / 2, c3 / 2);
+        yolo_tensor_slot(m->be, &e->cv2.y, &e->cat, c3, c4);
+        yolo_tensor_slot(m->be, &e->cv3.y, &e->cat, c3 + c4, c4);
+    }
     yolo_conv_forward(m, &e->cv1, x, train);
-    yolo_out_resize(m, &e->half_b, x, e->c3 / 2, x->h, x->w, train);
-    yolo_elan_split(m, e);
+    if (!slots) {
+        yolo_out_resize(m, &e->half_b, x, c3 / 2, x->h, x->w, train);
+        yolo_elan_split(m, e);
+    }
     if (e->elan1) {
         yolo_conv_forward(m, &e->cv2, &e->half_b, train);
         yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);
@@ -2698,8 +2792,10 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
         yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
         yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
     }
-    yolo_out_resize(m, &e->cat, x, e->c3 + 2 * e->c4, x->h, x->w, train);
-    yolo_elan_concat(m, e);
+    if (!slots) {
+        yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, train);
+        yolo_elan_concat(m, e);
+    }
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
 }
 
@@ -2781,8 +2877,10 @@ static void yolo_down_inputs(yolo_model *m, void *blk) {
     yolo_op(m, &d->pool)->avgpool2_forward(x, &d->pool);
     if (!d->adown) return;
     int h = x->c / 2;
-    yolo_op(m, &d->half1)->concat(&d->pool, 0, &d->half1, 0, h);
-    yolo_op(m, &d->half2)->concat(&d->pool, h, &d->half2, 0, h);
+    if (!d->half1.ctot) {   /* slots of pool (a folded pass) need no copies */
+        yolo_op(m, &d->half1)->concat(&d->pool, 0, &d->half1, 0, h);
+        yolo_op(m, &d->half2)->concat(&d->pool, h, &d->half2, 0, h);
+    }
     yolo_op(m, &d->maxp)->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
 }
 
@@ -2820,9 +2918,17 @@ static void yolo_down_concat(yolo_model *m, void *blk) {
 }
 
 static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
-    int h = x->c / 2, H = x->h - 1, W = x->w - 1;
+    int h = x->c / 2, H = x->h - 1, W = x->w - 1, slots = d->adown && yolo_slots(m, train);
     d->x = x;
     yolo_out_resize(m, &d->pool, x, x->c, H, W, train);
+    if (slots) {   /* folded: the halves are pool's, the convs write their halves of y */
+        int c = d->cv1.c2;
+        yolo_tensor_slot(m->be, &d->half1, &d->pool, 0, h);
+        yolo_tensor_slot(m->be, &d->half2, &d->pool, h, h);
+        yolo_out_resize(m, &d->y, x, 2 * c, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), 0);
+        yolo_tensor_slot(m->be, &d->cv1.y, &d->y, 0, c);
+        yolo_tensor_slot(m->be, &d->cv2.y, &d->y, c, c);
+    }
     if (d->adown) {
         yolo_out_resize(m, &d->half1, x, h, H, W, train);
         yolo_out_resize(m, &d->half2, x, h, H, W, train);
@@ -2834,8 +2940,10 @@ static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int t
     } else {
         yolo_conv_forward(m, &d->cv1, &d->half1, train);
         yolo_conv_forward(m, &d->cv2, &d->maxp, train);
-        yolo_out_resize(m, &d->y, x, 2 * d->cv1.c2, d->cv1.y.h, d->cv1.y.w, train);
-        yolo_down_concat(m, d);
+        if (!slots) {
+            yolo_out_resize(m, &d->y, x, 2 * d->cv1.c2, d->cv1.y.h, d->cv1.y.w, train);
+            yolo_down_concat(m, d);
+        }
     }
 }
 
@@ -2921,7 +3029,7 @@ static void yolo_sppelan_pools(yolo_model *m, void *blk) {
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     for (int i = 0; i < 4; i++) {
         if (i) yolo_op(m, pools[i])->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
-        yolo_op(m, &s->cat)->concat(pools[i], 0, &s->cat, i * c, c);
+        if (!pools[i]->ctot) yolo_op(m, &s->cat)->concat(pools[i], 0, &s->cat, i * c, c);   /* a slot is in cat already */
     }
 }
 
@@ -2937,8 +3045,13 @@ static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix
 }
 
 static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
-    yolo_conv_forward(m, &s->cv1, x, train);
     int c = s->cv1.c2;
+    if (yolo_slots(m, train)) {   /* folded: cat first; cv1 and the three pools write their quarters of it */
+        yolo_tensor *parts[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
+        yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, 0);
+        for (int i = 0; i < 4; i++) yolo_tensor_slot(m->be, parts[i], &s->cat, i * c, c);
+    }
+    yolo_conv_forward(m, &s->cv1, x, train);
     yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
     yolo_out_resize(m, &s->p1, x, c, x->h, x->w, train);
     yolo_out_resize(m, &s->p2, x, c, x->h, x->w, train);
@@ -4126,6 +4239,8 @@ void yolo_forward(yolo_model *m, int train) {
 }
 
 void yolo_forward_all(yolo_model *m) {
+    for (int i = 0; i < m->nacts; i++)   /* an earlier folded pass's slots: this pass (unfolded perhaps) makes its own */
+        if (m->acts[i]->ctot) yolo_tensor_keep(m->be, m->acts[i], 0);
     m->be->place(NULL, 0);
     m->store = YOLO_FP32;
     yolo_image_make(m, 1);
@@ -5213,7 +5328,8 @@ static void yolo_plan_download(void *host, const void *src, size_t n) { memset(h
 static void yolo_plan_zero(void *p, size_t n) {}
 static void yolo_plan_copy(void *dst, const void *src, size_t n) {}
 static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2,
-                                     int k, int s, int g, int act, yolo_precision prec, yolo_tensor *y) {}
+                                     int k, int s, int g, int act, const yolo_tensor *r, yolo_precision prec,
+                                     yolo_tensor *y) {}
 static void yolo_plan_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws) {}
 static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dy, int C2, int k,
                                       int s, int g, yolo_precision prec, yolo_real *dx, int dx_add, yolo_real *dw,

@@ -589,9 +589,9 @@ template <class L, class I> __device__ inline float load1(const L &l, const I &i
    offset does. */
 struct Pos { const float *xb; int iy0, ix0; };
 struct Tap { int ci, ky, kx; };
-__device__ inline Pos im2col_pos(const float *x, const ConvGeo &c, int gi, int pos) {
+__device__ inline Pos im2col_pos(const float *x, int xc, const ConvGeo &c, int gi, int pos) {   /* xc: x's channels an image */
     int b = fdiv(pos, c.fP), pp = pos - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-    Pos q = { x + ((size_t)b * c.C1 + gi * c.c1g) * c.H * c.W, oy * c.s - c.p, ox * c.s - c.p };
+    Pos q = { x + ((size_t)b * xc + gi * c.c1g) * c.H * c.W, oy * c.s - c.p, ox * c.s - c.p };
     return q;
 }
 __device__ inline Tap im2col_tap(const ConvGeo &c, int kidx) {
@@ -611,11 +611,11 @@ struct FwdA {   /* m = co, k = (ci, ky, kx): one row of W */
     __device__ Walk walk(int m, int k) const { return w + (size_t)(gi * c2g + m) * K + k; }
     __device__ float next(Walk &p) const { return *p++; }
 };
-struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx) */
-    const float *x; ConvGeo c; int gi;
+struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx); x's images xc channels apart (C1, or a slot's buffer's) */
+    const float *x; ConvGeo c; int gi, xc;
     typedef Pos Col;
     struct Walk { const float *plane; int iy0, ix0, ky, kx; };   /* channel ci's plane of the image */
-    __device__ Col col(int n) const { return im2col_pos(x, c, gi, n); }
+    __device__ Col col(int n) const { return im2col_pos(x, xc, c, gi, n); }
     __device__ Walk walk(const Col &q, int k) const {
         Tap t = im2col_tap(c, k);
         Walk w = { q.xb + (size_t)t.ci * c.H * c.W, q.iy0, q.ix0, t.ky, t.kx };
@@ -641,11 +641,17 @@ static void conv_input_store(const yolo_tensor *x, yolo_precision prec, const ch
     exit(1);
 }
 /* an op that reads and writes tensors of one store */
-static void same_store(const yolo_tensor *x, const yolo_tensor *y, const char *op) {
+static void store_match(const yolo_tensor *x, const yolo_tensor *y, const char *op) {
     if (x->store == y->store) return;
     fprintf(stderr, "yolov9: %s: an input stored in %s for an output in %s\n", op,
             yolo_precision_name((yolo_precision)x->store), yolo_precision_name((yolo_precision)y->store));
     exit(1);
+}
+/* ... and sees no slots */
+static void same_store(const yolo_tensor *x, const yolo_tensor *y, const char *op) {
+    yolo_dense(x, op);
+    yolo_dense(y, op);
+    store_match(x, y, op);
 }
 /* A tensor's store (yolo_tensor.store): YOLO_FP32, NCHW floats; YOLO_BF16
    or YOLO_FP16, NHWC, two bytes a value, rounded to nearest even where it
@@ -666,14 +672,15 @@ __device__ inline void put_value(void *t, int store, size_t i, float v) {
 }
 
 /* forward, B from an input held NHWC in two bytes (a low-precision inference
-   pass) whose channels do not come in 8s: n = (b, oy, ox), k = (ci, ky, kx) */
+   pass) whose channels do not come in 8s: n = (b, oy, ox), k = (ci, ky, kx);
+   a pixel's channels xc apart (C1, or a slot's buffer's) */
 struct FwdNhwcB {
-    const void *x; ConvGeo c; int gi, store;
+    const void *x; ConvGeo c; int gi, store, xc;
     struct Col { size_t xb; int iy0, ix0; };   /* where image b's group channels start; the window's corner */
     struct Walk { size_t xb; int iy0, ix0, ci, ky, kx; };
     __device__ Col col(int n) const {
         int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        Col q = { (size_t)b * c.H * c.W * c.C1 + gi * c.c1g, oy * c.s - c.p, ox * c.s - c.p };
+        Col q = { (size_t)b * c.H * c.W * xc + gi * c.c1g, oy * c.s - c.p, ox * c.s - c.p };
         return q;
     }
     __device__ Walk walk(const Col &q, int k) const {
@@ -683,26 +690,52 @@ struct FwdNhwcB {
     }
     __device__ float next(Walk &w) const {
         int iy = w.iy0 + w.ky, ix = w.ix0 + w.kx;
-        float v = iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? 0.f : get_value(x, store, w.xb + ((size_t)iy * c.W + ix) * c.C1 + w.ci);
+        float v = iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? 0.f : get_value(x, store, w.xb + ((size_t)iy * c.W + ix) * xc + w.ci);
         if (++w.kx == c.k) { w.kx = 0; if (++w.ky == c.k) { w.ky = 0; w.ci++; } }
         return v;
     }
 };
 
+/* v as a store keeps it: rounded to bf16 or half, or as it is */
+__device__ inline float stored(int store, float v) {
+    return store == YOLO_FP32 ? v : store == YOLO_BF16 ? __bfloat162float(__float2bfloat16_rn(v)) : __half2float(__float2half_rn(v));
+}
 /* y = the sum plus the bias, through the SiLU when act (a folded Conv's
-   whole forward), stored as y's store says */
+   whole forward), stored as y's store says; with a shortcut r (y's store,
+   C2 channels, not a slot) r + that, rounded to the store first as a
+   separate add would read it (a folded RepNBottleneck). y may be a slot:
+   its buffer has yc channels (0: C2) */
 struct FwdStore {
-    void *y; const float *bias; ConvGeo c; int gi, act, store;
+    void *y; const float *bias; ConvGeo c; int gi, act, store, yc; const void *r;
+    /* r is read only (__ldg): its loads need not wait for the stores to y before them */
+    __device__ float finish(float v, int co, size_t ri) const {
+        float u = bn_act(v + (bias ? bias[co] : 0.f), act);
+        if (!r) return u;
+        float rv = store == YOLO_FP32 ? __ldg((const float *)r + ri)
+                 : store == YOLO_BF16 ? __bfloat162float(__ldg((const __nv_bfloat16 *)r + ri)) : __half2float(__ldg((const __half *)r + ri));
+        return stored(store, u) + rv;
+    }
     __device__ void operator()(int m, int n, float v) const {
         int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
-        put_value(y, store, value_at(store, b, c.C2, co, P, pp), bn_act(v + (bias ? bias[co] : 0.f), act));
+        put_value(y, store, value_at(store, b, yc ? yc : c.C2, co, P, pp), finish(v, co, value_at(store, b, c.C2, co, P, pp)));
     }
-    /* sums v of channels m..m+7 (m a multiple of 8, C2 too) of pixel n into an NHWC store: one 16-byte store */
-    __device__ void store8(int m, int n, const float (&v)[8]) const {
+    /* the shortcut's values of channels m..m+7 (as store8's) of pixel n: one 16-byte load */
+    __device__ uint4 shortcut8(int m, int n) const {
+        int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P;
+        return __ldg((const uint4 *)((const unsigned short *)r + ((size_t)b * P + pp) * c.C2 + gi * c.c2g + m));
+    }
+    /* sums v of channels m..m+7 (m a multiple of 8, C2 and yc too) of pixel n into an NHWC store: one 16-byte
+       store; rq: the shortcut's values there (shortcut8's, loaded ahead by store_tile), when r */
+    __device__ void store8(int m, int n, const float (&v)[8], uint4 rq) const {
         int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
         float u[8];
+        const unsigned short *rh = (const unsigned short *)&rq;
         #pragma unroll
-        for (int j = 0; j < 8; j++) u[j] = bn_act(v[j] + (bias ? bias[co + j] : 0.f), act);
+        for (int j = 0; j < 8; j++) {
+            u[j] = bn_act(v[j] + (bias ? bias[co + j] : 0.f), act);
+            if (r) u[j] = stored(store, u[j]) + (store == YOLO_BF16 ? __bfloat162float(__ushort_as_bfloat16(rh[j]))
+                                                                     : __half2float(__ushort_as_half(rh[j])));
+        }
         uint4 q;
         if (store == YOLO_BF16)
             q = make_uint4(pack2<__nv_bfloat16>(u[0], u[1]), pack2<__nv_bfloat16>(u[2], u[3]),
@@ -710,7 +743,7 @@ struct FwdStore {
         else
             q = make_uint4(pack2<__half>(u[0], u[1]), pack2<__half>(u[2], u[3]), pack2<__half>(u[4], u[5]),
                            pack2<__half>(u[6], u[7]));
-        *(uint4 *)((unsigned short *)y + ((size_t)b * P + pp) * c.C2 + co) = q;
+        *(uint4 *)((unsigned short *)y + ((size_t)b * P + pp) * (yc ? yc : c.C2) + co) = q;
     }
 };
 
@@ -1010,13 +1043,25 @@ __device__ inline void store_tile(const EP &ep, const float *Cs, int LDC, int m0
 template <int BM, int BN>
 __device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
     if (ep.store == YOLO_FP32) { store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid); return; }
-    for (int e = tid; e < BM / 8 * BN; e += 256) {
-        int col = e % BN, r = e / BN * 8, m = m0 + r, n = n0 + col;
-        if (m >= M || n >= N) continue;
-        float v[8];
+    /* a thread's runs of 8 channels, 4 at a time: a shortcut's 4 loads in flight together before their
+       stores (not one load's wait a run), in 16 registers (the 128 x 128 tiles have no more to spare) */
+    const int E = BM / 8 * BN, U = (E + 255) / 256, G = U < 4 ? U : 4;
+    for (int u0 = 0; u0 < U; u0 += G) {
+        uint4 rq[G];
         #pragma unroll
-        for (int j = 0; j < 8; j++) v[j] = Cs[(r + j) * LDC + col];
-        ep.store8(m, n, v);
+        for (int u = 0; u < G; u++) {
+            int e = tid + 256 * (u0 + u), m = m0 + e / BN * 8, n = n0 + e % BN;
+            rq[u] = ep.r && e < E && m < M && n < N ? ep.shortcut8(m, n) : make_uint4(0, 0, 0, 0);
+        }
+        #pragma unroll
+        for (int u = 0; u < G; u++) {
+            int e = tid + 256 * (u0 + u), col = e % BN, r = e / BN * 8, m = m0 + r, n = n0 + col;
+            if (e >= E || m >= M || n >= N) continue;
+            float v[8];
+            #pragma unroll
+            for (int j = 0; j < 8; j++) v[j] = Cs[(r + j) * LDC + col];
+            ep.store8(m, n, v, rq[u]);
+        }
     }
 }
 
@@ -1465,23 +1510,24 @@ template <class T_> struct RowsStA {
     __device__ Kpos kpos(int k) const { return k; }
     __device__ const T *at(Row r, Kpos k) const { return r + k; }
 };
-/* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
+/* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7];
+   a pixel's channels xc apart when x is a slot (its buffer's channels, a multiple of 8), else (0) C1 */
 template <class T_> struct FwdStB {
     typedef T_ T;
     /* the window's corner (iy0, ix0) in image b, the group's channels; iy0 and ix0 in one register,
        iy0 65536 + ix0 + 32768 (a 128 x 128 tile's BK 64 holds four rows a thread in 128 registers) */
     struct Row { const T *corner; int yx; };
     struct Kpos { int ky, kx, off; };                /* the tap; (ky W + kx) C1 + ci from the corner */
-    const T *p; ConvGeo c; int gi; FastDiv fc1g;
+    const T *p; ConvGeo c; int gi; FastDiv fc1g; int xc;
     __device__ Row row(int n) const {
         int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
         int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
-        Row r = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * c.C1 + gi * c.c1g, iy0 * 65536 + ix0 + 32768 };
+        Row r = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * (xc ? xc : c.C1) + gi * c.c1g, iy0 * 65536 + ix0 + 32768 };
         return r;
     }
     __device__ Kpos kpos(int k) const {
         int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
-        Kpos q = { ky, kx, (ky * c.W + kx) * c.C1 + ci };
+        Kpos q = { ky, kx, (ky * c.W + kx) * (xc ? xc : c.C1) + ci };
         return q;
     }
     __device__ const T *at(const Row &r, const Kpos &q) const {
@@ -1633,10 +1679,13 @@ static const char *const STAGE_NAME[2] = { "conv staging 1x1", "conv staging 3x3
 
 /* the forward of images [b0, b0 + nb) at a time: x staged NHWC (x_nhwc: x
    is stored so already), the weights too (ws: staged already, a folded
-   model's), each group one product, y written in its store */
+   model's), each group one product, y written in its store; x_nhwc and y
+   may be slots of buffers of xc and yc channels (0: C1, C2), r a shortcut
+   added in the epilogue (FwdStore) */
 template <class T>
-static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const T *ws,
-                                const float *bias, int act, int nb, int k, yolo_precision prec, void *y, int y_store) {
+static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, int xc, const float *w, const T *ws,
+                                const float *bias, int act, const void *r, int nb, int k, yolo_precision prec, void *y,
+                                int y_store, int yc) {
     int K = c.c1g * k * k, P = c.Ho * c.Wo;
     T *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
     const T *wf = ws;
@@ -1651,7 +1700,7 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
         ConvGeo cc = c;
         cc.B = min(nb, c.B - b0);
         const T *xb = xs;
-        if (x_nhwc) xb = x_nhwc + (size_t)b0 * c.C1 * c.H * c.W;
+        if (x_nhwc) xb = x_nhwc + (size_t)b0 * (xc ? xc : c.C1) * c.H * c.W;
         else {
             prof_begin();
             to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
@@ -1660,8 +1709,9 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
         prof_begin();
         for (int gi = 0; gi < c.g; gi++) {
             RowsStA<T> la = { wf, K, gi * c.c2g };
-            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
-            FwdStore ep = { (char *)y + (size_t)b0 * c.C2 * P * store_bytes(y_store), bias, cc, gi, act, y_store };
+            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), xc };
+            size_t at = (size_t)b0 * P * store_bytes(y_store);   /* image b0's values, times its channels */
+            FwdStore ep = { (char *)y + at * (yc ? yc : c.C2), bias, cc, gi, act, y_store, yc, r ? (const char *)r + at * c.C2 : NULL };
             gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
         }
         prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
@@ -1736,30 +1786,42 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
     }
 }
 
+/* where a tensor's values start: a slot's at its first channel (NHWC: a value further, NCHW: a plane) */
+static char *slot_data(const yolo_tensor *t) {
+    return (char *)t->data + (t->store == YOLO_FP32 ? (size_t)t->c0 * t->h * t->w : (size_t)t->c0) * store_bytes(t->store);
+}
+/* a slot that the staged tiles' 16-byte runs can read or write: its channels start and step in 8s */
+static int slot_in_8s(const yolo_tensor *t) { return t->c0 % 8 == 0 && t->ctot % 8 == 0; }
+
 static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float *b, const void *ws, int C2, int k, int s,
-                              int g, int act, yolo_precision prec, yolo_tensor *y) {
+                              int g, int act, const yolo_tensor *r, yolo_precision prec, yolo_tensor *y) {
     ConvGeo c = geo(x, C2, k, s, g, y->h, y->w);
     int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo, x_nhwc = x->store != YOLO_FP32;
     conv_input_store(x, prec, "conv2d_forward");
-    int nb = stage_images(c, prec, x_nhwc ? 0 : (size_t)c.H * c.W * c.C1 * 2);
+    if (r) { yolo_dense(r, "conv2d_forward's shortcut"); store_match(r, y, "conv2d_forward's shortcut"); }
+    const char *xd = slot_data(x);
+    void *yd = slot_data(y);
+    int nb = slot_in_8s(x) && slot_in_8s(y) ? stage_images(c, prec, x_nhwc ? 0 : (size_t)c.H * c.W * c.C1 * 2) : 0;
     if (nb) {
+        if (!x_nhwc) yolo_dense(x, "conv2d_forward staging a float32 input");
         if (prec == YOLO_BF16)
-            conv_forward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w,
-                                               (const __nv_bfloat16 *)ws, b, act, nb, k, prec, y->data, y->store);
+            conv_forward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)xd : NULL, x->ctot, w,
+                                               (const __nv_bfloat16 *)ws, b, act, r ? r->data : NULL, nb, k, prec, yd,
+                                               y->store, y->ctot);
         else
-            conv_forward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, (const __half *)ws, b, act,
-                                        nb, k, prec, y->data, y->store);
+            conv_forward_staged<__half>(c, x->data, x_nhwc ? (const __half *)xd : NULL, x->ctot, w, (const __half *)ws, b, act,
+                                        r ? r->data : NULL, nb, k, prec, yd, y->store, y->ctot);
         return;
     }
     prof_begin();
     for (int gi = 0; gi < g; gi++) {
         FwdA la = { w, K, gi, c.c2g };
-        FwdStore ep = { y->data, b, c, gi, act, y->store };
+        FwdStore ep = { yd, b, c, gi, act, y->store, y->ctot, r ? r->data : NULL };
         if (x_nhwc) {
-            FwdNhwcB lb = { x->data, c, gi, x->store };
+            FwdNhwcB lb = { xd, c, gi, x->store, x->ctot ? x->ctot : x->c };
             gemm(prec, c.c2g, N, K, 1, la, lb, ep);
         } else {
-            FwdB lb = { x->data, c, gi };
+            FwdB lb = { (const float *)xd, c, gi, x->ctot ? x->ctot : x->c };
             gemm(prec, c.c2g, N, K, 1, la, lb, ep);
         }
     }
@@ -1814,6 +1876,7 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const yolo_
     double flops = 2.0 * red * C2 * Kw;
     conv_input_store(x, prec, "conv2d_backward");
     conv_input_store(dy, prec, "conv2d_backward");
+    yolo_dense(x, "conv2d_backward");
     int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (dy_nhwc ? 0 : (size_t)P * C2)) * 2);
     if (dx && !dx_add && k < s) { cu_zero(dx, (size_t)c.B * c.C1 * c.H * c.W * sizeof(float)); dx_add = 1; }   /* taps miss some of dX */
     if (nb && prec == YOLO_BF16)
@@ -2500,12 +2563,14 @@ __global__ void avgpool2_back_kernel(const float *dy, float *dx, int add, size_t
     }
 }
 
-__global__ void maxpool_kernel(const float *x, float *y, size_t n, int H, int W, int Ho, int Wo, int k, int s, int pad) {
+/* NCHW: x's images xc channels apart, y's yc (slots: their buffers'; else C) */
+__global__ void maxpool_kernel(const float *x, float *y, size_t n, int C, int xc, int yc, int H, int W, int Ho, int Wo, int k,
+                               int s, int pad) {
     GRID_STRIDE(i, n) {
-        size_t nc = i / ((size_t)Ho * Wo);
+        size_t nc = i / ((size_t)Ho * Wo), b = nc / C, c = nc % C;
         int r = (int)(i % ((size_t)Ho * Wo));
-        const float *p = x + nc * H * W;
-        y[i] = p[yolo_maxpool_argmax(p, H, W, k, s, pad, r / Wo, r % Wo)];
+        const float *p = x + (b * xc + c) * H * W;
+        y[(b * yc + c) * Ho * Wo + r] = p[yolo_maxpool_argmax(p, H, W, k, s, pad, r / Wo, r % Wo)];
     }
 }
 /* N channels of a two-byte store, one 16-byte access when N = 8 */
@@ -2678,23 +2743,24 @@ __global__ void avgpool2_nhwc_kernel(const T *x, T *y, int C, int H, int W, int 
         *(Run<T, N> *)(y + ((size_t)blockIdx.y * (H - 1) * (W - 1) + o.pix) * C + o.c) = r;
     }
 }
-/* the window's largest value (the maximum is exact in T: no rounding), the first of equals */
+/* the window's largest value (the maximum is exact in T: no rounding), the first of equals; a pixel's
+   channels xc apart in x and yc in y (slots: their buffers'; else C) */
 template <class T, int N>
-__global__ void maxpool_nhwc_kernel(const T *x, T *y, int C, int H, int W, int Ho, int Wo, int k, int s, int pad, int per,
-                                    FastDiv fruns, FastDiv fWo) {
-    const T *xb = x + (size_t)blockIdx.y * H * W * C;
+__global__ void maxpool_nhwc_kernel(const T *x, T *y, int C, int xc, int yc, int H, int W, int Ho, int Wo, int k, int s,
+                                    int pad, int per, FastDiv fruns, FastDiv fWo) {
+    const T *xb = x + (size_t)blockIdx.y * H * W * xc;
     IMAGE_STRIDE(j, per) {
         RunAt o = run_at(j, N, fruns, fWo);
         Run<T, N> best = *(const Run<T, N> *)(xb + o.c);
         bool any = false;
         for (int iy = max(0, o.y * s - pad); iy < min(H, o.y * s - pad + k); iy++)
             for (int ix = max(0, o.x * s - pad); ix < min(W, o.x * s - pad + k); ix++) {
-                Run<T, N> v = *(const Run<T, N> *)(xb + ((size_t)iy * W + ix) * C + o.c);
+                Run<T, N> v = *(const Run<T, N> *)(xb + ((size_t)iy * W + ix) * xc + o.c);
                 for (int i = 0; i < N; i++)
                     if (!any || to_float(v.v[i]) > to_float(best.v[i])) best.v[i] = v.v[i];
                 any = true;
             }
-        *(Run<T, N> *)(y + ((size_t)blockIdx.y * Ho * Wo + o.pix) * C + o.c) = best;
+        *(Run<T, N> *)(y + ((size_t)blockIdx.y * Ho * Wo + o.pix) * yc + o.c) = best;
     }
 }
 template <class T> static void avgpool2_nhwc(const yolo_tensor *x, yolo_tensor *y) {
@@ -2706,15 +2772,16 @@ template <class T> static void avgpool2_nhwc(const yolo_tensor *x, yolo_tensor *
     else avgpool2_nhwc_kernel<T, 1><<<grid_images(per, y->n), 256>>>(xs, ys, x->c, x->h, x->w, per, fruns, fWo);
 }
 template <class T> static void maxpool_nhwc(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
-    int vec = x->c % 8 == 0, N = vec ? 8 : 1, per = y->h * y->w * (x->c / N);
+    int vec = x->c % 8 == 0 && slot_in_8s(x) && slot_in_8s(y), N = vec ? 8 : 1, per = y->h * y->w * (x->c / N);
+    int xc = x->ctot ? x->ctot : x->c, yc = y->ctot ? y->ctot : y->c;
     FastDiv fruns = fastdiv(x->c / N), fWo = fastdiv(y->w);
-    const T *xs = (const T *)x->data;
-    T *ys = (T *)y->data;
+    const T *xs = (const T *)slot_data(x);
+    T *ys = (T *)slot_data(y);
     if (vec)
-        maxpool_nhwc_kernel<T, 8><<<grid_images(per, y->n), 256>>>(xs, ys, x->c, x->h, x->w, y->h, y->w, k, s, pad, per,
-                                                                   fruns, fWo);
-    else maxpool_nhwc_kernel<T, 1><<<grid_images(per, y->n), 256>>>(xs, ys, x->c, x->h, x->w, y->h, y->w, k, s, pad, per,
-                                                                    fruns, fWo);
+        maxpool_nhwc_kernel<T, 8><<<grid_images(per, y->n), 256>>>(xs, ys, x->c, xc, yc, x->h, x->w, y->h, y->w, k, s, pad,
+                                                                   per, fruns, fWo);
+    else maxpool_nhwc_kernel<T, 1><<<grid_images(per, y->n), 256>>>(xs, ys, x->c, xc, yc, x->h, x->w, y->h, y->w, k, s, pad,
+                                                                    per, fruns, fWo);
 }
 
 static void cu_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
@@ -2733,11 +2800,14 @@ static void cu_avgpool2_backward(const yolo_tensor *y, float *dx, int H, int W, 
     avgpool2_back_kernel<<<grid_for(n), 256>>>(y->grad, dx, add, n, H, W); CK_LAUNCH("avgpool2_back_kernel");
     prof_end("avgpool backward", 0, 4.0 * (add ? 3 : 2) * n);
 }
+/* x and y may be slots (a folded SPPELAN's or ADown's) */
 static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;
-    same_store(x, y, "maxpool");
+    store_match(x, y, "maxpool");
     prof_begin();
-    if (y->store == YOLO_FP32) maxpool_kernel<<<grid_for(n), 256>>>(x->data, y->data, n, x->h, x->w, y->h, y->w, k, s, pad);
+    if (y->store == YOLO_FP32)
+        maxpool_kernel<<<grid_for(n), 256>>>((const float *)slot_data(x), (float *)slot_data(y), n, x->c, x->ctot ? x->ctot : x->c,
+                                             y->ctot ? y->ctot : y->c, x->h, x->w, y->h, y->w, k, s, pad);
     else if (y->store == YOLO_BF16) maxpool_nhwc<__nv_bfloat16>(x, k, s, pad, y);
     else maxpool_nhwc<__half>(x, k, s, pad, y);
     CK_LAUNCH("maxpool_kernel");
@@ -3394,6 +3464,8 @@ __global__ void concat_any_kernel(const void *src, int ss, int src_c, int sc, vo
 }
 static void cu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {
     int B = src->n, HW = src->h * src->w;
+    yolo_dense(src, "concat");
+    yolo_dense(dst, "concat");
     if (src->store == YOLO_FP32 && dst->store == YOLO_FP32) {
         cu_copy_channels(src->data, src->c, sc, dst->data, dst->c, dc, B, C, HW, 0);
         return;

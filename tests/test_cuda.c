@@ -92,7 +92,7 @@ static void test_conv_dx(yolo_precision prec, int B, int C1, int H, int W, int C
     /* dw sums B Ho Wo products: past a few million the rounding of float
        sums, which grows as sqrt(terms) 2^-24, passes 1e-5 */
     double dw_tol = fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24);
-    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, NULL, C2, k, s, g, act, prec, &y.h);
+    yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, NULL, C2, k, s, g, act, NULL, prec, &y.h);
     yolo_tensor dy_h = yolo_grad_view(&y.h), dy_d = yolo_grad_view(&y.d);
     yolo_cpu.conv2d_backward(&x.h, w, &dy_h, C2, k, s, g, prec, x.h.grad, dx_add, dw, bias ? db : NULL);
     size_t n[4] = { ny, nx, nw, (size_t)C2 };
@@ -103,7 +103,7 @@ static void test_conv_dx(yolo_precision prec, int B, int C1, int H, int W, int C
         G->copy(db_d, db0_d, C2 * sizeof(float));
         G->copy(x.d.grad, dx0_d, nx * sizeof(float));
         G->upload(y.d.data, nan, ny * sizeof(float));
-        G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, NULL, C2, k, s, g, act, prec, &y.d);
+        G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, NULL, C2, k, s, g, act, NULL, prec, &y.d);
         G->conv2d_backward(&x.d, w_d, &dy_d, C2, k, s, g, prec, x.d.grad, dx_add, dw_d, bias ? db_d : NULL);
         float *now[4] = { tohost(y.d.data, ny), tohost(x.d.grad, nx), tohost(dw_d, nw), tohost(db_d, C2) };
         if (run == 0) {
@@ -325,13 +325,13 @@ static void test_conv_stored(yolo_precision prec, int x_stored, int y_stored, in
     pair x = x_stored ? mk_stored(prec, B, C1, H, W, -1, 1) : mk(B, C1, H, W, -1, 1);
     pair y = y_stored ? mk_stored(prec, B, C2, Ho, Wo, 0, 1) : mk(B, C2, Ho, Wo, 0, 1);
     float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1), *w_d = todev(w, nw), *b_d = todev(b, C2), *first = NULL;
-    yolo_cpu.conv2d_forward(&x.h, w, b, NULL, C2, k, s, g, act, prec, &y.h);
+    yolo_cpu.conv2d_forward(&x.h, w, b, NULL, C2, k, s, g, act, NULL, prec, &y.h);
     void *ws_h = yolo_cpu.alloc_values(nw, prec), *ws_d = G->alloc_values(nw, prec);
     yolo_cpu.stage_weights(w, C2, C1 / g, k, prec, ws_h);
     G->stage_weights(w_d, C2, C1 / g, k, prec, ws_d);
     for (int run = 0; run < 3; run++) {   /* run 2: from the staged weights */
         poison_stored(&y);
-        G->conv2d_forward(&x.d, w_d, b_d, run == 2 ? ws_d : NULL, C2, k, s, g, act, prec, &y.d);
+        G->conv2d_forward(&x.d, w_d, b_d, run == 2 ? ws_d : NULL, C2, k, s, g, act, NULL, prec, &y.d);
         float *now = stored_values(&y);
         if (run == 0) {
             check_stored(name, "forward", &y, !y_stored ? 1e-5 : prec == YOLO_BF16 ? 0x1p-9 : 0x1p-12);
@@ -342,7 +342,7 @@ static void test_conv_stored(yolo_precision prec, int x_stored, int y_stored, in
         if (run == 2) {   /* and the twin's from its staged weights, to its own bits */
             float *twin = (float *)malloc(ny * sizeof(float));
             memcpy(twin, y.h.data, ny * sizeof(float));
-            yolo_cpu.conv2d_forward(&x.h, w, b, ws_h, C2, k, s, g, act, prec, &y.h);
+            yolo_cpu.conv2d_forward(&x.h, w, b, ws_h, C2, k, s, g, act, NULL, prec, &y.h);
             same &= !memcmp(twin, y.h.data, ny * sizeof(float));
             free(twin);
         }
@@ -355,6 +355,114 @@ static void test_conv_stored(yolo_precision prec, int x_stored, int y_stored, in
     free(w); free(b);
     yolo_cpu.release(ws_h);
     G->release(w_d); G->release(b_d); G->release(ws_d);
+}
+
+/* Slots (yolo_tensor.ctot): a folded inference pass's convs read their
+   input from, and write their output into, channels of a concatenation
+   they share. A conv with x a slot of one buffer and y a slot of another,
+   both poisoned with NaN (every byte 0xff), with and without the
+   shortcut r added in the epilogue (a folded RepNBottleneck), in store
+   (float32 NCHW at float32 products, or the store of a bf16 or half
+   pass), against the same conv of the slot's channels copied out into a
+   tensor of their own, with the shortcut by the add op:
+   - the twin: the slot's channels the same bits, every other one still NaN;
+   - the GPU: within test_conv_stored's tolerance of the twin, every other
+     channel still NaN (nothing written outside the slot); and where the
+     slots keep the conv on the same tiles (16-byte runs: both slots'
+     channels start and step in 8s, or a conv that is not staged either
+     way) the same bits as its own dense conv and add: only the addresses
+     move. */
+static float *slot_channels(const float *buf, int B, int ctot, int c0, int C, int HW, int *outside_written) {
+    float *v = (float *)malloc((size_t)B * C * HW * sizeof(float));
+    *outside_written = 0;
+    for (int n = 0; n < B; n++)
+        for (int c = 0; c < ctot; c++) {
+            const float *p = buf + ((size_t)n * ctot + c) * HW;
+            if (c >= c0 && c < c0 + C) memcpy(v + ((size_t)n * C + c - c0) * HW, p, HW * sizeof(float));
+            else for (int i = 0; i < HW; i++) *outside_written += !isnan(p[i]);
+        }
+    return v;
+}
+static void test_conv_slots(yolo_precision store, int B, int C1, int H, int W, int C2, int k, int s, int g, int xc0,
+                            int xtot, int yc0, int ytot, int shortcut) {
+    char name[128];
+    yolo_precision prec = store;
+    snprintf(name, sizeof name, "slots %s %dx%d s%d g%d B%d x %d..%d/%d y %d..%d/%d%s", yolo_precision_name(store), k, k, s,
+             g, B, xc0, xc0 + C1, xtot, yc0, yc0 + C2, ytot, shortcut ? " +r" : "");
+    int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1, P = Ho * Wo;
+    size_t nw = (size_t)C2 * (C1 / g) * k * k, ny = (size_t)B * C2 * P, nbuf = (size_t)B * ytot * P;
+    pair xbuf = mk_stored(store, B, xtot, H, W, -1, 1), ybuf = mk_stored(store, B, ytot, Ho, Wo, 0, 1);
+    pair x = mk_stored(store, B, C1, H, W, 0, 1), y = mk_stored(store, B, C2, Ho, Wo, 0, 1);
+    pair r = mk_stored(store, B, C2, Ho, Wo, -1, 1);
+    yolo_cpu.concat(&xbuf.h, xc0, &x.h, 0, C1);   /* the slot's channels as a tensor of their own */
+    G->concat(&xbuf.d, xc0, &x.d, 0, C1);
+    yolo_tensor xs_h, xs_d, ys_h, ys_d;
+    memset(&xs_h, 0, sizeof xs_h); memset(&xs_d, 0, sizeof xs_d); memset(&ys_h, 0, sizeof ys_h); memset(&ys_d, 0, sizeof ys_d);
+    yolo_tensor_slot(&yolo_cpu, &xs_h, &xbuf.h, xc0, C1); yolo_tensor_slot(G, &xs_d, &xbuf.d, xc0, C1);
+    yolo_tensor_slot(&yolo_cpu, &ys_h, &ybuf.h, yc0, C2); yolo_tensor_slot(G, &ys_d, &ybuf.d, yc0, C2);
+    float *w = rnd(nw, -0.3f, 0.3f), *b = rnd(C2, -1, 1), *w_d = todev(w, nw), *b_d = todev(b, C2);
+    /* the references: dense conv, then the add */
+    yolo_cpu.conv2d_forward(&x.h, w, b, NULL, C2, k, s, g, 1, NULL, prec, &y.h);
+    G->conv2d_forward(&x.d, w_d, b_d, NULL, C2, k, s, g, 1, NULL, prec, &y.d);
+    if (shortcut) { yolo_cpu.add(&y.h, &r.h, &y.h); G->add(&y.d, &r.d, &y.d); }
+    /* the slots */
+    fill_nan(ybuf.h.data, nbuf);
+    poison_stored(&ybuf);
+    yolo_cpu.conv2d_forward(&xs_h, w, b, NULL, C2, k, s, g, 1, shortcut ? &r.h : NULL, prec, &ys_h);
+    G->conv2d_forward(&xs_d, w_d, b_d, NULL, C2, k, s, g, 1, shortcut ? &r.d : NULL, prec, &ys_d);
+    int out_h, out_d;
+    float *twin = slot_channels(ybuf.h.data, B, ytot, yc0, C2, P, &out_h);
+    float *gbuf = stored_values(&ybuf), *gpu = slot_channels(gbuf, B, ytot, yc0, C2, P, &out_d), *dense = stored_values(&y);
+    int twin_same = !memcmp(twin, y.h.data, ny * sizeof(float)) && !out_h;
+    if (twin_same) g_pass++; else g_fail++;
+    printf("  %-34s twin: = dense, bit for bit; outside untouched  %s\n", name, twin_same ? "ok" : "FAIL");
+    float *gpu_d = todev(gpu, ny);
+    check(name, "vs twin", y.h.data, gpu_d, ny, store == YOLO_FP32 ? 1e-5 : store == YOLO_BF16 ? 0x1p-9 : 0x1p-12);
+    if (!out_d) g_pass++; else g_fail++;
+    printf("  %-34s GPU: %d values written outside the slot  %s\n", name, out_d, out_d ? "FAIL" : "ok");
+    int staged = prec != YOLO_FP32 && (C1 / g) % 8 == 0 && (C2 / g) % 8 == 0;
+    int in8s = xc0 % 8 == 0 && xtot % 8 == 0 && yc0 % 8 == 0 && ytot % 8 == 0;
+    if (!staged || in8s) {
+        int same = !memcmp(gpu, dense, ny * sizeof(float));
+        if (same) g_pass++; else g_fail++;
+        printf("  %-34s GPU: = dense conv%s, bit for bit  %s\n", name, shortcut ? " and add" : "", same ? "ok" : "FAIL");
+    }
+    free(twin); free(gbuf); free(gpu); free(dense); free(w); free(b);
+    G->release(gpu_d); G->release(w_d); G->release(b_d);
+    yolo_tensor_free(&yolo_cpu, &xs_h); yolo_tensor_free(G, &xs_d); yolo_tensor_free(&yolo_cpu, &ys_h); yolo_tensor_free(G, &ys_d);
+    drop(&xbuf); drop(&ybuf); drop(&x); drop(&y); drop(&r);
+}
+
+/* the max pool from and into slots (a folded SPPELAN's chain, ADown's second half): exact, so the
+   GPU's slot channels must be the twin's bits, and nothing outside the slot written on either side */
+static void test_maxpool_slots(yolo_precision store, int B, int C, int H, int W, int k, int s, int pad, int xc0, int xtot,
+                               int yc0, int ytot) {
+    char name[128];
+    snprintf(name, sizeof name, "maxpool slots %s %dx%d s%d B%d x %d..%d/%d y %d..%d/%d", yolo_precision_name(store), k, k, s,
+             B, xc0, xc0 + C, xtot, yc0, yc0 + C, ytot);
+    int Ho = (H + 2 * pad - k) / s + 1, Wo = (W + 2 * pad - k) / s + 1, P = Ho * Wo;
+    size_t ny = (size_t)B * C * P;
+    pair xbuf = mk_stored(store, B, xtot, H, W, -1, 1), ybuf = mk_stored(store, B, ytot, Ho, Wo, 0, 1);
+    pair x = mk_stored(store, B, C, H, W, 0, 1), y = mk_stored(store, B, C, Ho, Wo, 0, 1);
+    yolo_cpu.concat(&xbuf.h, xc0, &x.h, 0, C);
+    yolo_tensor xs_h, xs_d, ys_h, ys_d;
+    memset(&xs_h, 0, sizeof xs_h); memset(&xs_d, 0, sizeof xs_d); memset(&ys_h, 0, sizeof ys_h); memset(&ys_d, 0, sizeof ys_d);
+    yolo_tensor_slot(&yolo_cpu, &xs_h, &xbuf.h, xc0, C); yolo_tensor_slot(G, &xs_d, &xbuf.d, xc0, C);
+    yolo_tensor_slot(&yolo_cpu, &ys_h, &ybuf.h, yc0, C); yolo_tensor_slot(G, &ys_d, &ybuf.d, yc0, C);
+    yolo_cpu.maxpool_forward(&x.h, k, s, pad, &y.h);   /* the reference: the slot's channels as a tensor of their own */
+    fill_nan(ybuf.h.data, (size_t)B * ytot * P);
+    poison_stored(&ybuf);
+    yolo_cpu.maxpool_forward(&xs_h, k, s, pad, &ys_h);
+    G->maxpool_forward(&xs_d, k, s, pad, &ys_d);
+    int out_h, out_d;
+    float *twin = slot_channels(ybuf.h.data, B, ytot, yc0, C, P, &out_h);
+    float *gbuf = stored_values(&ybuf), *gpu = slot_channels(gbuf, B, ytot, yc0, C, P, &out_d);
+    int ok = !memcmp(twin, y.h.data, ny * sizeof(float)) && !memcmp(gpu, y.h.data, ny * sizeof(float)) && !out_h && !out_d;
+    if (ok) g_pass++; else g_fail++;
+    printf("  %-34s twin and GPU = dense, bit for bit; outside untouched  %s\n", name, ok ? "ok" : "FAIL");
+    free(twin); free(gbuf); free(gpu);
+    yolo_tensor_free(&yolo_cpu, &xs_h); yolo_tensor_free(G, &xs_d); yolo_tensor_free(&yolo_cpu, &ys_h); yolo_tensor_free(G, &ys_d);
+    drop(&xbuf); drop(&ybuf); drop(&x); drop(&y);
 }
 
 /* A bf16 (half) training pass stores what it passes between ops
@@ -397,13 +505,13 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
     dyf_d.data = todev(dy.h.data, ny); dyf_d.store = YOLO_FP32;
     float *first[3] = { NULL, NULL, NULL };
     size_t n[3] = { ny, nx, nw };
-    yolo_cpu.conv2d_forward(&x.h, w, NULL, NULL, C2, k, s, g, 0, prec, &y.h);
+    yolo_cpu.conv2d_forward(&x.h, w, NULL, NULL, C2, k, s, g, 0, NULL, prec, &y.h);
     yolo_cpu.conv2d_backward(&x.h, w, &dy.h, C2, k, s, g, prec, dx, dx_add, dw, NULL);
     for (int run = 0; run < 3; run++) {
         poison_stored(&y);
         G->copy(dx_d, dx0_d, nx * sizeof(float));
         G->copy(dw_d, dw0_d, nw * sizeof(float));
-        G->conv2d_forward(&x.d, w_d, NULL, NULL, C2, k, s, g, 0, prec, &y.d);
+        G->conv2d_forward(&x.d, w_d, NULL, NULL, C2, k, s, g, 0, NULL, prec, &y.d);
         G->conv2d_backward(&x.d, w_d, run < 2 ? &dy.d : &dyf_d, C2, k, s, g, prec, dx_d, dx_add, dw_d, NULL);
         float *now[3] = { stored_values(&y), tohost(dx_d, nx), tohost(dw_d, nw) };
         if (run == 0) {
@@ -854,6 +962,9 @@ int main(void) {
     test_conv_dx(YOLO_FP32, 2, 12, 7, 5, 20, 3, 1, 4, 0, 0);
     test_conv_dx(YOLO_FP32, 3, 16, 61, 47, 20, 3, 2, 1, 0, 0);
     test_conv_dx(YOLO_FP32, 3, 5, 9, 7, 8, 1, 2, 1, 0, 0);
+    test_conv_slots(YOLO_FP32, 2, 16, 9, 7, 24, 3, 1, 1, 8, 40, 16, 64, 1);   /* a float32 folded pass's slots (NCHW) */
+    test_conv_slots(YOLO_FP32, 3, 8, 9, 7, 12, 3, 2, 4, 3, 11, 5, 20, 0);
+    test_maxpool_slots(YOLO_FP32, 2, 5, 9, 7, 5, 1, 2, 5, 20, 10, 15);
     if (!G->tensor_cores) printf("  bf16 and half convs: this GPU has no tensor cores for them (sm_80 on), skipped\n");
     for (int p = YOLO_BF16; G->tensor_cores && p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
         yolo_precision prec = (yolo_precision)p;
@@ -909,6 +1020,17 @@ int main(void) {
         test_conv_stored(prec, 1, 1, 2, 16, 9, 7, 3, 1, 1, 1);      /* 3 outputs, not in 8s: stored value by value */
         test_conv_stored(prec, 1, 0, 3, 64, 9, 7, 64, 1, 1, 4);     /* a head's last box conv: groups 4, float32 map */
         test_conv_stored(prec, 1, 0, 2, 16, 9, 7, 3, 1, 1, 1);      /* a head's last class conv, 3 classes: float32 map */
+        /* slots of a folded pass's concatenations: in 8s (staged), not (value by value), groups, stride 2, the shortcut */
+        test_conv_slots(prec, 2, 16, 9, 7, 24, 3, 1, 1, 8, 40, 16, 64, 0);
+        test_conv_slots(prec, 3, 16, 11, 9, 16, 3, 1, 1, 0, 16, 0, 32, 1);     /* a bottleneck's cv2 into its half of cat */
+        test_conv_slots(prec, 2, 24, 7, 9, 24, 1, 1, 1, 24, 48, 8, 40, 1);
+        test_conv_slots(prec, 2, 32, 9, 11, 64, 3, 2, 4, 8, 48, 0, 72, 0);      /* groups of 8 -> 16, stride 2 */
+        test_conv_slots(prec, 2, 16, 9, 7, 16, 3, 1, 1, 4, 36, 12, 40, 1);      /* slots not in 8s: value by value */
+        test_conv_slots(prec, 3, 5, 9, 7, 12, 3, 2, 1, 3, 11, 5, 20, 1);        /* channels not in 8s */
+        test_conv_slots(prec, 2, 64, 21, 19, 144, 1, 1, 1, 64, 128, 144, 288, 1); /* 128-row tiles */
+        test_maxpool_slots(prec, 2, 16, 9, 7, 5, 1, 2, 16, 64, 32, 64);     /* SPPELAN's chain: 16-byte runs */
+        test_maxpool_slots(prec, 3, 24, 8, 11, 3, 2, 1, 24, 48, 0, 24);     /* ADown's second half of its pool */
+        test_maxpool_slots(prec, 2, 5, 9, 7, 5, 1, 2, 5, 20, 10, 15);       /* not in 8s: value by value */
         test_stored(prec, 1, 16, 9, 7);
         test_stored(prec, 3, 24, 8, 11);
         test_stored(prec, 2, 5, 40, 36);                          /* odd channels: two-byte copies */

@@ -2687,9 +2687,25 @@ __global__ void maxpool_back_kernel(const unsigned char *win, const float *dy, f
         *d = acc;
     }
 }
+/* the winners of n images of x: float32 NCHW, or a two-byte NHWC store */
+static void maxpool_winners(const float *x, unsigned char *win, int n, int C, int H, int W, int Ho, int Wo, int k, int s,
+                            int pad) {
+    maxpool_winners_kernel<<<grid_images(C * Ho * Wo, n), 256>>>(x, win, C, H, W, Ho, Wo, k, s, pad, fastdiv(Ho * Wo),
+                                                                 fastdiv(Wo));
+    CK_LAUNCH("maxpool_winners_kernel");
+}
+template <class T> static void maxpool_winners(const T *x, unsigned char *win, int n, int C, int H, int W, int Ho, int Wo,
+                                               int k, int s, int pad) {
+    if (C % 8 == 0)
+        maxpool_winners_nhwc_kernel<T, 8><<<grid_images(C / 8 * Ho * Wo, n), 256>>>(x, win, C, H, W, Ho, Wo, k, s, pad,
+                                                                                   C / 8 * Ho * Wo, fastdiv(C / 8), fastdiv(Wo));
+    else maxpool_winners_nhwc_kernel<T, 1><<<grid_images(C * Ho * Wo, n), 256>>>(x, win, C, H, W, Ho, Wo, k, s, pad,
+                                                                                 C * Ho * Wo, fastdiv(C), fastdiv(Wo));
+    CK_LAUNCH("maxpool_winners_nhwc_kernel");
+}
 static const int MAXPOOL_BACK_SMEM = 48 << 10;
-template <class T> static void maxpool_back(const T *x, int nhwc, const yolo_tensor *xt, int k, int s, int pad,
-                                            const yolo_tensor *y, float *dx, int add) {
+template <class T> static void maxpool_back(const T *x, const yolo_tensor *xt, int k, int s, int pad, const yolo_tensor *y,
+                                            float *dx, int add) {
     int C = xt->c, H = xt->h, W = xt->w, Ho = y->h, Wo = y->w, NR = (k + s - 1) / s;
     size_t per_image = (size_t)C * Ho * Wo;   /* winners' bytes */
     int lcb = 5;   /* channels a block, 2^lcb: as many as 32 whose window rows fit the default shared memory */
@@ -2706,16 +2722,7 @@ template <class T> static void maxpool_back(const T *x, int nhwc, const yolo_ten
     size_t smem = (size_t)CB * NR * Wo * 5;
     for (int b0 = 0; b0 < xt->n; b0 += nb) {
         int n = min(nb, xt->n - b0);
-        const T *xb = x + (size_t)b0 * C * H * W;
-        if (!nhwc)
-            maxpool_winners_kernel<<<grid_images(C * Ho * Wo, n), 256>>>((const float *)xb, win, C, H, W, Ho, Wo, k, s, pad,
-                                                                         fastdiv(Ho * Wo), fWo);
-        else if (C % 8 == 0)
-            maxpool_winners_nhwc_kernel<T, 8><<<grid_images(C / 8 * Ho * Wo, n), 256>>>(xb, win, C, H, W, Ho, Wo, k, s, pad,
-                                                                                       C / 8 * Ho * Wo, fastdiv(C / 8), fWo);
-        else maxpool_winners_nhwc_kernel<T, 1><<<grid_images(C * Ho * Wo, n), 256>>>(xb, win, C, H, W, Ho, Wo, k, s, pad,
-                                                                                     C * Ho * Wo, fastdiv(C), fWo);
-        CK_LAUNCH("maxpool_winners_kernel");
+        maxpool_winners(x + (size_t)b0 * C * H * W, win, n, C, H, W, Ho, Wo, k, s, pad);
         maxpool_back_kernel<<<dim3((C + CB - 1) / CB, H, n), 256, smem>>>(win, y->grad + (size_t)b0 * C * Ho * Wo,
                                                                          dx + (size_t)b0 * C * H * W, add, C, H, W, Ho, Wo,
                                                                          k, s, pad, lcb, NR, fW, fWo);
@@ -2816,9 +2823,9 @@ static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo
 static void cu_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, float *dx, int add) {
     size_t n = (size_t)x->n * x->c * x->h * x->w, no = (size_t)y->n * y->c * y->h * y->w;
     prof_begin();
-    if (x->store == YOLO_FP32) maxpool_back(x->data, 0, x, k, s, pad, y, dx, add);
-    else if (x->store == YOLO_BF16) maxpool_back((const __nv_bfloat16 *)x->data, 1, x, k, s, pad, y, dx, add);
-    else maxpool_back((const __half *)x->data, 1, x, k, s, pad, y, dx, add);
+    if (x->store == YOLO_FP32) maxpool_back(x->data, x, k, s, pad, y, dx, add);
+    else if (x->store == YOLO_BF16) maxpool_back((const __nv_bfloat16 *)x->data, x, k, s, pad, y, dx, add);
+    else maxpool_back((const __half *)x->data, x, k, s, pad, y, dx, add);
     /* the bytes moved: x read, the winners written and read, dy read, dX written (and read to add) */
     prof_end("maxpool backward", 0, (double)store_bytes(x->store) * n + 2.0 * no + 4.0 * no + 4.0 * (add ? 2 : 1) * n);
 }

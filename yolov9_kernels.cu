@@ -2248,9 +2248,9 @@ __global__ void bn_back_reduce_kernel(const double *part, int nparts, int C, flo
     sums[2 * c] = (float)sg; sums[2 * c + 1] = (float)sgx;
 }
 
-__global__ void bn_back_apply_kernel(const float *z, const float *dy, int C, int HW, float N, const float *gamma,
+__global__ void bn_back_apply_kernel(float *z, const float *dy, int C, int HW, float N, const float *gamma,
                                      const float *beta, const float *mean, const float *invstd, int act,
-                                     const float *sums, float *dz) {
+                                     const float *sums) {   /* dz written over z */
     int c = blockIdx.x % C, i = (blockIdx.y * blockDim.x + threadIdx.x) * 4;
     float m = mean[c], is = invstd[c], ga = gamma[c], be = beta[c], k = ga * is / N, sg = sums[2 * c], sgx = sums[2 * c + 1];
     auto dz_of = [&](float zv, float g) {
@@ -2263,9 +2263,9 @@ __global__ void bn_back_apply_kernel(const float *z, const float *dy, int C, int
         if (i >= HW) return;
         float4 zv = *(const float4 *)(z + o), g = *(const float4 *)(dy + o);
         g.x = dz_of(zv.x, g.x); g.y = dz_of(zv.y, g.y); g.z = dz_of(zv.z, g.z); g.w = dz_of(zv.w, g.w);
-        *(float4 *)(dz + o) = g;
+        *(float4 *)(z + o) = g;
     } else {
-        for (int j = 0; j < 4 && i + j < HW; j++) dz[o + j] = dz_of(z[o + j], dy[o + j]);
+        for (int j = 0; j < 4 && i + j < HW; j++) z[o + j] = dz_of(z[o + j], dy[o + j]);
     }
 }
 
@@ -2449,8 +2449,7 @@ static void cu_bn_act_backward(yolo_tensor *z, const float *dy, const float *gam
         CK_LAUNCH("bn_back_reduce_kernel");
     }
     if (!stored)
-        bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, N, gamma, beta, mean, invstd, act, g_bn_sums,
-                                                     z->data);
+        bn_back_apply_kernel<<<plane_grid(z), 256>>>(z->data, dy, z->c, HW, N, gamma, beta, mean, invstd, act, g_bn_sums);
     else if (z->store == YOLO_BF16)
         bn_back_apply_nhwc_kernel<<<chunks, 256>>>((__nv_bfloat16 *)z->data, dy, z->c, bt, vz, vdy, N, gamma, beta, mean,
                                                   invstd, act, g_bn_sums);

@@ -1613,10 +1613,10 @@ __device__ inline float to_float(__half v) { return __half2float(v); }
    coalesced bytes), and each thread then writes 8 channels of a pixel as
    one 16-byte store (C is a multiple of 8); block 256, grid (HW / 32,
    C / 64, B) */
-template <class T> __global__ void __launch_bounds__(256) to_nhwc_kernel(const float *x, T *y, int C, int HW) {
+template <class T> __global__ void __launch_bounds__(256) to_nhwc_kernel(const float *x, size_t image, T *y, int C, int HW) {
     __shared__ float tile[64][33];
     int p0 = blockIdx.x * 32, c0 = blockIdx.y * 64, tid = threadIdx.x, px = tid % 32;
-    const float *xb = x + (size_t)blockIdx.z * C * HW;
+    const float *xb = x + blockIdx.z * image;
     for (int i = tid / 32; i < 64; i += 8)
         if (c0 + i < C && p0 + px < HW) tile[i][px] = xb[(size_t)(c0 + i) * HW + p0 + px];
     __syncthreads();
@@ -1627,9 +1627,10 @@ template <class T> __global__ void __launch_bounds__(256) to_nhwc_kernel(const f
         *(uint4 *)(y + ((size_t)blockIdx.z * HW + p0 + p) * C + c0 + cg) = v;
     }
 }
-template <class T> static void to_nhwc(const float *x, T *y, int B, int C, int HW) {
+/* y [B][HW][C] from x [B][C][HW], whose images lie `image` floats apart (C HW, or a slot's ctot HW) */
+template <class T> static void to_nhwc(const float *x, size_t image, T *y, int B, int C, int HW) {
     dim3 grid((HW + 31) / 32, (C + 63) / 64, B);
-    to_nhwc_kernel<T><<<grid, 256>>>(x, y, C, HW);
+    to_nhwc_kernel<T><<<grid, 256>>>(x, image, y, C, HW);
     CK_LAUNCH("to_nhwc_kernel");
 }
 /* forward weights: w [co][ci][tap] float -> w_f [co][tap][ci] T (tap = ky k + kx) */
@@ -1703,13 +1704,14 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
         if (x_nhwc) xb = x_nhwc + (size_t)b0 * (xc ? xc : c.C1) * c.H * c.W;
         else {
             prof_begin();
-            to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
+            size_t image = (size_t)(xc ? xc : c.C1) * c.H * c.W;   /* a float32 slot staged dense */
+            to_nhwc<T>(x + b0 * image, image, xs, cc.B, c.C1, c.H * c.W);
             prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * c.C1 * c.H * c.W);
         }
         prof_begin();
         for (int gi = 0; gi < c.g; gi++) {
             RowsStA<T> la = { wf, K, gi * c.c2g };
-            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), xc };
+            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), x_nhwc ? xc : 0 };
             size_t at = (size_t)b0 * P * store_bytes(y_store);   /* image b0's values, times its channels */
             FwdStore ep = { (char *)y + at * (yc ? yc : c.C2), bias, cc, gi, act, y_store, yc, r ? (const char *)r + at * c.C2 : NULL };
             gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
@@ -1749,8 +1751,8 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
         const T *dyb = dy_nhwc ? dy_nhwc + (size_t)b0 * c.C2 * P : dys;
         if (!x_nhwc || !dy_nhwc) {
             prof_begin();
-            if (!x_nhwc) to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
-            if (!dy_nhwc) to_nhwc<T>(dy + (size_t)b0 * c.C2 * P, dys, cc.B, c.C2, P);
+            if (!x_nhwc) to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, (size_t)c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
+            if (!dy_nhwc) to_nhwc<T>(dy + (size_t)b0 * c.C2 * P, (size_t)c.C2 * P, dys, cc.B, c.C2, P);
             prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * ((x_nhwc ? 0 : c.C1 * c.H * c.W) + (dy_nhwc ? 0 : c.C2 * P)));
         }
         double flops = 2.0 * cc.B * P * c.C2 * Kw / c.g;
@@ -1803,13 +1805,12 @@ static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float 
     void *yd = slot_data(y);
     int nb = slot_in_8s(x) && slot_in_8s(y) ? stage_images(c, prec, x_nhwc ? 0 : (size_t)c.H * c.W * c.C1 * 2) : 0;
     if (nb) {
-        if (!x_nhwc) yolo_dense(x, "conv2d_forward staging a float32 input");
         if (prec == YOLO_BF16)
-            conv_forward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)xd : NULL, x->ctot, w,
+            conv_forward_staged<__nv_bfloat16>(c, (const float *)xd, x_nhwc ? (const __nv_bfloat16 *)xd : NULL, x->ctot, w,
                                                (const __nv_bfloat16 *)ws, b, act, r ? r->data : NULL, nb, k, prec, yd,
                                                y->store, y->ctot);
         else
-            conv_forward_staged<__half>(c, x->data, x_nhwc ? (const __half *)xd : NULL, x->ctot, w, (const __half *)ws, b, act,
+            conv_forward_staged<__half>(c, (const float *)xd, x_nhwc ? (const __half *)xd : NULL, x->ctot, w, (const __half *)ws, b, act,
                                         r ? r->data : NULL, nb, k, prec, yd, y->store, y->ctot);
         return;
     }

@@ -383,12 +383,12 @@ static float *slot_channels(const float *buf, int B, int ctot, int c0, int C, in
         }
     return v;
 }
-static void test_conv_slots(yolo_precision store, int B, int C1, int H, int W, int C2, int k, int s, int g, int xc0,
-                            int xtot, int yc0, int ytot, int shortcut) {
+static void test_conv_slots(yolo_precision store, yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s,
+                            int g, int xc0, int xtot, int yc0, int ytot, int shortcut) {
     char name[128];
-    yolo_precision prec = store;
-    snprintf(name, sizeof name, "slots %s %dx%d s%d g%d B%d x %d..%d/%d y %d..%d/%d%s", yolo_precision_name(store), k, k, s,
-             g, B, xc0, xc0 + C1, xtot, yc0, yc0 + C2, ytot, shortcut ? " +r" : "");
+    snprintf(name, sizeof name, "slots %s%s%s %dx%d s%d g%d B%d x %d..%d/%d y %d..%d/%d%s", yolo_precision_name(store),
+             prec != store ? " products " : "", prec != store ? yolo_precision_name(prec) : "", k, k, s, g, B, xc0, xc0 + C1,
+             xtot, yc0, yc0 + C2, ytot, shortcut ? " +r" : "");
     int Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1, P = Ho * Wo;
     size_t nw = (size_t)C2 * (C1 / g) * k * k, ny = (size_t)B * C2 * P, nbuf = (size_t)B * ytot * P;
     pair xbuf = mk_stored(store, B, xtot, H, W, -1, 1), ybuf = mk_stored(store, B, ytot, Ho, Wo, 0, 1);
@@ -962,8 +962,8 @@ int main(void) {
     test_conv_dx(YOLO_FP32, 2, 12, 7, 5, 20, 3, 1, 4, 0, 0);
     test_conv_dx(YOLO_FP32, 3, 16, 61, 47, 20, 3, 2, 1, 0, 0);
     test_conv_dx(YOLO_FP32, 3, 5, 9, 7, 8, 1, 2, 1, 0, 0);
-    test_conv_slots(YOLO_FP32, 2, 16, 9, 7, 24, 3, 1, 1, 8, 40, 16, 64, 1);   /* a float32 folded pass's slots (NCHW) */
-    test_conv_slots(YOLO_FP32, 3, 8, 9, 7, 12, 3, 2, 4, 3, 11, 5, 20, 0);
+    test_conv_slots(YOLO_FP32, YOLO_FP32, 2, 16, 9, 7, 24, 3, 1, 1, 8, 40, 16, 64, 1);   /* a float32 folded pass's slots (NCHW) */
+    test_conv_slots(YOLO_FP32, YOLO_FP32, 3, 8, 9, 7, 12, 3, 2, 4, 3, 11, 5, 20, 0);
     test_maxpool_slots(YOLO_FP32, 2, 5, 9, 7, 5, 1, 2, 5, 20, 10, 15);
     if (!G->tensor_cores) printf("  bf16 and half convs: this GPU has no tensor cores for them (sm_80 on), skipped\n");
     for (int p = YOLO_BF16; G->tensor_cores && p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
@@ -1021,13 +1021,14 @@ int main(void) {
         test_conv_stored(prec, 1, 0, 3, 64, 9, 7, 64, 1, 1, 4);     /* a head's last box conv: groups 4, float32 map */
         test_conv_stored(prec, 1, 0, 2, 16, 9, 7, 3, 1, 1, 1);      /* a head's last class conv, 3 classes: float32 map */
         /* slots of a folded pass's concatenations: in 8s (staged), not (value by value), groups, stride 2, the shortcut */
-        test_conv_slots(prec, 2, 16, 9, 7, 24, 3, 1, 1, 8, 40, 16, 64, 0);
-        test_conv_slots(prec, 3, 16, 11, 9, 16, 3, 1, 1, 0, 16, 0, 32, 1);     /* a bottleneck's cv2 into its half of cat */
-        test_conv_slots(prec, 2, 24, 7, 9, 24, 1, 1, 1, 24, 48, 8, 40, 1);
-        test_conv_slots(prec, 2, 32, 9, 11, 64, 3, 2, 4, 8, 48, 0, 72, 0);      /* groups of 8 -> 16, stride 2 */
-        test_conv_slots(prec, 2, 16, 9, 7, 16, 3, 1, 1, 4, 36, 12, 40, 1);      /* slots not in 8s: value by value */
-        test_conv_slots(prec, 3, 5, 9, 7, 12, 3, 2, 1, 3, 11, 5, 20, 1);        /* channels not in 8s */
-        test_conv_slots(prec, 2, 64, 21, 19, 144, 1, 1, 1, 64, 128, 144, 288, 1); /* 128-row tiles */
+        test_conv_slots(prec, prec, 2, 16, 9, 7, 24, 3, 1, 1, 8, 40, 16, 64, 0);
+        test_conv_slots(prec, prec, 3, 16, 11, 9, 16, 3, 1, 1, 0, 16, 0, 32, 1);     /* a bottleneck's cv2 into its half of cat */
+        test_conv_slots(prec, prec, 2, 24, 7, 9, 24, 1, 1, 1, 24, 48, 8, 40, 1);
+        test_conv_slots(prec, prec, 2, 32, 9, 11, 64, 3, 2, 4, 8, 48, 0, 72, 0);      /* groups of 8 -> 16, stride 2 */
+        test_conv_slots(prec, prec, 2, 16, 9, 7, 16, 3, 1, 1, 4, 36, 12, 40, 1);      /* slots not in 8s: value by value */
+        test_conv_slots(prec, prec, 3, 5, 9, 7, 12, 3, 2, 1, 3, 11, 5, 20, 1);        /* channels not in 8s */
+        test_conv_slots(prec, prec, 2, 64, 21, 19, 144, 1, 1, 1, 64, 128, 144, 288, 1); /* 128-row tiles */
+        test_conv_slots(YOLO_FP32, prec, 2, 16, 9, 7, 24, 3, 1, 1, 8, 40, 16, 64, 1);  /* float32 slots, products in prec: staged dense */
         test_maxpool_slots(prec, 2, 16, 9, 7, 5, 1, 2, 16, 64, 32, 64);     /* SPPELAN's chain: 16-byte runs */
         test_maxpool_slots(prec, 3, 24, 8, 11, 3, 2, 1, 24, 48, 0, 24);     /* ADown's second half of its pool */
         test_maxpool_slots(prec, 2, 5, 9, 7, 5, 1, 2, 5, 20, 10, 15);       /* not in 8s: value by value */

@@ -996,21 +996,20 @@ __device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
 }
 
 /* One operand's runs of a stage: R rows (k inner) or columns (k outer)
-   of the tile x BK k, R BK / 8 runs of 16 bytes, run i = tid + THREADS j
-   the j-th of thread tid (the last j of a tile whose runs are not a
-   multiple of THREADS only for the first threads; THREADS 256, or
-   conv_ws_kernel's producer's 128). k inner: run i is k run i % 4 of
+   of the tile x BK k, R BK / 8 runs of 16 bytes, run i = tid + 256 j the
+   j-th of thread tid (the last j of a tile whose runs are not a multiple
+   of 256 only for the first threads). k inner: run i is k run i % 4 of
    row i / 4, so a thread keeps its rows and its k offset from stage to
    stage; k outer: columns 8 (i % (R / 8)) of k row i / (R / 8). Either
    way a thread's rows (columns) stay the same over the k loop, so the
    loader's per-row index work (L::Row) is done once, before it. */
-template <int R, int BK, bool KOUTER, int THREADS = 256> struct RunMap {
+template <int R, int BK, bool KOUTER> struct RunMap {
     static const int KR = BK / 8, CPR = R / 8;   /* k inner: runs in a row; k outer: runs in a k row */
-    static const int RUNS = R * BK / 8, N = (RUNS + THREADS - 1) / THREADS;   /* runs a stage; a thread's most */
-    static_assert(THREADS % KR == 0, "k inner: a thread's runs start at one k");
-    __device__ static bool has(int tid, int j) { return RUNS % THREADS == 0 || tid + THREADS * j < RUNS; }
-    __device__ static int row(int tid, int j) { int i = tid + THREADS * j; return KOUTER ? i % CPR * 8 : i / KR; }
-    __device__ static int kof(int tid, int j) { int i = tid + THREADS * j; return KOUTER ? i / CPR : i % KR * 8; }
+    static const int RUNS = R * BK / 8, N = (RUNS + 255) / 256;   /* runs a stage; a thread's most */
+    static_assert(256 % KR == 0, "k inner: a thread's runs start at one k");
+    __device__ static bool has(int tid, int j) { return RUNS % 256 == 0 || tid + 256 * j < RUNS; }
+    __device__ static int row(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i % CPR * 8 : i / KR; }
+    __device__ static int kof(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i / CPR : i % KR * 8; }
     /* where the run goes in the stage's buffer of rows of ld elements */
     __device__ static int dst(int tid, int j, int ld) { return KOUTER ? kof(tid, j) * ld + row(tid, j) : row(tid, j) * ld + kof(tid, j); }
     /* the same in a stage with the 128-byte swizzle (conv_wg_kernel, BK 64): k inner, run c of row r at chunk
@@ -1432,169 +1431,6 @@ static void conv_wg_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB
     CK_LAUNCH("conv_wg_kernel");
 }
 
-/* The warp-specialised pipeline: conv_ws_kernel. In conv_wg_kernel every
-   thread both loads and multiplies, so each stage ends in a barrier that
-   all 256 threads reach only once their loads are issued and their
-   wgmmas done: the tensor cores idle at every one. Here the roles are
-   split over three warpgroups (384 threads):
-
-     producer   warpgroup 0: the loads (the same loaders, runs and
-                swizzled layout, 128 threads taking RunMap's runs), stage t
-                into buffer t % STAGES once both consumers have released
-                that buffer (its "empty" mbarrier), each thread's cp.asyncs
-                then arriving on the stage's "full" mbarrier as they land
-                (cp.async.mbarrier.arrive.noinc: "full" expects the 128);
-     consumers  warpgroups 1 and 2, the tile's two 64-row halves (or, for
-                64 rows, its two column halves) as in conv_wg_kernel: wait
-                for "full" of stage t, fence to the async proxy, issue the
-                4 wgmmas of stage t, wait until only these are in flight
-                (wgmma.wait_group 1: stage t - 1's are done) and release
-                stage t - 1's buffer (one arrival a warp on its "empty").
-
-   A barrier's phase flips each time its count is reached: stage t's pass
-   over buffer t % STAGES is phase t / STAGES, waited for by parity. The
-   wgmmas of a warpgroup are issued in k order, one stage after the other
-   onto the same accumulators: the sums come out the same bits whatever
-   the timing. Registers: a block starts with 80 a thread (two blocks a
-   multiprocessor) or 168 (one), and setmaxnreg moves them between the
-   roles (WsShape). The epilogue is conv_wg_kernel's, by the
-   consumers alone (store_tile's 256 threads), after a barrier of theirs. */
-template <int BM, int BN, int STAGES> struct WsShape {
-    /* blocks a multiprocessor: two where a consumer's accumulators (64 x 64: 32 a thread) fit in 80 registers
-       and two rings in shared memory */
-    static const int WN = BN / (BM == 64 ? 2 : 1), BLOCKS = WN <= 64 && WgSmem<BM, BN, STAGES>::BYTES <= 112 * 1024 ? 2 : 1;
-    /* registers a thread: at launch (384 threads, BLOCKS a multiprocessor), then by setmaxnreg the consumers'
-       (WN / 2 accumulators and the epilogue) and the producer's (all that is left: its rows, RunMap's N of A
-       and of B) */
-    static const int LAUNCH_REGS = BLOCKS == 2 ? 80 : 168, CONSUMER_REGS = WN == 256 ? 192 : WN == 128 ? 136 : 72;
-    static const int PRODUCER_REGS_ = (LAUNCH_REGS * 384 - CONSUMER_REGS * 256) / 128 / 8 * 8;
-    static const int PRODUCER_REGS = PRODUCER_REGS_ > 256 ? 256 : PRODUCER_REGS_;
-};
-__device__ inline void mbar_init(unsigned bar, int count) { asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory"); }
-__device__ inline void mbar_arrive(unsigned bar) { asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory"); }
-/* the thread's cp.asyncs so far arrive on bar as they complete (no count added: bar's expected count has them) */
-__device__ inline void mbar_arrive_cp_async(unsigned bar) { asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" :: "r"(bar) : "memory"); }
-__device__ inline void mbar_wait(unsigned bar, int parity) {
-    unsigned done;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
-}
-/* the warpgroup's registers a thread, from FROM (the launch's) to TO */
-template <int FROM, int TO> __device__ inline void setmaxnreg() {
-    if constexpr (TO > FROM) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(TO));
-    if constexpr (TO < FROM) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" :: "n"(TO));
-}
-
-template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
-__global__ void __launch_bounds__(384, WsShape<BM, BN, STAGES>::BLOCKS) conv_ws_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    typedef WgSmem<BM, BN, STAGES> S;
-    typedef WsShape<BM, BN, STAGES> W;
-    const int BK = S::BK, WG_N = BM == 64 ? 2 : 1, WN = BN / WG_N;   /* warpgroups along N; a warpgroup's columns */
-    static_assert((BM == 64 || BM == 128) && (WN == 64 || WN == 128 || WN == 256), "tile shapes: 64-row warpgroups");
-    extern __shared__ __align__(16) unsigned char wg_smem[];
-    __shared__ __align__(8) unsigned long long bars[2 * STAGES];   /* full[s], then empty[s] */
-    unsigned base = (unsigned)__cvta_generic_to_shared(wg_smem), pad = (1024 - base % 1024) % 1024;
-    unsigned short *As = (unsigned short *)(wg_smem + pad), *Bs = As + STAGES * S::A;
-    const unsigned sa = base + pad, sb = sa + STAGES * S::A * 2;   /* the rings' shared addresses */
-    const unsigned full = (unsigned)__cvta_generic_to_shared(bars), empty = full + 8 * STAGES;
-    int tid = threadIdx.x, wg = tid / 128;
-    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
-    if (tid < STAGES) { mbar_init(full + 8 * tid, 128); mbar_init(empty + 8 * tid, 8); }
-    __syncthreads();   /* the barriers initialised, for everyone */
-    if (wg == 0) {
-        /* the producer: stage t's runs into buffer t % STAGES */
-        typedef RunMap<BM, S::BK, KOUTER, 128> MA;
-        typedef RunMap<BN, S::BK, KOUTER, 128> MB;
-        setmaxnreg<W::LAUNCH_REGS, W::PRODUCER_REGS>();
-        /* k outer, a thread's runs are all in one column (m of A, n of B: 128 is a multiple of the runs a k
-           row), so it keeps one Row of each */
-        const int RA = KOUTER && 128 % MA::CPR == 0 ? 1 : MA::N, RB = KOUTER && 128 % MB::CPR == 0 ? 1 : MB::N;
-        typename LA::Row ra[RA];
-        typename LB::Row rb[RB];
-        #pragma unroll
-        for (int j = 0; j < RA; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
-        #pragma unroll
-        for (int j = 0; j < RB; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
-        for (int t = 0; t < nk; t++) {
-            int k0 = kbeg + t * BK, buf = t % STAGES;
-            if (t >= STAGES) mbar_wait(empty + 8 * buf, (t / STAGES - 1) & 1);   /* both consumers are done with it */
-            typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
-            typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
-            #pragma unroll
-            for (int j = 0; j < MA::N; j++) {
-                if (!MA::has(tid, j)) continue;
-                int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
-                if (KOUTER && j > 0) qa = la.kpos(k);
-                cp_async16(&As[buf * S::A + MA::dst_sw128(tid, j)], m < M && k < kend ? la.at(ra[RA == 1 ? 0 : j], qa) : NULL, la.p);
-            }
-            #pragma unroll
-            for (int j = 0; j < MB::N; j++) {
-                if (!MB::has(tid, j)) continue;
-                int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
-                if (KOUTER && j > 0) qb = lb.kpos(k);
-                cp_async16(&Bs[buf * S::B + MB::dst_sw128(tid, j)], n < N && k < kend ? lb.at(rb[RB == 1 ? 0 : j], qb) : NULL, lb.p);
-            }
-            mbar_arrive_cp_async(full + 8 * buf);
-        }
-        cp_async_wait<0>();   /* no copy outlives its thread */
-    } else {
-        /* the consumers: warpgroup cw = wg - 1 */
-        setmaxnreg<W::LAUNCH_REGS, W::CONSUMER_REGS>();
-        int ctid = tid - 128, lane = tid % 32, warp = ctid / 32, cw = wg - 1, wgm = cw / WG_N, wgn = cw % WG_N;
-        float acc[WN / 2];
-        #pragma unroll
-        for (int i = 0; i < WN / 2; i++) acc[i] = 0.f;
-        const unsigned kstep = KOUTER ? 16 * 128 : 32, lbo = KOUTER ? 64 * BK * 2 : 16;   /* as conv_wg_kernel's */
-        for (int t = 0; t < nk; t++) {
-            int buf = t % STAGES;
-            mbar_wait(full + 8 * buf, (t / STAGES) & 1);   /* stage t has landed */
-            fence_proxy_async();                            /* ... and is visible to the async proxy */
-            unsigned a = sa + (buf * S::A + wgm * 64 * BK) * 2, b = sb + (buf * S::B + wgn * WN * BK) * 2;
-            wgmma_hold(acc);
-            wgmma_fence();
-            #pragma unroll
-            for (int kk = 0; kk < BK / 16; kk++)
-                Wgmma<T, WN>::template mma<KOUTER, KOUTER>(acc, wg_desc(a + kstep * kk, lbo), wg_desc(b + kstep * kk, lbo));
-            wgmma_commit();
-            wgmma_wait<1>();   /* stage t - 1's wgmmas are done: its buffer goes back to the producer */
-            wgmma_hold(acc);
-            if (t > 0 && lane == 0) mbar_arrive(empty + 8 * ((t - 1) % STAGES));
-        }
-        wgmma_wait<0>();
-        wgmma_hold(acc);
-        /* the epilogue as conv_wg_kernel's, the consumers' named barrier 1 in place of __syncthreads */
-        float *Cs = (float *)As;
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");   /* both warpgroups are done with the ring */
-        int r = wgm * 64 + warp % 4 * 16 + lane / 4, cbase = wgn * WN + lane % 4 * 2;
-        #pragma unroll
-        for (int j = 0; j < WN / 8; j++)
-            #pragma unroll
-            for (int h = 0; h < 2; h++)
-                *(float2 *)&Cs[(r + h * 8) * S::LDC + cbase + j * 8] = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-        asm volatile("bar.sync 1, 256;\n" ::: "memory");
-        store_tile<BM, BN>(ep, Cs, S::LDC, m0, n0, M, N, ctid);
-    }
-#endif
-}
-
-template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
-static void conv_ws_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    const int bytes = WgSmem<BM, BN, STAGES>::BYTES;
-    static bool asked = false;   /* one per instantiation, as the attribute */
-    if (!asked) {
-        CK(cudaFuncSetAttribute(conv_ws_kernel<T, BM, BN, STAGES, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                bytes));
-        asked = true;
-    }
-    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    conv_ws_kernel<T, BM, BN, STAGES, KOUTER><<<grid, 384, bytes>>>(M, N, K, kchunk, la, lb, ep);
-    CK_LAUNCH("conv_ws_kernel");
-}
-
 /* conv_tc_tiles in staged_tile_of(BM)'s tile */
 template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
 static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
@@ -1616,15 +1452,30 @@ static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, 
    128 x 256 (n 256 a warpgroup, one block: 21.59 / 20.31 / 20.56); and at
    4265364, leaving a group of wgmmas running over the next barrier, the
    loads a stage less ahead (128 x 128, 3 stages: 19.1 / 19.8 / 19.2
-   against 17.71 / 18.09 / 18.12 in that run). */
-struct WgTile { int BM, BN, STAGES, PIPE; };   /* PIPE: on conv_ws_kernel, else conv_wg_kernel */
-static constexpr WgTile wg_tile_of(int BM) { return BM == 64 ? WgTile{ 64, 128, 4, 0 } : WgTile{ 128, 128, 4, 1 }; }
-static WgTile wg_tile(int M) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128) : WgTile{ 0, 0, 0, 0 }; }
+   against 17.71 / 18.09 / 18.12 in that run). And at 8207e5a (branch
+   s9-wgpipe), a warp-specialised pipeline: 384 threads, one warpgroup
+   issuing the cp.async runs of each stage (RunMap over its 128 threads)
+   as the consumers free buffers (mbarriers, the loads completing on the
+   stage's "full" one through cp.async.mbarrier.arrive.noinc), the two
+   others waiting on it and keeping a wgmma group in flight, setmaxnreg
+   between the roles: correct (test_cuda, golden bf16) but slower in
+   every shape tried. yolov9-c, the convs of 128-row tiles: 13.24 / 13.37
+   / 13.31 ms here (128 x 128, 3 stages) against 19.5 / 18.5 / 20.5 (128
+   x 128, 4 stages; 3 and 5 no better, 128 x 256 21-24, one block a
+   multiprocessor for want of registers); 64-row tiles (two blocks)
+   3.20 / 3.66 / 2.96 against 3.65 / 4.75 / 3.58. Even a long sum (3x3,
+   256 -> 256 at 80 x 80, K 2304) ran at 243 TFLOP/s against 330: one
+   warpgroup cannot issue the im2col loads of a stage as fast as the
+   tensor cores use them, and one block leaves the epilogue exposed; the
+   copy engine (cp.async.bulk.tensor, im2col mode) would take the
+   address work off the threads. */
+struct WgTile { int BM, BN, STAGES; };
+static constexpr WgTile wg_tile_of(int BM) { return BM == 64 ? WgTile{ 64, 128, 4 } : WgTile{ 128, 128, 3 }; }
+static WgTile wg_tile(int M) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128) : WgTile{ 0, 0, 0 }; }
 template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
 static void conv_wg_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
     constexpr WgTile t = wg_tile_of(BM);
-    if constexpr (t.PIPE) conv_ws_tiles<T, t.BM, t.BN, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    else conv_wg_tiles<T, t.BM, t.BN, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    conv_wg_tiles<T, t.BM, t.BN, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
 }
 /* C = A B from staged operands (T from the loaders) in staged_tile's
    tiles (in a build with wgmma, wg_tile's where it has one), in at most

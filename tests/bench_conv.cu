@@ -36,8 +36,7 @@ static const Shape SHAPES[] = {
 };
 
 /* the variants: staged_tile's five tiles, each with BK 32 or 64 and 2 to 4 stages; then, in a build with
-   wgmma, conv_wg_kernel's tiles (BK 64), marked WARPS_M 0, and conv_ws_kernel's (the warp-specialised
-   pipeline), marked WARPS_M -1 */
+   wgmma, conv_wg_kernel's tiles (BK 64), marked WARPS_M 0 */
 struct Variant { int BM, BN, WARPS_M, BK, STAGES; };
 #define VARIANTS(X) \
     X(32, 128, 2, 32, 4) X(32, 128, 2, 32, 3) X(32, 128, 2, 64, 3) X(32, 128, 2, 64, 2) \
@@ -46,16 +45,12 @@ struct Variant { int BM, BN, WARPS_M, BK, STAGES; };
     X(96, 128, 2, 32, 4) X(96, 128, 2, 32, 3) X(96, 128, 2, 64, 3) X(96, 128, 2, 64, 2) \
     X(128, 128, 2, 32, 4) X(128, 128, 2, 32, 3) X(128, 128, 2, 64, 3) X(128, 128, 2, 64, 2)
 #if YOLO_WGMMA
-#define WG_VARIANTS(X) X(64, 128, 0, 64, 4) X(128, 128, 0, 64, 3)
-#define WS_VARIANTS(X) \
-    X(64, 128, -1, 64, 4) X(64, 256, -1, 64, 4) \
-    X(128, 128, -1, 64, 3) X(128, 128, -1, 64, 4) X(128, 128, -1, 64, 5) X(128, 256, -1, 64, 3) X(128, 256, -1, 64, 4)
+#define WG_VARIANTS(X) X(64, 128, 0, 64, 4) X(64, 128, 0, 64, 3) X(128, 128, 0, 64, 3) X(128, 128, 0, 64, 4) X(128, 256, 0, 64, 3)
 #else
 #define WG_VARIANTS(X)
-#define WS_VARIANTS(X)
 #endif
 #define LIST(bm, bn, wm, bk, st) { bm, bn, wm, bk, st },
-static const Variant VARS[] = { VARIANTS(LIST) WG_VARIANTS(LIST) WS_VARIANTS(LIST) };
+static const Variant VARS[] = { VARIANTS(LIST) WG_VARIANTS(LIST) };
 static const int NV = sizeof VARS / sizeof VARS[0];
 static const int KSTEPS[4][2] = { { 32, 4 }, { 32, 3 }, { 64, 3 }, { 64, 2 } };   /* the BK / stages pairs */
 
@@ -76,19 +71,12 @@ static void run(const Variant &v, int M, int N, int K, int splitk, int kchunk, L
     }
     WG_VARIANTS(RUN_WG)
 #undef RUN_WG
-#define RUN_WS(bm, bn, wm, bk, st)                                                                     \
-    if (v.BM == bm && v.BN == bn && v.WARPS_M == wm && v.BK == bk && v.STAGES == st) {                 \
-        conv_ws_tiles<typename LA::T, bm, bn, st, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);       \
-        return;                                                                                        \
-    }
-    WS_VARIANTS(RUN_WS)
-#undef RUN_WS
 }
 
 /* a variant as printed: 128x128/2 k64 s2, or wg 128x128 k64 s3 */
 static void variant_name(char *s, size_t n, const Variant &v) {
-    if (v.WARPS_M > 0) snprintf(s, n, "%dx%d/%d k%d s%d", v.BM, v.BN, v.WARPS_M, v.BK, v.STAGES);
-    else snprintf(s, n, "%s %dx%d k%d s%d", v.WARPS_M ? "ws" : "wg", v.BM, v.BN, v.BK, v.STAGES);
+    if (v.WARPS_M) snprintf(s, n, "%dx%d/%d k%d s%d", v.BM, v.BN, v.WARPS_M, v.BK, v.STAGES);
+    else snprintf(s, n, "wg %dx%d k%d s%d", v.BM, v.BN, v.BK, v.STAGES);
 }
 
 template <class T> __global__ void fill_kernel(T *p, size_t n, unsigned seed) {
@@ -177,7 +165,6 @@ int main(int argc, char **argv) {
     for (int which = 0; which < 3; which++) {
         /* per network: gemm_staged's choice, staged_tile's, each BK / stages pair on its tile, the fastest per shape; flop */
         double net_auto[2] = { 0, 0 }, net_tc[2] = { 0, 0 }, net_pair[2][4] = { { 0 } }, net_best[2] = { 0, 0 }, net_flop[2] = { 0, 0 };
-        double net_var[2][NV] = { { 0 } };   /* each wgmma variant over the shapes whose wg_tile has its rows */
         printf("\n%s\n%-9s %3s %-26s %5s | %-16s %7s %6s | %-16s %7s %6s\n", PASS[which], "net", "n", "conv (B 32)", "Cout",
                "gemm_staged", "us", "TF/s", "fastest", "us", "TF/s");
         for (int i = 0; i < NS; i++) {
@@ -207,7 +194,7 @@ int main(int argc, char **argv) {
             for (int v = 0; v < NV; v++) {
                 const Variant &t = VARS[v];
                 int tile = t.BM == a.BM && t.BN == a.BN && t.WARPS_M == a.WARPS_M;
-                if (w.BM ? t.WARPS_M == (w.PIPE ? -1 : 0) && t.BM == w.BM && t.BN == w.BN && t.STAGES == w.STAGES
+                if (w.BM ? t.WARPS_M == 0 && t.BM == w.BM && t.BN == w.BN && t.STAGES == w.STAGES
                          : tile && t.BK == a.BK && t.STAGES == a.STAGES) ia = v;
                 if (tile && t.BK == a.BK && t.STAGES == a.STAGES) it = v;
                 for (int q = 0; q < 4; q++)
@@ -218,8 +205,6 @@ int main(int argc, char **argv) {
             int net = s.net[7] == 'c';
             net_auto[net] += s.count * us[ia]; net_tc[net] += s.count * us[it]; net_best[net] += s.count * us[ib]; net_flop[net] += s.count * flop;
             for (int q = 0; q < 4; q++) net_pair[net][q] += s.count * us[ip[q] < 0 ? ia : ip[q]];
-            for (int v = 0; v < NV; v++)
-                if (VARS[v].WARPS_M <= 0 && VARS[v].BM == w.BM) net_var[net][v] += s.count * us[v];
             char conv[64], ta[32], tb[32];
             snprintf(conv, sizeof conv, "%dx%dx%d->%d k%d s%d g%d", s.C1, s.H, s.W, s.C2, s.k, s.s, s.g);
             variant_name(ta, sizeof ta, VARS[ia]);
@@ -240,13 +225,6 @@ int main(int argc, char **argv) {
                    net_flop[n] / net_tc[n] / 1e6);
             for (int q = 0; q < 4; q++) printf(" k%d s%d %.2f", KSTEPS[q][0], KSTEPS[q][1], net_pair[n][q] / 1e3);
             printf("; fastest variant per shape %.2f ms (%.1f)\n", net_best[n] / 1e3, net_flop[n] / net_best[n] / 1e6);
-            printf("  wgmma variants, each over the convs of wg_tile's rows (ms):");
-            for (int v = 0; v < NV; v++) {
-                char tv[32];
-                variant_name(tv, sizeof tv, VARS[v]);
-                if (VARS[v].WARPS_M <= 0) printf(" %s %.2f", tv, net_var[n][v] / 1e3);
-            }
-            printf("\n");
         }
     }
     return 0;

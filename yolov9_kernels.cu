@@ -1452,7 +1452,23 @@ static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, 
    128 x 256 (n 256 a warpgroup, one block: 21.59 / 20.31 / 20.56); and at
    4265364, leaving a group of wgmmas running over the next barrier, the
    loads a stage less ahead (128 x 128, 3 stages: 19.1 / 19.8 / 19.2
-   against 17.71 / 18.09 / 18.12 in that run). */
+   against 17.71 / 18.09 / 18.12 in that run). And at 8207e5a (branch
+   s9-wgpipe), a warp-specialised pipeline: 384 threads, one warpgroup
+   issuing the cp.async runs of each stage (RunMap over its 128 threads)
+   as the consumers free buffers (mbarriers, the loads completing on the
+   stage's "full" one through cp.async.mbarrier.arrive.noinc), the two
+   others waiting on it and keeping a wgmma group in flight, setmaxnreg
+   between the roles: correct (test_cuda, golden bf16) but slower in
+   every shape tried. yolov9-c, the convs of 128-row tiles: 13.24 / 13.37
+   / 13.31 ms here (128 x 128, 3 stages) against 19.5 / 18.5 / 20.5 (128
+   x 128, 4 stages; 3 and 5 no better, 128 x 256 21-24, one block a
+   multiprocessor for want of registers); 64-row tiles (two blocks)
+   3.20 / 3.66 / 2.96 against 3.65 / 4.75 / 3.58. Even a long sum (3x3,
+   256 -> 256 at 80 x 80, K 2304) ran at 243 TFLOP/s against 330: one
+   warpgroup cannot issue the im2col loads of a stage as fast as the
+   tensor cores use them, and one block leaves the epilogue exposed; the
+   copy engine (cp.async.bulk.tensor, im2col mode) would take the
+   address work off the threads. */
 struct WgTile { int BM, BN, STAGES; };
 static constexpr WgTile wg_tile_of(int BM) { return BM == 64 ? WgTile{ 64, 128, 4 } : WgTile{ 128, 128, 3 }; }
 static WgTile wg_tile(int M) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128) : WgTile{ 0, 0, 0 }; }

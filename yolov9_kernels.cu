@@ -1021,50 +1021,6 @@ template <int R, int BK, bool KOUTER> struct RunMap {
     }
 };
 
-/* A thread's runs of both operands over a staged product's k loop
-   (conv_tc_kernel, conv_wg_kernel): its rows' (columns') L::Row are found
-   once, before the loop; issue() sends its runs of the stage of k from k0
-   into the buffers At and Bt, each run to its place in the kernel's layout
-   (rows padded to LDA / LDB elements, or SW128: the 128-byte swizzle). k
-   inner, a thread's runs all start at the same k (BK / 8 runs a row
-   divide 256): the loaders split it (L::Kpos) once for them all; k outer,
-   once a run. */
-template <int BM, int BN, int BK, bool KOUTER, class LA, class LB> struct StageRuns {
-    typedef RunMap<BM, BK, KOUTER> MA;
-    typedef RunMap<BN, BK, KOUTER> MB;
-    int tid, m0, n0, M, N;
-    typename LA::Row ra[MA::N];
-    typename LB::Row rb[MB::N];
-    __device__ StageRuns(const LA &la, const LB &lb, int tid_, int m0_, int n0_, int M_, int N_)
-        : tid(tid_), m0(m0_), n0(n0_), M(M_), N(N_) {
-        #pragma unroll
-        for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
-        #pragma unroll
-        for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
-    }
-    template <bool SW128, int LDA, int LDB>
-    __device__ void issue(const LA &la, const LB &lb, int k0, int kend, unsigned short *At, unsigned short *Bt) const {
-        typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
-        typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
-        #pragma unroll
-        for (int j = 0; j < MA::N; j++) {
-            if (!MA::has(tid, j)) continue;
-            int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
-            if (KOUTER && j > 0) qa = la.kpos(k);
-            cp_async16(&At[SW128 ? MA::dst_sw128(tid, j) : MA::dst(tid, j, LDA)], m < M && k < kend ? la.at(ra[j], qa) : NULL,
-                       la.p);
-        }
-        #pragma unroll
-        for (int j = 0; j < MB::N; j++) {
-            if (!MB::has(tid, j)) continue;
-            int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
-            if (KOUTER && j > 0) qb = lb.kpos(k);
-            cp_async16(&Bt[SW128 ? MB::dst_sw128(tid, j) : MB::dst(tid, j, LDB)], n < N && k < kend ? lb.at(rb[j], qb) : NULL,
-                       lb.p);
-        }
-    }
-};
-
 /* The staged kernel's epilogue, from its tile of sums Cs[BM][LDC] in
    shared memory: row by row, consecutive threads taking consecutive n, so
    that a warp's stores of an NCHW output are 32 consecutive pixels of one
@@ -1152,6 +1108,8 @@ template <class T, int BM, int BN, int WARPS_M, int BK, int STAGES, bool KOUTER,
 __global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if __CUDA_ARCH__ >= 800
     typedef StagedSmem<BM, BN, BK, STAGES, KOUTER> S;
+    typedef RunMap<BM, BK, KOUTER> MA;
+    typedef RunMap<BN, BK, KOUTER> MB;
     const int WARPS_N = 8 / WARPS_M, WM = BM / WARPS_M, WN = BN / WARPS_N, FM = WM / 16, FN = WN / 8;
     static_assert(WM % 16 == 0 && WN % 16 == 0 && BM % 8 == 0 && BN % 8 == 0, "tile shapes: warp tiles in 16s");
     extern __shared__ __align__(16) unsigned short smem[];
@@ -1159,10 +1117,34 @@ __global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kern
     int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / WARPS_N, wn = warp % WARPS_N;
     int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
-    const StageRuns<BM, BN, BK, KOUTER, LA, LB> runs(la, lb, tid, m0, n0, M, N);
-    auto load = [&](int t) {   /* stage t of k into buffer t % STAGES */
-        int buf = t % STAGES;
-        runs.template issue<false, S::LDA, S::LDB>(la, lb, kbeg + t * BK, kend, As + buf * S::A, Bs + buf * S::B);
+    typename LA::Row ra[MA::N];
+    typename LB::Row rb[MB::N];
+    #pragma unroll
+    for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
+    #pragma unroll
+    for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
+    /* the runs of stage t of k (from k0) into buffer t % STAGES. k inner,
+       a thread's runs all start at the same k (BK / 8 runs a row divide
+       256): the loaders split it (L::Kpos) once for them all; k outer,
+       once a run. */
+    auto load = [&](int t) {
+        int k0 = kbeg + t * BK, buf = t % STAGES;
+        typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
+        typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
+        #pragma unroll
+        for (int j = 0; j < MA::N; j++) {
+            if (!MA::has(tid, j)) continue;
+            int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
+            if (KOUTER && j > 0) qa = la.kpos(k);
+            cp_async16(&As[buf * S::A + MA::dst(tid, j, S::LDA)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
+        }
+        #pragma unroll
+        for (int j = 0; j < MB::N; j++) {
+            if (!MB::has(tid, j)) continue;
+            int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
+            if (KOUTER && j > 0) qb = lb.kpos(k);
+            cp_async16(&Bs[buf * S::B + MB::dst(tid, j, S::LDB)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
+        }
     };
     float acc[FM][FN][4] = {};
     #pragma unroll
@@ -1360,6 +1342,8 @@ template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, 
 __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     typedef WgSmem<BM, BN, STAGES> S;
+    typedef RunMap<BM, S::BK, KOUTER> MA;
+    typedef RunMap<BN, S::BK, KOUTER> MB;
     const int BK = S::BK, WG_N = BM == 64 ? 2 : 1, WN = BN / WG_N;   /* warpgroups along N; a warpgroup's columns */
     static_assert((BM == 64 || BM == 128) && (WN == 64 || WN == 128 || WN == 256), "tile shapes: 64-row warpgroups");
     extern __shared__ __align__(16) unsigned char wg_smem[];
@@ -1369,10 +1353,30 @@ __global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_ker
     int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wg = warp / 4, wgm = wg / WG_N, wgn = wg % WG_N;
     int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
-    const StageRuns<BM, BN, BK, KOUTER, LA, LB> runs(la, lb, tid, m0, n0, M, N);
+    typename LA::Row ra[MA::N];
+    typename LB::Row rb[MB::N];
+    #pragma unroll
+    for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
+    #pragma unroll
+    for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
     auto load = [&](int t) {   /* as conv_tc_kernel's, each run to its swizzled place */
-        int buf = t % STAGES;
-        runs.template issue<true, 0, 0>(la, lb, kbeg + t * BK, kend, As + buf * S::A, Bs + buf * S::B);
+        int k0 = kbeg + t * BK, buf = t % STAGES;
+        typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
+        typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
+        #pragma unroll
+        for (int j = 0; j < MA::N; j++) {
+            if (!MA::has(tid, j)) continue;
+            int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
+            if (KOUTER && j > 0) qa = la.kpos(k);
+            cp_async16(&As[buf * S::A + MA::dst_sw128(tid, j)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
+        }
+        #pragma unroll
+        for (int j = 0; j < MB::N; j++) {
+            if (!MB::has(tid, j)) continue;
+            int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
+            if (KOUTER && j > 0) qb = lb.kpos(k);
+            cp_async16(&Bs[buf * S::B + MB::dst_sw128(tid, j)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
+        }
     };
     float acc[WN / 2];
     #pragma unroll

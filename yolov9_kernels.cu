@@ -2597,7 +2597,8 @@ template <class T, int N> struct __align__(2 * N) Run { T v[N]; };
    winner's place ky k + kx in its window, kept [B][Ho][Wo][C], channels
    fastest): the first finds every window's winner, reading x as it is
    stored (NCHW floats, threads along the pixels, or an NHWC store,
-   threads along the channels); the second gathers. Each of its blocks
+   threads along the channels, 8 a thread where C is a multiple of 8);
+   the second gathers. Each of its blocks
    takes CB channels of one input row of one image: the winners and dY of
    the window rows that hold that row go to shared memory, [channel][row]
    [window] (read along the windows by neighbouring threads), and then

@@ -205,6 +205,8 @@ typedef struct {
     int c0, ctot;
 } yolo_tensor;
 
+/* the channels an image of t's memory holds: a slot's buffer's, else t's own (shared with the CUDA backend) */
+static inline int yolo_buffer_channels(const yolo_tensor *t) { return t->ctot ? t->ctot : t->c; }
 /* an op that does not honour slots refuses one (shared with the CUDA backend) */
 static inline void yolo_dense(const yolo_tensor *t, const char *op) {
     if (!t->ctot) return;
@@ -1570,7 +1572,7 @@ static void yolo_tensor_slot(const yolo_backend *be, yolo_tensor *t, const yolo_
     yolo_tensor_keep(be, t, 0);
     t->data = buf->data; t->store = buf->store;
     t->n = buf->n; t->c = c; t->h = buf->h; t->w = buf->w;
-    t->c0 = buf->c0 + c0; t->ctot = buf->ctot ? buf->ctot : buf->c;   /* a slot of a slot: of the same buffer */
+    t->c0 = buf->c0 + c0; t->ctot = yolo_buffer_channels(buf);   /* a slot of a slot: of the same buffer */
     t->cap = yolo_numel(t);
     t->wants_grad = 0;
 }
@@ -1703,7 +1705,7 @@ static yolo_real yolo_silu(yolo_real x);                                        
 /* image n's first channel in the CPU's NCHW: a slot's images are ctot HW
    values apart, its channels at c0 of each */
 static yolo_real *yolo_cpu_image(const yolo_tensor *t, int n) {
-    return t->data + ((size_t)n * (t->ctot ? t->ctot : t->c) + t->c0) * t->h * t->w;
+    return t->data + ((size_t)n * yolo_buffer_channels(t) + t->c0) * t->h * t->w;
 }
 
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
@@ -2929,11 +2931,11 @@ static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int t
         yolo_tensor_slot(m->be, &d->cv1.y, &d->y, 0, c);
         yolo_tensor_slot(m->be, &d->cv2.y, &d->y, c, c);
     }
-    if (d->adown) {
+    if (d->adown && !slots) {
         yolo_out_resize(m, &d->half1, x, h, H, W, train);
         yolo_out_resize(m, &d->half2, x, h, H, W, train);
-        yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
     }
+    if (d->adown) yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
     yolo_down_inputs(m, d);
     if (!d->adown) {
         yolo_conv_forward(m, &d->cv1, &d->pool, train);
@@ -3045,17 +3047,17 @@ static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix
 }
 
 static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
-    int c = s->cv1.c2;
-    if (yolo_slots(m, train)) {   /* folded: cat first; cv1 and the three pools write their quarters of it */
-        yolo_tensor *parts[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
+    int c = s->cv1.c2, slots = yolo_slots(m, train);
+    yolo_tensor *parts[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };   /* cat's quarters, each [B, c, H, W] */
+    if (slots) {   /* folded: cat first; cv1 and the three pools write their quarters of it */
         yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, 0);
         for (int i = 0; i < 4; i++) yolo_tensor_slot(m->be, parts[i], &s->cat, i * c, c);
     }
     yolo_conv_forward(m, &s->cv1, x, train);
-    yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
-    yolo_out_resize(m, &s->p1, x, c, x->h, x->w, train);
-    yolo_out_resize(m, &s->p2, x, c, x->h, x->w, train);
-    yolo_out_resize(m, &s->p3, x, c, x->h, x->w, train);
+    if (!slots) {
+        yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
+        for (int i = 1; i < 4; i++) yolo_out_resize(m, parts[i], x, c, x->h, x->w, train);
+    }
     yolo_sppelan_pools(m, s);
     yolo_conv_forward(m, &s->cv5, &s->cat, train);
 }

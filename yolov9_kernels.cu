@@ -1835,10 +1835,10 @@ static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float 
         FwdA la = { w, K, gi, c.c2g };
         FwdStore ep = { yd, b, c, gi, act, y->store, y->ctot, r ? r->data : NULL };
         if (x_nhwc) {
-            FwdNhwcB lb = { xd, c, gi, x->store, x->ctot ? x->ctot : x->c };
+            FwdNhwcB lb = { xd, c, gi, x->store, yolo_buffer_channels(x) };
             gemm(prec, c.c2g, N, K, 1, la, lb, ep);
         } else {
-            FwdB lb = { (const float *)xd, c, gi, x->ctot ? x->ctot : x->c };
+            FwdB lb = { (const float *)xd, c, gi, yolo_buffer_channels(x) };
             gemm(prec, c.c2g, N, K, 1, la, lb, ep);
         }
     }
@@ -2725,10 +2725,11 @@ template <class T> static void maxpool_back(const T *x, const yolo_tensor *xt, i
                                             float *dx, int add) {
     int C = xt->c, H = xt->h, W = xt->w, Ho = y->h, Wo = y->w, NR = (k + s - 1) / s;
     size_t per_image = (size_t)C * Ho * Wo;   /* winners' bytes */
-    int lcb = 5;   /* channels a block, 2^lcb: as many as 32 whose window rows fit the default shared memory */
+    int lcb = 5;   /* channels a block, 2^lcb: as many as 32 whose window rows (a float of dY, a byte of winner) fit */
     while (lcb > 0 && ((size_t)NR * Wo * 5 << lcb) > MAXPOOL_BACK_SMEM) lcb--;
     int CB = 1 << lcb;
-    if (per_image > STAGE_BYTES || k * k > 255 || (size_t)CB * NR * Wo * 5 > MAXPOOL_BACK_SMEM) {   /* 255: no window's place */
+    size_t smem = (size_t)CB * NR * Wo * 5;
+    if (per_image > STAGE_BYTES || k * k > 255 || smem > MAXPOOL_BACK_SMEM) {   /* 255: no window's place */
         fprintf(stderr, "maxpool backward: %dx%d windows of [%d, %d, %d] do not fit the scratch\n", k, k, C, Ho, Wo);
         exit(1);
     }
@@ -2736,7 +2737,6 @@ template <class T> static void maxpool_back(const T *x, const yolo_tensor *xt, i
     unsigned char *win = (unsigned char *)g_stage;
     int nb = (int)min((size_t)xt->n, STAGE_BYTES / per_image);
     FastDiv fWo = fastdiv(Wo), fW = fastdiv(W);
-    size_t smem = (size_t)CB * NR * Wo * 5;
     for (int b0 = 0; b0 < xt->n; b0 += nb) {
         int n = min(nb, xt->n - b0);
         maxpool_winners(x + (size_t)b0 * C * H * W, win, n, C, H, W, Ho, Wo, k, s, pad);
@@ -2797,7 +2797,7 @@ template <class T> static void avgpool2_nhwc(const yolo_tensor *x, yolo_tensor *
 }
 template <class T> static void maxpool_nhwc(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
     int vec = x->c % 8 == 0 && slot_in_8s(x) && slot_in_8s(y), N = vec ? 8 : 1, per = y->h * y->w * (x->c / N);
-    int xc = x->ctot ? x->ctot : x->c, yc = y->ctot ? y->ctot : y->c;
+    int xc = yolo_buffer_channels(x), yc = yolo_buffer_channels(y);
     FastDiv fruns = fastdiv(x->c / N), fWo = fastdiv(y->w);
     const T *xs = (const T *)slot_data(x);
     T *ys = (T *)slot_data(y);
@@ -2830,8 +2830,8 @@ static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo
     store_match(x, y, "maxpool");
     prof_begin();
     if (y->store == YOLO_FP32)
-        maxpool_kernel<<<grid_for(n), 256>>>((const float *)slot_data(x), (float *)slot_data(y), n, x->c, x->ctot ? x->ctot : x->c,
-                                             y->ctot ? y->ctot : y->c, x->h, x->w, y->h, y->w, k, s, pad);
+        maxpool_kernel<<<grid_for(n), 256>>>((const float *)slot_data(x), (float *)slot_data(y), n, x->c, yolo_buffer_channels(x),
+                                             yolo_buffer_channels(y), x->h, x->w, y->h, y->w, k, s, pad);
     else if (y->store == YOLO_BF16) maxpool_nhwc<__nv_bfloat16>(x, k, s, pad, y);
     else maxpool_nhwc<__half>(x, k, s, pad, y);
     CK_LAUNCH("maxpool_kernel");

@@ -2887,10 +2887,12 @@ template <class T> static void resize_nhwc(const yolo_tensor *x, int c0, int add
     else resize_nhwc_kernel<T, 1><<<grid_images(per, y->n), 256>>>(xs, x->c, x->h, x->w, c0, add, ys, y->c, y->h, y->w, per,
                                                                    fruns, fWo);
 }
-/* Gathered, one thread per source pixel (image blockIdx.y, consecutive
-   threads on consecutive pixels of a plane): the outputs that copied it
-   form a block of rows and columns, summed in the CPU's order
-   (deterministic); add 0 starts from 0 instead of dX's old value. */
+/* dx [B, xc, xh, xw]'s channels c0.. (+)= the nearest resize's backward
+   of dy [B, C, Ho, Wo]: gathered, one thread per source pixel (image
+   blockIdx.y, consecutive threads on consecutive pixels of a plane): the
+   outputs that copied it form a block of rows and columns, summed in the
+   CPU's order (deterministic); add 0 starts from 0 instead of dX's old
+   value. */
 __global__ void resize_back_kernel(const float *dy, float *dx, int add, int xc, int xh, int xw, int c0, int C, int Ho, int Wo,
                                    FastDiv fplane, FastDiv fxw) {
     IMAGE_STRIDE(j, C * xh * xw) {

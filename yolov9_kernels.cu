@@ -1960,9 +1960,11 @@ __global__ void bn_partial_kernel(const float *z, int HW, double *part) {
     block_sum2(s, ss);
     if (threadIdx.x == 0) { part[2 * blockIdx.x] = s; part[2 * blockIdx.x + 1] = ss; }
 }
-/* The nparts partial sums [nparts][C][2] of a channel (up to a thousand row
-   chunks of a store) merged by one warp a channel: lane l adds parts l,
-   l + 32, ... in order, then the lanes' sums meet in a fixed tree; lane 0
+/* The nparts partial sums [nparts][C][2] of a channel (the B images of a
+   float32 map, or a store's chunks: about 264 in the forward,
+   BN_PARTIAL_BLOCKS, and about 528 or B in the backward, BNB_BLOCKS)
+   merged by one warp a channel: lane l adds parts l, l + 32, ... in
+   order, then the lanes' sums meet in a fixed tree; lane 0
    holds them (the same bits every run), and the channel it returns; every
    other lane, and every warp past the last channel, returns C (nothing to
    write). Launched 32 threads a channel. A lane fetches its next eight

@@ -150,6 +150,11 @@ tests/bench_conv: tests/bench_conv.cu tests/bench_conv_shapes.inc tests/yolov9_i
 	    (cat tests/bench_conv.ptxas.txt; false)
 	$(CC) $(CFLAGS) -o $@ tests/yolov9_impl.c tests/bench_conv.o $(LDLIBS) $(GPU_LIBS)
 
+# probe_tma (GPU of sm_90, prints a line a case; not in all): the tensor
+# maps and boxes a TMA-fed conv_wg_kernel would use, against a CPU gather
+tests/probe_tma: tests/probe_tma.cu
+	$(NVCC) -O2 -arch=sm_90 -o $@ $<
+
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
 	./tests/golden_check --device cuda $(GOLDEN)
@@ -157,6 +162,7 @@ test-cuda: tests/test_cuda tests/golden_check
 
 clean:
 	rm -f $(PROGS) $(TESTS) $(CUDA_TESTS) tests/test_dp tests/cxx_check tests/asan_detect tests/fuzz \
-	      tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt tests/bench_conv tests/bench_conv.o tests/bench_conv.ptxas.txt
+	      tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt tests/bench_conv tests/bench_conv.o tests/bench_conv.ptxas.txt \
+	      tests/probe_tma
 
 .PHONY: all test test-cuda clean

@@ -2093,7 +2093,8 @@ struct RowChunks { int rows, per, n; };   /* rows, rows a chunk (a multiple of 3
 static RowChunks row_chunks(const yolo_tensor *z, int channels_a_block) {
     RowChunks r;
     r.rows = z->n * z->h * z->w;
-    int cblocks = (z->c + channels_a_block - 1) / channels_a_block, want = max(1, BN_PARTIAL_BLOCKS / cblocks), tiles = (r.rows + 31) / 32;
+    int cblocks = (z->c + channels_a_block - 1) / channels_a_block, want = max(1, BN_PARTIAL_BLOCKS / cblocks);
+    int tiles = (r.rows + 31) / 32;
     r.per = 32 * ((tiles + want - 1) / want);
     r.n = (r.rows + r.per - 1) / r.per;
     return r;
@@ -2303,10 +2304,11 @@ __global__ void bn_back_apply_kernel(float *z, const float *dy, int C, int HW, f
    (about BNB_BLOCKS blocks in all, at least one an image and 64 channels:
    a wave of the H100's and H200's 132 multiprocessors at 4 blocks each;
    against 2048 blocks, 528 took the backward of a yolov9-s b64 step from
-   35.5 to 31.2 ms, yolov9-c b32 from 36.1 to 33.9). A thread fetches 8 values of dy, 4 pixels of
-   two channels (a float4: 8 threads a 128-byte run of a channel), and one
-   pixel's 8 channels of z (16 bytes: 8 threads a 128-byte run of a pixel),
-   which meet in shared memory; the thread keeps its pixel's 8 channels.
+   35.5 to 31.2 ms, yolov9-c b32 from 36.1 to 33.9). A thread fetches 8
+   values of dy, 4 pixels of two channels (a float4: 8 threads a 128-byte
+   run of a channel), and one pixel's 8 channels of z (16 bytes: 8 threads
+   a 128-byte run of a pixel), which meet in shared memory; the thread
+   keeps its pixel's 8 channels.
    The tiles stream through BNB_STAGES shared-memory stages filled by
    cp.async: two tiles on their way while the block works on a third, and
    no registers held for them. dy lands as [channel][pixel] with the

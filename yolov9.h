@@ -2027,6 +2027,7 @@ static void yolo_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yo
 }
 static void yolo_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
                                   int add) {
+    yolo_dense(x, "maxpool_backward"); yolo_dense(y, "maxpool_backward");
     #pragma omp parallel for schedule(static)
     for (int nc = 0; nc < x->n * x->c; nc++) {
         const yolo_real *p = x->data + (size_t)nc * x->h * x->w;

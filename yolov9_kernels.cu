@@ -2855,6 +2855,7 @@ static void cu_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo
     prof_end("maxpool forward", 0, store_bytes(y->store) * 2.0 * n);
 }
 static void cu_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, float *dx, int add) {
+    yolo_dense(x, "maxpool_backward"); yolo_dense(y, "maxpool_backward");
     size_t n = (size_t)x->n * x->c * x->h * x->w, no = (size_t)y->n * y->c * y->h * y->w;
     prof_begin();
     if (x->store == YOLO_FP32) maxpool_back(x->data, x, k, s, pad, y, dx, add);

@@ -1961,15 +1961,16 @@ __global__ void bn_partial_kernel(const float *z, int HW, double *part) {
     if (threadIdx.x == 0) { part[2 * blockIdx.x] = s; part[2 * blockIdx.x + 1] = ss; }
 }
 /* The nparts partial sums [nparts][C][2] of a channel (the B images of a
-   float32 map, or a store's chunks: about 264 in the forward,
-   BN_PARTIAL_BLOCKS, and about 528 or B in the backward, BNB_BLOCKS)
-   merged by one warp a channel: lane l adds parts l, l + 32, ... in
-   order, then the lanes' sums meet in a fixed tree; lane 0
-   holds them (the same bits every run), and the channel it returns; every
-   other lane, and every warp past the last channel, returns C (nothing to
-   write). Launched 32 threads a channel. A lane fetches its next eight
-   parts (16 bytes each) before it adds them: eight loads in flight, not
-   one, and the same additions in the same order. */
+   float32 map, or a store's chunks: the forward's BN_PARTIAL_BLOCKS (264)
+   blocks, or the backward's BNB_BLOCKS (528) but at least B, over the
+   tensor's runs of 64 channels) merged by one warp a channel: lane
+   l adds parts l, l + 32, ... in order, then the lanes' sums meet in a
+   fixed tree; lane 0 holds them (the same bits every run), and the
+   channel it returns; every other lane, and every warp past the last
+   channel, returns C (nothing to write). Launched 32 threads a channel. A
+   lane fetches its next eight parts (16 bytes each) before it adds them:
+   eight loads in flight, not one, and the same additions in the same
+   order. */
 static unsigned parts_blocks(int C) { return blocks_for((size_t)C * 32, 256); }
 __device__ inline int warp_parts_sum(const double *part, int nparts, int C, double &a, double &b) {
     int c = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32), lane = threadIdx.x % 32;

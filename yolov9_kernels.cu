@@ -12,6 +12,8 @@
    and launch is checked; YOLO_CUDA_SYNC=1 in the environment synchronises
    after each launch so an error names the kernel that caused it. */
 #include "yolov9.h"
+#include <cuda.h>            /* CUtensorMap: the copy engine's tensor maps */
+#include <cudaTypedefs.h>    /* their encoders' types, fetched from the driver at run time (no -lcuda) */
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -1329,6 +1331,52 @@ __device__ inline uint64_t wg_desc(unsigned addr, unsigned lbo) {
     return (uint64_t)((addr & 0x3ffff) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
 }
 
+/* The copy engine (the Tensor Memory Accelerator, cp.async.bulk.tensor).
+   A tensor map, encoded on the host (tma_rows, tma_im2col below), tells
+   it where a tensor lies in global memory and what box a copy brings;
+   one thread asks for a box at some coordinates, the engine gathers it
+   into shared memory (zeros past the tensor's edges) in the 128-byte
+   swizzle wgmma reads, and counts the bytes it wrote on an mbarrier.
+   "Tile" mode brings a box of a matrix; "im2col" mode brings, for a tap
+   (kx, ky) of a convolution, the input pixels under that tap of
+   consecutive output pixels, walking output rows and images as the
+   loaders above walk n: the gather FwdStB does with 15-20 instructions a
+   16-byte run, in one instruction a stage. An mbarrier's phase completes
+   when its one arrival has come and every byte it was told to expect
+   (expect_tx) has landed; the waiters test the phase's parity. */
+__device__ inline void mbar_init(unsigned bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(bar) : "memory");
+}
+__device__ inline void mbar_init_fence() {   /* the inits seen by the copy engine and every thread */
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_proxy_async();
+}
+__device__ inline void mbar_expect(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ inline void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+}
+__device__ inline void mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+}
+/* a tile box of a matrix map at (column x0, row x1) */
+__device__ inline void tma_tile_2d(unsigned dst, const CUtensorMap *map, unsigned bar, int x0, int x1) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                 :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(x0), "r"(x1) : "memory");
+}
+/* an im2col box of an NHWC map: from channel c, the window corner (w, h) in image n of the box's first
+   output pixel, the tap (kx, ky) */
+__device__ inline void tma_im2col_4d(unsigned dst, const CUtensorMap *map, unsigned bar, int c, int w, int h, int n, int kx, int ky) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n"
+                 :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(c), "r"(w), "r"(h), "r"(n), "h"((unsigned short)kx),
+                    "h"((unsigned short)ky) : "memory");
+}
+
 /* conv_wg_kernel's shared memory: STAGES buffers of BM rows of A and BN of B, 64 k (128 bytes) each; the
    epilogue's floats over them; 1024 bytes more, to align the ring */
 template <int BM, int BN, int STAGES> struct WgSmem {
@@ -1337,72 +1385,108 @@ template <int BM, int BN, int STAGES> struct WgSmem {
     static const int BYTES = (RING > TILE ? RING : TILE) + 1024;
 };
 
-/* Blocks a multiprocessor: two up to 128 x 128 (128 registers a thread), one for 128 x 256 */
+/* Blocks a multiprocessor: two up to 128 x 128 (128 registers a thread), one for 128 x 256.
+   The loaders are either the staged ones (every thread's cp.async runs) or
+   the copy engine's (LA::TMA: thread 0 asks for a stage's boxes, which
+   land on the stage's mbarrier "full"); the ring, the products and the
+   epilogue are the same. la and lb are __grid_constant__: the copy engine
+   reads their tensor maps where the launch put them. */
 template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
-__global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1) conv_wg_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
+__global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1)
+    conv_wg_kernel(int M, int N, int K, int kchunk, const __grid_constant__ LA la, const __grid_constant__ LB lb, EP ep) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     typedef WgSmem<BM, BN, STAGES> S;
     typedef RunMap<BM, S::BK, KOUTER> MA;
     typedef RunMap<BN, S::BK, KOUTER> MB;
     const int BK = S::BK, WG_N = BM == 64 ? 2 : 1, WN = BN / WG_N;   /* warpgroups along N; a warpgroup's columns */
     static_assert((BM == 64 || BM == 128) && (WN == 64 || WN == 128 || WN == 256), "tile shapes: 64-row warpgroups");
+    static_assert(LA::TMA == LB::TMA, "both operands by the copy engine, or neither");
     extern __shared__ __align__(16) unsigned char wg_smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES];   /* copy engine: stage s's boxes have landed */
     unsigned base = (unsigned)__cvta_generic_to_shared(wg_smem), pad = (1024 - base % 1024) % 1024;
     unsigned short *As = (unsigned short *)(wg_smem + pad), *Bs = As + STAGES * S::A;
     const unsigned sa = base + pad, sb = sa + STAGES * S::A * 2;   /* the rings' shared addresses */
+    const unsigned fb = (unsigned)__cvta_generic_to_shared(full);
     int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wg = warp / 4, wgm = wg / WG_N, wgn = wg % WG_N;
     int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
     typename LA::Row ra[MA::N];
     typename LB::Row rb[MB::N];
-    #pragma unroll
-    for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
-    #pragma unroll
-    for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
-    auto load = [&](int t) {   /* as conv_tc_kernel's, each run to its swizzled place */
-        int k0 = kbeg + t * BK, buf = t % STAGES;
-        typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
-        typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
-        #pragma unroll
-        for (int j = 0; j < MA::N; j++) {
-            if (!MA::has(tid, j)) continue;
-            int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
-            if (KOUTER && j > 0) qa = la.kpos(k);
-            cp_async16(&As[buf * S::A + MA::dst_sw128(tid, j)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
+    if constexpr (LA::TMA) {
+        if (tid == 0) {
+            for (int s = 0; s < STAGES; s++) mbar_init(fb + 8 * s);
+            mbar_init_fence();
         }
+        __syncthreads();
+    } else {
         #pragma unroll
-        for (int j = 0; j < MB::N; j++) {
-            if (!MB::has(tid, j)) continue;
-            int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
-            if (KOUTER && j > 0) qb = lb.kpos(k);
-            cp_async16(&Bs[buf * S::B + MB::dst_sw128(tid, j)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
+        for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
+        #pragma unroll
+        for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
+    }
+    auto load = [&](int t) {
+        int k0 = kbeg + t * BK, buf = t % STAGES;
+        if constexpr (LA::TMA) {   /* one thread: the stage's boxes, counted on its mbarrier, then its arrival */
+            if (tid != 0) return;
+            unsigned bar = fb + 8 * buf;
+            la.template load<BM>(sa + buf * S::A * 2, bar, k0, m0);
+            lb.template load<BN>(sb + buf * S::B * 2, bar, k0, n0);
+            mbar_arrive(bar);
+        } else {   /* as conv_tc_kernel's, each run to its swizzled place */
+            typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
+            typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
+            #pragma unroll
+            for (int j = 0; j < MA::N; j++) {
+                if (!MA::has(tid, j)) continue;
+                int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
+                if (KOUTER && j > 0) qa = la.kpos(k);
+                cp_async16(&As[buf * S::A + MA::dst_sw128(tid, j)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
+            }
+            #pragma unroll
+            for (int j = 0; j < MB::N; j++) {
+                if (!MB::has(tid, j)) continue;
+                int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
+                if (KOUTER && j > 0) qb = lb.kpos(k);
+                cp_async16(&Bs[buf * S::B + MB::dst_sw128(tid, j)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
+            }
+            cp_async_commit();
         }
     };
     float acc[WN / 2];
     #pragma unroll
     for (int i = 0; i < WN / 2; i++) acc[i] = 0.f;
     #pragma unroll
-    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); cp_async_commit(); }
+    for (int t = 0; t < STAGES - 1; t++) {
+        if (t < nk) load(t);
+        else if constexpr (!LA::TMA) cp_async_commit();   /* (empty groups keep wait_group's count) */
+    }
     for (int t = 0; t < nk; t++) {
-        cp_async_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
-        fence_proxy_async();           /* ... visible to the async proxy, which wgmma reads through */
-        __syncthreads();               /* everyone's runs; every wgmma of stage t - 1 is done */
+        if constexpr (LA::TMA) mbar_wait(fb + 8 * (t % STAGES), t / STAGES % 2);   /* stage t has landed */
+        else {
+            cp_async_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
+            fence_proxy_async();           /* ... visible to the async proxy, which wgmma reads through */
+        }
+        __syncthreads();                   /* everyone's runs; every wgmma of stage t - 1 is done */
         /* the warpgroup's rows of A and B in this stage (either layout: 64 rows of A, WN of B, BK k each), and
            a step of 16 k in them: 32 bytes along a row (k inner), or 16 rows of 128 bytes (k outer) */
         unsigned a = sa + (t % STAGES * S::A + wgm * 64 * BK) * 2, b = sb + (t % STAGES * S::B + wgn * WN * BK) * 2;
         const unsigned kstep = KOUTER ? 16 * 128 : 32, lbo = KOUTER ? 64 * BK * 2 : 16;
+        /* the copy engine fills a whole stage: past kend it holds the next k-slice's values (the staged
+           loaders' zeros), so a slice's last stage stops at kend (k-slices end in 32s: whole steps of 16) */
+        const int ksteps = LA::TMA ? min(BK, kend - (kbeg + t * BK)) : BK;
         wgmma_hold(acc);
         wgmma_fence();
         #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++)
-            Wgmma<T, WN>::template mma<KOUTER, KOUTER>(acc, wg_desc(a + kstep * kk, lbo), wg_desc(b + kstep * kk, lbo));
+            if (16 * kk < ksteps)
+                Wgmma<T, WN>::template mma<KOUTER, KOUTER>(acc, wg_desc(a + kstep * kk, lbo), wg_desc(b + kstep * kk, lbo));
         wgmma_commit();
         if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer, while the products run */
-        cp_async_commit();
+        else if constexpr (!LA::TMA) cp_async_commit();
         wgmma_wait<0>();
         wgmma_hold(acc);
     }
-    cp_async_wait<0>();
+    if constexpr (!LA::TMA) cp_async_wait<0>();
     /* the epilogue as conv_tc_kernel's: the tile as floats in shared memory, then out by store_tile */
     float *Cs = (float *)As;
     __syncthreads();   /* every warpgroup's wgmmas are done with the ring */
@@ -1492,13 +1576,14 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
         case 128: conv_wg_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); return splitk;
         }
     }
-    switch (staged_tile(M).BM) {
-    case 32: conv_tc_tile_of<T, 32, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
-    case 48: conv_tc_tile_of<T, 48, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
-    case 64: conv_tc_tile_of<T, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
-    case 96: conv_tc_tile_of<T, 96, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
-    default: conv_tc_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-    }
+    if constexpr (!LA::TMA)   /* (the copy engine's loaders are made only for wg_tile's tiles) */
+        switch (staged_tile(M).BM) {
+        case 32: conv_tc_tile_of<T, 32, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+        case 48: conv_tc_tile_of<T, 48, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+        case 64: conv_tc_tile_of<T, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+        case 96: conv_tc_tile_of<T, 96, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+        default: conv_tc_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+        }
     return splitk;
 }
 
@@ -1520,7 +1605,7 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
    (the group's first), k..k+7 contiguous: w_f[gi c2g + m][(ky, kx, ci)],
    or a phase's w_d[gi c1g + m][(ty, tx, co)] */
 template <class T_> struct RowsStA {
-    typedef T_ T; typedef const T *Row; typedef int Kpos;
+    typedef T_ T; typedef const T *Row; typedef int Kpos; static const bool TMA = false;
     const T *p; int K, r0;
     __device__ Row row(int m) const { return p + (size_t)(r0 + m) * K; }
     __device__ Kpos kpos(int k) const { return k; }
@@ -1529,7 +1614,7 @@ template <class T_> struct RowsStA {
 /* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7];
    a pixel's channels xc apart when x is a slot (its buffer's channels, a multiple of 8), else (0) C1 */
 template <class T_> struct FwdStB {
-    typedef T_ T;
+    typedef T_ T; static const bool TMA = false;
     /* the window's corner (iy0, ix0) in image b, the group's channels; iy0 and ix0 in one register,
        iy0 65536 + ix0 + 32768 (a 128 x 128 tile's BK 64 holds four rows a thread in 128 registers) */
     struct Row { const T *corner; int yx; };
@@ -1553,7 +1638,7 @@ template <class T_> struct FwdStB {
 };
 /* backward-data of a phase, B: n = (b, qy, qx), k = (ty, tx, co): dy_nhwc[b][oy - ty][ox - tx][gi c2g + co..+7] */
 template <class T_> struct BwdDataStB {
-    typedef T_ T;
+    typedef T_ T; static const bool TMA = false;
     struct Row { const T *corner; int oy, ox; };   /* dY at (oy, ox) = the position's at tap 0, image b, the group's channels */
     struct Kpos { int ty, tx, off; };              /* the tap; co - (ty Wo + tx) C2 from the corner */
     const T *p; ConvGeo c; Phase f; int gi; FastDiv fc2g;
@@ -1576,7 +1661,7 @@ template <class T_> struct BwdDataStB {
 };
 /* backward-weight, A (k outer): m = co of group gi, k = output pixel (b, oy, ox): dy_nhwc[k][gi c2g + m..+7] */
 template <class T_> struct BwdWStA {
-    typedef T_ T; typedef const T *Row; typedef int Kpos;
+    typedef T_ T; typedef const T *Row; typedef int Kpos; static const bool TMA = false;
     const T *p; int C2, gi, c2g;
     __device__ Row row(int m) const { return p + gi * c2g + m; }
     __device__ Kpos kpos(int k) const { return k; }
@@ -1584,7 +1669,7 @@ template <class T_> struct BwdWStA {
 };
 /* backward-weight, B (k outer): n = (ky, kx, ci), k = (b, oy, ox): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
 template <class T_> struct BwdWStB {
-    typedef T_ T;
+    typedef T_ T; static const bool TMA = false;
     struct Row { int ky, kx, off; };                      /* the tap; (ky W + kx) C1 + gi c1g + ci from a corner */
     struct Kpos { const T *corner; int iy0, ix0; };       /* the window's corner (iy0, ix0) in image b */
     const T *p; ConvGeo c; int gi; FastDiv fc1g;
@@ -1605,6 +1690,129 @@ template <class T_> struct BwdWStB {
         return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : q.corner + r.off;
     }
 };
+/* The copy engine's loaders (conv_wg_kernel, a build with wgmma): the same
+   operands as the staged loaders above, as tensor maps. load<R>(dst, bar,
+   k0, i0) asks for the boxes of the stage of k0..k0+63 for the R rows (k
+   inner) or columns (k outer) from i0 of the tile, telling bar their
+   bytes. A stage of 64 k must lie in one tap: the group's channels (c1g
+   for x, c2g for dY) are whole 64s where an operand is an im2col map. No
+   thread keeps rows (Row is empty): the coordinates are a stage's few
+   divisions, in one thread. */
+
+/* A, k inner: rows r0 + i0.. of a [rows][K] matrix (the forward's w_f, a phase's w_d), box 64 k x R rows */
+template <class T_> struct TmaRowsA {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; int r0;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int i0) const {
+        mbar_expect(bar, R * 128);
+        tma_tile_2d(dst, &map, bar, k0, r0 + i0);
+    }
+};
+/* forward, B: FwdStB's operand, output pixels n0.. x 64 channels of tap (ky, kx); the map's corners run
+   from -p to p - (k - 1) past the image at stride s (tma_im2col) */
+template <class T_> struct TmaFwdB {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; ConvGeo c; int gi; FastDiv fc1g;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
+        int tap = fdiv(k0, fc1g), ci = k0 - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+        int b = fdiv(n0, c.fP), pp = n0 - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        mbar_expect(bar, R * 128);
+        tma_im2col_4d(dst, &map, bar, gi * c.c1g + ci, ox * c.s - c.p, oy * c.s - c.p, b, kx, ky);
+    }
+};
+/* backward-data of a phase, B: BwdDataStB's operand as a stride-1 im2col over dY. Position (qy, qx) reads
+   dY at (qy + oy0 - ty, qx + ox0 - tx): its window's corner is (qx + ox0 - (nkx - 1), qy + oy0 - (nky - 1))
+   and tap (ty, tx) the offset (nkx - 1 - tx, nky - 1 - ty); the corners run over Wq x Hq positions */
+template <class T_> struct TmaBwdDataB {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; ConvGeo c; Phase f; int gi; FastDiv fc2g;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
+        int t = fdiv(k0, fc2g), co = k0 - t * c.c2g, ty = fdiv(t, f.fnkx), tx = t - ty * f.nkx;
+        int b = fdiv(n0, f.fPq), pp = n0 - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
+        mbar_expect(bar, R * 128);
+        tma_im2col_4d(dst, &map, bar, gi * c.c2g + co, qx + f.ox0 - (f.nkx - 1), qy + f.oy0 - (f.nky - 1), b,
+                      f.nkx - 1 - tx, f.nky - 1 - ty);
+    }
+};
+/* backward-weight, A (k outer): dY [pixels][C2], channels gi c2g + i0.. in blocks of 64 (a box of 64
+   channels x 64 pixels each, the stage's blocks of 64 columns), none past the group's M channels */
+template <class T_> struct TmaBwdWA {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; int c0, M;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int i0) const {
+        #pragma unroll
+        for (int blk = 0; blk < R / 64; blk++)
+            if (i0 + 64 * blk < M) {
+                mbar_expect(bar, 64 * 128);
+                tma_tile_2d(dst + blk * 64 * 128, &map, bar, c0 + i0 + 64 * blk, k0);
+            }
+    }
+};
+/* backward-weight, B (k outer): BwdWStB's operand, columns n = (tap, ci) in blocks of 64 (one tap each)
+   x output pixels k0..k0+63, an im2col box of 64 pixels a block, none past the N columns */
+template <class T_> struct TmaBwdWB {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; ConvGeo c; int gi, N; FastDiv fc1g;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
+        int b = fdiv(k0, c.fP), pp = k0 - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        #pragma unroll
+        for (int blk = 0; blk < R / 64; blk++) {
+            int n = n0 + 64 * blk, tap = fdiv(n, fc1g), ci = n - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+            if (n >= N) continue;
+            mbar_expect(bar, 64 * 128);
+            tma_im2col_4d(dst + blk * 64 * 128, &map, bar, gi * c.c1g + ci, ox * c.s - c.p, oy * c.s - c.p, b, kx, ky);
+        }
+    }
+};
+
+/* The tensor maps, encoded on the host by the driver's encoders (fetched once through the runtime). Both
+   kinds bring rows of 64 values (128 bytes) in the 128-byte swizzle, zeros outside the tensor. */
+static PFN_cuTensorMapEncodeTiled_v12000 g_tma_tiled = NULL;
+static PFN_cuTensorMapEncodeIm2col_v12000 g_tma_im2col = NULL;
+static void tma_encoders(void) {
+    if (g_tma_tiled && g_tma_im2col) return;
+    cudaDriverEntryPointQueryResult q1, q2;
+    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&g_tma_tiled, 12000, cudaEnableDefault, &q1));
+    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", (void **)&g_tma_im2col, 12000, cudaEnableDefault, &q2));
+    if (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess || !g_tma_tiled || !g_tma_im2col) {
+        fprintf(stderr, "yolov9: the CUDA driver has no tensor-map encoders (cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col)\n");
+        exit(1);
+    }
+}
+static CUtensorMapDataType tma_type(const __nv_bfloat16 *) { return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; }
+static CUtensorMapDataType tma_type(const __half *) { return CU_TENSOR_MAP_DATA_TYPE_FLOAT16; }
+static void tma_check(CUresult r, const char *what, int a, int b, int c, int d) {
+    if (r == CUDA_SUCCESS) return;
+    fprintf(stderr, "yolov9: the driver refused a %s tensor map (%d x %d x %d x %d, error %d)\n", what, a, b, c, d, (int)r);
+    exit(1);
+}
+/* a [rows][cols] matrix of T, rows ld values apart; boxes of box_rows rows x 64 columns */
+template <class T> static CUtensorMap tma_rows(const T *p, int cols, size_t rows, int ld, int box_rows) {
+    tma_encoders();
+    CUtensorMap m;
+    cuuint64_t dim[2] = { (cuuint64_t)cols, (cuuint64_t)rows }, stride[1] = { (cuuint64_t)ld * sizeof(T) };
+    cuuint32_t box[2] = { 64, (cuuint32_t)box_rows }, estride[2] = { 1, 1 };
+    tma_check(g_tma_tiled(&m, tma_type(p), 2, (void *)p, dim, stride, box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+              "tiled", cols, (int)rows, ld, box_rows);
+    return m;
+}
+/* B images of H x W pixels of C channels, ld a pixel (a slot's buffer's), NHWC; boxes of `pixels` output
+   pixels x 64 channels: the window corners run over [lo, W + up) x [lo, H + up) (w, h) by the stride s */
+template <class T> static CUtensorMap tma_im2col(const T *p, int B, int H, int W, int C, int ld, const int lo[2],
+                                                 const int up[2], int s, int pixels) {
+    tma_encoders();
+    CUtensorMap m;
+    cuuint64_t dim[4] = { (cuuint64_t)C, (cuuint64_t)W, (cuuint64_t)H, (cuuint64_t)B };
+    cuuint64_t stride[3] = { (cuuint64_t)ld * sizeof(T), (cuuint64_t)W * ld * sizeof(T), (cuuint64_t)H * W * ld * sizeof(T) };
+    cuuint32_t estride[4] = { 1, (cuuint32_t)s, (cuuint32_t)s, 1 };
+    tma_check(g_tma_im2col(&m, tma_type(p), 4, (void *)p, dim, stride, lo, up, 64, (cuuint32_t)pixels, estride,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+              "im2col", B, H, W, C);
+    return m;
+}
+
 /* the weight gradient of n = (ky, kx, ci) lands at dW[co][ci][ky][kx]: in
    k-slice z's plane of the workspace (slices > 1), else added to dW */
 struct DwTapStore {
@@ -1726,10 +1934,21 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
         }
         prof_begin();
         for (int gi = 0; gi < c.g; gi++) {
-            RowsStA<T> la = { wf, K, gi * c.c2g };
-            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), x_nhwc ? xc : 0 };
             size_t at = (size_t)b0 * P * store_bytes(y_store);   /* image b0's values, times its channels */
             FwdStore ep = { (char *)y + at * (yc ? yc : c.C2), bias, cc, gi, act, y_store, yc, r ? (const char *)r + at * c.C2 : NULL };
+            if constexpr (YOLO_WGMMA) {
+                WgTile t = wg_tile(c.c2g);
+                if (t.BM && c.c1g % 64 == 0) {   /* the copy engine's loaders */
+                    int lo[2] = { -c.p, -c.p }, up[2] = { c.p - (k - 1), c.p - (k - 1) };
+                    TmaRowsA<T> la = { tma_rows(wf, K, c.C2, K, t.BM), gi * c.c2g };
+                    TmaFwdB<T> lb = { tma_im2col(xb, cc.B, c.H, c.W, c.C1, x_nhwc && xc ? xc : c.C1, lo, up, c.s, t.BN), cc, gi,
+                                      fastdiv(c.c1g) };
+                    gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
+                    continue;
+                }
+            }
+            RowsStA<T> la = { wf, K, gi * c.c2g };
+            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), x_nhwc ? xc : 0 };
             gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
         }
         prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
@@ -1774,13 +1993,23 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
         double flops = 2.0 * cc.B * P * c.C2 * Kw / c.g;
         for (int gi = 0; gi < c.g; gi++) {
             prof_begin();
-            BwdWStA<T> la = { dyb, c.C2, gi, c.c2g };
-            BwdWStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
             float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
             size_t plane = (size_t)c.c2g * Kw;
             int red = cc.B * P, slices = dw_slices(prec, 1, c.c2g, Kw, red);
             DwTapStore ep = { slices > 1 ? g_splitk_work : dwg, plane, c.c1g, k * k, slices, fastdiv(c.c1g) };
-            slices = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
+            WgTile t = wg_tile(c.c2g);
+            if (YOLO_WGMMA && t.BM && c.c1g % 64 == 0) {   /* the copy engine's loaders */
+                if constexpr (YOLO_WGMMA) {
+                    int lo[2] = { -c.p, -c.p }, up[2] = { c.p - (k - 1), c.p - (k - 1) };
+                    TmaBwdWA<T> la = { tma_rows(dyb, c.C2, (size_t)red, c.C2, 64), gi * c.c2g, c.c2g };
+                    TmaBwdWB<T> lb = { tma_im2col(xb, cc.B, c.H, c.W, c.C1, c.C1, lo, up, c.s, 64), cc, gi, Kw, fastdiv(c.c1g) };
+                    slices = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
+                }
+            } else {
+                BwdWStA<T> la = { dyb, c.C2, gi, c.c2g };
+                BwdWStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
+                slices = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
+            }
             if (slices > 1) {   /* the k-slices added to dW in slice order */
                 splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);
                 CK_LAUNCH("splitk_sum_kernel");
@@ -1792,11 +2021,23 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
                 for (int px = 0; px < s; px++) {
                     Phase f;
                     if (!phase_of(c, py, px, &f)) continue;
-                    int nt = f.nky * f.nkx;
-                    RowsStA<T> da = { wd + off, nt * c.c2g, gi * c.c1g };
-                    BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
+                    int nt = f.nky * f.nkx, Kd = nt * c.c2g, Nd = cc.B * f.Hq * f.Wq;
                     BwdDataStore st = { dx + (size_t)b0 * c.C1 * c.H * c.W, cc, f, gi, dx_add };
-                    gemm_staged<false>(c.c1g, cc.B * f.Hq * f.Wq, nt * c.c2g, 1, da, dbb, st);
+                    WgTile t = wg_tile(c.c1g);
+                    if (YOLO_WGMMA && t.BM && c.c2g % 64 == 0) {   /* the copy engine's loaders */
+                        if constexpr (YOLO_WGMMA) {
+                            int lo[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };
+                            int up[2] = { lo[0] + f.Wq - c.Wo, lo[1] + f.Hq - c.Ho };
+                            TmaRowsA<T> da = { tma_rows(wd + off, Kd, (size_t)c.C1, Kd, t.BM), gi * c.c1g };
+                            TmaBwdDataB<T> dbb = { tma_im2col(dyb, cc.B, c.Ho, c.Wo, c.C2, c.C2, lo, up, 1, t.BN), cc, f, gi,
+                                                   fastdiv(c.c2g) };
+                            gemm_staged<false>(c.c1g, Nd, Kd, 1, da, dbb, st);
+                        }
+                    } else {
+                        RowsStA<T> da = { wd + off, Kd, gi * c.c1g };
+                        BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
+                        gemm_staged<false>(c.c1g, Nd, Kd, 1, da, dbb, st);
+                    }
                     off += (size_t)c.g * c.c1g * nt * c.c2g;
                 }
             prof_end(BWD_D_NAME[prec][k != 1], dx ? flops : 0, 0);

@@ -999,6 +999,13 @@ int main(void) {
         test_conv(prec, 3, 40, 17, 19, 200, 3, 2, 1, 1);    /* forward 200 rows, K = 360, stride 2; backward-data 40 */
         test_conv(prec, 2, 128, 13, 15, 160, 3, 1, 2, 0);   /* groups of 64 -> 80: K = 576, both passes on wgmma */
         test_conv_dx(prec, 2, 200, 15, 13, 64, 3, 2, 1, 0, 0);    /* backward-data 200 rows, four phases, dx assigned */
+        /* the copy engine's loaders (a build with wgmma: the operands of im2col maps in whole 64s a group) */
+        test_conv(prec, 3, 64, 23, 19, 128, 3, 1, 1, 0);    /* all three passes: boxes across rows and images */
+        test_conv(prec, 2, 64, 61, 47, 64, 3, 2, 1, 1);     /* stride 2: the corners by 2; backward-data's phases */
+        test_conv(prec, 3, 64, 48, 36, 64, 3, 1, 1, 1);     /* the weight gradient in 5 k-slices of 1056: stages of 32 */
+        test_conv(prec, 2, 256, 9, 11, 192, 1, 1, 2, 0);    /* 1x1, groups of 128 -> 96 */
+        test_conv_dx(prec, 2, 64, 23, 19, 128, 3, 1, 1, 0, 0);   /* backward-data assigning dx */
+        test_conv_slots(prec, prec, 2, 128, 13, 11, 64, 3, 2, 1, 64, 256, 0, 64, 0);   /* x a slot of 256 channels */
         test_conv_stored(prec, 1, 1, 2, 96, 17, 15, 112, 3, 1, 2);  /* 48 -> 56 a group, K = 432, NHWC out */
         test_conv_train_stored(prec, 2, 72, 19, 17, 80, 3, 2, 1, 0); /* stride 2, dx assigned */
         /* backward-data assigning dx: value by value, staged (store_tile: 16-byte runs at 64x45, else one by one) */

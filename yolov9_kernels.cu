@@ -1230,7 +1230,10 @@ static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB
    conv_wg_kernel is conv_tc_kernel with wgmma: the same 256 threads,
    the same loaders, RunMap's runs and cp.async ring of STAGES buffers,
    BK 64, the same float tile Cs and store_tile epilogue; only the
-   product and the layout of a stage differ. The two warpgroups each own
+   product and the layout of a stage differ. Where the im2col operand's
+   channels come in whole 64s a group, the copy engine fills the stages
+   instead (the Tma loaders below: one thread, a few boxes a stage). The
+   two warpgroups each own
    64 rows x WN columns of the BM x BN tile: 128 rows, one above the
    other; 64 rows, side by side (WN = BN / 2).
 
@@ -1377,6 +1380,15 @@ __device__ inline void tma_im2col_4d(unsigned dst, const CUtensorMap *map, unsig
                     "h"((unsigned short)ky) : "memory");
 }
 
+/* conv_wg_kernel's tile: BM x BN in STAGES stages (wg_tile below chooses it) */
+struct WgTile { int BM, BN, STAGES; };
+static constexpr WgTile wg_tile_of(int BM, bool tma) {
+    return BM == 64 ? WgTile{ 64, 128, tma ? 3 : 4 } : WgTile{ 128, 128, 3 };
+}
+/* blocks a multiprocessor (the kernel's launch bounds) */
+static constexpr int wg_blocks(int BM, int BN, bool tma) { return BM * BN > 128 * 128 ? 1 : BM == 64 && tma ? 3 : 2; }
+/* the tile for M rows (tma: the copy engine's loaders) */
+
 /* conv_wg_kernel's shared memory: STAGES buffers of BM rows of A and BN of B, 64 k (128 bytes) each; the
    epilogue's floats over them; 1024 bytes more, to align the ring */
 template <int BM, int BN, int STAGES> struct WgSmem {
@@ -1385,14 +1397,15 @@ template <int BM, int BN, int STAGES> struct WgSmem {
     static const int BYTES = (RING > TILE ? RING : TILE) + 1024;
 };
 
-/* Blocks a multiprocessor: two up to 128 x 128 (128 registers a thread), one for 128 x 256.
+/* Blocks a multiprocessor (wg_blocks): two up to 128 x 128 (128 registers a thread), three for the copy
+   engine's 64 x 128 (85), one for 128 x 256.
    The loaders are either the staged ones (every thread's cp.async runs) or
    the copy engine's (LA::TMA: thread 0 asks for a stage's boxes, which
    land on the stage's mbarrier "full"); the ring, the products and the
    epilogue are the same. la and lb are __grid_constant__: the copy engine
    reads their tensor maps where the launch put them. */
 template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
-__global__ void __launch_bounds__(256, BM * BN <= 128 * 128 ? 2 : 1)
+__global__ void __launch_bounds__(256, wg_blocks(BM, BN, LA::TMA))
     conv_wg_kernel(int M, int N, int K, int kchunk, const __grid_constant__ LA la, const __grid_constant__ LB lb, EP ep) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     typedef WgSmem<BM, BN, STAGES> S;
@@ -1550,15 +1563,29 @@ static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, 
    3.20 / 3.66 / 2.96 against 3.65 / 4.75 / 3.58. Even a long sum (3x3,
    256 -> 256 at 80 x 80, K 2304) ran at 243 TFLOP/s against 330: one
    warpgroup cannot issue the im2col loads of a stage as fast as the
-   tensor cores use them, and one block leaves the epilogue exposed; the
-   copy engine (cp.async.bulk.tensor, im2col mode) would take the
-   address work off the threads. */
-struct WgTile { int BM, BN, STAGES; };
-static constexpr WgTile wg_tile_of(int BM) { return BM == 64 ? WgTile{ 64, 128, 4 } : WgTile{ 128, 128, 3 }; }
-static WgTile wg_tile(int M) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128) : WgTile{ 0, 0, 0 }; }
+   tensor cores use them, and one block leaves the epilogue exposed.
+   The copy engine took that address work off the threads (701d14b, the
+   Tma loaders): in one call on the H200 (2026-12-04, bench_train, the
+   same binary with the copy engine off and on) a yolov9-c b32 step went
+   from 212.7 and 212.2 ms to 189.8 and 190.4 (its 3x3 convs: forward
+   23.5 -> 18.2 ms, backward-data 25.6 -> 20.7, backward-weight 32.8 ->
+   22.8; the 1x1s 12.3 / 14.1 / 10.6 -> 11.3 / 13.5 / 9.2), yolov9-s b64
+   from 154.1 to 148.8. Its loaders need no registers for their rows, so
+   the 64-row tile fits three blocks a multiprocessor in 3 stages (72 KB
+   each, at most 85 registers a thread): 188.6 / 189.6 ms against 190.4 /
+   190.6 in 4 stages, two blocks (yolov9-s 148.0 / 147.5 against 148.8 /
+   148.9; one call). No better with the copy engine (the same session's
+   calls): 1x1 stride-1 operands as tile boxes instead of im2col ones
+   (the same times), the wgmmas of stage t issued before those of t - 1
+   are waited for (190.9 / 191.5 ms against 189.3 / 189.9), and wider
+   tiles, one block a multiprocessor: 128 x 256 in 4 stages (196.4 /
+   196.6 against 190.2 / 190.3; yolov9-s 151.3 against 148.5), with 64 x
+   256 too (199.1 / 199.6). The 128-row tile cannot go to three blocks:
+   its m64n128 wgmma needs 90 registers a thread. */
+static WgTile wg_tile(int M, bool tma) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128, tma) : WgTile{ 0, 0, 0 }; }
 template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
 static void conv_wg_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    constexpr WgTile t = wg_tile_of(BM);
+    constexpr WgTile t = wg_tile_of(BM, LA::TMA);
     conv_wg_tiles<T, t.BM, t.BN, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
 }
 /* C = A B from staged operands (T from the loaders) in staged_tile's
@@ -1571,7 +1598,7 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     int kchunk;
     splitk = gemm_slices(YOLO_BF16, 1, M, N, K, splitk, &kchunk);
     if constexpr (YOLO_WGMMA) {
-        switch (wg_tile(M).BM) {
+        switch (wg_tile(M, LA::TMA).BM) {
         case 64: conv_wg_tile_of<T, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); return splitk;
         case 128: conv_wg_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); return splitk;
         }
@@ -1937,7 +1964,7 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
             size_t at = (size_t)b0 * P * store_bytes(y_store);   /* image b0's values, times its channels */
             FwdStore ep = { (char *)y + at * (yc ? yc : c.C2), bias, cc, gi, act, y_store, yc, r ? (const char *)r + at * c.C2 : NULL };
             if constexpr (YOLO_WGMMA) {
-                WgTile t = wg_tile(c.c2g);
+                WgTile t = wg_tile(c.c2g, true);
                 if (t.BM && c.c1g % 64 == 0) {   /* the copy engine's loaders */
                     int lo[2] = { -c.p, -c.p }, up[2] = { c.p - (k - 1), c.p - (k - 1) };
                     TmaRowsA<T> la = { tma_rows(wf, K, c.C2, K, t.BM), gi * c.c2g };
@@ -1997,7 +2024,7 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
             size_t plane = (size_t)c.c2g * Kw;
             int red = cc.B * P, slices = dw_slices(prec, 1, c.c2g, Kw, red);
             DwTapStore ep = { slices > 1 ? g_splitk_work : dwg, plane, c.c1g, k * k, slices, fastdiv(c.c1g) };
-            WgTile t = wg_tile(c.c2g);
+            WgTile t = wg_tile(c.c2g, true);
             if (YOLO_WGMMA && t.BM && c.c1g % 64 == 0) {   /* the copy engine's loaders */
                 if constexpr (YOLO_WGMMA) {
                     int lo[2] = { -c.p, -c.p }, up[2] = { c.p - (k - 1), c.p - (k - 1) };
@@ -2023,7 +2050,7 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
                     if (!phase_of(c, py, px, &f)) continue;
                     int nt = f.nky * f.nkx, Kd = nt * c.c2g, Nd = cc.B * f.Hq * f.Wq;
                     BwdDataStore st = { dx + (size_t)b0 * c.C1 * c.H * c.W, cc, f, gi, dx_add };
-                    WgTile t = wg_tile(c.c1g);
+                    WgTile t = wg_tile(c.c1g, true);
                     if (YOLO_WGMMA && t.BM && c.c2g % 64 == 0) {   /* the copy engine's loaders */
                         if constexpr (YOLO_WGMMA) {
                             int lo[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };

@@ -12,7 +12,10 @@
                       slices summed into dW (splitk_sum_kernel)
 
    so that gemm_staged's choice (staged_tile's, or wg_tile's) can be
-   checked against the others. Prints, per pass and shape, the
+   checked against the others. These are the staged loaders (every
+   thread's cp.async runs); the models' convs whose im2col operand has
+   its channels in whole 64s a group run on the copy engine's loaders
+   instead, which tests/bench_train times. Prints, per pass and shape, the
    microseconds and TFLOP/s of gemm_staged's variant and of the fastest,
    then every variant's time (wgmma's marked wg); then, per pass and
    network, the sum over its convs (a shape's count times its time) of
@@ -189,7 +192,7 @@ int main(int argc, char **argv) {
                 us[v] = ms * 1e3 / reps;
             }
             StagedTile a = staged_tile(M);
-            WgTile w = wg_tile(M);   /* gemm_staged's choice: wg_tile's where it has one */
+            WgTile w = wg_tile(M, false);   /* gemm_staged's choice for the staged loaders: wg_tile's where it has one */
             int ia = -1, it = -1, ib = 0, ip[4] = { -1, -1, -1, -1 };   /* gemm_staged's, staged_tile's, the fastest */
             for (int v = 0; v < NV; v++) {
                 const Variant &t = VARS[v];

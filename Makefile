@@ -150,8 +150,9 @@ tests/bench_conv: tests/bench_conv.cu tests/bench_conv_shapes.inc tests/yolov9_i
 	    (cat tests/bench_conv.ptxas.txt; false)
 	$(CC) $(CFLAGS) -o $@ tests/yolov9_impl.c tests/bench_conv.o $(LDLIBS) $(GPU_LIBS)
 
-# probe_tma (GPU of sm_90, prints a line a case; not in all): the tensor
-# maps and boxes a TMA-fed conv_wg_kernel would use, against a CPU gather
+# probe_tma (GPU of sm_90, prints a line a case; not in all, run by
+# tests/gpu_check.sh): the tensor maps and boxes conv_wg_kernel's copy
+# engine loaders use, against a CPU gather
 tests/probe_tma: tests/probe_tma.cu
 	$(NVCC) -O2 -arch=sm_90 -o $@ $<
 

@@ -29,6 +29,13 @@ for p in fp32 bf16; do
         > "$OUT/golden_cuda_$p.txt" 2>&1 || fail=1
     grep -E "golden case|FAIL|passed" "$OUT/golden_cuda_$p.txt"
 done
+# the copy engine's tensor maps and boxes (the Hopper path's Tma loaders), bit for bit against a gather on
+# the CPU (tests/probe_tma.cu)
+if [ "$wg" != 0 ]; then
+    make -s tests/probe_tma 2>&1 | tail -3
+    ./tests/probe_tma > "$OUT/probe_tma.txt" 2>&1 || fail=1
+    grep -E "FAIL|cases" "$OUT/probe_tma.txt"
+fi
 # the sm_80 path (mma.sync alone: make WGMMA=0) on this GPU, built in a copy of the tree: its kernels
 # against their twins and the golden cases in bf16, within the same tolerances as the Hopper path's (SM80=0
 # skips it; nothing to do in a build without the Hopper path)

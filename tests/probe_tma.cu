@@ -1,14 +1,16 @@
 /* probe_tma: does Hopper's Tensor Memory Accelerator (TMA) load what the
    convolutions' shared-memory stages must hold?
 
-   The next step of the Hopper convolutions (yolov9_kernels.cu,
-   conv_wg_kernel) is to let the TMA fill each stage: one thread asks for
-   a box and the copy engine gathers it, where today every thread computes
-   the addresses of its 16-byte cp.async runs (the integer work Nsight
-   Compute finds the kernels bound by). This program checks, before any
-   kernel relies on it, that the tensor maps we would build give the bytes
-   the kernels expect, on awkward shapes, against a gather on the CPU
-   written as the conv loaders address their operands:
+   The Hopper convolutions (yolov9_kernels.cu, conv_wg_kernel with the
+   Tma loaders) let the TMA fill each stage: one thread asks for a box and
+   the copy engine gathers it, where the staged loaders have every thread
+   compute the addresses of its 16-byte cp.async runs (the integer work
+   Nsight Compute found those kernels bound by). This program checks,
+   apart from any kernel, that tensor maps built as the backend builds
+   them give the bytes the kernels expect, on awkward shapes, against a
+   gather on the CPU written as the conv loaders address their operands
+   (tests/gpu_check.sh runs it; a wrong box here points at the driver or
+   the map, not at a kernel):
 
    - im2col boxes (cp.async.bulk.tensor ... im2col): PIX consecutive output
      pixels n = (b, oy, ox) of a conv (k, s, p) x 64 channels of one tap

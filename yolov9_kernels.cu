@@ -1386,8 +1386,7 @@ static constexpr WgTile wg_tile_of(int BM, bool tma) {
     return BM == 64 ? WgTile{ 64, 128, tma ? 3 : 4 } : WgTile{ 128, 128, 3 };
 }
 /* blocks a multiprocessor (the kernel's launch bounds) */
-static constexpr int wg_blocks(int BM, int BN, bool tma) { return BM * BN > 128 * 128 ? 1 : BM == 64 && tma ? 3 : 2; }
-/* the tile for M rows (tma: the copy engine's loaders) */
+constexpr int wg_blocks(int BM, int BN, bool tma) { return BM * BN > 128 * 128 ? 1 : BM == 64 && tma ? 3 : 2; }
 
 /* conv_wg_kernel's shared memory: STAGES buffers of BM rows of A and BN of B, 64 k (128 bytes) each; the
    epilogue's floats over them; 1024 bytes more, to align the ring */
@@ -1582,6 +1581,7 @@ static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, 
    196.6 against 190.2 / 190.3; yolov9-s 151.3 against 148.5), with 64 x
    256 too (199.1 / 199.6). The 128-row tile cannot go to three blocks:
    its m64n128 wgmma needs 90 registers a thread. */
+/* the tile for M rows (tma: the copy engine's loaders), none below 49 */
 static WgTile wg_tile(int M, bool tma) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128, tma) : WgTile{ 0, 0, 0 }; }
 template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
 static void conv_wg_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
@@ -1796,7 +1796,7 @@ template <class T_> struct TmaBwdWB {
    kinds bring rows of 64 values (128 bytes) in the 128-byte swizzle, zeros outside the tensor. */
 static PFN_cuTensorMapEncodeTiled_v12000 g_tma_tiled = NULL;
 static PFN_cuTensorMapEncodeIm2col_v12000 g_tma_im2col = NULL;
-static void tma_encoders(void) {
+inline void tma_encoders(void) {   /* (inline: no warning in a build without the Hopper path, which never calls it) */
     if (g_tma_tiled && g_tma_im2col) return;
     cudaDriverEntryPointQueryResult q1, q2;
     CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&g_tma_tiled, 12000, cudaEnableDefault, &q1));
@@ -1806,9 +1806,9 @@ static void tma_encoders(void) {
         exit(1);
     }
 }
-static CUtensorMapDataType tma_type(const __nv_bfloat16 *) { return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; }
-static CUtensorMapDataType tma_type(const __half *) { return CU_TENSOR_MAP_DATA_TYPE_FLOAT16; }
-static void tma_check(CUresult r, const char *what, int a, int b, int c, int d) {
+inline CUtensorMapDataType tma_type(const __nv_bfloat16 *) { return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; }
+inline CUtensorMapDataType tma_type(const __half *) { return CU_TENSOR_MAP_DATA_TYPE_FLOAT16; }
+inline void tma_check(CUresult r, const char *what, int a, int b, int c, int d) {
     if (r == CUDA_SUCCESS) return;
     fprintf(stderr, "yolov9: the driver refused a %s tensor map (%d x %d x %d x %d, error %d)\n", what, a, b, c, d, (int)r);
     exit(1);
@@ -1963,20 +1963,20 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
         for (int gi = 0; gi < c.g; gi++) {
             size_t at = (size_t)b0 * P * store_bytes(y_store);   /* image b0's values, times its channels */
             FwdStore ep = { (char *)y + at * (yc ? yc : c.C2), bias, cc, gi, act, y_store, yc, r ? (const char *)r + at * c.C2 : NULL };
-            if constexpr (YOLO_WGMMA) {
-                WgTile t = wg_tile(c.c2g, true);
-                if (t.BM && c.c1g % 64 == 0) {   /* the copy engine's loaders */
+            WgTile t = wg_tile(c.c2g, true);
+            if (YOLO_WGMMA && t.BM && c.c1g % 64 == 0) {   /* the copy engine's loaders */
+                if constexpr (YOLO_WGMMA) {
                     int lo[2] = { -c.p, -c.p }, up[2] = { c.p - (k - 1), c.p - (k - 1) };
                     TmaRowsA<T> la = { tma_rows(wf, K, c.C2, K, t.BM), gi * c.c2g };
                     TmaFwdB<T> lb = { tma_im2col(xb, cc.B, c.H, c.W, c.C1, x_nhwc && xc ? xc : c.C1, lo, up, c.s, t.BN), cc, gi,
                                       fastdiv(c.c1g) };
                     gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
-                    continue;
                 }
+            } else {
+                RowsStA<T> la = { wf, K, gi * c.c2g };
+                FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), x_nhwc ? xc : 0 };
+                gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
             }
-            RowsStA<T> la = { wf, K, gi * c.c2g };
-            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), x_nhwc ? xc : 0 };
-            gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
         }
         prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
     }

@@ -1461,17 +1461,13 @@ __global__ void __launch_bounds__(256, wg_blocks(BM, BN, LA::TMA))
                 if (KOUTER && j > 0) qb = lb.kpos(k);
                 cp_async16(&Bs[buf * S::B + MB::dst_sw128(tid, j)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
             }
-            cp_async_commit();
         }
     };
     float acc[WN / 2];
     #pragma unroll
     for (int i = 0; i < WN / 2; i++) acc[i] = 0.f;
     #pragma unroll
-    for (int t = 0; t < STAGES - 1; t++) {
-        if (t < nk) load(t);
-        else if constexpr (!LA::TMA) cp_async_commit();   /* (empty groups keep wait_group's count) */
-    }
+    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); cp_async_commit(); }   /* (the copy engine's: empty groups) */
     for (int t = 0; t < nk; t++) {
         if constexpr (LA::TMA) mbar_wait(fb + 8 * (t % STAGES), t / STAGES % 2);   /* stage t has landed */
         else {
@@ -1494,11 +1490,11 @@ __global__ void __launch_bounds__(256, wg_blocks(BM, BN, LA::TMA))
                 Wgmma<T, WN>::template mma<KOUTER, KOUTER>(acc, wg_desc(a + kstep * kk, lbo), wg_desc(b + kstep * kk, lbo));
         wgmma_commit();
         if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer, while the products run */
-        else if constexpr (!LA::TMA) cp_async_commit();
+        cp_async_commit();
         wgmma_wait<0>();
         wgmma_hold(acc);
     }
-    if constexpr (!LA::TMA) cp_async_wait<0>();
+    cp_async_wait<0>();
     /* the epilogue as conv_tc_kernel's: the tile as floats in shared memory, then out by store_tile */
     float *Cs = (float *)As;
     __syncthreads();   /* every warpgroup's wgmmas are done with the ring */
@@ -1796,7 +1792,7 @@ template <class T_> struct TmaBwdWB {
    kinds bring rows of 64 values (128 bytes) in the 128-byte swizzle, zeros outside the tensor. */
 static PFN_cuTensorMapEncodeTiled_v12000 g_tma_tiled = NULL;
 static PFN_cuTensorMapEncodeIm2col_v12000 g_tma_im2col = NULL;
-inline void tma_encoders(void) {   /* (inline: no warning in a build without the Hopper path, which never calls it) */
+inline void tma_encoders(void) {   /* (inline: unused in a build without the Hopper path) */
     if (g_tma_tiled && g_tma_im2col) return;
     cudaDriverEntryPointQueryResult q1, q2;
     CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&g_tma_tiled, 12000, cudaEnableDefault, &q1));

@@ -634,6 +634,14 @@ __device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
 __device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s * (1.f + x * (1.f - s)); }
 __device__ inline float d_silu(float x) { return x * d_sigmoid(x); }
 __device__ inline float bn_act(float u, int act) { return act ? d_silu(u) : u; }
+/* The same for a pass whose results are stored in two bytes (bf16 or half, 8 or 11 bits): the
+   hardware's approximate exp and division, a few float ulps off expf's and the IEEE quotient's (far
+   below the store's rounding), at about half the instructions of the exact forms, which leave the
+   stored BatchNorm passes short of issue slots, not of memory. The float32 path keeps the exact forms. */
+__device__ inline float d_sigmoid_fast(float x) { return __fdividef(1.f, 1.f + __expf(-x)); }
+template <class T> __device__ inline float t_sigmoid(float x) { return sizeof(T) == 4 ? d_sigmoid(x) : d_sigmoid_fast(x); }
+template <class T> __device__ inline float t_silu_grad(float x) { float s = t_sigmoid<T>(x); return s * (1.f + x * (1.f - s)); }
+template <class T> __device__ inline float t_bn_act(float u, int act) { return act ? u * t_sigmoid<T>(u) : u; }
 
 /* a conv reads a stored input only in its products' precision (the staged copy it stands for) */
 static void conv_input_store(const yolo_tensor *x, yolo_precision prec, const char *op) {
@@ -2252,16 +2260,63 @@ __device__ inline int warp_parts_sum(const double *part, int nparts, int C, doub
     for (int o = 16; o > 0; o >>= 1) { a += __shfl_down_sync(0xffffffffu, a, o); b += __shfl_down_sync(0xffffffffu, b, o); }
     return lane ? C : c;
 }
-/* mean, biased variance for normalising, running statistics with the unbiased one, over N values */
-__global__ void bn_stats_kernel(const double *part, int nparts, int C, double N, float *mean, float *invstd, float *rmean,
-                                float *rvar, float momentum, float eps) {
+/* What the statistics are for: mean, biased variance for normalising, running statistics with the
+   unbiased one, over N values. count NULL: the partial sums alone (--sync-bn sums them over the
+   processes first, then bn_stats_kernel) */
+struct BnStatsOut { unsigned *count; double N; float *mean, *invstd, *rmean, *rvar; float momentum, eps; };
+__device__ inline void bn_stats_write(int c, double s, double ss, const BnStatsOut &o) {
+    double m = s / o.N, var = fmax(ss / o.N - m * m, 0.0);
+    o.mean[c] = (float)m; o.invstd[c] = (float)(1.0 / sqrt(var + o.eps));
+    o.rmean[c] = (float)((1 - o.momentum) * o.rmean[c] + o.momentum * m);
+    o.rvar[c] = (float)((1 - o.momentum) * o.rvar[c] + o.momentum * (o.N > 1 ? var * o.N / (o.N - 1) : var));
+}
+__global__ void bn_stats_kernel(const double *part, int nparts, int C, BnStatsOut o) {
     double s, ss;
     int c = warp_parts_sum(part, nparts, C, s, ss);
-    if (c >= C) return;
-    double m = s / N, var = fmax(ss / N - m * m, 0.0);
-    mean[c] = (float)m; invstd[c] = (float)(1.0 / sqrt(var + eps));
-    rmean[c] = (float)((1 - momentum) * rmean[c] + momentum * m);
-    rvar[c] = (float)((1 - momentum) * rvar[c] + momentum * (N > 1 ? var * N / (N - 1) : var));
+    if (c < C) bn_stats_write(c, s, ss, o);
+}
+
+/* The stored passes' sums merged without a launch of their own: their
+   grid is a column of blocks (blockIdx.x, each a part) for each run of 64
+   channels (blockIdx.y); a block writes its part, makes it visible, and
+   counts itself in its column's count; the block that counts last sees
+   every part of the column and merges them. Which block that is varies
+   from run to run, the order of the merge does not: four threads a
+   channel add every fourth part in part order, then meet in thread order
+   (the same bits every run). It leaves the count at 0 for the next pass. */
+static const int BN_COUNTS = 1024;   /* columns (runs of 64 channels) a pass may have */
+static unsigned *g_bn_count = NULL;   /* [BN_COUNTS], zero between passes */
+static unsigned *bn_counts(int columns) {
+    if (columns > BN_COUNTS) return NULL;   /* then the merge's own launch */
+    if (!g_bn_count) g_bn_count = (unsigned *)cu_own_alloc(BN_COUNTS * sizeof(unsigned));
+    return g_bn_count;
+}
+__device__ inline bool last_of_column(unsigned *count) {
+    __shared__ bool last;
+    __threadfence();   /* this block's part, before its count */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(&count[blockIdx.y], 1u) == gridDim.x - 1;
+        if (last) count[blockIdx.y] = 0;
+    }
+    __syncthreads();
+    if (last) __threadfence();
+    return last;
+}
+/* the column's parts [gridDim.x][C][2] of channels c0.. merged (256 threads); thread j < 64 gets
+   channel c0 + j's; sh: room for four threads' sums a channel */
+__device__ inline void column_parts_sum(const double *part, int C, int c0, double (*sh)[64][2], double &a, double &b) {
+    int j = threadIdx.x % 64, q = threadIdx.x / 64, c = c0 + j;
+    double s = 0, ss = 0;
+    #pragma unroll 4
+    for (int p = q; c < C && p < (int)gridDim.x; p += 4) {
+        double2 v = __ldcg((const double2 *)(part + 2 * ((size_t)p * C + c)));
+        s += v.x; ss += v.y;
+    }
+    sh[q][j][0] = s; sh[q][j][1] = ss;
+    __syncthreads();
+    a = ((sh[0][j][0] + sh[1][j][0]) + sh[2][j][0]) + sh[3][j][0];
+    b = ((sh[0][j][1] + sh[1][j][1]) + sh[2][j][1]) + sh[3][j][1];
 }
 
 /* --sync-bn: the nparts partial sums of each channel (one an image for float32, one a row chunk for an NHWC
@@ -2394,7 +2449,8 @@ static const int BN_NHWC_CHANNELS = 64;   /* channels a block of bn_partial_nhwc
    into part[2 (chunk C + c)] */
 static const int BN_ROWS_IN_FLIGHT = 4;
 template <class T>
-__global__ void __launch_bounds__(256) bn_partial_nhwc_kernel(const T *z, int C, RowChunks rc, int vec, double *part) {
+__global__ void __launch_bounds__(256) bn_partial_nhwc_kernel(const T *z, int C, RowChunks rc, int vec, double *part,
+                                                             BnStatsOut o) {
     __shared__ double sh[32][BN_NHWC_CHANNELS][2];
     int tx = threadIdx.x % 8, ty = threadIdx.x / 8, c0 = blockIdx.y * BN_NHWC_CHANNELS + 8 * tx;
     int r0 = blockIdx.x * rc.per, r1 = min(rc.rows, r0 + rc.per), valid = min(8, C - c0);
@@ -2412,11 +2468,16 @@ __global__ void __launch_bounds__(256) bn_partial_nhwc_kernel(const T *z, int C,
     }
     for (int j = 0; j < 8; j++) { sh[ty][8 * tx + j][0] = s[j]; sh[ty][8 * tx + j][1] = ss[j]; }
     __syncthreads();
-    int c = blockIdx.y * BN_NHWC_CHANNELS + threadIdx.x;
-    if (threadIdx.x >= BN_NHWC_CHANNELS || c >= C) return;
-    double a = 0, b = 0;
-    for (int j = 0; j < 32; j++) { a += sh[j][threadIdx.x][0]; b += sh[j][threadIdx.x][1]; }
-    part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = b;
+    int c = blockIdx.y * BN_NHWC_CHANNELS + threadIdx.x, mine = threadIdx.x < BN_NHWC_CHANNELS && c < C;
+    if (mine) {
+        double a = 0, b = 0;
+        for (int j = 0; j < 32; j++) { a += sh[j][threadIdx.x][0]; b += sh[j][threadIdx.x][1]; }
+        part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = b;
+    }
+    if (!o.count || !last_of_column(o.count)) return;
+    double a, b;
+    column_parts_sum(part, C, blockIdx.y * BN_NHWC_CHANNELS, sh, a, b);
+    if (mine) bn_stats_write(c, a, b, o);
 }
 /* u = a z + b per channel (then the SiLU), rounded to T, on [rows][C]. A
    thread owns 8 channels (16 bytes of a row) and keeps their constants in
@@ -2462,7 +2523,7 @@ template <class T> __global__ void __launch_bounds__(256) bn_apply_nhwc_kernel(c
             #pragma unroll
             for (int j = 0; j < 8; j++) {   /* (a z + beta) - a mean, two fused multiply-adds written out */
                 float v = __fmaf_rn(-a[j], me[j], __fmaf_rn(a[j], to_float(e[k].v[j]), be[j]));
-                e[k].v[j] = round_to<T>(bn_act(v, act));
+                e[k].v[j] = round_to<T>(t_bn_act<T>(v, act));
             }
             store8(u + (r + k * ag.down) * C + c0, e[k], vec, valid);
         }
@@ -2483,20 +2544,25 @@ static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const 
     same_store(z, u, "batchnorm");
     RowChunks rc = row_chunks(z, BN_NHWC_CHANNELS);
     double *part = bn_scratch(2 * (size_t)(z->store == YOLO_FP32 ? z->n : rc.n) * z->c);
+    BnStatsOut o = { NULL, (double)z->n * HW * (group ? group->world : 1), mean, invstd, rmean, rvar, (float)momentum,
+                     (float)eps };
     prof_begin();
     if (z->store == YOLO_FP32) bn_partial_kernel<<<z->n * z->c, 256>>>(z->data, HW, part);
-    else {
+    else {   /* the stored pass merges its sums itself (but for --sync-bn's) */
         dim3 grid(rc.n, (z->c + BN_NHWC_CHANNELS - 1) / BN_NHWC_CHANNELS);
         int vec = vec8(z, z);
-        if (z->store == YOLO_BF16) bn_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, z->c, rc, vec, part);
-        else bn_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, z->c, rc, vec, part);
-        nparts = rc.n;
+        BnStatsOut ob = o;
+        if (!group) ob.count = bn_counts(grid.y);
+        if (z->store == YOLO_BF16) bn_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, z->c, rc, vec, part, ob);
+        else bn_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, z->c, rc, vec, part, ob);
+        nparts = ob.count ? 0 : rc.n;
     }
     CK_LAUNCH("bn_partial_kernel");
     if (group) { bn_group_sum(part, nparts, z->c, group); nparts = 1; }   /* --sync-bn: over every process's share */
-    bn_stats_kernel<<<parts_blocks(z->c), 256>>>(part, nparts, z->c, (double)z->n * HW * (group ? group->world : 1),
-                                                    mean, invstd, rmean, rvar, (float)momentum, (float)eps);
-    CK_LAUNCH("bn_stats_kernel");
+    if (nparts) {
+        bn_stats_kernel<<<parts_blocks(z->c), 256>>>(part, nparts, z->c, o);
+        CK_LAUNCH("bn_stats_kernel");
+    }
     if (z->store == YOLO_FP32) {
         bn_apply_kernel<<<plane_grid(z), 256>>>(z->data, u->data, z->c, HW, gamma, beta, mean, invstd, NULL, (float)eps, act);
         CK_LAUNCH("bn_apply_kernel");
@@ -2534,12 +2600,17 @@ __global__ void bn_back_partial_kernel(const float *z, const float *dy, int C, i
     block_sum2(sg, sgx);
     if (threadIdx.x == 0) { part[2 * blockIdx.x] = sg; part[2 * blockIdx.x + 1] = sgx; }
 }
-__global__ void bn_back_reduce_kernel(const double *part, int nparts, int C, float *dgamma, float *dbeta, float *sums) {
+/* what the backward's sums are for: dgamma += sum g xhat, dbeta += sum g (NULL: --sync-bn's second
+   merge, the process's own were added by the first), and sums [C][2] for dz. count: as BnStatsOut's */
+struct BnBackOut { unsigned *count; float *dgamma, *dbeta, *sums; };
+__device__ inline void bn_back_write(int c, double sg, double sgx, const BnBackOut &o) {
+    if (o.dgamma) { o.dgamma[c] += (float)sgx; o.dbeta[c] += (float)sg; }
+    o.sums[2 * c] = (float)sg; o.sums[2 * c + 1] = (float)sgx;
+}
+__global__ void bn_back_reduce_kernel(const double *part, int nparts, int C, BnBackOut o) {
     double sg, sgx;
     int c = warp_parts_sum(part, nparts, C, sg, sgx);
-    if (c >= C) return;
-    if (dgamma) { dgamma[c] += (float)sgx; dbeta[c] += (float)sg; }
-    sums[2 * c] = (float)sg; sums[2 * c + 1] = (float)sgx;
+    if (c < C) bn_back_write(c, sg, sgx, o);
 }
 
 __global__ void bn_back_apply_kernel(float *z, const float *dy, int C, int HW, float N, const float *gamma,
@@ -2587,6 +2658,7 @@ __global__ void bn_back_apply_kernel(float *z, const float *dy, int C, int HW, f
    by bn_back_reduce_kernel in chunk order: the same bits every run. */
 struct BnTiles { int HW, tiles, per, chunks; };   /* pixels an image, 32-pixel tiles an image, tiles a chunk, chunks an image */
 static const int BNB_CHANNELS = 64;               /* channels a tile */
+static_assert(BNB_CHANNELS == 64 && BN_NHWC_CHANNELS == 64, "column_parts_sum merges runs of 64 channels");
 static const int BNB_STAGES = 3;                  /* tiles a block holds in shared memory */
 static const int BNB_BLOCKS = 528;                /* blocks a pass, about (a constant: the same sums on every GPU) */
 static BnTiles bn_tiles(const yolo_tensor *z) {
@@ -2663,7 +2735,7 @@ template <class T>
 __global__ void __launch_bounds__(256, 4) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C, BnTiles bt, int vz,
                                                                    int vdy, const float *gamma, const float *beta,
                                                                    const float *mean, const float *invstd, int act,
-                                                                   double *part) {
+                                                                   double *part, BnBackOut o) {
     __shared__ union { BnbStages st; double sums[32][BNB_CHANNELS][2]; } sm;   /* the sums once the stages are read */
     __shared__ float pc[6][BNB_CHANNELS];
     int c0 = blockIdx.y * BNB_CHANNELS, pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
@@ -2674,7 +2746,7 @@ __global__ void __launch_bounds__(256, 4) bn_back_partial_nhwc_kernel(const T *z
         for (int j = 0; j < 8; j++) {
             if (j >= valid) break;
             float xh = (to_float(zt.v[j]) - pc[0][cz + j]) * pc[1][cz + j], g = gs[32 * j];
-            if (act) g *= d_silu_grad(pc[2][cz + j] * xh + pc[3][cz + j]);
+            if (act) g *= t_silu_grad<T>(pc[2][cz + j] * xh + pc[3][cz + j]);
             sg[j] += g; sgx[j] += g * xh;
         }
     });
@@ -2682,11 +2754,16 @@ __global__ void __launch_bounds__(256, 4) bn_back_partial_nhwc_kernel(const T *z
     #pragma unroll
     for (int j = 0; j < 8; j++) { sm.sums[pz][cz + j][0] = sg[j]; sm.sums[pz][cz + j][1] = sgx[j]; }
     __syncthreads();
-    int c = c0 + threadIdx.x;
-    if (threadIdx.x >= BNB_CHANNELS || c >= C) return;
-    double a = 0, sx = 0;
-    for (int r = 0; r < 32; r++) { a += sm.sums[r][threadIdx.x][0]; sx += sm.sums[r][threadIdx.x][1]; }
-    part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = sx;
+    int c = c0 + threadIdx.x, mine = threadIdx.x < BNB_CHANNELS && c < C;
+    if (mine) {
+        double a = 0, sx = 0;
+        for (int r = 0; r < 32; r++) { a += sm.sums[r][threadIdx.x][0]; sx += sm.sums[r][threadIdx.x][1]; }
+        part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = sx;
+    }
+    if (!o.count || !last_of_column(o.count)) return;
+    double a, sx;
+    column_parts_sum(part, C, c0, sm.sums, a, sx);
+    if (mine) bn_back_write(c, a, sx, o);
 }
 /* dz of a chunk of tiles a block, as the sums pass streams them, rounded to T over z (each tile's z
    staged before it is written); sums [C][2]: each channel's sum of g and of g xhat */
@@ -2707,7 +2784,7 @@ __global__ void __launch_bounds__(256, 4) bn_back_apply_nhwc_kernel(T *z, const 
             int cj = cz + j;
             float m = pc[0][cj], is = pc[1][cj], ga = pc[2][cj], k = ga * is / N, xh = (to_float(zt.v[j]) - m) * is;
             float g = gs[32 * j];
-            if (act) g *= d_silu_grad(ga * xh + pc[3][cj]);
+            if (act) g *= t_silu_grad<T>(ga * xh + pc[3][cj]);
             zt.v[j] = round_to<T>(k * (N * g - pc[4][cj] - xh * pc[5][cj]));
         }
         store8(z + ((size_t)b * bt.HW + 32 * t + pz) * C + c0 + cz, zt, vz, valid);
@@ -2732,19 +2809,23 @@ static void cu_bn_act_backward(yolo_tensor *z, const float *dy, const float *gam
     double *part = bn_scratch(2 * (size_t)nparts * z->c);
     float N = (float)((size_t)z->n * HW * (group ? group->world : 1));
     dim3 chunks(z->n * bt.chunks, (z->c + BNB_CHANNELS - 1) / BNB_CHANNELS);
+    BnBackOut o = { stored && !group ? bn_counts(chunks.y) : NULL, dgamma, dbeta, g_bn_sums };   /* merged in the pass */
     prof_begin();
     if (!stored) bn_back_partial_kernel<<<z->n * z->c, 256>>>(z->data, dy, z->c, HW, gamma, beta, mean, invstd, act, part);
     else if (z->store == YOLO_BF16)
         bn_back_partial_nhwc_kernel<<<chunks, 256>>>((const __nv_bfloat16 *)z->data, dy, z->c, bt, vz, vdy, gamma, beta,
-                                                     mean, invstd, act, part);
+                                                     mean, invstd, act, part, o);
     else bn_back_partial_nhwc_kernel<<<chunks, 256>>>((const __half *)z->data, dy, z->c, bt, vz, vdy, gamma, beta, mean,
-                                                      invstd, act, part);
+                                                      invstd, act, part, o);
     CK_LAUNCH("bn_back_partial_kernel");
-    bn_back_reduce_kernel<<<parts_blocks(z->c), 256>>>(part, nparts, z->c, dgamma, dbeta, g_bn_sums);
-    CK_LAUNCH("bn_back_reduce_kernel");
+    if (!o.count) {
+        bn_back_reduce_kernel<<<parts_blocks(z->c), 256>>>(part, nparts, z->c, o);
+        CK_LAUNCH("bn_back_reduce_kernel");
+    }
     if (group) {   /* --sync-bn: the sums over every process's share (dgamma and dbeta stay the share's) */
         bn_group_sum(part, nparts, z->c, group);
-        bn_back_reduce_kernel<<<parts_blocks(z->c), 256>>>(part, 1, z->c, NULL, NULL, g_bn_sums);
+        BnBackOut og = { NULL, NULL, NULL, g_bn_sums };
+        bn_back_reduce_kernel<<<parts_blocks(z->c), 256>>>(part, 1, z->c, og);
         CK_LAUNCH("bn_back_reduce_kernel");
     }
     if (!stored)
@@ -2761,7 +2842,10 @@ static void cu_bn_act_backward(yolo_tensor *z, const float *dy, const float *gam
 
 /* RepConvN's SiLU of two branches of one store (elementwise: NHWC or NCHW alike) */
 template <class T> __global__ void silu_kernel(T *y, const T *a, const T *b, size_t n) {
-    GRID_STRIDE(i, n) y[i] = round_to<T>(d_silu(to_float(a[i]) + to_float(b[i])));
+    GRID_STRIDE(i, n) {
+        float u = to_float(a[i]) + to_float(b[i]);
+        y[i] = round_to<T>(u * t_sigmoid<T>(u));
+    }
 }
 /* its backward, one thread per gradient value i = (b, c, p) of NCHW floats, reading the branches
    where their store keeps value (b, c, p) */

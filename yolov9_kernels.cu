@@ -2399,8 +2399,9 @@ __global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const f
    channels are cut into chunks of whole 32-row tiles, one per blockIdx.x,
    about BN_PARTIAL_BLOCKS blocks in all; a block takes a run of channels
    (blockIdx.y) of its chunk. The sums inside a block are added in a fixed
-   order, the chunks' by bn_stats_kernel in a fixed order: the same bits on
-   every run. The count is a constant, not read off the device, so that
+   order, the chunks' in a fixed order by the pass's last block of the run
+   (last_of_column; bn_stats_kernel for --sync-bn): the same bits on every
+   run. The count is a constant, not read off the device, so that
    every GPU adds in the same order. Few long chunks beat many short ones:
    a block's start (its channels' constants, the first rows' latency) and
    its end (the sums through shared memory) are paid once a chunk, and
@@ -2655,7 +2656,8 @@ __global__ void bn_back_apply_kernel(float *z, const float *dy, int C, int HW, f
    float4) the thread loads it value by value and writes the stage itself.
    The partial sums: each thread's float sums over the chunk (a pixel a
    tile) added in double in pixel-row order within the block, the chunks'
-   by bn_back_reduce_kernel in chunk order: the same bits every run. */
+   in chunk order by the pass's last block of the run (last_of_column;
+   bn_back_reduce_kernel for --sync-bn): the same bits every run. */
 struct BnTiles { int HW, tiles, per, chunks; };   /* pixels an image, 32-pixel tiles an image, tiles a chunk, chunks an image */
 static const int BNB_CHANNELS = 64;               /* channels a tile */
 static_assert(BNB_CHANNELS == 64 && BN_NHWC_CHANNELS == 64, "column_parts_sum merges runs of 64 channels");

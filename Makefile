@@ -1,8 +1,9 @@
 # yolov9.c — `make` builds the programs and tests: with cc alone (the CPU
 # reference), plus the CUDA backend when nvcc is found, plus data-parallel
 # training (train under mpirun) when mpicc is found, over NCCL on the GPU
-# when nccl.h is found too. `make test` runs the CPU tests; `make
-# test-cuda` the GPU ones (on a machine with a GPU).
+# when nccl.h is found too. `make test` runs the CPU tests, and the CUDA
+# backend's on the simulator (tests/sim, no GPU needed); `make test-cuda`
+# the GPU ones (on a machine with a GPU).
 CC        ?= cc
 CFLAGS    ?= -O2 -march=native -fopenmp -Wall -Wno-format-truncation -Wno-stringop-overflow
 LDLIBS    = -ljpeg -lstb -lm -lpthread
@@ -37,6 +38,8 @@ endif
 
 # the GPU's test programs, built where nvcc is
 CUDA_TESTS = tests/test_cuda tests/bench_train
+# and two of them on the CUDA simulator (below), built everywhere
+SIM_TESTS = tests/test_cuda_sim tests/golden_check_sim
 
 # data parallel (yolov9.h section 16): train and its test built with mpicc
 # (Open MPI: Debian's openmpi-bin libopenmpi-dev) and YOLO_MPI; without
@@ -72,7 +75,7 @@ endif
 # the three programs are built into tests/, beside every other binary, so that
 # the top level holds the sources alone (the design's layout): tests/train ...
 PROGS = tests/detect tests/train tests/val
-TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only $(GPU_TESTS) $(DP_TESTS)
+TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only $(SIM_TESTS) $(GPU_TESTS) $(DP_TESTS)
 
 all: $(PROGS) $(TESTS)
 
@@ -119,7 +122,7 @@ tests/cxx_check: tests/golden_check.c tests/test_model_only.c yolov9.h
 	@touch $@
 
 test: $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only tests/cxx_check \
-      tests/asan_detect tests/fuzz $(DP_TESTS)
+      tests/asan_detect tests/fuzz $(SIM_TESTS) $(DP_TESTS)
 	@fail=0; n=0; run() { n=$$((n + 1)); "$$@" || fail=$$((fail + 1)); }; \
 	run ./tests/test_weights; \
 	run ./tests/test_plan; \
@@ -135,6 +138,9 @@ test: $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_
 	run ./tests/golden_check $(GOLDEN); \
 	run ./tests/golden_check --precision bf16 $(GOLDEN); \
 	run ./tests/test_grad tests/golden; \
+	run ./tests/test_cuda_sim --quick; \
+	run ./tests/golden_check_sim --device cuda $(GOLDEN); \
+	run ./tests/golden_check_sim --device cuda --precision bf16 $(GOLDEN); \
 	run sh tests/test_train.sh; \
 	run sh tests/test_detect.sh; \
 	run sh tests/test_val.sh; \
@@ -156,6 +162,19 @@ tests/bench_conv: tests/bench_conv.cu tests/bench_conv_shapes.inc tests/yolov9_i
 tests/probe_tma: tests/probe_tma.cu
 	$(NVCC) -O2 -arch=sm_90 -o $@ $<
 
+# the CUDA backend on the CPU (tests/sim): cu2cpp.py makes yolov9_kernels.cu
+# plain C++ that cuda_sim.h runs, each block's threads as fibers (no GPU,
+# no CUDA toolkit: the sm_80 path, tensor-core instructions included).
+# test_cuda and golden_check --device cuda link it as they link the GPU's
+# object. -no-pie: shared memory's addresses must fit in 32 bits;
+# -ffp-contract=fast: a * b + c fused, as nvcc does by default (-fmad).
+tests/sim/kernels.o: yolov9_kernels.cu yolov9.h tests/sim/cu2cpp.py tests/sim/cuda_sim.h
+	python3 tests/sim/cu2cpp.py yolov9_kernels.cu tests/sim/kernels.cpp
+	$(CXX) -std=c++17 -O2 -march=native -ffp-contract=fast -fno-pie -fno-strict-aliasing -w -I. -Itests/sim -c -o $@ tests/sim/kernels.cpp
+
+tests/test_cuda_sim tests/golden_check_sim: tests/%_sim: tests/%.c yolov9.h tests/sim/kernels.o
+	$(CC) $(CFLAGS) -no-pie -o $@ $< tests/sim/kernels.o $(LDLIBS) -lstdc++
+
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
 	./tests/golden_check --device cuda $(GOLDEN)
@@ -164,6 +183,6 @@ test-cuda: tests/test_cuda tests/golden_check
 clean:
 	rm -f $(PROGS) $(TESTS) $(CUDA_TESTS) tests/test_dp tests/cxx_check tests/asan_detect tests/fuzz \
 	      tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt tests/bench_conv tests/bench_conv.o tests/bench_conv.ptxas.txt \
-	      tests/probe_tma
+	      tests/probe_tma $(SIM_TESTS) tests/sim/kernels.cpp tests/sim/kernels.o
 
 .PHONY: all test test-cuda clean

@@ -1,0 +1,502 @@
+/* cuda_sim.h — the CUDA backend's source run on the CPU, for machines
+   without a GPU (CI) and for finding a kernel's bug before a GPU does.
+
+   tests/sim/cu2cpp.py turns yolov9_kernels.cu into C++ that includes this
+   header instead of the CUDA toolkit's. What it provides:
+
+   - the language: __global__ and __device__ functions are plain functions,
+     __shared__ variables are static (one block runs at a time, so a
+     static is the block's), the vector and two-byte float types, the
+     intrinsics the backend uses;
+   - execution: a launch runs its blocks one after another; a block's
+     threads are fibers (each its own stack) on one CPU thread, switched
+     only where CUDA threads wait for each other: __syncthreads(), and the
+     warp's collective instructions (__shfl_down_sync, ldmatrix,
+     mma.sync), which run once the warp's 32 lanes have all arrived, with
+     every lane's registers in hand. A block whose threads can never all
+     arrive (a barrier some skip, lanes of a warp at different
+     collectives) is reported as the deadlock it would be;
+   - the sm_80 path's instructions in C: ldmatrix (x4, .trans), mma.sync
+     m16n8k16 in bf16 and half (products exact, sums in double, rounded
+     once), cp.async (the copy lands when it is issued: a legal schedule);
+     the Hopper path (wgmma, the copy engine, mbarriers) is not simulated:
+     the simulated device is sm_80, which never reaches it;
+   - the runtime: device memory is host memory, copies are memcpy, every
+     call is synchronous, a launch's configuration is checked against the
+     hardware's limits (an error for CK_LAUNCH, as on a GPU).
+
+   Shared memory addresses must fit in 32 bits (cvta.to.shared): build with
+   -fno-pie and link with -no-pie, so that statics lie below 4 GB.
+   x86-64 switches fibers in a few instructions; elsewhere ucontext. */
+#ifndef CUDA_SIM_H
+#define CUDA_SIM_H
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <type_traits>
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
+
+/* ---- the language ---- */
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __shared__ static
+#define __grid_constant__
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+#define __CUDA_ARCH__ 800
+
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+struct uint3 { unsigned x, y, z; };
+struct alignas(8) float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) int2 { int x, y; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct alignas(8) uint2 { unsigned x, y; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
+static inline float2 make_float2(float x, float y) { return {x, y}; }
+static inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+static inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+static inline int2 make_int2(int x, int y) { return {x, y}; }
+static inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
+
+/* two-byte floats, stored as CUDA's are: round to nearest even from float */
+static inline unsigned short sim_f2h(float f) { _Float16 h = (_Float16)f; unsigned short u; memcpy(&u, &h, 2); return u; }
+static inline float sim_h2f(unsigned short u) { _Float16 h; memcpy(&h, &u, 2); return (float)h; }
+static inline unsigned short sim_f2bf(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fff;   /* NaN: CUDA's canonical one */
+    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+static inline float sim_bf2f(unsigned short b) { uint32_t u = (uint32_t)b << 16; float f; memcpy(&f, &u, 4); return f; }
+struct __half {
+    unsigned short __x;
+    __half() = default;
+    __half(float f) : __x(sim_f2h(f)) {}
+    operator float() const { return sim_h2f(__x); }
+};
+struct __nv_bfloat16 {
+    unsigned short __x;
+    __nv_bfloat16() = default;
+    __nv_bfloat16(float f) : __x(sim_f2bf(f)) {}
+    operator float() const { return sim_bf2f(__x); }
+};
+struct alignas(4) __half2 { __half x, y; };
+struct alignas(4) __nv_bfloat162 { __nv_bfloat16 x, y; };
+static inline __half __float2half_rn(float f) { return __half(f); }
+static inline float __half2float(__half h) { return sim_h2f(h.__x); }
+static inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
+static inline float __bfloat162float(__nv_bfloat16 b) { return sim_bf2f(b.__x); }
+static inline __half __ushort_as_half(unsigned short u) { __half h; h.__x = u; return h; }
+static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short u) { __nv_bfloat16 b; b.__x = u; return b; }
+static inline __half2 __floats2half2_rn(float lo, float hi) { return {__half(lo), __half(hi)}; }
+static inline __nv_bfloat162 __floats2bfloat162_rn(float lo, float hi) { return {__nv_bfloat16(lo), __nv_bfloat16(hi)}; }
+
+/* the intrinsics: the exact forms where the GPU's are approximate */
+#define __expf expf   /* (glibc declares its own __expf) */
+static inline float __fdividef(float a, float b) { return a / b; }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
+template <class A, class B> static inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <class A, class B> static inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+template <class T> static inline T __ldg(const T *p) { return *p; }
+template <class T> static inline T __ldcg(const T *p) { return *p; }
+static inline void __threadfence(void) {}
+template <class T> static inline T atomicAdd(T *p, T v) { T old = *p; *p = old + v; return old; }
+
+/* ---- execution: a block's threads as fibers ---- */
+static dim3 gridDim, blockDim;
+static uint3 blockIdx, threadIdx;
+
+enum { SIM_READY, SIM_AT_BARRIER, SIM_IN_COLLECTIVE, SIM_DONE };
+enum { SIM_SHFL, SIM_LDMATRIX, SIM_LDMATRIX_T, SIM_MMA_BF16, SIM_MMA_F16 };
+struct SimThread {
+    void *sp;                    /* where its registers were saved when it last waited */
+    int state, op;               /* op: the collective it waits in */
+    uint64_t in[10];             /* a collective's operands from this lane */
+    uint64_t out[4];             /* and its results for it */
+#if !defined(__x86_64__)
+    ucontext_t uc;
+#endif
+};
+struct SimWarp { int live, arrived, op; };
+#define SIM_STACK (256 * 1024)
+static struct {
+    const char *kernel;          /* the launch's kernel, for the messages */
+    int nthreads, live, at_barrier, cur;
+    SimThread t[1024];
+    SimWarp w[32];
+    char *stacks;
+    void (*body)(void *);
+    void *arg;
+    void *sched_sp;
+#if !defined(__x86_64__)
+    ucontext_t sched_uc;
+#endif
+} sim;
+alignas(1024) static unsigned char sim_dyn_smem[232448];   /* the block's dynamic shared memory (227 KB, the H100's most) */
+
+static void sim_fail(const char *what) {
+    fprintf(stderr, "cuda_sim: %s in %s, block (%u, %u, %u), thread %d\n", what, sim.kernel, blockIdx.x, blockIdx.y,
+            blockIdx.z, sim.cur);
+    abort();
+}
+static void sim_unsupported(const char *ptx, int line) {
+    fprintf(stderr, "cuda_sim: yolov9_kernels.cu:%d: %s is not simulated (the Hopper path)\n", line, ptx);
+    abort();
+}
+
+#if defined(__x86_64__)
+/* save the callee-saved registers and the float control words on this
+   stack, store the stack pointer in *from, and resume the stack `to` */
+extern "C" void yolo_sim_switch(void **from, void *to);
+asm(".text\n.globl yolo_sim_switch\n.type yolo_sim_switch,@function\nyolo_sim_switch:\n"
+    "pushq %rbp\npushq %rbx\npushq %r12\npushq %r13\npushq %r14\npushq %r15\n"
+    "subq $8, %rsp\nstmxcsr (%rsp)\nfnstcw 4(%rsp)\n"
+    "movq %rsp, (%rdi)\nmovq %rsi, %rsp\n"
+    "ldmxcsr (%rsp)\nfldcw 4(%rsp)\naddq $8, %rsp\n"
+    "popq %r15\npopq %r14\npopq %r13\npopq %r12\npopq %rbx\npopq %rbp\nret\n"
+    ".size yolo_sim_switch, .-yolo_sim_switch\n");
+static void sim_to_scheduler(void) { yolo_sim_switch(&sim.t[sim.cur].sp, sim.sched_sp); }
+static void sim_to_thread(int i) { yolo_sim_switch(&sim.sched_sp, sim.t[i].sp); }
+#else
+static void sim_to_scheduler(void) { swapcontext(&sim.t[sim.cur].uc, &sim.sched_uc); }
+static void sim_to_thread(int i) { swapcontext(&sim.sched_uc, &sim.t[i].uc); }
+#endif
+
+static void sim_release_barrier(void) {
+    for (int i = 0; i < sim.nthreads; i++)
+        if (sim.t[i].state == SIM_AT_BARRIER) sim.t[i].state = SIM_READY;
+    sim.at_barrier = 0;
+}
+static void sim_thread_exit(void) {
+    SimThread *t = &sim.t[sim.cur];
+    SimWarp *w = &sim.w[sim.cur / 32];
+    t->state = SIM_DONE;
+    sim.live--;
+    w->live--;
+    if (w->arrived) sim_fail("a lane left its warp while others wait in a collective instruction");
+    if (sim.at_barrier && sim.at_barrier == sim.live) sim_release_barrier();
+    sim_to_scheduler();
+}
+static void sim_thread_main(void) {
+    sim.body(sim.arg);
+    sim_thread_exit();
+}
+
+static void __syncthreads(void) {
+    if (sim.w[sim.cur / 32].arrived) sim_fail("__syncthreads while lanes of the warp wait in a collective instruction");
+    sim.t[sim.cur].state = SIM_AT_BARRIER;
+    if (++sim.at_barrier == sim.live) sim_release_barrier();
+    else sim_to_scheduler();
+}
+
+static void sim_collective_run(int warp);
+/* this lane's part of a collective instruction (operands in t->in); its results in t->out on return */
+static void sim_collective(int op) {
+    SimThread *t = &sim.t[sim.cur];
+    SimWarp *w = &sim.w[sim.cur / 32];
+    if (w->arrived && w->op != op) sim_fail("lanes of a warp at different collective instructions");
+    w->op = op;
+    t->op = op;
+    t->state = SIM_IN_COLLECTIVE;
+    if (++w->arrived < w->live) { sim_to_scheduler(); return; }
+    if (w->live != 32 && op != SIM_SHFL) sim_fail("a warp-wide instruction with lanes that have left");
+    sim_collective_run(sim.cur / 32);
+    w->arrived = 0;
+    for (int i = sim.cur / 32 * 32; i < sim.cur / 32 * 32 + 32 && i < sim.nthreads; i++)
+        if (sim.t[i].state == SIM_IN_COLLECTIVE) sim.t[i].state = SIM_READY;
+}
+
+/* one block: every thread from the start of the kernel to its end */
+static void sim_run_block(void) {
+    int n = sim.nthreads;
+    sim.live = n;
+    sim.at_barrier = 0;
+    for (int i = 0; i < (n + 31) / 32; i++) sim.w[i] = {n - 32 * i < 32 ? n - 32 * i : 32, 0, -1};
+    for (int i = 0; i < n; i++) {
+        SimThread *t = &sim.t[i];
+        t->state = SIM_READY;
+        char *top = sim.stacks + (size_t)(i + 1) * SIM_STACK;
+#if defined(__x86_64__)
+        /* the frame yolo_sim_switch pops: the control words, six registers, then `ret` into sim_thread_main
+           with the stack as a call leaves it (16-byte aligned before the return address) */
+        uint64_t *sp = (uint64_t *)(top - 16);
+        sp[0] = (uint64_t)(uintptr_t)sim_thread_main;
+        sp -= 7;
+        memset(sp, 0, 7 * 8);
+        uint32_t cw[2] = {0x1f80, 0x037f};
+        memcpy(sp, cw, 8);
+        t->sp = sp;
+#else
+        getcontext(&t->uc);
+        t->uc.uc_stack.ss_sp = top - SIM_STACK + 4096;
+        t->uc.uc_stack.ss_size = SIM_STACK - 4096;
+        t->uc.uc_link = NULL;
+        makecontext(&t->uc, sim_thread_main, 0);
+#endif
+    }
+    int done = 0, last = n - 1;
+    while (done < n) {
+        int i = last, found = 0;
+        for (int k = 0; k < n; k++) {
+            i = i + 1 == n ? 0 : i + 1;
+            if (sim.t[i].state == SIM_READY) { found = 1; break; }
+        }
+        if (!found) sim_fail("deadlock: threads wait at a barrier or a collective that the others never reach");
+        sim.cur = last = i;
+        threadIdx = {(unsigned)(i % blockDim.x), (unsigned)(i / blockDim.x % blockDim.y), (unsigned)(i / (blockDim.x * blockDim.y))};
+        sim_to_thread(i);
+        if (sim.t[i].state == SIM_DONE) done++;
+    }
+}
+
+struct SimConfig { dim3 grid, block; size_t bytes; };
+typedef struct SimStream *cudaStream_t;
+static SimConfig sim_config(dim3 grid, dim3 block, size_t bytes = 0, cudaStream_t = 0) { return {grid, block, bytes}; }
+
+enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2, cudaErrorInvalidConfiguration = 9 };
+typedef enum cudaError cudaError_t;
+static inline cudaError_t sim_error = cudaSuccess;
+
+template <class F> static void sim_body(void *f) { (*(F *)f)(); }
+/* a launch: its configuration checked as the hardware would, then its blocks one after another */
+template <class F> static void sim_launch(const char *kernel, SimConfig c, F f) {
+    unsigned threads = c.block.x * c.block.y * c.block.z;
+    if (!threads || threads > 1024 || c.block.z > 64 || !c.grid.x || !c.grid.y || !c.grid.z || c.grid.x > 2147483647u ||
+        c.grid.y > 65535 || c.grid.z > 65535 || c.bytes > sizeof sim_dyn_smem) {
+        fprintf(stderr, "cuda_sim: %s: an invalid launch: grid (%u, %u, %u), block (%u, %u, %u), %zu bytes of shared memory\n",
+                kernel, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, c.bytes);
+        sim_error = cudaErrorInvalidConfiguration;
+        return;
+    }
+    if (!sim.stacks) {
+        sim.stacks = (char *)mmap(NULL, (size_t)1024 * SIM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (sim.stacks == MAP_FAILED) { perror("cuda_sim: mmap"); exit(1); }
+        for (int i = 0; i < 1024; i++) mprotect(sim.stacks + (size_t)i * SIM_STACK, 4096, PROT_NONE);   /* a guard page under each */
+    }
+    memset(sim_dyn_smem, 0xff, c.bytes);   /* shared memory starts as NaNs, never as zeros */
+    sim.kernel = kernel;
+    sim.nthreads = (int)threads;
+    sim.body = sim_body<F>;
+    sim.arg = &f;
+    gridDim = c.grid;
+    blockDim = c.block;
+    for (unsigned z = 0; z < c.grid.z; z++)
+        for (unsigned y = 0; y < c.grid.y; y++)
+            for (unsigned x = 0; x < c.grid.x; x++) {
+                blockIdx = {x, y, z};
+                sim_run_block();
+            }
+}
+
+/* ---- the warp's collective instructions ---- */
+template <class T> static T __shfl_down_sync(unsigned mask, T v, unsigned delta) {
+    (void)mask;
+    SimThread *t = &sim.t[sim.cur];
+    static_assert(sizeof(T) <= 8, "a shuffle of at most 8 bytes");
+    t->in[0] = 0;
+    memcpy(&t->in[0], &v, sizeof v);
+    t->in[1] = delta;
+    sim_collective(SIM_SHFL);
+    memcpy(&v, &t->out[0], sizeof v);
+    return v;
+}
+static size_t __cvta_generic_to_shared(const void *p) {
+    if ((uintptr_t)p >> 32) sim_fail("shared memory above 4 GB: build the simulator with -fno-pie, link with -no-pie");
+    return (size_t)(uintptr_t)p;
+}
+static void sim_ldmatrix_x4(int trans, unsigned &r0, unsigned &r1, unsigned &r2, unsigned &r3, unsigned addr) {
+    SimThread *t = &sim.t[sim.cur];
+    t->in[0] = addr;
+    sim_collective(trans ? SIM_LDMATRIX_T : SIM_LDMATRIX);
+    r0 = (unsigned)t->out[0], r1 = (unsigned)t->out[1], r2 = (unsigned)t->out[2], r3 = (unsigned)t->out[3];
+}
+static void sim_mma16816(int half, float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1, unsigned a2,
+                         unsigned a3, unsigned b0, unsigned b1) {
+    SimThread *t = &sim.t[sim.cur];
+    float c[4] = {d0, d1, d2, d3};
+    unsigned ab[6] = {a0, a1, a2, a3, b0, b1};
+    for (int i = 0; i < 4; i++) memcpy(&t->in[i], &c[i], 4);
+    for (int i = 0; i < 6; i++) t->in[4 + i] = ab[i];
+    sim_collective(half ? SIM_MMA_F16 : SIM_MMA_BF16);
+    float *d[4] = {&d0, &d1, &d2, &d3};
+    for (int i = 0; i < 4; i++) memcpy(d[i], &t->out[i], 4);
+}
+static void sim_cp_async16(unsigned dst, const void *src, unsigned bytes) {
+    memcpy((void *)(uintptr_t)dst, src, bytes);
+    memset((char *)(uintptr_t)dst + bytes, 0, 16 - bytes);
+}
+
+/* the collective op of warp w, every lane's operands in hand (the layouts of the PTX manual) */
+static void sim_collective_run(int warp) {
+    SimThread *L = &sim.t[warp * 32];
+    int op = sim.w[warp].op;
+    if (op == SIM_SHFL) {   /* lane l gets lane l + delta's value, its own where that lane is not in the shuffle */
+        int lanes = sim.nthreads - warp * 32 < 32 ? sim.nthreads - warp * 32 : 32;
+        for (int l = 0; l < lanes; l++) {
+            if (L[l].state != SIM_IN_COLLECTIVE) continue;
+            unsigned src = l + (unsigned)L[l].in[1];
+            L[l].out[0] = L[src < (unsigned)lanes && L[src].state == SIM_IN_COLLECTIVE ? src : l].in[0];
+        }
+    } else if (op == SIM_LDMATRIX || op == SIM_LDMATRIX_T) {
+        /* four 8 x 8 matrices of 16-bit values; lanes 8j..8j+7 give the addresses of matrix j's rows;
+           lane l gets row l/4, columns 2 (l%4), +1 of each (of its transpose with .trans) */
+        for (int l = 0; l < 32; l++)
+            for (int j = 0; j < 4; j++) {
+                unsigned short v[2];
+                for (int e = 0; e < 2; e++) {
+                    int r = l / 4, col = 2 * (l % 4) + e;
+                    if (op == SIM_LDMATRIX_T) { int s = r; r = col; col = s; }
+                    memcpy(&v[e], (const char *)(uintptr_t)L[8 * j + r].in[0] + 2 * col, 2);
+                }
+                L[l].out[j] = v[0] | (unsigned)v[1] << 16;
+            }
+    } else {
+        /* D (16 x 8) = A (16 x 16) B (16 x 8) + C; lane l, g = l/4, q = l%4 holds A's rows g and g + 8 at
+           columns 2q, 2q+1 (registers 0, 1) and 2q+8, 2q+9 (2, 3), B's column g at rows 2q, 2q+1 and
+           2q+8, 2q+9, and C's rows g, g + 8 at columns 2q, 2q+1 */
+        float A[16][16], B[16][8], C[16][8];
+        for (int l = 0; l < 32; l++) {
+            int g = l / 4, q = l % 4;
+            for (int e = 0; e < 2; e++) {
+                auto val = [&](uint64_t reg) {
+                    unsigned short h = (unsigned short)((unsigned)reg >> (16 * e));
+                    return op == SIM_MMA_F16 ? sim_h2f(h) : sim_bf2f(h);
+                };
+                A[g][2 * q + e] = val(L[l].in[4]);
+                A[g + 8][2 * q + e] = val(L[l].in[5]);
+                A[g][2 * q + 8 + e] = val(L[l].in[6]);
+                A[g + 8][2 * q + 8 + e] = val(L[l].in[7]);
+                B[2 * q + e][g] = val(L[l].in[8]);
+                B[2 * q + 8 + e][g] = val(L[l].in[9]);
+                memcpy(&C[g][2 * q + e], &L[l].in[e], 4);
+                memcpy(&C[g + 8][2 * q + e], &L[l].in[2 + e], 4);
+            }
+        }
+        for (int l = 0; l < 32; l++) {
+            int g = l / 4, q = l % 4;
+            for (int i = 0; i < 4; i++) {
+                int r = g + 8 * (i / 2), col = 2 * q + i % 2;
+                double s = C[r][col];
+                for (int k = 0; k < 16; k++) s += (double)A[r][k] * B[k][col];
+                float f = (float)s;
+                L[l].out[i] = 0;
+                memcpy(&L[l].out[i], &f, 4);
+            }
+        }
+    }
+}
+
+/* ---- the runtime: host memory, synchronous ---- */
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+enum cudaMemoryType { cudaMemoryTypeUnregistered = 0, cudaMemoryTypeHost = 1, cudaMemoryTypeDevice = 2 };
+struct cudaPointerAttributes { enum cudaMemoryType type; int device; void *devicePointer; void *hostPointer; };
+struct cudaFuncAttributes { size_t sharedSizeBytes, constSizeBytes, localSizeBytes; int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion; };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0, cudaDriverEntryPointSymbolNotFound = 1 };
+enum { cudaEnableDefault = 0, cudaStreamNonBlocking = 1, cudaEventDisableTiming = 2, cudaHostRegisterMapped = 2 };
+typedef struct SimEvent *cudaEvent_t;
+
+static inline const char *cudaGetErrorString(cudaError_t e) {
+    return e == cudaSuccess ? "no error" : e == cudaErrorMemoryAllocation ? "out of memory"
+         : e == cudaErrorInvalidConfiguration ? "invalid configuration argument" : "invalid argument";
+}
+static inline cudaError_t cudaGetLastError(void) { cudaError_t e = sim_error; sim_error = cudaSuccess; return e; }
+static inline cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
+static inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int) {
+    *v = a == cudaDevAttrComputeCapabilityMajor ? 8 : 108;   /* an sm_80 device */
+    return cudaSuccess;
+}
+static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const void *) {
+    memset(a, 0, sizeof *a);
+    a->maxThreadsPerBlock = 1024, a->ptxVersion = 80, a->binaryVersion = 80;
+    return cudaSuccess;
+}
+template <class T> static cudaError_t cudaFuncSetAttribute(T *, enum cudaFuncAttribute, int) { return cudaSuccess; }
+static inline cudaError_t cudaMalloc(void **p, size_t n) {
+    *p = NULL;
+    if (posix_memalign(p, 256, n ? n : 1)) return sim_error = cudaErrorMemoryAllocation;
+    memset(*p, 0xff, n);   /* fresh device memory is NaNs, never zeros */
+    return cudaSuccess;
+}
+static inline cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
+static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind) { memmove(d, s, n); return cudaSuccess; }
+static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t = 0) { return cudaMemcpy(d, s, n, k); }
+static inline cudaError_t cudaMemset(void *d, int v, size_t n) { memset(d, v, n); return cudaSuccess; }
+static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t = 0) { return cudaMemset(d, v, n); }
+static inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) { *s = (cudaStream_t)1; return cudaSuccess; }
+static inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+static inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned = 0) { return cudaSuccess; }
+static inline cudaError_t cudaEventCreate(cudaEvent_t *e) { *e = (cudaEvent_t)1; return cudaSuccess; }
+static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) { *e = (cudaEvent_t)1; return cudaSuccess; }
+static inline cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
+static inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = 0) { return cudaSuccess; }
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) { *ms = 0; return cudaSuccess; }
+/* page-locked host memory: the ranges registered, so that the backend takes them as mapped */
+static struct { char *p; size_t n; } sim_pinned[64];
+static inline cudaError_t cudaHostRegister(void *p, size_t n, unsigned) {
+    for (int i = 0; i < 64; i++)
+        if (!sim_pinned[i].p) { sim_pinned[i].p = (char *)p, sim_pinned[i].n = n; return cudaSuccess; }
+    return cudaErrorInvalidValue;
+}
+static inline cudaError_t cudaHostUnregister(void *p) {
+    for (int i = 0; i < 64; i++)
+        if (sim_pinned[i].p == p) { sim_pinned[i].p = NULL; return cudaSuccess; }
+    return cudaErrorInvalidValue;
+}
+static inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p) {
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < 64; i++)
+        if (sim_pinned[i].p && (const char *)p >= sim_pinned[i].p && (const char *)p < sim_pinned[i].p + sim_pinned[i].n) {
+            a->type = cudaMemoryTypeHost, a->devicePointer = a->hostPointer = (void *)p;
+            return cudaSuccess;
+        }
+    return cudaSuccess;   /* not registered: the backend stages it */
+}
+
+/* the copy engine's tensor maps: types for the host code that encodes them; the simulated sm_80 never does */
+typedef uint64_t cuuint64_t;
+typedef uint32_t cuuint32_t;
+typedef int CUresult;
+enum { CUDA_SUCCESS = 0 };
+struct alignas(64) CUtensorMap { uint64_t opaque[16]; };
+typedef enum { CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 } CUtensorMapDataType;
+typedef enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 } CUtensorMapInterleave;
+typedef enum { CU_TENSOR_MAP_SWIZZLE_128B = 3 } CUtensorMapSwizzle;
+typedef enum { CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2 } CUtensorMapL2promotion;
+typedef enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 } CUtensorMapFloatOOBfill;
+typedef CUresult (*PFN_cuTensorMapEncodeTiled_v12000)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                                     const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
+                                                     CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                                     CUtensorMapFloatOOBfill);
+typedef CUresult (*PFN_cuTensorMapEncodeIm2col_v12000)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                                      const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t,
+                                                      const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static inline cudaError_t cudaGetDriverEntryPointByVersion(const char *, void **f, unsigned, unsigned long long,
+                                                    enum cudaDriverEntryPointQueryResult *q) {
+    *f = NULL;
+    *q = cudaDriverEntryPointSymbolNotFound;
+    return cudaSuccess;
+}
+#endif

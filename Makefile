@@ -38,8 +38,9 @@ endif
 
 # the GPU's test programs, built where nvcc is
 CUDA_TESTS = tests/test_cuda tests/bench_train
-# and two of them on the CUDA simulator (below), built everywhere
-SIM_TESTS = tests/test_cuda_sim tests/golden_check_sim
+# and two of them on the CUDA simulator (below), built everywhere: the
+# sm_80 path (mma.sync) and the Hopper path (wgmma, the copy engine)
+SIM_TESTS = tests/test_cuda_sim80 tests/golden_check_sim80 tests/test_cuda_sim90 tests/golden_check_sim90
 
 # data parallel (yolov9.h section 16): train and its test built with mpicc
 # (Open MPI: Debian's openmpi-bin libopenmpi-dev) and YOLO_MPI; without
@@ -138,9 +139,11 @@ test: $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_
 	run ./tests/golden_check $(GOLDEN); \
 	run ./tests/golden_check --precision bf16 $(GOLDEN); \
 	run ./tests/test_grad tests/golden; \
-	run ./tests/test_cuda_sim --quick; \
-	run ./tests/golden_check_sim --device cuda $(GOLDEN); \
-	run ./tests/golden_check_sim --device cuda --precision bf16 $(GOLDEN); \
+	run ./tests/test_cuda_sim80 --quick; \
+	run ./tests/test_cuda_sim90 --quick; \
+	run ./tests/golden_check_sim80 --device cuda $(GOLDEN); \
+	run ./tests/golden_check_sim80 --device cuda --precision bf16 $(GOLDEN); \
+	run ./tests/golden_check_sim90 --device cuda --precision bf16 $(GOLDEN); \
 	run sh tests/test_train.sh; \
 	run sh tests/test_detect.sh; \
 	run sh tests/test_val.sh; \
@@ -164,16 +167,22 @@ tests/probe_tma: tests/probe_tma.cu
 
 # the CUDA backend on the CPU (tests/sim): cu2cpp.py makes yolov9_kernels.cu
 # plain C++ that cuda_sim.h runs, each block's threads as fibers (no GPU,
-# no CUDA toolkit: the sm_80 path, tensor-core instructions included).
-# test_cuda and golden_check --device cuda link it as they link the GPU's
-# object. -no-pie: shared memory's addresses must fit in 32 bits;
-# -ffp-contract=fast: a * b + c fused, as nvcc does by default (-fmad).
-tests/sim/kernels.o: yolov9_kernels.cu yolov9.h tests/sim/cu2cpp.py tests/sim/cuda_sim.h
-	python3 tests/sim/cu2cpp.py yolov9_kernels.cu tests/sim/kernels.cpp
-	$(CXX) -std=c++17 -O2 -march=native -ffp-contract=fast -fno-pie -fno-strict-aliasing -w -I. -Itests/sim -c -o $@ tests/sim/kernels.cpp
+# no CUDA toolkit), built twice: the sm_80 path and (YOLO_WGMMA=1) the
+# Hopper path. test_cuda and golden_check --device cuda link it as they
+# link the GPU's object. -no-pie: shared memory's addresses must fit in 32
+# bits; -ffp-contract=fast: a * b + c fused, as nvcc does (-fmad).
+tests/sim/kernels.cpp: yolov9_kernels.cu tests/sim/cu2cpp.py
+	python3 tests/sim/cu2cpp.py yolov9_kernels.cu $@
 
-tests/test_cuda_sim tests/golden_check_sim: tests/%_sim: tests/%.c yolov9.h tests/sim/kernels.o
-	$(CC) $(CFLAGS) -no-pie -o $@ $< tests/sim/kernels.o $(LDLIBS) -lstdc++
+tests/sim/kernels80.o tests/sim/kernels90.o: tests/sim/kernels%.o: tests/sim/kernels.cpp tests/sim/cuda_sim.h yolov9.h
+	$(CXX) -std=c++17 -O2 -march=native -ffp-contract=fast -fno-pie -fno-strict-aliasing -w -I. -Itests/sim \
+	    -DYOLO_WGMMA=$(if $(filter 90,$*),1,0) -c -o $@ $<
+
+tests/test_cuda_sim80 tests/golden_check_sim80: tests/%_sim80: tests/%.c yolov9.h tests/sim/kernels80.o
+	$(CC) $(CFLAGS) -no-pie -o $@ $< tests/sim/kernels80.o $(LDLIBS) -lstdc++
+
+tests/test_cuda_sim90 tests/golden_check_sim90: tests/%_sim90: tests/%.c yolov9.h tests/sim/kernels90.o
+	$(CC) $(CFLAGS) -no-pie -o $@ $< tests/sim/kernels90.o $(LDLIBS) -lstdc++
 
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
@@ -183,6 +192,6 @@ test-cuda: tests/test_cuda tests/golden_check
 clean:
 	rm -f $(PROGS) $(TESTS) $(CUDA_TESTS) tests/test_dp tests/cxx_check tests/asan_detect tests/fuzz \
 	      tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt tests/bench_conv tests/bench_conv.o tests/bench_conv.ptxas.txt \
-	      tests/probe_tma $(SIM_TESTS) tests/sim/kernels.cpp tests/sim/kernels.o
+	      tests/probe_tma $(SIM_TESTS) tests/sim/kernels.cpp tests/sim/kernels80.o tests/sim/kernels90.o
 
 .PHONY: all test test-cuda clean

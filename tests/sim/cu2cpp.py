@@ -10,8 +10,7 @@ else:
     with a lambda that calls the kernel, as a function, with the arguments;
   - an inline PTX statement, asm volatile("ptx" : outputs : inputs : clobbers):
     a call of the simulator's twin of that instruction (ldmatrix, mma.sync,
-    cp.async), or sim_unsupported("...") for the Hopper path's wgmma, TMA
-    and mbarriers, which the simulated sm_80 never reaches;
+    cp.async; the Hopper path's wgmma, mbarriers and copy-engine boxes);
   - extern __shared__ T name[]: a pointer to the block's dynamic shared memory.
 The CUDA headers are replaced by cuda_sim.h.
 
@@ -90,7 +89,20 @@ def asm_call(body, line):
              ('mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', 'sim_mma16816(1, %s)'),
              ('cp.async.cg.shared.global [%0], [%1], 16, %2;', 'sim_cp_async16(%s)'),
              ('cp.async.commit_group', '(void)0'),   # the simulator's copies land when they are issued
-             ('cp.async.wait_group', '(void)0')]
+             ('cp.async.wait_group', '(void)0'),
+             # the Hopper path: wgmma runs when its warpgroup has all arrived, the copy engine's boxes land
+             # when asked for, so the fences and waits have nothing to wait for
+             ('wgmma.fence', '(void)0'), ('wgmma.commit_group', '(void)0'), ('wgmma.wait_group', '(void)0'),
+             ('fence.proxy.async', '(void)0'), ('fence.mbarrier_init', '(void)0'),
+             ('mbarrier.init.shared::cta.b64 [%0], 1;', 'sim_mbar_init(%s)'),
+             ('mbarrier.expect_tx', 'sim_mbar_expect(%s)'),
+             ('mbarrier.arrive', 'sim_mbar_arrive(%s)'),
+             ('{\\n.reg .pred p;\\nmbarrier.try_wait.parity', 'sim_mbar_try_wait(%s)'),
+             ('cp.async.bulk.tensor.2d.shared::cluster.global.tile', 'sim_tma_tile_2d(%s)'),
+             ('cp.async.bulk.tensor.4d.shared::cluster.global.im2col', 'sim_tma_im2col_4d(%s)')]
+    wg = re.search(r'wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16', ptx)
+    if wg:   # the macro WGMMA_M64N<N>K16(TYPES) inside Wgmma<T, N>::mma<TA, TB>(d, da, db)
+        return 'sim_wgmma(%s, TYPES, d, da, db, TA, TB)' % wg.group(1)
     if ptx == '':
         return '(void)0'   # a compiler barrier on registers: nothing to do on a CPU
     for prefix, call in known:
@@ -98,8 +110,7 @@ def asm_call(body, line):
             outs = operands(sections[1]) if len(sections) > 1 else []
             ins = operands(sections[2]) if len(sections) > 2 else []
             return call % ', '.join(outs + ins) if '%s' in call else call
-    name = re.search(r'(wgmma|mbarrier|cp\.async\.bulk|fence)[\w.:]*', ptx)
-    return 'sim_unsupported("%s", %d)' % (name.group(0) if name else ptx.split()[0], line)
+    sys.exit('cu2cpp: yolov9_kernels.cu:%d: an instruction the simulator does not know: %s' % (line, ptx[:80]))
 
 
 def rewrite_asm(src):

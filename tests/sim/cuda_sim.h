@@ -16,14 +16,25 @@
      every lane's registers in hand. A block whose threads can never all
      arrive (a barrier some skip, lanes of a warp at different
      collectives) is reported as the deadlock it would be;
-   - the sm_80 path's instructions in C: ldmatrix (x4, .trans), mma.sync
-     m16n8k16 in bf16 and half (products exact, sums in double, rounded
-     once), cp.async (the copy lands when it is issued: a legal schedule);
-     the Hopper path (wgmma, the copy engine, mbarriers) is not simulated:
-     the simulated device is sm_80, which never reaches it;
-   - the runtime: device memory is host memory, copies are memcpy, every
-     call is synchronous, a launch's configuration is checked against the
-     hardware's limits (an error for CK_LAUNCH, as on a GPU).
+   - the instructions of inline PTX, in C: ldmatrix (x4, .trans), mma.sync
+     m16n8k16 in bf16 and half, cp.async (which lands when it is issued: a
+     legal schedule); with -DYOLO_WGMMA=1 the Hopper path too: wgmma
+     m64nNk16 (a warpgroup's 128 threads, operands through their
+     descriptors and the 128-byte swizzle), mbarriers, the copy engine's
+     tiled and im2col boxes from tensor maps that the simulator encodes,
+     with the driver's limits. Products are exact and summed in double,
+     rounded to float once (the tensor cores' order is not specified, so
+     the twins compare by tolerance);
+   - the runtime: device memory is host memory, poisoned with NaNs when
+     allocated, copies are memcpy, every call is synchronous, a launch's
+     configuration is checked against the hardware's limits (an error for
+     CK_LAUNCH, as on a GPU). At exit it prints what ran: launches, blocks,
+     and each instruction's count, so a test shows which paths it reached.
+
+   What it cannot see: races, but for those that its order shows (one
+   thread at a time runs to its next meeting point, from thread 0 on), the
+   timing of asynchronous copies, and the GPU's approximate intrinsics
+   (__expf and division are exact here).
 
    Shared memory addresses must fit in 32 bits (cvta.to.shared): build with
    -fno-pie and link with -no-pie, so that statics lie below 4 GB.
@@ -51,7 +62,14 @@
 #define __grid_constant__
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
-#define __CUDA_ARCH__ 800
+#if !defined(YOLO_WGMMA) || !YOLO_WGMMA
+#undef YOLO_WGMMA
+#define __CUDA_ARCH__ 800      /* the sm_80 path */
+#define YOLO_WGMMA 0
+#else
+#define __CUDA_ARCH__ 900      /* the Hopper path: build with -DYOLO_WGMMA=1 */
+#define __CUDA_ARCH_FEAT_SM90_ALL 1
+#endif
 
 struct dim3 {
     unsigned x, y, z;
@@ -123,7 +141,7 @@ static dim3 gridDim, blockDim;
 static uint3 blockIdx, threadIdx;
 
 enum { SIM_READY, SIM_AT_BARRIER, SIM_IN_COLLECTIVE, SIM_DONE };
-enum { SIM_SHFL, SIM_LDMATRIX, SIM_LDMATRIX_T, SIM_MMA_BF16, SIM_MMA_F16 };
+enum { SIM_SHFL, SIM_LDMATRIX, SIM_LDMATRIX_T, SIM_MMA_BF16, SIM_MMA_F16, SIM_WGMMA };
 struct SimThread {
     void *sp;                    /* where its registers were saved when it last waited */
     int state, op;               /* op: the collective it waits in */
@@ -133,13 +151,13 @@ struct SimThread {
     ucontext_t uc;
 #endif
 };
-struct SimWarp { int live, arrived, op; };
+struct SimWarp { int live, arrived, op; };   /* a warp's, or a warpgroup's (128 threads) */
 #define SIM_STACK (256 * 1024)
 static struct {
     const char *kernel;          /* the launch's kernel, for the messages */
     int nthreads, live, at_barrier, cur;
     SimThread t[1024];
-    SimWarp w[32];
+    SimWarp w[32], wg[8];
     char *stacks;
     void (*body)(void *);
     void *arg;
@@ -148,15 +166,21 @@ static struct {
     ucontext_t sched_uc;
 #endif
 } sim;
-alignas(1024) static unsigned char sim_dyn_smem[232448];   /* the block's dynamic shared memory (227 KB, the H100's most) */
+/* the block's dynamic shared memory (227 KB, the H100's most), in one 256 KB-aligned window: wgmma's
+   descriptors keep 18 bits of an address */
+alignas(262144) static unsigned char sim_dyn_smem[232448];
 
+/* what ran, printed at exit: which instructions the tests reached */
+static struct { long launches, blocks, threads, mma, ldmatrix, cp_async, wgmma, boxes; } sim_count;
+static void sim_report(void) {
+    fflush(stdout);
+    fprintf(stderr, "cuda_sim (sm_%d): %ld launches, %ld blocks, %ld threads; %ld mma.sync, %ld ldmatrix, %ld cp.async, "
+            "%ld wgmma, %ld copy-engine boxes\n", YOLO_WGMMA ? 90 : 80, sim_count.launches, sim_count.blocks, sim_count.threads,
+            sim_count.mma, sim_count.ldmatrix, sim_count.cp_async, sim_count.wgmma, sim_count.boxes);
+}
 static void sim_fail(const char *what) {
     fprintf(stderr, "cuda_sim: %s in %s, block (%u, %u, %u), thread %d\n", what, sim.kernel, blockIdx.x, blockIdx.y,
             blockIdx.z, sim.cur);
-    abort();
-}
-static void sim_unsupported(const char *ptx, int line) {
-    fprintf(stderr, "cuda_sim: yolov9_kernels.cu:%d: %s is not simulated (the Hopper path)\n", line, ptx);
     abort();
 }
 
@@ -185,11 +209,12 @@ static void sim_release_barrier(void) {
 }
 static void sim_thread_exit(void) {
     SimThread *t = &sim.t[sim.cur];
-    SimWarp *w = &sim.w[sim.cur / 32];
+    SimWarp *w = &sim.w[sim.cur / 32], *g = &sim.wg[sim.cur / 128];
     t->state = SIM_DONE;
     sim.live--;
     w->live--;
-    if (w->arrived) sim_fail("a lane left its warp while others wait in a collective instruction");
+    g->live--;
+    if (w->arrived || g->arrived) sim_fail("a thread left while others of its warp or warpgroup wait in a collective instruction");
     if (sim.at_barrier && sim.at_barrier == sim.live) sim_release_barrier();
     sim_to_scheduler();
 }
@@ -199,28 +224,35 @@ static void sim_thread_main(void) {
 }
 
 static void __syncthreads(void) {
-    if (sim.w[sim.cur / 32].arrived) sim_fail("__syncthreads while lanes of the warp wait in a collective instruction");
+    if (sim.w[sim.cur / 32].arrived || sim.wg[sim.cur / 128].arrived) sim_fail("__syncthreads while others of the warp or warpgroup wait in a collective instruction");
     sim.t[sim.cur].state = SIM_AT_BARRIER;
     if (++sim.at_barrier == sim.live) sim_release_barrier();
     else sim_to_scheduler();
 }
 
 static void sim_collective_run(int warp);
-/* this lane's part of a collective instruction (operands in t->in); its results in t->out on return */
+static void sim_wgmma_run(int group);
+/* this thread's part of a collective instruction of its warp (or warpgroup: SIM_WGMMA), operands in t->in;
+   its results in t->out on return */
 static void sim_collective(int op) {
     SimThread *t = &sim.t[sim.cur];
-    SimWarp *w = &sim.w[sim.cur / 32];
-    if (w->arrived && w->op != op) sim_fail("lanes of a warp at different collective instructions");
+    int size = op == SIM_WGMMA ? 128 : 32, gi = sim.cur / size;
+    SimWarp *w = op == SIM_WGMMA ? &sim.wg[gi] : &sim.w[gi];
+    if (w->arrived && w->op != op) sim_fail("threads of a warp or warpgroup at different collective instructions");
     w->op = op;
     t->op = op;
     t->state = SIM_IN_COLLECTIVE;
     if (++w->arrived < w->live) { sim_to_scheduler(); return; }
-    if (w->live != 32 && op != SIM_SHFL) sim_fail("a warp-wide instruction with lanes that have left");
-    sim_collective_run(sim.cur / 32);
+    if (w->live != size && op != SIM_SHFL) sim_fail("a warp- or warpgroup-wide instruction with threads that have left");
+    if (op == SIM_WGMMA) sim_wgmma_run(gi), sim_count.wgmma++;
+    else sim_collective_run(gi), sim_count.mma += op == SIM_MMA_BF16 || op == SIM_MMA_F16,
+         sim_count.ldmatrix += op == SIM_LDMATRIX || op == SIM_LDMATRIX_T;
     w->arrived = 0;
-    for (int i = sim.cur / 32 * 32; i < sim.cur / 32 * 32 + 32 && i < sim.nthreads; i++)
+    for (int i = gi * size; i < gi * size + size && i < sim.nthreads; i++)
         if (sim.t[i].state == SIM_IN_COLLECTIVE) sim.t[i].state = SIM_READY;
 }
+/* let the others run (a thread that spins on a condition another sets) */
+static void sim_yield(void) { sim_to_scheduler(); }
 
 /* one block: every thread from the start of the kernel to its end */
 static void sim_run_block(void) {
@@ -228,6 +260,7 @@ static void sim_run_block(void) {
     sim.live = n;
     sim.at_barrier = 0;
     for (int i = 0; i < (n + 31) / 32; i++) sim.w[i] = {n - 32 * i < 32 ? n - 32 * i : 32, 0, -1};
+    for (int i = 0; i < (n + 127) / 128; i++) sim.wg[i] = {n - 128 * i < 128 ? n - 128 * i : 128, 0, -1};
     for (int i = 0; i < n; i++) {
         SimThread *t = &sim.t[i];
         t->state = SIM_READY;
@@ -285,11 +318,15 @@ template <class F> static void sim_launch(const char *kernel, SimConfig c, F f) 
         return;
     }
     if (!sim.stacks) {
+        atexit(sim_report);
         sim.stacks = (char *)mmap(NULL, (size_t)1024 * SIM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (sim.stacks == MAP_FAILED) { perror("cuda_sim: mmap"); exit(1); }
         for (int i = 0; i < 1024; i++) mprotect(sim.stacks + (size_t)i * SIM_STACK, 4096, PROT_NONE);   /* a guard page under each */
     }
     memset(sim_dyn_smem, 0xff, c.bytes);   /* shared memory starts as NaNs, never as zeros */
+    sim_count.launches++;
+    sim_count.blocks += (long)c.grid.x * c.grid.y * c.grid.z;
+    sim_count.threads += (long)c.grid.x * c.grid.y * c.grid.z * threads;
     sim.kernel = kernel;
     sim.nthreads = (int)threads;
     sim.body = sim_body<F>;
@@ -338,8 +375,121 @@ static void sim_mma16816(int half, float &d0, float &d1, float &d2, float &d3, u
     for (int i = 0; i < 4; i++) memcpy(d[i], &t->out[i], 4);
 }
 static void sim_cp_async16(unsigned dst, const void *src, unsigned bytes) {
+    sim_count.cp_async++;
     memcpy((void *)(uintptr_t)dst, src, bytes);
     memset((char *)(uintptr_t)dst + bytes, 0, 16 - bytes);
+}
+
+/* ---- the Hopper path: wgmma, mbarriers, the copy engine ---- */
+/* a shared-memory byte at address a (32 bits), with the 128-byte swizzle: the 16-byte chunk (bits 4-6)
+   XORed with the row of 128 bytes within 1024 (bits 7-9) */
+static inline unsigned char *sim_sw128(uint64_t a) { return (unsigned char *)(uintptr_t)(a ^ ((a >> 7) & 7) << 4); }
+/* an operand element (row r of 64 or N, k of 16) through a wgmma descriptor with the 128-byte swizzle:
+   the start (18 bits of the address, in sim_dyn_smem's window), lbo between blocks of 64 rows (k outer),
+   1024 bytes between groups of 8 rows of 128 bytes; k inner: rows of 128 bytes, k along them; k outer
+   (trans): rows k of 64 values, r along them */
+static float sim_wg_operand(uint64_t desc, int trans, int half, int r, int k) {
+    uint64_t start = (desc & 0x3fff) << 4, lbo = (desc >> 16 & 0x3fff) << 4, sbo = (desc >> 32 & 0x3fff) << 4;
+    if ((desc >> 62) != 1) sim_fail("a wgmma descriptor without the 128-byte swizzle");
+    uint64_t a = ((uintptr_t)sim_dyn_smem & ~(uint64_t)0x3ffff) | start;
+    a += trans ? (uint64_t)(k / 8) * sbo + (k % 8) * 128 + (uint64_t)(r / 64) * lbo + (r % 64) * 2
+               : (uint64_t)(r / 8) * sbo + (r % 8) * 128 + k * 2;
+    unsigned short v;
+    memcpy(&v, sim_sw128(a), 2);
+    return half ? sim_h2f(v) : sim_bf2f(v);
+}
+/* d (64 x N over the warpgroup's 128 threads) += A (64 x 16) B (16 x N), the operands in shared memory */
+static void sim_wgmma(int N, const char *types, float *d, uint64_t da, uint64_t db, int ta, int tb) {
+    SimThread *t = &sim.t[sim.cur];
+    t->in[0] = (uintptr_t)d, t->in[1] = da, t->in[2] = db, t->in[3] = (uint64_t)N | (uint64_t)ta << 16 | (uint64_t)tb << 17;
+    t->in[4] = !strncmp(types, "f16", 3);
+    sim_collective(SIM_WGMMA);
+}
+/* the accumulators of thread l of warp w: d[4j + 2h + e] is row 16 w + l/4 + 8 h, column 8 j + 2 (l%4) + e */
+static void sim_wgmma_run(int group) {
+    SimThread *L = &sim.t[group * 128];
+    for (int i = 1; i < 128; i++)
+        if (L[i].in[1] != L[0].in[1] || L[i].in[2] != L[0].in[2] || L[i].in[3] != L[0].in[3])
+            sim_fail("the threads of a warpgroup give wgmma different operands");
+    int N = (int)(L[0].in[3] & 0xffff), ta = (int)(L[0].in[3] >> 16 & 1), tb = (int)(L[0].in[3] >> 17 & 1), half = (int)L[0].in[4];
+    static float A[64][16], B[256][16];
+    for (int r = 0; r < 64; r++)
+        for (int k = 0; k < 16; k++) A[r][k] = sim_wg_operand(L[0].in[1], ta, half, r, k);
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < 16; k++) B[n][k] = sim_wg_operand(L[0].in[2], tb, half, n, k);
+    for (int i = 0; i < 128; i++) {
+        float *d = (float *)(uintptr_t)L[i].in[0];
+        int w = i / 32, l = i % 32;
+        for (int j = 0; j < N / 8; j++)
+            for (int h = 0; h < 2; h++)
+                for (int e = 0; e < 2; e++) {
+                    int r = 16 * w + l / 4 + 8 * h, col = 8 * j + 2 * (l % 4) + e;
+                    double sum = d[4 * j + 2 * h + e];
+                    for (int k = 0; k < 16; k++) sum += (double)A[r][k] * B[col][k];
+                    d[4 * j + 2 * h + e] = (float)sum;
+                }
+    }
+}
+/* an mbarrier (one arrival a phase, as the kernels init it): its phase's parity, and the bytes still
+   expected; the copies land when asked for, so a phase ends at its arrival, every byte delivered */
+struct SimMbar { uint32_t phase; int32_t tx; };
+static SimMbar *sim_mbar(unsigned bar) { return (SimMbar *)(uintptr_t)bar; }
+static void sim_mbar_init(unsigned bar) { *sim_mbar(bar) = {0, 0}; }
+static void sim_mbar_expect(unsigned bar, unsigned bytes) { sim_mbar(bar)->tx += (int32_t)bytes; }
+static void sim_mbar_arrive(unsigned bar) {
+    SimMbar *m = sim_mbar(bar);
+    if (m->tx) sim_fail("an mbarrier's phase told to expect other bytes than its boxes brought (a GPU would hang)");
+    m->phase ^= 1;
+}
+static void sim_mbar_try_wait(unsigned &done, unsigned bar, unsigned parity) {
+    done = sim_mbar(bar)->phase != (parity & 1);   /* the phase of that parity is over */
+    if (!done) sim_yield();
+}
+/* the tensor maps as the simulator's encoders fill them: kind, the tensor and its boxes */
+struct SimTensorMap {
+    int kind, esize, rank, channels, pixels;   /* kind 1: tiled, 2: im2col */
+    int box[2], estride[4], lo[2], up[2];
+    uint64_t dim[4], stride[3];
+    char *p;
+};
+static SimTensorMap *sim_map(uint64_t map) { return (SimTensorMap *)(uintptr_t)map; }
+static void sim_box_row(unsigned dst, int r, const char *src, int n, int esize) {   /* row r of a box: n values or zeros */
+    for (int b = 0; b < 128; b++) *sim_sw128((uint64_t)dst + r * 128 + b) = b < n * esize ? src[b] : 0;
+}
+/* a tiled box: rows x1.. of columns x0..x0+63, zeros past the matrix */
+static void sim_tma_tile_2d(unsigned dst, uint64_t map, unsigned bar, int x0, int x1) {
+    const SimTensorMap *m = sim_map(map);
+    if (m->kind != 1 || dst % 1024) sim_fail("a tiled box from another map, or to a stage not 1024-aligned");
+    for (int r = 0; r < m->box[1]; r++) {
+        int64_t row = (int64_t)x1 + r, n = x0 < 0 ? 0 : (int64_t)m->dim[0] - x0;
+        if (n > m->box[0]) n = m->box[0];
+        if (row < 0 || row >= (int64_t)m->dim[1] || x0 < 0) n = 0;
+        sim_box_row(dst, r, n ? m->p + row * m->stride[0] + (int64_t)x0 * m->esize : NULL, (int)n, m->esize);
+    }
+    sim_mbar(bar)->tx -= m->box[0] * m->box[1] * m->esize;
+    sim_count.boxes++;
+}
+/* an im2col box: `pixels` window corners from (w, h) of image n, along w by its stride within [lo, W + up),
+   then h, then the next image; row r is channels c.. of the pixel at the corner plus the tap (kx, ky), zeros
+   outside the tensor */
+static void sim_tma_im2col_4d(unsigned dst, uint64_t map, unsigned bar, int c, int w, int h, int n, unsigned short kx,
+                              unsigned short ky) {
+    const SimTensorMap *m = sim_map(map);
+    if (m->kind != 2 || dst % 1024) sim_fail("an im2col box from another map, or to a stage not 1024-aligned");
+    int W = (int)m->dim[1], H = (int)m->dim[2], B = (int)m->dim[3], C = (int)m->dim[0];
+    for (int r = 0; r < m->pixels; r++) {
+        int x = w + (short)kx, y = h + (short)ky, nv = C - c < m->channels ? C - c : m->channels;
+        int in = n < B && x >= 0 && x < W && y >= 0 && y < H && nv > 0 && c >= 0;
+        sim_box_row(dst, r, in ? m->p + n * m->stride[2] + (int64_t)y * m->stride[1] + (int64_t)x * m->stride[0] + (int64_t)c * m->esize : NULL,
+                    in ? nv : 0, m->esize);
+        w += m->estride[1];
+        if (w >= W + m->up[0]) {
+            w = m->lo[0], h += m->estride[2];
+            if (h >= H + m->up[1]) h = m->lo[1], n++;
+        }
+    }
+    sim_mbar(bar)->tx -= m->pixels * m->channels * m->esize;
+    sim_count.boxes++;
 }
 
 /* the collective op of warp w, every lane's operands in hand (the layouts of the PTX manual) */
@@ -422,7 +572,7 @@ static inline cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSucces
 static inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
 static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int) {
-    *v = a == cudaDevAttrComputeCapabilityMajor ? 8 : 108;   /* an sm_80 device */
+    *v = a == cudaDevAttrComputeCapabilityMajor ? (YOLO_WGMMA ? 9 : 8) : 132;   /* sm_80, or sm_90 for the Hopper path */
     return cudaSuccess;
 }
 static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const void *) {
@@ -474,29 +624,71 @@ static inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, con
     return cudaSuccess;   /* not registered: the backend stages it */
 }
 
-/* the copy engine's tensor maps: types for the host code that encodes them; the simulated sm_80 never does */
+/* the copy engine's tensor maps, encoded by the simulator (a SimTensorMap in the map's 128 bytes), with the
+   driver's limits that the backend's maps meet: a 16-byte aligned tensor, strides in 16 bytes, boxes of at
+   most 256 a dimension, an inner box of the swizzle's 128 bytes, 4-d im2col corners in 8 bits */
 typedef uint64_t cuuint64_t;
 typedef uint32_t cuuint32_t;
 typedef int CUresult;
-enum { CUDA_SUCCESS = 0 };
+enum { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1 };
 struct alignas(64) CUtensorMap { uint64_t opaque[16]; };
+static_assert(sizeof(SimTensorMap) <= sizeof(CUtensorMap), "a simulated map in a tensor map's bytes");
 typedef enum { CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 } CUtensorMapDataType;
 typedef enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 } CUtensorMapInterleave;
 typedef enum { CU_TENSOR_MAP_SWIZZLE_128B = 3 } CUtensorMapSwizzle;
 typedef enum { CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2 } CUtensorMapL2promotion;
 typedef enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 } CUtensorMapFloatOOBfill;
-typedef CUresult (*PFN_cuTensorMapEncodeTiled_v12000)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                                     const cuuint64_t *, const cuuint32_t *, const cuuint32_t *,
-                                                     CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                                     CUtensorMapFloatOOBfill);
-typedef CUresult (*PFN_cuTensorMapEncodeIm2col_v12000)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                                      const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t,
-                                                      const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-static inline cudaError_t cudaGetDriverEntryPointByVersion(const char *, void **f, unsigned, unsigned long long,
-                                                    enum cudaDriverEntryPointQueryResult *q) {
-    *f = NULL;
-    *q = cudaDriverEntryPointSymbolNotFound;
+static CUresult sim_map_common(CUtensorMap *tm, SimTensorMap *m, CUtensorMapDataType type, cuuint32_t rank, void *p,
+                               const cuuint64_t *dim, const cuuint64_t *stride, const cuuint32_t *estride,
+                               CUtensorMapSwizzle sw) {
+    memset(tm, 0, sizeof *tm);
+    memset(m, 0, sizeof *m);
+    m->esize = 2, m->rank = (int)rank, m->p = (char *)p;
+    if ((type != CU_TENSOR_MAP_DATA_TYPE_FLOAT16 && type != CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) || sw != CU_TENSOR_MAP_SWIZZLE_128B ||
+        rank < 2 || rank > 4 || (uintptr_t)p % 16)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (cuuint32_t i = 0; i < rank; i++) {
+        if (!dim[i] || dim[i] >> 32 || !estride[i] || estride[i] > 8) return CUDA_ERROR_INVALID_VALUE;
+        m->dim[i] = dim[i], m->estride[i] = (int)estride[i];
+        if (i + 1 < rank) {
+            if (stride[i] % 16 || stride[i] >> 40) return CUDA_ERROR_INVALID_VALUE;
+            m->stride[i] = stride[i];
+        }
+    }
+    return CUDA_SUCCESS;
+}
+static CUresult sim_encode_tiled(CUtensorMap *tm, CUtensorMapDataType type, cuuint32_t rank, void *p, const cuuint64_t *dim,
+                                 const cuuint64_t *stride, const cuuint32_t *box, const cuuint32_t *estride,
+                                 CUtensorMapInterleave, CUtensorMapSwizzle sw, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+    SimTensorMap m;
+    CUresult r = sim_map_common(tm, &m, type, rank, p, dim, stride, estride, sw);
+    if (r || rank != 2 || box[0] * 2 != 128 || !box[1] || box[1] > 256) return r ? r : CUDA_ERROR_INVALID_VALUE;
+    m.kind = 1, m.box[0] = (int)box[0], m.box[1] = (int)box[1];
+    memcpy(tm, &m, sizeof m);
+    return CUDA_SUCCESS;
+}
+static CUresult sim_encode_im2col(CUtensorMap *tm, CUtensorMapDataType type, cuuint32_t rank, void *p, const cuuint64_t *dim,
+                                  const cuuint64_t *stride, const int *lo, const int *up, cuuint32_t channels,
+                                  cuuint32_t pixels, const cuuint32_t *estride, CUtensorMapInterleave,
+                                  CUtensorMapSwizzle sw, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+    SimTensorMap m;
+    CUresult r = sim_map_common(tm, &m, type, rank, p, dim, stride, estride, sw);
+    if (r || rank != 4 || channels * 2 != 128 || !pixels || pixels > 256) return r ? r : CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < 2; i++) {
+        if (lo[i] < -128 || lo[i] > 127 || up[i] < -128 || up[i] > 127) return CUDA_ERROR_INVALID_VALUE;
+        m.lo[i] = lo[i], m.up[i] = up[i];
+    }
+    m.kind = 2, m.channels = (int)channels, m.pixels = (int)pixels;
+    memcpy(tm, &m, sizeof m);
+    return CUDA_SUCCESS;
+}
+typedef decltype(&sim_encode_tiled) PFN_cuTensorMapEncodeTiled_v12000;
+typedef decltype(&sim_encode_im2col) PFN_cuTensorMapEncodeIm2col_v12000;
+static inline cudaError_t cudaGetDriverEntryPointByVersion(const char *name, void **f, unsigned, unsigned long long,
+                                                           enum cudaDriverEntryPointQueryResult *q) {
+    *f = !strcmp(name, "cuTensorMapEncodeTiled") ? (void *)sim_encode_tiled
+       : !strcmp(name, "cuTensorMapEncodeIm2col") ? (void *)sim_encode_im2col : NULL;
+    *q = *f ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
     return cudaSuccess;
 }
 #endif

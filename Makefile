@@ -184,6 +184,16 @@ tests/test_cuda_sim80 tests/golden_check_sim80: tests/%_sim80: tests/%.c yolov9.
 tests/test_cuda_sim90 tests/golden_check_sim90: tests/%_sim90: tests/%.c yolov9.h tests/sim/kernels90.o
 	$(CC) $(CFLAGS) -no-pie -o $@ $< tests/sim/kernels90.o $(LDLIBS) -lstdc++
 
+# the Hopper path on the simulator under AddressSanitizer (not in make test:
+# about ten minutes): a kernel that reads or writes past a buffer is named,
+# with its line, as compute-sanitizer's memcheck names it on a GPU
+sim-memcheck: tests/sim/kernels.cpp tests/sim/cuda_sim.h yolov9.h
+	$(CXX) -std=c++17 -O1 -g -fsanitize=address -march=native -ffp-contract=fast -fno-pie -fno-strict-aliasing -w -I. \
+	    -Itests/sim -DYOLO_WGMMA=1 -c -o tests/sim/kernels90_asan.o tests/sim/kernels.cpp
+	$(CC) $(CFLAGS) -g -fsanitize=address -no-pie -o tests/test_cuda_sim90_asan tests/test_cuda.c tests/sim/kernels90_asan.o \
+	    $(LDLIBS) -lstdc++
+	ASAN_OPTIONS=detect_leaks=0 ./tests/test_cuda_sim90_asan --quick
+
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
 	./tests/golden_check --device cuda $(GOLDEN)
@@ -192,6 +202,7 @@ test-cuda: tests/test_cuda tests/golden_check
 clean:
 	rm -f $(PROGS) $(TESTS) $(CUDA_TESTS) tests/test_dp tests/cxx_check tests/asan_detect tests/fuzz \
 	      tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt tests/bench_conv tests/bench_conv.o tests/bench_conv.ptxas.txt \
-	      tests/probe_tma $(SIM_TESTS) tests/sim/kernels.cpp tests/sim/kernels80.o tests/sim/kernels90.o
+	      tests/probe_tma $(SIM_TESTS) tests/sim/kernels.cpp tests/sim/kernels80.o tests/sim/kernels90.o \
+	      tests/sim/kernels90_asan.o tests/test_cuda_sim90_asan
 
-.PHONY: all test test-cuda clean
+.PHONY: all test test-cuda sim-memcheck clean

@@ -11,6 +11,7 @@ else:
   - an inline PTX statement, asm volatile("ptx" : outputs : inputs : clobbers):
     a call of the simulator's twin of that instruction (ldmatrix, mma.sync,
     cp.async; the Hopper path's wgmma, mbarriers and copy-engine boxes);
+    an instruction it does not know is an error;
   - extern __shared__ T name[]: a pointer to the block's dynamic shared memory.
 The CUDA headers are replaced by cuda_sim.h.
 
@@ -88,10 +89,10 @@ def asm_call(body, line):
              ('mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32', 'sim_mma16816(0, %s)'),
              ('mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', 'sim_mma16816(1, %s)'),
              ('cp.async.cg.shared.global [%0], [%1], 16, %2;', 'sim_cp_async16(%s)'),
-             ('cp.async.commit_group', '(void)0'),   # the simulator's copies land when they are issued
-             ('cp.async.wait_group', '(void)0'),
-             # the Hopper path: wgmma runs when its warpgroup has all arrived, the copy engine's boxes land
-             # when asked for, so the fences and waits have nothing to wait for
+             ('cp.async.commit_group', 'sim_cp_async_commit()'),
+             ('cp.async.wait_group', 'sim_cp_async_wait(%s)'),
+             # the Hopper path: wgmma runs when its warpgroup has all arrived (its fences and waits have
+             # nothing to wait for), the copy engine's boxes land when their mbarrier's phase is waited on
              ('wgmma.fence', '(void)0'), ('wgmma.commit_group', '(void)0'), ('wgmma.wait_group', '(void)0'),
              ('fence.proxy.async', '(void)0'), ('fence.mbarrier_init', '(void)0'),
              ('mbarrier.init.shared::cta.b64 [%0], 1;', 'sim_mbar_init(%s)'),

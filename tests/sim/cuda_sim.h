@@ -17,14 +17,16 @@
      arrive (a barrier some skip, lanes of a warp at different
      collectives) is reported as the deadlock it would be;
    - the instructions of inline PTX, in C: ldmatrix (x4, .trans), mma.sync
-     m16n8k16 in bf16 and half, cp.async (which lands when it is issued: a
-     legal schedule); with -DYOLO_WGMMA=1 the Hopper path too: wgmma
-     m64nNk16 (a warpgroup's 128 threads, operands through their
-     descriptors and the 128-byte swizzle), mbarriers, the copy engine's
-     tiled and im2col boxes from tensor maps that the simulator encodes,
-     with the driver's limits. Products are exact and summed in double,
-     rounded to float once (the tensor cores' order is not specified, so
-     the twins compare by tolerance);
+     m16n8k16 in bf16 and half, cp.async; with -DYOLO_WGMMA=1 the Hopper
+     path too: wgmma m64nNk16 (a warpgroup's 128 threads, operands through
+     their descriptors and the 128-byte swizzle), mbarriers, the copy
+     engine's tiled and im2col boxes from tensor maps that the simulator
+     encodes, with the driver's limits. Asynchronous copies land as late
+     as the hardware may (cp.async at the wait_group that covers it, a box
+     when a thread sees its mbarrier's phase complete), so a stage read
+     before its wait reads NaNs or the stage before. Products are exact
+     and summed in double, rounded to float once (the tensor cores' order
+     is not specified, so the twins compare by tolerance);
    - the runtime: device memory is host memory, poisoned with NaNs when
      allocated, copies are memcpy, every call is synchronous, a launch's
      configuration is checked against the hardware's limits (an error for
@@ -32,9 +34,10 @@
      and each instruction's count, so a test shows which paths it reached.
 
    What it cannot see: races, but for those that its order shows (one
-   thread at a time runs to its next meeting point, from thread 0 on), the
-   timing of asynchronous copies, and the GPU's approximate intrinsics
-   (__expf and division are exact here).
+   thread at a time runs to its next meeting point, from thread 0 on), a
+   copy that overwrites a stage others still read (its copies land late,
+   never early), and the GPU's approximate intrinsics (__expf and
+   division are exact here).
 
    Shared memory addresses must fit in 32 bits (cvta.to.shared): build with
    -fno-pie and link with -no-pie, so that statics lie below 4 GB.
@@ -48,6 +51,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <type_traits>
+#include <vector>
 #if !defined(__x86_64__)
 #include <ucontext.h>
 #endif
@@ -147,6 +151,9 @@ struct SimThread {
     int state, op;               /* op: the collective it waits in */
     uint64_t in[10];             /* a collective's operands from this lane */
     uint64_t out[4];             /* and its results for it */
+    struct Copy { unsigned dst, group; unsigned char v[16]; };
+    std::vector<Copy> copies;    /* its cp.async copies in flight, and the groups it committed */
+    unsigned groups;
 #if !defined(__x86_64__)
     ucontext_t uc;
 #endif
@@ -210,6 +217,8 @@ static void sim_release_barrier(void) {
 static void sim_thread_exit(void) {
     SimThread *t = &sim.t[sim.cur];
     SimWarp *w = &sim.w[sim.cur / 32], *g = &sim.wg[sim.cur / 128];
+    for (auto &c : t->copies) memcpy((void *)(uintptr_t)c.dst, c.v, 16);   /* its copies still in flight land */
+    t->copies.clear();
     t->state = SIM_DONE;
     sim.live--;
     w->live--;
@@ -254,6 +263,7 @@ static void sim_collective(int op) {
 /* let the others run (a thread that spins on a condition another sets) */
 static void sim_yield(void) { sim_to_scheduler(); }
 
+static void sim_boxes_land(unsigned bar, int all);
 /* one block: every thread from the start of the kernel to its end */
 static void sim_run_block(void) {
     int n = sim.nthreads;
@@ -264,6 +274,8 @@ static void sim_run_block(void) {
     for (int i = 0; i < n; i++) {
         SimThread *t = &sim.t[i];
         t->state = SIM_READY;
+        t->copies.clear();
+        t->groups = 0;
         char *top = sim.stacks + (size_t)(i + 1) * SIM_STACK;
 #if defined(__x86_64__)
         /* the frame yolo_sim_switch pops: the control words, six registers, then `ret` into sim_thread_main
@@ -296,6 +308,7 @@ static void sim_run_block(void) {
         sim_to_thread(i);
         if (sim.t[i].state == SIM_DONE) done++;
     }
+    sim_boxes_land(0, 1);   /* the copy engine's boxes that no one waited for */
 }
 
 struct SimConfig { dim3 grid, block; size_t bytes; };
@@ -304,7 +317,7 @@ static SimConfig sim_config(dim3 grid, dim3 block, size_t bytes = 0, cudaStream_
 
 enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2, cudaErrorInvalidConfiguration = 9 };
 typedef enum cudaError cudaError_t;
-static inline cudaError_t sim_error = cudaSuccess;
+static cudaError_t sim_error = cudaSuccess;
 
 template <class F> static void sim_body(void *f) { (*(F *)f)(); }
 /* a launch: its configuration checked as the hardware would, then its blocks one after another */
@@ -374,10 +387,33 @@ static void sim_mma16816(int half, float &d0, float &d1, float &d2, float &d3, u
     float *d[4] = {&d0, &d1, &d2, &d3};
     for (int i = 0; i < 4; i++) memcpy(d[i], &t->out[i], 4);
 }
+/* cp.async: the 16 bytes are read when issued and land when a wait_group lets them (all but the n
+   groups committed last), or when the thread ends: as late as the hardware may, so that a stage read
+   before its wait reads what was there before (NaNs, or the stage before) */
 static void sim_cp_async16(unsigned dst, const void *src, unsigned bytes) {
+    SimThread *t = &sim.t[sim.cur];
+    SimThread::Copy c = {dst, ~0u, {0}};
+    memcpy(c.v, src, bytes);
+    t->copies.push_back(c);
     sim_count.cp_async++;
-    memcpy((void *)(uintptr_t)dst, src, bytes);
-    memset((char *)(uintptr_t)dst + bytes, 0, 16 - bytes);
+}
+static void sim_cp_async_commit(void) {
+    SimThread *t = &sim.t[sim.cur];
+    for (auto &c : t->copies)
+        if (c.group == ~0u) c.group = t->groups;
+    t->groups++;
+}
+static void sim_cp_async_land(SimThread *t, unsigned below) {   /* the copies of the groups before `below` */
+    size_t k = 0;
+    for (auto &c : t->copies) {
+        if (c.group < below) memcpy((void *)(uintptr_t)c.dst, c.v, 16);
+        else t->copies[k++] = c;
+    }
+    t->copies.resize(k);
+}
+static void sim_cp_async_wait(int n) {
+    SimThread *t = &sim.t[sim.cur];
+    sim_cp_async_land(t, t->groups >= (unsigned)n ? t->groups - n : 0);
 }
 
 /* ---- the Hopper path: wgmma, mbarriers, the copy engine ---- */
@@ -430,9 +466,12 @@ static void sim_wgmma_run(int group) {
                 }
     }
 }
-/* an mbarrier (one arrival a phase, as the kernels init it): its phase's parity, and the bytes still
-   expected; the copies land when asked for, so a phase ends at its arrival, every byte delivered */
+/* an mbarrier (one arrival a phase, as the kernels init it): its phase's parity and the bytes still
+   expected. A box counts its bytes when asked for and lands when a thread sees its phase complete, as
+   late as the hardware may: a stage read without that wait reads what was there before */
 struct SimMbar { uint32_t phase; int32_t tx; };
+struct SimChunk { unsigned bar, dst; unsigned char v[16]; };
+static std::vector<SimChunk> sim_boxes;   /* the block's boxes in flight, 16 bytes at a time */
 static SimMbar *sim_mbar(unsigned bar) { return (SimMbar *)(uintptr_t)bar; }
 static void sim_mbar_init(unsigned bar) { *sim_mbar(bar) = {0, 0}; }
 static void sim_mbar_expect(unsigned bar, unsigned bytes) { sim_mbar(bar)->tx += (int32_t)bytes; }
@@ -441,9 +480,20 @@ static void sim_mbar_arrive(unsigned bar) {
     if (m->tx) sim_fail("an mbarrier's phase told to expect other bytes than its boxes brought (a GPU would hang)");
     m->phase ^= 1;
 }
+static void sim_boxes_land(unsigned bar, int all) {
+    size_t k = 0;
+    for (auto &b : sim_boxes) {
+        if (all || b.bar == bar) memcpy((void *)(uintptr_t)b.dst, b.v, 16);
+        else sim_boxes[k++] = b;
+    }
+    sim_boxes.resize(k);
+}
 static void sim_mbar_try_wait(unsigned &done, unsigned bar, unsigned parity) {
+    static long spins;
     done = sim_mbar(bar)->phase != (parity & 1);   /* the phase of that parity is over */
-    if (!done) sim_yield();
+    if (done) { spins = 0; sim_boxes_land(bar, 0); return; }
+    if (++spins > 100000000) sim_fail("an mbarrier's phase that never completes (a GPU would hang)");
+    sim_yield();
 }
 /* the tensor maps as the simulator's encoders fill them: kind, the tensor and its boxes */
 struct SimTensorMap {
@@ -453,8 +503,14 @@ struct SimTensorMap {
     char *p;
 };
 static SimTensorMap *sim_map(uint64_t map) { return (SimTensorMap *)(uintptr_t)map; }
-static void sim_box_row(unsigned dst, int r, const char *src, int n, int esize) {   /* row r of a box: n values or zeros */
-    for (int b = 0; b < 128; b++) *sim_sw128((uint64_t)dst + r * 128 + b) = b < n * esize ? src[b] : 0;
+static void sim_box_row(unsigned bar, unsigned dst, int r, const char *src, int n, int esize) {   /* row r of a box: n values or zeros */
+    unsigned char row[128] = {0};
+    if (src) memcpy(row, src, (size_t)n * esize);
+    for (int q = 0; q < 8; q++) {   /* the 128-byte swizzle: chunk q of row r lands at chunk q ^ (r % 8) */
+        SimChunk c = {bar, (unsigned)(uintptr_t)sim_sw128((uint64_t)dst + r * 128 + q * 16), {0}};
+        memcpy(c.v, row + q * 16, 16);
+        sim_boxes.push_back(c);
+    }
 }
 /* a tiled box: rows x1.. of columns x0..x0+63, zeros past the matrix */
 static void sim_tma_tile_2d(unsigned dst, uint64_t map, unsigned bar, int x0, int x1) {
@@ -464,7 +520,7 @@ static void sim_tma_tile_2d(unsigned dst, uint64_t map, unsigned bar, int x0, in
         int64_t row = (int64_t)x1 + r, n = x0 < 0 ? 0 : (int64_t)m->dim[0] - x0;
         if (n > m->box[0]) n = m->box[0];
         if (row < 0 || row >= (int64_t)m->dim[1] || x0 < 0) n = 0;
-        sim_box_row(dst, r, n ? m->p + row * m->stride[0] + (int64_t)x0 * m->esize : NULL, (int)n, m->esize);
+        sim_box_row(bar, dst, r, n ? m->p + row * m->stride[0] + (int64_t)x0 * m->esize : NULL, (int)n, m->esize);
     }
     sim_mbar(bar)->tx -= m->box[0] * m->box[1] * m->esize;
     sim_count.boxes++;
@@ -480,7 +536,7 @@ static void sim_tma_im2col_4d(unsigned dst, uint64_t map, unsigned bar, int c, i
     for (int r = 0; r < m->pixels; r++) {
         int x = w + (short)kx, y = h + (short)ky, nv = C - c < m->channels ? C - c : m->channels;
         int in = n < B && x >= 0 && x < W && y >= 0 && y < H && nv > 0 && c >= 0;
-        sim_box_row(dst, r, in ? m->p + n * m->stride[2] + (int64_t)y * m->stride[1] + (int64_t)x * m->stride[0] + (int64_t)c * m->esize : NULL,
+        sim_box_row(bar, dst, r, in ? m->p + n * m->stride[2] + (int64_t)y * m->stride[1] + (int64_t)x * m->stride[0] + (int64_t)c * m->esize : NULL,
                     in ? nv : 0, m->esize);
         w += m->estride[1];
         if (w >= W + m->up[0]) {

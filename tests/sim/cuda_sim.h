@@ -94,9 +94,29 @@ static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
 static inline int2 make_int2(int x, int y) { return {x, y}; }
 static inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
 
-/* two-byte floats, stored as CUDA's are: round to nearest even from float */
-static inline unsigned short sim_f2h(float f) { _Float16 h = (_Float16)f; unsigned short u; memcpy(&u, &h, 2); return u; }
-static inline float sim_h2f(unsigned short u) { _Float16 h; memcpy(&h, &u, 2); return (float)h; }
+/* two-byte floats, stored as CUDA's are: round to nearest even from float (half: checked against
+   _Float16 on every half and 44 million floats) */
+static inline unsigned short sim_f2h(float f) {
+    uint32_t x, sign, a;
+    memcpy(&x, &f, 4);
+    sign = x >> 16 & 0x8000, a = x & 0x7fffffff;
+    if (a > 0x7f800000) return 0x7fff;                                  /* NaN: CUDA's canonical one */
+    if (a >= 0x477ff000) return (unsigned short)(sign | 0x7c00);        /* 65520 and up round to infinity */
+    if (a < 0x38800000) {                                               /* below 2^-14: a subnormal, units of 2^-24 */
+        float v;
+        memcpy(&v, &a, 4);
+        return (unsigned short)(sign | (uint32_t)nearbyintf(v * 16777216.0f));
+    }
+    return (unsigned short)(sign | (a + 0xc8000fffu + (a >> 13 & 1)) >> 13);   /* exponent - 112, 13 bits off, ties to even */
+}
+static inline float sim_h2f(unsigned short h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = h >> 10 & 0x1f, m = h & 0x3ff, x;
+    float f;
+    if (!e) { f = ldexpf((float)m, -24); return sign ? -f : f; }
+    x = sign | (e == 31 ? 0x7f800000 | m << 13 : (e + 112) << 23 | m << 13);
+    memcpy(&f, &x, 4);
+    return f;
+}
 static inline unsigned short sim_f2bf(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);

@@ -168,7 +168,7 @@ enum { SIM_READY, SIM_AT_BARRIER, SIM_IN_COLLECTIVE, SIM_DONE };
 enum { SIM_SHFL, SIM_LDMATRIX, SIM_LDMATRIX_T, SIM_MMA_BF16, SIM_MMA_F16, SIM_WGMMA };
 struct SimThread {
     void *sp;                    /* where its registers were saved when it last waited */
-    int state, op;               /* op: the collective it waits in */
+    int state;
     uint64_t in[10];             /* a collective's operands from this lane */
     uint64_t out[4];             /* and its results for it */
     struct Copy { unsigned dst, group; unsigned char v[16]; };
@@ -269,7 +269,6 @@ static void sim_collective(int op) {
     SimWarp *w = op == SIM_WGMMA ? &sim.wg[gi] : &sim.w[gi];
     if (w->arrived && w->op != op) sim_fail("threads of a warp or warpgroup at different collective instructions");
     w->op = op;
-    t->op = op;
     t->state = SIM_IN_COLLECTIVE;
     if (++w->arrived < w->live) { sim_to_scheduler(); return; }
     if (w->live != size && op != SIM_SHFL) sim_fail("a warp- or warpgroup-wide instruction with threads that have left");

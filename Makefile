@@ -176,12 +176,12 @@ tests/probe_tma: tests/probe_tma.cu
 # Hopper path. test_cuda and golden_check --device cuda link it as they
 # link the GPU's object. -no-pie: shared memory's addresses must fit in 32
 # bits; -ffp-contract=fast: a * b + c fused, as nvcc does (-fmad).
+SIM_CXXFLAGS = -std=c++17 -march=native -ffp-contract=fast -fno-pie -fno-strict-aliasing -w -I. -Itests/sim
 tests/sim/kernels.cpp: yolov9_kernels.cu tests/sim/cu2cpp.py
 	$(PYTHON3) tests/sim/cu2cpp.py yolov9_kernels.cu $@
 
 tests/sim/kernels80.o tests/sim/kernels90.o: tests/sim/kernels%.o: tests/sim/kernels.cpp tests/sim/cuda_sim.h yolov9.h
-	$(CXX) -std=c++17 -O2 -march=native -ffp-contract=fast -fno-pie -fno-strict-aliasing -w -I. -Itests/sim \
-	    -DYOLO_WGMMA=$(if $(filter 90,$*),1,0) -c -o $@ $<
+	$(CXX) $(SIM_CXXFLAGS) -O2 -DYOLO_WGMMA=$(if $(filter 90,$*),1,0) -c -o $@ $<
 
 tests/test_cuda_sim80 tests/golden_check_sim80: tests/%_sim80: tests/%.c yolov9.h tests/sim/kernels80.o
 	$(CC) $(CFLAGS) -no-pie -o $@ $< tests/sim/kernels80.o $(LDLIBS) -lstdc++
@@ -193,8 +193,7 @@ tests/test_cuda_sim90 tests/golden_check_sim90: tests/%_sim90: tests/%.c yolov9.
 # about ten minutes): a kernel that reads or writes past a buffer is named,
 # with its line, as compute-sanitizer's memcheck names it on a GPU
 sim-memcheck: tests/sim/kernels.cpp tests/sim/cuda_sim.h yolov9.h
-	$(CXX) -std=c++17 -O1 -g -fsanitize=address -march=native -ffp-contract=fast -fno-pie -fno-strict-aliasing -w -I. \
-	    -Itests/sim -DYOLO_WGMMA=1 -c -o tests/sim/kernels90_asan.o tests/sim/kernels.cpp
+	$(CXX) $(SIM_CXXFLAGS) -O1 -g -fsanitize=address -DYOLO_WGMMA=1 -c -o tests/sim/kernels90_asan.o tests/sim/kernels.cpp
 	$(CC) $(CFLAGS) -g -fsanitize=address -no-pie -o tests/test_cuda_sim90_asan tests/test_cuda.c tests/sim/kernels90_asan.o \
 	    $(LDLIBS) -lstdc++
 	ASAN_OPTIONS=detect_leaks=0 ./tests/test_cuda_sim90_asan --quick

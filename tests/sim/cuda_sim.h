@@ -59,9 +59,7 @@
 /* ---- the language ---- */
 #define __global__
 #define __device__
-#define __host__
 #define __forceinline__ inline
-#define __noinline__
 #define __shared__ static
 #define __grid_constant__
 #define __align__(n) __attribute__((aligned(n)))
@@ -82,8 +80,6 @@ struct dim3 {
 struct uint3 { unsigned x, y, z; };
 struct alignas(8) float2 { float x, y; };
 struct alignas(16) float4 { float x, y, z, w; };
-struct alignas(8) int2 { int x, y; };
-struct alignas(16) int4 { int x, y, z, w; };
 struct alignas(8) uint2 { unsigned x, y; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 struct alignas(16) double2 { double x, y; };
@@ -91,8 +87,6 @@ static inline float2 make_float2(float x, float y) { return {x, y}; }
 static inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 static inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
 static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
-static inline int2 make_int2(int x, int y) { return {x, y}; }
-static inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
 
 /* two-byte floats, stored as CUDA's are: round to nearest even from float (half: checked against
    _Float16 on every half and 44 million floats) */
@@ -165,14 +159,25 @@ static dim3 gridDim, blockDim;
 static uint3 blockIdx, threadIdx;
 
 enum { SIM_READY, SIM_AT_BARRIER, SIM_IN_COLLECTIVE, SIM_DONE };
+/* 16 bytes on their way to shared memory (an asynchronous copy's, read from global memory when it was
+   asked for) and what lets them land: a cp.async's commit group, a copy-engine box's mbarrier */
+struct SimCopy { unsigned dst, key; unsigned char v[16]; };
+/* the copies for which lands(key) holds land; the others stay in flight */
+template <class P> static void sim_land(std::vector<SimCopy> &copies, P lands) {
+    size_t k = 0;
+    for (SimCopy &c : copies) {
+        if (lands(c.key)) memcpy((void *)(uintptr_t)c.dst, c.v, 16);
+        else copies[k++] = c;
+    }
+    copies.resize(k);
+}
 enum { SIM_SHFL, SIM_LDMATRIX, SIM_LDMATRIX_T, SIM_MMA_BF16, SIM_MMA_F16, SIM_WGMMA };
 struct SimThread {
     void *sp;                    /* where its registers were saved when it last waited */
     int state;
     uint64_t in[10];             /* a collective's operands from this lane */
     uint64_t out[4];             /* and its results for it */
-    struct Copy { unsigned dst, group; unsigned char v[16]; };
-    std::vector<Copy> copies;    /* its cp.async copies in flight, and the groups it committed */
+    std::vector<struct SimCopy> copies;   /* its cp.async copies in flight, and the groups it committed */
     unsigned groups;
 #if !defined(__x86_64__)
     ucontext_t uc;
@@ -237,8 +242,7 @@ static void sim_release_barrier(void) {
 static void sim_thread_exit(void) {
     SimThread *t = &sim.t[sim.cur];
     SimWarp *w = &sim.w[sim.cur / 32], *g = &sim.wg[sim.cur / 128];
-    for (auto &c : t->copies) memcpy((void *)(uintptr_t)c.dst, c.v, 16);   /* its copies still in flight land */
-    t->copies.clear();
+    sim_land(t->copies, [](unsigned) { return true; });   /* its copies still in flight land */
     t->state = SIM_DONE;
     sim.live--;
     w->live--;
@@ -282,7 +286,7 @@ static void sim_collective(int op) {
 /* let the others run (a thread that spins on a condition another sets) */
 static void sim_yield(void) { sim_to_scheduler(); }
 
-static void sim_boxes_land(unsigned bar, int all);
+static std::vector<SimCopy> sim_boxes;   /* the copy engine's boxes in flight, the block's; key: their mbarrier */
 /* one block: every thread from the start of the kernel to its end */
 static void sim_run_block(void) {
     int n = sim.nthreads;
@@ -327,7 +331,7 @@ static void sim_run_block(void) {
         sim_to_thread(i);
         if (sim.t[i].state == SIM_DONE) done++;
     }
-    sim_boxes_land(0, 1);   /* the copy engine's boxes that no one waited for */
+    sim_land(sim_boxes, [](unsigned) { return true; });   /* the copy engine's boxes that no one waited for */
 }
 
 struct SimConfig { dim3 grid, block; size_t bytes; };
@@ -411,28 +415,29 @@ static void sim_mma16816(int half, float &d0, float &d1, float &d2, float &d3, u
    before its wait reads what was there before (NaNs, or the stage before) */
 static void sim_cp_async16(unsigned dst, const void *src, unsigned bytes) {
     SimThread *t = &sim.t[sim.cur];
-    SimThread::Copy c = {dst, ~0u, {0}};
+    SimCopy c = {dst, ~0u, {0}};   /* key: its group, ~0 until committed */
     memcpy(c.v, src, bytes);
     t->copies.push_back(c);
     sim_count.cp_async++;
 }
 static void sim_cp_async_commit(void) {
     SimThread *t = &sim.t[sim.cur];
-    for (auto &c : t->copies)
-        if (c.group == ~0u) c.group = t->groups;
+    for (SimCopy &c : t->copies)
+        if (c.key == ~0u) c.key = t->groups;
     t->groups++;
 }
-static void sim_cp_async_land(SimThread *t, unsigned below) {   /* the copies of the groups before `below` */
-    size_t k = 0;
-    for (auto &c : t->copies) {
-        if (c.group < below) memcpy((void *)(uintptr_t)c.dst, c.v, 16);
-        else t->copies[k++] = c;
-    }
-    t->copies.resize(k);
-}
-static void sim_cp_async_wait(int n) {
+static void sim_cp_async_wait(int n) {   /* the groups before the n committed last */
     SimThread *t = &sim.t[sim.cur];
-    sim_cp_async_land(t, t->groups >= (unsigned)n ? t->groups - n : 0);
+    unsigned below = t->groups >= (unsigned)n ? t->groups - n : 0;
+    sim_land(t->copies, [below](unsigned group) { return group < below; });
+}
+
+/* c + the 16 products a[k] b[k], exact, summed in double, rounded once (the tensor cores' order of the
+   sums is not specified) */
+static float sim_dot16(float c, const float *a, const float *b) {
+    double s = c;
+    for (int k = 0; k < 16; k++) s += (double)a[k] * b[k];
+    return (float)s;
 }
 
 /* ---- the Hopper path: wgmma, mbarriers, the copy engine ---- */
@@ -453,7 +458,8 @@ static float sim_wg_operand(uint64_t desc, int trans, int half, int r, int k) {
     memcpy(&v, sim_sw128(a), 2);
     return half ? sim_h2f(v) : sim_bf2f(v);
 }
-/* d (64 x N over the warpgroup's 128 threads) += A (64 x 16) B (16 x N), the operands in shared memory */
+/* d (64 x N over the warpgroup's 128 threads) += A (64 x 16) B (16 x N), the operands in shared memory
+   (B read as [N][16]) */
 static void sim_wgmma(int N, const char *types, float *d, uint64_t da, uint64_t db, int ta, int tb) {
     SimThread *t = &sim.t[sim.cur];
     t->in[0] = (uintptr_t)d, t->in[1] = da, t->in[2] = db, t->in[3] = (uint64_t)N | (uint64_t)ta << 16 | (uint64_t)tb << 17;
@@ -467,7 +473,7 @@ static void sim_wgmma_run(int group) {
         if (L[i].in[1] != L[0].in[1] || L[i].in[2] != L[0].in[2] || L[i].in[3] != L[0].in[3])
             sim_fail("the threads of a warpgroup give wgmma different operands");
     int N = (int)(L[0].in[3] & 0xffff), ta = (int)(L[0].in[3] >> 16 & 1), tb = (int)(L[0].in[3] >> 17 & 1), half = (int)L[0].in[4];
-    static float A[64][16], B[256][16];
+    static float A[64][16], B[256][16];   /* B as [n][k] */
     for (int r = 0; r < 64; r++)
         for (int k = 0; k < 16; k++) A[r][k] = sim_wg_operand(L[0].in[1], ta, half, r, k);
     for (int n = 0; n < N; n++)
@@ -479,9 +485,7 @@ static void sim_wgmma_run(int group) {
             for (int h = 0; h < 2; h++)
                 for (int e = 0; e < 2; e++) {
                     int r = 16 * w + l / 4 + 8 * h, col = 8 * j + 2 * (l % 4) + e;
-                    double sum = d[4 * j + 2 * h + e];
-                    for (int k = 0; k < 16; k++) sum += (double)A[r][k] * B[col][k];
-                    d[4 * j + 2 * h + e] = (float)sum;
+                    d[4 * j + 2 * h + e] = sim_dot16(d[4 * j + 2 * h + e], A[r], B[col]);
                 }
     }
 }
@@ -489,8 +493,6 @@ static void sim_wgmma_run(int group) {
    expected. A box counts its bytes when asked for and lands when a thread sees its phase complete, as
    late as the hardware may: a stage read without that wait reads what was there before */
 struct SimMbar { uint32_t phase; int32_t tx; };
-struct SimChunk { unsigned bar, dst; unsigned char v[16]; };
-static std::vector<SimChunk> sim_boxes;   /* the block's boxes in flight, 16 bytes at a time */
 static SimMbar *sim_mbar(unsigned bar) { return (SimMbar *)(uintptr_t)bar; }
 static void sim_mbar_init(unsigned bar) { *sim_mbar(bar) = {0, 0}; }
 static void sim_mbar_expect(unsigned bar, unsigned bytes) { sim_mbar(bar)->tx += (int32_t)bytes; }
@@ -499,18 +501,10 @@ static void sim_mbar_arrive(unsigned bar) {
     if (m->tx) sim_fail("an mbarrier's phase told to expect other bytes than its boxes brought (a GPU would hang)");
     m->phase ^= 1;
 }
-static void sim_boxes_land(unsigned bar, int all) {
-    size_t k = 0;
-    for (auto &b : sim_boxes) {
-        if (all || b.bar == bar) memcpy((void *)(uintptr_t)b.dst, b.v, 16);
-        else sim_boxes[k++] = b;
-    }
-    sim_boxes.resize(k);
-}
 static void sim_mbar_try_wait(unsigned &done, unsigned bar, unsigned parity) {
     static long spins;
     done = sim_mbar(bar)->phase != (parity & 1);   /* the phase of that parity is over */
-    if (done) { spins = 0; sim_boxes_land(bar, 0); return; }
+    if (done) { spins = 0; sim_land(sim_boxes, [bar](unsigned b) { return b == bar; }); return; }
     if (++spins > 100000000) sim_fail("an mbarrier's phase that never completes (a GPU would hang)");
     sim_yield();
 }
@@ -526,7 +520,7 @@ static void sim_box_row(unsigned bar, unsigned dst, int r, const char *src, int 
     unsigned char row[128] = {0};
     if (src) memcpy(row, src, (size_t)n * esize);
     for (int q = 0; q < 8; q++) {   /* the 128-byte swizzle: chunk q of row r lands at chunk q ^ (r % 8) */
-        SimChunk c = {bar, (unsigned)(uintptr_t)sim_sw128((uint64_t)dst + r * 128 + q * 16), {0}};
+        SimCopy c = {(unsigned)(uintptr_t)sim_sw128((uint64_t)dst + r * 128 + q * 16), bar, {0}};
         memcpy(c.v, row + q * 16, 16);
         sim_boxes.push_back(c);
     }
@@ -535,11 +529,11 @@ static void sim_box_row(unsigned bar, unsigned dst, int r, const char *src, int 
 static void sim_tma_tile_2d(unsigned dst, uint64_t map, unsigned bar, int x0, int x1) {
     const SimTensorMap *m = sim_map(map);
     if (m->kind != 1 || dst % 1024) sim_fail("a tiled box from another map, or to a stage not 1024-aligned");
+    int64_t n = (int64_t)m->dim[0] - x0 < m->box[0] ? (int64_t)m->dim[0] - x0 : m->box[0];   /* columns inside */
     for (int r = 0; r < m->box[1]; r++) {
-        int64_t row = (int64_t)x1 + r, n = x0 < 0 ? 0 : (int64_t)m->dim[0] - x0;
-        if (n > m->box[0]) n = m->box[0];
-        if (row < 0 || row >= (int64_t)m->dim[1] || x0 < 0) n = 0;
-        sim_box_row(bar, dst, r, n ? m->p + row * m->stride[0] + (int64_t)x0 * m->esize : NULL, (int)n, m->esize);
+        int64_t row = (int64_t)x1 + r;
+        int in = x0 >= 0 && n > 0 && row >= 0 && row < (int64_t)m->dim[1];
+        sim_box_row(bar, dst, r, in ? m->p + row * m->stride[0] + (int64_t)x0 * m->esize : NULL, in ? (int)n : 0, m->esize);
     }
     sim_mbar(bar)->tx -= m->box[0] * m->box[1] * m->esize;
     sim_count.boxes++;
@@ -594,8 +588,8 @@ static void sim_collective_run(int warp) {
     } else {
         /* D (16 x 8) = A (16 x 16) B (16 x 8) + C; lane l, g = l/4, q = l%4 holds A's rows g and g + 8 at
            columns 2q, 2q+1 (registers 0, 1) and 2q+8, 2q+9 (2, 3), B's column g at rows 2q, 2q+1 and
-           2q+8, 2q+9, and C's rows g, g + 8 at columns 2q, 2q+1 */
-        float A[16][16], B[16][8], C[16][8];
+           2q+8, 2q+9, and C's rows g, g + 8 at columns 2q, 2q+1. Bt is B transposed: [n][k] */
+        float A[16][16], Bt[8][16], C[16][8];
         for (int l = 0; l < 32; l++) {
             int g = l / 4, q = l % 4;
             for (int e = 0; e < 2; e++) {
@@ -607,8 +601,8 @@ static void sim_collective_run(int warp) {
                 A[g + 8][2 * q + e] = val(L[l].in[5]);
                 A[g][2 * q + 8 + e] = val(L[l].in[6]);
                 A[g + 8][2 * q + 8 + e] = val(L[l].in[7]);
-                B[2 * q + e][g] = val(L[l].in[8]);
-                B[2 * q + 8 + e][g] = val(L[l].in[9]);
+                Bt[g][2 * q + e] = val(L[l].in[8]);
+                Bt[g][2 * q + 8 + e] = val(L[l].in[9]);
                 memcpy(&C[g][2 * q + e], &L[l].in[e], 4);
                 memcpy(&C[g + 8][2 * q + e], &L[l].in[2 + e], 4);
             }
@@ -617,9 +611,7 @@ static void sim_collective_run(int warp) {
             int g = l / 4, q = l % 4;
             for (int i = 0; i < 4; i++) {
                 int r = g + 8 * (i / 2), col = 2 * q + i % 2;
-                double s = C[r][col];
-                for (int k = 0; k < 16; k++) s += (double)A[r][k] * B[k][col];
-                float f = (float)s;
+                float f = sim_dot16(C[r][col], A[r], Bt[col]);
                 L[l].out[i] = 0;
                 memcpy(&L[l].out[i], &f, 4);
             }
@@ -633,7 +625,7 @@ enum cudaMemoryType { cudaMemoryTypeUnregistered = 0, cudaMemoryTypeHost = 1, cu
 struct cudaPointerAttributes { enum cudaMemoryType type; int device; void *devicePointer; void *hostPointer; };
 struct cudaFuncAttributes { size_t sharedSizeBytes, constSizeBytes, localSizeBytes; int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion; };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
-enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75 };
 enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0, cudaDriverEntryPointSymbolNotFound = 1 };
 enum { cudaEnableDefault = 0, cudaStreamNonBlocking = 1, cudaEventDisableTiming = 2, cudaHostRegisterMapped = 2 };
 typedef struct SimEvent *cudaEvent_t;
@@ -647,7 +639,8 @@ static inline cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSucces
 static inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
 static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int) {
-    *v = a == cudaDevAttrComputeCapabilityMajor ? (YOLO_WGMMA ? 9 : 8) : 132;   /* sm_80, or sm_90 for the Hopper path */
+    (void)a;
+    *v = YOLO_WGMMA ? 9 : 8;   /* the compute capability: sm_80, or sm_90 for the Hopper path */
     return cudaSuccess;
 }
 static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const void *) {

@@ -2283,11 +2283,19 @@ __global__ void bn_stats_kernel(const double *part, int nparts, int C, BnStatsOu
    every part of the column and merges them. Which block that is varies
    from run to run, the order of the merge does not: four threads a
    channel add every fourth part in part order, then meet in thread order
-   (the same bits every run). It leaves the count at 0 for the next pass. */
-static const int BN_COUNTS = 1024;   /* columns (runs of 64 channels) a pass may have */
-static unsigned *g_bn_count = NULL;   /* [BN_COUNTS], zero between passes */
-static unsigned *bn_counts(int columns) {
-    if (columns > BN_COUNTS) return NULL;   /* then the merge's own launch */
+   (the same bits every run). It leaves the count at 0 for the next pass.
+   One block reads a column's parts, 1 KB a part: that beats a launch of
+   its own only while they are few, so a pass of more parts a column (few
+   channels: yolov9-s's 32-128, whose columns take 132-528 parts) leaves
+   them to the merge's launch (bn_stats_kernel, bn_back_reduce_kernel).
+   At 977c329, which merged in the pass at any count, yolov9-s b64's
+   profiled step on the H200 spent 1.3 ms more in the BatchNorm backward
+   and 1.0 ms more in its BatchNorms without SiLU than before. */
+static const int BN_COUNTS = 1024;         /* columns (runs of 64 channels) a pass may have */
+static const int BN_MERGE_MAX_PARTS = 64;  /* parts a column the pass merges itself, at most */
+static unsigned *g_bn_count = NULL;        /* [BN_COUNTS], zero between passes */
+static unsigned *bn_counts(dim3 grid) {
+    if (grid.y > (unsigned)BN_COUNTS || grid.x > (unsigned)BN_MERGE_MAX_PARTS) return NULL;   /* the merge's own launch */
     if (!g_bn_count) g_bn_count = (unsigned *)cu_own_alloc(BN_COUNTS * sizeof(unsigned));
     return g_bn_count;
 }
@@ -2308,10 +2316,14 @@ __device__ inline bool last_of_column(unsigned *count) {
 __device__ inline void column_parts_sum(const double *part, int C, int c0, double (*sh)[64][2], double &a, double &b) {
     int j = threadIdx.x % 64, q = threadIdx.x / 64, c = c0 + j;
     double s = 0, ss = 0;
-    #pragma unroll 4
-    for (int p = q; c < C && p < (int)gridDim.x; p += 4) {
-        double2 v = __ldcg((const double2 *)(part + 2 * ((size_t)p * C + c)));
-        s += v.x; ss += v.y;
+    for (int p0 = q; c < C && p0 < (int)gridDim.x; p0 += 4 * 8) {   /* eight loads in flight, then their sums */
+        double2 v[8];
+        #pragma unroll
+        for (int k = 0; k < 8; k++)
+            if (p0 + 4 * k < (int)gridDim.x) v[k] = __ldcg((const double2 *)(part + 2 * ((size_t)(p0 + 4 * k) * C + c)));
+        #pragma unroll
+        for (int k = 0; k < 8; k++)
+            if (p0 + 4 * k < (int)gridDim.x) { s += v[k].x; ss += v[k].y; }
     }
     sh[q][j][0] = s; sh[q][j][1] = ss;
     __syncthreads();
@@ -2553,7 +2565,7 @@ static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const 
         dim3 grid(rc.n, (z->c + BN_NHWC_CHANNELS - 1) / BN_NHWC_CHANNELS);
         int vec = vec8(z, z);
         BnStatsOut ob = o;
-        if (!group) ob.count = bn_counts(grid.y);
+        if (!group) ob.count = bn_counts(grid);
         if (z->store == YOLO_BF16) bn_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, z->c, rc, vec, part, ob);
         else bn_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, z->c, rc, vec, part, ob);
         nparts = ob.count ? 0 : rc.n;
@@ -2811,7 +2823,7 @@ static void cu_bn_act_backward(yolo_tensor *z, const float *dy, const float *gam
     double *part = bn_scratch(2 * (size_t)nparts * z->c);
     float N = (float)((size_t)z->n * HW * (group ? group->world : 1));
     dim3 chunks(z->n * bt.chunks, (z->c + BNB_CHANNELS - 1) / BNB_CHANNELS);
-    BnBackOut o = { stored && !group ? bn_counts(chunks.y) : NULL, dgamma, dbeta, g_bn_sums };   /* merged in the pass */
+    BnBackOut o = { stored && !group ? bn_counts(chunks) : NULL, dgamma, dbeta, g_bn_sums };   /* merged in the pass */
     prof_begin();
     if (!stored) bn_back_partial_kernel<<<z->n * z->c, 256>>>(z->data, dy, z->c, HW, gamma, beta, mean, invstd, act, part);
     else if (z->store == YOLO_BF16)

@@ -2674,7 +2674,8 @@ struct BnTiles { int HW, tiles, per, chunks; };   /* pixels an image, 32-pixel t
 static const int BNB_CHANNELS = 64;               /* channels a tile */
 static_assert(BNB_CHANNELS == 64 && BN_NHWC_CHANNELS == 64, "column_parts_sum merges runs of 64 channels");
 static const int BNB_STAGES = 3;                  /* tiles a block holds in shared memory */
-static const int BNB_BLOCKS = 528;                /* blocks a pass, about (a constant: the same sums on every GPU) */
+static const int BNB_BLOCKS_PER_SM = 3;           /* blocks a multiprocessor holds (launch bound) */
+static const int BNB_BLOCKS = 132 * BNB_BLOCKS_PER_SM;   /* blocks a pass, about (a constant: the same sums on every GPU) */
 static BnTiles bn_tiles(const yolo_tensor *z) {
     BnTiles t;
     t.HW = z->h * z->w;
@@ -2737,30 +2738,36 @@ __device__ inline void bn_stream_tiles(BnbStages &st, const T *z, const float *d
     }
     cp_async_wait<0>();
 }
-/* a tile's channels' mean, invstd, gamma, beta (and, for the apply, sum g, sum g xhat) into pc */
-__device__ inline void bn_tile_params(int C, int c0, const float *mean, const float *invstd, const float *gamma,
-                                      const float *beta, const float *sums, float (&pc)[6][BNB_CHANNELS]) {
-    int j = threadIdx.x, c = c0 + j;
-    if (j >= BNB_CHANNELS || c >= C) return;
-    pc[0][j] = mean[c]; pc[1][j] = invstd[c]; pc[2][j] = gamma[c]; pc[3][j] = beta[c];
-    if (sums) { pc[4][j] = sums[2 * c]; pc[5][j] = sums[2 * c + 1]; }
+/* a thread's eight channels c.., their constants in registers for every tile (past C: the last
+   channel's, never used): read from shared memory at each value instead, they cost the passes more
+   issue slots than the maths */
+struct BnChannels { float mean[8], invstd[8], scale[8], beta[8]; };   /* scale: gamma invstd (u = scale (z - mean) + beta) */
+__device__ inline BnChannels bn_channels(int C, int c, const float *mean, const float *invstd, const float *gamma,
+                                         const float *beta) {
+    BnChannels k;
+    #pragma unroll
+    for (int j = 0; j < 8; j++) {
+        int cj = min(c + j, C - 1);
+        k.mean[j] = mean[cj]; k.invstd[j] = invstd[cj]; k.scale[j] = gamma[cj] * invstd[cj]; k.beta[j] = beta[cj];
+    }
+    return k;
 }
 template <class T>
-__global__ void __launch_bounds__(256, 4) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C, BnTiles bt, int vz,
-                                                                   int vdy, const float *gamma, const float *beta,
-                                                                   const float *mean, const float *invstd, int act,
-                                                                   double *part, BnBackOut o) {
+__global__ void __launch_bounds__(256, BNB_BLOCKS_PER_SM) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C,
+                                                                                    BnTiles bt, int vz, int vdy,
+                                                                                    const float *gamma, const float *beta,
+                                                                                    const float *mean, const float *invstd,
+                                                                                    int act, double *part, BnBackOut o) {
     __shared__ union { BnbStages st; double sums[32][BNB_CHANNELS][2]; } sm;   /* the sums once the stages are read */
-    __shared__ float pc[6][BNB_CHANNELS];
     int c0 = blockIdx.y * BNB_CHANNELS, pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
-    bn_tile_params(C, c0, mean, invstd, gamma, beta, NULL, pc);
+    BnChannels ch = bn_channels(C, c0 + cz, mean, invstd, gamma, beta);
     float sg[8] = { 0 }, sgx[8] = { 0 };
     bn_stream_tiles(sm.st, z, dy, C, bt, c0, vz, vdy, [&](int, int, const Eight<T> &zt, const float *gs, int valid) {
         #pragma unroll
         for (int j = 0; j < 8; j++) {
             if (j >= valid) break;
-            float xh = (to_float(zt.v[j]) - pc[0][cz + j]) * pc[1][cz + j], g = gs[32 * j];
-            if (act) g *= t_silu_grad<T>(pc[2][cz + j] * xh + pc[3][cz + j]);
+            float d = to_float(zt.v[j]) - ch.mean[j], xh = d * ch.invstd[j], g = gs[32 * j];
+            if (act) g *= t_silu_grad<T>(__fmaf_rn(ch.scale[j], d, ch.beta[j]));
             sg[j] += g; sgx[j] += g * xh;
         }
     });
@@ -2779,27 +2786,32 @@ __global__ void __launch_bounds__(256, 4) bn_back_partial_nhwc_kernel(const T *z
     column_parts_sum(part, C, c0, sm.sums, a, sx);
     if (mine) bn_back_write(c, a, sx, o);
 }
-/* dz of a chunk of tiles a block, as the sums pass streams them, rounded to T over z (each tile's z
-   staged before it is written); sums [C][2]: each channel's sum of g and of g xhat */
+/* dz = gamma invstd (g - mean(g) - xhat mean(g xhat)) of a chunk of tiles a block, as the sums pass
+   streams them, rounded to T over z (each tile's z staged before it is written); sums [C][2]: each
+   channel's sum of g and of g xhat over its N values */
 template <class T>
-__global__ void __launch_bounds__(256, 4) bn_back_apply_nhwc_kernel(T *z, const float *dy, int C, BnTiles bt, int vz, int vdy,
-                                                                   float N, const float *gamma, const float *beta,
-                                                                   const float *mean, const float *invstd, int act,
-                                                                   const float *sums) {
+__global__ void __launch_bounds__(256, BNB_BLOCKS_PER_SM) bn_back_apply_nhwc_kernel(T *z, const float *dy, int C, BnTiles bt,
+                                                                                  int vz, int vdy, float N,
+                                                                                  const float *gamma, const float *beta,
+                                                                                  const float *mean, const float *invstd,
+                                                                                  int act, const float *sums) {
     __shared__ BnbStages st;
-    __shared__ float pc[6][BNB_CHANNELS];
     int c0 = blockIdx.y * BNB_CHANNELS, pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
-    bn_tile_params(C, c0, mean, invstd, gamma, beta, sums, pc);
+    BnChannels ch = bn_channels(C, c0 + cz, mean, invstd, gamma, beta);
+    float mg[8], mgx[8];   /* the channel's means of g and of g xhat */
+    #pragma unroll
+    for (int j = 0; j < 8; j++) {
+        int cj = min(c0 + cz + j, C - 1);
+        mg[j] = sums[2 * cj] / N; mgx[j] = sums[2 * cj + 1] / N;
+    }
     bn_stream_tiles(st, (const T *)z, dy, C, bt, c0, vz, vdy, [&](int b, int t, Eight<T> zt, const float *gs, int valid) {
         if (valid <= 0) return;
         #pragma unroll
         for (int j = 0; j < 8; j++) {
             if (j >= valid) break;
-            int cj = cz + j;
-            float m = pc[0][cj], is = pc[1][cj], ga = pc[2][cj], k = ga * is / N, xh = (to_float(zt.v[j]) - m) * is;
-            float g = gs[32 * j];
-            if (act) g *= t_silu_grad<T>(ga * xh + pc[3][cj]);
-            zt.v[j] = round_to<T>(k * (N * g - pc[4][cj] - xh * pc[5][cj]));
+            float d = to_float(zt.v[j]) - ch.mean[j], xh = d * ch.invstd[j], g = gs[32 * j];
+            if (act) g *= t_silu_grad<T>(__fmaf_rn(ch.scale[j], d, ch.beta[j]));
+            zt.v[j] = round_to<T>(ch.scale[j] * (g - mg[j] - xh * mgx[j]));
         }
         store8(z + ((size_t)b * bt.HW + 32 * t + pz) * C + c0 + cz, zt, vz, valid);
     });

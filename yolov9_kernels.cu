@@ -2234,7 +2234,7 @@ __global__ void bn_partial_kernel(const float *z, int HW, double *part) {
 }
 /* The nparts partial sums [nparts][C][2] of a channel (the B images of a
    float32 map, or a store's chunks: the forward's BN_PARTIAL_BLOCKS (264)
-   blocks, or the backward's BNB_BLOCKS (528) but at least B, over the
+   blocks, or the backward's BNB_BLOCKS (396) but at least B, over the
    tensor's runs of 64 channels) merged by one warp a channel: lane
    l adds parts l, l + 32, ... in order, then the lanes' sums meet in a
    fixed tree; lane 0 holds them (the same bits every run), and the
@@ -2286,7 +2286,7 @@ __global__ void bn_stats_kernel(const double *part, int nparts, int C, BnStatsOu
    (the same bits every run). It leaves the count at 0 for the next pass.
    One block reads a column's parts, 1 KB a part: that beats a launch of
    its own only while they are few, so a pass of more parts a column (few
-   channels: yolov9-s's 32-128, whose columns take 132-528 parts) leaves
+   channels: yolov9-s's 32-128, whose columns take 99-396 parts) leaves
    them to the merge's launch (bn_stats_kernel, bn_back_reduce_kernel).
    At 977c329, which merged in the pass at any count, yolov9-s b64's
    profiled step on the H200 spent 1.3 ms more in the BatchNorm backward
@@ -2651,9 +2651,9 @@ __global__ void bn_back_apply_kernel(float *z, const float *dy, int C, int HW, f
    in its store: both passes take tiles of 32 pixels x 64 channels inside
    one image (no division per value), a chunk of an image's tiles a block
    (about BNB_BLOCKS blocks in all, at least one an image and 64 channels:
-   a wave of the H100's and H200's 132 multiprocessors at 4 blocks each;
-   against 2048 blocks, 528 took the backward of a yolov9-s b64 step from
-   35.5 to 31.2 ms, yolov9-c b32 from 36.1 to 33.9). A thread fetches 8
+   a wave of the H100's and H200's 132 multiprocessors at BNB_BLOCKS_PER_SM
+   each; against 2048 blocks, 528 at 4 an SM took the backward of a
+   yolov9-s b64 step from 35.5 to 31.2 ms, yolov9-c b32 from 36.1 to 33.9). A thread fetches 8
    values of dy, 4 pixels of two channels (a float4: 8 threads a 128-byte
    run of a channel), and one pixel's 8 channels of z (16 bytes: 8 threads
    a 128-byte run of a pixel), which meet in shared memory; the thread

@@ -2653,7 +2653,8 @@ __global__ void bn_back_apply_kernel(float *z, const float *dy, int C, int HW, f
    (about BNB_BLOCKS blocks in all, at least one an image and 64 channels:
    a wave of the H100's and H200's 132 multiprocessors at BNB_BLOCKS_PER_SM
    each; against 2048 blocks, 528 at 4 an SM took the backward of a
-   yolov9-s b64 step from 35.5 to 31.2 ms, yolov9-c b32 from 36.1 to 33.9). A thread fetches 8
+   yolov9-s b64 step from 35.5 to 31.2 ms, yolov9-c b32 from 36.1 to
+   33.9). A thread fetches 8
    values of dy, 4 pixels of two channels (a float4: 8 threads a 128-byte
    run of a channel), and one pixel's 8 channels of z (16 bytes: 8 threads
    a 128-byte run of a pixel), which meet in shared memory; the thread
@@ -2986,20 +2987,22 @@ template <class T, int N> struct __align__(2 * N) Run { T v[N]; };
 
 /* The gradient goes to each window's winner, in two passes over as many
    images as the staging buffer holds their winners (a byte each: the
-   winner's place ky k + kx in its window, kept [B][Ho][Wo][C], channels
-   fastest): the first finds every window's winner, reading x as it is
-   stored (NCHW floats, threads along the pixels, or an NHWC store,
-   threads along the channels, 8 a thread where C is a multiple of 8);
-   the second gathers. Each of its blocks
-   takes CB channels of one input row of one image: the winners and dY of
-   the window rows that hold that row go to shared memory, [channel][row]
-   [window] (read along the windows by neighbouring threads), and then
-   each thread takes an input pixel, consecutive threads consecutive
-   pixels of one channel (dX is NCHW), visits the windows that hold it in
-   the CPU's order (row by row) and adds dy of those it won, so the sum is
-   the same bits as the CPU's scatter and the same on every run; add 0
-   starts it from 0 instead of dX's old value. window_argmax is
-   yolo_maxpool_argmax on a plane whose values lie step apart. */
+   winner's place ky k + kx in its window, kept [B][C][Ho][Wo] as dY is).
+   The first finds every window's winner, reading x as it is stored: NCHW
+   floats, a thread a window, threads along the pixels; or an NHWC store,
+   a thread 8 channels of a window (one 16-byte load a pixel of it where
+   C is a multiple of 8), a block 32 windows of 64 channels, whose winners
+   turn in shared memory so that each channel's go out side by side. The
+   second gathers: a thread an input pixel, consecutive threads
+   consecutive pixels of one channel (dX is NCHW); it visits the windows
+   that hold it in the CPU's order (row by row) and adds dy of those it
+   won, so the sum is the same bits as the CPU's scatter and the same on
+   every run (add 0 starts it from 0 instead of dX's old value).
+   Neighbouring threads read the same windows' bytes and dy, from the L1.
+   (Before, the gather staged each input row's windows in shared memory,
+   a block a row: on the H200 its index arithmetic, not memory, set its
+   pace, 0.5 TB/s.) window_argmax is yolo_maxpool_argmax on a plane whose
+   values lie step apart. */
 template <class T> __device__ inline int window_argmax(const T *p, int step, int H, int W, int k, int s, int pad, int oy, int ox) {
     int best = -1;
     float bv = 0;
@@ -3015,86 +3018,74 @@ template <class T> __device__ inline int window_argmax(const T *p, int step, int
     }
     return best;
 }
-/* win [B][Ho][Wo][C] of x [B][C][H][W] (floats, a thread a window, consecutive threads along the pixels) */
+/* win [B][C][Ho][Wo] of x [B][C][H][W] (floats, a thread a window, consecutive threads along the pixels) */
 __global__ void maxpool_winners_kernel(const float *x, unsigned char *win, int C, int H, int W, int Ho, int Wo, int k, int s,
                                        int pad, FastDiv fP, FastDiv fWo) {
     const float *xb = x + (size_t)blockIdx.y * C * H * W;
     IMAGE_STRIDE(j, C * Ho * Wo) {
         int c = fdiv(j, fP), pix = j - c * Ho * Wo, oy = fdiv(pix, fWo), ox = pix - oy * Wo;
-        win[((size_t)blockIdx.y * Ho * Wo + pix) * C + c] = (unsigned char)window_argmax(xb + (size_t)c * H * W, 1, H, W, k, s,
-                                                                                           pad, oy, ox);
+        win[(size_t)blockIdx.y * C * Ho * Wo + j] = (unsigned char)window_argmax(xb + (size_t)c * H * W, 1, H, W, k, s, pad,
+                                                                                  oy, ox);
     }
 }
-/* ... and of x [B][H][W][C] stored: a thread N channels of a window (one 16-byte load a pixel when
-   N = 8), the winners as window_argmax picks them (the first of the greatest, row by row) */
-template <class T, int N>
-__global__ void maxpool_winners_nhwc_kernel(const T *x, unsigned char *win, int C, int H, int W, int Ho, int Wo, int k, int s,
-                                            int pad, int per, FastDiv fruns, FastDiv fWo) {
-    const T *xb = x + (size_t)blockIdx.y * H * W * C;
-    IMAGE_STRIDE(j, per) {
-        RunAt o = run_at(j, N, fruns, fWo);
-        float best[N];
-        unsigned char place[N];
+/* ... and of x [B][H][W][C] stored: block (32 windows from 32 blockIdx.x in image order, 64 channels
+   from 64 blockIdx.y, image blockIdx.z), thread (window tid / 8, channels 8 (tid % 8)..); the winners
+   as window_argmax picks them (the first of the greatest, row by row) */
+template <class T>
+__global__ void __launch_bounds__(256) maxpool_winners_nhwc_kernel(const T *x, unsigned char *win, int C, int H, int W,
+                                                                  int Ho, int Wo, int k, int s, int pad, int vec) {
+    __shared__ unsigned char place[64][36];   /* [channel][window], rows 36 bytes apart (fewer bank conflicts) */
+    int P = Ho * Wo, p0 = blockIdx.x * 32, c0 = blockIdx.y * 64, w = threadIdx.x / 8, run = threadIdx.x % 8;
+    int pix = p0 + w, c = c0 + 8 * run, valid = min(8, C - c);
+    if (pix < P && valid > 0) {
+        const T *xb = x + (size_t)blockIdx.z * H * W * C + c;
+        int oy = pix / Wo, ox = pix - oy * Wo;
+        float best[8];
+        unsigned char at[8];
         bool any = false;
         for (int ky = 0; ky < k; ky++) {
-            int iy = o.y * s - pad + ky;
+            int iy = oy * s - pad + ky;
             if (iy < 0 || iy >= H) continue;
             for (int kx = 0; kx < k; kx++) {
-                int ix = o.x * s - pad + kx;
+                int ix = ox * s - pad + kx;
                 if (ix < 0 || ix >= W) continue;
-                Run<T, N> v = *(const Run<T, N> *)(xb + ((size_t)iy * W + ix) * C + o.c);
+                Eight<T> v = load8(xb + ((size_t)iy * W + ix) * C, vec, valid);
                 #pragma unroll
-                for (int i = 0; i < N; i++)
-                    if (!any || to_float(v.v[i]) > best[i]) { best[i] = to_float(v.v[i]); place[i] = (unsigned char)(ky * k + kx); }
+                for (int i = 0; i < 8; i++)
+                    if (!any || to_float(v.v[i]) > best[i]) { best[i] = to_float(v.v[i]); at[i] = (unsigned char)(ky * k + kx); }
                 any = true;
             }
         }
-        unsigned char *w = win + ((size_t)blockIdx.y * Ho * Wo + o.pix) * C + o.c;
-        unsigned bytes[2] = { 0, 0 };   /* the N places as one 8-byte store (N = 8) */
         #pragma unroll
-        for (int i = 0; i < N; i++) bytes[i / 4] |= (unsigned)place[i] << 8 * (i % 4);
-        if (N == 8) *(uint2 *)w = make_uint2(bytes[0], bytes[1]);
-        else w[0] = place[0];
+        for (int i = 0; i < 8; i++) place[8 * run + i][w] = at[i];
     }
+    __syncthreads();
+    int ch = threadIdx.x / 4, q = 8 * (threadIdx.x % 4);   /* a channel's 32 winners: 4 threads, 8 each */
+    if (c0 + ch >= C) return;
+    unsigned char *dst = win + ((size_t)blockIdx.z * C + c0 + ch) * P + p0 + q;
+    for (int i = 0; i < 8 && p0 + q + i < P; i++) dst[i] = place[ch][q + i];
 }
 /* the windows oy (ox) that hold input row iy (column): oy s - pad <= iy <= oy s - pad + k - 1 */
 __device__ inline int first_window(int i, int k, int s, int pad) { return max(0, (i + pad - k + s) / s); }
 __device__ inline int last_window(int i, int s, int pad, int n) { return min(n - 1, (i + pad) / s); }
-/* dx [B][C][H][W] (+)= dy [B][C][Ho][Wo] of the windows each pixel won; block (channels CB blockIdx.x..,
-   input row blockIdx.y, image blockIdx.z); NR window rows at most hold an input row */
-__global__ void maxpool_back_kernel(const unsigned char *win, const float *dy, float *dx, int add, int C, int H, int W,
-                                    int Ho, int Wo, int k, int s, int pad, int lcb, int NR, FastDiv fW, FastDiv fWo) {
-    const int CB = 1 << lcb;
-    extern __shared__ float sdy[];                                     /* [CB][NR][Wo] */
-    unsigned char *swin = (unsigned char *)(sdy + (size_t)CB * NR * Wo);   /* [CB][NR][Wo] */
-    int c0 = blockIdx.x * CB, iy = blockIdx.y, b = blockIdx.z;
-    int oy0 = first_window(iy, k, s, pad), nr = last_window(iy, s, pad, Ho) - oy0 + 1, n = CB * nr * Wo;
-    #pragma unroll 4
-    for (int e = threadIdx.x; e < n; e += blockDim.x) {   /* winners: channels fastest, as stored (CB = 2^lcb) */
-        int cc = e & (CB - 1), w = e >> lcb, rr = fdiv(w, fWo), o = w - rr * Wo, c = c0 + cc;
-        swin[(cc * NR + rr) * Wo + o] = c < C ? win[(((size_t)b * Ho + oy0 + rr) * Wo + o) * C + c] : 0;
+/* dx [B][C][H][W] (+)= dy [B][C][Ho][Wo] of the windows each pixel won: block (plane blockIdx.x,
+   its pixels from 256 blockIdx.y) */
+__global__ void maxpool_back_kernel(const unsigned char *__restrict__ win, const float *__restrict__ dy, float *dx, int add,
+                                    int H, int W, int Ho, int Wo, int k, int s, int pad, FastDiv fW) {
+    int p = blockIdx.y * blockDim.x + threadIdx.x;
+    if (p >= H * W) return;
+    int iy = fdiv(p, fW), ix = p - iy * W;
+    const unsigned char *wp = win + (size_t)blockIdx.x * Ho * Wo;
+    const float *gp = dy + (size_t)blockIdx.x * Ho * Wo;
+    float *d = dx + (size_t)blockIdx.x * H * W + p;
+    float acc = add ? *d : 0.f;
+    int oy1 = last_window(iy, s, pad, Ho), ox0 = first_window(ix, k, s, pad), ox1 = last_window(ix, s, pad, Wo);
+    for (int oy = first_window(iy, k, s, pad); oy <= oy1; oy++) {
+        int place_y = (iy - oy * s + pad) * k;
+        for (int ox = ox0; ox <= ox1; ox++)
+            if (wp[oy * Wo + ox] == place_y + ix - ox * s + pad) acc += gp[oy * Wo + ox];
     }
-    #pragma unroll 4
-    for (int e = threadIdx.x; e < n; e += blockDim.x) {   /* dy: windows fastest, as stored */
-        int row = fdiv(e, fWo), o = e - row * Wo, cc = row / nr, rr = row - cc * nr, c = c0 + cc;
-        sdy[(cc * NR + rr) * Wo + o] = c < C ? dy[(((size_t)b * C + c) * Ho + oy0 + rr) * Wo + o] : 0.f;
-    }
-    __syncthreads();
-    for (int e = threadIdx.x; e < CB * W; e += blockDim.x) {
-        int cc = fdiv(e, fW), ix = e - cc * W, c = c0 + cc;
-        if (c >= C) break;
-        float *d = dx + (((size_t)b * C + c) * H + iy) * W + ix;
-        float acc = add ? *d : 0.f;
-        int ox0 = first_window(ix, k, s, pad), ox1 = last_window(ix, s, pad, Wo);
-        for (int r = 0; r < nr; r++) {
-            int place_y = (iy - (oy0 + r) * s + pad) * k;
-            const unsigned char *wr = swin + (cc * NR + r) * Wo;
-            const float *gr = sdy + (cc * NR + r) * Wo;
-            for (int ox = ox0; ox <= ox1; ox++)
-                if (wr[ox] == place_y + ix - ox * s + pad) acc += gr[ox];
-        }
-        *d = acc;
-    }
+    *d = acc;
 }
 /* the winners of n images of x: float32 NCHW, or a two-byte NHWC store */
 static void maxpool_winners(const float *x, unsigned char *win, int n, int C, int H, int W, int Ho, int Wo, int k, int s,
@@ -3105,36 +3096,27 @@ static void maxpool_winners(const float *x, unsigned char *win, int n, int C, in
 }
 template <class T> static void maxpool_winners(const T *x, unsigned char *win, int n, int C, int H, int W, int Ho, int Wo,
                                                int k, int s, int pad) {
-    if (C % 8 == 0)
-        maxpool_winners_nhwc_kernel<T, 8><<<grid_images(C / 8 * Ho * Wo, n), 256>>>(x, win, C, H, W, Ho, Wo, k, s, pad,
-                                                                                   C / 8 * Ho * Wo, fastdiv(C / 8), fastdiv(Wo));
-    else maxpool_winners_nhwc_kernel<T, 1><<<grid_images(C * Ho * Wo, n), 256>>>(x, win, C, H, W, Ho, Wo, k, s, pad,
-                                                                                 C * Ho * Wo, fastdiv(C), fastdiv(Wo));
+    dim3 grid((Ho * Wo + 31) / 32, (C + 63) / 64, n);
+    maxpool_winners_nhwc_kernel<T><<<grid, 256>>>(x, win, C, H, W, Ho, Wo, k, s, pad, C % 8 == 0 && (uintptr_t)x % 16 == 0);
     CK_LAUNCH("maxpool_winners_nhwc_kernel");
 }
-static const int MAXPOOL_BACK_SMEM = 48 << 10;
 template <class T> static void maxpool_back(const T *x, const yolo_tensor *xt, int k, int s, int pad, const yolo_tensor *y,
                                             float *dx, int add) {
-    int C = xt->c, H = xt->h, W = xt->w, Ho = y->h, Wo = y->w, NR = (k + s - 1) / s;
+    int C = xt->c, H = xt->h, W = xt->w, Ho = y->h, Wo = y->w;
     size_t per_image = (size_t)C * Ho * Wo;   /* winners' bytes */
-    int lcb = 5;   /* channels a block, 2^lcb: as many as 32 whose window rows (a float of dY, a byte of winner) fit */
-    while (lcb > 0 && ((size_t)NR * Wo * 5 << lcb) > MAXPOOL_BACK_SMEM) lcb--;
-    int CB = 1 << lcb;
-    size_t smem = (size_t)CB * NR * Wo * 5;
-    if (per_image > STAGE_BYTES || k * k > 255 || smem > MAXPOOL_BACK_SMEM) {   /* 255: no window's place */
+    if (per_image > STAGE_BYTES || k * k > 255) {   /* 255: no window's place */
         fprintf(stderr, "maxpool backward: %dx%d windows of [%d, %d, %d] do not fit the scratch\n", k, k, C, Ho, Wo);
         exit(1);
     }
     if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
     unsigned char *win = (unsigned char *)g_stage;
     int nb = (int)min((size_t)xt->n, STAGE_BYTES / per_image);
-    FastDiv fWo = fastdiv(Wo), fW = fastdiv(W);
     for (int b0 = 0; b0 < xt->n; b0 += nb) {
         int n = min(nb, xt->n - b0);
         maxpool_winners(x + (size_t)b0 * C * H * W, win, n, C, H, W, Ho, Wo, k, s, pad);
-        maxpool_back_kernel<<<dim3((C + CB - 1) / CB, H, n), 256, smem>>>(win, y->grad + (size_t)b0 * C * Ho * Wo,
-                                                                         dx + (size_t)b0 * C * H * W, add, C, H, W, Ho, Wo,
-                                                                         k, s, pad, lcb, NR, fW, fWo);
+        maxpool_back_kernel<<<dim3(n * C, (H * W + 255) / 256), 256>>>(win, y->grad + (size_t)b0 * C * Ho * Wo,
+                                                                       dx + (size_t)b0 * C * H * W, add, H, W, Ho, Wo, k, s,
+                                                                       pad, fastdiv(W));
         CK_LAUNCH("maxpool_back_kernel");
     }
 }

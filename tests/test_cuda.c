@@ -1075,6 +1075,7 @@ int main(int argc, char **argv) {
         test_elementwise_stored(prec, 2, 5, 12, 11);
         test_elementwise_stored(prec, 1, 2, 113, 111);            /* maxpool: winners found again per pixel */
         test_elementwise_stored(prec, 2, 40, 13, 70);             /* maxpool: channel groups of 32 and 16, partial */
+        test_elementwise_stored(prec, 3, 72, 11, 19);             /* maxpool: winners of two blocks of 64 channels, the second 8 */
     }
     test_bn(1, 7, 5, 3, 1, 0);
     test_bn(3, 13, 9, 11, 0, 0);

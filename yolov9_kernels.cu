@@ -2285,14 +2285,18 @@ __global__ void bn_stats_kernel(const double *part, int nparts, int C, BnStatsOu
    channel add every fourth part in part order, then meet in thread order
    (the same bits every run). It leaves the count at 0 for the next pass.
    One block reads a column's parts, 1 KB a part: that beats a launch of
-   its own only while they are few, so a pass of more parts a column (few
-   channels: yolov9-s's 32-128, whose columns take 99-396 parts) leaves
-   them to the merge's launch (bn_stats_kernel, bn_back_reduce_kernel).
-   At 977c329, which merged in the pass at any count, yolov9-s b64's
+   its own only while they are few, so a pass of more parts a column
+   leaves them to the merge's launch (bn_stats_kernel,
+   bn_back_reduce_kernel). A pass takes about BN_PARTIAL_BLOCKS (264,
+   forward) or BNB_BLOCKS (396, backward) blocks over its columns: maps of
+   256 channels or more (66 and 99 parts a column) merge in the pass, the
+   narrower ones (yolov9-s's 32-128 channels: 132-396 parts) do not. At
+   977c329, which merged in the pass at any count, yolov9-s b64's
    profiled step on the H200 spent 1.3 ms more in the BatchNorm backward
-   and 1.0 ms more in its BatchNorms without SiLU than before. */
+   and 1.0 ms more in its BatchNorms without SiLU than before. (The bound
+   is a first guess between those counts, not yet timed.) */
 static const int BN_COUNTS = 1024;         /* columns (runs of 64 channels) a pass may have */
-static const int BN_MERGE_MAX_PARTS = 64;  /* parts a column the pass merges itself, at most */
+static const int BN_MERGE_MAX_PARTS = 100; /* parts a column the pass merges itself, at most */
 static unsigned *g_bn_count = NULL;        /* [BN_COUNTS], zero between passes */
 static unsigned *bn_counts(dim3 grid) {
     if (grid.y > (unsigned)BN_COUNTS || grid.x > (unsigned)BN_MERGE_MAX_PARTS) return NULL;   /* the merge's own launch */

@@ -1074,7 +1074,7 @@ int main(int argc, char **argv) {
         test_elementwise_stored(prec, 3, 16, 9, 7);
         test_elementwise_stored(prec, 2, 5, 12, 11);
         test_elementwise_stored(prec, 1, 2, 113, 111);            /* maxpool: winners found again per pixel */
-        test_elementwise_stored(prec, 2, 40, 13, 70);             /* maxpool: channel groups of 32 and 16, partial */
+        test_elementwise_stored(prec, 2, 40, 13, 70);             /* maxpool: a partial block of 64 channels */
         test_elementwise_stored(prec, 3, 72, 11, 19);             /* maxpool: winners of two blocks of 64 channels, the second 8 */
     }
     test_bn(1, 7, 5, 3, 1, 0);
@@ -1089,7 +1089,7 @@ int main(int argc, char **argv) {
     test_pools(3, 4, 8, 11);
     test_pools(2, 6, 40, 36);   /* channel runs of several blocks */
     test_pools(1, 2, 113, 111);   /* planes of many blocks */
-    test_pools(2, 37, 21, 70);    /* maxpool backward: blocks of 32 and of 16 channels, the last partial */
+    test_pools(2, 37, 21, 70);    /* maxpool backward: 37 planes of 1470 pixels, blocks of 256 of them */
     test_optim(70001);
     test_loss(3, 7);
     test_loss(1, 80);

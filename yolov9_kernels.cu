@@ -2568,11 +2568,10 @@ static void cu_bn_train_forward(const yolo_tensor *z, const float *gamma, const 
     else {   /* the stored pass merges its sums itself (but for --sync-bn's) */
         dim3 grid(rc.n, (z->c + BN_NHWC_CHANNELS - 1) / BN_NHWC_CHANNELS);
         int vec = vec8(z, z);
-        BnStatsOut ob = o;
-        if (!group) ob.count = bn_counts(grid);
-        if (z->store == YOLO_BF16) bn_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, z->c, rc, vec, part, ob);
-        else bn_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, z->c, rc, vec, part, ob);
-        nparts = ob.count ? 0 : rc.n;
+        if (!group) o.count = bn_counts(grid);
+        if (z->store == YOLO_BF16) bn_partial_nhwc_kernel<<<grid, 256>>>((const __nv_bfloat16 *)z->data, z->c, rc, vec, part, o);
+        else bn_partial_nhwc_kernel<<<grid, 256>>>((const __half *)z->data, z->c, rc, vec, part, o);
+        nparts = o.count ? 0 : rc.n;
     }
     CK_LAUNCH("bn_partial_kernel");
     if (group) { bn_group_sum(part, nparts, z->c, group); nparts = 1; }   /* --sync-bn: over every process's share */

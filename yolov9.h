@@ -292,6 +292,14 @@ typedef struct {
     void (*sum)(double *x, size_t n);   /* x summed over them, the same sum in every one */
 } yolo_bn_group;
 
+/* one conv's weights for stage_train_weights: w [c2, cin, k, k] (stride s, groups g) into the two
+   forms a training step's products read, fwd and bwd, each c2 cin k k values in the step's precision */
+typedef struct {
+    const yolo_real *w;
+    void *fwd, *bwd;
+    int c2, cin, k, s, g;
+} yolo_stage_conv;
+
 typedef struct yolo_backend {
     const char *name;
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
@@ -316,13 +324,20 @@ typedef struct yolo_backend {
                            int s, int g, int act, const yolo_tensor *r, yolo_precision prec, yolo_tensor *y);
     /* from dy = dL/dy [B, C2, Ho, Wo] (float32, or stored in prec: a BatchNorm backward's dL/dz written over
        z): dw += dL/dw, db += dL/db (db may be NULL), dx += dL/dx (dx may be NULL; dx_add 0: dx = 0 + dL/dx,
-       its old values not read: a fresh gradient, yolo_grad_need) */
-    void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dy, int C2, int k, int s,
-                            int g, yolo_precision prec, yolo_real *dx, int dx_add, yolo_real *dw, yolo_real *db);
+       its old values not read: a fresh gradient, yolo_grad_need). wsd: w in the form backward-data's
+       products in prec read, as stage_train_weights made it (its bwd), or NULL: staged from w on the way */
+    void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *dy, int C2,
+                            int k, int s, int g, yolo_precision prec, yolo_real *dx, int dx_add, yolo_real *dw,
+                            yolo_real *db);
     /* ws = w [C2, cin, k, k] in the form the forward's products in prec read (the CUDA backend: two-byte
        [C2][k][k][cin], the tensor cores' operand; the CPU twin: floats rounded to prec, w's layout), in
        alloc_values(C2 cin k k, prec) memory */
     void (*stage_weights)(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws);
+    /* a training step's weights staged once for its products in prec, every conv of the n in one pass a
+       form: .fwd as stage_weights would make it, .bwd as conv2d_backward's wsd (each 256-byte aligned, in
+       alloc_values(.., prec) memory, two bytes a value). NULL where the backend stages nothing (the CPU:
+       its twin rounds w at every call); the planner's does nothing */
+    void (*stage_train_weights)(const yolo_stage_conv *convs, int n, yolo_precision prec);
     /* u = BN(z), or SiLU(BN(z)) when act: the SiLU in the same pass; the statistics over group's shares
        (NULL: z's own) */
     void (*bn_train_forward)(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, yolo_real *mean,
@@ -430,6 +445,8 @@ typedef struct {
     yolo_real *mean, *invstd; /* [c2] batch statistics of the last training forward */
     yolo_real *fw, *fb;      /* [c2, c1/g, k, k], [c2]: the inference form, BN folded in (yolo_model_fuse) */
     void *ws;                /* fw staged for the products of yolo_model.staged (backend stage_weights), or NULL */
+    const void *wt, *wtd;    /* a training step's w staged for its products (stage_train_weights: the forward's
+                                form, backward-data's), or NULL */
     yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward (no gradient of its own) */
     yolo_tensor y;           /* [B, c2, Ho, Wo] the block's output */
     yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
@@ -601,6 +618,8 @@ typedef struct yolo_model {
     yolo_life_run life_run;
     int fused;               /* 1 while the folded weights match the trained ones */
     yolo_precision staged;   /* the precision every conv's ws is staged for (YOLO_FP32: none, or out of date) */
+    int stages_train;        /* its backend stages a training step's weights (stage_train_weights) */
+    void *wtrain;            /* the training step's staged weights (every conv's wt, wtd), or NULL */
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     const yolo_real *input_host;  /* the caller's copy of it (yolo_set_input), uploaded again when dropped */
     const unsigned char *input_pixels;  /* or the caller's uint8 copy (yolo_set_input_pixels), normalised on upload */
@@ -1811,7 +1830,7 @@ static void yolo_store_round(yolo_tensor *t) { yolo_store_round_n(t->store, t->d
    stored dy, a BatchNorm's dL/dz, is rounded already: where the GPU wrote
    it); the bias gradient, a plain sum, of dy itself. dx_add 0 (a fresh
    gradient): dx zeroed first, the same 0 + dL/dx the GPU writes. */
-static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dyt,
+static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *dyt,
                                  int C2, int k, int s, int g, yolo_precision prec,
                                  yolo_real *dx, int dx_add, yolo_real *dw, yolo_real *db) {
     yolo_dense(x, "conv2d_backward");
@@ -1824,7 +1843,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
         yolo_real *wr = yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
         if (dyt->store == YOLO_FP32) dyr.data = yolo_rounded_copy(prec, dy, yolo_numel(dyt));
         dyr.store = YOLO_FP32;
-        yolo_conv2d_backward(&xr, wr, &dyr, C2, k, s, g, YOLO_FP32, dx, 1, dw, NULL);
+        yolo_conv2d_backward(&xr, wr, NULL, &dyr, C2, k, s, g, YOLO_FP32, dx, 1, dw, NULL);
         for (int n = 0; n < x->n && db; n++)
             for (int o = 0; o < C2; o++) {
                 double acc = 0;
@@ -2428,10 +2447,10 @@ static void yolo_conv_run(yolo_model *m, yolo_conv *c, yolo_tensor *x, const yol
     if (unfolded && m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
     if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
         int folded = !train && m->fused && c->fw;
-        be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, folded ? yolo_conv_staged(m, c) : NULL,
+        be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, folded ? yolo_conv_staged(m, c) : c->wt,
                            c->c2, c->k, c->s, c->g, c->act, r, m->precision, &c->y);
     } else {   /* the SiLU comes with the BatchNorm */
-        be->conv2d_forward(x, c->w, NULL, NULL, c->c2, c->k, c->s, c->g, 0, NULL, m->precision, &c->z);
+        be->conv2d_forward(x, c->w, NULL, c->wt, c->c2, c->k, c->s, c->g, 0, NULL, m->precision, &c->z);
         if (train)
             be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
                                  m->bn_momentum, m->bn_eps, c->act, m->bn_group, &c->y);
@@ -2483,8 +2502,8 @@ static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
         dy = c->z;
     }
     be = yolo_op(m, c->bn ? &c->z : &c->y);
-    be->conv2d_backward(c->x, c->w, &dy, c->c2, c->k, c->s, c->g, m->precision, c->x->grad, yolo_grad_add(m, c->x),
-                        c->gw, c->gb);
+    be->conv2d_backward(c->x, c->w, c->wtd, &dy, c->c2, c->k, c->s, c->g, m->precision, c->x->grad,
+                        yolo_grad_add(m, c->x), c->gw, c->gb);
 }
 
 /* ---- RepConvN ------------------------------------------------------------- */
@@ -3804,6 +3823,7 @@ static void yolo_pixels_keep(yolo_model *m, int keep) {
     m->be->upload(m->input_bytes, m->input_pixels, n);
 }
 
+static void yolo_model_unstage_train(yolo_model *m);   /* below */
 void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
     if (be == m->be) return;
     yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
@@ -3811,7 +3831,9 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
     yolo_pixels_keep(m, 0);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
     yolo_model_unfold(m);
+    yolo_model_unstage_train(m);
     m->be = be;
+    m->stages_train = be->stage_train_weights != NULL;
     m->values = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
     m->grads = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
     m->stats = (yolo_real *)be->alloc(m->nstats * sizeof(yolo_real));
@@ -3874,6 +3896,41 @@ static void yolo_model_stage(yolo_model *m) {
     m->staged = m->precision;
 }
 
+/* A training step's weights staged once for its products, the same way:
+   where the backend stages (stage_train_weights: the CUDA backend's
+   tensor cores read two-byte copies, in one form for the forward and one
+   for backward-data), every conv's two forms in one buffer, made at the
+   step's forward in a launch or a few and given back after its backward
+   (a buffer of the step: the memory plan places it as any other). */
+static void yolo_model_unstage_train(yolo_model *m) {
+    if (!m->wtrain) return;
+    m->be->release(m->wtrain);
+    m->wtrain = NULL;
+    for (int i = 0; i < m->nconvs; i++) m->convs[i]->wt = m->convs[i]->wtd = NULL;
+}
+static void yolo_model_stage_train(yolo_model *m) {
+    const size_t align = 128;   /* values: each form 256 bytes in, as the arena's ranges */
+    size_t total = 0;
+    for (int i = 0; i < m->nconvs; i++) {
+        const yolo_conv *c = m->convs[i];
+        total += 2 * ((size_t)c->c2 * (c->c1 / c->g) * c->k * c->k + align - 1) / align * align;
+    }
+    m->wtrain = m->be->alloc_values(total, m->precision);   /* two bytes a value, in the backends that stage */
+    yolo_stage_conv *jobs = (yolo_stage_conv *)yolo_xmalloc((size_t)(m->nconvs ? m->nconvs : 1) * sizeof *jobs);
+    size_t at = 0;
+    for (int i = 0; i < m->nconvs; i++) {
+        yolo_conv *c = m->convs[i];
+        size_t n = ((size_t)c->c2 * (c->c1 / c->g) * c->k * c->k + align - 1) / align * align;
+        c->wt = (char *)m->wtrain + 2 * at;   /* two bytes a value */
+        c->wtd = (char *)m->wtrain + 2 * (at + n);
+        at += 2 * n;
+        yolo_stage_conv job = { c->w, (void *)c->wt, (void *)c->wtd, c->c2, c->c1 / c->g, c->k, c->s, c->g };
+        jobs[i] = job;
+    }
+    m->be->stage_train_weights(jobs, m->nconvs, m->precision);
+    free(jobs);
+}
+
 void yolo_model_fuse(yolo_model *m) {
     const yolo_backend *be = m->be;
     size_t total = 0;
@@ -3916,6 +3973,7 @@ void yolo_model_free(yolo_model *m) {
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
     yolo_pixels_keep(m, 0);
     yolo_model_unfold(m);
+    yolo_model_unstage_train(m);
     yolo_layers_release(m);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
     free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps); free(m->life);
@@ -4229,10 +4287,12 @@ void yolo_forward(yolo_model *m, int train) {
     for (int i = 0; i < m->nacts; i++)
         if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
     yolo_pixels_keep(m, 0);
+    yolo_model_unstage_train(m);   /* a step without its backward (or under way) gives its staged weights back too */
     if (train) {
         yolo_model_unfold(m);
         m->be->place(m->place[m->place_next], m->nplace[m->place_next]);
         m->place_next = 1;
+        if (m->stages_train && m->precision != YOLO_FP32) yolo_model_stage_train(m);
     } else m->be->place(NULL, 0);
     if (!train && m->fused && m->precision != YOLO_FP32 && m->staged != m->precision) yolo_model_stage(m);
     m->store = train || m->fused ? m->precision : YOLO_FP32;
@@ -4310,6 +4370,7 @@ void yolo_backward(yolo_model *m) {
     }
     yolo_image_make(m, 0);
     yolo_pixels_keep(m, 0);
+    yolo_model_unstage_train(m);
     m->be->place(NULL, 0);   /* the planned step ends */
 }
 
@@ -5334,9 +5395,10 @@ static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, c
                                      int k, int s, int g, int act, const yolo_tensor *r, yolo_precision prec,
                                      yolo_tensor *y) {}
 static void yolo_plan_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws) {}
-static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const yolo_tensor *dy, int C2, int k,
-                                      int s, int g, yolo_precision prec, yolo_real *dx, int dx_add, yolo_real *dw,
-                                      yolo_real *db) {}
+static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *dy,
+                                      int C2, int k, int s, int g, yolo_precision prec, yolo_real *dx, int dx_add,
+                                      yolo_real *dw, yolo_real *db) {}
+static void yolo_plan_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {}
 static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                        yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                        double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {}
@@ -5426,7 +5488,7 @@ static const yolo_backend yolo_planner = {
     .alloc = yolo_plan_alloc, .alloc_values = yolo_plan_alloc_values, .release = yolo_plan_release, .zero = yolo_plan_zero,
     .upload = yolo_plan_copy, .download = yolo_plan_download, .copy = yolo_plan_copy,
     .conv2d_forward = yolo_plan_conv2d_forward, .conv2d_backward = yolo_plan_conv2d_backward,
-    .stage_weights = yolo_plan_stage_weights,
+    .stage_weights = yolo_plan_stage_weights, .stage_train_weights = yolo_plan_stage_train_weights,
     .bn_train_forward = yolo_plan_bn_train_forward, .bn_apply = yolo_plan_bn_apply,
     .bn_act_backward = yolo_plan_bn_act_backward,
     .silu_forward = yolo_plan_silu_forward, .silu_backward = yolo_plan_silu_backward,
@@ -5500,6 +5562,7 @@ static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_box
    validation batches of other shapes are placed by best fit and may
    place theirs differently. */
 size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW) {
+    yolo_model_unstage_train(m);   /* a step's staged weights, if one is under way: its convs stage their own */
     const yolo_backend *real = m->be;
     const yolo_real *host = m->input_host;
     const unsigned char *host_pixels = m->input_pixels;

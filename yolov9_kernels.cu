@@ -768,11 +768,18 @@ struct Phase {
     int py, px, ky0, kx0, nky, nkx, oy0, ox0, Hq, Wq;   /* taps ky0 + s ty, ty < nky; positions qy < Hq */
     FastDiv fnt, fnkx, fWq, fPq;                        /* nky nkx, nkx, Wq, Hq Wq */
 };
-static int phase_of(const ConvGeo &c, int py, int px, Phase *f) {
+/* the taps of phase (py, px) of a k x k stride-s conv padded k / 2: 0 if it has none */
+static int phase_taps(int k, int s, int py, int px, Phase *f) {
+    int p = k / 2;
     f->py = py; f->px = px;
-    f->ky0 = (py + c.p) % c.s; f->kx0 = (px + c.p) % c.s;
-    f->nky = f->ky0 < c.k ? (c.k - f->ky0 + c.s - 1) / c.s : 0;
-    f->nkx = f->kx0 < c.k ? (c.k - f->kx0 + c.s - 1) / c.s : 0;
+    f->ky0 = (py + p) % s; f->kx0 = (px + p) % s;
+    f->nky = f->ky0 < k ? (k - f->ky0 + s - 1) / s : 0;
+    f->nkx = f->kx0 < k ? (k - f->kx0 + s - 1) / s : 0;
+    return f->nky && f->nkx;
+}
+/* ... and its positions on c's input: 0 if it has no tap or no position */
+static int phase_of(const ConvGeo &c, int py, int px, Phase *f) {
+    phase_taps(c.k, c.s, py, px, f);
     f->oy0 = (py + c.p - f->ky0) / c.s; f->ox0 = (px + c.p - f->kx0) / c.s;
     f->Hq = (c.H - py + c.s - 1) / c.s; f->Wq = (c.W - px + c.s - 1) / c.s;
     if (!f->nky || !f->nkx || f->Hq <= 0 || f->Wq <= 0) return 0;   /* no tap or no position: nothing to add */
@@ -1988,28 +1995,35 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
 
 /* the backward of images [b0, b0 + nb) at a time: x and dY staged NHWC
    (x_nhwc, dy_nhwc: stored so already, as in a bf16 training pass, dY the
-   BatchNorm backward's dL/dz), the weights of every phase once; per chunk
-   and group, the weight gradient (split-K over the chunk's pixels) and then
-   each phase's data gradient */
+   BatchNorm backward's dL/dz), the weights of every phase once (wsd: the
+   step's, staged already by stage_train_weights); per chunk and group,
+   the weight gradient (split-K over the chunk's pixels) and then each
+   phase's data gradient. The phases' weights lie one after the other in
+   (py, px) order, every phase that has taps (one that has no position on
+   this input too: the form does not depend on the input) */
 template <class T>
-static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const float *dy,
-                                 const T *dy_nhwc, int nb, yolo_precision prec, float *dx, int dx_add, float *dw) {
+static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const T *wsd,
+                                 const float *dy, const T *dy_nhwc, int nb, yolo_precision prec, float *dx, int dx_add,
+                                 float *dw) {
     int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
     size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2);
     size_t xbytes = x_nhwc ? 0 : yolo_arena_bytes((size_t)nb * c.H * c.W * c.C1 * 2);
-    T *wd = (T *)g_stage, *xs = (T *)(g_stage + wbytes), *dys = (T *)(g_stage + wbytes + xbytes);
-    prof_begin();
-    size_t off = 0;   /* the phases' weights one after the other in wd, in the order the products take them */
-    for (int py = 0; dx && py < s; py++)
-        for (int px = 0; px < s; px++) {
-            Phase f;
-            if (!phase_of(c, py, px, &f)) continue;
-            size_t n = (size_t)c.g * c.c1g * f.nky * f.nkx * c.c2g;
-            weights_bwd_data_kernel<T><<<grid_for(n), 256>>>(w, wd + off, c, f);
-            CK_LAUNCH("weights_bwd_data_kernel");
-            off += n;
-        }
-    prof_end(STAGE_NAME[k != 1], 0, 6.0 * off);
+    const T *wd = wsd ? wsd : (const T *)g_stage;
+    T *xs = (T *)(g_stage + wbytes), *dys = (T *)(g_stage + wbytes + xbytes);
+    size_t off = 0;
+    if (dx && !wsd) {
+        prof_begin();
+        for (int py = 0; py < s; py++)
+            for (int px = 0; px < s; px++) {
+                Phase f;
+                if (!phase_taps(k, s, py, px, &f)) continue;
+                size_t n = (size_t)c.g * c.c1g * f.nky * f.nkx * c.c2g;
+                weights_bwd_data_kernel<T><<<grid_for(n), 256>>>(w, (T *)g_stage + off, c, f);
+                CK_LAUNCH("weights_bwd_data_kernel");
+                off += n;
+            }
+        prof_end(STAGE_NAME[k != 1], 0, 6.0 * off);
+    }
     for (int b0 = 0; b0 < c.B; b0 += nb) {
         ConvGeo cc = c;
         cc.B = min(nb, c.B - b0);
@@ -2051,7 +2065,9 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
             for (int py = 0; dx && py < s; py++)
                 for (int px = 0; px < s; px++) {
                     Phase f;
-                    if (!phase_of(c, py, px, &f)) continue;
+                    if (!phase_taps(k, s, py, px, &f)) continue;
+                    size_t n = (size_t)c.g * c.c1g * f.nky * f.nkx * c.c2g;
+                    if (!phase_of(c, py, px, &f)) { off += n; continue; }   /* taps, but no position on this input */
                     int nt = f.nky * f.nkx, Kd = nt * c.c2g, Nd = cc.B * f.Hq * f.Wq;
                     BwdDataStore st = { dx + (size_t)b0 * c.C1 * c.H * c.W, cc, f, gi, dx_add };
                     WgTile t = wg_tile(c.c1g, true);
@@ -2069,7 +2085,7 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
                         BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
                         gemm_staged<false>(c.c1g, Nd, Kd, 1, da, dbb, st);
                     }
-                    off += (size_t)c.g * c.c1g * nt * c.c2g;
+                    off += n;
                 }
             prof_end(BWD_D_NAME[prec][k != 1], dx ? flops : 0, 0);
         }
@@ -2126,6 +2142,85 @@ static void cu_stage_weights(const float *w, int C2, int cin, int k, yolo_precis
     CK_LAUNCH("weights_fwd_kernel");
 }
 
+/* A training step's weights staged once (stage_train_weights): every
+   conv's forward form (weights_fwd_kernel's) and backward-data form
+   (weights_bwd_data_kernel's for each phase that has taps, one after the
+   other in (py, px) order) in a launch a form for up to STAGE_JOBS
+   jobs, instead of two small launches a conv a step (on the H200 at
+   a5dbdaf: 517 of them, 4.8 ms a yolov9-c b32 step under the profiler).
+   The jobs travel as the kernel's parameter (within its 4 KB): each the
+   first value of its part of the launch's flattened range (start), its
+   source, destination and shape; a thread finds its job by bisecting the
+   starts. */
+static const int STAGE_JOBS = 64;
+struct StageJob { const float *w; void *dst; int c1g, c2g, k, s, ky0, kx0, nky, nkx; };   /* nky 0: the forward form */
+struct StageJobs { int n; size_t start[STAGE_JOBS + 1]; StageJob job[STAGE_JOBS]; };
+template <class T> __global__ void stage_jobs_kernel(const __grid_constant__ StageJobs j) {
+    GRID_STRIDE(i, j.start[j.n]) {
+        int lo = 0, hi = j.n - 1;
+        while (lo < hi) {   /* the last job that starts at or before i */
+            int mid = (lo + hi + 1) / 2;
+            if (j.start[mid] <= i) lo = mid; else hi = mid - 1;
+        }
+        const StageJob &b = j.job[lo];
+        size_t r = i - j.start[lo];
+        int kk = b.k * b.k;
+        float v;
+        if (!b.nky) {   /* w [co][ci][tap] -> [co][tap][ci] */
+            int ci = (int)(r % b.c1g), tap = (int)(r / b.c1g % kk);
+            size_t co = r / ((size_t)b.c1g * kk);
+            v = b.w[(co * b.c1g + ci) * kk + tap];
+        } else {        /* w [gi c2g + co][ci][ky][kx] -> [gi c1g + ci][t][co] of the phase's taps t */
+            int nt = b.nky * b.nkx, co = (int)(r % b.c2g), t = (int)(r / b.c2g % nt);
+            size_t q = r / ((size_t)b.c2g * nt);
+            int gi = (int)(q / b.c1g), ci = (int)(q % b.c1g), ty = t / b.nkx, tx = t - ty * b.nkx;
+            v = b.w[(((size_t)gi * b.c2g + co) * b.c1g + ci) * kk + (b.ky0 + b.s * ty) * b.k + b.kx0 + b.s * tx];
+        }
+        ((T *)b.dst)[r] = round_to<T>(v);
+    }
+}
+static void stage_jobs_launch(StageJobs &j, yolo_precision prec) {
+    if (!j.n) return;
+    if (prec == YOLO_BF16) stage_jobs_kernel<__nv_bfloat16><<<grid_for(j.start[j.n]), 256>>>(j);
+    else stage_jobs_kernel<__half><<<grid_for(j.start[j.n]), 256>>>(j);
+    CK_LAUNCH("stage_jobs_kernel");
+    j.n = 0; j.start[0] = 0;
+}
+static void stage_jobs_add(StageJobs &j, const StageJob &b, size_t n, yolo_precision prec) {
+    if (j.n == STAGE_JOBS) stage_jobs_launch(j, prec);
+    j.job[j.n] = b;
+    j.start[j.n + 1] = j.start[j.n] + n;
+    j.n++;
+}
+static void cu_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {
+    static_assert(sizeof(StageJobs) <= 4000, "a kernel's parameters: 4 KB");
+    if (prec == YOLO_FP32) return;
+    StageJobs fj, bj;
+    fj.n = bj.n = 0; fj.start[0] = bj.start[0] = 0;
+    double bytes = 0;
+    prof_begin();
+    for (int i = 0; i < n; i++) {
+        const yolo_stage_conv *cv = &convs[i];
+        int c2g = cv->c2 / cv->g;
+        size_t nv = (size_t)cv->c2 * cv->cin * cv->k * cv->k, off = 0;
+        StageJob f = { cv->w, cv->fwd, cv->cin, c2g, cv->k, cv->s, 0, 0, 0, 0 };
+        stage_jobs_add(fj, f, nv, prec);
+        for (int py = 0; py < cv->s; py++)
+            for (int px = 0; px < cv->s; px++) {
+                Phase ph;
+                if (!phase_taps(cv->k, cv->s, py, px, &ph)) continue;
+                size_t np = (size_t)cv->g * cv->cin * ph.nky * ph.nkx * c2g;
+                StageJob b = { cv->w, (char *)cv->bwd + off * 2, cv->cin, c2g, cv->k, cv->s, ph.ky0, ph.kx0, ph.nky, ph.nkx };
+                stage_jobs_add(bj, b, np, prec);
+                off += np;
+            }
+        bytes += 12.0 * nv;
+    }
+    stage_jobs_launch(fj, prec);
+    stage_jobs_launch(bj, prec);
+    prof_end("conv staging, the step's", 0, bytes);
+}
+
 /* db[c] += sum over (n, p) of dy (in its store), a block a channel: for a stored dy (conv_bias_grad, below) */
 __global__ void bias_grad_kernel(const void *dy, int store, float *db, int B, int C, int P) {
     int c = blockIdx.x;
@@ -2158,8 +2253,8 @@ static void conv_dw_group(yolo_precision prec, const ConvGeo &c, int gi, const y
 
 static void conv_bias_grad(const yolo_tensor *dy, float *db);   /* (below: it shares the BatchNorm's sums) */
 
-static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const yolo_tensor *dy, int C2, int k, int s, int g,
-                               yolo_precision prec, float *dx, int dx_add, float *dw, float *db) {
+static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const void *wsd, const yolo_tensor *dy, int C2, int k,
+                               int s, int g, yolo_precision prec, float *dx, int dx_add, float *dw, float *db) {
     ConvGeo c = geo(x, C2, k, s, g, dy->h, dy->w);
     int Kw = c.c1g * k * k, P = dy->h * dy->w, red = c.B * P, x_nhwc = x->store != YOLO_FP32, dy_nhwc = dy->store != YOLO_FP32;
     double flops = 2.0 * red * C2 * Kw;
@@ -2169,10 +2264,11 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const yolo_
     int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (dy_nhwc ? 0 : (size_t)P * C2)) * 2);
     if (dx && !dx_add && k < s) { cu_zero(dx, (size_t)c.B * c.C1 * c.H * c.W * sizeof(float)); dx_add = 1; }   /* taps miss some of dX */
     if (nb && prec == YOLO_BF16)
-        conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w, dy->data,
+        conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w,
+                                            (const __nv_bfloat16 *)wsd, dy->data,
                                             dy_nhwc ? (const __nv_bfloat16 *)dy->data : NULL, nb, prec, dx, dx_add, dw);
     else if (nb)
-        conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, dy->data,
+        conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, (const __half *)wsd, dy->data,
                                      dy_nhwc ? (const __half *)dy->data : NULL, nb, prec, dx, dx_add, dw);
     for (int gi = 0; !nb && gi < g; gi++) {
         prof_begin();
@@ -3977,6 +4073,7 @@ static yolo_backend yolo_cuda = {
     .alloc = cu_alloc, .alloc_values = cu_alloc_values, .release = cu_release, .zero = cu_zero,
     .upload = cu_upload, .download = cu_download, .copy = cu_copy,
     .conv2d_forward = cu_conv2d_forward, .conv2d_backward = cu_conv2d_backward, .stage_weights = cu_stage_weights,
+    .stage_train_weights = cu_stage_train_weights,
     .bn_train_forward = cu_bn_train_forward, .bn_apply = cu_bn_apply,
     .bn_act_backward = cu_bn_act_backward,
     .silu_forward = cu_silu_forward, .silu_backward = cu_silu_backward,

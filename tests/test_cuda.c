@@ -97,7 +97,7 @@ static void test_conv_dx(yolo_precision prec, int B, int C1, int H, int W, int C
     double dw_tol = fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24);
     yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, NULL, C2, k, s, g, act, NULL, prec, &y.h);
     yolo_tensor dy_h = yolo_grad_view(&y.h), dy_d = yolo_grad_view(&y.d);
-    yolo_cpu.conv2d_backward(&x.h, w, &dy_h, C2, k, s, g, prec, x.h.grad, dx_add, dw, bias ? db : NULL);
+    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy_h, C2, k, s, g, prec, x.h.grad, dx_add, dw, bias ? db : NULL);
     size_t n[4] = { ny, nx, nw, (size_t)C2 };
     float *first[4] = { NULL, NULL, NULL, NULL };
     for (int run = 0; run < 2; run++) {
@@ -107,7 +107,7 @@ static void test_conv_dx(yolo_precision prec, int B, int C1, int H, int W, int C
         G->copy(x.d.grad, dx0_d, nx * sizeof(float));
         G->upload(y.d.data, nan, ny * sizeof(float));
         G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, NULL, C2, k, s, g, act, NULL, prec, &y.d);
-        G->conv2d_backward(&x.d, w_d, &dy_d, C2, k, s, g, prec, x.d.grad, dx_add, dw_d, bias ? db_d : NULL);
+        G->conv2d_backward(&x.d, w_d, NULL, &dy_d, C2, k, s, g, prec, x.d.grad, dx_add, dw_d, bias ? db_d : NULL);
         float *now[4] = { tohost(y.d.data, ny), tohost(x.d.grad, nx), tohost(dw_d, nw), tohost(db_d, C2) };
         if (run == 0) {
             check(name, "forward", y.h.data, y.d.data, ny, 1e-5);
@@ -491,7 +491,8 @@ static double store_tol(yolo_precision prec) { return prec == YOLO_BF16 ? 0x1p-9
 /* ... and its backward from dY stored (a BatchNorm backward's dL/dz over z, read in place by the
    staged products or value by value), which must give the same bits as the same values handed over
    as float32 (staged by the conv: rounding them again changes nothing); dx_add 0: dx assigned over NaN,
-   as test_conv_dx */
+   as test_conv_dx; and with the weights staged for the step beforehand (stage_train_weights, both
+   forms), the same bits as staged by the conv at the call */
 static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g, int dx_add) {
     char name[96];
     snprintf(name, sizeof name, "train conv %s %dx%d s%d g%d B%d %dx%dx%d->%d%s", yolo_precision_name(prec), k, k, s, g, B, C1,
@@ -509,13 +510,17 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
     float *first[3] = { NULL, NULL, NULL };
     size_t n[3] = { ny, nx, nw };
     yolo_cpu.conv2d_forward(&x.h, w, NULL, NULL, C2, k, s, g, 0, NULL, prec, &y.h);
-    yolo_cpu.conv2d_backward(&x.h, w, &dy.h, C2, k, s, g, prec, dx, dx_add, dw, NULL);
-    for (int run = 0; run < 3; run++) {
+    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, g, prec, dx, dx_add, dw, NULL);
+    void *ws_fwd = G->alloc_values(nw, prec), *ws_bwd = G->alloc_values(nw, prec);
+    yolo_stage_conv job = { w_d, ws_fwd, ws_bwd, C2, C1 / g, k, s, g };
+    if (G->stage_train_weights) G->stage_train_weights(&job, 1, prec);
+    for (int run = 0; run < (G->stage_train_weights ? 4 : 3); run++) {
         poison_stored(&y);
         G->copy(dx_d, dx0_d, nx * sizeof(float));
         G->copy(dw_d, dw0_d, nw * sizeof(float));
-        G->conv2d_forward(&x.d, w_d, NULL, NULL, C2, k, s, g, 0, NULL, prec, &y.d);
-        G->conv2d_backward(&x.d, w_d, run < 2 ? &dy.d : &dyf_d, C2, k, s, g, prec, dx_d, dx_add, dw_d, NULL);
+        G->conv2d_forward(&x.d, w_d, NULL, run == 3 ? ws_fwd : NULL, C2, k, s, g, 0, NULL, prec, &y.d);
+        G->conv2d_backward(&x.d, w_d, run == 3 ? ws_bwd : NULL, run == 2 ? &dyf_d : &dy.d, C2, k, s, g, prec, dx_d, dx_add,
+                           dw_d, NULL);
         float *now[3] = { stored_values(&y), tohost(dx_d, nx), tohost(dw_d, nw) };
         if (run == 0) {
             check_stored(name, "forward", &y, store_tol(prec));
@@ -524,12 +529,14 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
             memcpy(first, now, sizeof first);
             continue;
         }
-        int same = 1;   /* run 1: the same again; run 2: dY as float32, the same bits */
+        int same = 1;   /* run 1: the same again; run 2: dY as float32, the same bits; run 3: the step's staged weights */
         for (int t = 0; t < 3; t++) { same &= !memcmp(first[t], now[t], n[t] * sizeof(float)); free(now[t]); }
         if (same) g_pass++; else g_fail++;
-        printf("  %-34s %s  %s\n", name, run == 1 ? "run twice: the same bits" : "dY stored = dY float32, bit for bit",
-               same ? "ok" : "FAIL");
+        static const char *const what[4] = { "", "run twice: the same bits", "dY stored = dY float32, bit for bit",
+                                             "weights staged for the step, bit for bit" };
+        printf("  %-34s %s  %s\n", name, what[run], same ? "ok" : "FAIL");
     }
+    G->release(ws_fwd); G->release(ws_bwd);
     for (int t = 0; t < 3; t++) free(first[t]);
     drop(&x); drop(&y); drop(&dy);
     free(w); free(dx); free(dw);
@@ -1059,6 +1066,7 @@ int main(int argc, char **argv) {
         test_conv_train_stored(prec, 2, 80, 9, 7, 48, 3, 2, 4, 0);
         test_conv_train_stored(prec, 3, 16, 64, 45, 24, 3, 1, 1, 0);
         test_conv_train_stored(prec, 1, 8, 8, 13, 3, 1, 1, 1, 0);
+        test_conv_train_stored(prec, 2, 16, 1, 3, 24, 3, 2, 1, 1);     /* a phase of the stride with taps, no position */
         test_bn_stored(prec, 1, 7, 5, 3, 1, 0);                   /* channels not a multiple of 8: value by value */
         test_bn_stored(prec, 3, 13, 9, 11, 0, 0);
         test_bn_stored(prec, 2, 48, 8, 12, 1, 0);                 /* 16-byte loads */

@@ -618,7 +618,8 @@ typedef struct yolo_model {
     yolo_life_run life_run;
     int fused;               /* 1 while the folded weights match the trained ones */
     yolo_precision staged;   /* the precision every conv's ws is staged for (YOLO_FP32: none, or out of date) */
-    int stages_train;        /* its backend stages a training step's weights (stage_train_weights) */
+    int stages_train;        /* its backend stages a training step's weights (stage_train_weights; set by
+                                yolo_model_precision_flags, before the plan, and yolo_model_use_backend) */
     void *wtrain;            /* the training step's staged weights (every conv's wt, wtd), or NULL */
     yolo_tensor input;       /* [B, 3, H, W] the image batch, RGB in [0,1] */
     const yolo_real *input_host;  /* the caller's copy of it (yolo_set_input), uploaded again when dropped */
@@ -1085,7 +1086,8 @@ yolo_precision yolo_precision_default(const yolo_backend *be, int train);
 /* the programs' --precision NAME (NULL: that default) and --half: half
    precision when the backend be (the one the model is to run on) has it,
    else one line from prog and float32. Before the memory plan: a tensor's
-   store, and so its size, follows the precision. */
+   store, and so its size, follows the precision, and a training step's
+   staged weights follow be (stage_train_weights). */
 void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const char *precision, int train, int half,
                                 const char *prog);
 /* a host copy of n values of the model's memory (caller frees) */
@@ -3876,6 +3878,7 @@ yolo_precision yolo_precision_default(const yolo_backend *be, int train) {
 void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const char *precision, int train, int half,
                                 const char *prog) {
     m->precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, train);
+    m->stages_train = be->stage_train_weights != NULL;   /* the plan, made before the model moves to be, counts them */
     if (half && be->tensor_cores) m->precision = YOLO_FP16;
     else if (half) fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, be->name);
 }
@@ -3901,7 +3904,9 @@ static void yolo_model_stage(yolo_model *m) {
    tensor cores read two-byte copies, in one form for the forward and one
    for backward-data), every conv's two forms in one buffer, made at the
    step's forward in a launch or a few and given back after its backward
-   (a buffer of the step: the memory plan places it as any other). */
+   (a buffer of the step: the memory plan places it as any other). Not
+   with --ckpt, which trades time for memory: its convs stage their own
+   weights at each call, as before. */
 static void yolo_model_unstage_train(yolo_model *m) {
     if (!m->wtrain) return;
     m->be->release(m->wtrain);
@@ -4292,7 +4297,7 @@ void yolo_forward(yolo_model *m, int train) {
         yolo_model_unfold(m);
         m->be->place(m->place[m->place_next], m->nplace[m->place_next]);
         m->place_next = 1;
-        if (m->stages_train && m->precision != YOLO_FP32) yolo_model_stage_train(m);
+        if (m->stages_train && m->precision != YOLO_FP32 && !m->ckpt) yolo_model_stage_train(m);
     } else m->be->place(NULL, 0);
     if (!train && m->fused && m->precision != YOLO_FP32 && m->staged != m->precision) yolo_model_stage(m);
     m->store = train || m->fused ? m->precision : YOLO_FP32;

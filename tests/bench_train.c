@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
     if (yolo_model_from_cfg(&m, cfg, 80, err)) { fprintf(stderr, "%s\n", err); return 1; }
     m.ckpt = ckpt;
     /* the precision first: the plan sizes a stored tensor by it (--infer: planned for its float32 pass, the largest) */
-    m.precision = precision ? (yolo_precision)yolo_precision_parse(precision) : infer ? YOLO_FP32 : yolo_precision_default(be, 1);
+    yolo_model_precision_flags(&m, be, precision, !infer, 0, "bench_train");
     m.train_pixels = !infer;   /* and the step's copy of the pixels */
     /* the plan, before anything is allocated on the device, with the
        backend's own scratch (YOLO_BACKEND_SCRATCH_BYTES) */

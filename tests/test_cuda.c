@@ -493,6 +493,47 @@ static double store_tol(yolo_precision prec) { return prec == YOLO_BF16 ? 0x1p-9
    as float32 (staged by the conv: rounding them again changes nothing); dx_add 0: dx assigned over NaN,
    as test_conv_dx; and with the weights staged for the step beforehand (stage_train_weights, both
    forms), the same bits as staged by the conv at the call */
+/* stage_train_weights on many convs at once (several launches a form, each job found by bisection)
+   gives the bytes of the same convs staged one at a time */
+static void test_stage_train_many(yolo_precision prec) {
+    if (!G->stage_train_weights) return;
+    enum { N = 70 };
+    static const int shapes[5][5] = { { 48, 16, 3, 2, 4 }, { 80, 72, 3, 1, 1 }, { 24, 16, 1, 1, 1 }, { 24, 16, 3, 2, 1 },
+                                      { 32, 8, 1, 2, 1 } };   /* c2, cin, k, s, g */
+    yolo_stage_conv all[N], one[N];
+    float *w_d[N];
+    size_t nv[N];
+    for (int i = 0; i < N; i++) {
+        const int *sh = shapes[i % 5];
+        nv[i] = (size_t)sh[0] * sh[1] * sh[2] * sh[2];
+        float *w = rnd(nv[i], -1, 1);
+        w_d[i] = todev(w, nv[i]);
+        free(w);
+        yolo_stage_conv a = { w_d[i], G->alloc_values(nv[i], prec), G->alloc_values(nv[i], prec), sh[0], sh[1], sh[2], sh[3],
+                              sh[4] };
+        yolo_stage_conv b = a;
+        b.fwd = G->alloc_values(nv[i], prec); b.bwd = G->alloc_values(nv[i], prec);
+        all[i] = a; one[i] = b;
+    }
+    G->stage_train_weights(all, N, prec);
+    for (int i = 0; i < N; i++) G->stage_train_weights(&one[i], 1, prec);
+    int same = 1;
+    for (int i = 0; i < N; i++)
+        for (int f = 0; f < 2; f++) {
+            unsigned char *x = (unsigned char *)malloc(2 * nv[i]), *y = (unsigned char *)malloc(2 * nv[i]);
+            G->download(x, f ? all[i].bwd : all[i].fwd, 2 * nv[i]);
+            G->download(y, f ? one[i].bwd : one[i].fwd, 2 * nv[i]);
+            same &= !memcmp(x, y, 2 * nv[i]);
+            free(x); free(y);
+        }
+    for (int i = 0; i < N; i++) {
+        G->release(all[i].fwd); G->release(all[i].bwd); G->release(one[i].fwd); G->release(one[i].bwd);
+        G->release(w_d[i]);
+    }
+    if (same) g_pass++; else g_fail++;
+    printf("  %-34s %d convs at once = one at a time, bit for bit  %s\n", "stage_train_weights", N, same ? "ok" : "FAIL");
+}
+
 static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, int W, int C2, int k, int s, int g, int dx_add) {
     char name[96];
     snprintf(name, sizeof name, "train conv %s %dx%d s%d g%d B%d %dx%dx%d->%d%s", yolo_precision_name(prec), k, k, s, g, B, C1,
@@ -1066,7 +1107,10 @@ int main(int argc, char **argv) {
         test_conv_train_stored(prec, 2, 80, 9, 7, 48, 3, 2, 4, 0);
         test_conv_train_stored(prec, 3, 16, 64, 45, 24, 3, 1, 1, 0);
         test_conv_train_stored(prec, 1, 8, 8, 13, 3, 1, 1, 1, 0);
-        test_conv_train_stored(prec, 2, 16, 1, 3, 24, 3, 2, 1, 1);     /* a phase of the stride with taps, no position */
+        test_conv_train_stored(prec, 2, 16, 1, 3, 24, 3, 2, 1, 1);     /* phases of the stride with taps, no position: */
+        test_conv_train_stored(prec, 2, 16, 5, 1, 24, 3, 2, 1, 1);     /* ... the last ones, and one between */
+        test_conv_train_stored(prec, 2, 64, 13, 11, 128, 3, 2, 1, 1);  /* the copy engine's loaders (64s a group) */
+        test_stage_train_many(prec);
         test_bn_stored(prec, 1, 7, 5, 3, 1, 0);                   /* channels not a multiple of 8: value by value */
         test_bn_stored(prec, 3, 13, 9, 11, 0, 0);
         test_bn_stored(prec, 2, 48, 8, 12, 1, 0);                 /* 16-byte loads */

@@ -50,6 +50,17 @@ static void counted_release(void *q) {
     free(p);
 }
 
+/* The counted backend as if it staged a training step's weights, as the CUDA backend does
+   (stage_train_weights), so that the plan is checked with that buffer of the step too; the twin's
+   convs read w itself (the forms they would be handed are two-byte copies the CPU does not make) */
+static const yolo_model *g_staging;   /* the model whose training step's forms the twin passes over */
+static void staging_stage_train(const yolo_stage_conv *convs, int n, yolo_precision prec) {}
+static void staging_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2,
+                                   int k, int s, int g, int act, const yolo_tensor *r, yolo_precision prec, yolo_tensor *y) {
+    if (g_staging && g_staging->wtrain) ws = NULL;
+    yolo_cpu.conv2d_forward(x, w, b, ws, C2, k, s, g, act, r, prec, y);
+}
+
 static void arena_cases(void) {
     yolo_arena a;
     yolo_arena_init(&a, 4096);
@@ -164,6 +175,10 @@ int main(int argc, char **argv) {
     counted.alloc_values = counted_alloc_values;
     counted.release = counted_release;
     counted.place = counted_place;
+    yolo_backend staging = counted;
+    staging.name = "cpu, counted, staging";
+    staging.stage_train_weights = staging_stage_train;
+    staging.conv2d_forward = staging_conv2d_forward;
     printf("memory plan against what a run holds\n");
     arena_cases();
     for (int c = 0; c < 3; c++) {
@@ -185,18 +200,20 @@ int main(int argc, char **argv) {
         for (int i = 0; i < B * 3 * H * W; i++) bytes[i] = (unsigned char)(yolo_rng_u64(&rng) >> 56);
         int ok = 0;
         /* without and with recompute checkpointing; validating between steps; bf16 (its validation stages the folded
-           weights in two bytes); the batches as uint8 pixels */
+           weights in two bytes; its steps stage theirs, as on the GPU, but with --ckpt); the batches as uint8 pixels */
         for (int run = 0; run < 7; run++) {
             int ckpt = run == 1 || run == 4, val = run == 2 || run == 5, bf16 = run >= 3 && run <= 5, pixels = run == 6;
             if (run) { yolo_model_free(&m); yolo_model_from_yaml(&m, path, 0, err); }
             m.ckpt = ckpt;
-            m.precision = bf16 ? YOLO_BF16 : YOLO_FP32;
+            const yolo_backend *be = bf16 ? &staging : &counted;
+            yolo_model_precision_flags(&m, be, bf16 ? "bf16" : "fp32", 1, 0, "test_plan");
+            g_staging = &m;
             m.train_pixels = pixels;
             size_t plan = val ? yolo_plan_run_bytes(&m, B, H, W, per_image, B, H, W) : yolo_plan_bytes(&m, B, H, W, 1, per_image);
             size_t state = yolo_model_state_bytes(&m, YOLO_SGD);
             if (!val && !bf16 && !pixels) plans[ckpt] = plan;
             yolo_arena_free(&g_arena); yolo_arena_init(&g_arena, YOLO_ARENA_FULL / 2);
-            yolo_model_use_backend(&m, &counted);
+            yolo_model_use_backend(&m, be);
             yolo_optim opt;
             yolo_ema ema;
             yolo_optim_init(&opt, &m, YOLO_SGD, 0.01, 0.937, 5e-4);
@@ -219,7 +236,7 @@ int main(int argc, char **argv) {
             size_t held = g_arena.extent;
             ok = held_state == state && held == plan + state && g_arena.missed == 0;
             printf("  %-12s training%s%s: planned %zu + %zu bytes, held %zu + %zu, %ld missed  %s\n", cases[c],
-                   bf16 ? " bf16" : pixels ? " on pixels" : "", ckpt ? ", --ckpt" : val ? ", validating" : "", plan, state, held - held_state, held_state, g_arena.missed,
+                   bf16 ? " bf16, staged" : pixels ? " on pixels" : "", ckpt ? ", --ckpt" : val ? ", validating" : "", plan, state, held - held_state, held_state, g_arena.missed,
                    ok ? "ok" : "FAIL");
             ok ? g_pass++ : g_fail++;
             yolo_loss_free(&L);

@@ -445,8 +445,8 @@ typedef struct {
     yolo_real *mean, *invstd; /* [c2] batch statistics of the last training forward */
     yolo_real *fw, *fb;      /* [c2, c1/g, k, k], [c2]: the inference form, BN folded in (yolo_model_fuse) */
     void *ws;                /* fw staged for the products of yolo_model.staged (backend stage_weights), or NULL */
-    const void *wt, *wtd;    /* a training step's w staged for its products (stage_train_weights: the forward's
-                                form, backward-data's), or NULL */
+    const void *wt, *wtd;    /* a training step's w staged for its products (stage_train_weights), or NULL:
+                                the forward's form [c2][k k][c1/g], backward-data's [phase][g c1/g][taps][c2/g] */
     yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward (no gradient of its own) */
     yolo_tensor y;           /* [B, c2, Ho, Wo] the block's output */
     yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
@@ -3913,19 +3913,20 @@ static void yolo_model_unstage_train(yolo_model *m) {
     m->wtrain = NULL;
     for (int i = 0; i < m->nconvs; i++) m->convs[i]->wt = m->convs[i]->wtd = NULL;
 }
+/* the room of one of conv c's forms: its c2 (c1/g) k k values, rounded up to 128 (256 bytes, as the
+   arena's ranges) */
+static size_t yolo_stage_room(const yolo_conv *c) {
+    return ((size_t)c->c2 * (c->c1 / c->g) * c->k * c->k + 127) / 128 * 128;
+}
 static void yolo_model_stage_train(yolo_model *m) {
-    const size_t align = 128;   /* values: each form 256 bytes in, as the arena's ranges */
     size_t total = 0;
-    for (int i = 0; i < m->nconvs; i++) {
-        const yolo_conv *c = m->convs[i];
-        total += 2 * ((size_t)c->c2 * (c->c1 / c->g) * c->k * c->k + align - 1) / align * align;
-    }
+    for (int i = 0; i < m->nconvs; i++) total += 2 * yolo_stage_room(m->convs[i]);
     m->wtrain = m->be->alloc_values(total, m->precision);   /* two bytes a value, in the backends that stage */
     yolo_stage_conv *jobs = (yolo_stage_conv *)yolo_xmalloc((size_t)(m->nconvs ? m->nconvs : 1) * sizeof *jobs);
     size_t at = 0;
     for (int i = 0; i < m->nconvs; i++) {
         yolo_conv *c = m->convs[i];
-        size_t n = ((size_t)c->c2 * (c->c1 / c->g) * c->k * c->k + align - 1) / align * align;
+        size_t n = yolo_stage_room(c);
         c->wt = (char *)m->wtrain + 2 * at;   /* two bytes a value */
         c->wtd = (char *)m->wtrain + 2 * (at + n);
         at += 2 * n;

@@ -183,7 +183,8 @@ static inline YOLO_HD int yolo_maxpool_argmax(const yolo_real *p, int H, int W, 
    respect to those values (same shape). Backward passes *add* into grad, so
    a tensor read by several layers collects the sum of their gradients; the
    first of them assigns instead, into memory taken not zeroed (grad_fresh). */
-typedef struct {
+#define YOLO_MAX_PARTS 4  /* parts of a concatenation whose gradient is theirs (SPPELAN's four) */
+typedef struct yolo_tensor {
     int n, c, h, w;      /* shape [B, C, H, W] */
     yolo_real *data;     /* [n*c*h*w] */
     yolo_real *grad;     /* [n*c*h*w] or NULL when no gradient is wanted (or not yet) */
@@ -203,6 +204,12 @@ typedef struct {
        Only ops that honour a slot may see one (conv2d_forward, maxpool_forward; the others refuse it,
        yolo_dense). ctot 0: a tensor of its own. */
     int c0, ctot;
+    /* A concatenation that one conv reads (RepNCSPELAN4's, RepNCSP's, SPPELAN's), in training: its
+       gradient is never formed. That conv's backward writes each part's share of dL/dx straight into
+       the part's own gradient (yolo_concat_grads, yolo_dx), where a copy per part used to split it.
+       nparts 0: a gradient of its own. */
+    struct yolo_tensor *part[YOLO_MAX_PARTS];
+    int nparts;
 } yolo_tensor;
 
 /* the channels an image of t's memory holds: a slot's buffer's, else t's own (shared with the CUDA backend) */
@@ -300,6 +307,16 @@ typedef struct {
     int c2, cin, k, s, g;
 } yolo_stage_conv;
 
+/* Where a conv's backward writes dL/dx: x's channels in runs, in order, run i (c[i] channels) into
+   the float32 NCHW gradient g[i] [B, c[i], H, W], added to its values (add[i]) or written over them
+   (0 + dL/dx: a fresh gradient, yolo_grad_need). One run: x's own gradient; several: the parts of a
+   concatenation (yolo_tensor.part). */
+typedef struct {
+    int n;
+    yolo_real *g[YOLO_MAX_PARTS];
+    int c[YOLO_MAX_PARTS], add[YOLO_MAX_PARTS];
+} yolo_dx;
+
 typedef struct yolo_backend {
     const char *name;
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
@@ -323,12 +340,11 @@ typedef struct yolo_backend {
     void (*conv2d_forward)(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2, int k,
                            int s, int g, int act, const yolo_tensor *r, yolo_precision prec, yolo_tensor *y);
     /* from dy = dL/dy [B, C2, Ho, Wo] (float32, or stored in prec: a BatchNorm backward's dL/dz written over
-       z): dw += dL/dw, db += dL/db (db may be NULL), dx += dL/dx (dx may be NULL; dx_add 0: dx = 0 + dL/dx,
-       its old values not read: a fresh gradient, yolo_grad_need). wsd: w in the form backward-data's
-       products in prec read, as stage_train_weights made it (its bwd), or NULL: staged from w on the way */
+       z): dw += dL/dw, db += dL/db (db may be NULL), and dL/dx into dx's runs (dx may be NULL: none wanted).
+       wsd: w in the form backward-data's products in prec read, as stage_train_weights made it (its bwd),
+       or NULL: staged from w on the way */
     void (*conv2d_backward)(const yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *dy, int C2,
-                            int k, int s, int g, yolo_precision prec, yolo_real *dx, int dx_add, yolo_real *dw,
-                            yolo_real *db);
+                            int k, int s, int g, yolo_precision prec, const yolo_dx *dx, yolo_real *dw, yolo_real *db);
     /* ws = w [C2, cin, k, k] in the form the forward's products in prec read (the CUDA backend: two-byte
        [C2][k][k][cin], the tensor cores' operand; the CPU twin: floats rounded to prec, w's layout), in
        alloc_values(C2 cin k k, prec) memory */
@@ -1827,25 +1843,36 @@ static void yolo_store_round_n(int store, yolo_real *v, size_t n) {
 }
 static void yolo_store_round(yolo_tensor *t) { yolo_store_round_n(t->store, t->data, yolo_numel(t)); }
 
-/* Given dy = dL/dy: dw += dy col^T, db += sum dy, dx += col2im(w^T dy).
-   In bf16 or half: the two products of rounded copies of x, w and dy (a
-   stored dy, a BatchNorm's dL/dz, is rounded already: where the GPU wrote
-   it); the bias gradient, a plain sum, of dy itself. dx_add 0 (a fresh
-   gradient): dx zeroed first, the same 0 + dL/dx the GPU writes. */
+/* channels [c0, c0 + C) of image n's dL/dx, v [C][HW], into dx's runs: old + v, or 0 + v */
+static void yolo_dx_put(const yolo_dx *dx, int n, int c0, int C, int HW, const yolo_real *v) {
+    int r = 0, r0 = 0;   /* the run that holds channel c, from channel r0 */
+    for (int c = c0; c < c0 + C; c++) {
+        while (c >= r0 + dx->c[r]) r0 += dx->c[r++];
+        yolo_real *d = dx->g[r] + ((size_t)n * dx->c[r] + c - r0) * HW;
+        const yolo_real *vc = v + (size_t)(c - c0) * HW;
+        for (int i = 0; i < HW; i++) d[i] = (dx->add[r] ? d[i] : 0) + vc[i];
+    }
+}
+
+/* Given dy = dL/dy: dw += dy col^T, db += sum dy, and dL/dx = col2im(w^T dy)
+   into dx's runs. In bf16 or half: the two products of rounded copies of
+   x, w and dy (a stored dy, a BatchNorm's dL/dz, is rounded already: where
+   the GPU wrote it); the bias gradient, a plain sum, of dy itself. An
+   image's dL/dx is summed whole before it meets the old values, old +
+   dL/dx or 0 + dL/dx for a fresh gradient, as the GPU writes it. */
 static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *dyt,
-                                 int C2, int k, int s, int g, yolo_precision prec,
-                                 yolo_real *dx, int dx_add, yolo_real *dw, yolo_real *db) {
+                                 int C2, int k, int s, int g, yolo_precision prec, const yolo_dx *dx, yolo_real *dw,
+                                 yolo_real *db) {
     yolo_dense(x, "conv2d_backward");
     int Ho = dyt->h, Wo = dyt->w;
     const yolo_real *dy = dyt->data;
-    if (dx && !dx_add) memset(dx, 0, yolo_numel(x) * sizeof(yolo_real));
     if (prec != YOLO_FP32) {
         yolo_tensor xr = *x, dyr = *dyt;
         xr.data = yolo_rounded_copy(prec, x->data, yolo_numel(x));
         yolo_real *wr = yolo_rounded_copy(prec, w, (size_t)C2 * (x->c / g) * k * k);
         if (dyt->store == YOLO_FP32) dyr.data = yolo_rounded_copy(prec, dy, yolo_numel(dyt));
         dyr.store = YOLO_FP32;
-        yolo_conv2d_backward(&xr, wr, NULL, &dyr, C2, k, s, g, YOLO_FP32, dx, 1, dw, NULL);
+        yolo_conv2d_backward(&xr, wr, NULL, &dyr, C2, k, s, g, YOLO_FP32, dx, dw, NULL);
         for (int n = 0; n < x->n && db; n++)
             for (int o = 0; o < C2; o++) {
                 double acc = 0;
@@ -1860,6 +1887,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     int c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
     int direct = (k == 1 && s == 1);
     yolo_real *col = (yolo_real *)yolo_xmalloc((size_t)K * P * sizeof(yolo_real));
+    yolo_real *dxg = dx ? (yolo_real *)yolo_xmalloc((size_t)c1g * H * W * sizeof(yolo_real)) : NULL;
     for (int n = 0; n < x->n; n++)
         for (int gi = 0; gi < g; gi++) {
             const yolo_real *xg = x->data + ((size_t)n * C1 + gi * c1g) * H * W;
@@ -1873,16 +1901,17 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
                     for (int i = 0; i < P; i++) acc += dyg[(size_t)o * P + i];
                     db[gi * c2g + o] += (yolo_real)acc;
                 }
-            if (dx) {
-                yolo_real *dxg = dx + ((size_t)n * C1 + gi * c1g) * H * W;
+            if (dx) {   /* this image's and group's dL/dx [c1g, H, W], then into the runs */
+                memset(dxg, 0, (size_t)c1g * H * W * sizeof(yolo_real));
                 yolo_gemm_tn(K, P, c2g, w + (size_t)gi * c2g * K, dyg, col);
                 if (direct)
                     for (size_t i = 0; i < (size_t)K * P; i++) dxg[i] += col[i];
                 else
                     yolo_col2im(col, c1g, H, W, k, s, Ho, Wo, dxg);
+                yolo_dx_put(dx, n, gi * c1g, c1g, H * W, dxg);
             }
         }
-    free(col);
+    free(col); free(dxg);
 }
 
 /* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) --- */
@@ -2342,7 +2371,8 @@ static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *li
    it: the sum of no terms), takes it zeroed first (yolo_grad_zeroed). */
 static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
     size_t n = t->cap ? t->cap : yolo_numel(t);   /* the values may be dropped (yolo_tensor_keep) */
-    if (t == &m->input || t->grad || !n) return;
+    for (int i = 0; i < t->nparts; i++) yolo_grad_need(m, t->part[i]);   /* a concatenation's is its parts' */
+    if (t == &m->input || t->grad || t->nparts || !n) return;
     t->grad = (yolo_real *)(m->grads_zeroed ? m->be->alloc(n * sizeof(yolo_real)) : m->be->alloc_values(n, YOLO_FP32));
     t->grad_fresh = !m->grads_zeroed;
 }
@@ -2368,6 +2398,26 @@ static int yolo_grads_add(yolo_model *m, yolo_tensor *const *t, int n) {
     return !fresh;
 }
 static int yolo_grad_add(yolo_model *m, yolo_tensor *t) { return yolo_grads_add(m, &t, 1); }
+
+/* cat, read by one conv, has no gradient of its own: the conv's backward
+   writes the parts' shares of dL/dcat into their gradients (yolo_conv_dx),
+   where a copy per part would split dL/dcat. Declared with the forward
+   that makes cat, as its parts are (the same tensors every pass). */
+static void yolo_concat_grads(yolo_tensor *cat, yolo_tensor *const *parts, int n) {
+    for (int i = 0; i < n; i++) cat->part[i] = parts[i];
+    cat->nparts = n;
+}
+
+/* where a conv's backward writes dL/dx: x's gradient, or the gradients of
+   x's parts (each assigned by its first writer, else added to); 0: x wants
+   none (the picture) */
+static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx) {
+    yolo_tensor *const *t = x->nparts ? x->part : &x;
+    dx->n = x->nparts ? x->nparts : 1;
+    for (int i = 0; i < dx->n; i++) if (!t[i]->grad) return 0;
+    for (int i = 0; i < dx->n; i++) { dx->g[i] = t[i]->grad; dx->c[i] = t[i]->c; dx->add[i] = yolo_grad_add(m, t[i]); }
+    return 1;
+}
 
 /* channels [sc, sc + C) of src's gradient into (added to) [dc, dc + C) of
    dst's, the backward of a concatenation or a split: the first writer of
@@ -2504,8 +2554,10 @@ static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
         dy = c->z;
     }
     be = yolo_op(m, c->bn ? &c->z : &c->y);
-    be->conv2d_backward(c->x, c->w, c->wtd, &dy, c->c2, c->k, c->s, c->g, m->precision, c->x->grad,
-                        yolo_grad_add(m, c->x), c->gw, c->gb);
+    yolo_dx dx;
+    int want = yolo_conv_dx(m, c->x, &dx);
+    be->conv2d_backward(c->x, c->w, c->wtd, &dy, c->c2, c->k, c->s, c->g, m->precision, want ? &dx : NULL, c->gw,
+                        c->gb);
 }
 
 /* ---- RepConvN ------------------------------------------------------------- */
@@ -2673,6 +2725,8 @@ static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix
 
 static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
     int c_ = r->cv1.c2, slots = yolo_slots(m, train);
+    yolo_tensor *parts[] = { yolo_repncsp_link(r, r->n), &r->cv2.y };   /* cat's halves */
+    yolo_concat_grads(&r->cat, parts, 2);
     if (slots) {   /* folded: cat first, the last bottleneck and cv2 write their halves of it */
         yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, 0);
         yolo_tensor_slot(m->be, yolo_repncsp_link(r, r->n), &r->cat, 0, c_);
@@ -2689,12 +2743,7 @@ static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x,
 }
 
 static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
-    int c_ = r->cv1.c2;
-    yolo_tensor *h = yolo_repncsp_link(r, r->n);
-    yolo_conv_backward(m, &r->cv3);
-    const yolo_backend *be = yolo_op(m, &r->cat);
-    yolo_grad_channels(m, be, &r->cat, 0, h, 0, c_);
-    yolo_grad_channels(m, be, &r->cat, c_, &r->cv2.y, 0, c_);
+    yolo_conv_backward(m, &r->cv3);   /* dL/dcat into its halves' gradients */
     for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i]);
     yolo_conv_backward(m, &r->cv2);
     yolo_conv_backward(m, &r->cv1);
@@ -2735,9 +2784,6 @@ static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r) {
         { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cv2.y, yolo_conv_again, &r->cv2 },
         { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cat, yolo_repncsp_concat, r },
         { YOLO_BWD_AFTER, &r->cv3.z, YOLO_DROP, &r->cat },
-        { YOLO_BWD_BEFORE, &r->cat, YOLO_NEED, h },
-        { YOLO_BWD_BEFORE, &r->cat, YOLO_NEED, &r->cv2.y },
-        { YOLO_BWD_AFTER, &r->cat, YOLO_DONE, &r->cat },
         /* cv2's and cv1's outputs, made again above, go after their own backward */
         { YOLO_BWD_AFTER, &r->cv2.z, YOLO_DROP, &r->cv2.y },
         { YOLO_BWD_AFTER, &r->cv1.z, YOLO_DROP, &r->cv1.y },
@@ -2795,6 +2841,8 @@ static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int 
 
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
     int c3 = e->c3, c4 = e->c4, slots = yolo_slots(m, train);
+    yolo_tensor *parts[] = { &e->cv1.y, &e->cv2.y, &e->cv3.y };   /* cat's, [B, c3 | c4 | c4, H, W] */
+    yolo_concat_grads(&e->cat, parts, 3);
     if (slots) {   /* folded: cat first; cv1, cv2 and cv3 write their parts of it, half_b is cv1's second half there */
         yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, 0);
         yolo_tensor_slot(m->be, &e->cv1.y, &e->cat, 0, c3);
@@ -2823,20 +2871,17 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
 }
 
-/* backwards from cv4: cat's gradient to its parts; each branch's conv and
-   computational block; half_b's gradient to cv1's second half */
+/* backwards from cv4, which writes dL/dcat into its three parts'
+   gradients; each branch's conv and computational block; half_b's
+   gradient to cv1's second half */
 static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
-    int c3 = e->c3, c4 = e->c4, h = c3 / 2;
+    int h = e->c3 / 2;
     yolo_conv_backward(m, &e->cv4);
-    const yolo_backend *be = yolo_op(m, &e->cat);
-    yolo_grad_channels(m, be, &e->cat, 0, &e->cv1.y, 0, c3);
-    yolo_grad_channels(m, be, &e->cat, c3, &e->cv2.y, 0, c4);
-    yolo_grad_channels(m, be, &e->cat, c3 + c4, &e->cv3.y, 0, c4);
     yolo_conv_backward(m, &e->cv3);
     if (!e->elan1) yolo_repncsp_backward(m, &e->csp3);
     yolo_conv_backward(m, &e->cv2);
     if (!e->elan1) yolo_repncsp_backward(m, &e->csp2);
-    be = yolo_op(m, &e->half_b);
+    const yolo_backend *be = yolo_op(m, &e->half_b);
     yolo_grad_channels(m, be, &e->half_b, 0, &e->cv1.y, h, h);
     yolo_conv_backward(m, &e->cv1);
 }
@@ -2866,11 +2911,6 @@ static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e) {
         { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv1.y },
         { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv3.y },
         { YOLO_BWD_AFTER, &e->cv4.z, YOLO_DROP, &e->cat },
-        /* cat's gradient to its three parts */
-        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv1.y },
-        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv2.y },
-        { YOLO_BWD_BEFORE, &e->cat, YOLO_NEED, &e->cv3.y },
-        { YOLO_BWD_AFTER, &e->cat, YOLO_DONE, &e->cat },
         /* cv2.y (the input of csp3, or of ELAN1's cv3) goes before cv2's
            backward; half_b's gradient is handed to cv1's */
         { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_DROP, &e->cv2.y },
@@ -3071,6 +3111,7 @@ static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix
 static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
     int c = s->cv1.c2, slots = yolo_slots(m, train);
     yolo_tensor *parts[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };   /* cat's quarters, each [B, c, H, W] */
+    yolo_concat_grads(&s->cat, parts, 4);
     if (slots) {   /* folded: cat first; cv1 and the three pools write their quarters of it */
         yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, 0);
         for (int i = 0; i < 4; i++) yolo_tensor_slot(m->be, parts[i], &s->cat, i * c, c);
@@ -3084,19 +3125,16 @@ static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x,
     yolo_conv_forward(m, &s->cv5, &s->cat, train);
 }
 
-/* cat's gradient to its four slices, the pools' backwards in between,
-   from the last pool to cv1.y; each step named by the pool it hands on */
+/* cv5 writes dL/dcat into its four quarters' gradients; then the pools'
+   backwards, from the last pool to cv1.y, each named by the pool it hands
+   on */
 static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
-    int c = s->cv1.c2;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     yolo_conv_backward(m, &s->cv5);
     for (int i = 3; i > 0; i--) {
         const yolo_backend *be = yolo_op(m, pools[i]);
-        yolo_grad_channels(m, be, &s->cat, i * c, pools[i], 0, c);
         be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad, yolo_grad_add(m, pools[i - 1]));
     }
-    const yolo_backend *be = yolo_op(m, &s->cat);
-    yolo_grad_channels(m, be, &s->cat, 0, &s->cv1.y, 0, c);
     yolo_conv_backward(m, &s->cv1);
 }
 
@@ -3116,19 +3154,15 @@ static void yolo_sppelan_lifetimes(yolo_model *m, yolo_sppelan *s) {
         { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p3 },
         { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->cat, yolo_sppelan_pools, s },
         { YOLO_BWD_AFTER, &s->cv5.z, YOLO_DROP, &s->cat },
-        /* each pool's gradient, from its slice of cat's and the next pool's */
-        { YOLO_BWD_BEFORE, &s->p3, YOLO_NEED, &s->p3 },
-        { YOLO_BWD_BEFORE, &s->p3, YOLO_NEED, &s->p2 },
+        /* each pool's gradient (cv5 took all four quarters'), handed on
+           to the pool before it; the values go after the last */
         { YOLO_BWD_AFTER, &s->p3, YOLO_DONE, &s->p3 },
-        { YOLO_BWD_BEFORE, &s->p2, YOLO_NEED, &s->p1 },
         { YOLO_BWD_AFTER, &s->p2, YOLO_DONE, &s->p2 },
-        { YOLO_BWD_BEFORE, &s->p1, YOLO_NEED, &s->cv1.y },
         { YOLO_BWD_AFTER, &s->p1, YOLO_DONE, &s->p1 },
-        { YOLO_BWD_AFTER, &s->cat, YOLO_DONE, &s->cat },
-        { YOLO_BWD_AFTER, &s->cat, YOLO_DROP, &s->cv1.y },
-        { YOLO_BWD_AFTER, &s->cat, YOLO_DROP, &s->p1 },
-        { YOLO_BWD_AFTER, &s->cat, YOLO_DROP, &s->p2 },
-        { YOLO_BWD_AFTER, &s->cat, YOLO_DROP, &s->p3 },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->cv1.y },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p1 },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p2 },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p3 },
     };
     YOLO_LIFE_TABLE(m, rows);
 }
@@ -5402,7 +5436,7 @@ static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, c
                                      yolo_tensor *y) {}
 static void yolo_plan_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws) {}
 static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *dy,
-                                      int C2, int k, int s, int g, yolo_precision prec, yolo_real *dx, int dx_add,
+                                      int C2, int k, int s, int g, yolo_precision prec, const yolo_dx *dx,
                                       yolo_real *dw, yolo_real *db) {}
 static void yolo_plan_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {}
 static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,

@@ -825,14 +825,30 @@ struct BwdDataB {   /* n = (b, qy, qx), k = (co, ty, tx) */
         return v;
     }
 };
-struct BwdDataStore {   /* add 0: dX = 0 + v, its old values not read (a fresh gradient) */
-    float *dx; ConvGeo c; Phase f; int gi, add;
-    __device__ float *at(int m, int n) const {   /* dX[b][gi c1g + m][py + s qy][px + s qx] */
+/* dX, or one run of it (yolo_dx: a concatenation's part, whose gradient holds cd channels an image,
+   row m of the product its channel ofs + m); add 0: 0 + v, its old values not read (a fresh gradient) */
+struct BwdDataStore {
+    float *dx; int cd, ofs; ConvGeo c; Phase f; int add;
+    __device__ float *at(int m, int n) const {   /* dX[b][ofs + m][py + s qy][px + s qx] */
         int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
-        return dx + (((size_t)b * c.C1 + gi * c.c1g + m) * c.H + f.py + c.s * qy) * c.W + f.px + c.s * qx;
+        return dx + (((size_t)b * cd + ofs + m) * c.H + f.py + c.s * qy) * c.W + f.px + c.s * qx;
     }
     __device__ void operator()(int m, int n, float v) const { float *d = at(m, n); *d = (add ? *d : 0.f) + v; }
 };
+/* The channels of group gi (gi c1g .. + c1g) that run r of dx holds: their count (0: none), the first
+   of them (*lo, of x), and the store of run r from image b0 on whose row 0 is channel *lo. Each run
+   met is a product of its own over its rows (the weights' rows from *lo), so that the tiles store
+   into one gradient, added to or assigned as a whole. */
+static int dx_run_rows(const yolo_dx *dx, int r, int gi, const ConvGeo &c, const Phase &f, int b0, int *lo,
+                       BwdDataStore *st) {
+    int start = 0;
+    for (int i = 0; i < r; i++) start += dx->c[i];
+    int a = max(start, gi * c.c1g), e = min(start + dx->c[r], (gi + 1) * c.c1g);
+    if (a >= e) return 0;
+    *lo = a;
+    *st = { dx->g[r] + (size_t)b0 * dx->c[r] * c.H * c.W, dx->c[r], a - start, c, f, dx->add[r] };
+    return e - a;
+}
 
 /* backward weights: dW[co, (ci,ky,kx)] += sum_(n,oy,ox) dY[n, co, oy, ox] X[n, ci, ...]. The sum over
    every output position is long, so it is split over gridDim.z slices. Each slice stores its partial
@@ -2003,7 +2019,7 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
    this input too: the form does not depend on the input) */
 template <class T>
 static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const T *wsd,
-                                 const float *dy, const T *dy_nhwc, int nb, yolo_precision prec, float *dx, int dx_add,
+                                 const float *dy, const T *dy_nhwc, int nb, yolo_precision prec, const yolo_dx *dx,
                                  float *dw) {
     int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
     size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2);
@@ -2069,21 +2085,25 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
                     size_t n = (size_t)c.g * c.c1g * f.nky * f.nkx * c.c2g;
                     if (!phase_of(c, py, px, &f)) { off += n; continue; }   /* taps, but no position on this input */
                     int nt = f.nky * f.nkx, Kd = nt * c.c2g, Nd = cc.B * f.Hq * f.Wq;
-                    BwdDataStore st = { dx + (size_t)b0 * c.C1 * c.H * c.W, cc, f, gi, dx_add };
-                    WgTile t = wg_tile(c.c1g, true);
-                    if (YOLO_WGMMA && t.BM && c.c2g % 64 == 0) {   /* the copy engine's loaders */
-                        if constexpr (YOLO_WGMMA) {
-                            int lo[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };
-                            int up[2] = { lo[0] + f.Wq - c.Wo, lo[1] + f.Hq - c.Ho };
-                            TmaRowsA<T> da = { tma_rows(wd + off, Kd, (size_t)c.C1, Kd, t.BM), gi * c.c1g };
-                            TmaBwdDataB<T> dbb = { tma_im2col(dyb, cc.B, c.Ho, c.Wo, c.C2, c.C2, lo, up, 1, t.BN), cc, f, gi,
-                                                   fastdiv(c.c2g) };
-                            gemm_staged<false>(c.c1g, Nd, Kd, 1, da, dbb, st);
+                    for (int r = 0; r < dx->n; r++) {   /* a product a run of dX this group meets */
+                        BwdDataStore st;
+                        int lo, rows = dx_run_rows(dx, r, gi, cc, f, b0, &lo, &st);
+                        if (!rows) continue;
+                        WgTile t = wg_tile(rows, true);
+                        if (YOLO_WGMMA && t.BM && c.c2g % 64 == 0) {   /* the copy engine's loaders */
+                            if constexpr (YOLO_WGMMA) {
+                                int lo2[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };
+                                int up[2] = { lo2[0] + f.Wq - c.Wo, lo2[1] + f.Hq - c.Ho };
+                                TmaRowsA<T> da = { tma_rows(wd + off, Kd, (size_t)c.C1, Kd, t.BM), lo };
+                                TmaBwdDataB<T> dbb = { tma_im2col(dyb, cc.B, c.Ho, c.Wo, c.C2, c.C2, lo2, up, 1, t.BN), cc, f,
+                                                       gi, fastdiv(c.c2g) };
+                                gemm_staged<false>(rows, Nd, Kd, 1, da, dbb, st);
+                            }
+                        } else {
+                            RowsStA<T> da = { wd + off, Kd, lo };
+                            BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
+                            gemm_staged<false>(rows, Nd, Kd, 1, da, dbb, st);
                         }
-                    } else {
-                        RowsStA<T> da = { wd + off, Kd, gi * c.c1g };
-                        BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
-                        gemm_staged<false>(c.c1g, Nd, Kd, 1, da, dbb, st);
                     }
                     off += n;
                 }
@@ -2254,7 +2274,7 @@ static void conv_dw_group(yolo_precision prec, const ConvGeo &c, int gi, const y
 static void conv_bias_grad(const yolo_tensor *dy, float *db);   /* (below: it shares the BatchNorm's sums) */
 
 static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const void *wsd, const yolo_tensor *dy, int C2, int k,
-                               int s, int g, yolo_precision prec, float *dx, int dx_add, float *dw, float *db) {
+                               int s, int g, yolo_precision prec, const yolo_dx *dxr, float *dw, float *db) {
     ConvGeo c = geo(x, C2, k, s, g, dy->h, dy->w);
     int Kw = c.c1g * k * k, P = dy->h * dy->w, red = c.B * P, x_nhwc = x->store != YOLO_FP32, dy_nhwc = dy->store != YOLO_FP32;
     double flops = 2.0 * red * C2 * Kw;
@@ -2262,14 +2282,17 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const void 
     conv_input_store(dy, prec, "conv2d_backward");
     yolo_dense(x, "conv2d_backward");
     int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (dy_nhwc ? 0 : (size_t)P * C2)) * 2);
-    if (dx && !dx_add && k < s) { cu_zero(dx, (size_t)c.B * c.C1 * c.H * c.W * sizeof(float)); dx_add = 1; }   /* taps miss some of dX */
+    yolo_dx dxs, *dx = dxr ? &dxs : NULL;
+    if (dxr) dxs = *dxr;
+    for (int i = 0; dx && k < s && i < dx->n; i++)   /* taps miss some of dX: written runs zeroed first, then added to */
+        if (!dx->add[i]) { cu_zero(dx->g[i], (size_t)c.B * dx->c[i] * c.H * c.W * sizeof(float)); dx->add[i] = 1; }
     if (nb && prec == YOLO_BF16)
         conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w,
                                             (const __nv_bfloat16 *)wsd, dy->data,
-                                            dy_nhwc ? (const __nv_bfloat16 *)dy->data : NULL, nb, prec, dx, dx_add, dw);
+                                            dy_nhwc ? (const __nv_bfloat16 *)dy->data : NULL, nb, prec, dx, dw);
     else if (nb)
         conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, (const __half *)wsd, dy->data,
-                                     dy_nhwc ? (const __half *)dy->data : NULL, nb, prec, dx, dx_add, dw);
+                                     dy_nhwc ? (const __half *)dy->data : NULL, nb, prec, dx, dw);
     for (int gi = 0; !nb && gi < g; gi++) {
         prof_begin();
         float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
@@ -2286,10 +2309,14 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const void 
             for (int px = 0; px < s; px++) {
                 Phase f;
                 if (!phase_of(c, py, px, &f)) continue;
-                BwdDataA da = { w, c, f, gi };
                 BwdDataB dbb = { dy->data, dy->store, c, f, gi };
-                BwdDataStore st = { dx, c, f, gi, dx_add };
-                gemm(prec, c.c1g, c.B * f.Hq * f.Wq, c.c2g * f.nky * f.nkx, 1, da, dbb, st);
+                for (int r = 0; r < dx->n; r++) {   /* a product a run of dX this group meets: W's rows from lo */
+                    BwdDataStore st;
+                    int lo, rows = dx_run_rows(dx, r, gi, c, f, 0, &lo, &st);
+                    if (!rows) continue;
+                    BwdDataA da = { w + (size_t)(lo - gi * c.c1g) * k * k, c, f, gi };
+                    gemm(prec, rows, c.B * f.Hq * f.Wq, c.c2g * f.nky * f.nkx, 1, da, dbb, st);
+                }
             }
         prof_end(BWD_D_NAME[prec][k != 1], dx ? flops / g : 0, 0);
     }

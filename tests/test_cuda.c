@@ -67,6 +67,13 @@ static void poison(pair *p) {
 static void same_grad(pair *p) { G->upload(p->d.grad, p->h.grad, yolo_numel(&p->h) * sizeof(float)); }
 static void fill_nan(float *h, size_t n) { for (size_t i = 0; i < n; i++) h[i] = NAN; }
 static void drop(pair *p) { yolo_tensor_free(&yolo_cpu, &p->h); yolo_tensor_free(G, &p->d); }
+/* a conv's dL/dx into one gradient of c channels (add 0: assigned) */
+static yolo_dx one_run(float *g, int c, int add) {
+    yolo_dx d;
+    memset(&d, 0, sizeof d);
+    d.n = 1; d.g[0] = g; d.c[0] = c; d.add[0] = add;
+    return d;
+}
 
 /* A convolution, forward and backward, in precision prec against its CPU
    twin (bf16 and half: the float32 conv of operands rounded as the GPU
@@ -97,7 +104,8 @@ static void test_conv_dx(yolo_precision prec, int B, int C1, int H, int W, int C
     double dw_tol = fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24);
     yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, NULL, C2, k, s, g, act, NULL, prec, &y.h);
     yolo_tensor dy_h = yolo_grad_view(&y.h), dy_d = yolo_grad_view(&y.d);
-    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy_h, C2, k, s, g, prec, x.h.grad, dx_add, dw, bias ? db : NULL);
+    yolo_dx dx_h = one_run(x.h.grad, C1, dx_add), dx_d = one_run(x.d.grad, C1, dx_add);
+    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy_h, C2, k, s, g, prec, &dx_h, dw, bias ? db : NULL);
     size_t n[4] = { ny, nx, nw, (size_t)C2 };
     float *first[4] = { NULL, NULL, NULL, NULL };
     for (int run = 0; run < 2; run++) {
@@ -107,7 +115,7 @@ static void test_conv_dx(yolo_precision prec, int B, int C1, int H, int W, int C
         G->copy(x.d.grad, dx0_d, nx * sizeof(float));
         G->upload(y.d.data, nan, ny * sizeof(float));
         G->conv2d_forward(&x.d, w_d, bias ? b_d : NULL, NULL, C2, k, s, g, act, NULL, prec, &y.d);
-        G->conv2d_backward(&x.d, w_d, NULL, &dy_d, C2, k, s, g, prec, x.d.grad, dx_add, dw_d, bias ? db_d : NULL);
+        G->conv2d_backward(&x.d, w_d, NULL, &dy_d, C2, k, s, g, prec, &dx_d, dw_d, bias ? db_d : NULL);
         float *now[4] = { tohost(y.d.data, ny), tohost(x.d.grad, nx), tohost(dw_d, nw), tohost(db_d, C2) };
         if (run == 0) {
             check(name, "forward", y.h.data, y.d.data, ny, 1e-5);
@@ -551,7 +559,8 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
     float *first[3] = { NULL, NULL, NULL };
     size_t n[3] = { ny, nx, nw };
     yolo_cpu.conv2d_forward(&x.h, w, NULL, NULL, C2, k, s, g, 0, NULL, prec, &y.h);
-    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, g, prec, dx, dx_add, dw, NULL);
+    yolo_dx dxr_h = one_run(dx, C1, dx_add), dxr_d = one_run(dx_d, C1, dx_add);
+    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, g, prec, &dxr_h, dw, NULL);
     void *ws_fwd = G->alloc_values(nw, prec), *ws_bwd = G->alloc_values(nw, prec);
     yolo_stage_conv job = { w_d, ws_fwd, ws_bwd, C2, C1 / g, k, s, g };
     if (G->stage_train_weights) G->stage_train_weights(&job, 1, prec);
@@ -560,8 +569,8 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
         G->copy(dx_d, dx0_d, nx * sizeof(float));
         G->copy(dw_d, dw0_d, nw * sizeof(float));
         G->conv2d_forward(&x.d, w_d, NULL, run == 3 ? ws_fwd : NULL, C2, k, s, g, 0, NULL, prec, &y.d);
-        G->conv2d_backward(&x.d, w_d, run == 3 ? ws_bwd : NULL, run == 2 ? &dyf_d : &dy.d, C2, k, s, g, prec, dx_d, dx_add,
-                           dw_d, NULL);
+        G->conv2d_backward(&x.d, w_d, run == 3 ? ws_bwd : NULL, run == 2 ? &dyf_d : &dy.d, C2, k, s, g, prec, &dxr_d, dw_d,
+                           NULL);
         float *now[3] = { stored_values(&y), tohost(dx_d, nx), tohost(dw_d, nw) };
         if (run == 0) {
             check_stored(name, "forward", &y, store_tol(prec));
@@ -582,6 +591,67 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
     drop(&x); drop(&y); drop(&dy);
     free(w); free(dx); free(dw);
     G->release(w_d); G->release(dyf_d.data); G->release(dx0_d); G->release(dw0_d); G->release(dx_d); G->release(dw_d);
+}
+
+/* A conv that reads a concatenation writes dL/dx straight into its parts'
+   gradients (yolo_dx's runs: C1 cut into nr runs of c[i] channels, each
+   added to, or assigned where add[i] is 0: NaN before on both sides).
+   The CPU twin's runs must equal its own whole dL/dx, each run's old
+   values added where it adds, to the last bit (the same adds); the GPU's
+   runs the twin's within the convs' 1e-5, and the same bits twice. */
+static void test_conv_runs(yolo_precision prec, int B, int H, int W, int C2, int k, int s, int nr, const int *c,
+                           const int *add) {
+    char name[96];
+    int C1 = 0, Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
+    for (int i = 0; i < nr; i++) C1 += c[i];
+    snprintf(name, sizeof name, "conv dx in %d runs %s %dx%d s%d B%d %dx%dx%d->%d", nr, yolo_precision_name(prec), k, k, s,
+             B, C1, H, W, C2);
+    size_t nw = (size_t)C2 * C1 * k * k, nx = (size_t)B * C1 * H * W, HW = (size_t)H * W;
+    pair x = mk_stored(prec, B, C1, H, W, -1, 1), dy = mk_stored(prec, B, C2, Ho, Wo, -1, 1);
+    float *w = rnd(nw, -0.3f, 0.3f), *dw = rnd(nw, -1, 1), *whole = (float *)malloc(nx * sizeof(float));
+    float *w_d = todev(w, nw), *dw_d = (float *)G->alloc(nw * sizeof(float));
+    float *old[YOLO_MAX_PARTS], *hr[YOLO_MAX_PARTS], *first[YOLO_MAX_PARTS];
+    yolo_dx dh, dd, dwhole = one_run(whole, C1, 0);
+    memset(&dh, 0, sizeof dh); memset(&dd, 0, sizeof dd);
+    dh.n = dd.n = nr;
+    for (int i = 0; i < nr; i++) {
+        size_t n = (size_t)B * c[i] * HW;
+        old[i] = rnd(n, -1, 1);
+        if (!add[i]) fill_nan(old[i], n);
+        hr[i] = (float *)malloc(n * sizeof(float)); memcpy(hr[i], old[i], n * sizeof(float));
+        dh.g[i] = hr[i]; dd.g[i] = (float *)G->alloc(n * sizeof(float));
+        dh.c[i] = dd.c[i] = c[i]; dh.add[i] = dd.add[i] = add[i];
+    }
+    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, 1, prec, &dh, dw, NULL);
+    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, 1, prec, &dwhole, dw, NULL);
+    int same = 1;   /* the twin: run i = old + its channels of the whole dL/dx (or 0 + them) */
+    for (int i = 0, c0 = 0; i < nr; c0 += c[i++])
+        for (int b = 0; b < B; b++)
+            for (size_t j = 0; j < (size_t)c[i] * HW; j++) {
+                float v = (add[i] ? old[i][b * c[i] * HW + j] : 0.f) + whole[(b * (size_t)C1 + c0) * HW + j];
+                same &= !memcmp(&v, &hr[i][b * c[i] * HW + j], sizeof v);
+            }
+    if (same) g_pass++; else g_fail++;
+    printf("  %-34s the twin's runs = its whole dL/dx, bit for bit  %s\n", name, same ? "ok" : "FAIL");
+    for (int run = 0; run < 2; run++) {
+        for (int i = 0; i < nr; i++) G->upload(dd.g[i], old[i], (size_t)B * c[i] * HW * sizeof(float));
+        G->conv2d_backward(&x.d, w_d, NULL, &dy.d, C2, k, s, 1, prec, &dd, dw_d, NULL);
+        same = 1;
+        for (int i = 0; i < nr; i++) {
+            size_t n = (size_t)B * c[i] * HW;
+            float *now = tohost(dd.g[i], n);
+            if (run == 0) { check(name, "dx run", hr[i], dd.g[i], n, 1e-5); first[i] = now; continue; }
+            same &= !memcmp(first[i], now, n * sizeof(float));
+            free(first[i]); free(now);
+        }
+        if (run == 0) continue;
+        if (same) g_pass++; else g_fail++;
+        printf("  %-34s run twice: the same bits  %s\n", name, same ? "ok" : "FAIL");
+    }
+    for (int i = 0; i < nr; i++) { free(old[i]); free(hr[i]); G->release(dd.g[i]); }
+    drop(&x); drop(&dy);
+    free(w); free(dw); free(whole);
+    G->release(w_d); G->release(dw_d);
 }
 
 static void test_bn_stored(yolo_precision prec, int B, int C, int H, int W, int act, int synced) {
@@ -1017,6 +1087,13 @@ int main(int argc, char **argv) {
     test_conv_slots(YOLO_FP32, YOLO_FP32, 2, 16, 9, 7, 24, 3, 1, 1, 8, 40, 16, 64, 1);   /* a float32 folded pass's slots (NCHW) */
     test_conv_slots(YOLO_FP32, YOLO_FP32, 3, 8, 9, 7, 12, 3, 2, 4, 3, 11, 5, 20, 0);
     test_maxpool_slots(YOLO_FP32, 2, 5, 9, 7, 5, 1, 2, 5, 20, 10, 15);
+    /* backward-data into a concatenation's parts: ELAN's cv4 (three runs, the middle one assigned), SPPELAN's
+       cv5 (four assigned; 16-byte runs of dX in two bytes a value), a 1x1 stride 2 (an assigned run zeroed
+       first), 3x3 over 128 channels (the copy engine's loaders with wgmma) */
+    static const int c3[3] = { 24, 40, 16 }, a3[3] = { 1, 0, 1 }, c4[4] = { 16, 16, 16, 16 }, a4[4] = { 0, 0, 0, 0 },
+                     c2[2] = { 5, 11 }, a2[2] = { 0, 1 }, c2s[2] = { 8, 24 }, cw[3] = { 64, 32, 32 }, aw[3] = { 0, 0, 1 };
+    test_conv_runs(YOLO_FP32, 2, 9, 7, 13, 1, 1, 3, c3, a3);
+    test_conv_runs(YOLO_FP32, 2, 11, 9, 7, 3, 2, 2, c2, a2);
     if (!G->tensor_cores) printf("  bf16 and half convs: this GPU has no tensor cores for them (sm_80 on), skipped\n");
     for (int p = YOLO_BF16; G->tensor_cores && p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
         yolo_precision prec = (yolo_precision)p;
@@ -1061,6 +1138,10 @@ int main(int argc, char **argv) {
         test_conv_slots(prec, prec, 2, 128, 13, 11, 64, 3, 2, 1, 64, 256, 0, 64, 0);   /* x a slot of 256 channels */
         test_conv_stored(prec, 1, 1, 2, 96, 17, 15, 112, 3, 1, 2);  /* 48 -> 56 a group, K = 432, NHWC out */
         test_conv_train_stored(prec, 2, 72, 19, 17, 80, 3, 2, 1, 0); /* stride 2, dx assigned */
+        test_conv_runs(prec, 2, 9, 7, 48, 1, 1, 3, c3, a3);
+        test_conv_runs(prec, 3, 12, 10, 32, 1, 1, 4, c4, a4);
+        test_conv_runs(prec, 2, 11, 9, 24, 1, 2, 2, c2s, a2);
+        test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 3, cw, aw);
         /* backward-data assigning dx: value by value, staged (store_tile: 16-byte runs at 64x45, else one by one) */
         test_conv_dx(prec, 1, 3, 17, 13, 48, 3, 2, 1, 0, 0);
         test_conv_dx(prec, 3, 5, 9, 7, 80, 1, 2, 1, 0, 0);     /* 1x1 stride 2: dX zeroed first */

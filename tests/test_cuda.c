@@ -1208,6 +1208,7 @@ int main(int argc, char **argv) {
         test_elementwise_stored(prec, 2, 5, 12, 11);
         test_elementwise_stored(prec, 1, 2, 113, 111);            /* maxpool: winners found again per pixel */
         test_elementwise_stored(prec, 2, 40, 13, 70);             /* maxpool: a partial block of 64 channels */
+        test_elementwise_stored(prec, 2, 72, 5, 9);               /* the SiLU's backward: two tiles of channels, 45 pixels */
         test_elementwise_stored(prec, 3, 72, 11, 19);             /* maxpool: winners of two blocks of 64 channels, the second 8 */
     }
     test_bn(1, 7, 5, 3, 1, 0);

@@ -123,7 +123,7 @@ static void pass(int which, const Variant &v, const ConvGeo &c, const Buffers &b
                     int nt = f.nky * f.nkx, K = nt * c.c2g;
                     RowsStA<__nv_bfloat16> la = { b.wdb + off, K, gi * c.c1g };
                     BwdDataStB<__nv_bfloat16> lb = { b.dyb, c, f, gi, fastdiv(c.c2g) };
-                    BwdDataStore ep = { b.dx, c, f, gi };
+                    BwdDataStore ep = { b.dx, c.C1, gi * c.c1g, c, f, 0 };
                     run<false>(v, c.c1g, c.B * f.Hq * f.Wq, K, 1, (K + 31) / 32 * 32, la, lb, ep);
                     off += (size_t)c.g * c.c1g * K;
                 }

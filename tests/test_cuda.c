@@ -599,14 +599,14 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
    The CPU twin's runs must equal its own whole dL/dx, each run's old
    values added where it adds, to the last bit (the same adds); the GPU's
    runs the twin's within the convs' 1e-5, and the same bits twice. */
-static void test_conv_runs(yolo_precision prec, int B, int H, int W, int C2, int k, int s, int nr, const int *c,
+static void test_conv_runs(yolo_precision prec, int B, int H, int W, int C2, int k, int s, int g, int nr, const int *c,
                            const int *add) {
     char name[96];
     int C1 = 0, Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
     for (int i = 0; i < nr; i++) C1 += c[i];
-    snprintf(name, sizeof name, "conv dx in %d runs %s %dx%d s%d B%d %dx%dx%d->%d", nr, yolo_precision_name(prec), k, k, s,
-             B, C1, H, W, C2);
-    size_t nw = (size_t)C2 * C1 * k * k, nx = (size_t)B * C1 * H * W, HW = (size_t)H * W;
+    snprintf(name, sizeof name, "conv dx in %d runs %s %dx%d s%d g%d B%d %dx%dx%d->%d", nr, yolo_precision_name(prec), k, k,
+             s, g, B, C1, H, W, C2);
+    size_t nw = (size_t)C2 * (C1 / g) * k * k, nx = (size_t)B * C1 * H * W, HW = (size_t)H * W;
     pair x = mk_stored(prec, B, C1, H, W, -1, 1), dy = mk_stored(prec, B, C2, Ho, Wo, -1, 1);
     float *w = rnd(nw, -0.3f, 0.3f), *dw = rnd(nw, -1, 1), *whole = (float *)malloc(nx * sizeof(float));
     float *w_d = todev(w, nw), *dw_d = (float *)G->alloc(nw * sizeof(float));
@@ -622,8 +622,8 @@ static void test_conv_runs(yolo_precision prec, int B, int H, int W, int C2, int
         dh.g[i] = hr[i]; dd.g[i] = (float *)G->alloc(n * sizeof(float));
         dh.c[i] = dd.c[i] = c[i]; dh.add[i] = dd.add[i] = add[i];
     }
-    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, 1, prec, &dh, dw, NULL);
-    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, 1, prec, &dwhole, dw, NULL);
+    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, g, prec, &dh, dw, NULL);
+    yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, g, prec, &dwhole, dw, NULL);
     int same = 1;   /* the twin: run i = old + its channels of the whole dL/dx (or 0 + them) */
     for (int i = 0, c0 = 0; i < nr; c0 += c[i++])
         for (int b = 0; b < B; b++)
@@ -635,7 +635,7 @@ static void test_conv_runs(yolo_precision prec, int B, int H, int W, int C2, int
     printf("  %-34s the twin's runs = its whole dL/dx, bit for bit  %s\n", name, same ? "ok" : "FAIL");
     for (int run = 0; run < 2; run++) {
         for (int i = 0; i < nr; i++) G->upload(dd.g[i], old[i], (size_t)B * c[i] * HW * sizeof(float));
-        G->conv2d_backward(&x.d, w_d, NULL, &dy.d, C2, k, s, 1, prec, &dd, dw_d, NULL);
+        G->conv2d_backward(&x.d, w_d, NULL, &dy.d, C2, k, s, g, prec, &dd, dw_d, NULL);
         same = 1;
         for (int i = 0; i < nr; i++) {
             size_t n = (size_t)B * c[i] * HW;
@@ -1089,11 +1089,16 @@ int main(int argc, char **argv) {
     test_maxpool_slots(YOLO_FP32, 2, 5, 9, 7, 5, 1, 2, 5, 20, 10, 15);
     /* backward-data into a concatenation's parts: ELAN's cv4 (three runs, the middle one assigned), SPPELAN's
        cv5 (four assigned; 16-byte runs of dX in two bytes a value), a 1x1 stride 2 (an assigned run zeroed
-       first), 3x3 over 128 channels (the copy engine's loaders with wgmma) */
+       first), 3x3 over 128 channels (the copy engine's loaders with wgmma: a run from row 0, then runs from
+       rows 32 and 96), groups of 20 with a run across them */
     static const int c3[3] = { 24, 40, 16 }, a3[3] = { 1, 0, 1 }, c4[4] = { 16, 16, 16, 16 }, a4[4] = { 0, 0, 0, 0 },
-                     c2[2] = { 5, 11 }, a2[2] = { 0, 1 }, c2s[2] = { 8, 24 }, cw[3] = { 64, 32, 32 }, aw[3] = { 0, 0, 1 };
-    test_conv_runs(YOLO_FP32, 2, 9, 7, 13, 1, 1, 3, c3, a3);
-    test_conv_runs(YOLO_FP32, 2, 11, 9, 7, 3, 2, 2, c2, a2);
+                     c2[2] = { 5, 11 }, a2[2] = { 0, 1 }, c2s[2] = { 8, 24 }, cw[3] = { 64, 32, 32 }, aw[3] = { 0, 0, 1 },
+                     cw2[3] = { 32, 64, 64 };
+    test_conv_runs(YOLO_FP32, 2, 9, 7, 13, 1, 1, 1, 3, c3, a3);
+    test_conv_runs(YOLO_FP32, 2, 11, 9, 7, 3, 2, 1, 2, c2, a2);
+    test_conv_runs(YOLO_FP32, 3, 9, 7, 12, 1, 2, 1, 2, c2, a2);     /* 1x1 stride 2: the assigned run zeroed first */
+    test_conv_runs(YOLO_FP32, 2, 9, 7, 16, 3, 1, 4, 3, c3, a3);     /* groups of 20: runs across them */
+    test_elementwise_stored(YOLO_FP32, 2, 72, 5, 9);                /* the SiLU's backward on NCHW floats, two tiles */
     if (!G->tensor_cores) printf("  bf16 and half convs: this GPU has no tensor cores for them (sm_80 on), skipped\n");
     for (int p = YOLO_BF16; G->tensor_cores && p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
         yolo_precision prec = (yolo_precision)p;
@@ -1138,10 +1143,12 @@ int main(int argc, char **argv) {
         test_conv_slots(prec, prec, 2, 128, 13, 11, 64, 3, 2, 1, 64, 256, 0, 64, 0);   /* x a slot of 256 channels */
         test_conv_stored(prec, 1, 1, 2, 96, 17, 15, 112, 3, 1, 2);  /* 48 -> 56 a group, K = 432, NHWC out */
         test_conv_train_stored(prec, 2, 72, 19, 17, 80, 3, 2, 1, 0); /* stride 2, dx assigned */
-        test_conv_runs(prec, 2, 9, 7, 48, 1, 1, 3, c3, a3);
-        test_conv_runs(prec, 3, 12, 10, 32, 1, 1, 4, c4, a4);
-        test_conv_runs(prec, 2, 11, 9, 24, 1, 2, 2, c2s, a2);
-        test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 3, cw, aw);
+        test_conv_runs(prec, 2, 9, 7, 48, 1, 1, 1, 3, c3, a3);
+        test_conv_runs(prec, 3, 12, 10, 32, 1, 1, 1, 4, c4, a4);
+        test_conv_runs(prec, 2, 11, 9, 24, 1, 2, 1, 2, c2s, a2);
+        test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 1, 3, cw, aw);
+        test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 1, 3, cw2, aw);
+        test_conv_runs(prec, 2, 9, 7, 48, 3, 2, 4, 3, c3, a3);   /* groups of 20, stride 2 */
         /* backward-data assigning dx: value by value, staged (store_tile: 16-byte runs at 64x45, else one by one) */
         test_conv_dx(prec, 1, 3, 17, 13, 48, 3, 2, 1, 0, 0);
         test_conv_dx(prec, 3, 5, 9, 7, 80, 1, 2, 1, 0, 0);     /* 1x1 stride 2: dX zeroed first */

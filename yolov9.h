@@ -574,6 +574,7 @@ typedef struct {
     int infer;                       /* 1 when inference needs this layer */
     int last_reader;                 /* the last layer that reads its output (-1: none) */
     int last_infer_reader;           /* the same among the layers inference runs */
+    int convs_read;                  /* Concat: only convs read it (yolo_mark_readers): its gradient is its inputs' */
     int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
     int life0, life1;                /* its blocks' lifetime rows are m->life[life0 .. life1) */
     int param0, param1;              /* its tensors are m->params[param0 .. param1), side by side in values */
@@ -3726,15 +3727,31 @@ static int yolo_reads_image(const yolo_model *m, const yolo_layer *L, int j) {
     return src->type == YOLO_SILENCE && yolo_reads_image(m, src, 0);
 }
 
+/* a layer whose backward hands its input's gradient on through a conv alone (its first op reads it) */
+static int yolo_conv_reads_input(const yolo_layer *L) {
+    switch (L->type) {
+    case YOLO_CONV: case YOLO_CBLINEAR: case YOLO_ELAN1: case YOLO_REPNCSPELAN4: case YOLO_SPPELAN: return 1;
+    default: return 0;
+    }
+}
+
 static void yolo_mark_readers(yolo_model *m) {
     m->input_last_reader = -1;
-    for (int i = 0; i < m->nlayers; i++) m->layers[i].last_reader = m->layers[i].last_infer_reader = -1;
+    for (int i = 0; i < m->nlayers; i++) {
+        yolo_layer *L = &m->layers[i];
+        L->last_reader = L->last_infer_reader = -1;
+        L->convs_read = L->type == YOLO_CONCAT && L->nfrom <= YOLO_MAX_PARTS;
+        for (int j = 0; j < L->nfrom; j++) L->convs_read &= !yolo_reads_image(m, L, j);   /* the image has no gradient */
+    }
     for (int i = 0; i < m->nlayers; i++)
         for (int j = 0; j < m->layers[i].nfrom; j++) {
-            if (m->layers[i].from[j] >= 0) m->layers[m->layers[i].from[j]].last_reader = i;
-            if (m->layers[i].from[j] >= 0 && m->layers[i].infer) m->layers[m->layers[i].from[j]].last_infer_reader = i;
+            yolo_layer *src = m->layers[i].from[j] >= 0 ? &m->layers[m->layers[i].from[j]] : NULL;
+            if (src) src->last_reader = i;
+            if (src && m->layers[i].infer) src->last_infer_reader = i;
+            if (src && !yolo_conv_reads_input(&m->layers[i])) src->convs_read = 0;
             if (m->layers[i].type != YOLO_SILENCE && yolo_reads_image(m, &m->layers[i], j)) m->input_last_reader = i;
         }
+    for (int i = 0; i < m->nlayers; i++) m->layers[i].convs_read &= m->layers[i].last_reader >= 0;
 }
 
 static void yolo_layer_init(yolo_model *m, int i) {
@@ -4234,6 +4251,11 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
         yolo_copy_layer_run(m, L);
         break;
     case YOLO_CONCAT:
+        if (L->convs_read) {   /* the convs that read it write its gradient into its inputs' (yolo_concat_grads) */
+            yolo_tensor *parts[YOLO_MAX_PARTS];
+            for (int j = 0; j < L->nfrom; j++) parts[j] = yolo_layer_input(m, L, j);
+            yolo_concat_grads(&L->own, parts, L->nfrom);
+        }
         yolo_out_resize(m, &L->own, x, L->c_out, x->h, x->w, train);
         yolo_copy_layer_run(m, L);
         break;
@@ -4379,8 +4401,8 @@ void yolo_backward(yolo_model *m) {
         case YOLO_UPSAMPLE:
             m->be->resize_backward(&L->own, x, 0, yolo_grad_add(m, x));
             break;
-        case YOLO_CONCAT:
-            for (int j = 0, off = 0; j < L->nfrom; j++) {
+        case YOLO_CONCAT:   /* its readers wrote its inputs' gradients already where only convs read it */
+            for (int j = 0, off = 0; !L->own.nparts && j < L->nfrom; j++) {
                 yolo_tensor *t = yolo_layer_input(m, L, j);
                 yolo_grad_channels(m, m->be, &L->own, off, t, 0, t->c);
                 off += t->c;

@@ -204,10 +204,10 @@ typedef struct yolo_tensor {
        Only ops that honour a slot may see one (conv2d_forward, maxpool_forward; the others refuse it,
        yolo_dense). ctot 0: a tensor of its own. */
     int c0, ctot;
-    /* A concatenation that one conv reads (RepNCSPELAN4's, RepNCSP's, SPPELAN's), in training: its
-       gradient is never formed. That conv's backward writes each part's share of dL/dx straight into
-       the part's own gradient (yolo_concat_grads, yolo_dx), where a copy per part used to split it.
-       nparts 0: a gradient of its own. */
+    /* A concatenation that only convs read (RepNCSPELAN4's, RepNCSP's, SPPELAN's; a Concat layer's,
+       yolo_layer.convs_read), in training: its gradient is never formed. Each conv's backward writes
+       its share of dL/dx straight into the parts' own gradients (yolo_concat_grads, yolo_dx), where a
+       copy a part would split it. nparts 0: a gradient of its own. */
     struct yolo_tensor *part[YOLO_MAX_PARTS];
     int nparts;
 } yolo_tensor;
@@ -2400,10 +2400,11 @@ static int yolo_grads_add(yolo_model *m, yolo_tensor *const *t, int n) {
 }
 static int yolo_grad_add(yolo_model *m, yolo_tensor *t) { return yolo_grads_add(m, &t, 1); }
 
-/* cat, read by one conv, has no gradient of its own: the conv's backward
-   writes the parts' shares of dL/dcat into their gradients (yolo_conv_dx),
-   where a copy per part would split dL/dcat. Declared with the forward
-   that makes cat, as its parts are (the same tensors every pass). */
+/* cat, read by convs alone, has no gradient of its own: each conv's
+   backward writes its share of dL/dcat into the parts' gradients
+   (yolo_conv_dx), where a copy a part would split dL/dcat. Declared with
+   the forward that makes cat, as its parts are (the same tensors every
+   pass). */
 static void yolo_concat_grads(yolo_tensor *cat, yolo_tensor *const *parts, int n) {
     for (int i = 0; i < n; i++) cat->part[i] = parts[i];
     cat->nparts = n;

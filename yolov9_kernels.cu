@@ -836,16 +836,16 @@ struct BwdDataStore {
     __device__ void operator()(int m, int n, float v) const { float *d = at(m, n); *d = (add ? *d : 0.f) + v; }
 };
 /* The channels of group gi (gi c1g .. + c1g) that run r of dx holds: their count (0: none), the first
-   of them (*lo, of x), and the store of run r from image b0 on whose row 0 is channel *lo. Each run
-   met is a product of its own over its rows (the weights' rows from *lo), so that the tiles store
-   into one gradient, added to or assigned as a whole. */
-static int dx_run_rows(const yolo_dx *dx, int r, int gi, const ConvGeo &c, const Phase &f, int b0, int *lo,
+   of them (*row0, of x), and the store of run r from image b0 on whose row 0 is channel *row0. Each
+   run met is a product of its own over its rows (the weights' rows from *row0), so that the tiles
+   store into one gradient, added to or assigned as a whole. */
+static int dx_run_rows(const yolo_dx *dx, int r, int gi, const ConvGeo &c, const Phase &f, int b0, int *row0,
                        BwdDataStore *st) {
     int start = 0;
     for (int i = 0; i < r; i++) start += dx->c[i];
     int a = max(start, gi * c.c1g), e = min(start + dx->c[r], (gi + 1) * c.c1g);
     if (a >= e) return 0;
-    *lo = a;
+    *row0 = a;
     *st = { dx->g[r] + (size_t)b0 * dx->c[r] * c.H * c.W, dx->c[r], a - start, c, f, dx->add[r] };
     return e - a;
 }
@@ -2087,20 +2087,20 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
                     int nt = f.nky * f.nkx, Kd = nt * c.c2g, Nd = cc.B * f.Hq * f.Wq;
                     for (int r = 0; r < dx->n; r++) {   /* a product a run of dX this group meets */
                         BwdDataStore st;
-                        int lo, rows = dx_run_rows(dx, r, gi, cc, f, b0, &lo, &st);
+                        int row0, rows = dx_run_rows(dx, r, gi, cc, f, b0, &row0, &st);
                         if (!rows) continue;
                         WgTile t = wg_tile(rows, true);
                         if (YOLO_WGMMA && t.BM && c.c2g % 64 == 0) {   /* the copy engine's loaders */
                             if constexpr (YOLO_WGMMA) {
-                                int lo2[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };
-                                int up[2] = { lo2[0] + f.Wq - c.Wo, lo2[1] + f.Hq - c.Ho };
-                                TmaRowsA<T> da = { tma_rows(wd + off, Kd, (size_t)c.C1, Kd, t.BM), lo };
-                                TmaBwdDataB<T> dbb = { tma_im2col(dyb, cc.B, c.Ho, c.Wo, c.C2, c.C2, lo2, up, 1, t.BN), cc, f,
+                                int lo[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };
+                                int up[2] = { lo[0] + f.Wq - c.Wo, lo[1] + f.Hq - c.Ho };
+                                TmaRowsA<T> da = { tma_rows(wd + off, Kd, (size_t)c.C1, Kd, t.BM), row0 };
+                                TmaBwdDataB<T> dbb = { tma_im2col(dyb, cc.B, c.Ho, c.Wo, c.C2, c.C2, lo, up, 1, t.BN), cc, f,
                                                        gi, fastdiv(c.c2g) };
                                 gemm_staged<false>(rows, Nd, Kd, 1, da, dbb, st);
                             }
                         } else {
-                            RowsStA<T> da = { wd + off, Kd, lo };
+                            RowsStA<T> da = { wd + off, Kd, row0 };
                             BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
                             gemm_staged<false>(rows, Nd, Kd, 1, da, dbb, st);
                         }
@@ -2310,11 +2310,11 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const void 
                 Phase f;
                 if (!phase_of(c, py, px, &f)) continue;
                 BwdDataB dbb = { dy->data, dy->store, c, f, gi };
-                for (int r = 0; r < dx->n; r++) {   /* a product a run of dX this group meets: W's rows from lo */
+                for (int r = 0; r < dx->n; r++) {   /* a product a run of dX this group meets: W's rows from row0 */
                     BwdDataStore st;
-                    int lo, rows = dx_run_rows(dx, r, gi, c, f, 0, &lo, &st);
+                    int row0, rows = dx_run_rows(dx, r, gi, c, f, 0, &row0, &st);
                     if (!rows) continue;
-                    BwdDataA da = { w + (size_t)(lo - gi * c.c1g) * k * k, c, f, gi };
+                    BwdDataA da = { w + (size_t)(row0 - gi * c.c1g) * k * k, c, f, gi };
                     gemm(prec, rows, c.B * f.Hq * f.Wq, c.c2g * f.nky * f.nkx, 1, da, dbb, st);
                 }
             }

@@ -207,9 +207,10 @@ typedef struct yolo_tensor {
     /* A concatenation that only convs read (RepNCSPELAN4's, RepNCSP's, SPPELAN's; a Concat layer's,
        yolo_layer.convs_read), in training: its gradient is never formed. Each conv's backward writes
        its share of dL/dx straight into the parts' own gradients (yolo_concat_grads, yolo_dx), where a
-       copy a part would split it. nparts 0: a gradient of its own. */
+       copy a part would split it: channels part_c0[i] .. of part[i] (0 .., all of it, but for a split's
+       half, yolo_split_grad). nparts 0: a gradient of its own. */
     struct yolo_tensor *part[YOLO_MAX_PARTS];
-    int nparts;
+    int part_c0[YOLO_MAX_PARTS], nparts;
 } yolo_tensor;
 
 /* the channels an image of t's memory holds: a slot's buffer's, else t's own (shared with the CUDA backend) */
@@ -308,13 +309,14 @@ typedef struct {
 } yolo_stage_conv;
 
 /* Where a conv's backward writes dL/dx: x's channels in runs, in order, run i (c[i] channels) into
-   the float32 NCHW gradient g[i] [B, c[i], H, W], added to its values (add[i]) or written over them
-   (0 + dL/dx: a fresh gradient, yolo_grad_need). One run: x's own gradient; several: the parts of a
-   concatenation (yolo_tensor.part). */
+   channels c0[i] .. c0[i] + c[i] of the float32 NCHW gradient g[i] [B, cd[i], H, W], added to its
+   values (add[i]) or written over them (0 + dL/dx: a fresh gradient, yolo_grad_need). One run: x's
+   own gradient (c0 0, cd = c); several: the parts of a concatenation (yolo_tensor.part); c0 > 0: a
+   split's half, whose gradient is its whole's. */
 typedef struct {
     int n;
     yolo_real *g[YOLO_MAX_PARTS];
-    int c[YOLO_MAX_PARTS], add[YOLO_MAX_PARTS];
+    int c[YOLO_MAX_PARTS], c0[YOLO_MAX_PARTS], cd[YOLO_MAX_PARTS], add[YOLO_MAX_PARTS];
 } yolo_dx;
 
 typedef struct yolo_backend {
@@ -1849,7 +1851,7 @@ static void yolo_dx_put(const yolo_dx *dx, int n, int c0, int C, int HW, const y
     int r = 0, r0 = 0;   /* the run that holds channel c, from channel r0 */
     for (int c = c0; c < c0 + C; c++) {
         while (c >= r0 + dx->c[r]) r0 += dx->c[r++];
-        yolo_real *d = dx->g[r] + ((size_t)n * dx->c[r] + c - r0) * HW;
+        yolo_real *d = dx->g[r] + ((size_t)n * dx->cd[r] + dx->c0[r] + c - r0) * HW;
         const yolo_real *vc = v + (size_t)(c - c0) * HW;
         for (int i = 0; i < HW; i++) d[i] = (dx->add[r] ? d[i] : 0) + vc[i];
     }
@@ -2406,8 +2408,14 @@ static int yolo_grad_add(yolo_model *m, yolo_tensor *t) { return yolo_grads_add(
    the forward that makes cat, as its parts are (the same tensors every
    pass). */
 static void yolo_concat_grads(yolo_tensor *cat, yolo_tensor *const *parts, int n) {
-    for (int i = 0; i < n; i++) cat->part[i] = parts[i];
+    for (int i = 0; i < n; i++) { cat->part[i] = parts[i]; cat->part_c0[i] = 0; }
     cat->nparts = n;
+}
+/* the same for half, channels [c0, ..) of whole (RepNCSPELAN4's half_b), read by convs alone: their
+   backwards add into whole's gradient where a copy would */
+static void yolo_split_grad(yolo_tensor *half, yolo_tensor *whole, int c0) {
+    half->part[0] = whole; half->part_c0[0] = c0;
+    half->nparts = 1;
 }
 
 /* where a conv's backward writes dL/dx: x's gradient, or the gradients of
@@ -2417,7 +2425,12 @@ static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx) {
     yolo_tensor *const *t = x->nparts ? x->part : &x;
     dx->n = x->nparts ? x->nparts : 1;
     for (int i = 0; i < dx->n; i++) if (!t[i]->grad) return 0;
-    for (int i = 0; i < dx->n; i++) { dx->g[i] = t[i]->grad; dx->c[i] = t[i]->c; dx->add[i] = yolo_grad_add(m, t[i]); }
+    for (int i = 0; i < dx->n; i++) {
+        dx->g[i] = t[i]->grad; dx->cd[i] = t[i]->c; dx->c0[i] = x->nparts ? x->part_c0[i] : 0;
+        dx->c[i] = dx->cd[i] - dx->c0[i];
+        if (!dx->c0[i]) dx->add[i] = yolo_grad_add(m, t[i]);
+        else { yolo_grad_zeroed(m, t[i]); dx->add[i] = 1; }   /* a window: the rest is another writer's */
+    }
     return 1;
 }
 
@@ -2845,6 +2858,7 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
     int c3 = e->c3, c4 = e->c4, slots = yolo_slots(m, train);
     yolo_tensor *parts[] = { &e->cv1.y, &e->cv2.y, &e->cv3.y };   /* cat's, [B, c3 | c4 | c4, H, W] */
     yolo_concat_grads(&e->cat, parts, 3);
+    yolo_split_grad(&e->half_b, &e->cv1.y, c3 / 2);
     if (slots) {   /* folded: cat first; cv1, cv2 and cv3 write their parts of it, half_b is cv1's second half there */
         yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, 0);
         yolo_tensor_slot(m->be, &e->cv1.y, &e->cat, 0, c3);
@@ -2874,17 +2888,14 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
 }
 
 /* backwards from cv4, which writes dL/dcat into its three parts'
-   gradients; each branch's conv and computational block; half_b's
-   gradient to cv1's second half */
+   gradients; each branch's conv and computational block, the convs that
+   read half_b adding into cv1's gradient's second half */
 static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
-    int h = e->c3 / 2;
     yolo_conv_backward(m, &e->cv4);
     yolo_conv_backward(m, &e->cv3);
     if (!e->elan1) yolo_repncsp_backward(m, &e->csp3);
     yolo_conv_backward(m, &e->cv2);
     if (!e->elan1) yolo_repncsp_backward(m, &e->csp2);
-    const yolo_backend *be = yolo_op(m, &e->half_b);
-    yolo_grad_channels(m, be, &e->half_b, 0, &e->cv1.y, h, h);
     yolo_conv_backward(m, &e->cv1);
 }
 
@@ -2914,10 +2925,9 @@ static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e) {
         { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv3.y },
         { YOLO_BWD_AFTER, &e->cv4.z, YOLO_DROP, &e->cat },
         /* cv2.y (the input of csp3, or of ELAN1's cv3) goes before cv2's
-           backward; half_b's gradient is handed to cv1's */
+           backward; half_b once its readers' backwards are done */
         { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_DROP, &e->cv2.y },
-        { YOLO_BWD_AFTER, &e->half_b, YOLO_DONE, &e->half_b },
-        { YOLO_BWD_AFTER, &e->half_b, YOLO_DROP, &e->half_b },
+        { YOLO_BWD_BEFORE, &e->cv1.y, YOLO_DROP, &e->half_b },
     };
     YOLO_LIFE_TABLE(m, rows);
     if (elan1) return;

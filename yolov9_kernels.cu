@@ -825,8 +825,9 @@ struct BwdDataB {   /* n = (b, qy, qx), k = (co, ty, tx) */
         return v;
     }
 };
-/* dX, or one run of it (yolo_dx: a concatenation's part, whose gradient holds cd channels an image,
-   row m of the product its channel ofs + m); add 0: 0 + v, its old values not read (a fresh gradient) */
+/* dX, or one run of it (yolo_dx: a concatenation's part or a split's half, whose gradient holds cd
+   channels an image, row m of the product its channel ofs + m); add 0: 0 + v, its old values not read
+   (a fresh gradient) */
 struct BwdDataStore {
     float *dx; int cd, ofs; ConvGeo c; Phase f; int add;
     __device__ float *at(int m, int n) const {   /* dX[b][ofs + m][py + s qy][px + s qx] */
@@ -846,7 +847,7 @@ static int dx_run_rows(const yolo_dx *dx, int r, int gi, const ConvGeo &c, const
     int a = max(start, gi * c.c1g), e = min(start + dx->c[r], (gi + 1) * c.c1g);
     if (a >= e) return 0;
     *row0 = a;
-    *st = { dx->g[r] + (size_t)b0 * dx->c[r] * c.H * c.W, dx->c[r], a - start, c, f, dx->add[r] };
+    *st = { dx->g[r] + (size_t)b0 * dx->cd[r] * c.H * c.W, dx->cd[r], dx->c0[r] + a - start, c, f, dx->add[r] };
     return e - a;
 }
 
@@ -2284,8 +2285,12 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const void 
     int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (dy_nhwc ? 0 : (size_t)P * C2)) * 2);
     yolo_dx dxs, *dx = dxr ? &dxs : NULL;
     if (dxr) dxs = *dxr;
-    for (int i = 0; dx && k < s && i < dx->n; i++)   /* taps miss some of dX: written runs zeroed first, then added to */
-        if (!dx->add[i]) { cu_zero(dx->g[i], (size_t)c.B * dx->c[i] * c.H * c.W * sizeof(float)); dx->add[i] = 1; }
+    for (int i = 0; dx && k < s && i < dx->n; i++) {   /* taps miss some of dX: an assigned run zeroed, then added to */
+        size_t HW = (size_t)c.H * c.W;
+        for (int b = 0; !dx->add[i] && b < c.B; b++)
+            cu_zero(dx->g[i] + (b * (size_t)dx->cd[i] + dx->c0[i]) * HW, dx->c[i] * HW * sizeof(float));
+        dx->add[i] = 1;
+    }
     if (nb && prec == YOLO_BF16)
         conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w,
                                             (const __nv_bfloat16 *)wsd, dy->data,

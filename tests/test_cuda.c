@@ -71,7 +71,7 @@ static void drop(pair *p) { yolo_tensor_free(&yolo_cpu, &p->h); yolo_tensor_free
 static yolo_dx one_run(float *g, int c, int add) {
     yolo_dx d;
     memset(&d, 0, sizeof d);
-    d.n = 1; d.g[0] = g; d.c[0] = c; d.add[0] = add;
+    d.n = 1; d.g[0] = g; d.c[0] = d.cd[0] = c; d.add[0] = add;
     return d;
 }
 
@@ -595,53 +595,60 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
 
 /* A conv that reads a concatenation writes dL/dx straight into its parts'
    gradients (yolo_dx's runs: C1 cut into nr runs of c[i] channels, each
-   added to, or assigned where add[i] is 0: NaN before on both sides).
+   added to, or assigned where add[i] is 0: NaN before on both sides); with
+   wider (not NULL), run i is the last c[i] of wider[i] channels of its
+   gradient (a split's half), whose other channels must keep their values.
    The CPU twin's runs must equal its own whole dL/dx, each run's old
    values added where it adds, to the last bit (the same adds); the GPU's
    runs the twin's within the convs' 1e-5, and the same bits twice. */
 static void test_conv_runs(yolo_precision prec, int B, int H, int W, int C2, int k, int s, int g, int nr, const int *c,
-                           const int *add) {
+                           const int *add, const int *wider) {
     char name[96];
     int C1 = 0, Ho = (H + 2 * (k / 2) - k) / s + 1, Wo = (W + 2 * (k / 2) - k) / s + 1;
     for (int i = 0; i < nr; i++) C1 += c[i];
-    snprintf(name, sizeof name, "conv dx in %d runs %s %dx%d s%d g%d B%d %dx%dx%d->%d", nr, yolo_precision_name(prec), k, k,
-             s, g, B, C1, H, W, C2);
+    snprintf(name, sizeof name, "conv dx in %d runs%s %s %dx%d s%d g%d B%d %dx%dx%d->%d", nr, wider ? " (windows)" : "",
+             yolo_precision_name(prec), k, k, s, g, B, C1, H, W, C2);
     size_t nw = (size_t)C2 * (C1 / g) * k * k, nx = (size_t)B * C1 * H * W, HW = (size_t)H * W;
     pair x = mk_stored(prec, B, C1, H, W, -1, 1), dy = mk_stored(prec, B, C2, Ho, Wo, -1, 1);
     float *w = rnd(nw, -0.3f, 0.3f), *dw = rnd(nw, -1, 1), *whole = (float *)malloc(nx * sizeof(float));
     float *w_d = todev(w, nw), *dw_d = (float *)G->alloc(nw * sizeof(float));
     float *old[YOLO_MAX_PARTS], *hr[YOLO_MAX_PARTS], *first[YOLO_MAX_PARTS];
+    size_t nr_[YOLO_MAX_PARTS];
     yolo_dx dh, dd, dwhole = one_run(whole, C1, 0);
     memset(&dh, 0, sizeof dh); memset(&dd, 0, sizeof dd);
     dh.n = dd.n = nr;
     for (int i = 0; i < nr; i++) {
-        size_t n = (size_t)B * c[i] * HW;
-        old[i] = rnd(n, -1, 1);
-        if (!add[i]) fill_nan(old[i], n);
-        hr[i] = (float *)malloc(n * sizeof(float)); memcpy(hr[i], old[i], n * sizeof(float));
-        dh.g[i] = hr[i]; dd.g[i] = (float *)G->alloc(n * sizeof(float));
-        dh.c[i] = dd.c[i] = c[i]; dh.add[i] = dd.add[i] = add[i];
+        int cd = wider ? wider[i] : c[i], c0 = cd - c[i];
+        nr_[i] = (size_t)B * cd * HW;
+        old[i] = rnd(nr_[i], -1, 1);
+        for (int b = 0; b < B && !add[i]; b++) fill_nan(old[i] + (b * (size_t)cd + c0) * HW, c[i] * HW);
+        hr[i] = (float *)malloc(nr_[i] * sizeof(float)); memcpy(hr[i], old[i], nr_[i] * sizeof(float));
+        dh.g[i] = hr[i]; dd.g[i] = (float *)G->alloc(nr_[i] * sizeof(float));
+        dh.c[i] = dd.c[i] = c[i]; dh.cd[i] = dd.cd[i] = cd; dh.c0[i] = dd.c0[i] = c0; dh.add[i] = dd.add[i] = add[i];
     }
     yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, g, prec, &dh, dw, NULL);
     yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, g, prec, &dwhole, dw, NULL);
-    int same = 1;   /* the twin: run i = old + its channels of the whole dL/dx (or 0 + them) */
-    for (int i = 0, c0 = 0; i < nr; c0 += c[i++])
+    int same = 1;   /* the twin: run i's window = old + its channels of the whole dL/dx (or 0 + them), the rest old */
+    for (int i = 0, ch = 0; i < nr; ch += c[i++])
         for (int b = 0; b < B; b++)
-            for (size_t j = 0; j < (size_t)c[i] * HW; j++) {
-                float v = (add[i] ? old[i][b * c[i] * HW + j] : 0.f) + whole[(b * (size_t)C1 + c0) * HW + j];
-                same &= !memcmp(&v, &hr[i][b * c[i] * HW + j], sizeof v);
-            }
+            for (int cc = 0; cc < dh.cd[i]; cc++)
+                for (size_t p = 0; p < HW; p++) {
+                    size_t at = (b * (size_t)dh.cd[i] + cc) * HW + p;
+                    int in = cc >= dh.c0[i];
+                    float v = !in ? old[i][at]
+                                  : (add[i] ? old[i][at] : 0.f) + whole[(b * (size_t)C1 + ch + cc - dh.c0[i]) * HW + p];
+                    same &= !memcmp(&v, &hr[i][at], sizeof v);
+                }
     if (same) g_pass++; else g_fail++;
     printf("  %-34s the twin's runs = its whole dL/dx, bit for bit  %s\n", name, same ? "ok" : "FAIL");
     for (int run = 0; run < 2; run++) {
-        for (int i = 0; i < nr; i++) G->upload(dd.g[i], old[i], (size_t)B * c[i] * HW * sizeof(float));
+        for (int i = 0; i < nr; i++) G->upload(dd.g[i], old[i], nr_[i] * sizeof(float));
         G->conv2d_backward(&x.d, w_d, NULL, &dy.d, C2, k, s, g, prec, &dd, dw_d, NULL);
         same = 1;
         for (int i = 0; i < nr; i++) {
-            size_t n = (size_t)B * c[i] * HW;
-            float *now = tohost(dd.g[i], n);
-            if (run == 0) { check(name, "dx run", hr[i], dd.g[i], n, 1e-5); first[i] = now; continue; }
-            same &= !memcmp(first[i], now, n * sizeof(float));
+            float *now = tohost(dd.g[i], nr_[i]);
+            if (run == 0) { check(name, "dx run", hr[i], dd.g[i], nr_[i], 1e-5); first[i] = now; continue; }
+            same &= !memcmp(first[i], now, nr_[i] * sizeof(float));
             free(first[i]); free(now);
         }
         if (run == 0) continue;
@@ -1093,11 +1100,14 @@ int main(int argc, char **argv) {
        rows 32 and 96), groups of 20 with a run across them */
     static const int c3[3] = { 24, 40, 16 }, a3[3] = { 1, 0, 1 }, c4[4] = { 16, 16, 16, 16 }, a4[4] = { 0, 0, 0, 0 },
                      c2[2] = { 5, 11 }, a2[2] = { 0, 1 }, c2s[2] = { 8, 24 }, cw[3] = { 64, 32, 32 }, aw[3] = { 0, 0, 1 },
-                     cw2[3] = { 32, 64, 64 };
-    test_conv_runs(YOLO_FP32, 2, 9, 7, 13, 1, 1, 1, 3, c3, a3);
-    test_conv_runs(YOLO_FP32, 2, 11, 9, 7, 3, 2, 1, 2, c2, a2);
-    test_conv_runs(YOLO_FP32, 3, 9, 7, 12, 1, 2, 1, 2, c2, a2);     /* 1x1 stride 2: the assigned run zeroed first */
-    test_conv_runs(YOLO_FP32, 2, 9, 7, 16, 3, 1, 4, 3, c3, a3);     /* groups of 20: runs across them */
+                     cw2[3] = { 32, 64, 64 }, c32[1] = { 32 }, c64[1] = { 64 }, w64[1] = { 64 }, w128[1] = { 128 },
+                     a1[1] = { 1 }, a0[1] = { 0 };
+    test_conv_runs(YOLO_FP32, 2, 9, 7, 13, 1, 1, 1, 3, c3, a3, NULL);
+    test_conv_runs(YOLO_FP32, 2, 11, 9, 7, 3, 2, 1, 2, c2, a2, NULL);
+    test_conv_runs(YOLO_FP32, 3, 9, 7, 12, 1, 2, 1, 2, c2, a2, NULL);     /* 1x1 stride 2: the assigned run zeroed first */
+    test_conv_runs(YOLO_FP32, 2, 9, 7, 16, 3, 1, 4, 3, c3, a3, NULL);     /* groups of 20: runs across them */
+    test_conv_runs(YOLO_FP32, 2, 9, 7, 12, 1, 1, 1, 1, c32, a1, w64);     /* RepNCSPELAN4's half_b: a gradient's second half */
+    test_conv_runs(YOLO_FP32, 2, 9, 7, 12, 1, 2, 1, 1, c32, a0, w64);     /* an assigned window, 1x1 stride 2: zeroed image by image */
     test_elementwise_stored(YOLO_FP32, 2, 72, 5, 9);                /* the SiLU's backward on NCHW floats, two tiles */
     if (!G->tensor_cores) printf("  bf16 and half convs: this GPU has no tensor cores for them (sm_80 on), skipped\n");
     for (int p = YOLO_BF16; G->tensor_cores && p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
@@ -1143,12 +1153,15 @@ int main(int argc, char **argv) {
         test_conv_slots(prec, prec, 2, 128, 13, 11, 64, 3, 2, 1, 64, 256, 0, 64, 0);   /* x a slot of 256 channels */
         test_conv_stored(prec, 1, 1, 2, 96, 17, 15, 112, 3, 1, 2);  /* 48 -> 56 a group, K = 432, NHWC out */
         test_conv_train_stored(prec, 2, 72, 19, 17, 80, 3, 2, 1, 0); /* stride 2, dx assigned */
-        test_conv_runs(prec, 2, 9, 7, 48, 1, 1, 1, 3, c3, a3);
-        test_conv_runs(prec, 3, 12, 10, 32, 1, 1, 1, 4, c4, a4);
-        test_conv_runs(prec, 2, 11, 9, 24, 1, 2, 1, 2, c2s, a2);
-        test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 1, 3, cw, aw);
-        test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 1, 3, cw2, aw);
-        test_conv_runs(prec, 2, 9, 7, 48, 3, 2, 4, 3, c3, a3);   /* groups of 20, stride 2 */
+        test_conv_runs(prec, 2, 9, 7, 48, 1, 1, 1, 3, c3, a3, NULL);
+        test_conv_runs(prec, 3, 12, 10, 32, 1, 1, 1, 4, c4, a4, NULL);
+        test_conv_runs(prec, 2, 11, 9, 24, 1, 2, 1, 2, c2s, a2, NULL);
+        test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 1, 3, cw, aw, NULL);
+        test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 1, 3, cw2, aw, NULL);
+        test_conv_runs(prec, 2, 9, 7, 48, 3, 2, 4, 3, c3, a3, NULL);   /* groups of 20, stride 2 */
+        test_conv_runs(prec, 2, 12, 10, 48, 1, 1, 1, 1, c32, a1, w64);    /* half_b: 16-byte runs into a second half */
+        test_conv_runs(prec, 2, 11, 9, 24, 1, 2, 1, 1, c32, a0, w64);     /* an assigned window, zeroed image by image */
+        test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 1, 1, c64, a1, w128);   /* a window on the copy engine's loaders */
         /* backward-data assigning dx: value by value, staged (store_tile: 16-byte runs at 64x45, else one by one) */
         test_conv_dx(prec, 1, 3, 17, 13, 48, 3, 2, 1, 0, 0);
         test_conv_dx(prec, 3, 5, 9, 7, 80, 1, 2, 1, 0, 0);     /* 1x1 stride 2: dX zeroed first */

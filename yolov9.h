@@ -2422,14 +2422,24 @@ static void yolo_split_grad(yolo_tensor *half, yolo_tensor *whole, int c0) {
    x's parts (each assigned by its first writer, else added to); 0: x wants
    none (the picture) */
 static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx) {
-    yolo_tensor *const *t = x->nparts ? x->part : &x;
-    dx->n = x->nparts ? x->nparts : 1;
-    for (int i = 0; i < dx->n; i++) if (!t[i]->grad) return 0;
+    if (!x->nparts) {   /* x's own gradient, if it has one (the picture has none) */
+        memset(dx, 0, sizeof *dx);
+        dx->n = 1; dx->g[0] = x->grad; dx->c[0] = dx->cd[0] = x->c; dx->add[0] = yolo_grad_add(m, x);
+        return x->grad != NULL;
+    }
+    dx->n = x->nparts;
+    for (int i = 0; i < dx->n; i++)
+        if (!x->part[i]->grad) {   /* the lifetimes took the parts' gradients for this conv: never here */
+            fprintf(stderr, "yolov9: a conv's input of %d channels: part %d of its gradient was not taken\n", x->c, i);
+            exit(1);
+        }
     for (int i = 0; i < dx->n; i++) {
-        dx->g[i] = t[i]->grad; dx->cd[i] = t[i]->c; dx->c0[i] = x->nparts ? x->part_c0[i] : 0;
-        dx->c[i] = dx->cd[i] - dx->c0[i];
-        if (!dx->c0[i]) dx->add[i] = yolo_grad_add(m, t[i]);
-        else { yolo_grad_zeroed(m, t[i]); dx->add[i] = 1; }   /* a window: the rest is another writer's */
+        /* a split's half (its one part): its own channels, from c0; a concatenation's part: all of it */
+        yolo_tensor *t = x->part[i];
+        dx->g[i] = t->grad; dx->cd[i] = t->c; dx->c0[i] = x->part_c0[i];
+        dx->c[i] = dx->n == 1 ? x->c : t->c;
+        if (dx->c[i] == dx->cd[i]) dx->add[i] = yolo_grad_add(m, t);
+        else { yolo_grad_zeroed(m, t); dx->add[i] = 1; }   /* a window: the rest is another writer's */
     }
     return 1;
 }
@@ -4400,7 +4410,7 @@ void yolo_backward(yolo_model *m) {
         yolo_grad_zeroed(m, L->out);   /* its readers' backwards wrote it, or none did: then it is 0 */
         if (!yolo_layer_has_inside(L))
             for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
-        else if (!L->det)   /* (the head makes its inputs level by level) */
+        else if (!L->det || recompute)   /* (the head makes its inputs level by level, but run again reads them all) */
             yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
         if (recompute) yolo_layer_rerun(m, L);   /* the inside again */
         yolo_life_run outer = yolo_life_begin(m, L, 1, 1);
@@ -4415,7 +4425,7 @@ void yolo_backward(yolo_model *m) {
         case YOLO_CONCAT:   /* its readers wrote its inputs' gradients already where only convs read it */
             for (int j = 0, off = 0; !L->own.nparts && j < L->nfrom; j++) {
                 yolo_tensor *t = yolo_layer_input(m, L, j);
-                yolo_grad_channels(m, m->be, &L->own, off, t, 0, t->c);
+                if (t != &m->input) yolo_grad_channels(m, m->be, &L->own, off, t, 0, t->c);   /* the picture has none */
                 off += t->c;
             }
             break;

@@ -2286,9 +2286,9 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const void 
     yolo_dx dxs, *dx = dxr ? &dxs : NULL;
     if (dxr) dxs = *dxr;
     for (int i = 0; dx && k < s && i < dx->n; i++) {   /* taps miss some of dX: an assigned run zeroed, then added to */
-        size_t HW = (size_t)c.H * c.W;
-        for (int b = 0; !dx->add[i] && b < c.B; b++)
-            cu_zero(dx->g[i] + (b * (size_t)dx->cd[i] + dx->c0[i]) * HW, dx->c[i] * HW * sizeof(float));
+        size_t HW = (size_t)c.H * c.W, whole = dx->c[i] == dx->cd[i];   /* whole images: one stretch */
+        for (int b = 0; !dx->add[i] && b < (whole ? 1 : c.B); b++)
+            cu_zero(dx->g[i] + (b * (size_t)dx->cd[i] + dx->c0[i]) * HW, (whole ? c.B : 1) * dx->c[i] * HW * sizeof(float));
         dx->add[i] = 1;
     }
     if (nb && prec == YOLO_BF16)

@@ -52,6 +52,13 @@ SHORT="tests/train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img
 $SHORT --name plain > /dev/null 2>&1 && $SHORT --name ckpt --ckpt > "$T/ckpt.log" 2>&1 || bad "--ckpt run failed"
 if [ -s "$T/plain/results.csv" ] && [ "$(cut -d, -f1-4 "$T/plain/results.csv")" = "$(cut -d, -f1-4 "$T/ckpt/results.csv")" ] &&
    grep -q "(--ckpt)" "$T/ckpt.log"; then ok "--ckpt: losses equal to the last digit over 2 epochs"; else bad "--ckpt changes the losses"; fi
+# 4b. a graph no official file has: a Concat that reads the picture (through Silence) beside a map, and a head
+#     that reads Conv outputs, made again for it under --ckpt (both crashed once); with and without --ckpt alike
+ODD="tests/train --cfg tests/data/odd-graph.yaml --data $DATA --hyp tests/data/hyp-noaug.yaml --img 64 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"
+$ODD --name odd > "$T/odd.log" 2>&1 && $ODD --name oddckpt --ckpt > "$T/oddckpt.log" 2>&1 || bad "the odd graph's runs failed"
+if [ -s "$T/odd/results.csv" ] && [ "$(cut -d, -f1-4 "$T/odd/results.csv")" = "$(cut -d, -f1-4 "$T/oddckpt/results.csv")" ]; then
+    ok "an odd graph (the picture in a Concat, a head on Conv outputs) trains, --ckpt equal to the last digit"
+else bad "the odd graph: runs failed or --ckpt changes its losses"; fi
 
 # 5. --mem-budget: picks recompute, or the batch; refuses what cannot fit, saying what would
 #    (budgets of 0.08, 0.075 and 0.0706 GB plus the 128 MiB, 0.1342 GB, of

@@ -629,19 +629,17 @@ struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx); x's images xc channels apa
         return v;
     }
 };
-/* SiLU, YOLOv9's activation: x sigmoid(x), its derivative, and u through it when act */
+/* SiLU, YOLOv9's activation: silu(x) = x s, s = sigmoid(x); silu'(x) = s (1 + x (1 - s)); u through it
+   when act. T is the store the result goes to: float keeps expf and the IEEE division; a two-byte store
+   (bf16 or half, 8 or 11 bits) takes the hardware's approximate exp and division, a few float ulps off
+   (far below the store's rounding) at about half the instructions of the exact forms, which leave the
+   stored BatchNorm passes short of issue slots, not of memory. */
 __device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
-__device__ inline float d_silu_grad(float x) { float s = d_sigmoid(x); return s * (1.f + x * (1.f - s)); }
-__device__ inline float d_silu(float x) { return x * d_sigmoid(x); }
-__device__ inline float bn_act(float u, int act) { return act ? d_silu(u) : u; }
-/* The same for a pass whose results are stored in two bytes (bf16 or half, 8 or 11 bits): the
-   hardware's approximate exp and division, a few float ulps off expf's and the IEEE quotient's (far
-   below the store's rounding), at about half the instructions of the exact forms, which leave the
-   stored BatchNorm passes short of issue slots, not of memory. The float32 path keeps the exact forms. */
 __device__ inline float d_sigmoid_fast(float x) { return __fdividef(1.f, 1.f + __expf(-x)); }
 template <class T> __device__ inline float t_sigmoid(float x) { return sizeof(T) == 4 ? d_sigmoid(x) : d_sigmoid_fast(x); }
+template <class T> __device__ inline float t_silu(float x) { return x * t_sigmoid<T>(x); }
 template <class T> __device__ inline float t_silu_grad(float x) { float s = t_sigmoid<T>(x); return s * (1.f + x * (1.f - s)); }
-template <class T> __device__ inline float t_bn_act(float u, int act) { return act ? u * t_sigmoid<T>(u) : u; }
+template <class T> __device__ inline float t_bn_act(float u, int act) { return act ? t_silu<T>(u) : u; }
 
 /* a conv reads a stored input only in its products' precision (the staged copy it stands for) */
 static void conv_input_store(const yolo_tensor *x, yolo_precision prec, const char *op) {
@@ -719,7 +717,7 @@ struct FwdStore {
     void *y; const float *bias; ConvGeo c; int gi, act, store, yc; const void *r;
     /* r is read only (__ldg): its loads need not wait for the stores to y before them */
     __device__ float finish(float v, int co, size_t ri) const {
-        float u = bn_act(v + (bias ? bias[co] : 0.f), act);
+        float u = t_bn_act<float>(v + (bias ? bias[co] : 0.f), act);
         if (!r) return u;
         float rv = store == YOLO_FP32 ? __ldg((const float *)r + ri)
                  : store == YOLO_BF16 ? __bfloat162float(__ldg((const __nv_bfloat16 *)r + ri)) : __half2float(__ldg((const __half *)r + ri));
@@ -742,7 +740,7 @@ struct FwdStore {
         const unsigned short *rh = (const unsigned short *)&rq;
         #pragma unroll
         for (int j = 0; j < 8; j++) {
-            u[j] = bn_act(v[j] + (bias ? bias[co + j] : 0.f), act);
+            u[j] = t_bn_act<float>(v[j] + (bias ? bias[co + j] : 0.f), act);
             if (r) u[j] = stored(store, u[j]) + (store == YOLO_BF16 ? __bfloat162float(__ushort_as_bfloat16(rh[j]))
                                                                      : __half2float(__ushort_as_half(rh[j])));
         }
@@ -2531,11 +2529,11 @@ __global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const f
     if (HW % 4 == 0) {
         if (i >= HW) return;
         float4 v = *(const float4 *)(z + o);
-        v.x = bn_act(a * v.x + b, act); v.y = bn_act(a * v.y + b, act);
-        v.z = bn_act(a * v.z + b, act); v.w = bn_act(a * v.w + b, act);
+        v.x = t_bn_act<float>(a * v.x + b, act); v.y = t_bn_act<float>(a * v.y + b, act);
+        v.z = t_bn_act<float>(a * v.z + b, act); v.w = t_bn_act<float>(a * v.w + b, act);
         *(float4 *)(u + o) = v;
     } else {
-        for (int j = 0; j < 4 && i + j < HW; j++) u[o + j] = bn_act(a * z[o + j] + b, act);
+        for (int j = 0; j < 4 && i + j < HW; j++) u[o + j] = t_bn_act<float>(a * z[o + j] + b, act);
     }
 }
 
@@ -2738,7 +2736,7 @@ __global__ void bn_back_partial_kernel(const float *z, const float *dy, int C, i
     double sg = 0, sgx = 0;
     for (int i = threadIdx.x; i < HW; i += blockDim.x) {
         float xh = (z[o + i] - mean[c]) * invstd[c], g = dy[o + i];
-        if (act) g *= d_silu_grad(gamma[c] * xh + beta[c]);
+        if (act) g *= t_silu_grad<float>(gamma[c] * xh + beta[c]);
         sg += g; sgx += (double)g * xh;
     }
     block_sum2(sg, sgx);
@@ -2764,7 +2762,7 @@ __global__ void bn_back_apply_kernel(float *z, const float *dy, int C, int HW, f
     float m = mean[c], is = invstd[c], ga = gamma[c], be = beta[c], k = ga * is / N, sg = sums[2 * c], sgx = sums[2 * c + 1];
     auto dz_of = [&](float zv, float g) {
         float xh = (zv - m) * is;
-        if (act) g *= d_silu_grad(ga * xh + be);
+        if (act) g *= t_silu_grad<float>(ga * xh + be);
         return k * (N * g - sg - xh * sgx);
     };
     size_t o = (size_t)blockIdx.x * HW + i;
@@ -3018,7 +3016,7 @@ template <class T, class F> __global__ void map2_kernel(T *y, const T *a, const 
     }
 }
 template <class T> struct SiluOfSum {   /* RepConvN: SiLU of its two branches' sum */
-    __device__ T operator()(T a, T b) const { float u = to_float(a) + to_float(b); return round_to<T>(u * t_sigmoid<T>(u)); }
+    __device__ T operator()(T a, T b) const { return round_to<T>(t_silu<T>(to_float(a) + to_float(b))); }
 };
 template <class T> struct SumOf {   /* a shortcut: a + b, rounded to the store */
     __device__ T operator()(T a, T b) const { return round_to<T>(to_float(a) + to_float(b)); }
@@ -3045,7 +3043,7 @@ __global__ void __launch_bounds__(256) silu_back_kernel(const float *dy, const v
         int c = cfast ? e % SILU_TILE_C : e / SILU_TILE_P, p = cfast ? e / SILU_TILE_C : e % SILU_TILE_P;
         if (c0 + c >= C || p0 + p >= HW) continue;
         size_t j = value_at(store, img, C, c0 + c, HW, p0 + p);
-        sg[c][p] = d_silu_grad(get_value(a, store, j) + get_value(b, store, j));
+        sg[c][p] = t_silu_grad<float>(get_value(a, store, j) + get_value(b, store, j));
     }
     __syncthreads();
     for (int e = threadIdx.x; e < SILU_TILE_P * SILU_TILE_C; e += 256) {

@@ -1910,27 +1910,86 @@ template <class T> static void to_nhwc(const float *x, size_t image, T *y, int B
     to_nhwc_kernel<T><<<grid, 256>>>(x, image, y, C, HW);
     CK_LAUNCH("to_nhwc_kernel");
 }
-/* forward weights: w [co][ci][tap] float -> w_f [co][tap][ci] T (tap = ky k + kx) */
-template <class T> __global__ void weights_fwd_kernel(const float *w, T *wf, int C2, int c1g, int kk) {
-    GRID_STRIDE(i, (size_t)C2 * c1g * kk) {
-        int ci = (int)(i % c1g), tap = (int)(i / c1g % kk);
-        size_t co = i / ((size_t)c1g * kk);
-        wf[i] = round_to<T>(w[(co * c1g + ci) * kk + tap]);
-    }
-}
-/* a phase's backward-data weights: w [gi c2g + co][ci][ky][kx] float -> w_d [gi c1g + ci][t][co] T,
-   t = ty nkx + tx the phase's taps (ky, kx) = (ky0 + s ty, kx0 + s tx) */
-template <class T> __global__ void weights_bwd_data_kernel(const float *w, T *wd, ConvGeo c, Phase f) {
-    int nt = f.nky * f.nkx;
-    GRID_STRIDE(i, (size_t)c.g * c.c1g * nt * c.c2g) {
-        int co = (int)(i % c.c2g), t = (int)(i / c.c2g % nt);
-        size_t r = i / ((size_t)c.c2g * nt);
-        int gi = (int)(r / c.c1g), ci = (int)(r % c.c1g), ty = t / f.nkx, tx = t - ty * f.nkx;
-        int ky = f.ky0 + c.s * ty, kx = f.kx0 + c.s * tx;
-        wd[i] = round_to<T>(w[(((size_t)gi * c.c2g + co) * c.c1g + ci) * c.k * c.k + ky * c.k + kx]);
-    }
-}
 
+/* The weights as the tensor cores' products read them, rounded to the
+   store's two bytes: the forward form w_f [co][tap][ci] of w [co][ci][tap]
+   (tap = ky k + kx), and, for each phase of the stride that has taps, one
+   after the other in (py, px) order, the backward-data form w_d
+   [gi c1g + ci][t][co] of w [gi c2g + co][ci][ky][kx], t = ty nkx + tx the
+   phase's taps (ky0 + s ty, kx0 + s tx). A launch stages up to STAGE_JOBS
+   jobs (forms, or phases), so that a training step's every conv takes a
+   launch a form for each 64 (stage_train_weights) where two launches a
+   conv took 4.8 ms of a yolov9-c b32 step under the profiler at a5dbdaf.
+   The jobs travel as the kernel's parameter (within its 4 KB): each the
+   first value of its part of the launch's flattened range (start), its
+   source, destination and shape; a thread finds its job by bisecting the
+   starts. */
+static const int STAGE_JOBS = 64;
+struct StageJob { const float *w; void *dst; int c1g, c2g, k, s, ky0, kx0, nky, nkx; };   /* nky 0: the forward form */
+struct StageJobs { int n; size_t start[STAGE_JOBS + 1]; StageJob job[STAGE_JOBS]; };
+static_assert(sizeof(StageJobs) <= 4000, "a kernel's parameters: 4 KB");
+template <class T> __global__ void stage_jobs_kernel(const __grid_constant__ StageJobs j) {
+    GRID_STRIDE(i, j.start[j.n]) {
+        int lo = 0, hi = j.n - 1;
+        while (lo < hi) {   /* the last job that starts at or before i */
+            int mid = (lo + hi + 1) / 2;
+            if (j.start[mid] <= i) lo = mid; else hi = mid - 1;
+        }
+        const StageJob &b = j.job[lo];
+        size_t r = i - j.start[lo];
+        int kk = b.k * b.k;
+        float v;
+        if (!b.nky) {   /* w [co][ci][tap] -> [co][tap][ci] */
+            int ci = (int)(r % b.c1g), tap = (int)(r / b.c1g % kk);
+            size_t co = r / ((size_t)b.c1g * kk);
+            v = b.w[(co * b.c1g + ci) * kk + tap];
+        } else {        /* w [gi c2g + co][ci][ky][kx] -> [gi c1g + ci][t][co] of the phase's taps t */
+            int nt = b.nky * b.nkx, co = (int)(r % b.c2g), t = (int)(r / b.c2g % nt);
+            size_t q = r / ((size_t)b.c2g * nt);
+            int gi = (int)(q / b.c1g), ci = (int)(q % b.c1g), ty = t / b.nkx, tx = t - ty * b.nkx;
+            v = b.w[(((size_t)gi * b.c2g + co) * b.c1g + ci) * kk + (b.ky0 + b.s * ty) * b.k + b.kx0 + b.s * tx];
+        }
+        ((T *)b.dst)[r] = round_to<T>(v);
+    }
+}
+static void stage_jobs_launch(StageJobs &j, yolo_precision prec) {
+    if (!j.n) return;
+    if (prec == YOLO_BF16) stage_jobs_kernel<__nv_bfloat16><<<grid_for(j.start[j.n]), 256>>>(j);
+    else stage_jobs_kernel<__half><<<grid_for(j.start[j.n]), 256>>>(j);
+    CK_LAUNCH("stage_jobs_kernel");
+    j.n = 0; j.start[0] = 0;
+}
+static void stage_jobs_add(StageJobs &j, const StageJob &b, size_t n, yolo_precision prec) {
+    if (j.n == STAGE_JOBS) stage_jobs_launch(j, prec);
+    j.job[j.n] = b;
+    j.start[j.n + 1] = j.start[j.n] + n;
+    j.n++;
+}
+/* one conv's jobs, w [c2][cin][k][k] in g groups: its forward form into fwd (to fj), its backward-data
+   form into bwd (to bj; NULL: none); the values they stage */
+static size_t stage_conv_jobs(StageJobs &fj, StageJobs &bj, const float *w, void *fwd, void *bwd, int c2, int cin, int k,
+                              int s, int g, yolo_precision prec) {
+    int c2g = c2 / g;
+    size_t nv = (size_t)c2 * cin * k * k, off = 0;
+    if (fwd) stage_jobs_add(fj, StageJob{ w, fwd, cin, c2g, k, s, 0, 0, 0, 0 }, nv, prec);
+    for (int py = 0; bwd && py < s; py++)
+        for (int px = 0; px < s; px++) {
+            Phase ph;
+            if (!phase_taps(k, s, py, px, &ph)) continue;
+            size_t np = (size_t)g * cin * ph.nky * ph.nkx * c2g;
+            stage_jobs_add(bj, StageJob{ w, (char *)bwd + off * 2, cin, c2g, k, s, ph.ky0, ph.kx0, ph.nky, ph.nkx }, np, prec);
+            off += np;
+        }
+    return (fwd ? nv : 0) + off;
+}
+/* a conv's forms staged now (fwd, bwd: NULL for none) */
+static void stage_conv(const float *w, void *fwd, void *bwd, int c2, int cin, int k, int s, int g, yolo_precision prec) {
+    StageJobs fj, bj;
+    fj.n = bj.n = 0; fj.start[0] = bj.start[0] = 0;
+    stage_conv_jobs(fj, bj, w, fwd, bwd, c2, cin, k, s, g, prec);
+    stage_jobs_launch(fj, prec);
+    stage_jobs_launch(bj, prec);
+}
 /* The staging buffer: 128 MB of the backend's own scratch, taken at the
    first staged conv, holding a pass's weight copy and its NHWC copies for
    as many images as fit; a batch larger than that is run in chunks of
@@ -1969,8 +2028,7 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
     const T *wf = ws;
     if (!ws) {
         prof_begin();
-        weights_fwd_kernel<T><<<grid_for((size_t)c.C2 * K), 256>>>(w, (T *)g_stage, c.C2, c.c1g, k * k);
-        CK_LAUNCH("weights_fwd_kernel");
+        stage_conv(w, g_stage, NULL, c.C2, c.c1g, k, c.s, c.g, prec);
         prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * K);
         wf = (const T *)g_stage;
     }
@@ -2028,16 +2086,8 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
     size_t off = 0;
     if (dx && !wsd) {
         prof_begin();
-        for (int py = 0; py < s; py++)
-            for (int px = 0; px < s; px++) {
-                Phase f;
-                if (!phase_taps(k, s, py, px, &f)) continue;
-                size_t n = (size_t)c.g * c.c1g * f.nky * f.nkx * c.c2g;
-                weights_bwd_data_kernel<T><<<grid_for(n), 256>>>(w, (T *)g_stage + off, c, f);
-                CK_LAUNCH("weights_bwd_data_kernel");
-                off += n;
-            }
-        prof_end(STAGE_NAME[k != 1], 0, 6.0 * off);
+        stage_conv(w, NULL, g_stage, c.C2, c.c1g, k, s, c.g, prec);
+        prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * Kw);
     }
     for (int b0 = 0; b0 < c.B; b0 += nb) {
         ConvGeo cc = c;
@@ -2155,64 +2205,11 @@ static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float 
 /* A folded model's weights staged once (yolo_model_stage): ws = w_f [C2][k k][cin] in prec's two bytes, what
    conv_forward_staged would make of w at every call */
 static void cu_stage_weights(const float *w, int C2, int cin, int k, yolo_precision prec, void *ws) {
-    size_t n = (size_t)C2 * cin * k * k;
-    if (prec == YOLO_BF16) weights_fwd_kernel<<<grid_for(n), 256>>>(w, (__nv_bfloat16 *)ws, C2, cin, k * k);
-    else weights_fwd_kernel<<<grid_for(n), 256>>>(w, (__half *)ws, C2, cin, k * k);
-    CK_LAUNCH("weights_fwd_kernel");
+    stage_conv(w, ws, NULL, C2, cin, k, 1, 1, prec);
 }
 
-/* A training step's weights staged once (stage_train_weights): every
-   conv's forward form (weights_fwd_kernel's) and backward-data form
-   (weights_bwd_data_kernel's for each phase that has taps, one after the
-   other in (py, px) order) in a launch a form for up to STAGE_JOBS
-   jobs, instead of two small launches a conv a step (on the H200 at
-   a5dbdaf: 517 of them, 4.8 ms a yolov9-c b32 step under the profiler).
-   The jobs travel as the kernel's parameter (within its 4 KB): each the
-   first value of its part of the launch's flattened range (start), its
-   source, destination and shape; a thread finds its job by bisecting the
-   starts. */
-static const int STAGE_JOBS = 64;
-struct StageJob { const float *w; void *dst; int c1g, c2g, k, s, ky0, kx0, nky, nkx; };   /* nky 0: the forward form */
-struct StageJobs { int n; size_t start[STAGE_JOBS + 1]; StageJob job[STAGE_JOBS]; };
-template <class T> __global__ void stage_jobs_kernel(const __grid_constant__ StageJobs j) {
-    GRID_STRIDE(i, j.start[j.n]) {
-        int lo = 0, hi = j.n - 1;
-        while (lo < hi) {   /* the last job that starts at or before i */
-            int mid = (lo + hi + 1) / 2;
-            if (j.start[mid] <= i) lo = mid; else hi = mid - 1;
-        }
-        const StageJob &b = j.job[lo];
-        size_t r = i - j.start[lo];
-        int kk = b.k * b.k;
-        float v;
-        if (!b.nky) {   /* w [co][ci][tap] -> [co][tap][ci] */
-            int ci = (int)(r % b.c1g), tap = (int)(r / b.c1g % kk);
-            size_t co = r / ((size_t)b.c1g * kk);
-            v = b.w[(co * b.c1g + ci) * kk + tap];
-        } else {        /* w [gi c2g + co][ci][ky][kx] -> [gi c1g + ci][t][co] of the phase's taps t */
-            int nt = b.nky * b.nkx, co = (int)(r % b.c2g), t = (int)(r / b.c2g % nt);
-            size_t q = r / ((size_t)b.c2g * nt);
-            int gi = (int)(q / b.c1g), ci = (int)(q % b.c1g), ty = t / b.nkx, tx = t - ty * b.nkx;
-            v = b.w[(((size_t)gi * b.c2g + co) * b.c1g + ci) * kk + (b.ky0 + b.s * ty) * b.k + b.kx0 + b.s * tx];
-        }
-        ((T *)b.dst)[r] = round_to<T>(v);
-    }
-}
-static void stage_jobs_launch(StageJobs &j, yolo_precision prec) {
-    if (!j.n) return;
-    if (prec == YOLO_BF16) stage_jobs_kernel<__nv_bfloat16><<<grid_for(j.start[j.n]), 256>>>(j);
-    else stage_jobs_kernel<__half><<<grid_for(j.start[j.n]), 256>>>(j);
-    CK_LAUNCH("stage_jobs_kernel");
-    j.n = 0; j.start[0] = 0;
-}
-static void stage_jobs_add(StageJobs &j, const StageJob &b, size_t n, yolo_precision prec) {
-    if (j.n == STAGE_JOBS) stage_jobs_launch(j, prec);
-    j.job[j.n] = b;
-    j.start[j.n + 1] = j.start[j.n] + n;
-    j.n++;
-}
+
 static void cu_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {
-    static_assert(sizeof(StageJobs) <= 4000, "a kernel's parameters: 4 KB");
     if (prec == YOLO_FP32) return;
     StageJobs fj, bj;
     fj.n = bj.n = 0; fj.start[0] = bj.start[0] = 0;
@@ -2220,20 +2217,7 @@ static void cu_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_pre
     prof_begin();
     for (int i = 0; i < n; i++) {
         const yolo_stage_conv *cv = &convs[i];
-        int c2g = cv->c2 / cv->g;
-        size_t nv = (size_t)cv->c2 * cv->cin * cv->k * cv->k, off = 0;
-        StageJob f = { cv->w, cv->fwd, cv->cin, c2g, cv->k, cv->s, 0, 0, 0, 0 };
-        stage_jobs_add(fj, f, nv, prec);
-        for (int py = 0; py < cv->s; py++)
-            for (int px = 0; px < cv->s; px++) {
-                Phase ph;
-                if (!phase_taps(cv->k, cv->s, py, px, &ph)) continue;
-                size_t np = (size_t)cv->g * cv->cin * ph.nky * ph.nkx * c2g;
-                StageJob b = { cv->w, (char *)cv->bwd + off * 2, cv->cin, c2g, cv->k, cv->s, ph.ky0, ph.kx0, ph.nky, ph.nkx };
-                stage_jobs_add(bj, b, np, prec);
-                off += np;
-            }
-        bytes += 12.0 * nv;
+        bytes += 6.0 * stage_conv_jobs(fj, bj, cv->w, cv->fwd, cv->bwd, cv->c2, cv->cin, cv->k, cv->s, cv->g, prec);
     }
     stage_jobs_launch(fj, prec);
     stage_jobs_launch(bj, prec);

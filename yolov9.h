@@ -3955,6 +3955,9 @@ void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const cha
     else if (half) fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, be->name);
 }
 
+/* a conv's weights: c2 (c1/g) k k values */
+static size_t yolo_conv_nweights(const yolo_conv *c) { return (size_t)c->c2 * (c->c1 / c->g) * c->k * c->k; }
+
 /* Every folded conv's weights staged once for the products of
    m->precision (stage_weights: on the GPU the two-byte copies its tensor
    cores read, which a training conv makes from its changing weights at
@@ -3964,7 +3967,7 @@ void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const cha
 static void yolo_model_stage(yolo_model *m) {
     for (int i = 0; i < m->nconvs; i++) {
         yolo_conv *c = m->convs[i];
-        size_t nw = (size_t)c->c2 * (c->c1 / c->g) * c->k * c->k;
+        size_t nw = yolo_conv_nweights(c);
         if (!c->ws) c->ws = m->be->alloc_values(nw, m->precision);   /* bf16 and half take the same bytes */
         m->be->stage_weights(c->fw, c->c2, c->c1 / c->g, c->k, m->precision, c->ws);
     }
@@ -3985,23 +3988,18 @@ static void yolo_model_unstage_train(yolo_model *m) {
     m->wtrain = NULL;
     for (int i = 0; i < m->nconvs; i++) m->convs[i]->wt = m->convs[i]->wtd = NULL;
 }
-/* the room of one of conv c's forms: its c2 (c1/g) k k values, rounded up to 128 (256 bytes, as the
-   arena's ranges) */
-static size_t yolo_stage_room(const yolo_conv *c) {
-    return ((size_t)c->c2 * (c->c1 / c->g) * c->k * c->k + 127) / 128 * 128;
-}
 static void yolo_model_stage_train(yolo_model *m) {
-    size_t total = 0;
-    for (int i = 0; i < m->nconvs; i++) total += 2 * yolo_stage_room(m->convs[i]);
-    m->wtrain = m->be->alloc_values(total, m->precision);   /* two bytes a value, in the backends that stage */
+    size_t total = 0;   /* bytes: each form two bytes a weight, at a 256-byte boundary as the arena's ranges */
+    for (int i = 0; i < m->nconvs; i++) total += 2 * yolo_arena_bytes(2 * yolo_conv_nweights(m->convs[i]));
+    m->wtrain = m->be->alloc_values(total / 2, m->precision);   /* two bytes a value, in the backends that stage */
     yolo_stage_conv *jobs = (yolo_stage_conv *)yolo_xmalloc((size_t)(m->nconvs ? m->nconvs : 1) * sizeof *jobs);
-    size_t at = 0;
+    size_t at = 0;   /* bytes */
     for (int i = 0; i < m->nconvs; i++) {
         yolo_conv *c = m->convs[i];
-        size_t n = yolo_stage_room(c);
-        c->wt = (char *)m->wtrain + 2 * at;   /* two bytes a value */
-        c->wtd = (char *)m->wtrain + 2 * (at + n);
-        at += 2 * n;
+        size_t room = yolo_arena_bytes(2 * yolo_conv_nweights(c));
+        c->wt = (char *)m->wtrain + at;
+        c->wtd = (char *)m->wtrain + at + room;
+        at += 2 * room;
         yolo_stage_conv job = { c->w, (void *)c->wt, (void *)c->wtd, c->c2, c->c1 / c->g, c->k, c->s, c->g };
         jobs[i] = job;
     }
@@ -4012,14 +4010,14 @@ static void yolo_model_stage_train(yolo_model *m) {
 void yolo_model_fuse(yolo_model *m) {
     const yolo_backend *be = m->be;
     size_t total = 0;
-    for (int i = 0; i < m->nconvs; i++) total += (size_t)m->convs[i]->c2 * (m->convs[i]->c1 / m->convs[i]->g) * m->convs[i]->k * m->convs[i]->k + m->convs[i]->c2;
+    for (int i = 0; i < m->nconvs; i++) total += yolo_conv_nweights(m->convs[i]) + m->convs[i]->c2;
     if (!m->folded) m->folded = (yolo_real *)be->alloc(total * sizeof(yolo_real));   /* once: the size never changes */
     yolo_real *h = (yolo_real *)yolo_xcalloc(total, sizeof(yolo_real)), *vals = yolo_fetch(m, m->values, m->nvalues);
     size_t off = 0;
     #define HOST(p) (vals + ((p) - m->values))   /* a parameter pointer as a host address */
     for (int i = 0; i < m->nconvs; i++) {
         yolo_conv *c = m->convs[i];
-        size_t nw = (size_t)c->c2 * (c->c1 / c->g) * c->k * c->k, per = nw / c->c2;
+        size_t nw = yolo_conv_nweights(c), per = nw / c->c2;
         yolo_real *fw = h + off, *fb = fw + nw;
         for (int o = 0; o < c->c2; o++) {
             double a = c->bn ? HOST(c->gamma)[o] / sqrt(HOST(c->rvar)[o] + m->bn_eps) : 1.0;

@@ -2402,29 +2402,47 @@ static int yolo_grads_add(yolo_model *m, yolo_tensor *const *t, int n) {
 }
 static int yolo_grad_add(yolo_model *m, yolo_tensor *t) { return yolo_grads_add(m, &t, 1); }
 
-/* cat, read by convs alone, has no gradient of its own: each conv's
-   backward writes its share of dL/dcat into the parts' gradients
-   (yolo_conv_dx), where a copy a part would split dL/dcat. Declared with
+/* cat [B, c_0 + ... + c_n-1, H, W], read by convs alone, has no gradient
+   of its own: each conv's backward writes its share of dL/dcat into the
+   parts' gradients [B, c_i, H, W] (yolo_conv_dx), where a copy a part
+   would split dL/dcat. Declared with
    the forward that makes cat, as its parts are (the same tensors every
    pass). */
 static void yolo_concat_grads(yolo_tensor *cat, yolo_tensor *const *parts, int n) {
     for (int i = 0; i < n; i++) { cat->part[i] = parts[i]; cat->part_c0[i] = 0; }
     cat->nparts = n;
 }
-/* the same for half, channels [c0, ..) of whole (RepNCSPELAN4's half_b), read by convs alone: their
-   backwards add into whole's gradient where a copy would */
+/* the same for half [B, c, H, W], channels [c0, c0 + c) of whole (RepNCSPELAN4's half_b, the second
+   half of cv1's output), read by convs alone: their backwards add into whole's gradient where a copy would */
 static void yolo_split_grad(yolo_tensor *half, yolo_tensor *whole, int c0) {
     half->part[0] = whole; half->part_c0[0] = c0;
     half->nparts = 1;
 }
 
-/* where a conv's backward writes dL/dx: x's gradient, or the gradients of
-   x's parts (each assigned by its first writer, else added to); 0: x wants
-   none (the picture) */
+/* dL/dx in one run: all of g [B, c, H, W] (add 0: assigned, as a fresh gradient's first writer) */
+static yolo_dx yolo_dx_whole(yolo_real *g, int c, int add) {
+    yolo_dx dx;
+    memset(&dx, 0, sizeof dx);
+    dx.n = 1; dx.g[0] = g; dx.c[0] = dx.cd[0] = c; dx.add[0] = add;
+    return dx;
+}
+
+/* Whether a writer of C of t's channels adds into t's gradient (1) or
+   assigns them (0): the first writer of all of it assigns (a fresh
+   gradient is never zeroed); a writer of a window adds, the gradient
+   zeroed first, as the rest is another writer's. */
+static int yolo_grad_window_add(yolo_model *m, yolo_tensor *t, int C) {
+    if (C == t->c) return yolo_grad_add(m, t);
+    yolo_grad_zeroed(m, t);
+    return 1;
+}
+
+/* where a conv's backward writes dL/dx [B, c1, H, W]: x's gradient, or the
+   gradients of x's parts (each assigned by its first writer, else added
+   to); 0: x wants none (the picture) */
 static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx) {
     if (!x->nparts) {   /* x's own gradient, if it has one (the picture has none) */
-        memset(dx, 0, sizeof *dx);
-        dx->n = 1; dx->g[0] = x->grad; dx->c[0] = dx->cd[0] = x->c; dx->add[0] = yolo_grad_add(m, x);
+        *dx = yolo_dx_whole(x->grad, x->c, yolo_grad_add(m, x));
         return x->grad != NULL;
     }
     dx->n = x->nparts;
@@ -2438,20 +2456,18 @@ static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx) {
         yolo_tensor *t = x->part[i];
         dx->g[i] = t->grad; dx->cd[i] = t->c; dx->c0[i] = x->part_c0[i];
         dx->c[i] = dx->n == 1 ? x->c : t->c;
-        if (dx->c[i] == dx->cd[i]) dx->add[i] = yolo_grad_add(m, t);
-        else { yolo_grad_zeroed(m, t); dx->add[i] = 1; }   /* a window: the rest is another writer's */
+        dx->add[i] = yolo_grad_window_add(m, t, dx->c[i]);
     }
     return 1;
 }
 
 /* channels [sc, sc + C) of src's gradient into (added to) [dc, dc + C) of
-   dst's, the backward of a concatenation or a split: the first writer of
-   all of dst's assigns */
+   dst's, the backward of a concatenation or a split; dst without a
+   gradient (the picture) wants none */
 static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo_tensor *src, int sc, yolo_tensor *dst,
                                int dc, int C) {
-    int add = 1;
-    if (C == dst->c) add = yolo_grad_add(m, dst);
-    else yolo_grad_zeroed(m, dst);
+    if (!dst->grad) return;
+    int add = yolo_grad_window_add(m, dst, C);
     be->copy_channels(src->grad, src->c, sc, dst->grad, dst->c, dc, dst->n, C, dst->h * dst->w, add);
 }
 
@@ -4423,7 +4439,7 @@ void yolo_backward(yolo_model *m) {
         case YOLO_CONCAT:   /* its readers wrote its inputs' gradients already where only convs read it */
             for (int j = 0, off = 0; !L->own.nparts && j < L->nfrom; j++) {
                 yolo_tensor *t = yolo_layer_input(m, L, j);
-                if (t != &m->input) yolo_grad_channels(m, m->be, &L->own, off, t, 0, t->c);   /* the picture has none */
+                yolo_grad_channels(m, m->be, &L->own, off, t, 0, t->c);
                 off += t->c;
             }
             break;

@@ -67,13 +67,6 @@ static void poison(pair *p) {
 static void same_grad(pair *p) { G->upload(p->d.grad, p->h.grad, yolo_numel(&p->h) * sizeof(float)); }
 static void fill_nan(float *h, size_t n) { for (size_t i = 0; i < n; i++) h[i] = NAN; }
 static void drop(pair *p) { yolo_tensor_free(&yolo_cpu, &p->h); yolo_tensor_free(G, &p->d); }
-/* a conv's dL/dx into one gradient of c channels (add 0: assigned) */
-static yolo_dx one_run(float *g, int c, int add) {
-    yolo_dx d;
-    memset(&d, 0, sizeof d);
-    d.n = 1; d.g[0] = g; d.c[0] = d.cd[0] = c; d.add[0] = add;
-    return d;
-}
 
 /* A convolution, forward and backward, in precision prec against its CPU
    twin (bf16 and half: the float32 conv of operands rounded as the GPU
@@ -104,7 +97,7 @@ static void test_conv_dx(yolo_precision prec, int B, int C1, int H, int W, int C
     double dw_tol = fmax(1e-5, sqrt((double)B * Ho * Wo) * 0x1p-24);
     yolo_cpu.conv2d_forward(&x.h, w, bias ? b : NULL, NULL, C2, k, s, g, act, NULL, prec, &y.h);
     yolo_tensor dy_h = yolo_grad_view(&y.h), dy_d = yolo_grad_view(&y.d);
-    yolo_dx dx_h = one_run(x.h.grad, C1, dx_add), dx_d = one_run(x.d.grad, C1, dx_add);
+    yolo_dx dx_h = yolo_dx_whole(x.h.grad, C1, dx_add), dx_d = yolo_dx_whole(x.d.grad, C1, dx_add);
     yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy_h, C2, k, s, g, prec, &dx_h, dw, bias ? db : NULL);
     size_t n[4] = { ny, nx, nw, (size_t)C2 };
     float *first[4] = { NULL, NULL, NULL, NULL };
@@ -559,7 +552,7 @@ static void test_conv_train_stored(yolo_precision prec, int B, int C1, int H, in
     float *first[3] = { NULL, NULL, NULL };
     size_t n[3] = { ny, nx, nw };
     yolo_cpu.conv2d_forward(&x.h, w, NULL, NULL, C2, k, s, g, 0, NULL, prec, &y.h);
-    yolo_dx dxr_h = one_run(dx, C1, dx_add), dxr_d = one_run(dx_d, C1, dx_add);
+    yolo_dx dxr_h = yolo_dx_whole(dx, C1, dx_add), dxr_d = yolo_dx_whole(dx_d, C1, dx_add);
     yolo_cpu.conv2d_backward(&x.h, w, NULL, &dy.h, C2, k, s, g, prec, &dxr_h, dw, NULL);
     void *ws_fwd = G->alloc_values(nw, prec), *ws_bwd = G->alloc_values(nw, prec);
     yolo_stage_conv job = { w_d, ws_fwd, ws_bwd, C2, C1 / g, k, s, g };
@@ -614,7 +607,7 @@ static void test_conv_runs(yolo_precision prec, int B, int H, int W, int C2, int
     float *w_d = todev(w, nw), *dw_d = (float *)G->alloc(nw * sizeof(float));
     float *old[YOLO_MAX_PARTS], *hr[YOLO_MAX_PARTS], *first[YOLO_MAX_PARTS];
     size_t nr_[YOLO_MAX_PARTS];
-    yolo_dx dh, dd, dwhole = one_run(whole, C1, 0);
+    yolo_dx dh, dd, dwhole = yolo_dx_whole(whole, C1, 0);
     memset(&dh, 0, sizeof dh); memset(&dd, 0, sizeof dd);
     dh.n = dd.n = nr;
     for (int i = 0; i < nr; i++) {

@@ -835,7 +835,8 @@ struct BwdDataStore {
     __device__ void operator()(int m, int n, float v) const { float *d = at(m, n); *d = (add ? *d : 0.f) + v; }
 };
 /* The channels of group gi (gi c1g .. + c1g) that run r of dx holds: their count (0: none), the first
-   of them (*row0, of x), and the store of run r from image b0 on whose row 0 is channel *row0. Each
+   of them (*row0, of x), and the store of run r (dx->g[r] [B][cd][H][W], its channels from c0) from
+   image b0 on whose row 0 is channel *row0. Each
    run met is a product of its own over its rows (the weights' rows from *row0), so that the tiles
    store into one gradient, added to or assigned as a whole. */
 static int dx_run_rows(const yolo_dx *dx, int r, int gi, const ConvGeo &c, const Phase &f, int b0, int *row0,
@@ -3011,7 +3012,7 @@ template <class T, class F> static void map2(const yolo_tensor *a, const yolo_te
     map2_kernel<<<grid_for((n + 16 / sizeof(T) - 1) / (16 / sizeof(T))), 256>>>((T *)y->data, (const T *)a->data,
                                                                              (const T *)b->data, n, vec, f);
 }
-/* its backward: g = dy SiLU'(a + b), da = (add ? da : 0) + g and db alike, dy, da and db float32 NCHW,
+/* its backward: g = dy SiLU'(a + b), da = (add ? da : 0) + g and db alike, dy, da and db [B][C][H][W] floats,
    the branches in their store (NHWC two-byte values, or NCHW floats). A block takes a tile of 32 pixels
    of one image by 64 channels: first SiLU'(a + b) of the tile into shared memory, read along the
    store's contiguous axis (the channels of NHWC, the pixels of NCHW), then the gradients along the
@@ -3117,14 +3118,14 @@ __global__ void avgpool2_kernel(const float *x, float *y, size_t n, int H, int W
         y[i] = (p[0] + p[1] + p[W] + p[W + 1]) * 0.25f;
     }
 }
-/* The gather form: input (iy, ix) lies in the windows of outputs (iy-1..iy, ix-1..ix). A thread
+/* The gather form, dy [B C][H-1][W-1] (the pool's) into dx [B C][H][W]: input (iy, ix) lies in the
+   windows of outputs (iy-1..iy, ix-1..ix). A thread
    takes a run of four neighbouring inputs of a row (one 16-byte load and store of dX where W is a
    multiple of 4), the five outputs above and the five below them that touch the run read once; a
    plane (one channel of one image) a blockIdx.y, its H rows of runs over blockIdx.x. Each input adds
    its g / 4 in the CPU's order, window (iy-1, ix-1), (iy-1, ix), (iy, ix-1), (iy, ix), onto its old
    value (add) or 0: the CPU's bits (g / 4 is exact, so a fused multiply-add on either side rounds
-   alike, but for subnormal g, under 2^-124). The older form, a thread an input found by
-   two 64-bit divisions, took 3.8 ms a yolov9-c b32 step under the profiler at a5dbdaf. */
+   alike, but for subnormal g, under 2^-124). */
 __global__ void avgpool2_back_kernel(const float *dy, float *dx, int add, int vec, int planes, int H, int W, FastDiv fruns) {
     int Ho = H - 1, Wo = W - 1, runs = (int)fruns.d, per = H * runs;
     for (int plane = blockIdx.y; plane < planes; plane += gridDim.y) {

@@ -172,6 +172,13 @@ static int loader_mode(const train_args *a) {
            (a->quad ? YOLO_LOADER_QUAD : 0);
 }
 
+/* Validation batches twice the training batch of a process, as the
+   official val_loader (batch_size // WORLD_SIZE * 2): a rectangle's shape
+   depends on which pictures share its batch, and so do the scores. The
+   model takes them B at a time (yolo_validate's per_forward): the memory
+   stays that of a batch of B. */
+static int val_batch(int share) { return 2 * share; }
+
 /* The whole run's device memory at batch B: training steps on the densest
    batch (a mosaic of four pictures, twice with mixup; --quad: four such
    in one picture, B / 4 pictures of twice the size), validation at its
@@ -185,11 +192,11 @@ static size_t run_plan(yolo_model *m, const yolo_dataset *tr, const yolo_dataset
     int tH, tW, vH, vW, dense = 4 * (tr->max_boxes > 0 ? tr->max_boxes : 1) * (hyp->mixup > 0 ? 2 : 1) * (a->quad ? 4 : 1);
     yolo_loader_init(&tl, tr, hyp, B, a->img, loader_mode(a), 0);   /* --multi-scale: its largest size */
     yolo_loader_max_shape(&tl, &tH, &tW);
-    yolo_loader_init(&vl, va, hyp, B, a->img, YOLO_LOADER_VAL, 0);
+    yolo_loader_init(&vl, va, hyp, val_batch(B), a->img, YOLO_LOADER_VAL, 0);
     yolo_loader_max_shape(&vl, &vH, &vW);
     yolo_loader_free(&tl); yolo_loader_free(&vl);
     m->ckpt = ckpt;
-    *act = yolo_plan_run_bytes(m, a->quad ? B / 4 : B, tH, tW, dense, a->noval ? 0 : B, vH, vW);
+    *act = yolo_plan_run_bytes(m, a->quad ? B / 4 : B, tH, tW, dense, B, vH, vW);
     size_t spare = yolo_arena_bytes(m->nvalues * sizeof(yolo_real));
     return *act + yolo_model_state_bytes(m, kind) + spare + YOLO_BACKEND_SCRATCH_BYTES;
 }
@@ -392,7 +399,7 @@ static int plan_memory(train_run *r) {
                      a->workers);
     if (yolo_loader_shard(&r->tl, r->dp.rank, r->dp.world)) die("train: --rect is not implemented with several processes");
     yolo_loader_pin(&r->tl, r->be);
-    yolo_loader_init(&r->vl, va, &r->hyp, r->share, a->img, YOLO_LOADER_VAL | yolo_loader_pixels(r->be),
+    yolo_loader_init(&r->vl, va, &r->hyp, val_batch(r->share), a->img, YOLO_LOADER_VAL | yolo_loader_pixels(r->be),
                      a->workers);
     yolo_loader_share(&r->vl, &r->tl);   /* validation runs between epochs: one set of batch buffers */
     yolo_loader_pin(&r->vl, r->be);
@@ -566,22 +573,32 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
     r->waited += tl->wait; r->trained += log->seconds;
 }
 
-/* 7. validation with the EMA weights (the trained ones put back after) */
+/* 7. validation with the EMA weights (the trained ones put back after).
+   A run in bf16 validates in half, as the official's mixed-precision run
+   does (validate.run(..., half=amp)), and like it leaves the EMA rounded
+   to half: its val turns the EMA model to half and back to float. */
 static void validate_ema(train_run *r, yolo_metrics *mt) {
     yolo_model *m = &r->m;
     char err[YOLO_ERR];
+    yolo_precision trained_in = m->precision;
     r->be->copy(r->hold, m->values, m->nvalues * sizeof(yolo_real));
     r->be->copy(m->values, r->ema.values, m->nvalues * sizeof(yolo_real));
+    if (trained_in == YOLO_BF16) {
+        m->precision = YOLO_FP16;
+        yolo_model_round_half(m);
+        r->be->copy(r->ema.values, m->values, m->nvalues * sizeof(yolo_real));
+    }
     yolo_model_fuse(m);
     yolo_eval ev;
     memset(&ev, 0, sizeof ev);
     yolo_val_progress vp;
     yolo_val_progress_start(&vp, r->val_set.n, NULL, NULL);
-    if (yolo_validate(m, &r->vl, 0.001f, 0.7f, 300, r->a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+    if (yolo_validate(m, &r->vl, r->share, 0.001f, 0.7f, 300, r->a.single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
     yolo_metrics_compute(&ev, r->nc, mt);
     yolo_metrics_print(mt, &ev, NULL, 0);
     for (int c = 0; c < r->nc; c++) r->maps[c] = mt->nt[c] ? mt->ap[c] : mt->map;   /* the official maps: a class without labels gets the mean */
     yolo_eval_free(&ev);
+    m->precision = trained_in;
     r->be->copy(m->values, r->hold, m->nvalues * sizeof(yolo_real));
 }
 
@@ -638,15 +655,18 @@ static void finish(train_run *r, int epochs_run, double run_t0) {
     if (exists(r->best)) {
         printf("\nValidating %s...\n", r->best);
         if (yolo_load_weights(m, r->best, err)) die(err);
+        /* in half, as the official's attempt_load(best).half(), where the backend has it (and where a bf16 run's
+           epochs validated in half: the CPU twin's) */
+        if (!yolo_model_half(m) && m->precision == YOLO_BF16) m->precision = YOLO_FP16;
         yolo_model_fuse(m);
         yolo_eval ev;
         yolo_metrics mt;
         yolo_val_progress vp;
         yolo_val_plots plots;
         memset(&ev, 0, sizeof ev);
-        if (!a->noplots) yolo_val_plots_start(&plots, &r->val_set, r->nc, a->batch, NULL, NULL);
+        if (!a->noplots) yolo_val_plots_start(&plots, &r->val_set, r->nc, val_batch(r->share), NULL, NULL);
         yolo_val_progress_start(&vp, r->val_set.n, a->noplots ? NULL : yolo_val_plots_hook, &plots);
-        if (yolo_validate(m, &r->vl, 0.001f, 0.7f, 300, a->single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
+        if (yolo_validate(m, &r->vl, r->share, 0.001f, 0.7f, 300, a->single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
         yolo_metrics_compute(&ev, r->nc, &mt);
         if (!a->noplots) yolo_val_plots_save(&plots, &mt, m->names, r->save_dir);
         yolo_metrics_print(&mt, &ev, m->names, 1);

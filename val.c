@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
     if (!noplots) yolo_val_plots_start(&plots, &ds, nc, batch, save_txt || save_json ? save_image : NULL, &sv);
     yolo_val_progress_start(&vp, ds.n, noplots ? (save_txt || save_json ? save_image : NULL) : yolo_val_plots_hook,
                             noplots ? (void *)&sv : (void *)&plots);
-    if (yolo_validate(&m, &ld, (float)conf, (float)iou, max_det, single_cls, &ev, &tm, yolo_val_progress_hook, &vp, err)) {
+    if (yolo_validate(&m, &ld, 0, (float)conf, (float)iou, max_det, single_cls, &ev, &tm, yolo_val_progress_hook, &vp, err)) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }

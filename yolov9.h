@@ -1310,8 +1310,11 @@ double yolo_fitness(const yolo_metrics *mt);
    with labels (names may be NULL) */
 void yolo_metrics_print(const yolo_metrics *mt, const yolo_eval *ev, char *const *names, int per_class);
 #ifndef YOLO_NO_DATA
-int  yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, int single_cls, yolo_eval *ev, yolo_times *tm,
-                   yolo_det_hook hook, void *ctx, char *err);
+/* the validation pass over ld's batches: NMS at conf, iou, max_det, each picture's detections and labels into ev
+   (and hook). The model takes at most per_forward pictures a forward (0: a whole batch): a batch's rectangle
+   is the loader's, of its B pictures, and the memory the model's, of per_forward */
+int  yolo_validate(yolo_model *m, yolo_loader *ld, int per_forward, float conf, float iou, int max_det, int single_cls,
+                   yolo_eval *ev, yolo_times *tm, yolo_det_hook hook, void *ctx, char *err);
 #endif
 
 /* the command line (section 14): flags into their values. --help or -h
@@ -8824,9 +8827,10 @@ void yolo_metrics_print(const yolo_metrics *mt, const yolo_eval *ev, char *const
    (--single-cls, the dataset's labels already all 0): as the official,
    one NMS over all classes (agnostic), then every detection class 0.
    Returns 0, or -1 with err when a picture cannot be read. */
-int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max_det, int single_cls, yolo_eval *ev, yolo_times *tm,
-                  yolo_det_hook hook, void *ctx, char *err) {
+int yolo_validate(yolo_model *m, yolo_loader *ld, int per_forward, float conf, float iou, int max_det, int single_cls,
+                  yolo_eval *ev, yolo_times *tm, yolo_det_hook hook, void *ctx, char *err) {
     const yolo_dataset *ds = ld->ds;
+    if (per_forward <= 0 || per_forward > ld->B) per_forward = ld->B;
     yolo_det **dets = (yolo_det **)yolo_xmalloc((size_t)ld->B * sizeof(yolo_det *));
     int *count = (int *)yolo_xmalloc((size_t)ld->B * sizeof(int));
     for (int b = 0; b < ld->B; b++) dets[b] = (yolo_det *)yolo_xmalloc((size_t)max_det * sizeof(yolo_det));
@@ -8834,16 +8838,22 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, float conf, float iou, int max
     int labcap = 0;
     yolo_loader_start(ld, 0, 0);
     for (yolo_batch *bt; (bt = yolo_loader_next(ld));) {
-        double t0 = yolo_now();
-        yolo_set_input_batch(m, bt);   /* uint8 pixels (YOLO_LOADER_UINT8) become the input in the forward */
-        m->be->sync();
-        double t1 = yolo_now();
-        yolo_forward(m, 0);
-        m->be->sync();
-        double t2 = yolo_now();
-        yolo_predict(m, conf, iou, max_det, single_cls, NULL, 0, 1, dets, count);   /* multi-label, as the official validation */
-        double t3 = yolo_now();
-        if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += bt->B; }
+        for (int b0 = 0; b0 < bt->B; b0 += per_forward) {
+            int n = bt->B - b0 < per_forward ? bt->B - b0 : per_forward;
+            size_t at = (size_t)b0 * 3 * bt->H * bt->W;   /* pictures b0 .. b0 + n of the batch */
+            double t0 = yolo_now();
+            /* uint8 pixels (YOLO_LOADER_UINT8) become the input in the forward */
+            if (bt->has_images) yolo_set_input(m, n, bt->H, bt->W, bt->images + at);
+            else yolo_set_input_pixels(m, n, bt->H, bt->W, bt->pixels + at);
+            m->be->sync();
+            double t1 = yolo_now();
+            yolo_forward(m, 0);
+            m->be->sync();
+            double t2 = yolo_now();
+            yolo_predict(m, conf, iou, max_det, single_cls, NULL, 0, 1, dets + b0, count + b0);   /* multi-label, as the official validation */
+            double t3 = yolo_now();
+            if (tm) { tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2; tm->images += n; }
+        }
         lab = (float *)yolo_grow(lab, 5 * sizeof(float), bt->nt, &labcap);
         for (int b = 0, t = 0; b < bt->B; b++) {
             int id = bt->ids[b], w0 = ds->w0[id], h0 = ds->h0[id], nl = 0;

@@ -18,6 +18,22 @@ if awk "BEGIN { exit !($last < 0.95 * $first) }"; then ok "loss falls: $first ->
 if tests/val --cfg $CFG --weights "$T/a/weights/last.safetensors" --data $DATA --img 96 --batch 4 --device cpu --project $T > "$T/val.log" 2>&1 &&
    grep -q "^ *all " "$T/val.log"; then ok "val loads the checkpoint"; else bad "val cannot use the checkpoint"; cat "$T/val.log"; fi
 
+# 2b. training validates at twice its batch, as the official val_loader (batch_size * 2): a
+#     batch's rectangle depends on its pictures. Weights that find something (val-tiny's),
+#     learning rate 0 (only BatchNorm's statistics move): the epoch's P, R, mAP50, mAP50-95
+#     are val's at batch 4, not at batch 2 (where coco8's rectangles differ)
+sed -e 's/^lr0: .*/lr0: 0.0/' -e 's/^warmup_bias_lr: .*/warmup_bias_lr: 0.0/' tests/data/hyp-noaug.yaml > "$T/hyp-lr0.yaml"
+tests/train --cfg $CFG --weights tests/golden/val-tiny/weights.safetensors --data $DATA --hyp "$T/hyp-lr0.yaml" --img 128 \
+        --batch 2 --epochs 1 --device cpu --workers 2 --project $T --name vb --save-period 1 > "$T/vb.log" 2>&1 || bad "the lr 0 run failed"
+ours=$(awk -F, 'END { printf "%.3g %.3g %.3g %.3g", $5, $6, $7, $8 }' "$T/vb/results.csv")
+for vb in 4 2; do
+    tests/val --cfg $CFG --weights "$T/vb/weights/epoch0.safetensors" --data $DATA --img 128 --batch $vb --device cpu --project $T \
+        2>&1 | awk '$1 == "all" { print $4, $5, $6, $7 }' > "$T/val$vb"
+done
+if [ "$ours" = "$(cat "$T/val4")" ] && [ "$ours" != "$(cat "$T/val2")" ]; then
+    ok "training validates at twice its batch: P R mAP50 mAP50-95 $ours (val at batch 2: $(cat "$T/val2"))"
+else bad "training's validation $ours, val at batch 4: $(cat "$T/val4"), at batch 2: $(cat "$T/val2")"; fi
+
 # 3. killed after epoch 6, resumed: the same last epoch as the uninterrupted run
 $RUN --name b > "$T/b.log" 2>&1 &
 pid=$!
@@ -46,6 +62,28 @@ if awk -F, 'NR == FNR { if (FNR > 1) for (i = 2; i <= 4; i++) o[$1 + 0, i] = $i;
        $G/official.csv "$T/official/results.csv" 2> "$T/worst"; then
     ok "losses follow the official train_dual.py: $(cat "$T/worst")"
 else bad "losses leave the official train_dual.py's: $(cat "$T/worst")"; fi
+
+# 3c. a bf16 run validates its EMA in half and leaves it rounded to half, as the official
+#     mixed-precision run does (its val turns ema.ema to half and back): every EMA value of
+#     the checkpoint written after the last validation is a half (a run that validated in
+#     bf16 keeps float32 values: 586 of 755,560 were halves)
+tests/train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 \
+        --project $T --name bf16 --precision bf16 --save-period 1 > "$T/bf16.log" 2>&1 || bad "the bf16 run failed"
+python3 - "$T/bf16/weights/epoch1.safetensors" > "$T/halves" <<'EOF'
+import json, struct, sys
+b = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<Q', b[:8])[0]
+off, total, halves = 8 + n, 0, 0
+for name, e in json.loads(b[8:off]).items():
+    if name == '__metadata__' or name.startswith('train.'): continue
+    s, t = e['data_offsets']
+    for v in struct.unpack('<%df' % ((t - s) // 4), b[off + s:off + t]):
+        total += 1; halves += struct.unpack('<e', struct.pack('<e', v))[0] == v
+print(halves, total)
+EOF
+read halves total < "$T/halves"
+if [ "${total:-0}" -gt 0 ] && [ "$halves" = "$total" ]; then ok "bf16 run: the EMA after validation is in half precision ($total values)"
+else bad "bf16 run: ${halves:-?} of ${total:-?} EMA values are halves after validation"; fi
 
 # 4. --ckpt: two epochs with every block recomputed give the very same numbers
 SHORT="tests/train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"

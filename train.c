@@ -435,8 +435,8 @@ static void prepare(train_run *r) {
     r->accumulate = (int)nearbyint(64.0 / a->batch);
     if (r->accumulate < 1) r->accumulate = 1;
     yolo_optim_init(&r->opt, m, r->kind, r->hyp.lr0, r->hyp.momentum, r->hyp.weight_decay * a->batch * r->accumulate / 64);
-    if (!a->resume) yolo_model_round_half(m);   /* as the official fresh run: model.half().float() */
     yolo_ema_init(&r->ema, m);
+    if (!a->resume) yolo_model_round_half(m);   /* as the official fresh run: model.half().float(), after its EMA is made */
     r->hold = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
     if (a->resume) {
         yolo_safetensors st;

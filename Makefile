@@ -141,6 +141,7 @@ test: $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_
 	run sh tests/test_convert.sh; \
 	run ./tests/golden_check $(GOLDEN); \
 	run ./tests/golden_check --precision bf16 $(GOLDEN); \
+	run ./tests/golden_check --precision half $(GOLDEN); \
 	run ./tests/test_grad tests/golden; \
 	if [ -n "$(SIM_TESTS)" ]; then \
 	    run ./tests/test_cuda_sim80 --quick; \
@@ -148,6 +149,8 @@ test: $(PROGS) tests/golden_check tests/test_grad tests/test_weights tests/test_
 	    run ./tests/golden_check_sim80 --device cuda $(GOLDEN); \
 	    run ./tests/golden_check_sim80 --device cuda --precision bf16 $(GOLDEN); \
 	    run ./tests/golden_check_sim90 --device cuda --precision bf16 $(GOLDEN); \
+	    run ./tests/golden_check_sim80 --device cuda --precision half $(GOLDEN); \
+	    run ./tests/golden_check_sim90 --device cuda --precision half $(GOLDEN); \
 	fi; \
 	run sh tests/test_train.sh; \
 	run sh tests/test_detect.sh; \

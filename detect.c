@@ -189,7 +189,10 @@ int main(int argc, char **argv) {
         { "--info", YOLO_FLAG_BOOL, &info, "ours: print the model summary", 0 },
     };
     yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc - 1, argv + 1, "detect", USAGE);
-    if (precision && yolo_precision_parse(precision) < 0) { fprintf(stderr, "detect: --precision is fp32 or bf16\n"); return 2; }
+    if (precision && (yolo_precision_parse(precision) < 0 || yolo_precision_parse(precision) == YOLO_FP16)) {
+        fprintf(stderr, "detect: --precision is fp32 or bf16 (half: --half)\n");
+        return 2;
+    }
     if (!source && !info) { fprintf(stderr, "detect: --source is required (a picture, a folder, a glob or a .txt list)\n"); return 2; }
     if (!cfg && !weights) { fprintf(stderr, "detect: --weights is required (or --cfg to run an untrained model)\n"); return 2; }
     if (imgsz.n > 2) { fprintf(stderr, "detect: --imgsz takes one size or two (h w), got %d\n", imgsz.n); return 2; }

@@ -81,10 +81,10 @@ static void parse_args(train_args *a, int argc, char **argv) {
         { "--ckpt", YOLO_FLAG_BOOL, &a->ckpt, "ours: recompute every block's inside during backward (less memory)", 0 },
         { "--mem-budget", YOLO_FLAG_STR, &budget, "ours: 10G: choose --ckpt and, unless --batch-size is given, the batch to fit", 0 },
         { "--dry-run", YOLO_FLAG_BOOL, &a->dry_run, "ours: print the memory plan and stop", 0 },
-        { "--precision", YOLO_FLAG_STR, &a->precision, "ours: the convs' products, bf16 (tensor cores; the GPU's default) or fp32", 0 },
+        { "--precision", YOLO_FLAG_STR, &a->precision, "ours: bf16 (tensor cores; the GPU's default), half (the official's AMP: a loss scaler) or fp32", 0 },
     };
     yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, "train", USAGE);
-    if (a->precision && yolo_precision_parse(a->precision) < 0) { fprintf(stderr, "train: --precision is bf16 or fp32\n"); exit(2); }
+    if (a->precision && yolo_precision_parse(a->precision) < 0) { fprintf(stderr, "train: --precision is bf16, half or fp32\n"); exit(2); }
     if (budget) {   /* 10G, 512M, 10GB, or bytes */
         char *end;
         double x = strtod(budget, &end);
@@ -223,6 +223,8 @@ typedef struct {
     int start_epoch, best_epoch, batch_given, nc;
     double best_fitness;
     long ema_updates, optim_steps, last_step;   /* a resumed run's counters */
+    double loss_scale;       /* and its loss scaler's scale (0: none saved) */
+    long scale_good;
     yolo_optim_kind kind;
     yolo_lr_shape lr_shape;
     yolo_cache_kind cache;
@@ -240,6 +242,7 @@ typedef struct {
     yolo_real *hold;         /* the weights while the EMA validates */
     yolo_schedule sched;
     yolo_loss L;
+    yolo_loss_scaler scaler; /* --precision half's */
     double *maps, *image_weights;   /* [nc] the last validation's per-class mAP; [train n] --image-weights */
     double waited, trained;  /* seconds waiting for data, training */
 } train_run;
@@ -278,6 +281,8 @@ static void read_args(train_run *r, int argc, char **argv) {
         if (!yolo_st_meta(&meta, "ema_updates", v, sizeof v)) r->ema_updates = atol(v);
         if (!yolo_st_meta(&meta, "optim_steps", v, sizeof v)) r->optim_steps = atol(v);
         if (!yolo_st_meta(&meta, "last_step", v, sizeof v)) r->last_step = atol(v);
+        if (!yolo_st_meta(&meta, "loss_scale", v, sizeof v)) r->loss_scale = atof(v);
+        if (!yolo_st_meta(&meta, "loss_scale_good", v, sizeof v)) r->scale_good = atol(v);
         char *av[128], *copy = strdup(r->saved_args);   /* the flags point into it for the whole run */
         int ac = 0;
         for (char *s = NULL, *t = strtok_r(copy, "|", &s); t && ac < 128; t = strtok_r(NULL, "|", &s)) av[ac++] = t;
@@ -437,6 +442,8 @@ static void prepare(train_run *r) {
     yolo_optim_init(&r->opt, m, r->kind, r->hyp.lr0, r->hyp.momentum, r->hyp.weight_decay * a->batch * r->accumulate / 64);
     yolo_ema_init(&r->ema, m);
     if (!a->resume) yolo_model_round_half(m);   /* as the official fresh run: model.half().float(), after its EMA is made */
+    yolo_loss_scaler_init(&r->scaler, m->precision);
+    if (r->loss_scale > 0) { r->scaler.scale = r->loss_scale; r->scaler.good = r->scale_good; }
     r->hold = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
     if (a->resume) {
         yolo_safetensors st;
@@ -529,6 +536,7 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
         }
         yolo_set_input_batch(m, bt);
         yolo_forward(m, 1);
+        r->L.scale = r->scaler.scale;
         double loss = yolo_loss_compute(m, &r->L, bt->targets, bt->nt, 0);
         if (!isfinite(loss)) {   /* diverged: stop before anything is saved, the last checkpoint stays */
             fprintf(stderr, "train: epoch %d, batch %d: the loss is %g, stopping (the checkpoints of the epochs before are kept)\n", epoch, bt->index, loss);
@@ -537,14 +545,19 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
         int step = ni - r->last_step >= acc;   /* this batch ends an accumulation: an optimizer step follows */
         if (step) yolo_dp_overlap(&r->dp, m);   /* its backward starts summing the gradients over the processes */
         yolo_backward(m);
-        if (step) {   /* optimizer step: the processes' gradients summed, clipped at norm 10, then EMA */
+        if (step) {   /* optimizer step: the processes' gradients summed, unscaled, clipped at norm 10, then EMA */
             yolo_dp_sum_grads(&r->dp, m);
             /* --quad: the official multiplies the loss by 4, clipping the 4 times larger
                gradient (here the gradient is scaled by 4 and clipped at 10 / 4) */
             double norm, gain = a->quad ? 4 : 1;
-            r->opt.grad_scale = gain * yolo_grad_clip_scale(m, 10.0 / gain, &norm);
-            if (isfinite(norm)) { yolo_optim_step(&r->opt, m); yolo_ema_update(&r->ema, m); }
-            else fprintf(stderr, "warning: non-finite gradient at batch %ld, step skipped\n", ni);
+            r->opt.grad_scale = gain * yolo_grad_clip_scale(m, 1 / r->scaler.scale, 10.0 / gain, &norm);
+            int finite = isfinite(norm);
+            if (finite) yolo_optim_step(&r->opt, m);
+            /* in half an overflow is the loss scaler's business: the official's scaler.step skips the
+               step, its ema.update runs all the same, scaler.update halves the scale */
+            if (finite || r->scaler.on) yolo_ema_update(&r->ema, m);
+            if (!finite && !r->scaler.on) fprintf(stderr, "warning: non-finite gradient at batch %ld, step skipped\n", ni);
+            yolo_loss_scaler_update(&r->scaler, finite);
             yolo_zero_grads(m);
             r->last_step = ni;
         }
@@ -574,16 +587,17 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
 }
 
 /* 7. validation with the EMA weights (the trained ones put back after).
-   A run in bf16 validates in half, as the official's mixed-precision run
-   does (validate.run(..., half=amp)), and like it leaves the EMA rounded
-   to half: its val turns the EMA model to half and back to float. */
+   A run in bf16 or half validates in half, as the official's
+   mixed-precision run does (validate.run(..., half=amp)), and like it
+   leaves the EMA rounded to half: its val turns the EMA model to half and
+   back to float. */
 static void validate_ema(train_run *r, yolo_metrics *mt) {
     yolo_model *m = &r->m;
     char err[YOLO_ERR];
     yolo_precision trained_in = m->precision;
     r->be->copy(r->hold, m->values, m->nvalues * sizeof(yolo_real));
     r->be->copy(m->values, r->ema.values, m->nvalues * sizeof(yolo_real));
-    if (trained_in == YOLO_BF16) {
+    if (trained_in != YOLO_FP32) {
         m->precision = YOLO_FP16;
         yolo_model_round_half(m);
         r->be->copy(r->ema.values, m->values, m->nvalues * sizeof(yolo_real));
@@ -618,15 +632,17 @@ static void save_epoch(train_run *r, int epoch, const epoch_log *log, const yolo
         fclose(f);
     }
     if (a->nosave && !final) return;
-    char e_s[32], be_s[32], bf_s[64], up_s[32], st_s[32], ls_s[32];
+    char e_s[32], be_s[32], bf_s[64], up_s[32], st_s[32], ls_s[32], sc_s[32], sg_s[32];
     snprintf(e_s, sizeof e_s, "%d", epoch);
     snprintf(be_s, sizeof be_s, "%d", r->best_epoch);
     snprintf(bf_s, sizeof bf_s, "%.9g", r->best_fitness);
     snprintf(up_s, sizeof up_s, "%ld", r->ema.updates);
     snprintf(st_s, sizeof st_s, "%ld", r->opt.step);
     snprintf(ls_s, sizeof ls_s, "%ld", r->last_step);
+    snprintf(sc_s, sizeof sc_s, "%.17g", r->scaler.scale);
+    snprintf(sg_s, sizeof sg_s, "%ld", r->scaler.good);
     const char *kv[] = { "format", "yolov9.c training checkpoint", "epoch", e_s, "best_epoch", be_s, "best_fitness", bf_s,
-                         "ema_updates", up_s, "optim_steps", st_s, "last_step", ls_s, "optimizer", a->optimizer,
+                         "ema_updates", up_s, "optim_steps", st_s, "last_step", ls_s, "loss_scale", sc_s, "loss_scale_good", sg_s, "optimizer", a->optimizer,
                          "args", r->saved_args, "hyp", r->saved_hyp, NULL };
     if (yolo_checkpoint_save(r->last, &r->m, &r->ema, &r->opt, kv, err)) die(err);
     if (is_best && yolo_checkpoint_save(r->best, &r->m, &r->ema, &r->opt, kv, err)) die(err);
@@ -657,7 +673,7 @@ static void finish(train_run *r, int epochs_run, double run_t0) {
         if (yolo_load_weights(m, r->best, err)) die(err);
         /* in half, as the official's attempt_load(best).half(), where the backend has it (and where a bf16 run's
            epochs validated in half: the CPU twin's) */
-        if (!yolo_model_half(m) && m->precision == YOLO_BF16) m->precision = YOLO_FP16;
+        if (!yolo_model_half(m) && m->precision != YOLO_FP32) m->precision = YOLO_FP16;
         yolo_model_fuse(m);
         yolo_eval ev;
         yolo_metrics mt;

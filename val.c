@@ -94,7 +94,10 @@ int main(int argc, char **argv) {
         { "--noplots", YOLO_FLAG_BOOL, &noplots, "ours: no confusion matrix, curves or batch pictures", 0 },
     };
     yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc - 1, argv + 1, "val", USAGE);
-    if (precision && yolo_precision_parse(precision) < 0) { fprintf(stderr, "val: --precision is fp32 or bf16\n"); return 2; }
+    if (precision && (yolo_precision_parse(precision) < 0 || yolo_precision_parse(precision) == YOLO_FP16)) {
+        fprintf(stderr, "val: --precision is fp32 or bf16 (half: --half)\n");
+        return 2;
+    }
     if (!data) { fprintf(stderr, "val: --data is required\n"); return 2; }
     if (!cfg && !weights) { fprintf(stderr, "val: --weights is required (or --cfg to validate an untrained model)\n"); return 2; }
     if (batch < 1 || img < 1) { fprintf(stderr, "val: --batch-size and --img must be positive\n"); return 2; }

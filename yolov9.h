@@ -285,7 +285,8 @@ typedef struct { size_t off, size; } yolo_place;
    gradients, BatchNorm statistics and the head's maps stay float32.
    bf16 is for training (its range needs no loss scaling), half for
    inference (--half, as the official: more bits, and a folded model's
-   values fit its range). */
+   values fit its range) and for training as the official's AMP does, with
+   a loss scaler (yolo_loss_scaler). */
 typedef enum { YOLO_FP32, YOLO_BF16, YOLO_FP16 } yolo_precision;
 
 /* --sync-bn (section 16): the processes a BatchNorm's training statistics
@@ -692,6 +693,7 @@ typedef struct {
     yolo_assignment as[2];       /* per head branch */
     double items[3];             /* box, cls, dfl after gains (official loss_items) */
     double loss;                 /* (box + cls + dfl) * B, what is differentiated */
+    double scale;                /* the gradient is of loss * scale (a yolo_loss_scaler's; 0 as 1) */
 } yolo_loss;
 
 /* ------------------------------------------------------------------------ */
@@ -729,6 +731,21 @@ typedef struct {
     unsigned char *group;
     const struct yolo_backend *be;  /* where the state lives */
 } yolo_optim;
+
+/* Loss scaling, for training in half precision (--precision half: the
+   official's AMP, torch's GradScaler with its defaults). Half's largest
+   value is 65504 and its smallest normal 6.1e-5, while a backward pass's
+   gradients reach far below that: stored in half (every conv's dL/dz) they
+   would flush to zero. So the loss is differentiated times `scale` (2^16 at
+   first), every gradient grows with it, and the step divides it out again
+   (yolo_grad_clip_scale). A step whose gradient overflowed is skipped and
+   the scale halved; after 2000 steps in a row that did not, it doubles.
+   bf16 has float32's range and needs none: scale 1, never moved. */
+typedef struct {
+    int on;
+    double scale;
+    long good;               /* finite steps in a row since the scale last moved */
+} yolo_loss_scaler;
 
 /* --- one value's step, as torch.optim ---
    SGD: g += wd w; m = momentum m + g; w -= lr (g + momentum m)   (Nesterov)
@@ -1096,7 +1113,7 @@ void yolo_model_fuse(yolo_model *m);
    than sm_80): the model computes in float32 then, as the official code
    does on the CPU. For inference only. */
 int yolo_model_half(yolo_model *m);
-/* --precision NAME: "fp32" or "bf16" (-1 for anything else), and back */
+/* --precision NAME: "fp32", "bf16" or "half" (-1 for anything else), and back */
 int yolo_precision_parse(const char *name);
 const char *yolo_precision_name(yolo_precision p);
 /* --precision's default: bf16 for training where the backend has tensor
@@ -1242,7 +1259,13 @@ void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int bat
 void yolo_schedule_start(const yolo_schedule *s, yolo_optim *o, int start_epoch);
 int  yolo_schedule_batch(const yolo_schedule *s, yolo_optim *o, int epoch, long ni);
 void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch);
-double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm);
+/* one step's gradient factor: unscale (a loss scaler's 1 / scale) times clip_grad_norm_'s max_norm /
+   (norm + 1e-6) where the unscaled gradient's norm is above max_norm; *norm gets that norm (not finite:
+   the gradient overflowed, the step is to be skipped) */
+double yolo_grad_clip_scale(const yolo_model *m, double unscale, double max_norm, double *norm);
+void yolo_loss_scaler_init(yolo_loss_scaler *s, yolo_precision training);
+/* after a step: an overflow (finite 0) halves the scale, the 2000th finite step in a row doubles it */
+void yolo_loss_scaler_update(yolo_loss_scaler *s, int finite);
 int  yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err);
 int  yolo_st_meta(const yolo_safetensors *st, const char *key, char *out, size_t cap);
 int  yolo_checkpoint_save(const char *path, const yolo_model *m, const yolo_ema *e, const yolo_optim *o,
@@ -3959,7 +3982,7 @@ int yolo_model_half(yolo_model *m) {
 }
 
 int yolo_precision_parse(const char *name) {
-    return !strcmp(name, "fp32") ? YOLO_FP32 : !strcmp(name, "bf16") ? YOLO_BF16 : -1;
+    return !strcmp(name, "fp32") ? YOLO_FP32 : !strcmp(name, "bf16") ? YOLO_BF16 : !strcmp(name, "half") ? YOLO_FP16 : -1;
 }
 const char *yolo_precision_name(yolo_precision p) { return p == YOLO_BF16 ? "bf16" : p == YOLO_FP16 ? "half" : "fp32"; }
 yolo_precision yolo_precision_default(const yolo_backend *be, int train) {
@@ -5097,7 +5120,7 @@ double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, 
             lb.grads[l] = d->out[b][l].grad ? d->out[b][l].grad : (yolo_real *)be->alloc(yolo_numel(&d->out[b][l]) * sizeof(yolo_real));
         }
         if (!reuse) yolo_assignment_resize(be, &L->as[b], B, A, d->nc);
-        lb.as = &L->as[b]; lb.reuse = reuse; lb.grad_scale = bw * B;
+        lb.as = &L->as[b]; lb.reuse = reuse; lb.grad_scale = bw * B * (L->scale > 0 ? L->scale : 1);
         lb.work = be->alloc(yolo_loss_work_bytes(B, A, k));
         for (int l = 0; l < 3; l++) if (d->out[b][l].grad) yolo_grad_add(m, &d->out[b][l]);   /* the loss writes them all */
         be->loss(&lb);
@@ -5258,11 +5281,23 @@ void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch) {
 
 /* The gradient's total norm, and the factor clip_grad_norm_ would scale
    it by (max_norm / (norm + 1e-6) when that is below 1). */
-double yolo_grad_clip_scale(const yolo_model *m, double max_norm, double *norm) {
-    double n = sqrt(m->be->sumsq(m->grads, m->nvalues));
+double yolo_grad_clip_scale(const yolo_model *m, double unscale, double max_norm, double *norm) {
+    double n = sqrt(m->be->sumsq(m->grads, m->nvalues)) * unscale;
     if (norm) *norm = n;
     double c = max_norm / (n + 1e-6);
-    return c < 1 ? c : 1;
+    return unscale * (c < 1 ? c : 1);
+}
+
+void yolo_loss_scaler_init(yolo_loss_scaler *s, yolo_precision training) {
+    s->on = training == YOLO_FP16;
+    s->scale = s->on ? 65536 : 1;
+    s->good = 0;
+}
+
+void yolo_loss_scaler_update(yolo_loss_scaler *s, int finite) {
+    if (!s->on) return;
+    if (!finite) { s->scale *= 0.5; s->good = 0; }
+    else if (++s->good == 2000) { if (isfinite((float)(s->scale * 2))) s->scale *= 2; s->good = 0; }
 }
 
 /* ======================================================================== */

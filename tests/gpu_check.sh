@@ -24,7 +24,7 @@ echo "SASS: $hmma HMMA, $hgmma HGMMA instructions; $spills kernels spill"
 [ "$hmma" -gt 0 ] && [ "$spills" = 0 ] && { [ "$wg" = 0 ] || [ "$hgmma" -gt 0 ]; } || fail=1
 ./tests/test_cuda > "$OUT/test_cuda.txt" 2>&1 || fail=1
 tail -3 "$OUT/test_cuda.txt"; grep FAIL "$OUT/test_cuda.txt" | head
-for p in fp32 bf16; do
+for p in fp32 bf16 half; do
     ./tests/golden_check --device cuda --precision $p tests/golden/tiny-gelan tests/golden/tiny-dual tests/golden/tiny-cb "$@" \
         > "$OUT/golden_cuda_$p.txt" 2>&1 || fail=1
     grep -E "golden case|FAIL|passed" "$OUT/golden_cuda_$p.txt"

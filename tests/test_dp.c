@@ -110,7 +110,7 @@ static void forward_share(setup *s, yolo_loader *ld, long mb) {
 /* clipped at norm 10, SGD, EMA, as train.c's step */
 static void step(setup *s) {
     double norm;
-    s->opt.grad_scale = yolo_grad_clip_scale(&s->m, 10.0, &norm);
+    s->opt.grad_scale = yolo_grad_clip_scale(&s->m, 1, 10.0, &norm);
     yolo_optim_step(&s->opt, &s->m);
     yolo_ema_update(&s->ema, &s->m);
     yolo_zero_grads(&s->m);

@@ -111,6 +111,25 @@ int main(int argc, char **argv) {
         checked += count;
     }
     printf("schedule: %d batches of %d cases compared; %s\n", checked, ncase, fails ? "FAILED" : "all equal to the official within 1e-9");
+
+    /* --precision half's loss scaler as the official AMP run's GradScaler() (torch's defaults: 2^16 at
+       first; _amp_update_scale_: an overflow halves the scale and restarts the count, the 2000th finite
+       step in a row doubles it): after 3 overflows, 2000 finite steps, 1999 more, an overflow and 2000
+       more, the scale is 2^13 -> 2^14 -> 2^14 -> 2^13 -> 2^14 */
+    yolo_loss_scaler sc;
+    yolo_loss_scaler_init(&sc, YOLO_FP16);
+    struct { int finite, times; double scale; } seq[] = { { 0, 3, 8192 }, { 1, 2000, 16384 }, { 1, 1999, 16384 },
+                                                         { 0, 1, 8192 }, { 1, 2000, 16384 } };
+    int before = fails;
+    if (sc.scale != 65536) { printf("FAIL loss scaler: starts at %g, not 65536\n", sc.scale); fails++; }
+    for (int k = 0; k < 5; k++) {
+        for (int t = 0; t < seq[k].times; t++) yolo_loss_scaler_update(&sc, seq[k].finite);
+        if (sc.scale != seq[k].scale) { printf("FAIL loss scaler: %g after part %d, not %g\n", sc.scale, k, seq[k].scale); fails++; }
+    }
+    yolo_loss_scaler_init(&sc, YOLO_BF16);
+    yolo_loss_scaler_update(&sc, 0);
+    if (sc.on || sc.scale != 1) { printf("FAIL loss scaler: bf16 scales by %g\n", sc.scale); fails++; }
+    printf("%s loss scaler: torch's GradScaler defaults and update rule\n", fails == before ? "ok  " : "FAIL");
     for (int c = 0; c < ncase; c++) free(steps[c]);
     free(rows);
     return fails ? 1 : 0;

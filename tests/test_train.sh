@@ -34,16 +34,24 @@ if [ "$ours" = "$(cat "$T/val4")" ] && [ "$ours" != "$(cat "$T/val2")" ]; then
     ok "training validates at twice its batch: P R mAP50 mAP50-95 $ours (val at batch 2: $(cat "$T/val2"))"
 else bad "training's validation $ours, val at batch 4: $(cat "$T/val4"), at batch 2: $(cat "$T/val2")"; fi
 
-# 3. killed after epoch 6, resumed: the same last epoch as the uninterrupted run
-$RUN --name b > "$T/b.log" 2>&1 &
-pid=$!
-while kill -0 $pid 2>/dev/null && [ "$(cat "$T/b/results.csv" 2>/dev/null | grep -c '^ *[0-9]')" -lt 7 ]; do sleep 0.2; done
-kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
-tests/train --resume "$T/b/weights/last.safetensors" > "$T/b2.log" 2>&1 || { bad "resume failed"; cat "$T/b2.log"; }
-ea=$(tail -n 1 "$T/a/results.csv" | cut -d, -f1-8); eb=$(tail -n 1 "$T/b/results.csv" | cut -d, -f1-8)
-rows=$(grep -c '^ *[0-9]' "$T/b/results.csv")
-if [ "$ea" = "$eb" ] && [ "$rows" = 16 ]; then ok "killed and resumed: last epoch equal to the uninterrupted run ($eb)"
-else bad "resume differs: '$ea' vs '$eb' ($rows rows)"; fi
+# 3. killed after epoch 6, resumed: the same last epoch as the uninterrupted run, in float32 and in
+#    half (--precision half, the official's AMP: its first steps overflow and halve the loss scale,
+#    which the checkpoint keeps)
+resumed_equal() {   # NAME of the uninterrupted run, then the flags of both runs
+    name=$1; shift
+    $RUN "$@" --name $name-k > "$T/$name-k.log" 2>&1 &
+    pid=$!
+    while kill -0 $pid 2>/dev/null && [ "$(cat "$T/$name-k/results.csv" 2>/dev/null | grep -c '^ *[0-9]')" -lt 7 ]; do sleep 0.2; done
+    kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+    tests/train --resume "$T/$name-k/weights/last.safetensors" > "$T/$name-r.log" 2>&1 || { bad "resume failed"; cat "$T/$name-r.log"; }
+    ea=$(tail -n 1 "$T/$name/results.csv" | cut -d, -f1-8); eb=$(tail -n 1 "$T/$name-k/results.csv" | cut -d, -f1-8)
+    rows=$(grep -c '^ *[0-9]' "$T/$name-k/results.csv")
+    if [ "$ea" = "$eb" ] && [ "$rows" = 16 ]; then ok "killed and resumed${*:+ ($*)}: last epoch equal to the uninterrupted run ($eb)"
+    else bad "resume${*:+ ($*)} differs: '$ea' vs '$eb' ($rows rows)"; fi
+}
+resumed_equal a
+$RUN --precision half --name h > "$T/h.log" 2>&1 || bad "the half run failed"
+resumed_equal h --precision half
 
 # 3b. it learns like the official: the same network, weights, pictures and recipe
 #     as the official train_dual.py run of tests/golden/train-tiny. The first four

@@ -5279,8 +5279,9 @@ void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch) {
     o->lr[0] = o->lr[1] = o->lr[2] = s->hyp->lr0 * yolo_lr_factor(epoch, s->epochs, s->hyp->lrf, s->shape);
 }
 
-/* The gradient's total norm, and the factor clip_grad_norm_ would scale
-   it by (max_norm / (norm + 1e-6) when that is below 1). */
+/* The unscaled gradient's total norm, and the factor that unscales it and
+   clips it as clip_grad_norm_ would (max_norm / (norm + 1e-6) when that is
+   below 1): the official's scaler.unscale_, then the clip. */
 double yolo_grad_clip_scale(const yolo_model *m, double unscale, double max_norm, double *norm) {
     double n = sqrt(m->be->sumsq(m->grads, m->nvalues)) * unscale;
     if (norm) *norm = n;

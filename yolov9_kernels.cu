@@ -3053,17 +3053,20 @@ __global__ void accumulate_kernel(float *y, const float *x, int add, size_t n, i
     }
 }
 
-static void cu_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
+/* y = Op(a, b) value by value, a, b and y stored alike: RepConvN's SiLU of its two branches, a shortcut's add */
+template <template <typename> class Op>
+static void map2_stored(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y, const char *name) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;
-    same_store(a, y, "silu");
-    same_store(b, y, "silu");
+    same_store(a, y, name);
+    same_store(b, y, name);
     prof_begin();
-    if (y->store == YOLO_FP32) map2<float>(a, b, y, SiluOfSum<float>());
-    else if (y->store == YOLO_BF16) map2<__nv_bfloat16>(a, b, y, SiluOfSum<__nv_bfloat16>());
-    else map2<__half>(a, b, y, SiluOfSum<__half>());
-    CK_LAUNCH("map2_kernel (silu)");
-    prof_end("silu forward", 0, store_bytes(y->store) * 3.0 * n);
+    if (y->store == YOLO_FP32) map2<float>(a, b, y, Op<float>());
+    else if (y->store == YOLO_BF16) map2<__nv_bfloat16>(a, b, y, Op<__nv_bfloat16>());
+    else map2<__half>(a, b, y, Op<__half>());
+    CK_LAUNCH(name);
+    prof_end(name, 0, store_bytes(y->store) * 3.0 * n);
 }
+static void cu_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) { map2_stored<SiluOfSum>(a, b, y, "silu forward"); }
 static void cu_silu_backward(const float *dy, const yolo_tensor *a, const yolo_tensor *b, float *da, float *db, int add) {
     size_t n = (size_t)a->n * a->c * a->h * a->w;
     same_store(a, b, "silu backward");
@@ -3074,17 +3077,7 @@ static void cu_silu_backward(const float *dy, const yolo_tensor *a, const yolo_t
     CK_LAUNCH("silu_back_kernel");
     prof_end("silu backward", 0, (4.0 * (add ? 5 : 3) + store_bytes(a->store) * 2) * n);
 }
-static void cu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
-    size_t n = (size_t)y->n * y->c * y->h * y->w;
-    same_store(a, y, "add");
-    same_store(b, y, "add");
-    prof_begin();
-    if (y->store == YOLO_FP32) map2<float>(a, b, y, SumOf<float>());
-    else if (y->store == YOLO_BF16) map2<__nv_bfloat16>(a, b, y, SumOf<__nv_bfloat16>());
-    else map2<__half>(a, b, y, SumOf<__half>());
-    CK_LAUNCH("map2_kernel (add)");
-    prof_end("add", 0, store_bytes(y->store) * 3.0 * n);
-}
+static void cu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) { map2_stored<SumOf>(a, b, y, "add"); }
 static void cu_accumulate(float *y, const float *x, size_t n, int add) {
     prof_begin();
     int vec = (uintptr_t)y % 16 == 0 && (uintptr_t)x % 16 == 0;

@@ -403,11 +403,10 @@ static int plan_memory(train_run *r) {
     yolo_loader_init(&r->tl, tr, &r->hyp, r->share, a->img, loader_mode(a) | yolo_loader_pixels(r->be),
                      a->workers);
     if (yolo_loader_shard(&r->tl, r->dp.rank, r->dp.world)) die("train: --rect is not implemented with several processes");
-    yolo_loader_pin(&r->tl, r->be);
     yolo_loader_init(&r->vl, va, &r->hyp, val_batch(r->share), a->img, YOLO_LOADER_VAL | yolo_loader_pixels(r->be),
                      a->workers);
     yolo_loader_share(&r->vl, &r->tl);   /* validation runs between epochs: one set of batch buffers */
-    yolo_loader_pin(&r->vl, r->be);
+    yolo_loader_pin(&r->tl, r->be);      /* and the validation's with them */
     return a->dry_run;
 }
 
@@ -536,7 +535,9 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
         }
         yolo_set_input_batch(m, bt);
         yolo_forward(m, 1);
-        r->L.scale = r->scaler.scale;
+        /* differentiated as the official's: the loss times the processes (DDP then averages the gradients,
+           where ours sums them), times 4 with --quad (its collate_fn4's loss), times the loss scaler's scale */
+        r->L.scale = r->scaler.scale * r->dp.world * (a->quad ? 4 : 1);
         double loss = yolo_loss_compute(m, &r->L, bt->targets, bt->nt, 0);
         if (!isfinite(loss)) {   /* diverged: stop before anything is saved, the last checkpoint stays */
             fprintf(stderr, "train: epoch %d, batch %d: the loss is %g, stopping (the checkpoints of the epochs before are kept)\n", epoch, bt->index, loss);
@@ -547,10 +548,8 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
         yolo_backward(m);
         if (step) {   /* optimizer step: the processes' gradients summed, unscaled, clipped at norm 10, then EMA */
             yolo_dp_sum_grads(&r->dp, m);
-            /* --quad: the official multiplies the loss by 4, clipping the 4 times larger
-               gradient (here the gradient is scaled by 4 and clipped at 10 / 4) */
-            double norm, gain = a->quad ? 4 : 1;
-            r->opt.grad_scale = gain * yolo_grad_clip_scale(m, 1 / r->scaler.scale, 10.0 / gain, &norm);
+            double norm;   /* of the gradient with the scaler's and the processes' factors out (--quad's 4 stays) */
+            r->opt.grad_scale = yolo_grad_clip_scale(m, 1 / (r->scaler.scale * r->dp.world), 10.0, &norm);
             int finite = isfinite(norm);
             if (finite) yolo_optim_step(&r->opt, m);
             /* in half an overflow is the loss scaler's business: the official's scaler.step skips the

@@ -913,7 +913,8 @@ typedef struct yolo_loader {
     int n;                   /* pictures an epoch: ds->n, or this process's share ceil(ds->n / world) */
     int *bw, *bh;            /* [nbatch] rectangular batch shapes */
     yolo_batch *slots;       /* [depth], their buffers made once for the largest batch */
-    int shares_images;       /* its slots' images belong to another loader (yolo_loader_share) */
+    size_t cap;              /* values a slot's pixels and images hold (yolo_loader_share may grow them) */
+    int shares;              /* its slots' pixels and images belong to another loader (yolo_loader_share) */
     int *state;              /* [depth] 0 free, 1 being built, 2 ready */
     int *taken, *made;       /* [depth] samples of the slot's batch taken by a thread, and made */
     struct yolo_boxes *boxes;  /* [depth * B] each sample's boxes until its batch is collated */
@@ -974,12 +975,13 @@ typedef void (*yolo_det_hook)(void *ctx, int id, const yolo_det *d, int n);
 /* What the plots of a validation need, gathered picture by picture by
    yolo_val_plots_hook (as yolo_validate's hook; it hands each picture on
    to next): the confusion matrix, and the first three batches' pictures
-   with their detections. */
+   with their detections, at most 16 of each (the official plot_images'
+   max_subplots). */
 typedef struct {
     const yolo_dataset *ds;
-    int batch, n;            /* pictures a batch, pictures gathered (up to 3 batches) */
-    int *ids, *ndet;         /* [3 batch] */
-    yolo_det **dets;         /* [3 batch][ndet] in picture pixels */
+    int batch, per, seen, n; /* pictures a batch, kept of each, seen, kept (up to 3 per) */
+    int *ids, *ndet;         /* [3 per] */
+    yolo_det **dets;         /* [3 per][ndet] in picture pixels */
     yolo_confusion cm;
     yolo_det_hook next;
     void *next_ctx;
@@ -1294,6 +1296,7 @@ void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *
 void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
+/* ld's batches in owner's memory (two loaders never running at once), before owner is pinned */
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
 /* data parallel: this process's share of every epoch, as torch's
    DistributedSampler (0; -1 for rectangles with world > 1: not sharded) */
@@ -8381,10 +8384,11 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
         free(ar);
     }
     ld->slots = (yolo_batch *)yolo_xcalloc(ld->depth, sizeof(yolo_batch));
+    ld->cap = yolo_loader_slot_values(ld);
     for (int s = 0; s < ld->depth; s++) {
         yolo_batch *b = &ld->slots[s];
-        b->pixels = yolo_page_alloc(yolo_loader_slot_values(ld));
-        b->images = (yolo_real *)yolo_xmalloc(yolo_loader_slot_values(ld) * sizeof(yolo_real));
+        b->pixels = yolo_page_alloc(ld->cap);
+        b->images = (yolo_real *)yolo_xmalloc(ld->cap * sizeof(yolo_real));
         b->tcap = 64;
         b->targets = (yolo_real *)yolo_xmalloc((size_t)b->tcap * 6 * sizeof(yolo_real));
         b->ids = (int *)yolo_xmalloc((size_t)B * sizeof(int));
@@ -8408,26 +8412,31 @@ void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W) {
 }
 
 /* Two loaders that never run at once, training and its validation, with
-   the same number of workers, hold their batches' pixels in the same
-   memory: ld's slots take owner's images, made large enough for both
-   (at batch 64 and 640, 12 workers: 4.9 GB rather than 9.3). ld is not
-   used after owner is freed. */
+   the same number of workers, hold their batches in the same memory: ld's
+   slots take owner's pixels and images, made large enough for both (at
+   batch 64 and 640 with 12 workers, validation's batches of 128 pictures
+   are the larger: 2.4 GB of pinned pixels for both loaders rather than
+   3.5). Before owner is pinned; ld is not used after owner is freed. */
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner) {
-    if (ld->depth != owner->depth || ld->shares_images) return;
-    size_t need = yolo_loader_slot_values(ld), have = yolo_loader_slot_values(owner);
+    if (ld->depth != owner->depth || ld->shares || owner->pinned_by) return;
     for (int s = 0; s < ld->depth; s++) {
-        if (need > have) owner->slots[s].images = (yolo_real *)yolo_xrealloc(owner->slots[s].images, need * sizeof(yolo_real));
-        free(ld->slots[s].images);
-        ld->slots[s].images = owner->slots[s].images;
+        if (ld->cap > owner->cap) {
+            free(owner->slots[s].pixels);
+            owner->slots[s].pixels = yolo_page_alloc(ld->cap);
+            owner->slots[s].images = (yolo_real *)yolo_xrealloc(owner->slots[s].images, ld->cap * sizeof(yolo_real));
+        }
+        free(ld->slots[s].pixels); free(ld->slots[s].images);
+        ld->slots[s].pixels = owner->slots[s].pixels; ld->slots[s].images = owner->slots[s].images;
     }
-    ld->shares_images = 1;
+    if (ld->cap > owner->cap) owner->cap = ld->cap;
+    ld->shares = 1;
 }
 
 int yolo_loader_pixels(const yolo_backend *be) { return be != &yolo_cpu ? YOLO_LOADER_UINT8 : 0; }
 
 void yolo_loader_pin(yolo_loader *ld, const yolo_backend *be) {
-    if (ld->pinned_by) return;
-    for (int s = 0; s < ld->depth; s++) be->pin(ld->slots[s].pixels, yolo_page_bytes(yolo_loader_slot_values(ld)), 1);
+    if (ld->pinned_by || ld->shares) return;   /* a sharer's pixels are pinned with their owner's */
+    for (int s = 0; s < ld->depth; s++) be->pin(ld->slots[s].pixels, yolo_page_bytes(ld->cap), 1);
     ld->pinned_by = be;
 }
 
@@ -8519,8 +8528,8 @@ void yolo_loader_free(yolo_loader *ld) {
     pthread_mutex_destroy(&ld->mu);
     pthread_cond_destroy(&ld->cv);
     for (int s = 0; s < ld->depth; s++) {
-        if (ld->pinned_by) ld->pinned_by->pin(ld->slots[s].pixels, yolo_page_bytes(yolo_loader_slot_values(ld)), 0);
-        if (ld->shares_images) ld->slots[s].images = NULL;
+        if (ld->pinned_by) ld->pinned_by->pin(ld->slots[s].pixels, yolo_page_bytes(ld->cap), 0);
+        if (ld->shares) ld->slots[s].pixels = NULL, ld->slots[s].images = NULL;
         yolo_batch_free(&ld->slots[s]);
     }
     for (long i = 0; i < (long)ld->depth * ld->B; i++) free(ld->boxes[i].b);
@@ -9488,9 +9497,9 @@ int yolo_plot_labels(const yolo_dataset *ds, int nc, char *const *names, const c
 
 void yolo_val_plots_start(yolo_val_plots *v, const yolo_dataset *ds, int nc, int batch, yolo_det_hook next, void *next_ctx) {
     memset(v, 0, sizeof *v);
-    v->ds = ds; v->batch = batch; v->next = next; v->next_ctx = next_ctx;
-    v->ids = (int *)yolo_xcalloc(3 * batch, sizeof(int)); v->ndet = (int *)yolo_xcalloc(3 * batch, sizeof(int));
-    v->dets = (yolo_det **)yolo_xcalloc(3 * batch, sizeof(yolo_det *));
+    v->ds = ds; v->batch = batch; v->per = batch < 16 ? batch : 16; v->next = next; v->next_ctx = next_ctx;
+    v->ids = (int *)yolo_xcalloc(3 * v->per, sizeof(int)); v->ndet = (int *)yolo_xcalloc(3 * v->per, sizeof(int));
+    v->dets = (yolo_det **)yolo_xcalloc(3 * v->per, sizeof(yolo_det *));
     v->cm.nc = nc; v->cm.m = (double *)yolo_xcalloc((size_t)(nc + 1) * (nc + 1), sizeof(double));
 }
 
@@ -9510,7 +9519,9 @@ void yolo_val_plots_hook(void *ctx, int id, const yolo_det *d, int n) {
     float *lab = yolo_picture_labels(v->ds, id);
     yolo_confusion_add(&v->cm, d, n, lab, v->ds->nlab[id]);
     free(lab);
-    if (v->n < 3 * v->batch) {
+    int b = v->seen / v->batch, k = v->seen % v->batch;   /* the picture's batch and place in it */
+    v->seen++;
+    if (b < 3 && k < v->per) {
         v->ids[v->n] = id; v->ndet[v->n] = n;
         v->dets[v->n] = (yolo_det *)yolo_xmalloc((size_t)(n + 1) * sizeof(yolo_det));
         memcpy(v->dets[v->n], d, (size_t)n * sizeof(yolo_det));
@@ -9525,14 +9536,14 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
     snprintf(path, sizeof path, "%s/confusion_matrix.png", dir);
     rc |= yolo_plot_confusion(&v->cm, names, path);
     rc |= yolo_plot_pr_curves(mt, names, dir);
-    for (int b = 0; b * v->batch < v->n; b++) {   /* each batch twice: with its labels, with its detections */
-        int n = v->n - b * v->batch < v->batch ? v->n - b * v->batch : v->batch;
+    for (int b = 0; b * v->per < v->n; b++) {   /* each batch twice: with its labels, with its detections */
+        int n = v->n - b * v->per < v->per ? v->n - b * v->per : v->per;
         yolo_image *pics = (yolo_image *)yolo_xcalloc(n, sizeof(yolo_image));
         yolo_det **labels = (yolo_det **)yolo_xcalloc(n, sizeof(yolo_det *));
         int *nl = (int *)yolo_xcalloc(n, sizeof(int));
         const char **titles = (const char **)yolo_xcalloc(n, sizeof(char *));
         for (int i = 0; i < n; i++) {
-            int id = v->ids[b * v->batch + i];
+            int id = v->ids[b * v->per + i];
             const char *slash = strrchr(v->ds->files[id], '/');
             titles[i] = slash ? slash + 1 : v->ds->files[id];
             if (yolo_image_load(&pics[i], v->ds->files[id], err)) { fprintf(stderr, "%s\n", err); pics[i] = yolo_canvas(32, 32); }
@@ -9546,7 +9557,7 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
         snprintf(path, sizeof path, "%s/val_batch%d_labels.jpg", dir, b);
         rc |= yolo_plot_mosaic(path, pics, titles, (const yolo_det *const *)labels, nl, n, names);
         snprintf(path, sizeof path, "%s/val_batch%d_pred.jpg", dir, b);
-        rc |= yolo_plot_mosaic(path, pics, titles, (const yolo_det *const *)(v->dets + b * v->batch), v->ndet + b * v->batch, n, names);
+        rc |= yolo_plot_mosaic(path, pics, titles, (const yolo_det *const *)(v->dets + b * v->per), v->ndet + b * v->per, n, names);
         for (int i = 0; i < n; i++) { free(pics[i].rgb); free(labels[i]); }
         free(pics); free(labels); free(nl); free(titles);
     }
@@ -9575,9 +9586,12 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
    their gradients up. (Not the gradient of one process on the whole batch:
    the loss normalises by the target scores of what it sees, here one
    share; and each BatchNorm normalises by its own share's statistics.)
+   Ours differentiates the same loss times world (the same numbers in
+   half, overflows included), sums, and divides world out at the step.
    Everything after the sum (clipping, the optimizer, the EMA) then runs
    the same in every process on the same numbers, so the weights stay
-   identical without being sent.
+   identical without being sent (but for the EMA's rounding to half after
+   a validation in half: process 0 alone validates, and saves).
 
    DDP also sends rank 0's buffers to the others before each forward: the
    BatchNorm running statistics are rank 0's, updated by its own shares

@@ -154,6 +154,17 @@ int main(int argc, char **argv) {
     check(yolo_val_plots_save(&vp, &mt, dc.names, out) == 0, "val_batch{0,1}_labels/_pred.jpg written", "");
     check_picture(out, "val_batch0_labels.jpg", 2 * 640, 2 * 640, 50);
     check_picture(out, "val_batch1_pred.jpg", 2 * 640, 2 * 640, 50);
+    /* batches of 20: each plot keeps the first 16 (the official max_subplots), a 4 x 4 grid in 1920 */
+    char sub[1100];
+    snprintf(sub, sizeof sub, "%s/b20", out);
+    mkdir(sub, 0755);
+    yolo_val_plots_start(&vp, &ds, dc.nc, 20, NULL, NULL);
+    yolo_det none[1];
+    for (int k = 0; k < 40; k++) yolo_val_plots_hook(&vp, k % ds.n, none, 0);
+    snprintf(detail, sizeof detail, "%d kept of 40", vp.n);
+    check(vp.n == 32, "batches of 20: 16 pictures of each kept", detail);
+    check(yolo_val_plots_save(&vp, &mt, dc.names, sub) == 0, "val_batch{0,1} of batches of 20 written", "");
+    check_picture(sub, "val_batch1_labels.jpg", 1920, 1920, 50);
     yolo_dataset_free(&ds);
     yolo_data_free(&dc);
     printf("%d passed, %d failed\n", g_pass, g_fail);

@@ -51,6 +51,8 @@ resumed_equal() {   # NAME of the uninterrupted run, then the flags of both runs
 }
 resumed_equal a
 $RUN --precision half --name h > "$T/h.log" 2>&1 || bad "the half run failed"
+first=$(awk -F, 'NR == 2 { print $2 + $3 + $4 }' "$T/h/results.csv"); last=$(awk -F, 'END { print $2 + $3 + $4 }' "$T/h/results.csv")
+if awk "BEGIN { exit !($last < 0.95 * $first) }"; then ok "half: the loss falls behind the loss scaler: $first -> $last"; else bad "half: the loss does not fall: $first -> $last"; fi
 resumed_equal h --precision half
 
 # 3b. it learns like the official: the same network, weights, pictures and recipe

@@ -56,6 +56,11 @@ else bad "two-process resume differs: '$ea' vs '$eb' ($rows rows)"; fi
 $MPIRUN $RUN --epochs 2 --sync-bn --name s > "$T/s.log" 2>&1 && [ "$(grep -c '^ *[0-9]' "$T/s/results.csv")" = 2 ] &&
     ok "train --sync-bn, two processes: 2 epochs" || { bad "train --sync-bn with two processes failed"; cat "$T/s.log"; }
 
+# 2c. train in half behind the loss scaler, two processes: it runs (each process's loss times the
+# processes and the scale, as the official's; every process takes the same skips, from the summed norm)
+$MPIRUN $RUN --epochs 2 --precision half --name h > "$T/h.log" 2>&1 && [ "$(grep -c '^ *[0-9]' "$T/h/results.csv")" = 2 ] &&
+    ok "train --precision half, two processes: 2 epochs" || { bad "train --precision half with two processes failed"; cat "$T/h.log"; }
+
 # 3. what it cannot do: one line, a non-zero exit
 for flags in "--batch 7" "--batch 8 --rect"; do
     if $MPIRUN tests/train --cfg tests/golden/tiny-gelan/model.yaml --data tests/data/coco8/coco8.yaml --img 64 --epochs 1 --device cpu \

@@ -533,7 +533,7 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
             snprintf(picture, sizeof picture, "%s/train_batch%ld.jpg", r->save_dir, ni);
             yolo_plot_batch(picture, yolo_batch_images(bt), bt->B, bt->H, bt->W, bt->targets, bt->nt, m->names);
         }
-        yolo_set_input_batch(m, bt);
+        yolo_set_input_batch(m, bt, 0, bt->B);
         yolo_forward(m, 1);
         /* differentiated as the official's: the loss times the processes (DDP then averages the gradients,
            where ours sums them), times 4 with --quad (its collate_fn4's loss), times the loss scaler's scale */

@@ -1312,7 +1312,8 @@ yolo_batch *yolo_loader_next(yolo_loader *ld);
 /* a batch handed over as pixels (YOLO_LOADER_UINT8): its images made on
    demand (plots), or the pixels given to the model as they are */
 const yolo_real *yolo_batch_images(yolo_batch *bt);
-void yolo_set_input_batch(yolo_model *m, const yolo_batch *bt);
+/* pictures b0 .. b0 + n of a batch as the model's input [n, 3, H, W] */
+void yolo_set_input_batch(yolo_model *m, const yolo_batch *bt, int b0, int n);
 const char *yolo_loader_error(const yolo_loader *ld);
 void yolo_loader_stop(yolo_loader *ld);
 void yolo_loader_free(yolo_loader *ld);
@@ -8261,9 +8262,10 @@ const yolo_real *yolo_batch_images(yolo_batch *bt) {
 
 /* the batch as the model's input: its images, or its pixels, normalised
    by the model's backend (on the GPU: a quarter of the bytes uploaded) */
-void yolo_set_input_batch(yolo_model *m, const yolo_batch *bt) {
-    if (bt->has_images) yolo_set_input(m, bt->B, bt->H, bt->W, bt->images);
-    else yolo_set_input_pixels(m, bt->B, bt->H, bt->W, bt->pixels);
+void yolo_set_input_batch(yolo_model *m, const yolo_batch *bt, int b0, int n) {
+    size_t at = (size_t)b0 * 3 * bt->H * bt->W;
+    if (bt->has_images) yolo_set_input(m, n, bt->H, bt->W, bt->images + at);
+    else yolo_set_input_pixels(m, n, bt->H, bt->W, bt->pixels + at);
 }
 
 static void yolo_batch_free(yolo_batch *b) {
@@ -8419,8 +8421,9 @@ void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W) {
    3.5). Before owner is pinned; ld is not used after owner is freed. */
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner) {
     if (ld->depth != owner->depth || ld->shares || owner->pinned_by) return;
+    int grow = ld->cap > owner->cap;
     for (int s = 0; s < ld->depth; s++) {
-        if (ld->cap > owner->cap) {
+        if (grow) {
             free(owner->slots[s].pixels);
             owner->slots[s].pixels = yolo_page_alloc(ld->cap);
             owner->slots[s].images = (yolo_real *)yolo_xrealloc(owner->slots[s].images, ld->cap * sizeof(yolo_real));
@@ -8428,7 +8431,7 @@ void yolo_loader_share(yolo_loader *ld, yolo_loader *owner) {
         free(ld->slots[s].pixels); free(ld->slots[s].images);
         ld->slots[s].pixels = owner->slots[s].pixels; ld->slots[s].images = owner->slots[s].images;
     }
-    if (ld->cap > owner->cap) owner->cap = ld->cap;
+    if (grow) owner->cap = ld->cap;
     ld->shares = 1;
 }
 
@@ -8885,11 +8888,8 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, int per_forward, float conf, f
     for (yolo_batch *bt; (bt = yolo_loader_next(ld));) {
         for (int b0 = 0; b0 < bt->B; b0 += per_forward) {
             int n = bt->B - b0 < per_forward ? bt->B - b0 : per_forward;
-            size_t at = (size_t)b0 * 3 * bt->H * bt->W;   /* pictures b0 .. b0 + n of the batch */
             double t0 = yolo_now();
-            /* uint8 pixels (YOLO_LOADER_UINT8) become the input in the forward */
-            if (bt->has_images) yolo_set_input(m, n, bt->H, bt->W, bt->images + at);
-            else yolo_set_input_pixels(m, n, bt->H, bt->W, bt->pixels + at);
+            yolo_set_input_batch(m, bt, b0, n);   /* uint8 pixels (YOLO_LOADER_UINT8) become the input in the forward */
             m->be->sync();
             double t1 = yolo_now();
             yolo_forward(m, 0);

@@ -3053,7 +3053,8 @@ __global__ void accumulate_kernel(float *y, const float *x, int add, size_t n, i
     }
 }
 
-/* y = Op(a, b) value by value, a, b and y stored alike: RepConvN's SiLU of its two branches, a shortcut's add */
+/* y = Op(a, b) value by value, a, b and y [B, C, H, W] stored alike: RepConvN's SiLU of its two branches'
+   sum, a RepNBottleneck's shortcut add */
 template <template <typename> class Op>
 static void map2_stored(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y, const char *name) {
     size_t n = (size_t)y->n * y->c * y->h * y->w;

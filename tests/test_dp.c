@@ -102,7 +102,7 @@ static yolo_batch *next_batch(setup *s, yolo_loader *ld, long mb) {
 /* one share's forward and loss (its gradient added to m->grads by the backward that follows) */
 static void forward_share(setup *s, yolo_loader *ld, long mb) {
     yolo_batch *bt = next_batch(s, ld, mb);
-    yolo_set_input_batch(&s->m, bt);
+    yolo_set_input_batch(&s->m, bt, 0, bt->B);
     yolo_forward(&s->m, 1);
     yolo_loss_compute(&s->m, &s->L, bt->targets, bt->nt, 0);
 }

@@ -79,7 +79,7 @@ endif
 # the three programs are built into tests/, beside every other binary, so that
 # the top level holds the sources alone (the design's layout): tests/train ...
 PROGS = tests/detect tests/train tests/val
-TESTS = tests/golden_check tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only $(SIM_TESTS) $(GPU_TESTS) $(DP_TESTS)
+TESTS = tests/golden_check tests/grad_fidelity tests/test_grad tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots tests/test_model_only $(SIM_TESTS) $(GPU_TESTS) $(DP_TESTS)
 
 all: $(PROGS) $(TESTS)
 
@@ -95,7 +95,7 @@ tests/train: train.c yolov9.h $(GPU_OBJ)
 tests/test_dp: tests/test_dp.c yolov9.h $(GPU_OBJ)
 	$(MPICC) -DYOLO_MPI $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
-tests/golden_check tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
+tests/golden_check tests/grad_fidelity tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
 tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule tests/test_init tests/bench_loader tests/test_decode tests/test_plots: tests/%: tests/%.c yolov9.h

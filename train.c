@@ -10,8 +10,9 @@
    them; those that do not apply here say so in one line), and ours:
           --ckpt (recompute every block's inside during backward: less memory)
           --mem-budget 10G (choose --ckpt and, unless --batch is given, the batch to fit)
-          --precision bf16|fp32 (the convs' products: bf16 operands with float32
-            sums, the default on a GPU with tensor cores, or float32 throughout)
+          --precision bf16|half|fp32 (the convs' products: bf16 operands with float32
+            sums, the default on a GPU with tensor cores; half, the official's AMP,
+            behind a loss scaler; or float32 throughout)
           --dry-run (print the memory plan and stop)
    Every epoch: a progress line, validation with the EMA weights (unless
    --noval), results.csv, weights/last.safetensors and best.safetensors. */
@@ -670,8 +671,8 @@ static void finish(train_run *r, int epochs_run, double run_t0) {
     if (exists(r->best)) {
         printf("\nValidating %s...\n", r->best);
         if (yolo_load_weights(m, r->best, err)) die(err);
-        /* in half, as the official's attempt_load(best).half(), where the backend has it (and where a bf16 run's
-           epochs validated in half: the CPU twin's) */
+        /* in half, as the official's attempt_load(best).half(), where the backend has it (and where a bf16 or half
+           run's epochs validated in half: the CPU twin's) */
         if (!yolo_model_half(m) && m->precision != YOLO_FP32) m->precision = YOLO_FP16;
         yolo_model_fuse(m);
         yolo_eval ev;

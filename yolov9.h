@@ -693,7 +693,7 @@ typedef struct {
     yolo_assignment as[2];       /* per head branch */
     double items[3];             /* box, cls, dfl after gains (official loss_items) */
     double loss;                 /* (box + cls + dfl) * B, what is differentiated */
-    double scale;                /* the gradient is of loss * scale (a yolo_loss_scaler's; 0 as 1) */
+    double scale;                /* the gradient is of loss * scale (train: the loss scaler's, times the processes and --quad's 4; 0 as 1) */
 } yolo_loss;
 
 /* ------------------------------------------------------------------------ */
@@ -1094,7 +1094,7 @@ size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
 /* what a backend keeps for itself on top of the plan: the CUDA backend's
    BatchNorm partial sums (8 MB), the workspace of the weight gradients'
    k-slices (32 MB), the staging buffer of the tensor-core convs' bf16
-   copies (128 MB) and small buffers (BatchNorm gradient sums, the
+   or half copies (128 MB) and small buffers (BatchNorm gradient sums, the
    gradient norm's per-block partials) */
 #define YOLO_BACKEND_SCRATCH_BYTES ((size_t)176 << 20)
 /* what an inference program (val, detect) reserves: the plan of a batch of
@@ -1110,7 +1110,7 @@ size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act);
 void yolo_model_fuse(yolo_model *m);
 /* --half: from now on the convs round their operands to half precision
    and multiply them on the backend's tensor cores, summing in float
-   (m->precision = YOLO_FP16); activations stay float between layers.
+   (m->precision = YOLO_FP16); a folded pass stores its activations in half too.
    Returns 0 where the backend has no tensor cores (the CPU, a GPU older
    than sm_80): the model computes in float32 then, as the official code
    does on the CPU. For inference only. */

@@ -308,14 +308,14 @@ static void gemm_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb
 /* the same product on the tensor cores: bf16 or half operands, float sums  */
 /* ------------------------------------------------------------------------ */
 /* C[M, N] = sum_k A(m, k) B(k, n) with both operands rounded to T (bf16
-   for training, half for --half) on their way into shared memory, and
+   or half for training, half for --half) on their way into shared memory, and
    multiplied by mma.sync m16n8k16 (sm_80 on): a warp-wide 16 x 8 x 16
    product whose 16 x 16 bit products are exact in float32 and whose sums
    run in float32. The same functors as gemm_kernel gather the operands
    (the tensors stay float32 in memory, so the rounding happens in
    registers between the gather and shared memory). The convs whose
    channels come in multiples of 8 take the staged kernel below instead,
-   which reads bf16 copies in 16-byte runs; this one serves the rest (the
+   which reads bf16 or half copies in 16-byte runs; this one serves the rest (the
    first conv, Cin = 3).
 
    A block of 256 threads owns a BM x BN tile of C and walks k in steps of
@@ -963,8 +963,8 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
 /* ------------------------------------------------------------------------ */
 /* gemm_tc_kernel gathers every operand element with a scalar float load
    and its own index arithmetic; it spends its time issuing those, not
-   multiplying. Here each conv pass first stages its operands as T (bf16,
-   or half for --half) copies laid out so that 8 consecutive k are 16
+   multiplying. Here each conv pass first stages its operands as T (bf16
+   or half) copies laid out so that 8 consecutive k are 16
    contiguous bytes, and the product then moves whole 16-byte runs:
 
    activations  NCHW float32 -> NHWC T: x_nhwc[b][y][x][c] (to_nhwc_kernel,
@@ -1997,7 +1997,7 @@ static void stage_conv(const float *w, void *fwd, void *bwd, int c2, int cin, in
    images, one after the other (each chunk's weight gradient adds to dW in
    chunk order: the sum stays deterministic). A conv whose single image
    does not fit keeps gemm_tc_kernel. The maxpool backward keeps its
-   windows' winners there too, between the convs. In a bf16 step only the
+   windows' winners there too, between the convs. In a bf16 or half step only the
    head's last convs copy anything an image (their float dY, 1 MB an image
    at 640): 128 MB holds a batch of 64 in one chunk and keeps yolov9-s's
    --ckpt step at batch 64 under 4 GB. */
@@ -2068,7 +2068,7 @@ static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhw
 }
 
 /* the backward of images [b0, b0 + nb) at a time: x and dY staged NHWC
-   (x_nhwc, dy_nhwc: stored so already, as in a bf16 training pass, dY the
+   (x_nhwc, dy_nhwc: stored so already, as in a bf16 or half training pass, dY the
    BatchNorm backward's dL/dz), the weights of every phase once (wsd: the
    step's, staged already by stage_train_weights); per chunk and group,
    the weight gradient (split-K over the chunk's pixels) and then each

@@ -2,7 +2,7 @@
    inference forward in float32, with --half and in bf16.
 
      tests/bench_train --cfg yolov9-s --batch 32 --img 640 [--steps 5] [--device cuda] [--ckpt] [--infer]
-                       [--precision bf16|fp32] [--dry-run]
+                       [--precision bf16|half|fp32 (half: no loss scaler, for the time)] [--dry-run]
 
    Plans the run's device memory first (yolo_plan_bytes: activations,
    gradients, scratch and loss buffers for up to --max-boxes boxes per
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--max-boxes")) max_boxes = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--precision")) {
             precision = argv[i + 1];
-            if (yolo_precision_parse(precision) < 0) { fprintf(stderr, "bench_train: --precision is bf16 or fp32\n"); return 2; }
+            if (yolo_precision_parse(precision) < 0) { fprintf(stderr, "bench_train: --precision is bf16, half or fp32\n"); return 2; }
         }
         else { fprintf(stderr, "bench_train: unknown flag %s\n", argv[i]); return 2; }
     }

@@ -1966,30 +1966,37 @@ static void stage_jobs_add(StageJobs &j, const StageJob &b, size_t n, yolo_preci
     j.start[j.n + 1] = j.start[j.n] + n;
     j.n++;
 }
-/* one conv's jobs, w [c2][cin][k][k] in g groups: its forward form into fwd (to fj), its backward-data
-   form into bwd (to bj; NULL: none); the values they stage */
-static size_t stage_conv_jobs(StageJobs &fj, StageJobs &bj, const float *w, void *fwd, void *bwd, int c2, int cin, int k,
-                              int s, int g, yolo_precision prec) {
-    int c2g = c2 / g;
-    size_t nv = (size_t)c2 * cin * k * k, off = 0;
-    if (fwd) stage_jobs_add(fj, StageJob{ w, fwd, cin, c2g, k, s, 0, 0, 0, 0 }, nv, prec);
-    for (int py = 0; bwd && py < s; py++)
-        for (int px = 0; px < s; px++) {
-            Phase ph;
-            if (!phase_taps(k, s, py, px, &ph)) continue;
-            size_t np = (size_t)g * cin * ph.nky * ph.nkx * c2g;
-            stage_jobs_add(bj, StageJob{ w, (char *)bwd + off * 2, cin, c2g, k, s, ph.ky0, ph.kx0, ph.nky, ph.nkx }, np, prec);
-            off += np;
-        }
-    return (fwd ? nv : 0) + off;
-}
-/* a conv's forms staged now (fwd, bwd: NULL for none) */
-static void stage_conv(const float *w, void *fwd, void *bwd, int c2, int cin, int k, int s, int g, yolo_precision prec) {
+/* n convs' forms staged now: each one's w [c2][cin][k][k] in g groups into its forward form fwd and
+   its backward-data form bwd (either NULL: none), the forward forms in a launch or a few, then the
+   backward-data forms; the values staged */
+static size_t stage_convs(const yolo_stage_conv *convs, int n, yolo_precision prec) {
     StageJobs fj, bj;
     fj.n = bj.n = 0; fj.start[0] = bj.start[0] = 0;
-    stage_conv_jobs(fj, bj, w, fwd, bwd, c2, cin, k, s, g, prec);
+    size_t values = 0;
+    for (int i = 0; i < n; i++) {
+        const yolo_stage_conv &c = convs[i];
+        int c2g = c.c2 / c.g;
+        size_t nv = (size_t)c.c2 * c.cin * c.k * c.k, off = 0;
+        if (c.fwd) stage_jobs_add(fj, StageJob{ c.w, c.fwd, c.cin, c2g, c.k, c.s, 0, 0, 0, 0 }, nv, prec);
+        for (int py = 0; c.bwd && py < c.s; py++)
+            for (int px = 0; px < c.s; px++) {
+                Phase ph;
+                if (!phase_taps(c.k, c.s, py, px, &ph)) continue;
+                size_t np = (size_t)c.g * c.cin * ph.nky * ph.nkx * c2g;
+                stage_jobs_add(bj, StageJob{ c.w, (char *)c.bwd + off * 2, c.cin, c2g, c.k, c.s, ph.ky0, ph.kx0, ph.nky, ph.nkx },
+                               np, prec);
+                off += np;
+            }
+        values += (c.fwd ? nv : 0) + off;
+    }
     stage_jobs_launch(fj, prec);
     stage_jobs_launch(bj, prec);
+    return values;
+}
+/* one conv's forms staged now (fwd, bwd: NULL for none) */
+static void stage_conv(const float *w, void *fwd, void *bwd, int c2, int cin, int k, int s, int g, yolo_precision prec) {
+    yolo_stage_conv c = { w, fwd, bwd, c2, cin, k, s, g };
+    stage_convs(&c, 1, prec);
 }
 /* The staging buffer: 128 MB of the backend's own scratch, taken at the
    first staged conv, holding a pass's weight copy and its NHWC copies for
@@ -2212,17 +2219,9 @@ static void cu_stage_weights(const float *w, int C2, int cin, int k, yolo_precis
 
 static void cu_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {
     if (prec == YOLO_FP32) return;
-    StageJobs fj, bj;
-    fj.n = bj.n = 0; fj.start[0] = bj.start[0] = 0;
-    double bytes = 0;
     prof_begin();
-    for (int i = 0; i < n; i++) {
-        const yolo_stage_conv *cv = &convs[i];
-        bytes += 6.0 * stage_conv_jobs(fj, bj, cv->w, cv->fwd, cv->bwd, cv->c2, cv->cin, cv->k, cv->s, cv->g, prec);
-    }
-    stage_jobs_launch(fj, prec);
-    stage_jobs_launch(bj, prec);
-    prof_end("conv staging, the step's", 0, bytes);
+    size_t values = stage_convs(convs, n, prec);
+    prof_end("conv staging, the step's", 0, 6.0 * values);   /* a float read, two bytes written */
 }
 
 /* db[c] += sum over (n, p) of dy (in its store), a block a channel: for a stored dy (conv_bias_grad, below) */

@@ -18,52 +18,51 @@
 enum { FP32, HALF, BF16, FP32_MOVED, NRUNS };
 static const char *RUN_NAME[NRUNS] = { "float32", "half", "bf16", "float32, pixels moved 2^-11" };
 
-typedef struct { yolo_real *g; size_t n; } gradient;
-
-/* one training step's gradient of weights at prec on images [B, 3, H, W] */
-static gradient step_gradient(const char *cfg, const char *weights, int nc, const yolo_backend *be, yolo_precision prec,
-                              const yolo_real *images, const yolo_batch *bt) {
+/* a model at weights that takes its training steps' products in prec */
+static yolo_model model_at(const char *cfg, const char *weights, int nc, const yolo_backend *be, yolo_precision prec) {
     char err[YOLO_ERR];
     yolo_model m;
     if (yolo_model_for_weights(&m, cfg, weights, 0, nc, err)) { fprintf(stderr, "%s\n", err); exit(1); }
     yolo_model_use_backend(&m, be);
     m.precision = prec;
     if (yolo_load_weights(&m, weights, err)) { fprintf(stderr, "%s\n", err); exit(1); }
+    return m;
+}
+
+/* one training step's gradient [m->nvalues] on images [B, 3, H, W] (the caller frees it); the weights
+   do not move, so a model serves every batch */
+static yolo_real *step_gradient(yolo_model *m, const yolo_real *images, const yolo_batch *bt) {
     yolo_loss L;
     memset(&L, 0, sizeof L);
     yolo_loss_scaler scaler;
-    yolo_loss_scaler_init(&scaler, prec);
+    yolo_loss_scaler_init(&scaler, m->precision);
     for (;;) {   /* half: the step again at half the scale until it is finite, as the scaler would */
-        yolo_set_input(&m, bt->B, bt->H, bt->W, images);
-        yolo_forward(&m, 1);
+        yolo_set_input(m, bt->B, bt->H, bt->W, images);
+        yolo_forward(m, 1);
         L.scale = scaler.scale;
-        yolo_loss_compute(&m, &L, bt->targets, bt->nt, 0);
-        yolo_zero_grads(&m);
-        yolo_backward(&m);
+        yolo_loss_compute(m, &L, bt->targets, bt->nt, 0);
+        yolo_zero_grads(m);
+        yolo_backward(m);
         double norm;
-        yolo_grad_clip_scale(&m, 1, INFINITY, &norm);
+        yolo_grad_clip_scale(m, 1, INFINITY, &norm);
         if (!scaler.on || isfinite(norm)) break;
         yolo_loss_scaler_update(&scaler, 0);
     }
-    gradient G = { NULL, 0 };
-    for (int k = 0; k < m.nparams; k++)
-        if (m.params[k].kind <= YOLO_P_BIAS && m.params[k].offset + m.params[k].numel > G.n) G.n = m.params[k].offset + m.params[k].numel;
-    G.g = yolo_fetch(&m, m.grads, G.n);
-    for (size_t i = 0; i < G.n; i++) G.g[i] /= scaler.on ? scaler.scale : 1;
+    yolo_real *g = yolo_fetch(m, m->grads, m->nvalues);
+    for (size_t i = 0; scaler.on && i < m->nvalues; i++) g[i] /= scaler.scale;
     yolo_loss_free(&L);
-    yolo_model_free(&m);
-    return G;
+    return g;
 }
 
 /* <a, b>, |a|^2, |b|^2 over the trained parameters of layers [l0, l1] */
-static void dots(const yolo_model *m, const gradient *a, const gradient *b, int l0, int l1, double d[3]) {
+static void dots(const yolo_model *m, const yolo_real *a, const yolo_real *b, int l0, int l1, double d[3]) {
     d[0] = d[1] = d[2] = 0;
     for (int k = 0; k < m->nparams; k++) {
         const yolo_param *p = &m->params[k];
         int l = atoi(p->name + strlen("model."));
         if (p->kind > YOLO_P_BIAS || l < l0 || l > l1) continue;
         for (size_t i = p->offset; i < p->offset + p->numel; i++) {
-            d[0] += (double)a->g[i] * b->g[i]; d[1] += (double)a->g[i] * a->g[i]; d[2] += (double)b->g[i] * b->g[i];
+            d[0] += (double)a[i] * b[i]; d[1] += (double)a[i] * a[i]; d[2] += (double)b[i] * b[i];
         }
     }
 }
@@ -89,9 +88,11 @@ int main(int argc, char **argv) {
     yolo_data_cfg dc;
     yolo_dataset ds;
     if (yolo_data_read(&dc, data, err) || yolo_dataset_open(&ds, dc.root, dc.train, dc.nc, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }
-    yolo_model m;   /* the parameters' names and places, and which layer detects */
-    if (yolo_model_for_weights(&m, cfg, weights, 0, dc.nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
-    int detect = m.nlayers - 1;
+    yolo_model models[BF16 + 1];   /* float32's serves the moved pixels too */
+    yolo_precision prec[BF16 + 1] = { YOLO_FP32, YOLO_FP16, YOLO_BF16 };
+    for (int r = FP32; r <= BF16; r++) models[r] = model_at(cfg, weights, dc.nc, be, prec[r]);
+    const yolo_model *m = &models[FP32];   /* the parameters' names and places, and which layer detects */
+    int detect = m->nlayers - 1;
     yolo_hyp hyp;
     yolo_hyp_default(&hyp);
     yolo_loader ld;
@@ -105,28 +106,23 @@ int main(int argc, char **argv) {
         const yolo_real *images = yolo_batch_images(bt);
         size_t n = (size_t)bt->B * 3 * bt->H * bt->W;
         yolo_real *moved = (yolo_real *)malloc(n * sizeof *moved);
-        uint64_t state = 0x9e3779b97f4a7c15ull + (uint64_t)b;
-        for (size_t i = 0; i < n; i++) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            moved[i] = images[i] * (1 + ldexp((double)(state >> 11) * 0x1.0p-53 - 0.5, -10));   /* within +-2^-11 */
-        }
-        gradient G[NRUNS];
-        G[FP32] = step_gradient(cfg, weights, dc.nc, be, YOLO_FP32, images, bt);
-        G[HALF] = step_gradient(cfg, weights, dc.nc, be, YOLO_FP16, images, bt);
-        G[BF16] = step_gradient(cfg, weights, dc.nc, be, YOLO_BF16, images, bt);
-        G[FP32_MOVED] = step_gradient(cfg, weights, dc.nc, be, YOLO_FP32, moved, bt);
+        yolo_rng rng = { (uint64_t)b };
+        for (size_t i = 0; i < n; i++) moved[i] = images[i] * (1 + ldexp(yolo_rng_uniform(&rng) - 0.5, -10));   /* within +-2^-11 */
+        yolo_real *G[NRUNS];
+        for (int r = FP32; r <= BF16; r++) G[r] = step_gradient(&models[r], images, bt);
+        G[FP32_MOVED] = step_gradient(&models[FP32], moved, bt);
         double all[3], det[3];
-        dots(&m, &G[FP32], &G[FP32], 0, m.nlayers, all);
-        dots(&m, &G[FP32], &G[FP32], detect, detect, det);
+        dots(m, G[FP32], G[FP32], 0, m->nlayers, all);
+        dots(m, G[FP32], G[FP32], detect, detect, det);
         printf("batch %d (%d boxes): float32's |g| %.4g, the detect layer's %.4g\n", b, bt->nt, sqrt(all[0]), sqrt(det[0]));
         for (int r = HALF; r < NRUNS; r++) {
-            dots(&m, &G[r], &G[FP32], 0, m.nlayers, all);
-            dots(&m, &G[r], &G[FP32], detect, detect, det);
+            dots(m, G[r], G[FP32], 0, m->nlayers, all);
+            dots(m, G[r], G[FP32], detect, detect, det);
             double c[2] = { all[0] / sqrt(all[1] * all[2]), det[0] / sqrt(det[1] * det[2]) };
             printf("  %-28s %6.3f (%.2f)   %6.3f (%.2f)\n", RUN_NAME[r], c[0], sqrt(all[1] / all[2]), c[1], sqrt(det[1] / det[2]));
             sum_cos[r][0] += c[0]; sum_cos[r][1] += c[1];
         }
-        for (int r = 0; r < NRUNS; r++) free(G[r].g);
+        for (int r = 0; r < NRUNS; r++) free(G[r]);
         free(moved);
     }
     printf("mean cosine over %d batches: the whole model, detect\n", batches);
@@ -135,6 +131,6 @@ int main(int argc, char **argv) {
     yolo_loader_free(&ld);
     yolo_dataset_free(&ds);
     yolo_data_free(&dc);
-    yolo_model_free(&m);
+    for (int r = FP32; r <= BF16; r++) yolo_model_free(&models[r]);
     return 0;
 }

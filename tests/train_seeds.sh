@@ -2,8 +2,10 @@
 # On the GPU machine: yolov9-s trained from scratch on coco128 (train = val)
 # by ours and by the official train_dual.py, several seeds at once on the
 # one GPU, for the comparison of issue 15 (and the bf16 run of issue 13).
-# Each run's results.csv lands in $OUT as ours_seedN.csv / official_seedN.csv;
-# the last line of each is printed at the end.
+# Each run's results.csv and log land in one archive, $OUT/seeds.tgz, as
+# ours_seedN.csv / official_seedN.csv and .log (a device call brings back
+# 8 files at most: one a run would lose runs); the last line of each
+# results.csv is printed at the end.
 #   usage: sh tests/train_seeds.sh COCO128 OFFICIAL_REPO
 #   SEEDS="0 1 2" (ours), OSEEDS="0 1 2" (official; empty: none), EPOCHS=100,
 #   BATCH=16, WORKERS=4, LIMIT=560 (seconds before every run is stopped),
@@ -21,11 +23,12 @@ set -u
 C=$1 R=$2 OUT=${OUT:-/tmp/out}
 E=${EPOCHS:-100} B=${BATCH:-16} W=${WORKERS:-4} T=${LIMIT:-560}
 mkdir -p "$OUT"
-D=/tmp/seeds; rm -rf $D; mkdir -p $D
+D=/tmp/seeds; rm -rf $D; mkdir -p $D $D/kept
+K=$D/kept   # what the archive takes
 sed "s#^path:.*#path: $(cd "$C" && pwd)#" "$C/coco128.yaml" > $D/data.yaml
 for s in ${SEEDS-0 1 2}; do
     timeout $T tests/train --cfg yolov9-s --data $D/data.yaml --batch $B --img 640 --epochs $E --workers $W --seed $s \
-        --noplots --device cuda ${FLAGS:-} --project $D --name ours$s > "$OUT/ours_seed$s.log" 2>&1 &
+        --noplots --device cuda ${FLAGS:-} --project $D --name ours$s > "$K/ours_seed$s.log" 2>&1 &
 done
 # the official's stand-ins: no IPython on the GPU machine, no network for its font
 S=/tmp/seeds_standins; mkdir -p $S/IPython $S/config; touch $S/config/Arial.ttf
@@ -42,11 +45,12 @@ fi
 for s in ${OSEEDS-0 1 2}; do
     (cd "$R" && PYTHONUNBUFFERED=1 YOLOV5_CONFIG_DIR=$S/config timeout $T python3 $SCRIPT --cfg models/detect/yolov9-s.yaml \
         --data $D/data.yaml --hyp data/hyps/hyp.scratch-high.yaml --batch-size $B --img 640 --epochs $E --workers $W \
-        --seed $s --noplots --device 0 ${OFLAGS:-} --project $D --name official$s > "$OUT/official_seed$s.log" 2>&1) &
+        --seed $s --noplots --device 0 ${OFLAGS:-} --project $D --name official$s > "$K/official_seed$s.log" 2>&1) &
 done
 wait
-for s in ${SEEDS-0 1 2}; do cp $D/ours$s/results.csv "$OUT/ours_seed$s.csv" 2>/dev/null; done
-for s in ${OSEEDS-0 1 2}; do cp $D/official$s/results.csv "$OUT/official_seed$s.csv" 2>/dev/null; done
+for s in ${SEEDS-0 1 2}; do cp $D/ours$s/results.csv "$K/ours_seed$s.csv" 2>/dev/null; done
+for s in ${OSEEDS-0 1 2}; do cp $D/official$s/results.csv "$K/official_seed$s.csv" 2>/dev/null; done
+tar czf "$OUT/seeds.tgz" -C $K .
 for k in ${KEEP:-}; do
     case $k in
         ours*) st=$D/$k/weights/last.safetensors ;;
@@ -54,4 +58,4 @@ for k in ${KEEP:-}; do
     esac
     split -b 15M $st "$OUT/$k.st.part" || echo "train_seeds: no weights for $k"
 done
-for f in "$OUT"/*_seed*.csv; do echo "$(basename $f): $(tail -1 $f | tr -s ' ')"; done
+for f in "$K"/*_seed*.csv; do echo "$(basename $f): $(tail -1 $f | tr -s ' ')"; done

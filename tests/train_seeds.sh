@@ -58,4 +58,4 @@ for k in ${KEEP:-}; do
     esac
     split -b 15M $st "$OUT/$k.st.part" || echo "train_seeds: no weights for $k"
 done
-for f in "$K"/*_seed*.csv; do echo "$(basename $f): $(tail -1 $f | tr -s ' ')"; done
+for f in "$K"/*_seed*.csv; do [ -f "$f" ] || continue; echo "$(basename $f): $(tail -1 $f | tr -s ' ')"; done

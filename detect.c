@@ -1,9 +1,9 @@
 /* detect: YOLOv9 on pictures, as the official detect_dual.py.
 
-     tests/detect --cfg yolov9-t --info                                   model summary
-     tests/detect --weights w.safetensors --source img.jpg|folder|'glob*.jpg'|list.txt
+     ./detect --cfg yolov9-t --info                                       model summary
+     ./detect --weights w.safetensors --source img.jpg|folder|'glob*.jpg'|list.txt
 
-   The official detect_dual.py flags (tests/detect --help); --cfg and --nc only
+   The official detect_dual.py flags (./detect --help); --cfg and --nc only
    for weights that do not carry their model.
    Pictures with their boxes drawn go to runs/detect/NAME (labels/ with
    --save-txt); one line per picture says what was found and how long it took. */

@@ -1,12 +1,12 @@
 /* train: YOLOv9 / GELAN training on a YOLO-format dataset, the recipe of
    the official train_dual.py on one GPU (or the CPU).
 
-     tests/train --cfg yolov9-s --data coco128.yaml --batch 16 --epochs 100
-     tests/train --resume [runs/train/exp/weights/last.safetensors]
-     mpirun -np 2 tests/train ... --batch 128   (data parallel: one process per GPU,
-                                             64 pictures each; a build with MPI)
+     ./train --cfg yolov9-s --data coco128.yaml --batch 16 --epochs 100
+     ./train --resume [runs/train/exp/weights/last.safetensors]
+     mpirun -np 2 ./train ... --batch 128   (data parallel: one process per GPU,
+                                            64 pictures each; a build with MPI)
 
-   The official train_dual.py flags with their arity (tests/train --help lists
+   The official train_dual.py flags with their arity (./train --help lists
    them; those that do not apply here say so in one line), and ours:
           --ckpt (recompute every block's inside during backward: less memory)
           --mem-budget 10G (choose --ckpt and, unless --batch is given, the batch to fit)
@@ -297,7 +297,7 @@ static void read_args(train_run *r, int argc, char **argv) {
         *a = own;
         if (finished) {   /* as the official says */
             fprintf(stderr, "%s: training to %d epochs is finished, nothing to resume. Start a new training without --resume, "
-                            "i.e. 'tests/train --weights %s ...'\n", r->ckpt, a->epochs, r->ckpt);
+                            "i.e. './train --weights %s ...'\n", r->ckpt, a->epochs, r->ckpt);
             exit(1);
         }
         snprintf(r->save_dir, sizeof r->save_dir, "%s", r->ckpt);   /* DIR/weights/last.safetensors -> DIR */
@@ -744,7 +744,7 @@ int main(int argc, char **argv) {
         if (stop) {
             printf("Stopping training early as no improvement observed in last %d epochs. Best results observed at epoch %d, "
                    "best model saved as best.safetensors.\nTo update EarlyStopping(patience=%d) pass a new patience value, "
-                   "i.e. `tests/train --patience 300` or use `--patience 0` to disable EarlyStopping.\n", r.a.patience, stop_epoch, r.a.patience);
+                   "i.e. `./train --patience 300` or use `--patience 0` to disable EarlyStopping.\n", r.a.patience, stop_epoch, r.a.patience);
             break;
         }
         fflush(stdout);

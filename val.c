@@ -1,8 +1,8 @@
 /* val: the official val_dual.py metrics of a model on a dataset split.
 
-     tests/val --cfg yolov9-c --weights yolov9-c.safetensors --data coco.yaml
+     ./val --cfg yolov9-c --weights yolov9-c.safetensors --data coco.yaml
 
-   The official val_dual.py flags (tests/val --help); --cfg only for weights
+   The official val_dual.py flags (./val --help); --cfg only for weights
    that do not carry their model.
    Prints P, R, mAP50 and mAP50-95 (per class with --verbose) and the time
    per image of pre-processing, inference and NMS. */

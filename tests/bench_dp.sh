@@ -22,7 +22,7 @@ D=/tmp/coco128x32 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
 command -v mpicc >/dev/null && command -v mpirun >/dev/null || { echo "bench_dp: no mpicc/mpirun on this machine"; exit 1; }
-make -s -j16 tests/train tests/test_dp 2>&1 | tail -5
+make -s -j16 train tests/test_dp 2>&1 | tail -5
 nm tests/yolov9_kernels.o | grep -q ncclAllReduce || { echo "bench_dp: the CUDA backend was built without NCCL (make NCCL_HOME=...)"; exit 1; }
 rm -rf $D /tmp/dp; mkdir -p $D/images/train2017 $D/labels/train2017
 for k in $(seq 32); do
@@ -35,7 +35,7 @@ echo "pictures: $(ls $D/images/train2017 | wc -l)"
 run() {   # NAME N B
     nvidia-smi --query-gpu=index,memory.used --format=csv,noheader,nounits -lms 500 > "$OUT/dp_$1_smi.txt" &
     smi=$!
-    mpirun --allow-run-as-root -np $2 tests/train --cfg yolov9-s --data $D/data.yaml --batch $3 --img 640 --epochs 2 --noval --noplots --workers $W \
+    mpirun --allow-run-as-root -np $2 ./train --cfg yolov9-s --data $D/data.yaml --batch $3 --img 640 --epochs 2 --noval --noplots --workers $W \
         --device cuda --project /tmp/dp --name $1 > "$OUT/dp_$1.txt" 2>&1
     rc=$?
     kill $smi; wait $smi 2>/dev/null
@@ -55,7 +55,7 @@ done
 # the first epoch's mean losses (process 0's share), N GPUs beside one GPU at the same total batch
 for n in $GPUS; do
     [ $n = 1 ] && continue
-    tests/train --cfg yolov9-s --data $D/data.yaml --batch $((64 * n)) --img 640 --epochs 1 --noval --noplots --workers $W \
+    ./train --cfg yolov9-s --data $D/data.yaml --batch $((64 * n)) --img 640 --epochs 1 --noval --noplots --workers $W \
         --device cuda --project /tmp/dp --name one$n > "$OUT/dp_one$n.txt" 2>&1
     echo "epoch 0 losses box, cls, dfl: $n GPUs $(awk -F, 'NR == 2 { print $2, $3, $4 }' /tmp/dp/n$n/results.csv);" \
          "one GPU, batch $((64 * n)): $(awk -F, 'NR == 2 { print $2, $3, $4 }' /tmp/dp/one$n/results.csv)"

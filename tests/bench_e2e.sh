@@ -16,7 +16,7 @@ for k in 1 2 3 4 5 6 7 8; do
 done
 sed "s#^path:.*#path: $D#" "$C/coco128.yaml" > $D/data.yaml
 echo "pictures: $(ls $D/images/train2017 | wc -l)"
-tests/train --cfg yolov9-s --data $D/data.yaml --batch $B --img 640 --epochs 2 --noval --noplots --workers $W \
+./train --cfg yolov9-s --data $D/data.yaml --batch $B --img 640 --epochs 2 --noval --noplots --workers $W \
         --device cuda --project /tmp/e2e --name ours > "$OUT/e2e_ours.txt" 2>&1
 echo "ours rc=$?: $(tr '\r' '\n' < "$OUT/e2e_ours.txt" | grep -E '^ +1/1 .*16/16' | tail -1)"
 ./tests/bench_train --cfg yolov9-s --batch $B --img 640 --steps 5 > "$OUT/e2e_step.txt" 2>&1

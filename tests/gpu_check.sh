@@ -90,18 +90,18 @@ done
 # Then val in float32 and with --half on VAL="CFG WEIGHTS DATA PICTURES IMG"
 # (by default the same tiny model and pictures): mAP50 and mAP50-95 may
 # move by at most 0.005, and detect --half must run.
-make -s -j16 tests/val tests/detect 2>&1 | tail -5
+make -s -j16 val detect 2>&1 | tail -5
 VAL_FLAGS="--device cuda" sh tests/test_val.sh > "$OUT/test_val.txt" 2>&1 || fail=1
 grep -E "ok|FAIL" "$OUT/test_val.txt"
 set -- ${VAL:-tests/golden/tiny-gelan/model.yaml tests/golden/val-tiny/weights.safetensors tests/data/coco8/coco8.yaml tests/data/coco8/images/train2017 128}
 for h in "" --half; do
-    tests/val --cfg $1 --weights $2 --data $3 --batch 32 --img $5 --device cuda $h > "$OUT/val$h.txt" 2>&1 || fail=1
+    ./val --cfg $1 --weights $2 --data $3 --batch 32 --img $5 --device cuda $h > "$OUT/val$h.txt" 2>&1 || fail=1
     grep -E "^ +all|Speed" "$OUT/val$h.txt"
 done
 maps=$(awk '$1 == "all" { printf "%s %s ", $6, $7 }' "$OUT/val.txt" "$OUT/val--half.txt")
 if echo "$maps" | awk 'function a(x) { return x < 0 ? -x : x } { exit !(NF == 4 && a($1 - $3) <= 0.005 && a($2 - $4) <= 0.005) }'
 then echo "val --half: mAP50, mAP50-95 float32 then half: $maps ok"; else echo "val --half: $maps FAIL"; fail=1; fi
-tests/detect --cfg $1 --weights $2 --data $3 --source "$4" --img $5 --device cuda --half --nosave --project /tmp/det > "$OUT/detect_half.txt" 2>&1 \
+./detect --cfg $1 --weights $2 --data $3 --source "$4" --img $5 --device cuda --half --nosave --project /tmp/det > "$OUT/detect_half.txt" 2>&1 \
     || { fail=1; tail -3 "$OUT/detect_half.txt"; }
 echo "detect --half: $(grep -c "^image " "$OUT/detect_half.txt") pictures"
 echo "gpu_check: $fail failures"

@@ -25,6 +25,6 @@ for k in (missing + extra + differ)[:5]: print("    " + k)
 sys.exit(1 if missing or extra or differ else 0)
 PY
 # the file carries its model, nc and names: no --cfg, no --nc
-tests/detect --weights "$tmp/w.safetensors" --info --device cpu > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail=1; }
+./detect --weights "$tmp/w.safetensors" --info --device cpu > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail=1; }
 [ $fail = 0 ] && echo "convert: 1 passed, 0 failed" || echo "convert: 0 passed, 1 failed"
 exit $fail

@@ -7,7 +7,7 @@
    convs are compared with the CPU conv of rounded operands; a uint8 batch
    made into the input must equal the CPU's exactly). Exits non-zero on any
    mismatch. Needs a GPU: build with nvcc, run with make test-cuda; or the
-   simulator (tests/sim; make test runs test_cuda_sim80 and test_cuda_sim90
+   simulator (tests/sim; make test-all runs test_cuda_sim80 and test_cuda_sim90
    --quick, which skips the one shape of 125 MB an image, ten minutes on a
    CPU). */
 #define YOLOV9_IMPLEMENTATION

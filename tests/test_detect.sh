@@ -5,7 +5,7 @@
 # Run from the repository root.
 . tests/common.sh
 IMG=tests/data/coco8/images/train2017
-D="tests/detect --cfg tests/golden/tiny-gelan/model.yaml --weights tests/golden/tiny-gelan/weights.safetensors --img 64 --device cpu --conf-thres 0.01 --project $T"
+D="./detect --cfg tests/golden/tiny-gelan/model.yaml --weights tests/golden/tiny-gelan/weights.safetensors --img 64 --device cpu --conf-thres 0.01 --project $T"
 
 ls $IMG/*.jpg | head -n 3 > "$T/list.txt"
 for src in "$IMG/000000000030.jpg:1" "$IMG:8" "$IMG/*0.jpg:1" "$T/list.txt:3"; do
@@ -27,7 +27,7 @@ $D --source $IMG --name half --save-txt --save-conf --classes 0,2 --max-det 4 --
 if grep -q "no half-precision path, computing in float32" "$T/err" && diff -r "$T/run/labels" "$T/half/labels" > /dev/null; then
     ok "--half on the CPU: says it computes in float32, the same labels"; else bad "--half on the CPU: $(head -n 1 "$T/err")"; fi
 if $D --source "$T/nothing.gif" > /dev/null 2> "$T/err"; then bad "a bad source exits 0"; else ok "bad source: $(head -n 1 "$T/err")"; fi
-if ASAN_OPTIONS=detect_leaks=0 tests/asan_detect ${D#tests/detect} --source $IMG --name asan > "$T/out" 2>&1; then ok "detect under AddressSanitizer: 8 pictures, no invalid access"
+if ASAN_OPTIONS=detect_leaks=0 tests/asan_detect ${D#./detect} --source $IMG --name asan > "$T/out" 2>&1; then ok "detect under AddressSanitizer: 8 pictures, no invalid access"
 else bad "detect under AddressSanitizer: $(grep -m 1 -E 'ERROR|rror' "$T/out")"; fi
 echo "test_detect: $fail failed"
 [ $fail = 0 ]

@@ -38,7 +38,7 @@ else bad "test_dp --sync-bn failed"; cat "$T/sync.log" "$T/sync1.log"; fi
 # 2. train, two processes of 4 pictures: killed after epoch 2, resumed: the same last epoch as the uninterrupted run
 # (16 epochs, as test_train's: the kill reaches the processes through mpirun, a second or so, while
 # they train on; with 6 epochs the run sometimes finished first and there was nothing to resume)
-RUN="tests/train --cfg tests/golden/tiny-gelan/model.yaml --data tests/data/coco8/coco8.yaml --img 96 --batch 8 --epochs 16 --device cpu --workers 1 --project $T"
+RUN="./train --cfg tests/golden/tiny-gelan/model.yaml --data tests/data/coco8/coco8.yaml --img 96 --batch 8 --epochs 16 --device cpu --workers 1 --project $T"
 $MPIRUN $RUN --name a > "$T/a.log" 2>&1 || { bad "two-process training run failed"; cat "$T/a.log"; }
 [ "$(grep -c 'memory plan of each process' "$T/a.log")" = 1 ] && [ "$(grep -c '^ *all ' "$T/a.log")" -ge 16 ] &&
     ok "the plan and the progress printed once (by process 0)" || bad "the output is not process 0's alone"
@@ -46,7 +46,7 @@ $MPIRUN $RUN --name b > "$T/b.log" 2>&1 &
 pid=$!
 while kill -0 $pid 2>/dev/null && [ "$(cat "$T/b/results.csv" 2>/dev/null | grep -c '^ *[0-9]')" -lt 3 ]; do sleep 0.2; done
 kill $pid 2>/dev/null; wait $pid 2>/dev/null
-$MPIRUN tests/train --resume "$T/b/weights/last.safetensors" > "$T/b2.log" 2>&1 || { bad "two-process resume failed"; cat "$T/b2.log"; }
+$MPIRUN ./train --resume "$T/b/weights/last.safetensors" > "$T/b2.log" 2>&1 || { bad "two-process resume failed"; cat "$T/b2.log"; }
 ea=$(tail -n 1 "$T/a/results.csv" | cut -d, -f1-8); eb=$(tail -n 1 "$T/b/results.csv" | cut -d, -f1-8)
 rows=$(grep -c '^ *[0-9]' "$T/b/results.csv")
 if [ "$ea" = "$eb" ] && [ "$rows" = 16 ]; then ok "two processes killed and resumed: last epoch equal to the uninterrupted run ($eb)"
@@ -63,7 +63,7 @@ $MPIRUN $RUN --epochs 2 --precision half --name h > "$T/h.log" 2>&1 && [ "$(grep
 
 # 3. what it cannot do: one line, a non-zero exit
 for flags in "--batch 7" "--batch 8 --rect"; do
-    if $MPIRUN tests/train --cfg tests/golden/tiny-gelan/model.yaml --data tests/data/coco8/coco8.yaml --img 64 --epochs 1 --device cpu \
+    if $MPIRUN ./train --cfg tests/golden/tiny-gelan/model.yaml --data tests/data/coco8/coco8.yaml --img 64 --epochs 1 --device cpu \
            --project $T --name refused $flags > /dev/null 2> "$T/r.err"; then bad "$flags accepted with two processes"
     elif grep -q "^train: " "$T/r.err"; then ok "$flags refused: $(grep -m1 '^train: ' "$T/r.err")"
     else bad "$flags: no clear line"; cat "$T/r.err"; fi

@@ -8,7 +8,7 @@ IMG=tests/data/coco8/images/train2017
 DATA=tests/data/coco8/coco8.yaml
 CFG=tests/golden/tiny-gelan/model.yaml
 W=tests/golden/tiny-gelan/weights.safetensors
-DET="tests/detect --device cpu --img 64 --project $T --exist-ok"
+DET="./detect --device cpu --img 64 --project $T --exist-ok"
 # a 3-class dataset of two pictures
 mkdir -p "$T/d/images/x" "$T/d/labels/x"
 cp $IMG/000000000030.jpg "$T/d/images/x/a.jpg"; cp $IMG/000000000143.jpg "$T/d/images/x/b.jpg"
@@ -17,7 +17,7 @@ printf 'path: .\ntrain: images/x\nval: images/x\nnc: 3\nnames: [cat, dog, bird]\
 
 # 1. --help and -h: the flag table on stdout, exit 0
 for p in train val detect; do
-    if tests/$p --help > "$T/help" 2>&1 && tests/$p -h > /dev/null 2>&1 && grep -q -- "--imgsz" "$T/help"; then ok "$p --help: $(grep -c '^  --' "$T/help") flags listed"
+    if ./$p --help > "$T/help" 2>&1 && ./$p -h > /dev/null 2>&1 && grep -q -- "--imgsz" "$T/help"; then ok "$p --help: $(grep -c '^  --' "$T/help") flags listed"
     else bad "$p --help"; fi
 done
 
@@ -26,12 +26,12 @@ OFFICIAL_TRAIN="--rect --nosave --noval --noautoanchor --noplots --cache --image
   --quad --cos-lr --flat-cos-lr --fixed-lr --label-smoothing 0.1 --patience 5 --freeze 2 --save-period 3 --seed 1 --local_rank -1
   --min-items 0 --close-mosaic 1 --entity x --upload_dataset --bbox_interval -1 --artifact_alias latest --bucket x --evolve 10
   --optimizer LION --workers 1 --project $T --name flags --epochs 1 --batch-size 4 --imgsz 64"
-if tests/train --cfg $CFG --data $DATA --device cpu --dry-run $OFFICIAL_TRAIN > "$T/out" 2> "$T/err"; then
+if ./train --cfg $CFG --data $DATA --device cpu --dry-run $OFFICIAL_TRAIN > "$T/out" 2> "$T/err"; then
     ok "train takes every official flag ($(wc -l < "$T/err") lines say what does not apply)"
 else bad "train refuses an official flag: $(head -n 1 "$T/err")"; fi
-if tests/train --cfg $CFG --data $DATA --device cpu --dry-run --cache disk > /dev/null 2>&1 && tests/train --cfg $CFG --data $DATA --device cpu --dry-run --cache ram --imgsz 64 > /dev/null 2>&1
+if ./train --cfg $CFG --data $DATA --device cpu --dry-run --cache disk > /dev/null 2>&1 && ./train --cfg $CFG --data $DATA --device cpu --dry-run --cache ram --imgsz 64 > /dev/null 2>&1
 then ok "train --cache ram|disk"; else bad "train --cache ram|disk"; fi
-if tests/val --cfg $CFG --data $DATA --device cpu --dry-run --batch-size 2 --imgsz 64 --conf-thres 0.1 --iou-thres 0.6 --max-det 10 --task speed \
+if ./val --cfg $CFG --data $DATA --device cpu --dry-run --batch-size 2 --imgsz 64 --conf-thres 0.1 --iou-thres 0.6 --max-det 10 --task speed \
         --workers 1 --single-cls --augment --verbose --save-txt --save-hybrid --save-conf --save-json --project $T --name v --exist-ok \
         --half --dnn --min-items 0 > /dev/null 2> "$T/err"; then ok "val takes every official flag"
 else bad "val refuses an official flag: $(head -n 1 "$T/err")"; fi
@@ -46,7 +46,7 @@ $DET --cfg $CFG --weights $W --source $IMG --conf-thres 0.01 --save-txt --nosave
 if [ -n "$(cat "$T/c1/labels"/*.txt)" ] && diff -r "$T/c1/labels" "$T/c2/labels" > /dev/null; then ok "--classes 0 2 equals --classes 0,2"
 else bad "--classes 0 2 differs from --classes 0,2"; fi
 # 000000000030.jpg is 640x427: at --imgsz 64 128 (h w) it scales by 0.15 to 96x64, already multiples of 32
-line=$(tests/detect --cfg $CFG --weights $W --source $IMG/000000000030.jpg --imgsz 64 128 --device cpu --project $T --name hw --nosave 2>&1 | grep '^image')
+line=$(./detect --cfg $CFG --weights $W --source $IMG/000000000030.jpg --imgsz 64 128 --device cpu --project $T --name hw --nosave 2>&1 | grep '^image')
 case "$line" in *": 96x64 "*) ok "--imgsz 64 128: ${line%%,*}";; *) bad "--imgsz 64 128: '$line', expected 96x64";; esac
 
 # 3b. --save-crop as the official save_one_box: one crop per detection, the box grown by
@@ -73,19 +73,19 @@ print("  %d detections, %d crops, sizes as save_one_box: %s" % (len(rows), len(g
 sys.exit(0 if rows and len(got) == len(rows) and close else 1)
 PY
 then ok "--save-crop: one crop per detection, sized as the official save_one_box"; else bad "--save-crop"; fi
-if tests/train --cfg $CFG --data "$T/d/three.yaml" --device cpu --dry-run --single-cls 2>&1 | grep -q "; 1 classes"; then ok "--single-cls: 3 classes train as 1"
+if ./train --cfg $CFG --data "$T/d/three.yaml" --device cpu --dry-run --single-cls 2>&1 | grep -q "; 1 classes"; then ok "--single-cls: 3 classes train as 1"
 else bad "--single-cls"; fi
 
 # 4. --img 650 rounds up to 672 with the official warning; train's floor is 64
-if tests/val --cfg $CFG --data $DATA --device cpu --dry-run --img 650 2>&1 | grep -q "updating to 672" &&
-   tests/train --cfg $CFG --data $DATA --device cpu --dry-run --img 40 2>&1 | grep -q "updating to 64"; then ok "--img 650 -> 672 and train --img 40 -> 64, with a warning"
+if ./val --cfg $CFG --data $DATA --device cpu --dry-run --img 650 2>&1 | grep -q "updating to 672" &&
+   ./train --cfg $CFG --data $DATA --device cpu --dry-run --img 40 2>&1 | grep -q "updating to 64"; then ok "--img 650 -> 672 and train --img 40 -> 64, with a warning"
 else bad "--img not rounded up to a multiple of 32"; fi
 
 # 5. detect without --source, a .pt: one line each, non-zero exit
 if $DET --weights $W > "$T/out" 2> "$T/err"; then bad "detect without --source exits 0"
 elif [ "$(wc -l < "$T/err")" = 1 ]; then ok "no --source: $(cat "$T/err")"; else bad "no --source: $(wc -l < "$T/err") lines"; fi
 PT=tests/data/tiny-gelan-1epoch-unstripped.pt
-for p in "tests/detect --source $IMG" "tests/val --data $DATA" "tests/train --data $DATA --device cpu --dry-run"; do
+for p in "./detect --source $IMG" "./val --data $DATA" "./train --data $DATA --device cpu --dry-run"; do
     if $p --weights $PT > "$T/out" 2> "$T/err"; then bad "${p%% *} takes a .pt"
     elif [ "$(wc -l < "$T/err")" = 1 ] && grep -q "python3 weights/convert.py $PT" "$T/err"; then ok "${p%% *} with a .pt: $(cat "$T/err")"
     else bad "${p%% *} with a .pt: $(head -n 1 "$T/err")"; fi
@@ -99,10 +99,10 @@ else bad "converted .pt without --cfg: $(head -n 1 "$T/err")"; fi
 
 # 7. fine-tuning: an 80-class checkpoint starts a 3-class run; every tensor but the
 #    class convs' weights and biases (3 levels) transfers, as the official intersect_dicts
-tests/train --cfg $CFG --data $DATA --img 64 --batch 8 --epochs 1 --device cpu --workers 1 --project $T --name c80 --noval > /dev/null 2>&1 ||
+./train --cfg $CFG --data $DATA --img 64 --batch 8 --epochs 1 --device cpu --workers 1 --project $T --name c80 --noval > /dev/null 2>&1 ||
     bad "the 80-class run failed"
 C80="$T/c80/weights/last.safetensors"
-FT="tests/train --data $T/d/three.yaml --weights $C80 --img 64 --batch 2 --epochs 2 --device cpu --workers 1 --project $T --noval"
+FT="./train --data $T/d/three.yaml --weights $C80 --img 64 --batch 2 --epochs 2 --device cpu --workers 1 --project $T --noval"
 $FT --name ft > "$T/ft.log" 2>&1 || { bad "fine-tuning run failed"; cat "$T/ft.log"; }
 got=$(sed -n 's/^Transferred \([0-9]*\/[0-9]*\) items.*/\1/p' "$T/ft.log")
 want=$(python3 - "$C80" "$T/ft/weights/last.safetensors" <<'PY'
@@ -148,7 +148,7 @@ then ok "--freeze 3: $(grep '^freezing' "$T/fz.log")"; else bad "--freeze 3 does
 # 9. a run as the official's: a progress line per epoch into a log, --save-period, the final
 #    checkpoints stripped to the EMA weights, opt.yaml and hyp.yaml, the summary; resuming
 #    the finished run refuses, --resume keeps the run's own --epochs and says so
-RUN="tests/train --cfg $CFG --data $T/d/three.yaml --hyp tests/data/hyp-noaug.yaml --img 64 --batch 2 --epochs 3 --device cpu --workers 1 --project $T"
+RUN="./train --cfg $CFG --data $T/d/three.yaml --hyp tests/data/hyp-noaug.yaml --img 64 --batch 2 --epochs 3 --device cpu --workers 1 --project $T"
 $RUN --name run --save-period 2 --noval > "$T/run.log" 2>&1 || { bad "the run failed"; cat "$T/run.log"; }
 bars=$(grep -c "100% |##########| 1/1 \[.*img/s, data wait" "$T/run.log")
 if [ "$bars" = 3 ] && grep -q "^3 epochs completed in" "$T/run.log" && grep -q "^Best epoch" "$T/run.log"; then
@@ -171,9 +171,9 @@ then ok "--save-period 2: epoch0 and epoch2; last and best stripped to the EMA w
 lr0=$(sed -n 's/^lr0: //p' "$T/run/hyp.yaml"); want=$(sed -n 's/^lr0: *//p' tests/data/hyp-noaug.yaml)
 if [ -n "$lr0" ] && awk "BEGIN { exit !($lr0 == $want) }" && grep -q "^epochs: 3$" "$T/run/opt.yaml" && grep -q "^save_period: 2$" "$T/run/opt.yaml"
 then ok "opt.yaml and hyp.yaml in the run folder (lr0 $lr0, epochs 3)"; else bad "opt.yaml/hyp.yaml missing or wrong"; fi
-if tests/train --resume "$T/run/weights/last.safetensors" > "$T/out" 2> "$T/err"; then bad "resuming a finished run exits 0"
+if ./train --resume "$T/run/weights/last.safetensors" > "$T/out" 2> "$T/err"; then bad "resuming a finished run exits 0"
 elif grep -q "is finished, nothing to resume" "$T/err"; then ok "resuming the finished run: $(head -n 1 "$T/err")"; else bad "resume finished: $(cat "$T/err")"; fi
-if tests/train --resume "$T/run/weights/epoch0.safetensors" --epochs 6 > "$T/out" 2> "$T/err" && grep -q "^2 epochs completed" "$T/out" &&
+if ./train --resume "$T/run/weights/epoch0.safetensors" --epochs 6 > "$T/out" 2> "$T/err" && grep -q "^2 epochs completed" "$T/out" &&
    grep -q "epochs 6 ignored" "$T/err"; then ok "--resume --epochs 6 from epoch 0 of 3: epochs 1-2 run; $(head -n 1 "$T/err")"
 else bad "--resume --epochs: $(head -n 1 "$T/err")"; fi
 
@@ -181,7 +181,7 @@ else bad "--resume --epochs: $(head -n 1 "$T/err")"; fi
 # 10. the loader's and optimizer's official flags in a run (each held to the official in
 #     test_augment and golden_check): two epochs each, with finite losses
 for flags in "--rect --multi-scale --optimizer LION" "--quad --image-weights --multi-scale"; do
-    n=$(echo "$flags" | tr -d ' -'); TR="tests/train --cfg $CFG --data $DATA --device cpu --img 64 --batch-size 4 --workers 2 --noplots"
+    n=$(echo "$flags" | tr -d ' -'); TR="./train --cfg $CFG --data $DATA --device cpu --img 64 --batch-size 4 --workers 2 --noplots"
     if $TR --epochs 2 $flags --project $T --name $n > "$T/$n.log" 2>&1 && [ "$(grep -c '^ *[0-9]' "$T/$n/results.csv")" = 2 ] &&
        awk -F, 'NR > 1 { for (k = 2; k <= 4; k++) if ($k + 0 != $k + 0 || $k + 0 <= 0 || $k + 0 > 1e6) exit 1 }' "$T/$n/results.csv"
     then ok "train $flags: 2 epochs, losses $(tail -n 1 "$T/$n/results.csv" | cut -d, -f2-4 | tr -s ' ')"

@@ -6,7 +6,7 @@
 . tests/common.sh
 CFG=tests/golden/tiny-gelan/model.yaml
 DATA=tests/data/coco8/coco8.yaml
-RUN="tests/train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 8 --epochs 16 --device cpu --workers 2 --project $T"
+RUN="./train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 8 --epochs 16 --device cpu --workers 2 --project $T"
 
 # 1. it learns: the summed loss of the last epoch below 95% of the first
 $RUN --name a > "$T/a.log" 2>&1 || { bad "training run failed"; cat "$T/a.log"; }
@@ -15,7 +15,7 @@ last=$(awk -F, 'END { print $2 + $3 + $4 }' "$T/a/results.csv")
 if awk "BEGIN { exit !($last < 0.95 * $first) }"; then ok "loss falls: $first -> $last over 16 epochs"; else bad "loss does not fall: $first -> $last"; fi
 
 # 2. the checkpoint loads back (val reads the EMA weights under the official names)
-if tests/val --cfg $CFG --weights "$T/a/weights/last.safetensors" --data $DATA --img 96 --batch 4 --device cpu --project $T > "$T/val.log" 2>&1 &&
+if ./val --cfg $CFG --weights "$T/a/weights/last.safetensors" --data $DATA --img 96 --batch 4 --device cpu --project $T > "$T/val.log" 2>&1 &&
    grep -q "^ *all " "$T/val.log"; then ok "val loads the checkpoint"; else bad "val cannot use the checkpoint"; cat "$T/val.log"; fi
 
 # 2b. training validates at twice its batch, as the official val_loader (batch_size * 2): a
@@ -23,11 +23,11 @@ if tests/val --cfg $CFG --weights "$T/a/weights/last.safetensors" --data $DATA -
 #     learning rate 0 (only BatchNorm's statistics move): the epoch's P, R, mAP50, mAP50-95
 #     are val's at batch 4, not at batch 2 (where coco8's rectangles differ)
 sed -e 's/^lr0: .*/lr0: 0.0/' -e 's/^warmup_bias_lr: .*/warmup_bias_lr: 0.0/' tests/data/hyp-noaug.yaml > "$T/hyp-lr0.yaml"
-tests/train --cfg $CFG --weights tests/golden/val-tiny/weights.safetensors --data $DATA --hyp "$T/hyp-lr0.yaml" --img 128 \
+./train --cfg $CFG --weights tests/golden/val-tiny/weights.safetensors --data $DATA --hyp "$T/hyp-lr0.yaml" --img 128 \
         --batch 2 --epochs 1 --device cpu --workers 2 --project $T --name vb --save-period 1 > "$T/vb.log" 2>&1 || bad "the lr 0 run failed"
 ours=$(awk -F, 'END { printf "%.3g %.3g %.3g %.3g", $5, $6, $7, $8 }' "$T/vb/results.csv")
 for vb in 4 2; do
-    tests/val --cfg $CFG --weights "$T/vb/weights/epoch0.safetensors" --data $DATA --img 128 --batch $vb --device cpu --project $T \
+    ./val --cfg $CFG --weights "$T/vb/weights/epoch0.safetensors" --data $DATA --img 128 --batch $vb --device cpu --project $T \
         2>&1 | awk '$1 == "all" { print $4, $5, $6, $7 }' > "$T/val$vb"
 done
 if [ "$ours" = "$(cat "$T/val4")" ] && [ "$ours" != "$(cat "$T/val2")" ]; then
@@ -43,7 +43,7 @@ resumed_equal() {   # NAME of the uninterrupted run, then the flags of both runs
     pid=$!
     while kill -0 $pid 2>/dev/null && [ "$(cat "$T/$name-k/results.csv" 2>/dev/null | grep -c '^ *[0-9]')" -lt 7 ]; do sleep 0.2; done
     kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
-    tests/train --resume "$T/$name-k/weights/last.safetensors" > "$T/$name-r.log" 2>&1 || { bad "resume failed"; cat "$T/$name-r.log"; }
+    ./train --resume "$T/$name-k/weights/last.safetensors" > "$T/$name-r.log" 2>&1 || { bad "resume failed"; cat "$T/$name-r.log"; }
     ea=$(tail -n 1 "$T/$name/results.csv" | cut -d, -f1-8); eb=$(tail -n 1 "$T/$name-k/results.csv" | cut -d, -f1-8)
     rows=$(grep -c '^ *[0-9]' "$T/$name-k/results.csv")
     if [ "$ea" = "$eb" ] && [ "$rows" = 16 ]; then ok "killed and resumed${*:+ ($*)}: last epoch equal to the uninterrupted run ($eb)"
@@ -61,7 +61,7 @@ resumed_equal h --precision half
 #     to 2e-4; later ones, where float32 differences in the gradients compound,
 #     within 5%.
 G=tests/golden/train-tiny
-tests/train --cfg tests/golden/tiny-dual/model.yaml --weights tests/golden/tiny-dual/weights.safetensors --data $G/data.yaml \
+./train --cfg tests/golden/tiny-dual/model.yaml --weights tests/golden/tiny-dual/weights.safetensors --data $G/data.yaml \
         --hyp $G/hyp.yaml --img 128 --batch 8 --epochs 12 --device cpu --workers 2 --noval \
         --project $T --name official > "$T/official.log" 2>&1 || bad "the official-recipe run failed"
 if awk -F, 'NR == FNR { if (FNR > 1) for (i = 2; i <= 4; i++) o[$1 + 0, i] = $i; next }
@@ -77,7 +77,7 @@ else bad "losses leave the official train_dual.py's: $(cat "$T/worst")"; fi
 #     mixed-precision run does (its val turns ema.ema to half and back): every EMA value of
 #     the checkpoint written after the last validation is a half (a run that validated in
 #     bf16 keeps float32 values: 586 of 755,560 were halves)
-tests/train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 \
+./train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 \
         --project $T --name bf16 --precision bf16 --save-period 1 > "$T/bf16.log" 2>&1 || bad "the bf16 run failed"
 python3 - "$T/bf16/weights/epoch1.safetensors" > "$T/halves" <<'EOF'
 import json, struct, sys
@@ -96,13 +96,13 @@ if [ "${total:-0}" -gt 0 ] && [ "$halves" = "$total" ]; then ok "bf16 run: the E
 else bad "bf16 run: ${halves:-?} of ${total:-?} EMA values are halves after validation"; fi
 
 # 4. --ckpt: two epochs with every block recomputed give the very same numbers
-SHORT="tests/train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"
+SHORT="./train --cfg $CFG --data $DATA --hyp tests/data/hyp-noaug.yaml --img 96 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"
 $SHORT --name plain > /dev/null 2>&1 && $SHORT --name ckpt --ckpt > "$T/ckpt.log" 2>&1 || bad "--ckpt run failed"
 if [ -s "$T/plain/results.csv" ] && [ "$(cut -d, -f1-4 "$T/plain/results.csv")" = "$(cut -d, -f1-4 "$T/ckpt/results.csv")" ] &&
    grep -q "(--ckpt)" "$T/ckpt.log"; then ok "--ckpt: losses equal to the last digit over 2 epochs"; else bad "--ckpt changes the losses"; fi
 # 4b. a graph no official file has: a Concat that reads the picture (through Silence) beside a map, and a head
 #     that reads Conv outputs, made again for it under --ckpt (both crashed once); with and without --ckpt alike
-ODD="tests/train --cfg tests/data/odd-graph.yaml --data $DATA --hyp tests/data/hyp-noaug.yaml --img 64 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"
+ODD="./train --cfg tests/data/odd-graph.yaml --data $DATA --hyp tests/data/hyp-noaug.yaml --img 64 --batch 4 --epochs 2 --device cpu --workers 2 --project $T --noval"
 $ODD --name odd > "$T/odd.log" 2>&1 && $ODD --name oddckpt --ckpt > "$T/oddckpt.log" 2>&1 || bad "the odd graph's runs failed"
 if [ -s "$T/odd/results.csv" ] && [ "$(cut -d, -f1-4 "$T/odd/results.csv")" = "$(cut -d, -f1-4 "$T/oddckpt/results.csv")" ]; then
     ok "an odd graph (the picture in a Concat, a head on Conv outputs) trains, --ckpt equal to the last digit"
@@ -112,7 +112,7 @@ else bad "the odd graph: runs failed or --ckpt changes its losses"; fi
 #    (budgets of 0.08, 0.075 and 0.0706 GB plus the 128 MiB, 0.1342 GB, of
 #    the staged convs' buffer in YOLO_BACKEND_SCRATCH_BYTES, which every
 #    plan counts, on the CPU too)
-B="tests/train --cfg $CFG --data $DATA --img 96 --device cpu --dry-run"
+B="./train --cfg $CFG --data $DATA --img 96 --device cpu --dry-run"
 if $B --batch 8 --mem-budget 0.2142G 2>&1 | grep -q "batch 8 with --ckpt"; then ok "--mem-budget 0.2142G at batch 8: --ckpt chosen"; else bad "--mem-budget did not choose --ckpt"; fi
 if $B --mem-budget 0.2092G 2>&1 | grep -q "memory budget 0.21 GB: batch [0-9]"; then ok "--mem-budget 0.2092G: $($B --mem-budget 0.2092G 2>&1 | grep 'memory budget')"; else bad "--mem-budget did not choose a batch"; fi
 if $B --batch 8 --mem-budget 0.2048G > /dev/null 2> "$T/err"; then bad "an impossible budget exits 0"
@@ -129,7 +129,7 @@ cp tests/data/coco8/images/train2017/000000000030.jpg "$T/d/images/x/a.jpg"
 echo "0 0.5 0.5 0.2 0.2" > "$T/d/labels/x/a.txt"
 printf 'path: .\ntrain: images/x\nval: images/x\nnc: 3\n' > "$T/d/ok.yaml"
 printf 'path: .\ntrain: images/missing\nval: images/x\nnc: 3\n' > "$T/d/missing.yaml"
-TINY="tests/train --cfg $CFG --img 64 --batch 2 --epochs 1 --device cpu --workers 0 --project $T --noval"
+TINY="./train --cfg $CFG --img 64 --batch 2 --epochs 1 --device cpu --workers 0 --project $T --noval"
 expect_error "missing dataset path" "images/missing: no such file" $TINY --data "$T/d/missing.yaml"
 expect_error "unknown optimizer" "unknown optimizer 'Lion2'" $TINY --data "$T/d/ok.yaml" --optimizer Lion2
 grep -v '^mixup' tests/data/hyp-noaug.yaml > "$T/d/hyp.yaml"
@@ -158,7 +158,7 @@ body = bytearray(b[8 + n:])
 body[s:t] = struct.pack('<%df' % ((t - s) // 4), *[3e38] * ((t - s) // 4))
 open(sys.argv[2], 'wb').write(b[:8 + n] + bytes(body))
 EOF
-if tests/train --cfg tests/golden/tiny-dual/model.yaml --weights "$T/huge.safetensors" --data $G/data.yaml --hyp $G/hyp.yaml \
+if ./train --cfg tests/golden/tiny-dual/model.yaml --weights "$T/huge.safetensors" --data $G/data.yaml --hyp $G/hyp.yaml \
        --img 128 --batch 8 --epochs 2 --device cpu --workers 0 --noplots --project $T --name diverged > "$T/out" 2> "$T/err"; then
     bad "a non-finite loss: exit 0"
 elif [ "$(grep -c . "$T/err")" = 1 ] && grep -q "the loss is" "$T/err" && ! ls "$T/diverged/weights/"*.safetensors > /dev/null 2>&1

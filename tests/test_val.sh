@@ -12,7 +12,7 @@ G=tests/golden/val-tiny
 # check NAME OFFICIAL_DIR OFFICIAL_JSON MAP_TOL [VAL FLAGS]: val with those flags against the official's
 check() {
     name=$1 theirs_dir=$2 theirs_json=$3 tol=$4; shift 4
-    tests/val --cfg tests/golden/tiny-gelan/model.yaml --weights $G/weights.safetensors --data tests/data/coco8/coco8.yaml \
+    ./val --cfg tests/golden/tiny-gelan/model.yaml --weights $G/weights.safetensors --data tests/data/coco8/coco8.yaml \
           --img 128 --batch 32 ${VAL_FLAGS:---device cpu} --save-txt --save-conf --project "$T" --name $name "$@" > "$T/$name.log" 2>&1 ||
         { cat "$T/$name.log"; bad "$name: val failed"; return; }
     rm -f "$T/counts"

@@ -17,7 +17,7 @@
 #   ab, ... (cat them; a device call brings back 8 files of 16 MB at most);
 #   OAMP=0 runs the official with AMP off (a copy of train_dual.py whose
 #   check_amp is replaced by False, written beside it as train_dual_noamp.py).
-#   LIMIT counts from the runs' start: a device call that builds tests/train
+#   LIMIT counts from the runs' start: a device call that builds ./train
 #   first must leave the build's time, and the copies', inside its limit.
 set -u
 C=$1 R=$2 OUT=${OUT:-/tmp/out}
@@ -27,7 +27,7 @@ D=/tmp/seeds; rm -rf $D; mkdir -p $D $D/kept
 K=$D/kept   # what the archive takes
 sed "s#^path:.*#path: $(cd "$C" && pwd)#" "$C/coco128.yaml" > $D/data.yaml
 for s in ${SEEDS-0 1 2}; do
-    timeout $T tests/train --cfg yolov9-s --data $D/data.yaml --batch $B --img 640 --epochs $E --workers $W --seed $s \
+    timeout $T ./train --cfg yolov9-s --data $D/data.yaml --batch $B --img 640 --epochs $E --workers $W --seed $s \
         --noplots --device cuda ${FLAGS:-} --project $D --name ours$s > "$K/ours_seed$s.log" 2>&1 &
 done
 # the official's stand-ins: no IPython on the GPU machine, no network for its font

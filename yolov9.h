@@ -1661,89 +1661,222 @@ static void yolo_tensor_store(const yolo_backend *be, yolo_tensor *t, int store,
    backwards ADD into the gradients of their inputs (dx may be NULL when the
    input needs no gradient, e.g. the image). */
 
-/* --- matrix products (row-major), the core of every convolution --- */
+/* --- the convolution as matrix products over packed panels ---
 
-/* C[M,N] (+)= A B, with A's element (i, k) at A[i * si + k * sk]: the
-   plain i-k-j loop, blocked so that it runs at the speed of the cache, not
-   of memory. A panel of NB columns of B stays in cache while the rows of A
-   pass over it four at a time, each value of B loaded once for four rows.
-   Every C element still sums over k in order, as the unblocked loop. */
-enum { YOLO_GEMM_NB = 256 };
-static void yolo_gemm_rows(int M, int N, int K, const yolo_real *A, size_t si, size_t sk, const yolo_real *Bm,
-                           yolo_real *C, int accumulate) {
-    int nib = (M + 3) / 4, njb = (N + YOLO_GEMM_NB - 1) / YOLO_GEMM_NB;
-    #pragma omp parallel for schedule(static) if ((long)M * N * K > 100000)
-    for (int t = 0; t < nib * njb; t++) {
-        int i0 = (t % nib) * 4, j0 = (t / nib) * YOLO_GEMM_NB;   /* neighbouring tasks share a panel */
-        int ni = M - i0 < 4 ? M - i0 : 4, nj = N - j0 < YOLO_GEMM_NB ? N - j0 : YOLO_GEMM_NB;
-        yolo_real acc[4][YOLO_GEMM_NB];
-        for (int r = 0; r < 4; r++)
-            for (int j = 0; j < nj; j++) acc[r][j] = accumulate && r < ni ? C[(size_t)(i0 + r) * N + j0 + j] : 0;
-        for (int k = 0; k < K; k++) {
-            const yolo_real *b = Bm + (size_t)k * N + j0;
-            yolo_real a0 = A[(size_t)i0 * si + k * sk];
-            yolo_real a1 = ni > 1 ? A[(size_t)(i0 + 1) * si + k * sk] : 0, a2 = ni > 2 ? A[(size_t)(i0 + 2) * si + k * sk] : 0;
-            yolo_real a3 = ni > 3 ? A[(size_t)(i0 + 3) * si + k * sk] : 0;
-            #pragma omp simd
-            for (int j = 0; j < nj; j++) {
-                yolo_real bj = b[j];
-                acc[0][j] += a0 * bj; acc[1][j] += a1 * bj; acc[2][j] += a2 * bj; acc[3][j] += a3 * bj;
+   Per image and group, with w_g [c2g, K] (K = c1g k k), P = Ho Wo output
+   positions and col [K, P] the patches of x under every output position
+   (im2col: row (c, ky, kx), column (oy, ox)), a conv is three products:
+     forward          y_g  [c2g, P] = w_g col
+     backward-data    dcol [K, P]   = w_g^T dy_g    (then added back onto dx: col2im)
+     backward-weight  dw_g [c2g, K] += dy_g col^T   (summed over every image)
+   One routine computes all three, C[M, N] = sum over r of A[M, r] B[r, N],
+   at near the machine's peak, on three ideas (the tiling of the BLAS
+   libraries, after GotoBLAS):
+   1. The register tile. An MR x NR tile of C is summed in a local array
+      (acc) small enough for the compiler to keep in vector registers: each
+      step of r loads MR values of A and NR of B and does MR NR multiply-adds,
+      so that the arithmetic, not memory, sets the pace. NR is two vectors
+      wide (32 floats with AVX-512); MR takes the registers that are left.
+      The compiler vectorises the NR loop and unrolls the MR loop: no
+      intrinsics, the same C on every machine (-march=native picks the width).
+   2. Packing. Before the products, a block of A (MC rows, KC values of r)
+      and a panel of B (KC values of r, NC columns) are copied into the order
+      in which the register tile reads them: A in strips of MR rows, B in
+      strips of NR columns, the MR (NR) values of one r side by side. The
+      tile then reads both with unit stride, from the cache (the B strip from
+      L1, the A block and B panel from L2). Packing B is also where the
+      patches are made: col is never stored whole, a panel is read from x as
+      it is needed (a 1x1 conv of stride 1 reads x itself: it is col).
+   3. Threads over tiles. The output is cut into MC x NC tiles, of every image
+      and group at once; a thread packs and computes its tiles alone. Each C
+      value sums its r in the same order whatever the number of threads (KC
+      at a time in the register tile, the blocks added in order), so results
+      do not depend on it. The weight gradient, a sum over every position of
+      every image, is cut along the positions into chunks of YOLO_RCHUNK: a
+      partial dw a chunk (tiles as above), the partials then added in order,
+      in double.
+   yolo_conv2d_naive_* below are the plain loops the tests hold this to. */
+#if defined(__AVX512F__)
+#define YOLO_VECTOR_BYTES 64
+#elif defined(__AVX__)
+#define YOLO_VECTOR_BYTES 32
+#else
+#define YOLO_VECTOR_BYTES 16
+#endif
+#if defined(__AVX512F__) || defined(__aarch64__)
+#define YOLO_MR 8    /* 32 vector registers: 16 of them hold the tile */
+#else
+#define YOLO_MR 6    /* 16 registers: 12 */
+#endif
+#define YOLO_NR (2 * YOLO_VECTOR_BYTES / (int)sizeof(yolo_real))
+#define YOLO_KC 256                 /* values of r a block */
+#define YOLO_MC (8 * YOLO_MR)       /* rows of a tile */
+#define YOLO_NC (8 * YOLO_NR)       /* columns of a tile */
+#define YOLO_RCHUNK 4096            /* positions of a weight gradient's partial */
+
+/* An operand: a plain matrix, element (i, r) at p[i * rs + r * cs]; or
+   (B only, p NULL) the patches of one image's group of channels x [C, H, W]
+   under a k x k conv of stride s with Ho x Wo outputs: col, or (transposed)
+   col^T, whose rows are the positions. */
+typedef struct {
+    const yolo_real *p;
+    size_t rs, cs;
+    const yolo_real *x;
+    int C, H, W, k, s, Ho, Wo, transposed, first;   /* col^T: its rows from position first on */
+} yolo_operand;
+
+static yolo_operand yolo_matrix(const yolo_real *p, size_t rs, size_t cs) {
+    yolo_operand o;
+    memset(&o, 0, sizeof o);
+    o.p = p; o.rs = rs; o.cs = cs;
+    return o;
+}
+/* x's patches as col, or (transposed) as col^T from position first on; a 1x1 conv of stride 1's as x itself */
+static yolo_operand yolo_patches(const yolo_real *x, int C, int H, int W, int k, int s, int Ho, int Wo, int transposed,
+                                 int first) {
+    size_t P = (size_t)H * W;
+    if (k == 1 && s == 1) return transposed ? yolo_matrix(x + first, 1, P) : yolo_matrix(x, P, 1);
+    yolo_operand o = yolo_matrix(NULL, 0, 0);
+    o.x = x; o.C = C; o.H = H; o.W = W; o.k = k; o.s = s; o.Ho = Ho; o.Wo = Wo;
+    o.transposed = transposed; o.first = first;
+    return o;
+}
+
+/* A[i0 .. i0+mc, r0 .. r0+kc) into strips of MR rows: ap[strip][r][MR], rows past mc zero */
+static void yolo_pack_a(const yolo_operand *a, int i0, int mc, int r0, int kc, yolo_real *ap) {
+    for (int is = 0; is < mc; is += YOLO_MR, ap += (size_t)kc * YOLO_MR)
+        for (int i = 0; i < YOLO_MR; i++) {
+            if (is + i >= mc) { for (int r = 0; r < kc; r++) ap[r * YOLO_MR + i] = 0; continue; }
+            const yolo_real *row = a->p + (size_t)(i0 + is + i) * a->rs + (size_t)r0 * a->cs;
+            for (int r = 0; r < kc; r++) ap[r * YOLO_MR + i] = row[(size_t)r * a->cs];
+        }
+}
+
+/* the values of one row of col, output positions j0 .. j0+n of the same
+   output row oy, into dst[t * step]: the pixels of channel plane xc under
+   tap (ky, kx), zero where the tap falls on the padding */
+static void yolo_patch_run(const yolo_operand *b, const yolo_real *xc, int ky, int kx, int oy, int ox0, int n,
+                           yolo_real *dst, size_t step) {
+    int pad = b->k / 2, iy = oy * b->s - pad + ky, ix0 = ox0 * b->s - pad + kx, t = 0;
+    if (iy < 0 || iy >= b->H) { for (; t < n; t++) dst[t * step] = 0; return; }
+    const yolo_real *src = xc + (size_t)iy * b->W;
+    for (; t < n && ix0 + t * b->s < 0; t++) dst[t * step] = 0;               /* left padding */
+    int end = n;                                                            /* first tap past the right edge */
+    while (end > t && ix0 + (end - 1) * b->s >= b->W) end--;
+    if (b->s == 1 && step == 1) { memcpy(dst + t, src + ix0 + t, (size_t)(end - t) * sizeof(yolo_real)); t = end; }
+    for (; t < end; t++) dst[t * step] = src[ix0 + t * b->s];
+    for (; t < n; t++) dst[t * step] = 0;                                   /* right padding */
+}
+
+/* B[r0 .. r0+kc, j0 .. j0+nc) into strips of NR columns: bp[strip][r][NR], columns past nc zero */
+static void yolo_pack_b(const yolo_operand *b, int r0, int kc, int j0, int nc, yolo_real *bp) {
+    int nstrips = (nc + YOLO_NR - 1) / YOLO_NR;
+    if (nc % YOLO_NR)   /* the last strip's columns past nc */
+        for (int r = 0; r < kc; r++)
+            for (int j = nc % YOLO_NR; j < YOLO_NR; j++) bp[((size_t)(nstrips - 1) * kc + r) * YOLO_NR + j] = 0;
+    for (int js = 0; js < nc; js += YOLO_NR) {
+        int nr = nc - js < YOLO_NR ? nc - js : YOLO_NR;
+        yolo_real *strip = bp + (size_t)js * kc;
+        if (b->p && b->cs == 1)       /* rows of a plain matrix: copies of nr values */
+            for (int r = 0; r < kc; r++)
+                memcpy(strip + r * YOLO_NR, b->p + (size_t)(r0 + r) * b->rs + j0 + js, nr * sizeof(yolo_real));
+        else if (b->p)                /* a transposed one: each column read along r */
+            for (int j = 0; j < nr; j++) {
+                const yolo_real *col = b->p + (size_t)(j0 + js + j) * b->cs + (size_t)r0 * b->rs;
+                for (int r = 0; r < kc; r++) strip[r * YOLO_NR + j] = col[(size_t)r * b->rs];
             }
-        }
-        for (int r = 0; r < ni; r++) memcpy(C + (size_t)(i0 + r) * N + j0, acc[r], (size_t)nj * sizeof(yolo_real));
+        else if (!b->transposed)      /* col: row r is tap (c, ky, kx), columns are positions in runs along ox */
+            for (int r = 0; r < kc; r++) {
+                int row = r0 + r, c = row / (b->k * b->k), ky = row / b->k % b->k, kx = row % b->k;
+                const yolo_real *xc = b->x + (size_t)c * b->H * b->W;
+                for (int j = 0, q = j0 + js; j < nr;) {
+                    int oy = q / b->Wo, ox = q % b->Wo, n = b->Wo - ox < nr - j ? b->Wo - ox : nr - j;
+                    yolo_patch_run(b, xc, ky, kx, oy, ox, n, strip + r * YOLO_NR + j, 1);
+                    j += n; q += n;
+                }
+            }
+        else                          /* col^T: column j is tap (c, ky, kx), rows are positions */
+            for (int j = 0; j < nr; j++) {
+                int tap = j0 + js + j, c = tap / (b->k * b->k), ky = tap / b->k % b->k, kx = tap % b->k;
+                const yolo_real *xc = b->x + (size_t)c * b->H * b->W;
+                for (int r = 0, q = b->first + r0; r < kc;) {
+                    int oy = q / b->Wo, ox = q % b->Wo, n = b->Wo - ox < kc - r ? b->Wo - ox : kc - r;
+                    yolo_patch_run(b, xc, ky, kx, oy, ox, n, strip + (size_t)r * YOLO_NR + j, YOLO_NR);
+                    r += n; q += n;
+                }
+            }
     }
 }
 
-/* C[M,N] (+)= A[M,K] B[K,N] */
-static void yolo_gemm_nn(int M, int N, int K, const yolo_real *A, const yolo_real *Bm, yolo_real *C, int accumulate) {
-    yolo_gemm_rows(M, N, K, A, (size_t)K, 1, Bm, C, accumulate);
-}
-
-/* C[M,N] = A[K,M]^T B[K,N] */
-static void yolo_gemm_tn(int M, int N, int K, const yolo_real *A, const yolo_real *Bm, yolo_real *C) {
-    yolo_gemm_rows(M, N, K, A, 1, (size_t)M, Bm, C, 0);
-}
-
-/* C[M,N] += A[M,K] B[N,K]^T: dot products over k (long: the weight
-   gradient sums over every output position), accumulated in double, in
-   vector lanes */
-static void yolo_gemm_nt(int M, int N, int K, const yolo_real *A, const yolo_real *Bm, yolo_real *C) {
-    #pragma omp parallel for schedule(static) if ((long)M * N * K > 100000)
-    for (int i = 0; i < M; i++) {
-        const yolo_real *a = A + (size_t)i * K;
-        for (int j = 0; j < N; j++) {
-            const yolo_real *b = Bm + (size_t)j * K;
-            double s = 0;
-            #pragma omp simd reduction(+ : s)
-            for (int k = 0; k < K; k++) s += (double)a[k] * b[k];
-            C[(size_t)i * N + j] += (yolo_real)s;
+/* the register tile: C[0 .. mr, 0 .. nr) = (add ? C : 0) + a b over kc values of r,
+   a an MR strip of A, b an NR strip of B */
+static void yolo_gemm_micro(int kc, const yolo_real *a, const yolo_real *b, yolo_real *C, size_t ldc, int mr, int nr,
+                            int add) {
+    yolo_real acc[YOLO_MR][YOLO_NR];
+    #pragma GCC unroll 16
+    for (int i = 0; i < YOLO_MR; i++)
+        for (int j = 0; j < YOLO_NR; j++) acc[i][j] = 0;
+    for (int r = 0; r < kc; r++, a += YOLO_MR, b += YOLO_NR) {
+        #pragma GCC unroll 16
+        for (int i = 0; i < YOLO_MR; i++) {
+            #pragma omp simd
+            for (int j = 0; j < YOLO_NR; j++) acc[i][j] += a[i] * b[j];
         }
     }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) C[i * ldc + j] = (add ? C[i * ldc + j] : 0) + acc[i][j];
 }
+
+/* one product C = A B (rows ldc apart) over R values of r */
+typedef struct {
+    yolo_operand a, b;
+    yolo_real *c;
+    size_t ldc;
+    int R;
+} yolo_product;
+
+/* the tile C[i0 .. i0+mc, j0 .. j0+nc) of a product, KC values of r at a time, added to
+   C's values when add; ap and bp hold a packed block of A and panel of B */
+static void yolo_gemm_tile(const yolo_product *pr, int i0, int mc, int j0, int nc, int add, yolo_real *ap,
+                           yolo_real *bp) {
+    for (int r0 = 0; r0 < pr->R; r0 += YOLO_KC) {
+        int kc = pr->R - r0 < YOLO_KC ? pr->R - r0 : YOLO_KC;
+        yolo_pack_a(&pr->a, i0, mc, r0, kc, ap);
+        yolo_pack_b(&pr->b, r0, kc, j0, nc, bp);
+        for (int j = 0; j < nc; j += YOLO_NR)
+            for (int i = 0; i < mc; i += YOLO_MR)
+                yolo_gemm_micro(kc, ap + (size_t)i * kc, bp + (size_t)j * kc, pr->c + (size_t)(i0 + i) * pr->ldc + j0 + j,
+                                pr->ldc, mc - i < YOLO_MR ? mc - i : YOLO_MR, nc - j < YOLO_NR ? nc - j : YOLO_NR,
+                                add || r0 > 0);
+    }
+}
+
+/* Runs task(ctx, t, ap, bp) for t in [0, n) over the threads, each thread with
+   its own packing buffers. A task computes tiles of M x N products: mt x nt
+   tiles a product, tile t % (mt nt) of product t / (mt nt). */
+typedef void (*yolo_tile_task)(void *ctx, int t, yolo_real *ap, yolo_real *bp);
+static void yolo_gemm_tasks(int n, yolo_tile_task task, void *ctx) {
+    #pragma omp parallel if (n > 1)
+    {
+        yolo_real *ap = (yolo_real *)yolo_xmalloc((size_t)YOLO_MC * YOLO_KC * sizeof(yolo_real));
+        yolo_real *bp = (yolo_real *)yolo_xmalloc((size_t)YOLO_KC * YOLO_NC * sizeof(yolo_real));
+        #pragma omp for schedule(dynamic)
+        for (int t = 0; t < n; t++) task(ctx, t, ap, bp);
+        free(ap); free(bp);
+    }
+}
+/* tile t of an M x N product: rows [*i0, *i0 + *mc), columns [*j0, *j0 + *nc); returns the product's index */
+static int yolo_tile_of(int t, int M, int N, int *i0, int *mc, int *j0, int *nc) {
+    int mt = (M + YOLO_MC - 1) / YOLO_MC, nt = (N + YOLO_NC - 1) / YOLO_NC, in = t % (mt * nt);
+    *i0 = in % mt * YOLO_MC; *mc = M - *i0 < YOLO_MC ? M - *i0 : YOLO_MC;
+    *j0 = in / mt * YOLO_NC; *nc = N - *j0 < YOLO_NC ? N - *j0 : YOLO_NC;
+    return t / (mt * nt);
+}
+static int yolo_tiles(int M, int N) { return ((M + YOLO_MC - 1) / YOLO_MC) * ((N + YOLO_NC - 1) / YOLO_NC); }
 
 /* --- conv2d: zero padding k/2, stride s, groups g --- */
 
 static int yolo_conv_out(int in, int k, int s) { return (in + 2 * (k / 2) - k) / s + 1; }
-
-/* im2col: the input patch under every output position, one row per
-   (channel, ky, kx): col[cg*k*k, Ho*Wo] for the channels of one group */
-static void yolo_im2col(const yolo_real *x, int cg, int H, int W, int k, int s,
-                        int Ho, int Wo, yolo_real *col) {
-    int p = k / 2;
-    #pragma omp parallel for schedule(static) if ((long)cg * k * k * Ho * Wo > 100000)
-    for (int r = 0; r < cg * k * k; r++) {
-        int c = r / (k * k), ky = (r / k) % k, kx = r % k;
-        yolo_real *dst = col + (size_t)r * Ho * Wo;
-        const yolo_real *src = x + (size_t)c * H * W;
-        for (int oy = 0; oy < Ho; oy++) {
-            int iy = oy * s - p + ky;
-            for (int ox = 0; ox < Wo; ox++) {
-                int ix = ox * s - p + kx;
-                dst[oy * Wo + ox] = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? src[iy * W + ix] : 0;
-            }
-        }
-    }
-}
 
 /* col2im: the adjoint of im2col, adds every patch gradient back to dx */
 static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s,
@@ -1771,11 +1904,45 @@ static yolo_real *yolo_rounded_copy(yolo_precision prec, const yolo_real *src, s
 static void yolo_round_into(yolo_precision prec, const yolo_real *src, size_t n, yolo_real *r);  /* below */
 static void yolo_store_round_n(int store, yolo_real *v, size_t n);                           /* below */
 static yolo_real yolo_silu(yolo_real x);                                                     /* below */
+static void yolo_silu_n(yolo_real *v, size_t n);                                             /* below */
 
 /* image n's first channel in the CPU's NCHW: a slot's images are ctot HW
    values apart, its channels at c0 of each */
 static yolo_real *yolo_cpu_image(const yolo_tensor *t, int n) {
     return t->data + ((size_t)n * yolo_buffer_channels(t) + t->c0) * t->h * t->w;
+}
+
+/* a conv's forward, as its tile tasks see it */
+typedef struct {
+    const yolo_tensor *x, *r;
+    yolo_tensor *y;
+    const yolo_real *w, *b;
+    int k, s, g, act, c1g, c2g, K, P;
+} yolo_conv_job;
+
+/* one tile of y_g = w_g col for image n, group gi, then finished where it lies: bias, SiLU,
+   rounded to y's store, and with a shortcut r added and rounded again */
+static void yolo_conv_forward_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
+    const yolo_conv_job *f = (const yolo_conv_job *)ctx;
+    const yolo_tensor *x = f->x, *y = f->y;
+    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->P, &i0, &mc, &j0, &nc), n = q / f->g, gi = q % f->g;
+    yolo_product pr;
+    pr.a = yolo_matrix(f->w + (size_t)gi * f->c2g * f->K, f->K, 1);
+    pr.b = yolo_patches(yolo_cpu_image(x, n) + (size_t)gi * f->c1g * x->h * x->w, f->c1g, x->h, x->w, f->k, f->s, y->h,
+                        y->w, 0, 0);
+    pr.c = yolo_cpu_image(y, n) + (size_t)gi * f->c2g * f->P;
+    pr.ldc = f->P; pr.R = f->K;
+    yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, ap, bp);
+    for (int o = i0; o < i0 + mc; o++) {
+        yolo_real *v = pr.c + (size_t)o * f->P + j0;
+        if (f->b) for (int j = 0; j < nc; j++) v[j] += f->b[gi * f->c2g + o];
+        if (f->act) yolo_silu_n(v, nc);
+        yolo_store_round_n(y->store, v, nc);
+        if (!f->r) continue;
+        const yolo_real *rv = f->r->data + ((size_t)n * y->c + gi * f->c2g + o) * f->P + j0;
+        for (int j = 0; j < nc; j++) v[j] += rv[j];
+        yolo_store_round_n(y->store, v, nc);
+    }
 }
 
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
@@ -1801,29 +1968,9 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
         free(xr.data); free(wr);
         return;
     }
-    int C1 = x->c, H = x->h, W = x->w, Ho = y->h, Wo = y->w;
-    int c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
-    int direct = (k == 1 && s == 1);
-    yolo_real *col = direct ? NULL : (yolo_real *)yolo_xmalloc((size_t)K * P * sizeof(yolo_real));
-    for (int n = 0; n < x->n; n++)
-        for (int gi = 0; gi < g; gi++) {
-            const yolo_real *xg = yolo_cpu_image(x, n) + (size_t)gi * c1g * H * W;
-            yolo_real *yg = yolo_cpu_image(y, n) + (size_t)gi * c2g * P;
-            size_t m = (size_t)c2g * P;
-            if (!direct) yolo_im2col(xg, c1g, H, W, k, s, Ho, Wo, col);
-            yolo_gemm_nn(c2g, P, K, w + (size_t)gi * c2g * K, direct ? xg : col, yg, 0);
-            if (b)
-                for (int o = 0; o < c2g; o++)
-                    for (int i = 0; i < P; i++) yg[(size_t)o * P + i] += b[gi * c2g + o];
-            if (act)
-                for (size_t i = 0; i < m; i++) yg[i] = yolo_silu(yg[i]);
-            yolo_store_round_n(y->store, yg, m);
-            if (!r) continue;
-            const yolo_real *rg = r->data + ((size_t)n * C2 + gi * c2g) * P;
-            for (size_t i = 0; i < m; i++) yg[i] += rg[i];
-            yolo_store_round_n(y->store, yg, m);
-        }
-    free(col);
+    int c1g = x->c / g, c2g = C2 / g;
+    yolo_conv_job f = { x, r, y, w, b, k, s, g, act, c1g, c2g, c1g * k * k, y->h * y->w };
+    yolo_gemm_tasks(x->n * g * yolo_tiles(c2g, f.P), yolo_conv_forward_tile, &f);
 }
 
 /* A float rounded to the nearest IEEE half-precision value (ties to even),
@@ -1887,6 +2034,108 @@ static void yolo_dx_put(const yolo_dx *dx, int n, int c0, int C, int HW, const y
     }
 }
 
+/* a conv's backward, as its tile tasks see it: dy [B, C2, P], the patches' gradient dcol
+   [C1/g k k, P] of each group (one image's), the weight gradient's partials [chunks][C2][K] */
+typedef struct {
+    const yolo_tensor *x;
+    const yolo_real *w, *dy;
+    yolo_real *dcol, *part;
+    int C2, Ho, Wo, k, s, g, c1g, c2g, K, P, n, chunk_images, chunk_positions, chunks_per_image;
+} yolo_conv_grad_job;
+
+/* one tile of dcol_g = w_g^T dy_g for image n */
+static void yolo_conv_dcol_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
+    const yolo_conv_grad_job *f = (const yolo_conv_grad_job *)ctx;
+    int i0, mc, j0, nc, gi = yolo_tile_of(t, f->K, f->P, &i0, &mc, &j0, &nc);
+    yolo_product pr;
+    pr.a = yolo_matrix(f->w + (size_t)gi * f->c2g * f->K, 1, f->K);
+    pr.b = yolo_matrix(f->dy + ((size_t)f->n * f->C2 + gi * f->c2g) * f->P, f->P, 1);
+    pr.c = f->dcol + (size_t)gi * f->K * f->P;
+    pr.ldc = f->P; pr.R = f->c2g;
+    yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, ap, bp);
+}
+
+/* one tile of a chunk's partial dw_g = sum of dy_g col^T over the chunk's images and positions */
+static void yolo_conv_dw_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
+    const yolo_conv_grad_job *f = (const yolo_conv_grad_job *)ctx;
+    const yolo_tensor *x = f->x;
+    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->K, &i0, &mc, &j0, &nc), chunk = q / f->g, gi = q % f->g;
+    int n0 = chunk / f->chunks_per_image * f->chunk_images, n1 = n0 + f->chunk_images;
+    int p0 = chunk % f->chunks_per_image * f->chunk_positions, p1 = p0 + f->chunk_positions;
+    if (n1 > x->n) n1 = x->n;
+    if (p1 > f->P) p1 = f->P;
+    yolo_product pr;
+    pr.c = f->part + ((size_t)chunk * f->g + gi) * f->c2g * f->K;
+    pr.ldc = f->K; pr.R = p1 - p0;
+    for (int n = n0; n < n1; n++) {
+        pr.a = yolo_matrix(f->dy + ((size_t)n * f->C2 + gi * f->c2g) * f->P + p0, f->P, 1);
+        pr.b = yolo_patches(x->data + ((size_t)n * x->c + gi * f->c1g) * x->h * x->w, f->c1g, x->h, x->w, f->k, f->s,
+                            f->Ho, f->Wo, 1, p0);
+        yolo_gemm_tile(&pr, i0, mc, j0, nc, n > n0, ap, bp);
+    }
+}
+
+/* The conv as its definition, a loop per index, summed in double: the
+   reference that tests/test_conv holds the products above to (x [B, C1, H,
+   W], w [C2, C1/g, k, k], y and dy [B, C2, Ho, Wo]; b may be NULL).
+   y = conv(x, w) + b; dx and dw get the gradients of dy added. */
+__attribute__((unused)) static void yolo_conv2d_naive_forward(const yolo_real *x, int B, int C1, int H, int W,
+                                                              const yolo_real *w, const yolo_real *b, int C2, int k,
+                                                              int s, int g, int Ho, int Wo, yolo_real *y) {
+    int c1g = C1 / g, c2g = C2 / g, pad = k / 2;
+    for (int n = 0; n < B; n++)
+        for (int o = 0; o < C2; o++)
+            for (int oy = 0; oy < Ho; oy++)
+                for (int ox = 0; ox < Wo; ox++) {
+                    double acc = b ? b[o] : 0;
+                    for (int c = 0; c < c1g; c++)
+                        for (int ky = 0; ky < k; ky++)
+                            for (int kx = 0; kx < k; kx++) {
+                                int iy = oy * s - pad + ky, ix = ox * s - pad + kx;
+                                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                                acc += (double)w[((size_t)(o * c1g + c) * k + ky) * k + kx] *
+                                       x[(((size_t)n * C1 + o / c2g * c1g + c) * H + iy) * W + ix];
+                            }
+                    y[(((size_t)n * C2 + o) * Ho + oy) * Wo + ox] = (yolo_real)acc;
+                }
+}
+__attribute__((unused)) static void yolo_conv2d_naive_backward(const yolo_real *x, int B, int C1, int H, int W,
+                                                               const yolo_real *w, const yolo_real *dy, int C2, int k,
+                                                               int s, int g, int Ho, int Wo, yolo_real *dx,
+                                                               yolo_real *dw) {
+    int c1g = C1 / g, c2g = C2 / g, pad = k / 2;
+    for (int o = 0; o < C2; o++)   /* dL/dw[o, c, ky, kx] = sum over n, oy, ox of dy x */
+        for (int c = 0; c < c1g; c++)
+            for (int ky = 0; ky < k; ky++)
+                for (int kx = 0; kx < k; kx++) {
+                    double acc = 0;
+                    for (int n = 0; n < B; n++)
+                        for (int oy = 0; oy < Ho; oy++)
+                            for (int ox = 0; ox < Wo; ox++) {
+                                int iy = oy * s - pad + ky, ix = ox * s - pad + kx;
+                                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                                acc += (double)dy[(((size_t)n * C2 + o) * Ho + oy) * Wo + ox] *
+                                       x[(((size_t)n * C1 + o / c2g * c1g + c) * H + iy) * W + ix];
+                            }
+                    dw[((size_t)(o * c1g + c) * k + ky) * k + kx] += (yolo_real)acc;
+                }
+    for (int n = 0; n < B; n++)    /* dL/dx[n, ci, iy, ix] = sum over the outputs that read it of dy w */
+        for (int ci = 0; ci < C1; ci++)
+            for (int iy = 0; iy < H; iy++)
+                for (int ix = 0; ix < W; ix++) {
+                    double acc = 0;
+                    for (int o = ci / c1g * c2g; o < (ci / c1g + 1) * c2g; o++)
+                        for (int ky = 0; ky < k; ky++)
+                            for (int kx = 0; kx < k; kx++) {
+                                int ty = iy + pad - ky, tx = ix + pad - kx;
+                                if (ty < 0 || tx < 0 || ty % s || tx % s || ty / s >= Ho || tx / s >= Wo) continue;
+                                acc += (double)dy[(((size_t)n * C2 + o) * Ho + ty / s) * Wo + tx / s] *
+                                       w[((size_t)(o * c1g + ci % c1g) * k + ky) * k + kx];
+                            }
+                    dx[(((size_t)n * C1 + ci) * H + iy) * W + ix] += (yolo_real)acc;
+                }
+}
+
 /* Given dy = dL/dy: dw += dy col^T, db += sum dy, and dL/dx = col2im(w^T dy)
    into dx's runs. In bf16 or half: the two products of rounded copies of
    x, w and dy (a stored dy, a BatchNorm's dL/dz, is rounded already: where
@@ -1916,40 +2165,53 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
         if (dyr.data != dy) free(dyr.data);
         return;
     }
-    int C1 = x->c, H = x->h, W = x->w;
-    int c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
-    int direct = (k == 1 && s == 1);
-    yolo_real *col = (yolo_real *)yolo_xmalloc((size_t)K * P * sizeof(yolo_real));
-    yolo_real *dxg = dx ? (yolo_real *)yolo_xmalloc((size_t)c1g * H * W * sizeof(yolo_real)) : NULL;
-    for (int n = 0; n < x->n; n++)
-        for (int gi = 0; gi < g; gi++) {
-            const yolo_real *xg = x->data + ((size_t)n * C1 + gi * c1g) * H * W;
-            const yolo_real *dyg = dy + ((size_t)n * C2 + gi * c2g) * P;
-            const yolo_real *cols = xg;
-            if (!direct) { yolo_im2col(xg, c1g, H, W, k, s, Ho, Wo, col); cols = col; }
-            yolo_gemm_nt(c2g, K, P, dyg, cols, dw + (size_t)gi * c2g * K);
-            if (db)
-                for (int o = 0; o < c2g; o++) {
-                    double acc = 0;
-                    for (int i = 0; i < P; i++) acc += dyg[(size_t)o * P + i];
-                    db[gi * c2g + o] += (yolo_real)acc;
-                }
-            if (dx) {   /* this image's and group's dL/dx [c1g, H, W], then into the runs */
-                memset(dxg, 0, (size_t)c1g * H * W * sizeof(yolo_real));
-                yolo_gemm_tn(K, P, c2g, w + (size_t)gi * c2g * K, dyg, col);
-                if (direct)
-                    for (size_t i = 0; i < (size_t)K * P; i++) dxg[i] += col[i];
-                else
-                    yolo_col2im(col, c1g, H, W, k, s, Ho, Wo, dxg);
-                yolo_dx_put(dx, n, gi * c1g, c1g, H * W, dxg);
+    int C1 = x->c, H = x->h, W = x->w, c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
+    yolo_conv_grad_job f = { x, w, dy, NULL, NULL, C2, Ho, Wo, k, s, g, c1g, c2g, K, P, 0, 1, P, 1 };
+    /* dw: a partial a chunk of positions (of one image, or of whole images where they are small) */
+    if (P >= YOLO_RCHUNK) { f.chunk_positions = YOLO_RCHUNK; f.chunks_per_image = (P + YOLO_RCHUNK - 1) / YOLO_RCHUNK; }
+    else f.chunk_images = YOLO_RCHUNK / P;
+    int chunks = (x->n + f.chunk_images - 1) / f.chunk_images * f.chunks_per_image;
+    size_t nw = (size_t)C2 * K;
+    f.part = (yolo_real *)yolo_xmalloc(chunks * nw * sizeof(yolo_real));
+    yolo_gemm_tasks(chunks * g * yolo_tiles(c2g, K), yolo_conv_dw_tile, &f);
+    #pragma omp parallel for schedule(static) if (nw * chunks > 65536)
+    for (size_t e = 0; e < nw; e++) {
+        double acc = 0;
+        for (int c = 0; c < chunks; c++) acc += f.part[c * nw + e];
+        dw[e] += (yolo_real)acc;
+    }
+    free(f.part);
+    if (db)
+        #pragma omp parallel for schedule(static) if ((size_t)C2 * P * x->n > 65536)
+        for (int o = 0; o < C2; o++)
+            for (int n = 0; n < x->n; n++) {
+                double acc = 0;
+                for (int i = 0; i < P; i++) acc += dy[((size_t)n * C2 + o) * P + i];
+                db[o] += (yolo_real)acc;
             }
+    if (!dx) return;
+    /* dx: an image at a time, every group's dcol, then added back onto its pixels (a 1x1 conv of
+       stride 1's dcol is dx itself) */
+    int direct = (k == 1 && s == 1);
+    yolo_real *dxi = (yolo_real *)yolo_xmalloc((size_t)C1 * H * W * sizeof(yolo_real));
+    f.dcol = direct ? dxi : (yolo_real *)yolo_xmalloc((size_t)g * K * P * sizeof(yolo_real));
+    for (int n = 0; n < x->n; n++) {
+        f.n = n;
+        yolo_gemm_tasks(g * yolo_tiles(K, P), yolo_conv_dcol_tile, &f);
+        if (!direct) {
+            memset(dxi, 0, (size_t)C1 * H * W * sizeof(yolo_real));
+            yolo_col2im(f.dcol, C1, H, W, k, s, Ho, Wo, dxi);
         }
-    free(col); free(dxg);
+        yolo_dx_put(dx, n, 0, C1, H * W, dxi);
+    }
+    if (!direct) free(f.dcol);
+    free(dxi);
 }
 
 /* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) --- */
 static yolo_real yolo_sigmoid(yolo_real x) { return (yolo_real)(1.0 / (1.0 + exp(-(double)x))); }
 static yolo_real yolo_silu(yolo_real x) { return x * yolo_sigmoid(x); }
+static void yolo_silu_n(yolo_real *v, size_t n) { for (size_t i = 0; i < n; i++) v[i] = yolo_silu(v[i]); }
 static yolo_real yolo_silu_grad(yolo_real x) {
     yolo_real s = yolo_sigmoid(x);
     return s * (1 + x * (1 - s));

@@ -2212,21 +2212,21 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
    The activation's sigmoid, 1 / (1 + e^-x), in float32 as the GPU's: e^x as
    2^n e^r, n = x / ln 2 rounded, r = x - n ln 2 (ln 2 in two parts, so that
    r is exact) in [-ln2/2, ln2/2], e^r by a polynomial of degree 7 (Cephes'
-   expf: within 2 ulp), 2^n written into the exponent bits. Unlike libm's
-   exp, it is plain arithmetic, and so every loop of SiLUs vectorises. With
+   expf: within 1 ulp; the sigmoid within 2 of the double's, rounded), 2^n
+   written into the exponent bits. Unlike libm's exp (and floorf), it is
+   plain arithmetic, and so every loop of SiLUs vectorises. With
    YOLO_REAL double (the gradient test's finite differences) exp itself. */
 static inline float yolo_expf(float x) {
     x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;   /* e^x a normal float */
-    float n = floorf(x * 1.44269504f + 0.5f);
+    float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;   /* rounded by adding 1.5 2^23 */
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f; p = p * r + 8.3334519073e-3f; p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f; p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    union { int32_t i; float f; } scale;   /* 2^n */
+    scale.i = ((int32_t)n + 127) << 23;
+    return p * scale.f;
 }
 static inline yolo_real yolo_act_sigmoid(yolo_real x) {
     if (sizeof(yolo_real) == sizeof(float)) return (yolo_real)(1.0f / (1.0f + yolo_expf(-(float)x)));
@@ -2299,6 +2299,16 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
     yolo_bn_apply(z, gamma, beta, mean, invstd, NULL, eps, act, u);
 }
 
+/* the SiLU's share of dL/du over a run of channel c's z: silu'(u), u = gamma xhat + beta, as
+   the forward made it (1 where the conv has no SiLU); runs of YOLO_BN_RUN keep it in L1 */
+#define YOLO_BN_RUN 512
+static void yolo_bn_silu_factor(const yolo_real *z, int n, int c, const yolo_real *gamma, const yolo_real *beta,
+                                const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *f) {
+    double m = mean[c], is = invstd[c], ga = gamma[c], be = beta[c];
+    if (!act) { for (int i = 0; i < n; i++) f[i] = 1; return; }
+    #pragma omp simd
+    for (int i = 0; i < n; i++) f[i] = yolo_silu_grad((yolo_real)(ga * ((z[i] - m) * is) + be));
+}
 /* BatchNorm (+ SiLU) backward, recomputing u = gamma xhat + beta from the
    kept conv output z: keeping z alone is enough for both. With g = dL/du,
    dL/dz = gamma invstd / N (N g - sum g - xhat sum(g xhat)), written over
@@ -2314,17 +2324,19 @@ static void yolo_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo
     double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] of (sum g, sum g xhat) */
     #pragma omp parallel for schedule(static)
     for (int c = 0; c < C; c++) {
-        double sg = 0, sgx = 0, m = mean[c], is = invstd[c], ga = gamma[c], be = beta[c];
-        for (int n = 0; n < z->n; n++) {
-            size_t o = ((size_t)n * C + c) * HW;
-            #pragma omp simd reduction(+ : sg, sgx)
-            for (int i = 0; i < HW; i++) {
-                double xh = (z->data[o + i] - m) * is;
-                double gi = dy[o + i];
-                if (act) gi *= yolo_silu_grad((yolo_real)(ga * xh + be));
-                sg += gi; sgx += gi * xh;
+        double sg = 0, sgx = 0, m = mean[c], is = invstd[c];
+        yolo_real f[YOLO_BN_RUN];
+        for (int n = 0; n < z->n; n++)
+            for (int i0 = 0; i0 < HW; i0 += YOLO_BN_RUN) {
+                const yolo_real *zp = z->data + ((size_t)n * C + c) * HW + i0, *dp = dy + ((size_t)n * C + c) * HW + i0;
+                int run = HW - i0 < YOLO_BN_RUN ? HW - i0 : YOLO_BN_RUN;
+                yolo_bn_silu_factor(zp, run, c, gamma, beta, mean, invstd, act, f);
+                #pragma omp simd reduction(+ : sg, sgx)
+                for (int i = 0; i < run; i++) {
+                    double xh = (zp[i] - m) * is, gi = (double)dp[i] * f[i];
+                    sg += gi; sgx += gi * xh;
+                }
             }
-        }
         dgamma[c] += (yolo_real)sgx; dbeta[c] += (yolo_real)sg;
         sum[2 * c] = sg; sum[2 * c + 1] = sgx;
     }
@@ -2333,17 +2345,20 @@ static void yolo_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo
     for (int nc = 0; nc < z->n * C; nc++) {   /* a plane (image, channel) at a time */
         int c = nc % C;
         double sg = sum[2 * c], sgx = sum[2 * c + 1], k = gamma[c] * invstd[c] / (yolo_real)N;   /* N as the GPU's float */
-        double m = mean[c], is = invstd[c], ga = gamma[c], be = beta[c];
-        yolo_real *zp = z->data + (size_t)nc * HW;
-        const yolo_real *dp = dy + (size_t)nc * HW;
-        #pragma omp simd
-        for (int i = 0; i < HW; i++) {
-            double xh = (zp[i] - m) * is;
-            double gi = dp[i];
-            if (act) gi *= yolo_silu_grad((yolo_real)(ga * xh + be));
-            zp[i] = (yolo_real)(k * (N * gi - sg - xh * sgx));
+        double m = mean[c], is = invstd[c];
+        yolo_real f[YOLO_BN_RUN];
+        for (int i0 = 0; i0 < HW; i0 += YOLO_BN_RUN) {
+            yolo_real *zp = z->data + (size_t)nc * HW + i0;
+            const yolo_real *dp = dy + (size_t)nc * HW + i0;
+            int run = HW - i0 < YOLO_BN_RUN ? HW - i0 : YOLO_BN_RUN;
+            yolo_bn_silu_factor(zp, run, c, gamma, beta, mean, invstd, act, f);
+            #pragma omp simd
+            for (int i = 0; i < run; i++) {
+                double xh = (zp[i] - m) * is, gi = (double)dp[i] * f[i];
+                zp[i] = (yolo_real)(k * (N * gi - sg - xh * sgx));
+            }
         }
-        yolo_store_round_n(z->store, zp, HW);
+        yolo_store_round_n(z->store, z->data + (size_t)nc * HW, HW);
     }
     free(sum);
 }

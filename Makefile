@@ -192,7 +192,7 @@ detect: detect.c yolov9.h $(GPU_OBJ)
 tests/golden_check tests/grad_fidelity: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
-CPU_TESTS = tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule \
+CPU_TESTS = tests/test_conv tests/test_weights tests/test_plan tests/test_metrics tests/test_augment tests/test_schedule \
             tests/test_init tests/bench_loader tests/test_decode tests/test_plots
 $(CPU_TESTS): tests/%: tests/%.c yolov9.h
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
@@ -230,6 +230,8 @@ tests/cxx_check: tests/golden_check.c tests/test_model_only.c yolov9.h
 # (CORE and REST), both JOBS at a time with one OpenMP thread each (two
 # programs of several threads on two cores mostly wait for each other),
 # each test's output printed whole when it ends; make names any that fail.
+run-conv: tests/test_conv
+	./tests/test_conv
 run-weights: tests/test_weights
 	./tests/test_weights
 run-plan: tests/test_plan
@@ -276,7 +278,7 @@ run-dp: train tests/test_dp
 # the longest first, so that two at a time end together
 CORE = $(SIM_CORE) run-train run-grad run-loader run-official run-plan run-golden run-golden-bf16 run-golden-half \
        run-weights run-metrics run-augment run-schedule run-init run-model-only run-plots run-decode run-convert \
-       run-detect run-val
+       run-detect run-val run-conv
 REST = $(filter-out $(SIM_CORE),$(SIM_ALL)) run-fuzz $(if $(DP_TESTS),run-dp)
 # built by make test-all though no test runs them, so that they keep compiling
 BUILD_ONLY = tests/grad_fidelity $(GPU_TESTS)

@@ -63,6 +63,8 @@ from utils.torch_utils import ModelEMA, smart_optimizer  # noqa: E402
 
 device = torch.device(args.device)
 cuda = device.type == 'cuda'
+if not cuda:
+    print(f'official: torch {torch.__version__} on the CPU, {torch.get_num_threads()} threads', flush=True)
 B, IMG = args.batch, args.img
 
 

@@ -1713,16 +1713,19 @@ static void yolo_tensor_store(const yolo_backend *be, yolo_tensor *t, int store,
 #define YOLO_MC (8 * YOLO_MR)       /* rows of a tile */
 #define YOLO_NC (8 * YOLO_NR)       /* columns of a tile */
 #define YOLO_RCHUNK 4096            /* positions of a weight gradient's partial */
+#define YOLO_VL (YOLO_VECTOR_BYTES / (int)sizeof(yolo_real))   /* lanes of a vector */
+#define YOLO_DR (YOLO_MR == 8 ? 4 : 3)   /* the weight gradient's register tile: DR x DR vectors */
+#define YOLO_DOT_TAPS 64                 /* its tiles' columns (taps) */
+#define YOLO_DOT_KC 1024                 /* and positions a packed block */
 
 /* An operand: a plain matrix, element (i, r) at p[i * rs + r * cs]; or
-   (B only, p NULL) the patches of one image's group of channels x [C, H, W]
-   under a k x k conv of stride s with Ho x Wo outputs: col, or (transposed)
-   col^T, whose rows are the positions. */
+   (B only, p NULL) col, the patches of one image's group of channels x
+   [C, H, W] under a k x k conv of stride s with Ho x Wo outputs. */
 typedef struct {
     const yolo_real *p;
     size_t rs, cs;
     const yolo_real *x;
-    int C, H, W, k, s, Ho, Wo, transposed, first;   /* col^T: its rows from position first on */
+    int C, H, W, k, s, Ho, Wo;
 } yolo_operand;
 
 static yolo_operand yolo_matrix(const yolo_real *p, size_t rs, size_t cs) {
@@ -1731,14 +1734,11 @@ static yolo_operand yolo_matrix(const yolo_real *p, size_t rs, size_t cs) {
     o.p = p; o.rs = rs; o.cs = cs;
     return o;
 }
-/* x's patches as col, or (transposed) as col^T from position first on; a 1x1 conv of stride 1's as x itself */
-static yolo_operand yolo_patches(const yolo_real *x, int C, int H, int W, int k, int s, int Ho, int Wo, int transposed,
-                                 int first) {
-    size_t P = (size_t)H * W;
-    if (k == 1 && s == 1) return transposed ? yolo_matrix(x + first, 1, P) : yolo_matrix(x, P, 1);
+/* x's patches, col; a 1x1 conv of stride 1's is x itself */
+static yolo_operand yolo_patches(const yolo_real *x, int C, int H, int W, int k, int s, int Ho, int Wo) {
+    if (k == 1 && s == 1) return yolo_matrix(x, (size_t)H * W, 1);
     yolo_operand o = yolo_matrix(NULL, 0, 0);
     o.x = x; o.C = C; o.H = H; o.W = W; o.k = k; o.s = s; o.Ho = Ho; o.Wo = Wo;
-    o.transposed = transposed; o.first = first;
     return o;
 }
 
@@ -1752,20 +1752,29 @@ static void yolo_pack_a(const yolo_operand *a, int i0, int mc, int r0, int kc, y
         }
 }
 
-/* the values of one row of col, output positions j0 .. j0+n of the same
-   output row oy, into dst[t * step]: the pixels of channel plane xc under
-   tap (ky, kx), zero where the tap falls on the padding */
-static void yolo_patch_run(const yolo_operand *b, const yolo_real *xc, int ky, int kx, int oy, int ox0, int n,
-                           yolo_real *dst, size_t step) {
-    int pad = b->k / 2, iy = oy * b->s - pad + ky, ix0 = ox0 * b->s - pad + kx, t = 0;
-    if (iy < 0 || iy >= b->H) { for (; t < n; t++) dst[t * step] = 0; return; }
-    const yolo_real *src = xc + (size_t)iy * b->W;
-    for (; t < n && ix0 + t * b->s < 0; t++) dst[t * step] = 0;               /* left padding */
-    int end = n;                                                            /* first tap past the right edge */
-    while (end > t && ix0 + (end - 1) * b->s >= b->W) end--;
-    if (b->s == 1 && step == 1) { memcpy(dst + t, src + ix0 + t, (size_t)(end - t) * sizeof(yolo_real)); t = end; }
-    for (; t < end; t++) dst[t * step] = src[ix0 + t * b->s];
-    for (; t < n; t++) dst[t * step] = 0;                                   /* right padding */
+/* the taps x[iy, ix0 + t s] for t in [0, n) into dst, zero where they fall on the
+   padding (iy or ix outside the picture) */
+static void yolo_tap_run(const yolo_operand *b, const yolo_real *xc, int iy, int ix0, int n, yolo_real *dst) {
+    int t = 0, end = n;
+    if (iy < 0 || iy >= b->H) end = 0;
+    else {
+        for (; t < n && ix0 + t * b->s < 0; t++) dst[t] = 0;                 /* left padding */
+        while (end > t && ix0 + (end - 1) * b->s >= b->W) end--;
+        const yolo_real *src = xc + (size_t)iy * b->W + ix0;
+        if (b->s == 1) { memcpy(dst + t, src + t, (size_t)(end - t) * sizeof(yolo_real)); t = end; }
+        for (; t < end; t++) dst[t] = src[t * b->s];
+    }
+    for (; t < n; t++) dst[t] = 0;                                          /* right padding, or a row of it */
+}
+/* row r of col (tap c, ky, kx), output positions q .. q+n, into dst: a run per output row */
+static void yolo_patch_row(const yolo_operand *b, int r, int q, int n, yolo_real *dst) {
+    int c = r / (b->k * b->k), ky = r / b->k % b->k, kx = r % b->k, pad = b->k / 2;
+    const yolo_real *xc = b->x + (size_t)c * b->H * b->W;
+    while (n > 0) {
+        int oy = q / b->Wo, ox = q % b->Wo, run = b->Wo - ox < n ? b->Wo - ox : n;
+        yolo_tap_run(b, xc, oy * b->s - pad + ky, ox * b->s - pad + kx, run, dst);
+        dst += run; q += run; n -= run;
+    }
 }
 
 /* B[r0 .. r0+kc, j0 .. j0+nc) into strips of NR columns: bp[strip][r][NR], columns past nc zero */
@@ -1785,26 +1794,8 @@ static void yolo_pack_b(const yolo_operand *b, int r0, int kc, int j0, int nc, y
                 const yolo_real *col = b->p + (size_t)(j0 + js + j) * b->cs + (size_t)r0 * b->rs;
                 for (int r = 0; r < kc; r++) strip[r * YOLO_NR + j] = col[(size_t)r * b->rs];
             }
-        else if (!b->transposed)      /* col: row r is tap (c, ky, kx), columns are positions in runs along ox */
-            for (int r = 0; r < kc; r++) {
-                int row = r0 + r, c = row / (b->k * b->k), ky = row / b->k % b->k, kx = row % b->k;
-                const yolo_real *xc = b->x + (size_t)c * b->H * b->W;
-                for (int j = 0, q = j0 + js; j < nr;) {
-                    int oy = q / b->Wo, ox = q % b->Wo, n = b->Wo - ox < nr - j ? b->Wo - ox : nr - j;
-                    yolo_patch_run(b, xc, ky, kx, oy, ox, n, strip + r * YOLO_NR + j, 1);
-                    j += n; q += n;
-                }
-            }
-        else                          /* col^T: column j is tap (c, ky, kx), rows are positions */
-            for (int j = 0; j < nr; j++) {
-                int tap = j0 + js + j, c = tap / (b->k * b->k), ky = tap / b->k % b->k, kx = tap % b->k;
-                const yolo_real *xc = b->x + (size_t)c * b->H * b->W;
-                for (int r = 0, q = b->first + r0; r < kc;) {
-                    int oy = q / b->Wo, ox = q % b->Wo, n = b->Wo - ox < kc - r ? b->Wo - ox : kc - r;
-                    yolo_patch_run(b, xc, ky, kx, oy, ox, n, strip + (size_t)r * YOLO_NR + j, YOLO_NR);
-                    r += n; q += n;
-                }
-            }
+        else                          /* col: row r is tap (c, ky, kx), its columns the positions */
+            for (int r = 0; r < kc; r++) yolo_patch_row(b, r0 + r, j0 + js, nr, strip + r * YOLO_NR);
     }
 }
 
@@ -1856,23 +1847,57 @@ static void yolo_gemm_tile(const yolo_product *pr, int i0, int mc, int j0, int n
    tiles a product, tile t % (mt nt) of product t / (mt nt). */
 typedef void (*yolo_tile_task)(void *ctx, int t, yolo_real *ap, yolo_real *bp);
 static void yolo_gemm_tasks(int n, yolo_tile_task task, void *ctx) {
+    size_t na = (size_t)YOLO_MC * (YOLO_KC > YOLO_DOT_KC ? YOLO_KC : YOLO_DOT_KC);
+    size_t nb = (size_t)YOLO_KC * YOLO_NC > (size_t)YOLO_DOT_TAPS * YOLO_DOT_KC ? (size_t)YOLO_KC * YOLO_NC
+                                                                               : (size_t)YOLO_DOT_TAPS * YOLO_DOT_KC;
     #pragma omp parallel if (n > 1)
     {
-        yolo_real *ap = (yolo_real *)yolo_xmalloc((size_t)YOLO_MC * YOLO_KC * sizeof(yolo_real));
-        yolo_real *bp = (yolo_real *)yolo_xmalloc((size_t)YOLO_KC * YOLO_NC * sizeof(yolo_real));
+        yolo_real *ap = (yolo_real *)yolo_xmalloc(na * sizeof(yolo_real));
+        yolo_real *bp = (yolo_real *)yolo_xmalloc(nb * sizeof(yolo_real));
         #pragma omp for schedule(dynamic)
         for (int t = 0; t < n; t++) task(ctx, t, ap, bp);
         free(ap); free(bp);
     }
 }
-/* tile t of an M x N product: rows [*i0, *i0 + *mc), columns [*j0, *j0 + *nc); returns the product's index */
-static int yolo_tile_of(int t, int M, int N, int *i0, int *mc, int *j0, int *nc) {
-    int mt = (M + YOLO_MC - 1) / YOLO_MC, nt = (N + YOLO_NC - 1) / YOLO_NC, in = t % (mt * nt);
-    *i0 = in % mt * YOLO_MC; *mc = M - *i0 < YOLO_MC ? M - *i0 : YOLO_MC;
-    *j0 = in / mt * YOLO_NC; *nc = N - *j0 < YOLO_NC ? N - *j0 : YOLO_NC;
+/* tile t of M x N products cut into tiles of MB x NB: rows [*i0, *i0 + *mc), columns [*j0, *j0 + *nc);
+   returns the product's index */
+static int yolo_tile_of(int t, int M, int N, int MB, int NB, int *i0, int *mc, int *j0, int *nc) {
+    int mt = (M + MB - 1) / MB, nt = (N + NB - 1) / NB, in = t % (mt * nt);
+    *i0 = in % mt * MB; *mc = M - *i0 < MB ? M - *i0 : MB;
+    *j0 = in / mt * NB; *nc = N - *j0 < NB ? N - *j0 : NB;
     return t / (mt * nt);
 }
-static int yolo_tiles(int M, int N) { return ((M + YOLO_MC - 1) / YOLO_MC) * ((N + YOLO_NC - 1) / YOLO_NC); }
+static int yolo_tiles(int M, int N, int MB, int NB) { return ((M + MB - 1) / MB) * ((N + NB - 1) / NB); }
+
+/* The weight gradient's products run along the positions, the rows of both dy and col: the
+   register tile above would need both transposed into strips. Its own tile instead takes DR
+   rows a_i of dy and DR rows b_j of col and sums a_i b_j over kc positions (a multiple of
+   YOLO_VL), a vector of positions at a time: DR x DR accumulators of YOLO_VL lanes, the lanes
+   added at the end. The rows are packed a block of YOLO_DOT_KC positions at a time (of one
+   image, or running on over the next images where they are small), zeros past the end. */
+static void yolo_dot_micro(int kc, const yolo_real *const *a, const yolo_real *const *b, yolo_real *C, size_t ldc,
+                           int mr, int nr, int add) {
+    yolo_real acc[YOLO_DR][YOLO_DR][YOLO_VL];
+    #pragma GCC unroll 4
+    for (int i = 0; i < YOLO_DR; i++)
+        #pragma GCC unroll 4
+        for (int j = 0; j < YOLO_DR; j++)
+            for (int v = 0; v < YOLO_VL; v++) acc[i][j][v] = 0;
+    for (int r = 0; r < kc; r += YOLO_VL)
+        #pragma GCC unroll 4
+        for (int i = 0; i < YOLO_DR; i++)
+            #pragma GCC unroll 4
+            for (int j = 0; j < YOLO_DR; j++) {
+                #pragma omp simd
+                for (int v = 0; v < YOLO_VL; v++) acc[i][j][v] += a[i][r + v] * b[j][r + v];
+            }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nr; j++) {
+            yolo_real s = 0;
+            for (int v = 0; v < YOLO_VL; v++) s += acc[i][j][v];
+            C[i * ldc + j] = (add ? C[i * ldc + j] : 0) + s;
+        }
+}
 
 /* --- conv2d: zero padding k/2, stride s, groups g --- */
 
@@ -1925,11 +1950,11 @@ typedef struct {
 static void yolo_conv_forward_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
     const yolo_conv_job *f = (const yolo_conv_job *)ctx;
     const yolo_tensor *x = f->x, *y = f->y;
-    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->P, &i0, &mc, &j0, &nc), n = q / f->g, gi = q % f->g;
+    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->P, YOLO_MC, YOLO_NC, &i0, &mc, &j0, &nc), n = q / f->g, gi = q % f->g;
     yolo_product pr;
     pr.a = yolo_matrix(f->w + (size_t)gi * f->c2g * f->K, f->K, 1);
     pr.b = yolo_patches(yolo_cpu_image(x, n) + (size_t)gi * f->c1g * x->h * x->w, f->c1g, x->h, x->w, f->k, f->s, y->h,
-                        y->w, 0, 0);
+                        y->w);
     pr.c = yolo_cpu_image(y, n) + (size_t)gi * f->c2g * f->P;
     pr.ldc = f->P; pr.R = f->K;
     yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, ap, bp);
@@ -1970,7 +1995,7 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
     }
     int c1g = x->c / g, c2g = C2 / g;
     yolo_conv_job f = { x, r, y, w, b, k, s, g, act, c1g, c2g, c1g * k * k, y->h * y->w };
-    yolo_gemm_tasks(x->n * g * yolo_tiles(c2g, f.P), yolo_conv_forward_tile, &f);
+    yolo_gemm_tasks(x->n * g * yolo_tiles(c2g, f.P, YOLO_MC, YOLO_NC), yolo_conv_forward_tile, &f);
 }
 
 /* A float rounded to the nearest IEEE half-precision value (ties to even),
@@ -2046,7 +2071,7 @@ typedef struct {
 /* one tile of dcol_g = w_g^T dy_g for image n */
 static void yolo_conv_dcol_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
     const yolo_conv_grad_job *f = (const yolo_conv_grad_job *)ctx;
-    int i0, mc, j0, nc, gi = yolo_tile_of(t, f->K, f->P, &i0, &mc, &j0, &nc);
+    int i0, mc, j0, nc, gi = yolo_tile_of(t, f->K, f->P, YOLO_MC, YOLO_NC, &i0, &mc, &j0, &nc);
     yolo_product pr;
     pr.a = yolo_matrix(f->w + (size_t)gi * f->c2g * f->K, 1, f->K);
     pr.b = yolo_matrix(f->dy + ((size_t)f->n * f->C2 + gi * f->c2g) * f->P, f->P, 1);
@@ -2055,24 +2080,55 @@ static void yolo_conv_dcol_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) 
     yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, ap, bp);
 }
 
-/* one tile of a chunk's partial dw_g = sum of dy_g col^T over the chunk's images and positions */
+/* the dot products of a dw tile over one packed block: kc positions of the mc rows of dy in
+   ap, of the nc rows of col in bp (YOLO_DOT_KC apart), padded with zeros to whole vectors */
+static void yolo_dw_block(int kc, int mc, int nc, yolo_real *ap, yolo_real *bp, yolo_real *dw, size_t ldw, int add) {
+    int kv = (kc + YOLO_VL - 1) / YOLO_VL * YOLO_VL;
+    for (int i = 0; i < mc; i++) memset(ap + (size_t)i * YOLO_DOT_KC + kc, 0, (kv - kc) * sizeof(yolo_real));
+    for (int j = 0; j < nc; j++) memset(bp + (size_t)j * YOLO_DOT_KC + kc, 0, (kv - kc) * sizeof(yolo_real));
+    const yolo_real *a[YOLO_DR], *b[YOLO_DR];
+    for (int j = 0; j < nc; j += YOLO_DR)
+        for (int i = 0; i < mc; i += YOLO_DR) {
+            for (int d = 0; d < YOLO_DR; d++) {   /* past the edge: the last row again, not stored */
+                a[d] = ap + (size_t)(i + d < mc ? i + d : mc - 1) * YOLO_DOT_KC;
+                b[d] = bp + (size_t)(j + d < nc ? j + d : nc - 1) * YOLO_DOT_KC;
+            }
+            yolo_dot_micro(kv, a, b, dw + (size_t)i * ldw + j, ldw, mc - i < YOLO_DR ? mc - i : YOLO_DR,
+                           nc - j < YOLO_DR ? nc - j : YOLO_DR, add);
+        }
+}
+
+/* one tile of a chunk's partial dw_g = sum of dy_g col^T over the chunk's images and positions:
+   rows i0 .. i0+mc of dy and taps j0 .. j0+nc of col packed a block of positions at a time */
 static void yolo_conv_dw_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
     const yolo_conv_grad_job *f = (const yolo_conv_grad_job *)ctx;
     const yolo_tensor *x = f->x;
-    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->K, &i0, &mc, &j0, &nc), chunk = q / f->g, gi = q % f->g;
+    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->K, YOLO_MC, YOLO_DOT_TAPS, &i0, &mc, &j0, &nc);
+    int chunk = q / f->g, gi = q % f->g;
     int n0 = chunk / f->chunks_per_image * f->chunk_images, n1 = n0 + f->chunk_images;
     int p0 = chunk % f->chunks_per_image * f->chunk_positions, p1 = p0 + f->chunk_positions;
     if (n1 > x->n) n1 = x->n;
     if (p1 > f->P) p1 = f->P;
-    yolo_product pr;
-    pr.c = f->part + ((size_t)chunk * f->g + gi) * f->c2g * f->K;
-    pr.ldc = f->K; pr.R = p1 - p0;
+    yolo_real *dw = f->part + ((size_t)chunk * f->g + gi) * f->c2g * f->K + (size_t)i0 * f->K + j0;
+    int fill = 0, blocks = 0;
     for (int n = n0; n < n1; n++) {
-        pr.a = yolo_matrix(f->dy + ((size_t)n * f->C2 + gi * f->c2g) * f->P + p0, f->P, 1);
-        pr.b = yolo_patches(x->data + ((size_t)n * x->c + gi * f->c1g) * x->h * x->w, f->c1g, x->h, x->w, f->k, f->s,
-                            f->Ho, f->Wo, 1, p0);
-        yolo_gemm_tile(&pr, i0, mc, j0, nc, n > n0, ap, bp);
+        const yolo_real *dyg = f->dy + ((size_t)n * f->C2 + gi * f->c2g + i0) * f->P;
+        yolo_operand xg = yolo_patches(x->data + ((size_t)n * x->c + gi * f->c1g) * x->h * x->w, f->c1g, x->h, x->w,
+                                       f->k, f->s, f->Ho, f->Wo);
+        for (int p = p0; p < p1;) {
+            int take = p1 - p < YOLO_DOT_KC - fill ? p1 - p : YOLO_DOT_KC - fill;
+            for (int i = 0; i < mc; i++)
+                memcpy(ap + (size_t)i * YOLO_DOT_KC + fill, dyg + (size_t)i * f->P + p, take * sizeof(yolo_real));
+            for (int j = 0; j < nc; j++) {
+                yolo_real *dst = bp + (size_t)j * YOLO_DOT_KC + fill;
+                if (xg.p) memcpy(dst, xg.p + (size_t)(j0 + j) * xg.rs + p, take * sizeof(yolo_real));
+                else yolo_patch_row(&xg, j0 + j, p, take, dst);
+            }
+            fill += take; p += take;
+            if (fill == YOLO_DOT_KC) { yolo_dw_block(fill, mc, nc, ap, bp, dw, f->K, blocks++ > 0); fill = 0; }
+        }
     }
+    if (fill) yolo_dw_block(fill, mc, nc, ap, bp, dw, f->K, blocks > 0);
 }
 
 /* The conv as its definition, a loop per index, summed in double: the
@@ -2173,7 +2229,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     int chunks = (x->n + f.chunk_images - 1) / f.chunk_images * f.chunks_per_image;
     size_t nw = (size_t)C2 * K;
     f.part = (yolo_real *)yolo_xmalloc(chunks * nw * sizeof(yolo_real));
-    yolo_gemm_tasks(chunks * g * yolo_tiles(c2g, K), yolo_conv_dw_tile, &f);
+    yolo_gemm_tasks(chunks * g * yolo_tiles(c2g, K, YOLO_MC, YOLO_DOT_TAPS), yolo_conv_dw_tile, &f);
     #pragma omp parallel for schedule(static) if (nw * chunks > 65536)
     for (size_t e = 0; e < nw; e++) {
         double acc = 0;
@@ -2190,22 +2246,35 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
                 db[o] += (yolo_real)acc;
             }
     if (!dx) return;
-    /* dx: an image at a time, every group's dcol, then added back onto its pixels (a 1x1 conv of
-       stride 1's dcol is dx itself) */
-    int direct = (k == 1 && s == 1);
+    /* dx, an image at a time. Of stride 1: dL/dx[c, iy, ix] = sum of w[o, c, ky, kx] dy[o, iy + k/2 - ky,
+       ix + k/2 - kx], the forward conv of dy with w's kernels turned half a turn and its channels
+       swapped (wt [C1, C2/g, k, k]), a product with a long sum and no col2im. Of stride 2: every
+       group's dcol = w^T dy, then added back onto the pixels it came from (col2im). */
     yolo_real *dxi = (yolo_real *)yolo_xmalloc((size_t)C1 * H * W * sizeof(yolo_real));
-    f.dcol = direct ? dxi : (yolo_real *)yolo_xmalloc((size_t)g * K * P * sizeof(yolo_real));
+    yolo_real *wt = NULL;
+    if (s == 1) {
+        wt = (yolo_real *)yolo_xmalloc((size_t)C2 * K * sizeof(yolo_real));
+        for (int o = 0; o < C2; o++)
+            for (int c = 0; c < c1g; c++)
+                for (int t = 0; t < k * k; t++)
+                    wt[(((size_t)(o / c2g * c1g + c) * c2g + o % c2g) * k * k) + k * k - 1 - t] = w[((size_t)o * c1g + c) * k * k + t];
+    } else f.dcol = (yolo_real *)yolo_xmalloc((size_t)g * K * P * sizeof(yolo_real));
     for (int n = 0; n < x->n; n++) {
-        f.n = n;
-        yolo_gemm_tasks(g * yolo_tiles(K, P), yolo_conv_dcol_tile, &f);
-        if (!direct) {
+        if (s == 1) {
+            yolo_tensor dyn = *dyt, dxn = *x;
+            dyn.n = dxn.n = 1;
+            dyn.data = (yolo_real *)dy + (size_t)n * C2 * P; dyn.c0 = dyn.ctot = 0; dyn.store = YOLO_FP32;
+            dxn.data = dxi; dxn.c0 = dxn.ctot = 0; dxn.store = YOLO_FP32;
+            yolo_conv2d_forward(&dyn, wt, NULL, NULL, C1, k, 1, g, 0, NULL, YOLO_FP32, &dxn);
+        } else {
+            f.n = n;
+            yolo_gemm_tasks(g * yolo_tiles(K, P, YOLO_MC, YOLO_NC), yolo_conv_dcol_tile, &f);
             memset(dxi, 0, (size_t)C1 * H * W * sizeof(yolo_real));
             yolo_col2im(f.dcol, C1, H, W, k, s, Ho, Wo, dxi);
         }
         yolo_dx_put(dx, n, 0, C1, H * W, dxi);
     }
-    if (!direct) free(f.dcol);
-    free(dxi);
+    free(f.dcol); free(wt); free(dxi);
 }
 
 /* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) ---

@@ -1761,7 +1761,11 @@ static void yolo_tap_run(const yolo_operand *b, const yolo_real *xc, int iy, int
         for (; t < n && ix0 + t * b->s < 0; t++) dst[t] = 0;                 /* left padding */
         while (end > t && ix0 + (end - 1) * b->s >= b->W) end--;
         const yolo_real *src = xc + (size_t)iy * b->W + ix0;
-        if (b->s == 1) { memcpy(dst + t, src + t, (size_t)(end - t) * sizeof(yolo_real)); t = end; }
+        if (b->s == 1) {
+            #pragma omp simd
+            for (int u = t; u < end; u++) dst[u] = src[u];
+            t = end;
+        }
         for (; t < end; t++) dst[t] = src[t * b->s];
     }
     for (; t < n; t++) dst[t] = 0;                                          /* right padding, or a row of it */
@@ -1787,8 +1791,11 @@ static void yolo_pack_b(const yolo_operand *b, int r0, int kc, int j0, int nc, y
         int nr = nc - js < YOLO_NR ? nc - js : YOLO_NR;
         yolo_real *strip = bp + (size_t)js * kc;
         if (b->p && b->cs == 1)       /* rows of a plain matrix: copies of nr values */
-            for (int r = 0; r < kc; r++)
-                memcpy(strip + r * YOLO_NR, b->p + (size_t)(r0 + r) * b->rs + j0 + js, nr * sizeof(yolo_real));
+            for (int r = 0; r < kc; r++) {
+                const yolo_real *src = b->p + (size_t)(r0 + r) * b->rs + j0 + js;
+                #pragma omp simd
+                for (int j = 0; j < nr; j++) strip[r * YOLO_NR + j] = src[j];
+            }
         else if (b->p)                /* a transposed one: each column read along r */
             for (int j = 0; j < nr; j++) {
                 const yolo_real *col = b->p + (size_t)(j0 + js + j) * b->cs + (size_t)r0 * b->rs;

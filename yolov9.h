@@ -1752,14 +1752,21 @@ static void yolo_pack_a(const yolo_operand *a, int i0, int mc, int r0, int kc, y
         }
 }
 
+/* the t in [*lo, *hi) of [0, n) whose column ix0 + t s lies in [0, W) */
+static void yolo_tap_range(int ix0, int s, int W, int n, int *lo, int *hi) {
+    *lo = ix0 >= 0 ? 0 : (-ix0 + s - 1) / s;
+    *hi = ix0 >= W ? 0 : (W - 1 - ix0) / s + 1;
+    if (*hi > n) *hi = n;
+    if (*lo > *hi) *lo = *hi;
+}
+
 /* the taps x[iy, ix0 + t s] for t in [0, n) into dst, zero where they fall on the
    padding (iy or ix outside the picture) */
 static void yolo_tap_run(const yolo_operand *b, const yolo_real *xc, int iy, int ix0, int n, yolo_real *dst) {
-    int t = 0, end = n;
-    if (iy < 0 || iy >= b->H) end = 0;
-    else {
-        for (; t < n && ix0 + t * b->s < 0; t++) dst[t] = 0;                 /* left padding */
-        while (end > t && ix0 + (end - 1) * b->s >= b->W) end--;
+    int t = 0, end = 0;
+    if (iy >= 0 && iy < b->H) {
+        yolo_tap_range(ix0, b->s, b->W, n, &t, &end);
+        for (int u = 0; u < t; u++) dst[u] = 0;                             /* left padding */
         const yolo_real *src = xc + (size_t)iy * b->W + ix0;
         if (b->s == 1) {
             #pragma omp simd
@@ -1825,27 +1832,39 @@ static void yolo_gemm_micro(int kc, const yolo_real *a, const yolo_real *b, yolo
         for (int j = 0; j < nr; j++) C[i * ldc + j] = (add ? C[i * ldc + j] : 0) + acc[i][j];
 }
 
-/* one product C = A B (rows ldc apart) over R values of r */
+/* one product C = A B (rows ldc apart) over R values of r. A is the weights (w or w^T), small
+   and read by every tile: packed once, whole (yolo_pack_weights), into strips [M/MR][R][MR]. */
 typedef struct {
-    yolo_operand a, b;
+    const yolo_real *ap;
+    yolo_operand b;
     yolo_real *c;
     size_t ldc;
     int R;
 } yolo_product;
 
+/* A [M, R] of each of g groups (group gi's at a + gi * gs) packed whole, for yolo_product.ap:
+   group gi's strips at the result + gi * yolo_packed_size(M, R) (caller frees) */
+static size_t yolo_packed_size(int M, int R) { return (size_t)(M + YOLO_MR - 1) / YOLO_MR * YOLO_MR * R; }
+static yolo_real *yolo_pack_weights(const yolo_real *a, size_t gs, size_t rs, size_t cs, int g, int M, int R) {
+    yolo_real *ap = (yolo_real *)yolo_xmalloc(g * yolo_packed_size(M, R) * sizeof(yolo_real));
+    for (int gi = 0; gi < g; gi++) {
+        yolo_operand ag = yolo_matrix(a + gi * gs, rs, cs);
+        yolo_pack_a(&ag, 0, M, 0, R, ap + gi * yolo_packed_size(M, R));
+    }
+    return ap;
+}
+
 /* the tile C[i0 .. i0+mc, j0 .. j0+nc) of a product, KC values of r at a time, added to
-   C's values when add; ap and bp hold a packed block of A and panel of B */
-static void yolo_gemm_tile(const yolo_product *pr, int i0, int mc, int j0, int nc, int add, yolo_real *ap,
-                           yolo_real *bp) {
+   C's values when add; bp holds a packed panel of B */
+static void yolo_gemm_tile(const yolo_product *pr, int i0, int mc, int j0, int nc, int add, yolo_real *bp) {
     for (int r0 = 0; r0 < pr->R; r0 += YOLO_KC) {
         int kc = pr->R - r0 < YOLO_KC ? pr->R - r0 : YOLO_KC;
-        yolo_pack_a(&pr->a, i0, mc, r0, kc, ap);
         yolo_pack_b(&pr->b, r0, kc, j0, nc, bp);
         for (int j = 0; j < nc; j += YOLO_NR)
             for (int i = 0; i < mc; i += YOLO_MR)
-                yolo_gemm_micro(kc, ap + (size_t)i * kc, bp + (size_t)j * kc, pr->c + (size_t)(i0 + i) * pr->ldc + j0 + j,
-                                pr->ldc, mc - i < YOLO_MR ? mc - i : YOLO_MR, nc - j < YOLO_NR ? nc - j : YOLO_NR,
-                                add || r0 > 0);
+                yolo_gemm_micro(kc, pr->ap + ((size_t)(i0 + i) * pr->R + (size_t)r0 * YOLO_MR), bp + (size_t)j * kc,
+                                pr->c + (size_t)(i0 + i) * pr->ldc + j0 + j, pr->ldc, mc - i < YOLO_MR ? mc - i : YOLO_MR,
+                                nc - j < YOLO_NR ? nc - j : YOLO_NR, add || r0 > 0);
     }
 }
 
@@ -1920,13 +1939,15 @@ static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s
         for (int ky = 0; ky < k; ky++)
             for (int kx = 0; kx < k; kx++) {
                 const yolo_real *src = col + ((size_t)(c * k + ky) * k + kx) * Ho * Wo;
+                int lo, hi;   /* the ox whose column lies in the picture */
+                yolo_tap_range(kx - p, s, W, Wo, &lo, &hi);
                 for (int oy = 0; oy < Ho; oy++) {
                     int iy = oy * s - p + ky;
                     if (iy < 0 || iy >= H) continue;
-                    for (int ox = 0; ox < Wo; ox++) {
-                        int ix = ox * s - p + kx;
-                        if (ix >= 0 && ix < W) d[iy * W + ix] += src[oy * Wo + ox];
-                    }
+                    yolo_real *row = d + (size_t)iy * W + kx - p;
+                    const yolo_real *v = src + (size_t)oy * Wo;
+                    #pragma omp simd
+                    for (int ox = lo; ox < hi; ox++) row[ox * s] += v[ox];
                 }
             }
     }
@@ -1948,7 +1969,7 @@ static yolo_real *yolo_cpu_image(const yolo_tensor *t, int n) {
 typedef struct {
     const yolo_tensor *x, *r;
     yolo_tensor *y;
-    const yolo_real *w, *b;
+    const yolo_real *wp, *b;   /* wp: the weights packed (yolo_pack_weights) */
     int k, s, g, act, c1g, c2g, K, P;
 } yolo_conv_job;
 
@@ -1959,12 +1980,13 @@ static void yolo_conv_forward_tile(void *ctx, int t, yolo_real *ap, yolo_real *b
     const yolo_tensor *x = f->x, *y = f->y;
     int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->P, YOLO_MC, YOLO_NC, &i0, &mc, &j0, &nc), n = q / f->g, gi = q % f->g;
     yolo_product pr;
-    pr.a = yolo_matrix(f->w + (size_t)gi * f->c2g * f->K, f->K, 1);
+    pr.ap = f->wp + gi * yolo_packed_size(f->c2g, f->K);
     pr.b = yolo_patches(yolo_cpu_image(x, n) + (size_t)gi * f->c1g * x->h * x->w, f->c1g, x->h, x->w, f->k, f->s, y->h,
                         y->w);
     pr.c = yolo_cpu_image(y, n) + (size_t)gi * f->c2g * f->P;
     pr.ldc = f->P; pr.R = f->K;
-    yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, ap, bp);
+    (void)ap;
+    yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, bp);
     for (int o = i0; o < i0 + mc; o++) {
         yolo_real *v = pr.c + (size_t)o * f->P + j0;
         if (f->b) for (int j = 0; j < nc; j++) v[j] += f->b[gi * f->c2g + o];
@@ -2000,9 +2022,11 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
         free(xr.data); free(wr);
         return;
     }
-    int c1g = x->c / g, c2g = C2 / g;
-    yolo_conv_job f = { x, r, y, w, b, k, s, g, act, c1g, c2g, c1g * k * k, y->h * y->w };
+    int c1g = x->c / g, c2g = C2 / g, K = c1g * k * k;
+    yolo_real *wp = yolo_pack_weights(w, (size_t)c2g * K, K, 1, g, c2g, K);
+    yolo_conv_job f = { x, r, y, wp, b, k, s, g, act, c1g, c2g, K, y->h * y->w };
     yolo_gemm_tasks(x->n * g * yolo_tiles(c2g, f.P, YOLO_MC, YOLO_NC), yolo_conv_forward_tile, &f);
+    free(wp);
 }
 
 /* A float rounded to the nearest IEEE half-precision value (ties to even),
@@ -2070,7 +2094,7 @@ static void yolo_dx_put(const yolo_dx *dx, int n, int c0, int C, int HW, const y
    [C1/g k k, P] of each group (one image's), the weight gradient's partials [chunks][C2][K] */
 typedef struct {
     const yolo_tensor *x;
-    const yolo_real *w, *dy;
+    const yolo_real *w, *dy, *wtp;   /* wtp: w^T packed (yolo_pack_weights) */
     yolo_real *dcol, *part;
     int C2, Ho, Wo, k, s, g, c1g, c2g, K, P, n, chunk_images, chunk_positions, chunks_per_image;
 } yolo_conv_grad_job;
@@ -2080,11 +2104,12 @@ static void yolo_conv_dcol_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) 
     const yolo_conv_grad_job *f = (const yolo_conv_grad_job *)ctx;
     int i0, mc, j0, nc, gi = yolo_tile_of(t, f->K, f->P, YOLO_MC, YOLO_NC, &i0, &mc, &j0, &nc);
     yolo_product pr;
-    pr.a = yolo_matrix(f->w + (size_t)gi * f->c2g * f->K, 1, f->K);
+    pr.ap = f->wtp + gi * yolo_packed_size(f->K, f->c2g);
     pr.b = yolo_matrix(f->dy + ((size_t)f->n * f->C2 + gi * f->c2g) * f->P, f->P, 1);
     pr.c = f->dcol + (size_t)gi * f->K * f->P;
     pr.ldc = f->P; pr.R = f->c2g;
-    yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, ap, bp);
+    (void)ap;
+    yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, bp);
 }
 
 /* the dot products of a dw tile over one packed block: kc positions of the mc rows of dy in
@@ -2229,7 +2254,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
         return;
     }
     int C1 = x->c, H = x->h, W = x->w, c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
-    yolo_conv_grad_job f = { x, w, dy, NULL, NULL, C2, Ho, Wo, k, s, g, c1g, c2g, K, P, 0, 1, P, 1 };
+    yolo_conv_grad_job f = { x, w, dy, NULL, NULL, NULL, C2, Ho, Wo, k, s, g, c1g, c2g, K, P, 0, 1, P, 1 };
     /* dw: a partial a chunk of positions (of one image, or of whole images where they are small) */
     if (P >= YOLO_RCHUNK) { f.chunk_positions = YOLO_RCHUNK; f.chunks_per_image = (P + YOLO_RCHUNK - 1) / YOLO_RCHUNK; }
     else f.chunk_images = YOLO_RCHUNK / P;
@@ -2265,7 +2290,10 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
             for (int c = 0; c < c1g; c++)
                 for (int t = 0; t < k * k; t++)
                     wt[(((size_t)(o / c2g * c1g + c) * c2g + o % c2g) * k * k) + k * k - 1 - t] = w[((size_t)o * c1g + c) * k * k + t];
-    } else f.dcol = (yolo_real *)yolo_xmalloc((size_t)g * K * P * sizeof(yolo_real));
+    } else {
+        f.dcol = (yolo_real *)yolo_xmalloc((size_t)g * K * P * sizeof(yolo_real));
+        f.wtp = yolo_pack_weights(w, (size_t)c2g * K, 1, K, g, K, c2g);
+    }
     for (int n = 0; n < x->n; n++) {
         if (s == 1) {
             yolo_tensor dyn = *dyt, dxn = *x;
@@ -2281,7 +2309,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
         }
         yolo_dx_put(dx, n, 0, C1, H * W, dxi);
     }
-    free(f.dcol); free(wt); free(dxi);
+    free(f.dcol); free((void *)f.wtp); free(wt); free(dxi);
 }
 
 /* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) ---

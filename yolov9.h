@@ -1869,14 +1869,15 @@ static void yolo_gemm_tile(const yolo_product *pr, int i0, int mc, int j0, int n
 }
 
 /* Runs task(ctx, t, ap, bp) for t in [0, n) over the threads, each thread with
-   its own packing buffers. A task computes tiles of M x N products: mt x nt
-   tiles a product, tile t % (mt nt) of product t / (mt nt). */
+   its own packing buffers; on one thread where the products' multiply-adds
+   (madds) are too few to pay for starting the others. A task computes tiles of
+   M x N products: mt x nt tiles a product, tile t % (mt nt) of product t / (mt nt). */
 typedef void (*yolo_tile_task)(void *ctx, int t, yolo_real *ap, yolo_real *bp);
-static void yolo_gemm_tasks(int n, yolo_tile_task task, void *ctx) {
+static void yolo_gemm_tasks(int n, double madds, yolo_tile_task task, void *ctx) {
     size_t na = (size_t)YOLO_MC * (YOLO_KC > YOLO_DOT_KC ? YOLO_KC : YOLO_DOT_KC);
     size_t nb = (size_t)YOLO_KC * YOLO_NC > (size_t)YOLO_DOT_TAPS * YOLO_DOT_KC ? (size_t)YOLO_KC * YOLO_NC
                                                                                : (size_t)YOLO_DOT_TAPS * YOLO_DOT_KC;
-    #pragma omp parallel if (n > 1)
+    #pragma omp parallel if (n > 1 && madds > 1e6)
     {
         yolo_real *ap = (yolo_real *)yolo_xmalloc(na * sizeof(yolo_real));
         yolo_real *bp = (yolo_real *)yolo_xmalloc(nb * sizeof(yolo_real));
@@ -2025,7 +2026,8 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
     int c1g = x->c / g, c2g = C2 / g, K = c1g * k * k;
     yolo_real *wp = yolo_pack_weights(w, (size_t)c2g * K, K, 1, g, c2g, K);
     yolo_conv_job f = { x, r, y, wp, b, k, s, g, act, c1g, c2g, K, y->h * y->w };
-    yolo_gemm_tasks(x->n * g * yolo_tiles(c2g, f.P, YOLO_MC, YOLO_NC), yolo_conv_forward_tile, &f);
+    yolo_gemm_tasks(x->n * g * yolo_tiles(c2g, f.P, YOLO_MC, YOLO_NC), (double)x->n * C2 * K * f.P, yolo_conv_forward_tile,
+                    &f);
     free(wp);
 }
 
@@ -2261,7 +2263,8 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     int chunks = (x->n + f.chunk_images - 1) / f.chunk_images * f.chunks_per_image;
     size_t nw = (size_t)C2 * K;
     f.part = (yolo_real *)yolo_xmalloc(chunks * nw * sizeof(yolo_real));
-    yolo_gemm_tasks(chunks * g * yolo_tiles(c2g, K, YOLO_MC, YOLO_DOT_TAPS), yolo_conv_dw_tile, &f);
+    yolo_gemm_tasks(chunks * g * yolo_tiles(c2g, K, YOLO_MC, YOLO_DOT_TAPS), (double)x->n * C2 * K * P, yolo_conv_dw_tile,
+                    &f);
     #pragma omp parallel for schedule(static) if (nw * chunks > 65536)
     for (size_t e = 0; e < nw; e++) {
         double acc = 0;
@@ -2303,7 +2306,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
             yolo_conv2d_forward(&dyn, wt, NULL, NULL, C1, k, 1, g, 0, NULL, YOLO_FP32, &dxn);
         } else {
             f.n = n;
-            yolo_gemm_tasks(g * yolo_tiles(K, P, YOLO_MC, YOLO_NC), yolo_conv_dcol_tile, &f);
+            yolo_gemm_tasks(g * yolo_tiles(K, P, YOLO_MC, YOLO_NC), (double)C2 * K * P, yolo_conv_dcol_tile, &f);
             memset(dxi, 0, (size_t)C1 * H * W * sizeof(yolo_real));
             yolo_col2im(f.dcol, C1, H, W, k, s, Ho, Wo, dxi);
         }
@@ -2359,7 +2362,7 @@ static void yolo_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yo
                           const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u) {
     yolo_dense(z, "bn_apply"); yolo_dense(u, "bn_apply");
     int C = z->c, HW = z->h * z->w;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((size_t)z->n * C * HW > 65536)
     for (int nc = 0; nc < z->n * C; nc++) {   /* a plane (image, channel) at a time */
         int c = nc % C;
         double a = invstd ? gamma[c] * invstd[c] : gamma[c] / sqrt(var[c] + eps), bb = beta[c] - mean[c] * a;
@@ -2381,7 +2384,7 @@ static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, 
     int C = z->c, HW = z->h * z->w;
     double N = (double)z->n * HW * (group ? group->world : 1);
     double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] of (sum z, sum z^2) */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((size_t)z->n * C * HW > 65536)
     for (int c = 0; c < C; c++) {
         double s = 0, ss = 0;
         for (int n = 0; n < z->n; n++) {
@@ -2426,7 +2429,7 @@ static void yolo_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo
     int C = z->c, HW = z->h * z->w;
     double N = (double)z->n * HW * (group ? group->world : 1);
     double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] of (sum g, sum g xhat) */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((size_t)z->n * C * HW > 65536)
     for (int c = 0; c < C; c++) {
         double sg = 0, sgx = 0, m = mean[c], is = invstd[c];
         yolo_real f[YOLO_BN_RUN];
@@ -2445,7 +2448,7 @@ static void yolo_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo
         sum[2 * c] = sg; sum[2 * c + 1] = sgx;
     }
     if (group) group->sum(sum, 2 * (size_t)C);   /* --sync-bn: over every process's share */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if ((size_t)z->n * C * HW > 65536)
     for (int nc = 0; nc < z->n * C; nc++) {   /* a plane (image, channel) at a time */
         int c = nc % C;
         double sg = sum[2 * c], sgx = sum[2 * c + 1], k = gamma[c] * invstd[c] / (yolo_real)N;   /* N as the GPU's float */
@@ -2471,7 +2474,7 @@ static void yolo_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo
 static void yolo_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
     yolo_dense(x, "avgpool2"); yolo_dense(y, "avgpool2");
     int H = x->h, W = x->w, Ho = H - 1, Wo = W - 1;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (yolo_numel(x) > 65536)
     for (int nc = 0; nc < x->n * x->c; nc++) {
         const yolo_real *p = x->data + (size_t)nc * H * W;
         yolo_real *q = y->data + (size_t)nc * Ho * Wo;
@@ -2484,7 +2487,7 @@ static void yolo_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
 static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W, int add) {
     int Ho = y->h, Wo = y->w;
     if (!add) memset(dx, 0, (size_t)y->n * y->c * H * W * sizeof(yolo_real));   /* the same 0 + sums as the GPU's */
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (yolo_numel(y) > 65536)
     for (int nc = 0; nc < y->n * y->c; nc++) {
         const yolo_real *q = y->grad + (size_t)nc * Ho * Wo;
         yolo_real *d = dx + (size_t)nc * H * W;
@@ -2501,7 +2504,7 @@ static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, i
    the winner; the backward recomputes it instead of keeping indices. The forward reads and
    writes slots (SPPELAN's and ADown's in a folded pass). --- */
 static void yolo_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (yolo_numel(x) > 65536)
     for (int nc = 0; nc < x->n * x->c; nc++) {
         const yolo_real *p = yolo_cpu_image(x, nc / x->c) + (size_t)(nc % x->c) * x->h * x->w;
         yolo_real *q = yolo_cpu_image(y, nc / x->c) + (size_t)(nc % x->c) * y->h * y->w;
@@ -2513,7 +2516,7 @@ static void yolo_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yo
 static void yolo_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
                                   int add) {
     yolo_dense(x, "maxpool_backward"); yolo_dense(y, "maxpool_backward");
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (yolo_numel(x) > 65536)
     for (int nc = 0; nc < x->n * x->c; nc++) {
         const yolo_real *p = x->data + (size_t)nc * x->h * x->w;
         const yolo_real *q = y->grad + (size_t)nc * y->h * y->w;
@@ -2534,7 +2537,7 @@ static int yolo_nearest_src(int d, int in, int out) {
 static void yolo_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {
     yolo_dense(x, "resize"); yolo_dense(y, "resize");
     int C = y->c, Ho = y->h, Wo = y->w;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (yolo_numel(y) > 65536)
     for (int nc = 0; nc < y->n * C; nc++) {
         int n = nc / C, c = nc % C;
         const yolo_real *p = x->data + ((size_t)n * x->c + c0 + c) * x->h * x->w;
@@ -2548,7 +2551,7 @@ static void yolo_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tens
 }
 static void yolo_resize_backward(const yolo_tensor *y, yolo_tensor *x, int c0, int add) {
     int C = y->c, Ho = y->h, Wo = y->w;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (yolo_numel(y) > 65536)
     for (int nc = 0; nc < y->n * C; nc++) {
         int n = nc / C, c = nc % C;
         yolo_real *d = x->grad + ((size_t)n * x->c + c0 + c) * x->h * x->w;

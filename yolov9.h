@@ -1877,7 +1877,7 @@ static void yolo_gemm_tasks(int n, double madds, yolo_tile_task task, void *ctx)
     size_t na = (size_t)YOLO_MC * (YOLO_KC > YOLO_DOT_KC ? YOLO_KC : YOLO_DOT_KC);
     size_t nb = (size_t)YOLO_KC * YOLO_NC > (size_t)YOLO_DOT_TAPS * YOLO_DOT_KC ? (size_t)YOLO_KC * YOLO_NC
                                                                                : (size_t)YOLO_DOT_TAPS * YOLO_DOT_KC;
-    #pragma omp parallel if (n > 1 && madds > 1e6)
+    #pragma omp parallel if (n > 1 && madds > 1e7)
     {
         yolo_real *ap = (yolo_real *)yolo_xmalloc(na * sizeof(yolo_real));
         yolo_real *bp = (yolo_real *)yolo_xmalloc(nb * sizeof(yolo_real));

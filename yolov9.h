@@ -1667,35 +1667,40 @@ static void yolo_tensor_store(const yolo_backend *be, yolo_tensor *t, int store,
    positions and col [K, P] the patches of x under every output position
    (im2col: row (c, ky, kx), column (oy, ox)), a conv is three products:
      forward          y_g  [c2g, P] = w_g col
-     backward-data    dcol [K, P]   = w_g^T dy_g    (then added back onto dx: col2im)
+     backward-data    dL/dx         = col2im(w_g^T dy_g); of stride 1 it is
+                                      the forward conv of dy with w's kernels
+                                      turned half a turn (no col2im)
      backward-weight  dw_g [c2g, K] += dy_g col^T   (summed over every image)
-   One routine computes all three, C[M, N] = sum over r of A[M, r] B[r, N],
-   at near the machine's peak, on three ideas (the tiling of the BLAS
-   libraries, after GotoBLAS):
+   The first two are C[M, N] = sum over r of A[M, r] B[r, N] with A the
+   weights, computed near the machine's peak on three ideas (the tiling of
+   the BLAS libraries, after GotoBLAS):
    1. The register tile. An MR x NR tile of C is summed in a local array
       (acc) small enough for the compiler to keep in vector registers: each
       step of r loads MR values of A and NR of B and does MR NR multiply-adds,
       so that the arithmetic, not memory, sets the pace. NR is two vectors
       wide (32 floats with AVX-512); MR takes the registers that are left.
       The compiler vectorises the NR loop and unrolls the MR loop: no
-      intrinsics, the same C on every machine (-march=native picks the width).
-   2. Packing. Before the products, a block of A (MC rows, KC values of r)
-      and a panel of B (KC values of r, NC columns) are copied into the order
-      in which the register tile reads them: A in strips of MR rows, B in
-      strips of NR columns, the MR (NR) values of one r side by side. The
-      tile then reads both with unit stride, from the cache (the B strip from
-      L1, the A block and B panel from L2). Packing B is also where the
-      patches are made: col is never stored whole, a panel is read from x as
-      it is needed (a 1x1 conv of stride 1 reads x itself: it is col).
+      intrinsics, the same C on every machine (-march=native picks the width;
+      without it the same code runs on SSE2's narrower vectors).
+   2. Packing. The operands are copied into the order in which the register
+      tile reads them: A (the weights, once a call) in strips of MR rows, a
+      panel of B (KC values of r, NC columns) in strips of NR columns, the MR
+      (NR) values of one r side by side. The tile then reads both with unit
+      stride, from the cache (the B strip from L1, the panel from L2). Packing
+      B is also where the patches are made: col is never stored whole, a
+      panel is read from x as it is needed (a 1x1 conv of stride 1 reads x
+      itself: it is col).
    3. Threads over tiles. The output is cut into MC x NC tiles, of every image
       and group at once; a thread packs and computes its tiles alone. Each C
       value sums its r in the same order whatever the number of threads (KC
       at a time in the register tile, the blocks added in order), so results
-      do not depend on it. The weight gradient, a sum over every position of
-      every image, is cut along the positions into chunks of YOLO_RCHUNK: a
-      partial dw a chunk (tiles as above), the partials then added in order,
-      in double.
-   yolo_conv2d_naive_* below are the plain loops the tests hold this to. */
+      do not depend on it.
+   The weight gradient sums along the positions, the rows of both dy and col:
+   a tile of its own (yolo_dot_micro, below) reads both rows as they lie. Its
+   sum over every position of every image is cut into chunks of YOLO_RCHUNK
+   positions: a partial dw a chunk, the partials then added in order, in
+   double. yolo_conv2d_naive_* below are the plain loops the tests hold all
+   of this to. */
 #if defined(__AVX512F__)
 #define YOLO_VECTOR_BYTES 64
 #elif defined(__AVX__)
@@ -2001,13 +2006,12 @@ static void yolo_conv_forward_tile(void *ctx, int t, yolo_real *ap, yolo_real *b
 }
 
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
-   Per image and group: y_g[C2/g, Ho*Wo] = w_g[C2/g, (C1/g)k^2] col[(C1/g)k^2, Ho*Wo].
-   A 1x1 stride-1 conv needs no im2col: the input already is col. In bf16
-   or half (the CPU twin of the GPU's tensor cores) the same on copies of
-   x and w rounded to that precision: im2col only moves values and adds
-   zeros, so col is then rounded too. Each image's group of channels is
-   finished where it lies (a slot's too): bias, SiLU, rounded to y's store,
-   and with a shortcut r added and rounded again. */
+   Per image and group: y_g[C2/g, Ho*Wo] = w_g[C2/g, (C1/g)k^2] col[(C1/g)k^2, Ho*Wo],
+   in tiles (above). In bf16 or half (the CPU twin of the GPU's tensor cores)
+   the same on copies of x and w rounded to that precision: im2col only moves
+   values and adds zeros, so col is then rounded too. Each tile is finished
+   where it lies (in a slot too): bias, SiLU, rounded to y's store, and with
+   a shortcut r added and rounded again. */
 static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws,
                                 int C2, int k, int s, int g, int act, const yolo_tensor *r, yolo_precision prec,
                                 yolo_tensor *y) {
@@ -2096,7 +2100,7 @@ static void yolo_dx_put(const yolo_dx *dx, int n, int c0, int C, int HW, const y
    [C1/g k k, P] of each group (one image's), the weight gradient's partials [chunks][C2][K] */
 typedef struct {
     const yolo_tensor *x;
-    const yolo_real *w, *dy, *wtp;   /* wtp: w^T packed (yolo_pack_weights) */
+    const yolo_real *dy, *wtp;   /* wtp: w^T packed (yolo_pack_weights) */
     yolo_real *dcol, *part;
     int C2, Ho, Wo, k, s, g, c1g, c2g, K, P, n, chunk_images, chunk_positions, chunks_per_image;
 } yolo_conv_grad_job;
@@ -2226,8 +2230,19 @@ __attribute__((unused)) static void yolo_conv2d_naive_backward(const yolo_real *
                 }
 }
 
-/* Given dy = dL/dy: dw += dy col^T, db += sum dy, and dL/dx = col2im(w^T dy)
-   into dx's runs. In bf16 or half: the two products of rounded copies of
+/* db += dy summed over the positions of each image, an image at a time, in double */
+static void yolo_bias_grad(const yolo_real *dy, int B, int C2, int P, yolo_real *db) {
+    #pragma omp parallel for schedule(static) if ((size_t)C2 * P * B > 65536)
+    for (int o = 0; o < C2; o++)
+        for (int n = 0; n < B; n++) {
+            double acc = 0;
+            for (int i = 0; i < P; i++) acc += dy[((size_t)n * C2 + o) * P + i];
+            db[o] += (yolo_real)acc;
+        }
+}
+
+/* Given dy = dL/dy: dw += dy col^T, db += sum dy, and dL/dx (above) into
+   dx's runs. In bf16 or half: the two products of rounded copies of
    x, w and dy (a stored dy, a BatchNorm's dL/dz, is rounded already: where
    the GPU wrote it); the bias gradient, a plain sum, of dy itself. An
    image's dL/dx is summed whole before it meets the old values, old +
@@ -2245,18 +2260,13 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
         if (dyt->store == YOLO_FP32) dyr.data = yolo_rounded_copy(prec, dy, yolo_numel(dyt));
         dyr.store = YOLO_FP32;
         yolo_conv2d_backward(&xr, wr, NULL, &dyr, C2, k, s, g, YOLO_FP32, dx, dw, NULL);
-        for (int n = 0; n < x->n && db; n++)
-            for (int o = 0; o < C2; o++) {
-                double acc = 0;
-                for (int i = 0; i < Ho * Wo; i++) acc += dy[((size_t)n * C2 + o) * Ho * Wo + i];
-                db[o] += (yolo_real)acc;
-            }
+        if (db) yolo_bias_grad(dy, x->n, C2, Ho * Wo, db);
         free(xr.data); free(wr);
         if (dyr.data != dy) free(dyr.data);
         return;
     }
     int C1 = x->c, H = x->h, W = x->w, c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
-    yolo_conv_grad_job f = { x, w, dy, NULL, NULL, NULL, C2, Ho, Wo, k, s, g, c1g, c2g, K, P, 0, 1, P, 1 };
+    yolo_conv_grad_job f = { x, dy, NULL, NULL, NULL, C2, Ho, Wo, k, s, g, c1g, c2g, K, P, 0, 1, P, 1 };
     /* dw: a partial a chunk of positions (of one image, or of whole images where they are small) */
     if (P >= YOLO_RCHUNK) { f.chunk_positions = YOLO_RCHUNK; f.chunks_per_image = (P + YOLO_RCHUNK - 1) / YOLO_RCHUNK; }
     else f.chunk_images = YOLO_RCHUNK / P;
@@ -2272,14 +2282,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
         dw[e] += (yolo_real)acc;
     }
     free(f.part);
-    if (db)
-        #pragma omp parallel for schedule(static) if ((size_t)C2 * P * x->n > 65536)
-        for (int o = 0; o < C2; o++)
-            for (int n = 0; n < x->n; n++) {
-                double acc = 0;
-                for (int i = 0; i < P; i++) acc += dy[((size_t)n * C2 + o) * P + i];
-                db[o] += (yolo_real)acc;
-            }
+    if (db) yolo_bias_grad(dy, x->n, C2, P, db);
     if (!dx) return;
     /* dx, an image at a time. Of stride 1: dL/dx[c, iy, ix] = sum of w[o, c, ky, kx] dy[o, iy + k/2 - ky,
        ix + k/2 - kx], the forward conv of dy with w's kernels turned half a turn and its channels

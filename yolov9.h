@@ -21,7 +21,7 @@
      YOLO_REAL    the scalar type of every tensor, float by default. The
                   gradient-check test builds with double so that finite
                   differences are precise; files on disk are always float32.
-     YOLO_MPI     data parallel training (section 16) over MPI: build with
+     YOLO_MPI     data parallel training (section 17) over MPI: build with
                   mpicc and run under mpirun. Without it every program is
                   one process (world 1), and mpi.h is not needed.
      YOLO_NO_DATA the model alone (a port, a lab): leaves out datasets,
@@ -39,43 +39,52 @@
      Tensors are NCHW, float, contiguous.
 
    SECTIONS
-   Part one, the model, in the order of the paper:
-     1. utilities: errors, random numbers, timers
-     2. tensors
-     3. the backend table, and the primitive ops, each a forward/backward
-        pair (CPU reference)
-     4. YOLOv9 blocks: Conv, RepConvN, RepNBottleneck, RepNCSP, RepNCSPELAN4,
-        ELAN1, AConv, ADown, SPPELAN, CBLinear, CBFuse; each with the
-        table of what training keeps of its intermediates
-     5. the model graph: built-in variants, forward and backward over the
-        graph, what a training step keeps, recompute checkpointing (--ckpt)
-     6. head: DDetect / DualDDetect, DFL, anchors, decode
-     7. loss: the task-aligned assigner, CIoU, DFL, BCE and their gradient,
-        in the steps of the CUDA loss kernels
-     8. optimizers: SGD (Nesterov), Adam, AdamW (amsgrad), Lion, EMA, the
-        official schedule (warmup, accumulation) and gradient clipping
+   Part one, the model, top to bottom as the paper builds it:
+     1. the tensor
+     2. the primitive ops: the backend table, each op's maths
+     3. the blocks: Conv, RepConvN, RepNBottleneck, RepNCSP, RepNCSPELAN4
+        and ELAN1, AConv and ADown, SPPELAN; each its struct, forward and
+        backward side by side, and the table of what training keeps of
+        its intermediates
+     4. the head: DDetect / DualDDetect, DFL, anchors, decode; the layers
+     5. the loss: the task-aligned assigner, CIoU, DFL, BCE and their
+        gradient, in the steps of the CUDA loss kernels
+     6. the optimizers: SGD (Nesterov), Adam, AdamW (amsgrad), Lion, EMA,
+        the official schedule (warmup, accumulation), gradient clipping,
+        the loss scaler
+     7. the training step: forward and backward over the layers, what a
+        step keeps, recompute checkpointing (--ckpt)
    Part two, the machinery:
-     9. memory: lifetimes (what runs the blocks' tables between their
-        ops), the arena and the planner
-    10. model files: the official model yaml, --cfg, a weights file's model
-    11. weights: safetensors read/write under the official PyTorch names;
+     8. utilities: errors, host memory, files, random numbers, timers
+     9. memory: tensors' memory and gradients, lifetimes (what runs the
+        blocks' tables between their ops), the weights on the backend
+        (staged, folded for inference), the arena and the planner
+    10. the CPU backend: every primitive op as plain loops, the
+        specification that each kernel of yolov9_kernels.cu is tested
+        against; choosing a backend
+    11. model files: the built-in variants, the official model yaml, a
+        weights file's model; building a model, its first weights
+    12. weights: safetensors read/write under the official PyTorch names;
         training checkpoints
-    12. data: dataset and hyperparameter yaml, labels, letterbox,
+    13. data: dataset and hyperparameter yaml, labels, letterbox,
         augmentation (mosaic, perspective, mixup, HSV, flips), the loader
         threads, drawing detections (YOLO_NO_DATA leaves it out)
-    13. evaluation: non-maximum suppression, matching, AP, validation
-    14. command line: the official flags with their arity, progress bars
-    15. plots: results.png, the confusion matrix, the precision-recall
+    14. evaluation: non-maximum suppression, matching, AP, validation
+    15. command line: the official flags with their arity, progress bars
+    16. plots: results.png, the confusion matrix, the precision-recall
         curves, labels.jpg and the mosaics of batches, drawn with
         stb_image_write and stb_easy_font (YOLO_NO_DATA leaves them out)
-    16. data parallel: one process per GPU, the gradients summed over them
+    17. data parallel: one process per GPU, the gradients summed over them
         (NCCL on the GPU, MPI on the CPU; YOLO_MPI)
-
+   Each section declares its types and functions, then implements them
+   (in the file that defines YOLOV9_IMPLEMENTATION).
    The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
    comments say where a detail comes from when it is easy to get wrong. */
 
+
 #ifndef YOLOV9_H
 #define YOLOV9_H
+#define YOLOV9_DECLARING   /* the declarations below, at the first include (undefined at the end) */
 
 #ifndef YOLO_NO_DATA
 #include <pthread.h>   /* the loader's threads */
@@ -102,82 +111,56 @@ typedef YOLO_REAL yolo_real;
 #define YOLO_MAX_NC 100000           /* classes */
 #define YOLO_MAX_STRIDE 32           /* the programs take --img as a multiple of 32 */
 
-/* the CIoU of section 7 and max pooling's winner of section 3, here
-   because the CUDA kernels use them as they are */
+/* YOLO_HD: code that the CUDA kernels share with the CPU as it is */
 #ifdef __CUDACC__
 #define YOLO_HD __host__ __device__
 #else
 #define YOLO_HD
 #endif
 #include <math.h>
+/* the functions have C linkage where a C++ compiler (nvcc) reads this */
+#ifdef __cplusplus
+#define YOLO_C_BEGIN extern "C" {
+#define YOLO_C_END }
+#else
+#define YOLO_C_BEGIN
+#define YOLO_C_END
+#endif
+#endif /* YOLOV9_H */
 
-/* Complete IoU of box p against box t, both (x1, y1, x2, y2):
-     CIoU = IoU - rho^2 / c^2 - alpha v
-   rho: distance of the centres, c: diagonal of the smallest enclosing box,
-   v = 4/pi^2 (atan(w_t/h_t) - atan(w_p/h_p))^2 compares aspect ratios and
-   alpha = v / (v - IoU + 1) weighs it. alpha is a constant for the gradient
-   (the official computes it under no_grad); pass *fixed_alpha to impose it.
-   With g != NULL, g = dCIoU/dp. eps 1e-7 as the official bbox_iou. It is
-   shared with the CUDA kernels (YOLO_HD: host and device), so both
-   backends compute the same assigner and loss. */
-static inline YOLO_HD double yolo_ciou(const double *p, const double *t, const double *fixed_alpha, double *alpha_out, double *g) {
-    const double eps = 1e-7, K = 4.0 / (3.14159265358979323846 * 3.14159265358979323846);
-    double w1 = p[2] - p[0], h1 = p[3] - p[1] + eps, w2 = t[2] - t[0], h2 = t[3] - t[1] + eps;
-    double iw = fmin(p[2], t[2]) - fmax(p[0], t[0]), ih = fmin(p[3], t[3]) - fmax(p[1], t[1]);
-    double iwc = iw > 0 ? iw : 0, ihc = ih > 0 ? ih : 0, inter = iwc * ihc;
-    double uni = w1 * h1 + w2 * h2 - inter + eps, iou = inter / uni;
-    double cw = fmax(p[2], t[2]) - fmin(p[0], t[0]), ch = fmax(p[3], t[3]) - fmin(p[1], t[1]);
-    double c2 = cw * cw + ch * ch + eps;
-    double sx = t[0] + t[2] - p[0] - p[2], sy = t[1] + t[3] - p[1] - p[3];
-    double rho2 = (sx * sx + sy * sy) / 4;
-    double dif = atan(w2 / h2) - atan(w1 / h1), v = K * dif * dif;
-    double alpha = fixed_alpha ? *fixed_alpha : v / (v - iou + (1 + eps));
-    if (alpha_out) *alpha_out = alpha;
-    if (g) {
-        /* d inter, d union, d enclosing box, d rho^2, d v for x1, y1, x2, y2 */
-        double dinter[4] = { 0, 0, 0, 0 }, dunion[4], dc2[4] = { 0, 0, 0, 0 }, drho2[4], dv[4];
-        if (iw > 0 && ih > 0) {
-            if (p[0] > t[0]) dinter[0] = -ihc;
-            if (p[2] < t[2]) dinter[2] = ihc;
-            if (p[1] > t[1]) dinter[1] = -iwc;
-            if (p[3] < t[3]) dinter[3] = iwc;
-        }
-        dunion[0] = -h1 - dinter[0]; dunion[2] = h1 - dinter[2];
-        dunion[1] = -w1 - dinter[1]; dunion[3] = w1 - dinter[3];
-        if (p[0] < t[0]) dc2[0] = -2 * cw;
-        if (p[2] > t[2]) dc2[2] = 2 * cw;
-        if (p[1] < t[1]) dc2[1] = -2 * ch;
-        if (p[3] > t[3]) dc2[3] = 2 * ch;
-        drho2[0] = drho2[2] = -sx / 2;
-        drho2[1] = drho2[3] = -sy / 2;
-        double r = w1 * w1 + h1 * h1, dvdw = -2 * K * dif * h1 / r, dvdh = 2 * K * dif * w1 / r;
-        dv[0] = -dvdw; dv[2] = dvdw; dv[1] = -dvdh; dv[3] = dvdh;
-        for (int i = 0; i < 4; i++)
-            g[i] = (dinter[i] - iou * dunion[i]) / uni - (drho2[i] / c2 - rho2 * dc2[i] / (c2 * c2)) - alpha * dv[i];
-    }
-    return iou - (rho2 / c2 + v * alpha);
-}
+/* the implementation, once, in the file that defines YOLOV9_IMPLEMENTATION */
+#if defined(YOLOV9_IMPLEMENTATION) && !defined(YOLOV9_IMPLEMENTATION_DONE)
+#define YOLOV9_IMPLEMENTING   /* (undefined at the end) */
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <dirent.h>
+#ifndef YOLO_NO_DATA
+#include <jpeglib.h>
+#include <stb/stb_easy_font.h>
+#include <stb/stb_image.h>
+#include <stb/stb_image_write.h>
+#endif
+#include <strings.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#endif
 
-/* Max pooling's winner: the first maximum in the k x k window of output
-   (oy, ox), stride s, padding pad (padding never wins). Shared with the
-   CUDA kernels. */
-static inline YOLO_HD int yolo_maxpool_argmax(const yolo_real *p, int H, int W, int k, int s, int pad, int oy, int ox) {
-    int best = -1;
-    yolo_real bv = 0;
-    for (int ky = 0; ky < k; ky++) {
-        int iy = oy * s - pad + ky;
-        if (iy < 0 || iy >= H) continue;
-        for (int kx = 0; kx < k; kx++) {
-            int ix = ox * s - pad + kx;
-            if (ix < 0 || ix >= W) continue;
-            if (best < 0 || p[iy * W + ix] > bv) { bv = p[iy * W + ix]; best = iy * W + ix; }
-        }
-    }
-    return best;
-}
+/* ======================================================================== */
+/* PART ONE: the model                                                      */
+/* ======================================================================== */
+/* From the tensor to the training step, top to bottom as the paper builds
+   it. Each block's forward and backward sit side by side. */
+
 /* ------------------------------------------------------------------------ */
-/* 2. tensors                                                               */
+/* 1. the tensor                                                            */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
 
 /* An activation: values and, when training, the gradient of the loss with
    respect to those values (same shape). Backward passes *add* into grad, so
@@ -222,12 +205,14 @@ static inline void yolo_dense(const yolo_tensor *t, const char *op) {
             op, t->n, t->c, t->h, t->w, t->c0, t->ctot);
     exit(1);
 }
+#endif /* YOLOV9_DECLARING */
 
 /* ------------------------------------------------------------------------ */
-/* 3. the backend: one table of primitive ops                               */
+/* 2. the primitive ops: the backend table                                  */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
 /* Every op the model runs goes through this table, chosen once at start
-   (--device): the plain-C reference below, or the CUDA kernels of
+   (--device): the plain-C reference (section 10), or the CUDA kernels of
    yolov9_kernels.cu. The model code never asks which one it has. Pointers
    to tensor data are in the backend's memory (host or device). The three
    tables (yolo_cpu, the planner's yolo_planner, the .cu's yolo_cuda) are
@@ -289,7 +274,7 @@ typedef struct { size_t off, size; } yolo_place;
    a loss scaler (yolo_loss_scaler). */
 typedef enum { YOLO_FP32, YOLO_BF16, YOLO_FP16 } yolo_precision;
 
-/* --sync-bn (section 16): the processes a BatchNorm's training statistics
+/* --sync-bn (section 17): the processes a BatchNorm's training statistics
    run over, each on a share of the same shape (the sampler deals them
    equal numbers, --multi-scale draws one size for all). The BatchNorm op
    hands sum its per-channel sums over its own share, doubles in backend
@@ -429,7 +414,7 @@ typedef struct yolo_backend {
        copies from it at the bus's full speed), or no longer (pin 0, before
        it is freed) */
     void (*pin)(void *host, size_t bytes, int pin);
-    /* data parallel (section 16), where the backend sums over processes
+    /* data parallel (section 17), where the backend sums over processes
        itself (the CUDA one through NCCL; NULL elsewhere: the sum goes
        through MPI on the host): join the group of `world` processes as
        `rank`, bcast handing rank 0's bytes to every one (0, or -1 and err);
@@ -445,145 +430,18 @@ typedef struct yolo_backend {
     void (*group_sum_f64)(double *x, size_t n);
     void (*group_leave)(void);
 } yolo_backend;
+#endif /* YOLOV9_DECLARING */
 
 /* ------------------------------------------------------------------------ */
-/* 4. blocks: one params struct per block                                   */
+/* 3. the blocks                                                            */
 /* ------------------------------------------------------------------------ */
-
-/* Conv: the unit everything is made of, conv2d -> BatchNorm -> SiLU. The
-   same struct also serves the two places where YOLOv9 uses a bare Conv2d
-   with a bias (CBLinear and the last conv of each detect branch): then
-   bn = act = 0 and bias = 1. Padding is always k/2 ("same"). */
-typedef struct {
-    int c1, c2, k, s, g;     /* in/out channels, kernel, stride, groups */
-    int bn, act, bias;       /* which of BatchNorm, SiLU, conv bias it has */
-    yolo_real *w, *gw;       /* [c2, c1/g, k, k] weights and their gradient */
-    yolo_real *b, *gb;       /* [c2] conv bias (bare Conv2d only) */
-    yolo_real *gamma, *ggamma, *beta, *gbeta; /* [c2] BatchNorm affine */
-    yolo_real *rmean, *rvar;  /* [c2] BatchNorm running statistics */
-    yolo_real *mean, *invstd; /* [c2] batch statistics of the last training forward */
-    yolo_real *fw, *fb;      /* [c2, c1/g, k, k], [c2]: the inference form, BN folded in (yolo_model_fuse) */
-    void *ws;                /* fw staged for the products of yolo_model.staged (backend stage_weights), or NULL */
-    const void *wt, *wtd;    /* a training step's w staged for its products (stage_train_weights), or NULL:
-                                the forward's form [c2][k k][c1/g], backward-data's [phase][g c1/g][taps][c2/g] */
-    yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward (no gradient of its own) */
-    yolo_tensor y;           /* [B, c2, Ho, Wo] the block's output */
-    yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
-} yolo_conv;
-
-/* RepConvN: SiLU(BN(conv3x3(x)) + BN(conv1x1(x))). Two branches while
-   training, one 3x3 conv after folding for inference. */
-typedef struct {
-    yolo_conv conv1, conv2;  /* 3x3 and 1x1 branches, no activation */
-    yolo_tensor y;           /* [B, c2, H, W] */
-} yolo_repconvn;
-
-/* RepNBottleneck: x + Conv3x3(RepConvN(x)) (the add only when c1 == c2). */
-typedef struct {
-    yolo_repconvn cv1;
-    yolo_conv cv2;
-    int add;
-    yolo_tensor y;           /* [B, c2, H, W] */
-    yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
-} yolo_repnbottleneck;
-
-/* RepNCSP: cv3(cat(m(cv1(x)), cv2(x))), m = n RepNBottlenecks. */
-typedef struct {
-    yolo_conv cv1, cv2, cv3;
-    int n;
-    yolo_repnbottleneck *m;  /* [n] */
-    yolo_tensor cat;         /* [B, 2*c_, H, W] */
-} yolo_repncsp;
-
-/* RepNCSPELAN4 (GELAN's block): cv1 then split in halves a|b; b feeds
-   RepNCSP+Conv (branch 2) which feeds RepNCSP+Conv (branch 3);
-   cv4(cat(a, b, branch2, branch3)). ELAN1 is the same with one plain
-   3x3 Conv per branch (csp2/csp3 unused). */
-typedef struct {
-    int elan1;               /* 1: ELAN1, 0: RepNCSPELAN4 */
-    int c3, c4;              /* cv1 width, branch width */
-    yolo_conv cv1;
-    yolo_repncsp csp2, csp3;
-    yolo_conv cv2, cv3, cv4;
-    yolo_tensor half_b;      /* [B, c3/2, H, W] the second half of cv1 */
-    yolo_tensor cat;         /* [B, c3 + 2*c4, H, W] */
-} yolo_elan;
-
-/* AConv: avgpool 2x2 s1, then Conv 3x3 s2. ADown: the same avgpool, then
-   split channels: half 1 -> Conv 3x3 s2; half 2 -> maxpool 3x3 s2 p1 ->
-   Conv 1x1; concat. Both halve the resolution. */
-typedef struct {
-    int adown;
-    yolo_tensor pool;        /* [B, c1, H-1, W-1] */
-    yolo_tensor half1, half2, maxp; /* ADown only */
-    yolo_conv cv1, cv2;      /* cv2: ADown only */
-    yolo_tensor y;           /* ADown: [B, c2, H/2, W/2] */
-    yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
-} yolo_down;
-
-/* SPPELAN: cv1 1x1, three chained maxpool 5x5 s1 p2, concat of the four,
-   cv5 1x1: a spatial pyramid at three receptive fields. */
-typedef struct {
-    yolo_conv cv1, cv5;
-    yolo_tensor p1, p2, p3;  /* [B, c3, H, W] each */
-    yolo_tensor cat;         /* [B, 4*c3, H, W] */
-} yolo_sppelan;
-
-/* DDetect / DualDDetect: per level a box branch (Conv3x3, Conv3x3 g4,
-   Conv2d 1x1 g4 + bias -> 4*REG_MAX) and a class branch (Conv3x3, Conv3x3,
-   Conv2d 1x1 + bias -> NC). A dual head has two such sets: branch 0 the
-   auxiliary (PGI) one fed by the first three inputs, branch 1 the main one. */
-typedef struct {
-    int nc, nl, nbranch;     /* classes, levels (3), 1 or 2 branches */
-    int strides[3];
-    yolo_conv box[2][3][3];  /* [branch][level][stage] */
-    yolo_conv cls[2][3][3];
-    yolo_real *dfl[2];       /* [1, REG_MAX, 1, 1] fixed weights 0..15 */
-    yolo_tensor out[2][3];   /* [B, NO, h, w] raw maps per branch and level */
-} yolo_detect;
-
-/* ------------------------------------------------------------------------ */
-/* 5. the model graph                                                       */
-/* ------------------------------------------------------------------------ */
-
-typedef enum {
-    YOLO_SILENCE, YOLO_CONV, YOLO_ACONV, YOLO_ADOWN, YOLO_ELAN1,
-    YOLO_REPNCSPELAN4, YOLO_SPPELAN, YOLO_UPSAMPLE, YOLO_CONCAT,
-    YOLO_CBLINEAR, YOLO_CBFUSE, YOLO_DDETECT, YOLO_DUALDDETECT, YOLO_NMODULES
-} yolo_module;
-
-/* One row of a model description, as in the official model files:
-   [from, n, module, args]. */
-typedef struct {
-    int nfrom, from[YOLO_MAX_FROM];
-    yolo_module module;
-    int nargs, args[YOLO_MAX_ARGS];
-} yolo_row;
-
-typedef struct {
-    yolo_module type;
-    int nfrom, from[YOLO_MAX_FROM];  /* absolute layer indices, -1 = image */
-    int from_row[YOLO_MAX_FROM];     /* as written in the model description */
-    int nargs, args[YOLO_MAX_ARGS];  /* after width scaling */
-    int c_out, stride;               /* output channels, downsampling factor */
-    long nparams;
-    union {
-        yolo_conv conv;              /* Conv, CBLinear */
-        yolo_elan elan;              /* ELAN1, RepNCSPELAN4 */
-        yolo_down down;              /* AConv, ADown */
-        yolo_sppelan spp;
-    } b;
-    yolo_detect *det;                /* DDetect, DualDDetect */
-    int infer;                       /* 1 when inference needs this layer */
-    int last_reader;                 /* the last layer that reads its output (-1: none) */
-    int last_infer_reader;           /* the same among the layers inference runs */
-    int convs_read;                  /* Concat: only convs read it (yolo_mark_readers): its gradient is its inputs' */
-    int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
-    int life0, life1;                /* its blocks' lifetime rows are m->life[life0 .. life1) */
-    int param0, param1;              /* its tensors are m->params[param0 .. param1), side by side in values */
-    yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
-    yolo_tensor *out;                /* the layer's output tensor */
-} yolo_layer;
+#ifdef YOLOV9_DECLARING
+/* Each block: a struct of its convs and tensors (shapes in comments), a
+   forward and a backward, the table of what training keeps of its
+   intermediates (yolo_<block>_lifetimes), and an init that registers its
+   tensors under the official names. Every block's function takes the
+   model, m: where its ops run (m->be) and the precision of the pass under
+   way. */
 
 /* Parameter groups as the official optimizer builds them: conv weights
    (weight decay), BatchNorm weights (no decay), biases (no decay); plus the
@@ -608,6 +466,10 @@ typedef struct {
     const yolo_tensor *at;   /* the op under way, named by its tensor */
 } yolo_life_run;
 
+typedef struct yolo_layer yolo_layer;         /* one layer of the graph (section 4) */
+typedef struct yolo_conv yolo_conv;           /* the blocks' conv unit (below) */
+typedef struct yolo_repconvn yolo_repconvn;   /* RepConvN (below) */
+
 typedef struct yolo_model {
     int nc;
     char **names;            /* [nc] class names (owned), or NULL: written into every weights file */
@@ -631,7 +493,7 @@ typedef struct yolo_model {
     yolo_conv **convs;
     yolo_repconvn **reps;
     yolo_real *folded;       /* backend memory of all fw, fb */
-    /* what each block declares about its intermediates (section 4), run
+    /* what each block declares about its intermediates (section 3), run
        between its ops in training (section 9, "lifetimes") */
     struct yolo_life_row *life;
     int nlife, cap_life;
@@ -656,9 +518,9 @@ typedef struct yolo_model {
     yolo_place *place[2];
     int nplace[2], place_next;
     double bn_momentum, bn_eps;  /* 0.03 and 1e-3, as the official */
-    const yolo_bn_group *bn_group;   /* --sync-bn: the processes every BatchNorm's statistics run over (section 16), or NULL */
+    const yolo_bn_group *bn_group;   /* --sync-bn: the processes every BatchNorm's statistics run over (section 17), or NULL */
     /* told by yolo_backward after each layer's backward, the last layer first: layer's parameter gradients
-       are final (section 16 starts summing them over the processes meanwhile); NULL: nobody listens */
+       are final (section 17 starts summing them over the processes meanwhile); NULL: nobody listens */
     void (*grads_final)(void *ctx, struct yolo_model *m, int layer);
     void *grads_final_ctx;
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
@@ -674,10 +536,1244 @@ typedef struct yolo_model {
     const yolo_backend *be;  /* where the tensors live and the ops run */
     int building;            /* internal: the next tensor to bind in the second build pass */
 } yolo_model;
+#endif /* YOLOV9_DECLARING */
+
+#ifdef YOLOV9_IMPLEMENTING
+/* a tensor's number of values */
+static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t->h * t->w; }
+
+/* What the model calls of the sections below it, declared here and
+   defined where each belongs. */
+/* the training step (section 7) */
+static yolo_tensor *yolo_layer_input(yolo_model *m, const yolo_layer *L, int j);
+static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L);
+static void yolo_output_make(yolo_model *m, yolo_layer *L, int make);
+/* utilities (section 8) */
+static void *yolo_xmalloc(size_t bytes);
+static void *yolo_xcalloc(size_t n, size_t size);
+static void *yolo_grow(void *p, size_t item, long n, int *cap);
+static double yolo_interp(double x, const double *xp, const double *fp, long n, double left, double right);
+/* memory (section 9): tensors, gradients, lifetimes, the weights on the backend */
+static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, int c, int h, int w, int with_grad);
+static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t);
+static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep);
+static void yolo_tensor_slot(const yolo_backend *be, yolo_tensor *t, const yolo_tensor *buf, int c0, int c);
+static void yolo_tensor_store(const yolo_backend *be, yolo_tensor *t, int store, int n, int c, int h, int w);
+static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train);
+static void yolo_grad_need(yolo_model *m, yolo_tensor *t);
+static void yolo_grad_done(yolo_model *m, yolo_tensor *t);
+static void yolo_grad_zeroed(yolo_model *m, yolo_tensor *t);
+static int yolo_grads_add(yolo_model *m, yolo_tensor *const *t, int n);
+static int yolo_grad_add(yolo_model *m, yolo_tensor *t);
+static void yolo_concat_grads(yolo_tensor *cat, yolo_tensor *const *parts, int n);
+static void yolo_split_grad(yolo_tensor *half, yolo_tensor *whole, int c0);
+static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx);
+static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo_tensor *src, int sc, yolo_tensor *dst,
+                               int dc, int C);
+static const yolo_backend *yolo_op(yolo_model *m, const yolo_tensor *t);
+static yolo_life_run yolo_life_begin(yolo_model *m, const yolo_layer *L, int on, int backward);
+static void yolo_life_end(yolo_model *m, yolo_life_run outer);
+static void yolo_pixels_keep(yolo_model *m, int keep);
+static void yolo_model_unfold(yolo_model *m);
+static void yolo_model_stage(yolo_model *m);
+static void yolo_model_stage_train(yolo_model *m);
+static void yolo_model_unstage_train(yolo_model *m);
+YOLO_C_BEGIN
+yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
+YOLO_C_END
+/* the CPU backend (section 10) */
+static float yolo_round_half(float f);
+static yolo_real yolo_sigmoid(yolo_real x);
+static size_t yolo_loss_work_bytes(int B, int A, int ngt);
+/* building a model (section 11) */
+static int yolo_binding(const yolo_model *m);
+static yolo_real *yolo_param_new(yolo_model *m, const char *prefix, const char *suffix, yolo_pkind kind,
+                                 int ndim, int d0, int d1, int d2, int d3, yolo_real **grad);
+static void yolo_act_new(yolo_model *m, yolo_tensor *t);
+static yolo_real *yolo_stats_new(yolo_model *m, int n);
+static int yolo_make_divisible(double x, int d);
+static int yolo_reads_image(const yolo_model *m, const yolo_layer *L, int j);
+/* evaluation (section 14) */
+YOLO_C_BEGIN
+int  yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det, int agnostic,
+                     const int *classes, int nclasses, int multi_label, yolo_det *out);
+YOLO_C_END
+#endif /* YOLOV9_IMPLEMENTING */
+
+/* ---- Conv ---------------------------------------------------------------- */
+
+#ifdef YOLOV9_DECLARING
+/* Conv: the unit everything is made of, conv2d -> BatchNorm -> SiLU. The
+   same struct also serves the two places where YOLOv9 uses a bare Conv2d
+   with a bias (CBLinear and the last conv of each detect branch): then
+   bn = act = 0 and bias = 1. Padding is always k/2 ("same"). */
+struct yolo_conv {
+    int c1, c2, k, s, g;     /* in/out channels, kernel, stride, groups */
+    int bn, act, bias;       /* which of BatchNorm, SiLU, conv bias it has */
+    yolo_real *w, *gw;       /* [c2, c1/g, k, k] weights and their gradient */
+    yolo_real *b, *gb;       /* [c2] conv bias (bare Conv2d only) */
+    yolo_real *gamma, *ggamma, *beta, *gbeta; /* [c2] BatchNorm affine */
+    yolo_real *rmean, *rvar;  /* [c2] BatchNorm running statistics */
+    yolo_real *mean, *invstd; /* [c2] batch statistics of the last training forward */
+    yolo_real *fw, *fb;      /* [c2, c1/g, k, k], [c2]: the inference form, BN folded in (yolo_model_fuse) */
+    void *ws;                /* fw staged for the products of yolo_model.staged (backend stage_weights), or NULL */
+    const void *wt, *wtd;    /* a training step's w staged for its products (stage_train_weights), or NULL:
+                                the forward's form [c2][k k][c1/g], backward-data's [phase][g c1/g][taps][c2/g] */
+    yolo_tensor z;           /* [B, c2, Ho, Wo] conv output, kept for backward (no gradient of its own) */
+    yolo_tensor y;           /* [B, c2, Ho, Wo] the block's output */
+    yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
+};
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* a folded conv's staged weights, where they are staged for this pass's products (yolo_forward); else NULL */
+static const void *yolo_conv_staged(const yolo_model *m, const yolo_conv *c) {
+    return m->precision != YOLO_FP32 && m->staged == m->precision ? c->ws : NULL;
+}
+
+/* a folded inference pass: a block takes its concatenation first and its
+   convs write their parts into it, read them there (yolo_tensor_slot) */
+static int yolo_slots(const yolo_model *m, int train) { return !train && m->fused; }
+
+/* a conv's output size along one axis: padding k/2, stride s */
+static int yolo_conv_out(int in, int k, int s) { return (in + 2 * (k / 2) - k) / s + 1; }
+
+/* y = SiLU(BN(conv(x))), or any prefix of that chain. In a block's
+   forward the unit is one op, named y; in the backward two: y (BN and
+   SiLU), then z (the conv). Folded, a shortcut r may come in the conv's
+   epilogue: y = r + SiLU(conv(x) + b). */
+static void yolo_conv_run(yolo_model *m, yolo_conv *c, yolo_tensor *x, const yolo_tensor *r, int train) {
+    int Ho = yolo_conv_out(x->h, c->k, c->s), Wo = yolo_conv_out(x->w, c->k, c->s);
+    c->x = x;
+    m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
+    int unfolded = c->bn && !(!train && m->fused && c->fw);
+    const yolo_backend *be = yolo_op(m, &c->y);
+    /* the longer-lived of the two first: z without --ckpt (it lives to
+       the backward), else y; the planned placement comes out tighter
+       (yolov9-s, batch 64, 640: 15.76 GB, 15.83 the other way round) */
+    if (unfolded && !m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
+    yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
+    if (unfolded && m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
+    if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
+        int folded = !train && m->fused && c->fw;
+        be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, folded ? yolo_conv_staged(m, c) : c->wt,
+                           c->c2, c->k, c->s, c->g, c->act, r, m->precision, &c->y);
+    } else {   /* the SiLU comes with the BatchNorm */
+        be->conv2d_forward(x, c->w, NULL, c->wt, c->c2, c->k, c->s, c->g, 0, NULL, m->precision, &c->z);
+        if (train)
+            be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
+                                 m->bn_momentum, m->bn_eps, c->act, m->bn_group, &c->y);
+        else
+            be->bn_apply(&c->z, c->gamma, c->beta, c->rmean, NULL, c->rvar, m->bn_eps, c->act, &c->y);
+    }
+}
+static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int train) { yolo_conv_run(m, c, x, NULL, train); }
+
+/* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
+   backward reads it), and y follows from it by one elementwise pass with
+   the batch statistics the forward kept (mean, invstd [C]). This makes y
+   again, into memory that is there: the maker
+   that blocks name in their tables for a conv's output.
+
+   So every block's training forward keeps, of its inside, only its convs'
+   z: its table drops the y of each inner conv, and the sums, splits,
+   concatenations and pools, as soon as the next step has read them, and
+   makes each again just before the backward op that reads it (the conv
+   whose input it is needs it for the weight gradient), dropping it right
+   after: the memory of a few tensors at a time, for elementwise passes
+   and copies, and the same numbers. */
+static void yolo_conv_again(yolo_model *m, void *blk) {
+    yolo_conv *c = (yolo_conv *)blk;
+    m->be->bn_apply(&c->z, c->gamma, c->beta, c->mean, c->invstd, NULL, m->bn_eps, c->act, &c->y);
+}
+
+/* the same, outside a block's table: y dropped (redo 0) or made again (1) */
+static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
+    yolo_tensor_keep(m->be, &c->y, redo);
+    if (redo) yolo_conv_again(m, c);
+}
+
+/* t's gradient as a tensor of its own (float32 NCHW, t's shape): a conv backward's dy */
+static yolo_tensor yolo_grad_view(const yolo_tensor *t) {
+    yolo_tensor g = *t;
+    g.data = t->grad; g.grad = NULL; g.store = YOLO_FP32;
+    return g;
+}
+
+/* from y.grad: the weight gradients, and x.grad += dL/dx */
+static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
+    const yolo_backend *be;
+    yolo_tensor dy = yolo_grad_view(&c->y);   /* dL/dy, or with a BatchNorm dL/dz written over z */
+    if (c->bn) {   /* z is read by nothing after this: dL/dz goes over it, in its store */
+        be = yolo_op(m, &c->y);
+        be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act, m->bn_group,
+                            c->ggamma, c->gbeta);
+        dy = c->z;
+    }
+    be = yolo_op(m, c->bn ? &c->z : &c->y);
+    yolo_dx dx;
+    int want = yolo_conv_dx(m, c->x, &dx);
+    be->conv2d_backward(c->x, c->w, c->wtd, &dy, c->c2, c->k, c->s, c->g, m->precision, want ? &dx : NULL, c->gw,
+                        c->gb);
+}
+
+/* --- what a block declares about its intermediates ---
+   Each block's forward and backward are written as if every
+   intermediate tensor existed from the op that makes it to the end of the
+   backward. Training cannot afford that, so each block also declares, in
+   a table of rows (yolo_elan_lifetimes and its like, each just after the
+   block's backward; the Conv unit's and RepConvN's in their inits),
+   what happens to its intermediates between its ops: after which op of
+   the forward a tensor dies; before which op of the backward it is made
+   again, and how; when it dies again; when its gradient is taken and when
+   given back. An op is named by its tensor: the one it makes in the
+   forward, the one whose gradient it hands on in the backward; a block
+   runs each op through yolo_op(m, that tensor). The rows run between ops
+   (section 9, "lifetimes"); the maths never sees them. */
+typedef enum {
+    YOLO_FWD_AFTER,    /* in a training forward, after the op */
+    YOLO_BWD_BEFORE,   /* in the backward, before the op */
+    YOLO_BWD_AFTER     /* in the backward, after it */
+} yolo_life_when;
+typedef enum {
+    YOLO_DROP,         /* t's values go (its shape and gradient stay) */
+    YOLO_MAKE,         /* t's values again: memory, then make(m, blk), the forward step that writes them */
+    YOLO_NEED,         /* t's gradient is taken, zeroed: an op that adds into it follows (t NULL: none, or *in) */
+    YOLO_DONE,         /* t's gradient is given back: the op that reads it is done */
+    YOLO_RUN           /* make(m, blk) alone: the graph's step for a layer output (the head's inputs) */
+} yolo_life_what;
+struct yolo_life_row {
+    yolo_life_when when;
+    const yolo_tensor *op;                    /* the op, named by its tensor */
+    yolo_life_what what;
+    yolo_tensor *t;
+    void (*make)(yolo_model *m, void *blk);   /* YOLO_MAKE: the maker and its block (NULL: memory only) */
+    void *blk;
+    yolo_tensor **in;                         /* YOLO_NEED, t NULL: the tensor *in is when it runs (a block's input) */
+    int done;                                 /* ran in the pass under way */
+};
+typedef struct yolo_life_row yolo_life_row;
+#define YOLO_LIFE_TABLE(m, rows) yolo_life_table(m, rows, (int)(sizeof rows / sizeof *rows))
+static void yolo_life_table(yolo_model *m, const yolo_life_row *rows, int n);
+
+static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int c1, int c2, int k, int s,
+                           int g, int bn, int act) {
+    char p[96];
+    memset(c, 0, sizeof *c);
+    c->c1 = c1; c->c2 = c2; c->k = k; c->s = s; c->g = g; c->bn = bn; c->act = act; c->bias = !bn;
+    if (bn) {
+        snprintf(p, sizeof p, "%s.conv", prefix);
+        c->w = yolo_param_new(m, p, "weight", YOLO_P_WEIGHT, 4, c2, c1 / g, k, k, &c->gw);
+        snprintf(p, sizeof p, "%s.bn", prefix);
+        c->gamma = yolo_param_new(m, p, "weight", YOLO_P_BN_WEIGHT, 1, c2, 0, 0, 0, &c->ggamma);
+        c->beta = yolo_param_new(m, p, "bias", YOLO_P_BIAS, 1, c2, 0, 0, 0, &c->gbeta);
+        c->rmean = yolo_param_new(m, p, "running_mean", YOLO_P_RUNNING_MEAN, 1, c2, 0, 0, 0, NULL);
+        c->rvar = yolo_param_new(m, p, "running_var", YOLO_P_RUNNING_VAR, 1, c2, 0, 0, 0, NULL);
+        c->mean = yolo_stats_new(m, c2);
+        c->invstd = yolo_stats_new(m, c2);
+    } else {   /* a bare nn.Conv2d with bias */
+        c->w = yolo_param_new(m, prefix, "weight", YOLO_P_WEIGHT, 4, c2, c1 / g, k, k, &c->gw);
+        c->b = yolo_param_new(m, prefix, "bias", YOLO_P_BIAS, 1, c2, 0, 0, 0, &c->gb);
+    }
+    yolo_act_new(m, &c->z);
+    yolo_act_new(m, &c->y);
+    if (yolo_binding(m)) {
+        m->convs = (yolo_conv **)yolo_grow(m->convs, sizeof *m->convs, m->nconvs + 1, &m->cap_convs);
+        m->convs[m->nconvs++] = c;
+    }
+    /* y's gradient goes once BatchNorm is differentiated, which writes
+       dL/dz over z; the conv's backward reads that, adds into x's
+       gradient, and z goes (the next forward makes it again) */
+    yolo_life_row unit[] = {
+        { YOLO_BWD_AFTER, &c->y, YOLO_DONE, &c->y },
+        { YOLO_BWD_BEFORE, &c->z, YOLO_NEED, NULL, NULL, NULL, &c->x },
+        { YOLO_BWD_AFTER, &c->z, YOLO_DROP, &c->z },
+    }, bare[] = {   /* without BatchNorm, one op */
+        { YOLO_BWD_BEFORE, &c->y, YOLO_NEED, NULL, NULL, NULL, &c->x },
+        { YOLO_BWD_AFTER, &c->y, YOLO_DONE, &c->y },
+    };
+    if (bn) YOLO_LIFE_TABLE(m, unit);
+    else YOLO_LIFE_TABLE(m, bare);
+}
+
+#endif /* YOLOV9_IMPLEMENTING */
+
+/* ---- RepConvN ------------------------------------------------------------- */
+/* A 3x3 and a 1x1 conv, each with its own BN, summed before the SiLU. At
+   inference the 1x1 kernel is padded to 3x3 and both BNs fold in, giving
+   one plain 3x3 conv: training capacity of two branches, cost of one. */
+
+#ifdef YOLOV9_DECLARING
+/* RepConvN: SiLU(BN(conv3x3(x)) + BN(conv1x1(x))). Two branches while
+   training, one 3x3 conv after folding for inference. */
+struct yolo_repconvn {
+    yolo_conv conv1, conv2;  /* 3x3 and 1x1 branches, no activation */
+    yolo_tensor y;           /* [B, c2, H, W] */
+};
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* y = SiLU(branch 1 + branch 2) */
+static void yolo_repconvn_sum(yolo_model *m, void *blk) {
+    yolo_repconvn *r = (yolo_repconvn *)blk;
+    yolo_op(m, &r->y)->silu_forward(&r->conv1.y, &r->conv2.y, &r->y);
+}
+
+static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
+    if (!train && m->fused) {   /* conv1 holds both branches in one 3x3 kernel: it and the SiLU write y */
+        yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, 0);
+        m->flops += 2.0 * x->n * x->h * x->w * r->conv1.c2 * r->conv1.c1 * 9;
+        yolo_op(m, &r->y)->conv2d_forward(x, r->conv1.fw, r->conv1.fb, yolo_conv_staged(m, &r->conv1), r->conv1.c2, 3, 1,
+                                          1, 1, NULL, m->precision, &r->y);
+        return;
+    }
+    yolo_conv_forward(m, &r->conv1, x, train);
+    yolo_conv_forward(m, &r->conv2, x, train);
+    yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, train);
+    yolo_repconvn_sum(m, r);
+}
+
+static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
+    const yolo_backend *be = yolo_op(m, &r->y);
+    yolo_tensor *branches[2] = { &r->conv1.y, &r->conv2.y };
+    be->silu_backward(r->y.grad, &r->conv1.y, &r->conv2.y, r->conv1.y.grad, r->conv2.y.grad, yolo_grads_add(m, branches, 2));
+    yolo_conv_backward(m, &r->conv1);
+    yolo_conv_backward(m, &r->conv2);
+}
+
+static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *prefix, int c1, int c2) {
+    char p[96];
+    snprintf(p, sizeof p, "%s.conv1", prefix);
+    yolo_conv_init(m, &r->conv1, p, c1, c2, 3, 1, 1, 1, 0);
+    snprintf(p, sizeof p, "%s.conv2", prefix);
+    yolo_conv_init(m, &r->conv2, p, c1, c2, 1, 1, 1, 1, 0);
+    yolo_act_new(m, &r->y);
+    if (yolo_binding(m)) {
+        m->reps = (yolo_repconvn **)yolo_grow(m->reps, sizeof *m->reps, m->nreps + 1, &m->cap_reps);
+        m->reps[m->nreps++] = r;
+    }
+    /* the SiLU's backward takes both branches' gradients; then their values go */
+    yolo_life_row rows[] = {
+        { YOLO_BWD_BEFORE, &r->y, YOLO_NEED, &r->conv1.y },
+        { YOLO_BWD_BEFORE, &r->y, YOLO_NEED, &r->conv2.y },
+        { YOLO_BWD_AFTER, &r->y, YOLO_DONE, &r->y },
+        { YOLO_BWD_AFTER, &r->y, YOLO_DROP, &r->conv1.y },
+        { YOLO_BWD_AFTER, &r->y, YOLO_DROP, &r->conv2.y },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+}
+#endif /* YOLOV9_IMPLEMENTING */
+
+/* ---- RepNBottleneck --------------------------------------------------------- */
+
+#ifdef YOLOV9_DECLARING
+/* RepNBottleneck: x + Conv3x3(RepConvN(x)) (the add only when c1 == c2). */
+typedef struct {
+    yolo_repconvn cv1;
+    yolo_conv cv2;
+    int add;
+    yolo_tensor y;           /* [B, c2, H, W] */
+    yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
+} yolo_repnbottleneck;
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* y = x + cv2.y (the shortcut), or cv2.y */
+static void yolo_bottleneck_sum(yolo_model *m, void *blk) {
+    yolo_repnbottleneck *b = (yolo_repnbottleneck *)blk;
+    if (b->add) yolo_op(m, &b->y)->add(&b->cv2.y, b->x, &b->y);
+    else yolo_op(m, &b->y)->concat(&b->cv2.y, 0, &b->y, 0, b->y.c);
+}
+
+static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
+    b->x = x;
+    yolo_repconvn_forward(m, &b->cv1, x, train);
+    if (yolo_slots(m, train)) {   /* folded: cv2 writes y (perhaps a slot of its reader's concatenation), the shortcut in its epilogue */
+        yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, 0);
+        yolo_tensor_slot(m->be, &b->cv2.y, &b->y, 0, b->y.c);
+        yolo_conv_run(m, &b->cv2, &b->cv1.y, b->add ? x : NULL, train);
+        return;
+    }
+    yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
+    yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, train);
+    yolo_bottleneck_sum(m, b);
+}
+
+static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b) {
+    size_t n = yolo_numel(&b->y);
+    const yolo_backend *be = yolo_op(m, &b->y);
+    be->accumulate(b->cv2.y.grad, b->y.grad, n, yolo_grad_add(m, &b->cv2.y));
+    if (b->add && b->x->grad) be->accumulate(b->x->grad, b->y.grad, n, yolo_grad_add(m, b->x));
+    yolo_conv_backward(m, &b->cv2);
+    yolo_repconvn_backward(m, &b->cv1);
+}
+
+/* what training keeps of a RepNBottleneck */
+static void yolo_bottleneck_lifetimes(yolo_model *m, yolo_repnbottleneck *b) {
+    yolo_life_row rows[] = {
+        /* training keeps y and the convs' z: once the sum is made, the
+           RepConvN's branches and output and cv2's output go */
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv1.y },
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv2.y },
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.y },
+        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv2.y },
+        /* the sum's backward reads no values (its readers' backwards are
+           done: y goes) and hands its gradient to cv2's output and x */
+        { YOLO_BWD_BEFORE, &b->y, YOLO_DROP, &b->y },
+        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, &b->cv2.y },
+        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, NULL, NULL, NULL, b->add ? &b->x : NULL },
+        { YOLO_BWD_AFTER, &b->y, YOLO_DONE, &b->y },
+        /* cv2's weight gradient reads its input: the RepConvN's output,
+           made again with both branches (the SiLU's backward reads them) */
+        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv1.y, yolo_conv_again, &b->cv1.conv1 },
+        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv2.y, yolo_conv_again, &b->cv1.conv2 },
+        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.y, yolo_repconvn_sum, &b->cv1 },
+        { YOLO_BWD_AFTER, &b->cv2.z, YOLO_DROP, &b->cv1.y },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+}
+
+static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const char *prefix, int c1, int c2) {
+    char p[96];
+    snprintf(p, sizeof p, "%s.cv1", prefix);
+    yolo_repconvn_init(m, &b->cv1, p, c1, c2);        /* hidden width c2 (expansion 1.0) */
+    snprintf(p, sizeof p, "%s.cv2", prefix);
+    yolo_conv_init(m, &b->cv2, p, c2, c2, 3, 1, 1, 1, 1);
+    b->add = (c1 == c2);
+    yolo_act_new(m, &b->y);
+    yolo_bottleneck_lifetimes(m, b);
+}
+#endif /* YOLOV9_IMPLEMENTING */
+
+/* ---- RepNCSP ----------------------------------------------------------------- */
+/* Cross Stage Partial: half the channels go through the bottlenecks, the
+   other half bypass them, and a 1x1 conv merges both. */
+
+#ifdef YOLOV9_DECLARING
+/* RepNCSP: cv3(cat(m(cv1(x)), cv2(x))), m = n RepNBottlenecks. */
+typedef struct {
+    yolo_conv cv1, cv2, cv3;
+    int n;
+    yolo_repnbottleneck *m;  /* [n] */
+    yolo_tensor cat;         /* [B, 2*c_, H, W] */
+} yolo_repncsp;
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+static yolo_tensor *yolo_repncsp_out(yolo_repncsp *r) { return &r->cv3.y; }
+
+/* the input of bottleneck i (cv1's output for the first) */
+static yolo_tensor *yolo_repncsp_link(yolo_repncsp *r, int i) { return i ? &r->m[i - 1].y : &r->cv1.y; }
+
+/* cat = (the last bottleneck's output, cv2.y) */
+static void yolo_repncsp_concat(yolo_model *m, void *blk) {
+    yolo_repncsp *r = (yolo_repncsp *)blk;
+    const yolo_tensor *h = yolo_repncsp_link(r, r->n);
+    int c_ = r->cv1.c2;
+    const yolo_backend *be = yolo_op(m, &r->cat);
+    be->concat(h, 0, &r->cat, 0, c_);
+    be->concat(&r->cv2.y, 0, &r->cat, c_, c_);
+}
+
+static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
+    int c_ = r->cv1.c2, slots = yolo_slots(m, train);
+    yolo_tensor *parts[] = { yolo_repncsp_link(r, r->n), &r->cv2.y };   /* cat's halves */
+    yolo_concat_grads(&r->cat, parts, 2);
+    if (slots) {   /* folded: cat first, the last bottleneck and cv2 write their halves of it */
+        yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, 0);
+        yolo_tensor_slot(m->be, yolo_repncsp_link(r, r->n), &r->cat, 0, c_);
+        yolo_tensor_slot(m->be, &r->cv2.y, &r->cat, c_, c_);
+    }
+    yolo_conv_forward(m, &r->cv1, x, train);
+    for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
+    yolo_conv_forward(m, &r->cv2, x, train);
+    if (!slots) {
+        yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, train);
+        yolo_repncsp_concat(m, r);
+    }
+    yolo_conv_forward(m, &r->cv3, &r->cat, train);
+}
+
+static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
+    yolo_conv_backward(m, &r->cv3);   /* dL/dcat into its halves' gradients */
+    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i]);
+    yolo_conv_backward(m, &r->cv2);
+    yolo_conv_backward(m, &r->cv1);
+}
+
+/* what training keeps of a RepNCSP */
+static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r) {
+    int n = r->n;
+    if (!yolo_binding(m)) return;
+    /* training keeps only the output cv3.y and the convs' z: each input
+       of a bottleneck goes once the bottleneck has run, the
+       concatenation's inputs once it is made, it once cv3 has read it */
+    for (int i = 0; i < n; i++) {
+        yolo_life_row link[] = { { YOLO_FWD_AFTER, &r->m[i].y, YOLO_DROP, yolo_repncsp_link(r, i) } };
+        YOLO_LIFE_TABLE(m, link);
+    }
+    yolo_tensor *h = yolo_repncsp_link(r, n);
+    yolo_life_row fwd[] = {
+        { YOLO_FWD_AFTER, &r->cat, YOLO_DROP, h },
+        { YOLO_FWD_AFTER, &r->cat, YOLO_DROP, &r->cv2.y },
+        { YOLO_FWD_AFTER, &r->cv3.y, YOLO_DROP, &r->cat },
+        /* before cv3's backward (which reads cat), the chain cv1 ->
+           bottlenecks is made again (each bottleneck's sum reads the one
+           before; its cv2's output only for the sum), then cat */
+        { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cv1.y, yolo_conv_again, &r->cv1 },
+    };
+    YOLO_LIFE_TABLE(m, fwd);
+    for (int i = 0; i < n; i++) {
+        yolo_repnbottleneck *b = &r->m[i];
+        yolo_life_row chain[] = {
+            { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &b->cv2.y, yolo_conv_again, &b->cv2 },
+            { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &b->y, yolo_bottleneck_sum, b },
+            { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_DROP, &b->cv2.y },
+        };
+        YOLO_LIFE_TABLE(m, chain);
+    }
+    yolo_life_row bwd[] = {
+        { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cv2.y, yolo_conv_again, &r->cv2 },
+        { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cat, yolo_repncsp_concat, r },
+        { YOLO_BWD_AFTER, &r->cv3.z, YOLO_DROP, &r->cat },
+        /* cv2's and cv1's outputs, made again above, go after their own backward */
+        { YOLO_BWD_AFTER, &r->cv2.z, YOLO_DROP, &r->cv2.y },
+        { YOLO_BWD_AFTER, &r->cv1.z, YOLO_DROP, &r->cv1.y },
+    };
+    YOLO_LIFE_TABLE(m, bwd);
+}
+
+static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix, int c1, int c2, int n) {
+    char p[96];
+    int c_ = c2 / 2;
+    snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &r->cv1, p, c1, c_, 1, 1, 1, 1, 1);
+    snprintf(p, sizeof p, "%s.cv2", prefix); yolo_conv_init(m, &r->cv2, p, c1, c_, 1, 1, 1, 1, 1);
+    snprintf(p, sizeof p, "%s.cv3", prefix); yolo_conv_init(m, &r->cv3, p, 2 * c_, c2, 1, 1, 1, 1, 1);
+    r->n = n;
+    if (yolo_binding(m)) r->m = (yolo_repnbottleneck *)yolo_xcalloc(n, sizeof(yolo_repnbottleneck));
+    for (int i = 0; i < n; i++) {
+        yolo_repnbottleneck tmp, *b = r->m ? &r->m[i] : &tmp;
+        snprintf(p, sizeof p, "%s.m.%d", prefix, i);
+        yolo_bottleneck_init(m, b, p, c_, c_);
+    }
+    yolo_act_new(m, &r->cat);
+    yolo_repncsp_lifetimes(m, r);
+}
+
+static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
+#endif /* YOLOV9_IMPLEMENTING */
+
+/* ---- RepNCSPELAN4 and ELAN1 ------------------------------------------------- */
+/* GELAN, the paper's generalised ELAN: a 1x1 conv splits the features in
+   two; the second half runs through two stacked computational blocks
+   (RepNCSP + 3x3 Conv, or a single 3x3 Conv in ELAN1); every intermediate
+   result is kept and concatenated, so gradients reach each depth by a
+   short path. */
+
+#ifdef YOLOV9_DECLARING
+/* RepNCSPELAN4 (GELAN's block): cv1 then split in halves a|b; b feeds
+   RepNCSP+Conv (branch 2) which feeds RepNCSP+Conv (branch 3);
+   cv4(cat(a, b, branch2, branch3)). ELAN1 is the same with one plain
+   3x3 Conv per branch (csp2/csp3 unused). */
+typedef struct {
+    int elan1;               /* 1: ELAN1, 0: RepNCSPELAN4 */
+    int c3, c4;              /* cv1 width, branch width */
+    yolo_conv cv1;
+    yolo_repncsp csp2, csp3;
+    yolo_conv cv2, cv3, cv4;
+    yolo_tensor half_b;      /* [B, c3/2, H, W] the second half of cv1 */
+    yolo_tensor cat;         /* [B, c3 + 2*c4, H, W] */
+} yolo_elan;
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* half_b = cv1.y[h:] and cat = (cv1.y, cv2.y, cv3.y): copies, which the
+   backward can also make again from the convs' outputs */
+static void yolo_elan_split(yolo_model *m, void *blk) {
+    yolo_elan *e = (yolo_elan *)blk;
+    int h = e->c3 / 2;
+    yolo_op(m, &e->half_b)->concat(&e->cv1.y, h, &e->half_b, 0, h);
+}
+static void yolo_elan_concat(yolo_model *m, void *blk) {
+    yolo_elan *e = (yolo_elan *)blk;
+    int c3 = e->c3, c4 = e->c4;
+    const yolo_backend *be = yolo_op(m, &e->cat);
+    be->concat(&e->cv1.y, 0, &e->cat, 0, c3);
+    be->concat(&e->cv2.y, 0, &e->cat, c3, c4);
+    be->concat(&e->cv3.y, 0, &e->cat, c3 + c4, c4);
+}
+
+static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
+    int c3 = e->c3, c4 = e->c4, slots = yolo_slots(m, train);
+    yolo_tensor *parts[] = { &e->cv1.y, &e->cv2.y, &e->cv3.y };   /* cat's, [B, c3 | c4 | c4, H, W] */
+    yolo_concat_grads(&e->cat, parts, 3);
+    yolo_split_grad(&e->half_b, &e->cv1.y, c3 / 2);
+    if (slots) {   /* folded: cat first; cv1, cv2 and cv3 write their parts of it, half_b is cv1's second half there */
+        yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, 0);
+        yolo_tensor_slot(m->be, &e->cv1.y, &e->cat, 0, c3);
+        yolo_tensor_slot(m->be, &e->half_b, &e->cat, c3 / 2, c3 / 2);
+        yolo_tensor_slot(m->be, &e->cv2.y, &e->cat, c3, c4);
+        yolo_tensor_slot(m->be, &e->cv3.y, &e->cat, c3 + c4, c4);
+    }
+    yolo_conv_forward(m, &e->cv1, x, train);
+    if (!slots) {
+        yolo_out_resize(m, &e->half_b, x, c3 / 2, x->h, x->w, train);
+        yolo_elan_split(m, e);
+    }
+    if (e->elan1) {
+        yolo_conv_forward(m, &e->cv2, &e->half_b, train);
+        yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);
+    } else {
+        yolo_repncsp_forward(m, &e->csp2, &e->half_b, train);
+        yolo_conv_forward(m, &e->cv2, yolo_repncsp_out(&e->csp2), train);
+        yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
+        yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
+    }
+    if (!slots) {
+        yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, train);
+        yolo_elan_concat(m, e);
+    }
+    yolo_conv_forward(m, &e->cv4, &e->cat, train);
+}
+
+/* backwards from cv4, which writes dL/dcat into its three parts'
+   gradients; each branch's conv and computational block, the convs that
+   read half_b adding into cv1's gradient's second half */
+static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
+    yolo_conv_backward(m, &e->cv4);
+    yolo_conv_backward(m, &e->cv3);
+    if (!e->elan1) yolo_repncsp_backward(m, &e->csp3);
+    yolo_conv_backward(m, &e->cv2);
+    if (!e->elan1) yolo_repncsp_backward(m, &e->csp2);
+    yolo_conv_backward(m, &e->cv1);
+}
+
+/* what training keeps of RepNCSPELAN4 and ELAN1 */
+static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e) {
+    int elan1 = e->elan1;
+    /* training keeps the output cv4.y and the convs' z: each copy goes once its last reader has run */
+    yolo_life_row branches[] = {   /* each branch's input, once read */
+        { YOLO_FWD_AFTER, elan1 ? &e->cv2.y : yolo_repncsp_out(&e->csp2), YOLO_DROP, &e->half_b },
+        { YOLO_FWD_AFTER, &e->cv2.y, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
+        { YOLO_FWD_AFTER, &e->cv3.y, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
+    };
+    yolo_life_table(m, branches, elan1 ? 1 : 3);
+    yolo_life_row rows[] = {
+        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv1.y },
+        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv2.y },
+        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv3.y },
+        { YOLO_FWD_AFTER, &e->cv4.y, YOLO_DROP, &e->cat },
+        /* before cv4's backward: cat and half_b again, from the three
+           convs' outputs; of those only cv2.y stays (the next block's input) */
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv1.y, yolo_conv_again, &e->cv1 },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv2.y, yolo_conv_again, &e->cv2 },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv3.y, yolo_conv_again, &e->cv3 },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cat, yolo_elan_concat, e },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->half_b, yolo_elan_split, e },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv1.y },
+        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv3.y },
+        { YOLO_BWD_AFTER, &e->cv4.z, YOLO_DROP, &e->cat },
+        /* cv2.y (the input of csp3, or of ELAN1's cv3) goes before cv2's
+           backward; half_b once its readers' backwards are done */
+        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_DROP, &e->cv2.y },
+        { YOLO_BWD_BEFORE, &e->cv1.y, YOLO_DROP, &e->half_b },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+    if (elan1) return;
+    yolo_life_row csp[] = {   /* the 3x3 convs' inputs, the RepNCSPs' outputs, for their backward */
+        { YOLO_BWD_BEFORE, &e->cv3.y, YOLO_MAKE, yolo_repncsp_out(&e->csp3), yolo_conv_again, &e->csp3.cv3 },
+        { YOLO_BWD_AFTER, &e->cv3.z, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
+        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_MAKE, yolo_repncsp_out(&e->csp2), yolo_conv_again, &e->csp2.cv3 },
+        { YOLO_BWD_AFTER, &e->cv2.z, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
+    };
+    YOLO_LIFE_TABLE(m, csp);
+}
+
+static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int elan1,
+                           int c1, int c2, int c3, int c4, int n) {
+    char p[96];
+    memset(e, 0, sizeof *e);
+    e->elan1 = elan1; e->c3 = c3; e->c4 = c4;
+    snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &e->cv1, p, c1, c3, 1, 1, 1, 1, 1);
+    if (elan1) {
+        snprintf(p, sizeof p, "%s.cv2", prefix); yolo_conv_init(m, &e->cv2, p, c3 / 2, c4, 3, 1, 1, 1, 1);
+        snprintf(p, sizeof p, "%s.cv3", prefix); yolo_conv_init(m, &e->cv3, p, c4, c4, 3, 1, 1, 1, 1);
+    } else {
+        snprintf(p, sizeof p, "%s.cv2.0", prefix); yolo_repncsp_init(m, &e->csp2, p, c3 / 2, c4, n);
+        snprintf(p, sizeof p, "%s.cv2.1", prefix); yolo_conv_init(m, &e->cv2, p, c4, c4, 3, 1, 1, 1, 1);
+        snprintf(p, sizeof p, "%s.cv3.0", prefix); yolo_repncsp_init(m, &e->csp3, p, c4, c4, n);
+        snprintf(p, sizeof p, "%s.cv3.1", prefix); yolo_conv_init(m, &e->cv3, p, c4, c4, 3, 1, 1, 1, 1);
+    }
+    snprintf(p, sizeof p, "%s.cv4", prefix); yolo_conv_init(m, &e->cv4, p, c3 + 2 * c4, c2, 1, 1, 1, 1, 1);
+    yolo_act_new(m, &e->half_b);
+    yolo_act_new(m, &e->cat);
+    yolo_elan_lifetimes(m, e);
+}
+#endif /* YOLOV9_IMPLEMENTING */
+
+/* ---- AConv and ADown ---------------------------------------------------------- */
+/* Downsampling by 2. The 2x2 stride-1 average pool first smooths the map;
+   ADown then halves the channels into a learned path (3x3 s2 conv) and a
+   max-pool path (3x3 s2 max, 1x1 conv): cheaper than one 3x3 s2 conv. */
+
+#ifdef YOLOV9_DECLARING
+/* AConv: avgpool 2x2 s1, then Conv 3x3 s2. ADown: the same avgpool, then
+   split channels: half 1 -> Conv 3x3 s2; half 2 -> maxpool 3x3 s2 p1 ->
+   Conv 1x1; concat. Both halve the resolution. */
+typedef struct {
+    int adown;
+    yolo_tensor pool;        /* [B, c1, H-1, W-1] */
+    yolo_tensor half1, half2, maxp; /* ADown only */
+    yolo_conv cv1, cv2;      /* cv2: ADown only */
+    yolo_tensor y;           /* ADown: [B, c2, H/2, W/2] */
+    yolo_tensor *x;          /* [B, c1, H, W] the input of the last forward (not owned) */
+} yolo_down;
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* what the convs read: the average pool of x and, for ADown, its two
+   halves and the max pool of the second */
+static void yolo_down_inputs(yolo_model *m, void *blk) {
+    yolo_down *d = (yolo_down *)blk;
+    const yolo_tensor *x = d->x;
+    yolo_op(m, &d->pool)->avgpool2_forward(x, &d->pool);
+    if (!d->adown) return;
+    int h = x->c / 2;
+    if (!d->half1.ctot) {   /* slots of pool (a folded pass) need no copies */
+        yolo_op(m, &d->half1)->concat(&d->pool, 0, &d->half1, 0, h);
+        yolo_op(m, &d->half2)->concat(&d->pool, h, &d->half2, 0, h);
+    }
+    yolo_op(m, &d->maxp)->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
+}
+
+static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->cv1.y; }
+
+/* ADown's output y [B, c2, H/2, W/2] = cat(cv1.y, cv2.y), c2/2 channels each */
+static void yolo_down_concat(yolo_model *m, void *blk) {
+    yolo_down *d = (yolo_down *)blk;
+    int c = d->cv1.c2;
+    const yolo_backend *be = yolo_op(m, &d->y);
+    be->concat(&d->cv1.y, 0, &d->y, 0, c);
+    be->concat(&d->cv2.y, 0, &d->y, c, c);
+}
+
+static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
+    int h = x->c / 2, H = x->h - 1, W = x->w - 1, slots = d->adown && yolo_slots(m, train);
+    d->x = x;
+    yolo_out_resize(m, &d->pool, x, x->c, H, W, train);
+    if (slots) {   /* folded: the halves are pool's, the convs write their halves of y */
+        int c = d->cv1.c2;
+        yolo_tensor_slot(m->be, &d->half1, &d->pool, 0, h);
+        yolo_tensor_slot(m->be, &d->half2, &d->pool, h, h);
+        yolo_out_resize(m, &d->y, x, 2 * c, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), 0);
+        yolo_tensor_slot(m->be, &d->cv1.y, &d->y, 0, c);
+        yolo_tensor_slot(m->be, &d->cv2.y, &d->y, c, c);
+    }
+    if (d->adown && !slots) {
+        yolo_out_resize(m, &d->half1, x, h, H, W, train);
+        yolo_out_resize(m, &d->half2, x, h, H, W, train);
+    }
+    if (d->adown) yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
+    yolo_down_inputs(m, d);
+    if (!d->adown) {
+        yolo_conv_forward(m, &d->cv1, &d->pool, train);
+    } else {
+        yolo_conv_forward(m, &d->cv1, &d->half1, train);
+        yolo_conv_forward(m, &d->cv2, &d->maxp, train);
+        if (!slots) {
+            yolo_out_resize(m, &d->y, x, 2 * d->cv1.c2, d->cv1.y.h, d->cv1.y.w, train);
+            yolo_down_concat(m, d);
+        }
+    }
+}
+
+static void yolo_down_backward(yolo_model *m, yolo_down *d) {
+    yolo_tensor *x = d->x;
+    const yolo_backend *be;
+    if (d->adown) {
+        int c = d->cv1.c2, h = x->c / 2;
+        be = yolo_op(m, &d->y);
+        yolo_grad_channels(m, be, &d->y, 0, &d->cv1.y, 0, c);
+        yolo_grad_channels(m, be, &d->y, c, &d->cv2.y, 0, c);
+        yolo_conv_backward(m, &d->cv2);
+        be = yolo_op(m, &d->maxp);
+        be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad, yolo_grad_add(m, &d->half2));
+        yolo_conv_backward(m, &d->cv1);
+        /* pool [B, 2h, H, W]'s gradient: its halves' side by side, which between them write all of it */
+        be = yolo_op(m, &d->half1);
+        int add = yolo_grad_add(m, &d->pool), B = x->n, HW = d->pool.h * d->pool.w;
+        be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, add);
+        be = yolo_op(m, &d->half2);
+        be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, add);
+    } else {
+        yolo_conv_backward(m, &d->cv1);
+    }
+    be = yolo_op(m, &d->pool);
+    if (x->grad) be->avgpool2_backward(&d->pool, x->grad, x->h, x->w, yolo_grad_add(m, x));
+}
+
+/* what training keeps of AConv and ADown */
+static void yolo_down_lifetimes(yolo_model *m, yolo_down *d) {
+    /* the average pool's backward adds into x's gradient; then the pool
+       goes, and with it (ADown) the halves and the max pool */
+    yolo_life_row pool[] = {
+        { YOLO_BWD_BEFORE, &d->pool, YOLO_NEED, NULL, NULL, NULL, &d->x },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DONE, &d->pool },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->pool },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half1 },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half2 },
+        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->maxp },
+    };
+    if (!d->adown) {   /* training keeps cv1's z and output; its input, the pool, is made again for its backward */
+        yolo_life_row aconv[] = {
+            { YOLO_FWD_AFTER, &d->cv1.y, YOLO_DROP, &d->pool },
+            { YOLO_BWD_BEFORE, &d->cv1.y, YOLO_MAKE, &d->pool, yolo_down_inputs, d },
+        };
+        YOLO_LIFE_TABLE(m, aconv);
+        yolo_life_table(m, pool, 3);
+        return;
+    }
+    yolo_life_row rows[] = {
+        /* training keeps y and the convs' z */
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->pool },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half1 },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half2 },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->maxp },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv1.y },
+        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv2.y },
+        /* the convs' inputs again, from x, before the first backward op;
+           y's gradient to its two halves */
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->pool },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half1 },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half2 },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->maxp, yolo_down_inputs, d },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv1.y },
+        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv2.y },
+        { YOLO_BWD_AFTER, &d->y, YOLO_DONE, &d->y },
+        { YOLO_BWD_BEFORE, &d->maxp, YOLO_NEED, &d->half2 },
+        { YOLO_BWD_AFTER, &d->maxp, YOLO_DONE, &d->maxp },
+        { YOLO_BWD_BEFORE, &d->half1, YOLO_NEED, &d->pool },
+        { YOLO_BWD_AFTER, &d->half1, YOLO_DONE, &d->half1 },
+        { YOLO_BWD_AFTER, &d->half2, YOLO_DONE, &d->half2 },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+    YOLO_LIFE_TABLE(m, pool);
+}
+
+static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int adown, int c1, int c2) {
+    char p[96];
+    memset(d, 0, sizeof *d);
+    d->adown = adown;
+    snprintf(p, sizeof p, "%s.cv1", prefix);
+    if (!adown) {
+        yolo_conv_init(m, &d->cv1, p, c1, c2, 3, 2, 1, 1, 1);
+    } else {
+        yolo_conv_init(m, &d->cv1, p, c1 / 2, c2 / 2, 3, 2, 1, 1, 1);
+        snprintf(p, sizeof p, "%s.cv2", prefix);
+        yolo_conv_init(m, &d->cv2, p, c1 / 2, c2 / 2, 1, 1, 1, 1, 1);
+    }
+    yolo_act_new(m, &d->pool);
+    yolo_act_new(m, &d->half1);
+    yolo_act_new(m, &d->half2);
+    yolo_act_new(m, &d->maxp);
+    yolo_act_new(m, &d->y);
+    yolo_down_lifetimes(m, d);
+}
+#endif /* YOLOV9_IMPLEMENTING */
+
+/* ---- SPPELAN -------------------------------------------------------------------- */
+
+#ifdef YOLOV9_DECLARING
+/* SPPELAN: cv1 1x1, three chained maxpool 5x5 s1 p2, concat of the four,
+   cv5 1x1: a spatial pyramid at three receptive fields. */
+typedef struct {
+    yolo_conv cv1, cv5;
+    yolo_tensor p1, p2, p3;  /* [B, c3, H, W] each */
+    yolo_tensor cat;         /* [B, 4*c3, H, W] */
+} yolo_sppelan;
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* p1..p3 [B, c3, H, W] (chained 5x5 max pools of cv1.y) and cat [B, 4 c3, H, W] */
+static void yolo_sppelan_pools(yolo_model *m, void *blk) {
+    yolo_sppelan *s = (yolo_sppelan *)blk;
+    int c = s->cv1.c2;
+    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
+    for (int i = 0; i < 4; i++) {
+        if (i) yolo_op(m, pools[i])->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
+        if (!pools[i]->ctot) yolo_op(m, &s->cat)->concat(pools[i], 0, &s->cat, i * c, c);   /* a slot is in cat already */
+    }
+}
+
+static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
+    int c = s->cv1.c2, slots = yolo_slots(m, train);
+    yolo_tensor *parts[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };   /* cat's quarters, each [B, c, H, W] */
+    yolo_concat_grads(&s->cat, parts, 4);
+    if (slots) {   /* folded: cat first; cv1 and the three pools write their quarters of it */
+        yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, 0);
+        for (int i = 0; i < 4; i++) yolo_tensor_slot(m->be, parts[i], &s->cat, i * c, c);
+    }
+    yolo_conv_forward(m, &s->cv1, x, train);
+    if (!slots) {
+        yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
+        for (int i = 1; i < 4; i++) yolo_out_resize(m, parts[i], x, c, x->h, x->w, train);
+    }
+    yolo_sppelan_pools(m, s);
+    yolo_conv_forward(m, &s->cv5, &s->cat, train);
+}
+
+/* cv5 writes dL/dcat into its four quarters' gradients; then the pools'
+   backwards, from the last pool to cv1.y, each named by the pool it hands
+   on */
+static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
+    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
+    yolo_conv_backward(m, &s->cv5);
+    for (int i = 3; i > 0; i--) {
+        const yolo_backend *be = yolo_op(m, pools[i]);
+        be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad, yolo_grad_add(m, pools[i - 1]));
+    }
+    yolo_conv_backward(m, &s->cv1);
+}
+
+/* what training keeps of SPPELAN */
+static void yolo_sppelan_lifetimes(yolo_model *m, yolo_sppelan *s) {
+    yolo_life_row rows[] = {
+        /* training keeps the output cv5.y and the convs' z */
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->cv1.y },
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->p1 },
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->p2 },
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->p3 },
+        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->cat },
+        /* cv5's input again: cv1.y, the pools and cat, all five for the backward */
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->cv1.y, yolo_conv_again, &s->cv1 },
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p1 },
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p2 },
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p3 },
+        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->cat, yolo_sppelan_pools, s },
+        { YOLO_BWD_AFTER, &s->cv5.z, YOLO_DROP, &s->cat },
+        /* each pool's gradient (cv5 took all four quarters'), handed on
+           to the pool before it; the values go after the last */
+        { YOLO_BWD_AFTER, &s->p3, YOLO_DONE, &s->p3 },
+        { YOLO_BWD_AFTER, &s->p2, YOLO_DONE, &s->p2 },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DONE, &s->p1 },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->cv1.y },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p1 },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p2 },
+        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p3 },
+    };
+    YOLO_LIFE_TABLE(m, rows);
+}
+
+static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix, int c1, int c2, int c3) {
+    char p[96];
+    snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &s->cv1, p, c1, c3, 1, 1, 1, 1, 1);
+    snprintf(p, sizeof p, "%s.cv5", prefix); yolo_conv_init(m, &s->cv5, p, 4 * c3, c2, 1, 1, 1, 1, 1);
+    yolo_act_new(m, &s->p1); yolo_act_new(m, &s->p2); yolo_act_new(m, &s->p3);
+    yolo_act_new(m, &s->cat);
+    yolo_sppelan_lifetimes(m, s);
+}
+#endif /* YOLOV9_IMPLEMENTING */
 
 /* ------------------------------------------------------------------------ */
-/* 7. loss                                                                  */
+/* 4. the head: DDetect / DualDDetect, DFL, anchors, decode                 */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+/* Anchor-free: every cell of the three grids is an anchor point at the
+   cell centre. For each one the head predicts, per box side (left, top,
+   right, bottom), a distribution over REG_MAX = 16 distances 0..15 in grid
+   units (Distribution Focal Loss); the distance is its expectation. Class
+   scores are independent sigmoids. */
+
+/* DDetect / DualDDetect: per level a box branch (Conv3x3, Conv3x3 g4,
+   Conv2d 1x1 g4 + bias -> 4*REG_MAX) and a class branch (Conv3x3, Conv3x3,
+   Conv2d 1x1 + bias -> NC). A dual head has two such sets: branch 0 the
+   auxiliary (PGI) one fed by the first three inputs, branch 1 the main one. */
+typedef struct {
+    int nc, nl, nbranch;     /* classes, levels (3), 1 or 2 branches */
+    int strides[3];
+    yolo_conv box[2][3][3];  /* [branch][level][stage] */
+    yolo_conv cls[2][3][3];
+    yolo_real *dfl[2];       /* [1, REG_MAX, 1, 1] fixed weights 0..15 */
+    yolo_tensor out[2][3];   /* [B, NO, h, w] raw maps per branch and level */
+} yolo_detect;
+
+/* A model is a list of layers: the blocks, the head, and the layers that
+   only move values (Upsample, Concat, CBFuse); each reads the outputs of
+   earlier layers (from; -1: the image). */
+
+typedef enum {
+    YOLO_SILENCE, YOLO_CONV, YOLO_ACONV, YOLO_ADOWN, YOLO_ELAN1,
+    YOLO_REPNCSPELAN4, YOLO_SPPELAN, YOLO_UPSAMPLE, YOLO_CONCAT,
+    YOLO_CBLINEAR, YOLO_CBFUSE, YOLO_DDETECT, YOLO_DUALDDETECT, YOLO_NMODULES
+} yolo_module;
+
+struct yolo_layer {
+    yolo_module type;
+    int nfrom, from[YOLO_MAX_FROM];  /* absolute layer indices, -1 = image */
+    int from_row[YOLO_MAX_FROM];     /* as written in the model description */
+    int nargs, args[YOLO_MAX_ARGS];  /* after width scaling */
+    int c_out, stride;               /* output channels, downsampling factor */
+    long nparams;
+    union {
+        yolo_conv conv;              /* Conv, CBLinear */
+        yolo_elan elan;              /* ELAN1, RepNCSPELAN4 */
+        yolo_down down;              /* AConv, ADown */
+        yolo_sppelan spp;
+    } b;
+    yolo_detect *det;                /* DDetect, DualDDetect */
+    int infer;                       /* 1 when inference needs this layer */
+    int last_reader;                 /* the last layer that reads its output (-1: none) */
+    int last_infer_reader;           /* the same among the layers inference runs */
+    int convs_read;                  /* Concat: only convs read it (yolo_mark_readers): its gradient is its inputs' */
+    int act0, act1;                  /* its activations are m->acts[act0 .. act1) */
+    int life0, life1;                /* its blocks' lifetime rows are m->life[life0 .. life1) */
+    int param0, param1;              /* its tensors are m->params[param0 .. param1), side by side in values */
+    yolo_tensor own;                 /* output of Upsample, Concat, CBFuse */
+    yolo_tensor *out;                /* the layer's output tensor */
+};
+
+
+YOLO_C_BEGIN
+/* eval: decoded predictions of the inference branch, [B, 4+NC, A] */
+int  yolo_num_anchors(const yolo_model *m);
+void yolo_decode(const yolo_model *m, yolo_real *pred);
+/* the detections of every image of the last eval forward, decoded and
+   suppressed on the model's backend: out[n] gets at most max_det of image
+   n, count[n] how many */
+void yolo_predict(const yolo_model *m, float conf_thres, float iou_thres, int max_det, int agnostic,
+                  const int *classes, int nclasses, int multi_label, yolo_det **out, int *count);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* out[b][l] = cat(box branch, class branch): [B, 4*REG_MAX + NC, h, w],
+   level by level */
+static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
+    yolo_detect *d = L->det;
+    int no = 4 * YOLO_REG_MAX + d->nc;
+    yolo_precision store = m->store;
+    for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_tensor *x = yolo_layer_input(m, L, b * 3 + l);
+            for (int s = 0; s < 3; s++) {
+                if (s == 2) m->store = YOLO_FP32;   /* the last convs and the maps in float32: decoding reads them */
+                yolo_conv_forward(m, &d->box[b][l][s], s ? &d->box[b][l][s - 1].y : x, train);
+                yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
+            }
+            yolo_tensor *o = &d->out[b][l];
+            yolo_out_resize(m, o, x, no, x->h, x->w, train);
+            const yolo_backend *be = yolo_op(m, o);
+            be->concat(&d->box[b][l][2].y, 0, o, 0, 4 * YOLO_REG_MAX);
+            be->concat(&d->cls[b][l][2].y, 0, o, 4 * YOLO_REG_MAX, d->nc);
+            m->store = store;
+        }
+}
+
+/* level by level: the map's gradient to its two branches, then each
+   branch's convs from the last */
+static void yolo_detect_backward(yolo_model *m, yolo_layer *L) {
+    yolo_detect *d = L->det;
+    for (int b = 0; b < d->nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_tensor *o = &d->out[b][l];
+            const yolo_backend *be = yolo_op(m, o);
+            yolo_grad_channels(m, be, o, 0, &d->box[b][l][2].y, 0, 4 * YOLO_REG_MAX);
+            yolo_grad_channels(m, be, o, 4 * YOLO_REG_MAX, &d->cls[b][l][2].y, 0, d->nc);
+            for (int s = 2; s >= 0; s--) {
+                yolo_conv_backward(m, &d->box[b][l][s]);
+                yolo_conv_backward(m, &d->cls[b][l][s]);
+            }
+        }
+}
+
+int yolo_num_anchors(const yolo_model *m) {
+    const yolo_detect *d = m->layers[m->detect].det;
+    int b = d->nbranch - 1, A = 0;
+    for (int l = 0; l < 3; l++) A += d->out[b][l].h * d->out[b][l].w;
+    return A;
+}
+
+/* DFL: the expected distance under softmax(logits) over bins 0..15 */
+static yolo_real yolo_dfl_expect(const yolo_real *logits, int stride, yolo_real *prob) {
+    double mx = logits[0], s = 0, e = 0;
+    for (int k = 1; k < YOLO_REG_MAX; k++) if (logits[k * stride] > mx) mx = logits[k * stride];
+    for (int k = 0; k < YOLO_REG_MAX; k++) { double v = exp(logits[k * stride] - mx); prob[k] = (yolo_real)v; s += v; }
+    for (int k = 0; k < YOLO_REG_MAX; k++) { prob[k] = (yolo_real)(prob[k] / s); e += prob[k] * k; }
+    return (yolo_real)e;
+}
+
+/* pred[B, 4 + NC, A]: boxes (cx, cy, w, h) in input pixels and class
+   probabilities, from the inference branch (the main one of a dual head).
+   A box is the anchor point minus/plus the four expected distances, times
+   the level's stride. */
+/* the CPU twin of the backend's decode op */
+static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred) {
+    int A = lb->A, B = lb->B, nc = lb->nc, no = 4 * YOLO_REG_MAX + nc;
+    #pragma omp parallel for schedule(static)
+    for (int na = 0; na < B * A; na++) {
+        int n = na / A, a = na % A, level = 0;
+        while (level < 2 && a >= lb->h[level] * lb->w[level]) { a -= lb->h[level] * lb->w[level]; level++; }
+        int HW = lb->h[level] * lb->w[level], cell = a;
+        const yolo_real *base = lb->maps[level] + (size_t)n * no * HW + cell;
+        yolo_real prob[YOLO_REG_MAX], dist[4];
+        for (int side = 0; side < 4; side++) dist[side] = yolo_dfl_expect(base + (size_t)side * YOLO_REG_MAX * HW, HW, prob);
+        yolo_real ax = (yolo_real)(cell % lb->w[level] + 0.5), ay = (yolo_real)(cell / lb->w[level] + 0.5), s = (yolo_real)lb->stride[level];
+        yolo_real x1 = ax - dist[0], y1 = ay - dist[1], x2 = ax + dist[2], y2 = ay + dist[3];
+        yolo_real *out = pred + (size_t)n * (4 + nc) * A + na % A;
+        out[0] = (x1 + x2) / 2 * s; out[(size_t)A] = (y1 + y2) / 2 * s;
+        out[(size_t)2 * A] = (x2 - x1) * s; out[(size_t)3 * A] = (y2 - y1) * s;
+        for (int c = 0; c < nc; c++) out[(size_t)(4 + c) * A] = yolo_sigmoid(base[(size_t)(4 * YOLO_REG_MAX + c) * HW]);
+    }
+}
+
+static void yolo_decode_on_backend(const yolo_model *m, yolo_real *dev) {
+    const yolo_detect *d = m->layers[m->detect].det;
+    int b = d->nbranch - 1;
+    yolo_loss_branch lb;
+    memset(&lb, 0, sizeof lb);
+    lb.B = d->out[b][0].n; lb.nc = d->nc; lb.A = yolo_num_anchors(m);
+    for (int l = 0; l < 3; l++) {
+        lb.h[l] = d->out[b][l].h; lb.w[l] = d->out[b][l].w; lb.stride[l] = d->strides[l]; lb.maps[l] = d->out[b][l].data;
+    }
+    m->be->decode(&lb, dev);
+}
+
+void yolo_predict(const yolo_model *m, float conf_thres, float iou_thres, int max_det, int agnostic,
+                  const int *classes, int nclasses, int multi_label, yolo_det **out, int *count) {
+    const yolo_detect *d = m->layers[m->detect].det;
+    int B = d->out[d->nbranch - 1][0].n, A = yolo_num_anchors(m), nc = d->nc;
+    size_t per = (size_t)(4 + nc) * A;
+    yolo_real *dev = (yolo_real *)m->be->alloc((size_t)B * per * sizeof(yolo_real));
+    yolo_decode_on_backend(m, dev);
+    if (multi_label && nc > 1) {   /* the multi-label NMS runs on the host */
+        yolo_real *host = (yolo_real *)yolo_xmalloc((size_t)B * per * sizeof(yolo_real));
+        m->be->download(host, dev, (size_t)B * per * sizeof(yolo_real));
+        #pragma omp parallel for schedule(dynamic)
+        for (int n = 0; n < B; n++)
+            count[n] = yolo_nms_labels(host + (size_t)n * per, A, nc, conf_thres, iou_thres, max_det, agnostic,
+                                       classes, nclasses, 1, out[n]);
+        free(host);
+    } else
+        for (int n = 0; n < B; n++)
+            count[n] = m->be->nms(dev + (size_t)n * per, A, nc, conf_thres, iou_thres, max_det, agnostic, classes, nclasses, out[n]);
+    m->be->release(dev);
+}
+
+void yolo_decode(const yolo_model *m, yolo_real *pred) {
+    const yolo_detect *d = m->layers[m->detect].det;
+    size_t n = (size_t)d->out[d->nbranch - 1][0].n * (4 + d->nc) * yolo_num_anchors(m);
+    yolo_real *dev = (yolo_real *)m->be->alloc(n * sizeof(yolo_real));
+    yolo_decode_on_backend(m, dev);
+    m->be->download(pred, dev, n * sizeof(yolo_real));
+    m->be->release(dev);
+}
+
+/* a level's input (another layer's output, which the graph may drop):
+   made again for the level's first convs' backward, dropped after it */
+static void yolo_output_again(yolo_model *m, void *src) {
+    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 1);
+}
+static void yolo_output_drop(yolo_model *m, void *src) {
+    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 0);
+}
+/* in the forward, dropped if the head is the last layer to read it */
+static void yolo_output_read(yolo_model *m, void *src) {
+    if (((yolo_layer *)src)->last_reader == m->detect) yolo_output_drop(m, src);
+}
+
+/* what training keeps of the head: the level's convs' z and its map */
+static void yolo_detect_lifetimes(yolo_model *m, yolo_layer *L) {
+    yolo_detect *d = L->det;
+    int nbranch = d->nbranch;
+    if (!yolo_binding(m)) return;
+    /* the loss, the maps' last reader, is done: the backward starts by dropping them */
+    for (int b = 0; b < nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_life_row map[] = { { YOLO_BWD_BEFORE, &d->out[0][0], YOLO_DROP, &d->out[b][l] } };
+            YOLO_LIFE_TABLE(m, map);
+        }
+    for (int b = 0; b < nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            yolo_conv *box = d->box[b][l], *cls = d->cls[b][l];
+            yolo_tensor *o = &d->out[b][l];
+            yolo_layer *src = &m->layers[L->from[b * 3 + l]];
+            yolo_life_row rows[] = {
+                /* training: each inner conv's output goes once the next
+                   conv has read it, the last ones once copied into the map,
+                   and the level's input once it is read for the last time */
+                { YOLO_FWD_AFTER, &cls[1].y, YOLO_DROP, &box[0].y },
+                { YOLO_FWD_AFTER, &cls[1].y, YOLO_DROP, &cls[0].y },
+                { YOLO_FWD_AFTER, &cls[2].y, YOLO_DROP, &box[1].y },
+                { YOLO_FWD_AFTER, &cls[2].y, YOLO_DROP, &cls[1].y },
+                { YOLO_FWD_AFTER, o, YOLO_DROP, &box[2].y },
+                { YOLO_FWD_AFTER, o, YOLO_DROP, &cls[2].y },
+                { YOLO_FWD_AFTER, o, YOLO_RUN, NULL, yolo_output_read, src },
+                /* the map's gradient to the two branches; each conv's
+                   input made again for its backward */
+                { YOLO_BWD_BEFORE, o, YOLO_NEED, &box[2].y },
+                { YOLO_BWD_BEFORE, o, YOLO_NEED, &cls[2].y },
+                { YOLO_BWD_AFTER, o, YOLO_DONE, o },
+                { YOLO_BWD_AFTER, o, YOLO_MAKE, &box[1].y, yolo_conv_again, &box[1] },
+                { YOLO_BWD_AFTER, &box[2].y, YOLO_DROP, &box[1].y },
+                { YOLO_BWD_AFTER, &box[2].y, YOLO_MAKE, &cls[1].y, yolo_conv_again, &cls[1] },
+                { YOLO_BWD_AFTER, &cls[2].y, YOLO_DROP, &cls[1].y },
+                { YOLO_BWD_BEFORE, &box[1].y, YOLO_MAKE, &box[0].y, yolo_conv_again, &box[0] },
+                { YOLO_BWD_AFTER, &box[1].z, YOLO_DROP, &box[0].y },
+                { YOLO_BWD_BEFORE, &cls[1].y, YOLO_MAKE, &cls[0].y, yolo_conv_again, &cls[0] },
+                { YOLO_BWD_AFTER, &cls[1].z, YOLO_DROP, &cls[0].y },
+                { YOLO_BWD_BEFORE, &box[0].y, YOLO_RUN, NULL, yolo_output_again, src },
+                { YOLO_BWD_AFTER, &cls[0].z, YOLO_RUN, NULL, yolo_output_drop, src },
+            };
+            YOLO_LIFE_TABLE(m, rows);
+        }
+}
+
+/* one level's branch of the head, PREFIX.NAME.L.{0,1,2}: [B, c1, h, w] ->
+   3x3 Conv -> [B, c_, h, w] -> 3x3 Conv (g groups) -> 1x1 conv with bias,
+   no BatchNorm, no SiLU (g groups) -> [B, c_out, h, w] */
+static void yolo_detect_branch_init(yolo_model *m, yolo_conv conv[3], const char *prefix, const char *name, int l,
+                                    int c1, int c_, int c_out, int g) {
+    char p[96];
+    snprintf(p, sizeof p, "%s.%s.%d.0", prefix, name, l);
+    yolo_conv_init(m, &conv[0], p, c1, c_, 3, 1, 1, 1, 1);
+    snprintf(p, sizeof p, "%s.%s.%d.1", prefix, name, l);
+    yolo_conv_init(m, &conv[1], p, c_, c_, 3, 1, g, 1, 1);
+    snprintf(p, sizeof p, "%s.%s.%d.2", prefix, name, l);
+    yolo_conv_init(m, &conv[2], p, c_, c_out, 1, 1, g, 0, 0);
+}
+
+static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, int nc, int nbranch,
+                             const int *ch, const int *strides) {
+    static const char *box_name[2] = { "cv2", "cv4" }, *cls_name[2] = { "cv3", "cv5" };
+    yolo_detect *d = L->det;
+    char p[96];
+    d->nc = nc; d->nl = 3; d->nbranch = nbranch;
+    for (int l = 0; l < 3; l++) d->strides[l] = strides[(nbranch - 1) * 3 + l];
+    for (int b = 0; b < nbranch; b++) {
+        /* widths from the first input of the branch, as the official */
+        int c0 = ch[b * 3];
+        int c2 = yolo_make_divisible(c0 / 4 > 4 * YOLO_REG_MAX ? c0 / 4 : 4 * YOLO_REG_MAX, 4);
+        int c3 = c0 > (2 * nc < 128 ? 2 * nc : 128) ? c0 : (2 * nc < 128 ? 2 * nc : 128);
+        /* the official state_dict order: every level's box branch, then every level's class branch */
+        for (int l = 0; l < 3; l++)   /* DDetect's box branch runs its last two convs in 4 groups */
+            yolo_detect_branch_init(m, d->box[b][l], prefix, box_name[b], l, ch[b * 3 + l], c2, 4 * YOLO_REG_MAX, 4);
+        for (int l = 0; l < 3; l++)
+            yolo_detect_branch_init(m, d->cls[b][l], prefix, cls_name[b], l, ch[b * 3 + l], c3, nc, 1);
+    }
+    for (int b = 0; b < nbranch; b++) {
+        snprintf(p, sizeof p, "%s.%s.conv", prefix, b ? "dfl2" : "dfl");
+        d->dfl[b] = yolo_param_new(m, p, "weight", YOLO_P_FIXED, 4, 1, YOLO_REG_MAX, 1, 1, NULL);
+    }
+    for (int b = 0; b < 2; b++)
+        for (int l = 0; l < 3; l++) if (b < nbranch) yolo_act_new(m, &d->out[b][l]);
+    yolo_detect_lifetimes(m, L);
+}
+#endif /* YOLOV9_IMPLEMENTING */
+
+/* ------------------------------------------------------------------------ */
+/* 5. the loss: task-aligned assigner, CIoU, DFL, BCE, and their gradients  */
+/* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+/* For each head branch:
+     box  = sum over positives of (1 - CIoU(pred, target)) * score / S
+     dfl  = sum over positives of DFL(pred distributions, target) * score / S
+     cls  = sum over all anchors and classes of BCE(logit, target score) / S
+   with S = max(sum of target scores, 1). The gains 7.5, 0.5, 1.5 weight
+   them; in a dual head the auxiliary branch counts 0.25. The official
+   returns (box + cls + dfl) * B as the loss to differentiate. */
+
 
 /* the official's constants: the assigner's 10 best anchors per box and its
    alignment s^0.5 u^6; the gains of the box, class and DFL terms */
@@ -696,9 +1792,423 @@ typedef struct {
     double scale;                /* the gradient is of loss * scale (train: the loss scaler's, times the processes and --quad's 4; 0 as 1) */
 } yolo_loss;
 
+/* Complete IoU of box p against box t, both (x1, y1, x2, y2):
+     CIoU = IoU - rho^2 / c^2 - alpha v
+   rho: distance of the centres, c: diagonal of the smallest enclosing box,
+   v = 4/pi^2 (atan(w_t/h_t) - atan(w_p/h_p))^2 compares aspect ratios and
+   alpha = v / (v - IoU + 1) weighs it. alpha is a constant for the gradient
+   (the official computes it under no_grad); pass *fixed_alpha to impose it.
+   With g != NULL, g = dCIoU/dp. eps 1e-7 as the official bbox_iou. It is
+   shared with the CUDA kernels (YOLO_HD: host and device), so both
+   backends compute the same assigner and loss. */
+static inline YOLO_HD double yolo_ciou(const double *p, const double *t, const double *fixed_alpha, double *alpha_out, double *g) {
+    const double eps = 1e-7, K = 4.0 / (3.14159265358979323846 * 3.14159265358979323846);
+    double w1 = p[2] - p[0], h1 = p[3] - p[1] + eps, w2 = t[2] - t[0], h2 = t[3] - t[1] + eps;
+    double iw = fmin(p[2], t[2]) - fmax(p[0], t[0]), ih = fmin(p[3], t[3]) - fmax(p[1], t[1]);
+    double iwc = iw > 0 ? iw : 0, ihc = ih > 0 ? ih : 0, inter = iwc * ihc;
+    double uni = w1 * h1 + w2 * h2 - inter + eps, iou = inter / uni;
+    double cw = fmax(p[2], t[2]) - fmin(p[0], t[0]), ch = fmax(p[3], t[3]) - fmin(p[1], t[1]);
+    double c2 = cw * cw + ch * ch + eps;
+    double sx = t[0] + t[2] - p[0] - p[2], sy = t[1] + t[3] - p[1] - p[3];
+    double rho2 = (sx * sx + sy * sy) / 4;
+    double dif = atan(w2 / h2) - atan(w1 / h1), v = K * dif * dif;
+    double alpha = fixed_alpha ? *fixed_alpha : v / (v - iou + (1 + eps));
+    if (alpha_out) *alpha_out = alpha;
+    if (g) {
+        /* d inter, d union, d enclosing box, d rho^2, d v for x1, y1, x2, y2 */
+        double dinter[4] = { 0, 0, 0, 0 }, dunion[4], dc2[4] = { 0, 0, 0, 0 }, drho2[4], dv[4];
+        if (iw > 0 && ih > 0) {
+            if (p[0] > t[0]) dinter[0] = -ihc;
+            if (p[2] < t[2]) dinter[2] = ihc;
+            if (p[1] > t[1]) dinter[1] = -iwc;
+            if (p[3] < t[3]) dinter[3] = iwc;
+        }
+        dunion[0] = -h1 - dinter[0]; dunion[2] = h1 - dinter[2];
+        dunion[1] = -w1 - dinter[1]; dunion[3] = w1 - dinter[3];
+        if (p[0] < t[0]) dc2[0] = -2 * cw;
+        if (p[2] > t[2]) dc2[2] = 2 * cw;
+        if (p[1] < t[1]) dc2[1] = -2 * ch;
+        if (p[3] > t[3]) dc2[3] = 2 * ch;
+        drho2[0] = drho2[2] = -sx / 2;
+        drho2[1] = drho2[3] = -sy / 2;
+        double r = w1 * w1 + h1 * h1, dvdw = -2 * K * dif * h1 / r, dvdh = 2 * K * dif * w1 / r;
+        dv[0] = -dvdw; dv[2] = dvdw; dv[1] = -dvdh; dv[3] = dvdh;
+        for (int i = 0; i < 4; i++)
+            g[i] = (dinter[i] - iou * dunion[i]) / uni - (drho2[i] / c2 - rho2 * dc2[i] / (c2 * c2)) - alpha * dv[i];
+    }
+    return iou - (rho2 / c2 + v * alpha);
+}
+
+YOLO_C_BEGIN
+/* The loss of the last training forward against targets [ntargets, 6]
+   (image, class, cx, cy, w, h normalised), and at the same time its
+   gradient with respect to the detect maps, written into their grads, ready
+   for yolo_backward. reuse_assignment = 1 keeps the previous assignment
+   (and CIoU's alpha) fixed: the gradient check needs that. Returns
+   L->loss. */
+double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets,
+                         int reuse_assignment);
+void yolo_loss_free(yolo_loss *L);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* (the constants, YOLO_TOPK ... YOLO_GAIN_DFL, are with yolo_loss above) */
+
+static void yolo_assignment_release(const yolo_backend *be, yolo_assignment *as) {
+    be->release(as->fg); be->release(as->label); be->release(as->box); be->release(as->score); be->release(as->alpha);
+    memset(as, 0, sizeof *as);
+}
+
+static void yolo_assignment_resize(const yolo_backend *be, yolo_assignment *as, int B, int A, int nc) {
+    if (as->B * as->A < B * A) {
+        yolo_assignment_release(be, as);
+        as->fg = (unsigned char *)be->alloc((size_t)B * A);
+        as->label = (int *)be->alloc((size_t)B * A * sizeof(int));
+        as->box = (yolo_real *)be->alloc((size_t)B * A * 4 * sizeof(yolo_real));
+        as->score = (yolo_real *)be->alloc((size_t)B * A * sizeof(yolo_real));
+        as->alpha = (yolo_real *)be->alloc((size_t)B * A * sizeof(yolo_real));
+    }
+    as->B = B; as->A = A; as->nc = nc;
+}
+
+void yolo_loss_free(yolo_loss *L) {
+    if (L->be)
+        for (int b = 0; b < 2; b++) yolo_assignment_release(L->be, &L->as[b]);
+    memset(L, 0, sizeof *L);
+}
+
+/* The task-aligned assigner (TOOD) and the three loss terms of one head
+   branch, in the named steps that yolov9_kernels.cu launches as kernels of
+   the same names (yolo_loss_decode = loss_decode_kernel, yolo_assign_topk =
+   assign_topk_kernel, ...), in the same order. The CPU runs them image by
+   image; the assigner's steps are:
+   1. topk: alignment t(g, a) = s^0.5 * u^6, s the predicted probability of
+      g's class at anchor a, u = max(CIoU(g, predicted box), 0); among the
+      anchors whose centre lies inside g, the 10 with the largest alignment
+      become positives of g;
+   2. resolve: an anchor positive for several boxes keeps only the box it
+      overlaps most (largest u over *all* boxes of the image, as the
+      official), and takes that box's class and coordinates;
+   3. norm: per box, its best alignment and best overlap over its positives;
+   4. score: target score = t(g, a) * max_a u(g, .) / max_a t(g, .): the
+      best aligned anchor of each box gets that box's best IoU. */
+
+/* One image's view of the loss, for the steps below. Anchor points (cell
+   centres, level by level) in grid units and in pixels, strides; the raw
+   outputs gathered anchor by anchor, and what yolo_loss_decode makes of
+   them. */
+typedef struct {
+    int A, nc, no;            /* anchors, classes, outputs per anchor */
+    const double *anc;        /* [A, 2] anchor points, grid units */
+    const double *anc_px;     /* [A, 2] the same in pixels */
+    const int *stride;        /* [A] */
+    double *P;                /* [A, NO] raw outputs */
+    double *G;                /* [A, NO] their gradient, before 1/S */
+    double *pbox;             /* [A, 4] predicted x1 y1 x2 y2, grid units */
+    double *pbox_px;          /* [A, 4] the same in pixels */
+    yolo_real *prob;          /* [A, NC] class probabilities */
+    yolo_real *dflp;          /* [A, 4, REG_MAX] the softmax of each side's bins */
+} yolo_loss_image;
+
+/* decode: image n's outputs gathered from the three maps; expected side
+   distances -> predicted boxes; class probabilities */
+static void yolo_loss_decode(const yolo_loss_branch *lb, int n, yolo_loss_image *im) {
+    int A = im->A, nc = im->nc, no = im->no;
+    double *P = im->P;
+    for (int l = 0, a0 = 0; l < 3; l++) {
+        int HW = lb->h[l] * lb->w[l];
+        for (int c = 0; c < no; c++)
+            for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = lb->maps[l][((size_t)n * no + c) * HW + i];
+        a0 += HW;
+    }
+    for (int a = 0; a < A; a++) {
+        double dist[4];
+        for (int s = 0; s < 4; s++) {
+            yolo_real logit[YOLO_REG_MAX];
+            for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
+            dist[s] = yolo_dfl_expect(logit, 1, im->dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
+        }
+        const double *anc = im->anc + 2 * a;
+        double *pb = im->pbox + 4 * a;
+        pb[0] = anc[0] - dist[0]; pb[1] = anc[1] - dist[1];
+        pb[2] = anc[0] + dist[2]; pb[3] = anc[1] + dist[3];
+        for (int i = 0; i < 4; i++) im->pbox_px[4 * a + i] = pb[i] * im->stride[a];
+        for (int c = 0; c < nc; c++) im->prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 4 * YOLO_REG_MAX + c]);
+    }
+}
+
+/* 1. per box g of gt [G, 5] (class, x1, y1, x2, y2 in pixels): overlaps
+   ov [G, A] and alignments al [G, A] with every anchor; pos [G, A] 1 on
+   its (at most) 10 best aligned anchors inside it */
+static void yolo_assign_topk(const yolo_loss_image *im, int G, const double *gt, double *ov, double *al,
+                             unsigned char *pos) {
+    int A = im->A, nc = im->nc;
+    for (int g = 0; g < G; g++) {
+        const double *b = gt + 5 * g;
+        int cls = (int)b[0];
+        int top[YOLO_TOPK], ntop = 0;
+        for (int a = 0; a < A; a++) {
+            double u = yolo_ciou(b + 1, im->pbox_px + 4 * a, NULL, NULL, NULL);
+            u = u > 0 ? u : 0;
+            ov[(size_t)g * A + a] = u;
+            al[(size_t)g * A + a] = pow(im->prob[(size_t)a * nc + cls], YOLO_TAL_ALPHA) * pow(u, YOLO_TAL_BETA);
+            double ax = im->anc_px[2 * a], ay = im->anc_px[2 * a + 1];
+            double dmin = fmin(fmin(ax - b[1], ay - b[2]), fmin(b[3] - ax, b[4] - ay));
+            double metric = dmin > 1e-9 ? al[(size_t)g * A + a] : 0;
+            if (metric <= 0) continue;
+            /* keep the YOLO_TOPK largest, sorted; on ties the earlier anchor */
+            int k;
+            if (ntop < YOLO_TOPK) k = ntop++;
+            else if (metric > al[(size_t)g * A + top[YOLO_TOPK - 1]]) k = YOLO_TOPK - 1;
+            else continue;
+            while (k > 0 && al[(size_t)g * A + top[k - 1]] < metric) { top[k] = top[k - 1]; k--; }
+            top[k] = a;
+        }
+        for (int k = 0; k < ntop; k++) pos[(size_t)g * A + top[k]] = 1;
+    }
+}
+
+/* 2. per anchor: the box it keeps when several claim it (pos updated), and
+   its target: fg, label and box (in grid units), zero when it has none */
+static void yolo_assign_resolve(const yolo_loss_image *im, int G, const double *gt, const double *ov,
+                                unsigned char *pos, unsigned char *fg, int *label, yolo_real *tbox) {
+    int A = im->A;
+    for (int a = 0; a < A; a++) {
+        int count = 0, first = -1;
+        for (int g = 0; g < G; g++) if (pos[(size_t)g * A + a]) { count++; if (first < 0) first = g; }
+        if (count > 1) {   /* several boxes claim it: the one it overlaps most */
+            int best = 0;
+            for (int g = 1; g < G; g++) if (ov[(size_t)g * A + a] > ov[(size_t)best * A + a]) best = g;
+            for (int g = 0; g < G; g++) pos[(size_t)g * A + a] = (g == best);
+            first = best;
+        }
+        fg[a] = count > 0;
+        label[a] = count > 0 ? (int)gt[5 * first] : 0;
+        for (int i = 0; i < 4; i++) tbox[4 * a + i] = count > 0 ? (yolo_real)(gt[5 * first + 1 + i] / im->stride[a]) : 0;
+    }
+}
+
+/* 3. per box: its best alignment pal [G] and best overlap pov [G] over its positives */
+static void yolo_assign_norm(int G, int A, const double *ov, const double *al, const unsigned char *pos,
+                             double *pal, double *pov) {
+    for (int g = 0; g < G; g++) {
+        pal[g] = pov[g] = 0;
+        for (int a = 0; a < A; a++)
+            if (pos[(size_t)g * A + a]) {
+                pal[g] = fmax(pal[g], al[(size_t)g * A + a]);
+                pov[g] = fmax(pov[g], ov[(size_t)g * A + a]);
+            }
+    }
+}
+
+/* 4. per anchor: the target score, its best normalised alignment over the boxes it is positive for */
+static void yolo_assign_score(int G, int A, const double *al, const unsigned char *pos, const double *pal,
+                              const double *pov, yolo_real *score) {
+    for (int a = 0; a < A; a++) {
+        score[a] = 0;
+        for (int g = 0; g < G; g++)
+            if (pos[(size_t)g * A + a]) {
+                double t = al[(size_t)g * A + a] * pov[g] / (pal[g] + 1e-9);
+                if (t > score[a]) score[a] = (yolo_real)t;
+            }
+    }
+}
+
+/* numerically stable BCE with logits and its derivative sigmoid(x) - t */
+static double yolo_bce(double x, double t) { return fmax(x, 0) - x * t + log1p(exp(-fabs(x))); }
+
+/* The three terms of image n, per anchor, and their gradient, still to be
+   divided by S: written into lb->grads (the maps' layout). sums: box,
+   cls, dfl and the sum of target scores. With reuse, CIoU's alpha is the
+   one stored by the call that assigned. */
+static void yolo_loss_terms(const yolo_loss_branch *lb, int n, yolo_loss_image *im, double sums[4]) {
+    int A = im->A, nc = im->nc, no = im->no, reuse = lb->reuse;
+    const yolo_assignment *as = lb->as;
+    size_t o0 = (size_t)n * A;
+    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0, *P = im->P, *G = im->G;
+    memset(G, 0, (size_t)A * no * sizeof(double));
+    for (int a = 0; a < A; a++) {
+        int fg = as->fg[o0 + a], lab = as->label[o0 + a];
+        double sc = as->score[o0 + a];
+        ssum += sc;
+        for (int c = 0; c < nc; c++) {
+            double x = P[(size_t)a * no + 4 * YOLO_REG_MAX + c], t = (fg && c == lab) ? sc : 0;
+            cls_l += yolo_bce(x, t);
+            G[(size_t)a * no + 4 * YOLO_REG_MAX + c] = (im->prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
+        }
+        if (!fg) continue;
+        double tb[4], gb[4], alpha = as->alpha[o0 + a];
+        for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
+        double ciou = yolo_ciou(im->pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
+        if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
+        box_l += (1 - ciou) * sc;
+        /* corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
+        double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
+        const double *anc = im->anc + 2 * a;
+        for (int s = 0; s < 4; s++) {
+            const yolo_real *p = im->dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
+            double e = 0;
+            for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
+            /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
+            double tgt = s < 2 ? anc[s] - tb[s] : tb[s] - anc[s - 2];
+            tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
+            int tl = (int)tgt;
+            double wl = tl + 1 - tgt, wr = 1 - wl;
+            dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
+            for (int k = 0; k < YOLO_REG_MAX; k++) {
+                double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
+                double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;             /* cross-entropy */
+                double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);    /* d(1 - CIoU) through the expectation */
+                G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
+            }
+        }
+    }
+    for (int l = 0, a0 = 0; l < 3; l++) {
+        int HW = lb->h[l] * lb->w[l];
+        for (int c = 0; c < no; c++)
+            for (int i = 0; i < HW; i++) lb->grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
+        a0 += HW;
+    }
+    sums[0] = box_l; sums[1] = cls_l; sums[2] = dfl_l; sums[3] = ssum;
+}
+
+/* S = max(sum of target scores, 1) normalises all three terms: the gradient
+   scaled by grad_scale / S (the sums are divided by the caller) */
+static void yolo_loss_scale(yolo_loss_branch *lb, double ssum) {
+    if (!lb->reuse) lb->as->score_sum = ssum > 1 ? ssum : 1;
+    double k = lb->grad_scale / lb->as->score_sum;
+    size_t no = 4 * YOLO_REG_MAX + lb->nc;
+    for (int l = 0; l < 3; l++)
+        for (size_t i = 0; i < (size_t)lb->B * no * lb->h[l] * lb->w[l]; i++) lb->grads[l][i] *= (yolo_real)k;
+}
+
+/* The CPU twin of the backend's loss op, one head branch: the steps above,
+   image by image. */
+static void yolo_cpu_loss(yolo_loss_branch *lb) {
+    int nc = lb->nc, no = 4 * YOLO_REG_MAX + nc, B = lb->B, A = lb->A;
+    yolo_assignment *as = lb->as;
+    /* anchor points (cell centres) in grid units and in pixels, and strides: [A, 2], [A] */
+    double *anc = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
+    double *anc_px = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
+    int *str = (int *)yolo_xmalloc((size_t)A * sizeof(int));
+    for (int l = 0, a = 0; l < 3; l++)
+        for (int i = 0; i < lb->h[l]; i++)
+            for (int j = 0; j < lb->w[l]; j++, a++) {
+                anc[2 * a] = j + 0.5; anc[2 * a + 1] = i + 0.5; str[a] = lb->stride[l];
+                anc_px[2 * a] = anc[2 * a] * str[a]; anc_px[2 * a + 1] = anc[2 * a + 1] * str[a];
+            }
+    double *gt = (double *)yolo_xmalloc((size_t)(lb->ngt + 1) * 5 * sizeof(double));
+    for (int i = 0; i < 5 * lb->ngt; i++) gt[i] = lb->gt[i];
+    /* images are independent: one per thread; their sums [B, 4] are added
+       in image order afterwards, so that the result does not depend on
+       the number of threads */
+    double *part = (double *)yolo_xcalloc((size_t)B * 4, sizeof(double));
+    #pragma omp parallel
+    {
+    yolo_loss_image im = { A, nc, no, anc, anc_px, str };
+    im.P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));
+    im.G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));
+    im.pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
+    im.pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
+    im.prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));
+    im.dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real));
+    #pragma omp for schedule(dynamic)
+    for (int n = 0; n < B; n++) {
+        yolo_loss_decode(lb, n, &im);
+        if (!lb->reuse) {
+            int G = lb->gstart[n + 1] - lb->gstart[n];
+            const double *g = gt + 5 * lb->gstart[n];
+            size_t o0 = (size_t)n * A;
+            double *ov = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));       /* [G, A] */
+            double *al = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));       /* [G, A] */
+            unsigned char *pos = (unsigned char *)yolo_xcalloc((size_t)G * A, 1);     /* [G, A] */
+            double *pal = (double *)yolo_xcalloc(G, sizeof(double)), *pov = (double *)yolo_xcalloc(G, sizeof(double));
+            yolo_assign_topk(&im, G, g, ov, al, pos);
+            yolo_assign_resolve(&im, G, g, ov, pos, as->fg + o0, as->label + o0, as->box + o0 * 4);
+            yolo_assign_norm(G, A, ov, al, pos, pal, pov);
+            yolo_assign_score(G, A, al, pos, pal, pov, as->score + o0);
+            free(ov); free(al); free(pos); free(pal); free(pov);
+        }
+        yolo_loss_terms(lb, n, &im, part + 4 * n);
+    }
+    free(im.P); free(im.G); free(im.pbox); free(im.pbox_px); free(im.prob); free(im.dflp);
+    }
+    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
+    for (int n = 0; n < B; n++) { box_l += part[4 * n]; cls_l += part[4 * n + 1]; dfl_l += part[4 * n + 2]; ssum += part[4 * n + 3]; }
+    free(part);
+    yolo_loss_scale(lb, ssum);
+    lb->box = box_l; lb->cls = cls_l; lb->dfl = dfl_l;
+    free(anc); free(anc_px); free(str); free(gt);
+}
+
+double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets, int reuse) {
+    const yolo_backend *be = m->be;
+    yolo_detect *d = m->layers[m->detect].det;
+    int B = d->out[0][0].n, A = yolo_num_anchors(m);
+    if (L->be && L->be != be) yolo_loss_free(L);
+    L->be = be;
+    /* ground truth in input pixels, grouped by image: gt [ntargets, 5] rows
+       (class, x1, y1, x2, y2); image n owns rows [gstart[n], gstart[n+1]) */
+    double imw = (double)d->out[0][0].w * d->strides[0], imh = (double)d->out[0][0].h * d->strides[0];
+    yolo_real *gt = (yolo_real *)yolo_xcalloc((size_t)(ntargets + 1) * 5, sizeof(yolo_real));
+    int *gstart = (int *)yolo_xcalloc(B + 1, sizeof(int)), k = 0;
+    for (int n = 0; n < B; n++) {
+        gstart[n] = k;
+        for (int t = 0; t < ntargets; t++) {
+            const yolo_real *r = targets + 6 * t;
+            if ((int)r[0] != n) continue;
+            double cx = r[2] * imw, cy = r[3] * imh, w = r[4] * imw, h = r[5] * imh;
+            yolo_real *o = gt + 5 * k++;
+            o[0] = r[1];
+            o[1] = (yolo_real)(cx - w / 2); o[2] = (yolo_real)(cy - h / 2); o[3] = (yolo_real)(cx + w / 2); o[4] = (yolo_real)(cy + h / 2);
+            if (o[1] + o[2] + o[3] + o[4] <= 0) k--;   /* the official masks boxes that sum to 0 */
+        }
+        gstart[n + 1] = k;
+    }
+    yolo_real *gt_be = (yolo_real *)be->alloc((size_t)(k + 1) * 5 * sizeof(yolo_real));
+    int *gstart_be = (int *)be->alloc((size_t)(B + 1) * sizeof(int));
+    be->upload(gt_be, gt, (size_t)k * 5 * sizeof(yolo_real));
+    be->upload(gstart_be, gstart, (size_t)(B + 1) * sizeof(int));
+    memset(L->items, 0, sizeof L->items);
+    for (int b = 0; b < d->nbranch; b++) {
+        double bw = (d->nbranch == 2 && b == 0) ? 0.25 : 1.0;   /* the auxiliary branch counts 0.25 */
+        yolo_loss_branch lb;
+        memset(&lb, 0, sizeof lb);
+        lb.B = B; lb.nc = d->nc; lb.A = A; lb.ngt = k; lb.gt = gt_be; lb.gstart = gstart_be;
+        for (int l = 0; l < 3; l++) {
+            lb.h[l] = d->out[b][l].h; lb.w[l] = d->out[b][l].w; lb.stride[l] = d->strides[l];
+            lb.maps[l] = d->out[b][l].data;
+            if (d->out[b][l].wants_grad) yolo_grad_need(m, &d->out[b][l]);   /* for the backward; else for the op only */
+            lb.grads[l] = d->out[b][l].grad ? d->out[b][l].grad : (yolo_real *)be->alloc(yolo_numel(&d->out[b][l]) * sizeof(yolo_real));
+        }
+        if (!reuse) yolo_assignment_resize(be, &L->as[b], B, A, d->nc);
+        lb.as = &L->as[b]; lb.reuse = reuse; lb.grad_scale = bw * B * (L->scale > 0 ? L->scale : 1);
+        lb.work = be->alloc(yolo_loss_work_bytes(B, A, k));
+        for (int l = 0; l < 3; l++) if (d->out[b][l].grad) yolo_grad_add(m, &d->out[b][l]);   /* the loss writes them all */
+        be->loss(&lb);
+        be->release(lb.work);
+        double S = L->as[b].score_sum;
+        L->items[0] += bw * YOLO_GAIN_BOX * lb.box / S;
+        L->items[1] += bw * YOLO_GAIN_CLS * lb.cls / S;
+        L->items[2] += bw * YOLO_GAIN_DFL * lb.dfl / S;
+        for (int l = 0; l < 3; l++) if (!d->out[b][l].grad) be->release(lb.grads[l]);
+    }
+    L->loss = (L->items[0] + L->items[1] + L->items[2]) * B;
+    be->release(gt_be); be->release(gstart_be);
+    free(gt); free(gstart);
+    return L->loss;
+}
+#endif /* YOLOV9_IMPLEMENTING */
+
 /* ------------------------------------------------------------------------ */
-/* 8. optimizers                                                            */
+/* 6. the optimizers and the schedule                                       */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+/* As torch.optim with the official three groups: 0 conv weights (with
+   weight decay), 1 BatchNorm weights, 2 biases (no decay). SGD: Nesterov
+   momentum, decay as an L2 term; Adam: L2 decay; AdamW: decoupled decay and
+   amsgrad (the official passes amsgrad=True); Lion: betas (momentum, 0.99),
+   decoupled decay (the official smart_optimizer's LION). */
 /* (yolo_optim_kind is declared with the backend's yolo_update) */
 
 /* The shape of the learning rate over the epochs, lf(e): linear from 1 to
@@ -799,34 +2309,6 @@ typedef struct {
     const struct yolo_backend *be;
 } yolo_ema;
 
-/* ------------------------------------------------------------------------ */
-/* 11. safetensors                                                          */
-/* ------------------------------------------------------------------------ */
-
-typedef struct {
-    char name[128];
-    char dtype[8];           /* F32, F16, BF16, F64, I64 ... */
-    int ndim;
-    int64_t shape[8];
-    size_t begin, end;       /* byte range inside data */
-} yolo_st_entry;
-
-typedef struct {
-    int n;
-    yolo_st_entry *e;
-    unsigned char *data;     /* the raw tensor bytes */
-    size_t data_size;
-    char *meta;              /* the __metadata__ object's JSON text, or NULL */
-} yolo_safetensors;
-
-/* A tensor to write: its name, shape and float values (host memory),
-   stored as F32, or as F16 (rounded to nearest, ties to even) when half. */
-typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *data; size_t numel; int half; } yolo_st_tensor;
-
-/* ------------------------------------------------------------------------ */
-/* 12. data                                                                 */
-/* ------------------------------------------------------------------------ */
-
 /* The hyperparameters of a run, as the official hyp yaml names them
    (data/hyps/hyp.scratch-high.yaml gives the defaults of yolo_hyp_default). */
 typedef struct yolo_hyp {
@@ -838,338 +2320,195 @@ typedef struct yolo_hyp {
     double flipud, fliplr, mosaic, mixup;                     /* probabilities */
 } yolo_hyp;
 
-#ifndef YOLO_NO_DATA
-/* A dataset yaml: path, train, val (each a folder, a list file, or a list
-   of either), nc, names. */
-typedef struct {
-    char root[1024];         /* path, resolved against the yaml's folder */
-    char train[4096], val[4096];   /* source specs, ';'-separated when several */
-    int nc;
-    char **names;            /* [nc] */
-} yolo_data_cfg;
+YOLO_C_BEGIN
+/* optimizers */
+void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind,
+                     double lr, double momentum, double weight_decay);
+void yolo_optim_step(yolo_optim *o, yolo_model *m);
+void yolo_optim_free(yolo_optim *o);
+void yolo_ema_init(yolo_ema *e, const yolo_model *m);
+/* every value rounded to half precision, as the official fresh run starts */
+void yolo_model_round_half(yolo_model *m);
+void yolo_ema_update(yolo_ema *e, const yolo_model *m);
+void yolo_ema_free(yolo_ema *e);
+/* training: the schedule and gradient clipping of train_dual.py, checkpoints */
+double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape);
+void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int batch, long nb, yolo_lr_shape shape);
+void yolo_schedule_start(const yolo_schedule *s, yolo_optim *o, int start_epoch);
+int  yolo_schedule_batch(const yolo_schedule *s, yolo_optim *o, int epoch, long ni);
+void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch);
+/* one step's gradient factor: unscale (a loss scaler's 1 / scale) times clip_grad_norm_'s max_norm /
+   (norm + 1e-6) where the unscaled gradient's norm is above max_norm; *norm gets that norm (not finite:
+   the gradient overflowed, the step is to be skipped) */
+double yolo_grad_clip_scale(const yolo_model *m, double unscale, double max_norm, double *norm);
+void yolo_loss_scaler_init(yolo_loss_scaler *s, yolo_precision training);
+/* after a step: an overflow (finite 0) halves the scale, the 2000th finite step in a row doubles it */
+void yolo_loss_scaler_update(yolo_loss_scaler *s, int finite);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
 
-/* An RGB8 picture [h, w, 3] */
-typedef struct { int w, h; unsigned char *rgb; } yolo_image;
+void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, double lr, double momentum,
+                     double weight_decay) {
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    o->lr[0] = o->lr[1] = o->lr[2] = lr;
+    o->momentum = momentum; o->beta2 = kind == YOLO_LION ? 0.99 : 0.999; o->eps = 1e-8; o->weight_decay = weight_decay; o->grad_scale = 1;
+    o->be = m->be;
+    o->m = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
+    if (kind == YOLO_ADAM || kind == YOLO_ADAMW) {
+        o->v = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
+        if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
+    }
+    /* each value's group: its tensor's kind; a frozen tensor's values (yolo_model_freeze comes first) and
+       anything between tensors are not trained */
+    unsigned char *group = (unsigned char *)yolo_xmalloc(m->nvalues ? m->nvalues : 1);
+    memset(group, YOLO_P_FIXED, m->nvalues);
+    for (int k = 0; k < m->nparams; k++) {
+        const yolo_param *p = &m->params[k];
+        memset(group + p->offset, p->frozen ? YOLO_P_FIXED : p->kind, p->numel);
+    }
+    o->group = (unsigned char *)o->be->alloc(m->nvalues);
+    o->be->upload(o->group, group, m->nvalues);
+    free(group);
+}
 
-/* The images of one split and their labels, scanned once (and cached
-   beside the labels folder). */
-typedef struct {
-    int n;                   /* images */
-    char **files;            /* [n] image paths */
-    int *w0, *h0;            /* [n] image sizes */
-    int *nlab;               /* [n] boxes per image */
-    float **lab;             /* [n][nlab * 5] class, cx, cy, w, h (normalised) */
-    long nboxes;
-    int max_boxes;           /* the densest image (the memory plan sizes the loss for it) */
-    yolo_image *cache;       /* [n] decoded, resized once (--cache ram), or NULL */
-    char **npy;              /* [n] the same pictures in .npy files (--cache disk), or NULL */
-} yolo_dataset;
+void yolo_optim_free(yolo_optim *o) {
+    if (o->be) { o->be->release(o->m); o->be->release(o->v); o->be->release(o->vmax); o->be->release(o->group); }
+    memset(o, 0, sizeof *o);
+}
 
-/* --cache: none, every picture decoded and resized once and kept in memory,
-   or kept in a .npy file beside it (uint8 [h, w, 3] RGB, read back on each use) */
-typedef enum { YOLO_CACHE_NONE, YOLO_CACHE_RAM, YOLO_CACHE_DISK } yolo_cache_kind;
+/* every trained value in one op: its group's learning rate, decay on the conv weights */
+void yolo_optim_step(yolo_optim *o, yolo_model *m) {
+    o->step++;
+    yolo_update u;
+    u.kind = o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
+    u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
+    for (int k = 0; k < 3; k++) u.lr[k] = o->lr[k];
+    u.wd = o->weight_decay;
+    m->be->optim_update(&u, o->group, m->values, m->grads, o->m, o->v, o->vmax, m->nvalues);
+}
 
-/* A batch ready for the model: its pictures [B, 3, H, W] RGB as uint8
-   pixels and, unless the loader hands them over as pixels
-   (YOLO_LOADER_UINT8), as images in [0,1]; the targets [nt, 6] (image,
-   class, cx, cy, w, h normalised); for validation also what maps a box
-   back onto each original picture. */
-typedef struct {
-    int index, B, H, W, nt, tcap;
-    unsigned char *pixels;   /* [B*3*H*W] host, what the augmentation makes */
-    yolo_real *images;       /* [B*3*H*W] host: pixels / 255, then --quad's and --multi-scale's resizes */
-    int has_images;          /* images hold this batch (0: pixels alone, yolo_batch_images makes them) */
-    yolo_real *targets;      /* [nt*6] of room for tcap, what yolo_loss_compute takes */
-    int *ids;                /* [B] dataset indices */
-    double *gain, *padx, *pady;  /* [B] original -> letterboxed: x' = x gain + padx */
-} yolo_batch;
+/* The official train_dual.py starts every fresh run with
+   model.half().float() (an old step meant for anchors): every weight and
+   BatchNorm statistic rounded to half precision. A run that starts the
+   same way follows the official numbers from the first step. */
+void yolo_model_round_half(yolo_model *m) {
+    yolo_real *h = yolo_fetch(m, m->values, m->nvalues);
+    for (size_t i = 0; i < m->nvalues; i++) h[i] = (yolo_real)yolo_round_half((float)h[i]);
+    m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
+    free(h);
+}
 
-/* yolo_loader_init's mode: validation (0), or training, with the official
-   --rect, --multi-scale and --quad as flags */
-enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4, YOLO_LOADER_QUAD = 8,
-       YOLO_LOADER_UINT8 = 16 };   /* batches handed over as pixels (not with --quad, --multi-scale: they resize floats) */
+void yolo_ema_init(yolo_ema *e, const yolo_model *m) {
+    memset(e, 0, sizeof *e);
+    e->be = m->be; e->decay = 0.9999; e->tau = 2000;
+    e->values = (yolo_real *)e->be->alloc(m->nvalues * sizeof(yolo_real));
+    e->be->copy(e->values, m->values, m->nvalues * sizeof(yolo_real));
+}
 
-/* The order of an epoch and the shape of every batch. Training: shuffled
-   (seeded by seed and epoch, so a resumed run sees the same order), S x S.
-   Rectangles (validation, and --rect training): sorted by aspect ratio,
-   each batch the smallest stride-multiple rectangle around its pictures
-   (validation: + half a stride), as the official rect loader. */
-typedef struct yolo_loader {
-    const yolo_dataset *ds;
-    const yolo_hyp *hyp;
-    int B, S;                /* batch size, training picture size */
-    int train, mosaic;       /* augmented (mosaic on or off), or validation */
-    int rect;                /* rectangular batches (validation, --rect training): bw, bh */
-    int multi_scale;         /* --multi-scale: each training batch resized (yolo_multi_scale) */
-    int quad;                /* --quad: every four pictures collated into one of twice the size (yolo_quad) */
-    int pixels_only;         /* YOLO_LOADER_UINT8: batches left as pixels, made into the input by the model's backend */
-    const yolo_backend *pinned_by;  /* the backend its slots' pixels are pinned for (yolo_loader_pin), or NULL */
-    const double *image_weights;  /* --image-weights: [ds->n] (yolo_image_weights), or NULL; set before each epoch */
-    int nbatch, nworkers, depth;  /* batches an epoch, threads, slots: one a thread builds into, the one the
-                                     consumer holds, and one ready ahead */
-    uint64_t seed;           /* of this epoch: the order and every picture's draws */
-    int *order;              /* [ds->n] the epoch's order, the same in every process */
-    int rank, world;         /* yolo_loader_shard: this process takes places rank, rank + world, ... of it (0, 1: all) */
-    int n;                   /* pictures an epoch: ds->n, or this process's share ceil(ds->n / world) */
-    int *bw, *bh;            /* [nbatch] rectangular batch shapes */
-    yolo_batch *slots;       /* [depth], their buffers made once for the largest batch */
-    size_t cap;              /* values a slot's pixels and images hold (yolo_loader_share may grow them) */
-    int shares;              /* its slots' pixels and images belong to another loader (yolo_loader_share) */
-    int *state;              /* [depth] 0 free, 1 being built, 2 ready */
-    int *taken, *made;       /* [depth] samples of the slot's batch taken by a thread, and made */
-    struct yolo_boxes *boxes;  /* [depth * B] each sample's boxes until its batch is collated */
-    long fail_at;            /* the epoch position of the bad picture named in err */
-    int next_make, next_take, released;  /* batches started by the threads, handed out, given back */
-    int failed, stop;
-    char err[YOLO_ERR];
-    double wait;             /* seconds the consumer waited for data */
-    double busy;             /* seconds the threads spent building batches, summed over them */
-    long built;              /* samples built: with busy, the loader's own pace (yolo_loader_rate) */
-    pthread_t *threads;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-} yolo_loader;
-#endif /* YOLO_NO_DATA */
+void yolo_ema_update(yolo_ema *e, const yolo_model *m) {
+    e->updates++;
+    double d = e->decay * (1 - exp(-(double)e->updates / e->tau));
+    e->be->lerp(e->values, m->values, d, m->nvalues);
+}
+
+void yolo_ema_free(yolo_ema *e) {
+    if (e->be) e->be->release(e->values);
+    memset(e, 0, sizeof *e);
+}
+
+/* --- the official training schedule --- */
+
+/* lf(e), as the official lambdas compute it (same operations, same order) */
+double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape) {
+    const double pi = 3.14159265358979323846;
+    int half = epochs / 2;
+    switch (shape) {
+    case YOLO_LR_COS: return (1 - cos(epoch * pi / epochs)) / 2 * (lrf - 1) + 1;
+    case YOLO_LR_FLAT_COS: return epoch > half ? (1 - cos((epoch - half) * pi / half)) / 2 * (lrf - 1) + 1 : 1;
+    case YOLO_LR_FIXED: return 1;
+    default: return (1 - (double)epoch / epochs) * (1 - lrf) + lrf;
+    }
+}
+
+/* warmup's numpy.interp(ni, [0, nw], [a, b]) */
+static double yolo_warmup(long ni, long nw, double a, double b) {
+    double xp[2] = { 0, (double)nw }, fp[2] = { a, b };
+    return yolo_interp((double)ni, xp, fp, 2, a, b);
+}
+
+void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int batch, long nb, yolo_lr_shape shape) {
+    s->hyp = h; s->epochs = epochs; s->batch = batch; s->shape = shape;
+    s->nw = (long)fmax(nearbyint(h->warmup_epochs * nb), 100);
+}
+
+/* The rates an epoch loop starts from. The official builds LambdaLR (which
+   sets lr0 lf(0) at once), and a resumed run loads the optimizer state its
+   checkpoint saved after the scheduler's step of epoch start - 1:
+   lr0 lf(start - 1). Momentum: the optimizer's own, or the one saved after
+   warmup. */
+void yolo_schedule_start(const yolo_schedule *s, yolo_optim *o, int start_epoch) {
+    const yolo_hyp *h = s->hyp;
+    o->lr[0] = o->lr[1] = o->lr[2] = h->lr0 * yolo_lr_factor(start_epoch > 0 ? start_epoch - 1 : 0, s->epochs, h->lrf, s->shape);
+    if (o->kind == YOLO_SGD) o->momentum = h->momentum;
+}
+
+/* Before batch ni (counted from the start of training) of `epoch`. During
+   warmup (ni <= nw) every rate moves linearly towards lr0 lf(epoch): the
+   bias rate falls from warmup_bias_lr, the others rise from 0, SGD's
+   momentum rises from warmup_momentum, and the accumulation count from 1
+   to 64 / batch. After warmup nothing changes within an epoch: the rates
+   are those the last warmup batch or the last epoch's end left. Returns
+   how many batches to accumulate per optimizer step. */
+int yolo_schedule_batch(const yolo_schedule *s, yolo_optim *o, int epoch, long ni) {
+    const yolo_hyp *h = s->hyp;
+    double nominal = 64.0 / s->batch, acc = nearbyint(nominal);
+    if (ni <= s->nw) {
+        double target = h->lr0 * yolo_lr_factor(epoch, s->epochs, h->lrf, s->shape);
+        acc = nearbyint(yolo_warmup(ni, s->nw, 1, nominal));
+        o->lr[YOLO_P_BIAS] = yolo_warmup(ni, s->nw, h->warmup_bias_lr, target);
+        o->lr[YOLO_P_WEIGHT] = o->lr[YOLO_P_BN_WEIGHT] = yolo_warmup(ni, s->nw, 0, target);
+        if (o->kind == YOLO_SGD) o->momentum = yolo_warmup(ni, s->nw, h->warmup_momentum, h->momentum);
+    }
+    return acc < 1 ? 1 : (int)acc;
+}
+
+/* scheduler.step() after each epoch: every group at lr0 lf(epoch), which
+   the next epoch trains at once warmup is over (so epoch e trains at
+   lr0 lf(e - 1)) */
+void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch) {
+    o->lr[0] = o->lr[1] = o->lr[2] = s->hyp->lr0 * yolo_lr_factor(epoch, s->epochs, s->hyp->lrf, s->shape);
+}
+
+/* The unscaled gradient's total norm, and the factor that unscales it and
+   clips it as clip_grad_norm_ would (max_norm / (norm + 1e-6) when that is
+   below 1): the official's scaler.unscale_, then the clip. */
+double yolo_grad_clip_scale(const yolo_model *m, double unscale, double max_norm, double *norm) {
+    double n = sqrt(m->be->sumsq(m->grads, m->nvalues)) * unscale;
+    if (norm) *norm = n;
+    double c = max_norm / (n + 1e-6);
+    return unscale * (c < 1 ? c : 1);
+}
+
+void yolo_loss_scaler_init(yolo_loss_scaler *s, yolo_precision training) {
+    s->on = training == YOLO_FP16;
+    s->scale = s->on ? 65536 : 1;
+    s->good = 0;
+}
+
+void yolo_loss_scaler_update(yolo_loss_scaler *s, int finite) {
+    if (!s->on) return;
+    if (!finite) { s->scale *= 0.5; s->good = 0; }
+    else if (++s->good == 2000) { if (isfinite((float)(s->scale * 2))) s->scale *= 2; s->good = 0; }
+}
+#endif /* YOLOV9_IMPLEMENTING */
 
 /* ------------------------------------------------------------------------ */
-/* 13. evaluation                                                           */
+/* 7. the training step: forward and backward over the layers, --ckpt       */
 /* ------------------------------------------------------------------------ */
-
-/* What validation collects, image by image: every detection with its
-   confidence, class and whether it is a true positive at each of the ten
-   IoU thresholds 0.50:0.05:0.95 (bit t), and the class of every label. */
-typedef struct {
-    long n, nt;              /* detections, labels */
-    int cap, tcap;           /* room for them */
-    float *conf;             /* [n] */
-    int *cls;                /* [n] */
-    unsigned short *tp;      /* [n] bit t: matched at IoU >= 0.50 + 0.05 t */
-    int *tcls;               /* [nt] */
-    int images;
-} yolo_eval;
-
-/* The official metrics: P and R at the confidence of the best mean F1,
-   AP per class (101-point interpolation) at IoU 0.50 and averaged over
-   0.50:0.95, and their means over the classes that have labels. */
-#define YOLO_CURVE_POINTS 1000   /* the official px = linspace(0, 1, 1000) */
-typedef struct {
-    int nc;
-    double p, r, map50, map;
-    int *nt;                 /* [nc] labels per class */
-    double *cp, *cr, *ap50, *ap;  /* [nc] per class (0 where no labels) */
-    /* [nc][YOLO_CURVE_POINTS] the curves the plots draw (NULL when nothing
-       was detected right): precision, recall and F1 against the
-       confidence px, and precision against the recall px (IoU 0.5) */
-    double *p_curve, *r_curve, *f1_curve, *pr_curve;
-} yolo_metrics;
-
-/* the official ConfusionMatrix: m[predicted][true], class nc the background */
-typedef struct { int nc; double *m; } yolo_confusion;   /* m: [(nc + 1) * (nc + 1)] */
-
-
-typedef struct { double pre, infer, nms; int images; } yolo_times;   /* seconds, summed */
-/* called with every validation picture's detections in its own pixels */
-typedef void (*yolo_det_hook)(void *ctx, int id, const yolo_det *d, int n);
-
-#ifndef YOLO_NO_DATA
-/* What the plots of a validation need, gathered picture by picture by
-   yolo_val_plots_hook (as yolo_validate's hook; it hands each picture on
-   to next): the confusion matrix, and the first three batches' pictures
-   with their detections, at most 16 of each (the official plot_images'
-   max_subplots). */
-typedef struct {
-    const yolo_dataset *ds;
-    int batch, per, seen, n; /* pictures a batch, kept of each, seen, kept (up to 3 per) */
-    int *ids, *ndet;         /* [3 per] */
-    yolo_det **dets;         /* [3 per][ndet] in picture pixels */
-    yolo_confusion cm;
-    yolo_det_hook next;
-    void *next_ctx;
-} yolo_val_plots;
-#endif
-
-/* ------------------------------------------------------------------------ */
-/* 14. command line                                                         */
-/* ------------------------------------------------------------------------ */
-
-/* The programs take the official scripts' flags with their spelling and
-   their argparse arity: a boolean flag takes no value, nargs='?' an
-   optional one (its constant when absent), nargs='+' one or more. One
-   table of yolo_flag per program says which. */
-typedef enum { YOLO_FLAG_BOOL, YOLO_FLAG_INT, YOLO_FLAG_FLOAT, YOLO_FLAG_STR, YOLO_FLAG_OPT, YOLO_FLAG_INTS } yolo_flag_kind;
-#define YOLO_MAX_INTS 256
-typedef struct { int n, v[YOLO_MAX_INTS]; } yolo_ints;   /* the values of a nargs='+' flag */
-typedef struct {
-    const char *names;       /* its spellings, space-separated: "--imgsz --img --img-size" */
-    yolo_flag_kind kind;
-    void *value;             /* int *, double *, const char **, yolo_ints *; NULL: accepted, but does not apply here */
-    const char *help;        /* one line for --help; with value NULL, why it does not apply */
-    const char *constant;    /* YOLO_FLAG_OPT: the value when the flag comes alone */
-} yolo_flag;
-
-/* A progress bar: on a terminal one line redrawn in place, into a file
-   (a log) the same line every 10 seconds and once at the end. */
-typedef struct {
-    FILE *f;
-    int tty;
-    long total;
-    double t0, last;         /* when it started, when a line last went to the file */
-} yolo_progress;
-/* validation's bar: yolo_val_progress_hook with a yolo_val_progress as
-   yolo_validate's hook counts the pictures, then hands them to next */
-typedef struct { yolo_progress bar; long done; yolo_det_hook next; void *next_ctx; } yolo_val_progress;
-
-
-/* ------------------------------------------------------------------------ */
-/* API                                                                      */
-/* ------------------------------------------------------------------------ */
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* the backends: "cpu", "cuda" or a GPU index ("0"), NULL/"" for the GPU
-   when there is one, else the CPU. The CUDA one exists when the program is
-   linked with yolov9_kernels.cu; otherwise asking for it is an error. */
-extern const yolo_backend yolo_cpu;
-const yolo_backend *yolo_backend_cuda(int device, char *err);
-const yolo_backend *yolo_backend_select(const char *device, char *err);
-/* move a freshly built model's weights to a backend (before any forward) */
-void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
-/* A best-fit arena of byte offsets. The CUDA backend carves its device
-   memory out of one reservation with it, and the planner runs the very
-   same placement over the same requests, so the plan is what the arena
-   will span, holes between ranges included, not only the bytes in use.
-   A request takes the smallest free hole that holds it (the lowest one of
-   equal size); the free tail at the end only when no hole does, so that
-   an arena of exactly the planned size makes the choices the unbounded
-   planning arena made. Sizes round up to 256 bytes.
-   Best fit cannot know how long a buffer will live, so a long-lived one
-   may land between short-lived ones and leave holes when they go. A
-   training step's requests are known in advance, so the planner places
-   them offline (yolo_plan_run_bytes) and the arena follows that script
-   during a step: request k goes to base + script[k].off when it asks for
-   no more than script[k].size and that range is free, else to the best
-   fit. The base is where the highest range in use ends when the arena
-   is first given a script: what was allocated before the first step
-   (weights, optimizer state) lies below it. */
-typedef struct { size_t off, size; int used; } yolo_arena_range;
-typedef struct {
-    size_t size;                  /* bytes it manages */
-    size_t in_use, peak, extent;  /* bytes used now, at most, and the highest end of a range so far */
-    yolo_arena_range *r;          /* [n] sorted by offset, covering [0, size) */
-    int n, cap;
-    const yolo_place *script;     /* [nscript] where the next requests go; next: the one to come */
-    int nscript, next, based;
-    size_t base;                  /* where script offsets count from (set by the first script) */
-    long missed;                  /* script entries that could not be followed (best fit took them) */
-} yolo_arena;
-#define YOLO_ARENA_FULL ((size_t)-1)
-size_t yolo_arena_bytes(size_t bytes);   /* what a request takes: bytes rounded up to 256, at least 256 */
-void   yolo_arena_init(yolo_arena *a, size_t size);
-void   yolo_arena_free(yolo_arena *a);
-size_t yolo_arena_alloc(yolo_arena *a, size_t bytes);     /* the offset, or YOLO_ARENA_FULL */
-size_t yolo_arena_release(yolo_arena *a, size_t off);     /* the bytes given back; 0: no range starts there */
-void   yolo_arena_follow(yolo_arena *a, const yolo_place *script, int n);   /* NULL: best fit */
-
-/* The memory plan: the bytes of activations, their gradients, scratch and
-   loss buffers (for images of up to max_boxes_per_image boxes) that a
-   training step (train = 1) or an inference pass at this input size will
-   allocate, found before anything is allocated by running the step on a
-   backend that computes nothing and places every buffer in a yolo_arena:
-   the plan is that arena's extent. The training steps are recorded and
-   placed offline first; the model keeps that placement (m->place) and
-   its later training steps follow it. An inference pass includes what
-   validation adds: the folded weights and the decoded predictions. The
-   weights (yolo_model_weights_bytes) and, for training, the EMA and
-   optimizer state (yolo_model_state_bytes) come on top. */
-size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image);
-/* the same for a training run: training steps at B x H x W (B 0: none) with
-   a validation pass at vB x vH x vW (vB 0: none) between them; the run
-   follows the placement of the last plan made */
-size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW);
-/* what yolo_model_use_backend takes: weights, their gradients, BatchNorm batch statistics */
-size_t yolo_model_weights_bytes(const yolo_model *m);
-/* that, the EMA and the optimizer's state */
-size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
-/* what a backend keeps for itself on top of the plan: the CUDA backend's
-   BatchNorm partial sums (8 MB), the workspace of the weight gradients'
-   k-slices (32 MB), the staging buffer of the tensor-core convs' bf16
-   or half copies (128 MB) and small buffers (BatchNorm gradient sums, the
-   gradient norm's per-block partials) */
-#define YOLO_BACKEND_SCRATCH_BYTES ((size_t)176 << 20)
-/* what an inference program (val, detect) reserves: the plan of a batch of
-   B at H x W, the weights and the backend's scratch; *act the plan's part */
-size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act);
-/* The inference form: every BatchNorm folded into its conv (w gamma /
-   sqrt(var + eps), bias beta - mean gamma / sqrt(var + eps)) and every
-   RepConvN into one 3x3 conv (the 1x1 kernel added at the centre). Eval
-   forwards then run plain convs, in bf16 or half from weights staged once
-   for them (the first eval forward in a precision stages them, in memory
-   the model owns and the plan counts); a training forward drops the
-   folding, since the weights move. Fold again after the weights change. */
-void yolo_model_fuse(yolo_model *m);
-/* --half: from now on the convs round their operands to half precision
-   and multiply them on the backend's tensor cores, summing in float
-   (m->precision = YOLO_FP16); a folded pass stores its activations in half too.
-   Returns 0 where the backend has no tensor cores (the CPU, a GPU older
-   than sm_80): the model computes in float32 then, as the official code
-   does on the CPU. For inference only. */
-int yolo_model_half(yolo_model *m);
-/* --precision NAME: "fp32", "bf16" or "half" (-1 for anything else), and back */
-int yolo_precision_parse(const char *name);
-const char *yolo_precision_name(yolo_precision p);
-/* --precision's default: bf16 for training where the backend has tensor
-   cores (the official trains with AMP), float32 otherwise */
-yolo_precision yolo_precision_default(const yolo_backend *be, int train);
-/* the programs' --precision NAME (NULL: that default) and --half: half
-   precision when the backend be (the one the model is to run on) has it,
-   else one line from prog and float32. Before the memory plan: a tensor's
-   store, and so its size, follows the precision, and a training step's
-   staged weights follow be (stage_train_weights). */
-void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const char *precision, int train, int half,
-                                const char *prog);
-/* a host copy of n values of the model's memory (caller frees) */
-yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
-/* a host copy of activation t's values as floats [B, C, H, W], whatever its store (caller frees) */
-yolo_real *yolo_fetch_tensor(const yolo_model *m, const yolo_tensor *t);
-
-/* mkdir -p; a run's output folder PROJECT/NAME (NAME2, NAME3, ... when
-   taken, unless exist_ok), created */
-void yolo_mkdirs(const char *path);
-void yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap);
-/* seconds on a monotonic-enough wall clock; ||a - b|| / ||b|| */
-double yolo_now(void);
-double yolo_rel_err(const yolo_real *a, const float *b, size_t n);
-
-/* building a model: by built-in name (yolov9-t/s/m/c/e, gelan-t/s/m/c/e) or
-   from an official-format model yaml; nc <= 0 keeps the file's nc. Return
-   0, or -1 with a message in err[YOLO_ERR]. */
-int  yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err);
-int  yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err);
-int  yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err);
-/* the same from a model yaml's text; source names it in messages */
-int  yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *source, int nc, char *err);
-/* The model of a weights file, self-described: built from cfg when given,
-   else from the model yaml the file carries in its metadata ("yaml", as
-   every file we write and every .pt converted by weights/convert.py).
-   Classes: nc > 0, else the file's "nc", else nc_default > 0, else the
-   cfg's own. The file's class names ("names") become m->names. */
-int  yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err);
-/* the model as an official-format model yaml (width and depth 1: the
-   layers' own widths), which yolo_model_from_yaml_text builds back; the
-   caller frees it */
-char *yolo_model_yaml(const yolo_model *m);
-/* a copy of names [m->nc] (NULL: none) becomes m->names */
-void yolo_model_set_names(yolo_model *m, char *const *names);
-int  yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc,
-                      double depth_multiple, double width_multiple, char *err);
-void yolo_model_free(yolo_model *m);
-void yolo_model_init_weights(yolo_model *m, uint64_t seed);
-long yolo_model_count_params(const yolo_model *m);
-double yolo_model_gflops(yolo_model *m);  /* at 640x640, batch 1 */
-void yolo_model_summary(const yolo_model *m, const char *title, FILE *f);
-yolo_param *yolo_model_param(yolo_model *m, const char *name);
-
+#ifdef YOLOV9_DECLARING
+YOLO_C_BEGIN
 /* forward over the graph on m->input. train = 1: batch statistics (the
    running ones updated), every branch. train = 0: running statistics, and
    a dual model skips its auxiliary branch (only the main one predicts).
@@ -1197,258 +2536,386 @@ void yolo_backward(yolo_model *m);
    data, as in PyTorch's train mode; freeze before yolo_optim_init, which
    reads which values it trains). Returns how many tensors froze. */
 int  yolo_model_freeze(yolo_model *m, const int *layers, int n);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* --- forward and backward over the graph --- */
 
-/* The loss of the last training forward against targets [ntargets, 6]
-   (image, class, cx, cy, w, h normalised), and at the same time its
-   gradient with respect to the detect maps, written into their grads, ready
-   for yolo_backward. reuse_assignment = 1 keeps the previous assignment
-   (and CIoU's alpha) fixed: the gradient check needs that. Returns
-   L->loss. */
-double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets,
-                         int reuse_assignment);
-void yolo_loss_free(yolo_loss *L);
-
-extern const char *yolo_coco_names[80];
-
-/* eval: decoded predictions of the inference branch, [B, 4+NC, A] */
-int  yolo_num_anchors(const yolo_model *m);
-void yolo_decode(const yolo_model *m, yolo_real *pred);
-/* the detections of every image of the last eval forward, decoded and
-   suppressed on the model's backend: out[n] gets at most max_det of image
-   n, count[n] how many */
-void yolo_predict(const yolo_model *m, float conf_thres, float iou_thres, int max_det, int agnostic,
-                  const int *classes, int nclasses, int multi_label, yolo_det **out, int *count);
-int  yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres,
-              int max_det, int agnostic, const int *classes, int nclasses,
-              yolo_det *out);
-/* multi_label = 1: an anchor is a candidate for every class above
-   conf_thres, as the official validation's NMS (multi_label=True) */
-int  yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det, int agnostic,
-                     const int *classes, int nclasses, int multi_label, yolo_det *out);
-
-/* optimizers */
-void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind,
-                     double lr, double momentum, double weight_decay);
-void yolo_optim_step(yolo_optim *o, yolo_model *m);
-void yolo_optim_free(yolo_optim *o);
-void yolo_ema_init(yolo_ema *e, const yolo_model *m);
-/* every value rounded to half precision, as the official fresh run starts */
-void yolo_model_round_half(yolo_model *m);
-void yolo_ema_update(yolo_ema *e, const yolo_model *m);
-void yolo_ema_free(yolo_ema *e);
-
-/* safetensors */
-int  yolo_st_read(yolo_safetensors *st, const char *path, char *err);
-void yolo_st_free(yolo_safetensors *st);
-const yolo_st_entry *yolo_st_find(const yolo_safetensors *st, const char *name);
-int64_t yolo_st_numel(const yolo_st_entry *e);
-/* converts one tensor to yolo_real; returns 0 or -1 on unsupported dtype */
-int  yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *out);
-int  yolo_load_weights(yolo_model *m, const char *path, char *err);   /* every tensor, exactly */
-/* fine-tuning: every tensor whose name and shape match (the official
-   intersect_dicts); the rest keep their values. *transferred: how many */
-int  yolo_transfer_weights(yolo_model *m, const char *path, int *transferred, char *err);
-/* the weights under the official names, with the model's description
-   (yolo_model_meta: yaml, nc, names) and the pairs of meta (NULL: none);
-   values: the model's own (NULL) or another copy of them (the EMA);
-   half: in F16, as the official strip_optimizer keeps a finished run */
-int  yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, int half,
-                       char *err);
-
-/* training: the schedule and gradient clipping of train_dual.py, checkpoints */
-double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape);
-void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int batch, long nb, yolo_lr_shape shape);
-void yolo_schedule_start(const yolo_schedule *s, yolo_optim *o, int start_epoch);
-int  yolo_schedule_batch(const yolo_schedule *s, yolo_optim *o, int epoch, long ni);
-void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch);
-/* one step's gradient factor: unscale (a loss scaler's 1 / scale) times clip_grad_norm_'s max_norm /
-   (norm + 1e-6) where the unscaled gradient's norm is above max_norm; *norm gets that norm (not finite:
-   the gradient overflowed, the step is to be skipped) */
-double yolo_grad_clip_scale(const yolo_model *m, double unscale, double max_norm, double *norm);
-void yolo_loss_scaler_init(yolo_loss_scaler *s, yolo_precision training);
-/* after a step: an overflow (finite 0) halves the scale, the 2000th finite step in a row doubles it */
-void yolo_loss_scaler_update(yolo_loss_scaler *s, int finite);
-int  yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err);
-int  yolo_st_meta(const yolo_safetensors *st, const char *key, char *out, size_t cap);
-int  yolo_checkpoint_save(const char *path, const yolo_model *m, const yolo_ema *e, const yolo_optim *o,
-                          const char *const *meta, char *err);
-int  yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_optim *o, yolo_safetensors *st, char *err);
-
-/* data: hyperparameters, dataset yaml, images and labels, the loader */
-void yolo_hyp_default(yolo_hyp *h);
-int  yolo_hyp_read(yolo_hyp *h, const char *path, char *err);
-void yolo_hyp_format(const yolo_hyp *h, char *out, size_t cap);
-int  yolo_hyp_parse(yolo_hyp *h, const char *s);   /* 0 when every key was there */
-#ifndef YOLO_NO_DATA
-int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
-void yolo_data_free(yolo_data_cfg *d);
-int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
-int  yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augment, char *err);
-void yolo_dataset_free(yolo_dataset *ds);
-/* --single-cls: every label becomes class 0 */
-void yolo_dataset_single_class(yolo_dataset *ds);
-int  yolo_image_load(yolo_image *im, const char *path, char *err);
-void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
-void yolo_image_to_input(const yolo_image *im, yolo_real *dst);
-void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *label);
-/* --image-weights: each training picture's weight iw [ds->n] from the
-   per-class mAP50-95 of the last validation, maps [nc] */
-void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
-void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
-void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
-/* ld's batches in owner's memory (two loaders never running at once), before owner is pinned */
-void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
-/* data parallel: this process's share of every epoch, as torch's
-   DistributedSampler (0; -1 for rectangles with world > 1: not sharded) */
-int  yolo_loader_shard(yolo_loader *ld, int rank, int world);
-/* the slots' pixels pinned for be, which then reads them in place */
-void yolo_loader_pin(yolo_loader *ld, const yolo_backend *be);
-/* YOLO_LOADER_UINT8 where the backend makes the input from the pixels itself (the GPU, reading pinned
-   memory in place), 0 on the CPU, whose loader threads make the floats */
-int  yolo_loader_pixels(const yolo_backend *be);
-double yolo_loader_rate(const yolo_loader *ld);
-void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
-yolo_batch *yolo_loader_next(yolo_loader *ld);
-/* a batch handed over as pixels (YOLO_LOADER_UINT8): its images made on
-   demand (plots), or the pixels given to the model as they are */
-const yolo_real *yolo_batch_images(yolo_batch *bt);
-/* pictures b0 .. b0 + n of a batch as the model's input [n, 3, H, W] */
-void yolo_set_input_batch(yolo_model *m, const yolo_batch *bt, int b0, int n);
-const char *yolo_loader_error(const yolo_loader *ld);
-void yolo_loader_stop(yolo_loader *ld);
-void yolo_loader_free(yolo_loader *ld);
-#endif /* YOLO_NO_DATA */
-
-/* evaluation: matching, AP, the validation pass */
-/* a box from the letterboxed input (scaled by gain, padded by padx, pady)
-   back onto its w0 x h0 picture, clipped to it: the official scale_boxes */
-void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain, double padx, double pady, int w0, int h0);
-/* --save-txt: one line per detection, "class cx cy w h" (and " conf" with
-   with_conf), normalised to its w0 x h0 picture; -1 (and a line) when the
-   file cannot be written */
-int yolo_save_txt(const char *path, const yolo_det *d, int n, double w0, double h0, int with_conf);
-void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl);
-void yolo_eval_free(yolo_eval *ev);
-void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt);
-void yolo_metrics_free(yolo_metrics *mt);
-double yolo_fitness(const yolo_metrics *mt);
-/* the official validation table on stdout: the line "all" (pictures,
-   labels, P, R, mAP50, mAP50-95) and, with per_class, one line per class
-   with labels (names may be NULL) */
-void yolo_metrics_print(const yolo_metrics *mt, const yolo_eval *ev, char *const *names, int per_class);
-#ifndef YOLO_NO_DATA
-/* the validation pass over ld's batches: NMS at conf, iou, max_det, each picture's detections and labels into ev
-   (and hook). The model takes at most per_forward pictures a forward (0: a whole batch): a batch's rectangle
-   is the loader's, of its B pictures, and the memory the model's, of per_forward */
-int  yolo_validate(yolo_model *m, yolo_loader *ld, int per_forward, float conf, float iou, int max_det, int single_cls,
-                   yolo_eval *ev, yolo_times *tm, yolo_det_hook hook, void *ctx, char *err);
-#endif
-
-/* the command line (section 14): flags into their values. --help or -h
-   prints the table and exits 0; an unknown flag, a missing or malformed
-   value: one line and the usage, exit 2. A flag that does not apply says
-   so in one line on stderr and the run goes on. */
-void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv, const char *prog, const char *usage);
-void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, const char *usage, FILE *f);
-/* --img as the official check_img_size: rounded up to a multiple of the
-   largest stride (32), at least floor, with a warning when it changes */
-int  yolo_check_img_size(int img, int floor, const char *prog);
-/* progress: done of total, the columns left of the bar (the official
-   ones: epoch, memory, losses ...) and right of it (rates) */
-void yolo_progress_start(yolo_progress *p, FILE *f, long total);
-void yolo_progress_show(yolo_progress *p, long done, const char *left, const char *right);
-void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook next, void *next_ctx);
-void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n);
-
-#ifndef YOLO_NO_DATA
-/* plots (section 15): the pictures of the official run folder. Each returns
-   0, or -1 (with a line on stderr) when the file cannot be written. */
-int  yolo_plot_results(const char *csv, const char *png);    /* every column of results.csv against the epoch */
-int  yolo_plot_pr_curves(const yolo_metrics *mt, char *const *names, const char *dir);   /* PR_, F1_, P_, R_curve.png */
-void yolo_confusion_add(yolo_confusion *cm, const yolo_det *d, int nd, const float *lab, int nl);
-int  yolo_plot_confusion(const yolo_confusion *cm, char *const *names, const char *path);
-int  yolo_plot_labels(const yolo_dataset *ds, int nc, char *const *names, const char *path);
-int  yolo_plot_mosaic(const char *path, const yolo_image *pics, const char *const *titles, const yolo_det *const *boxes,
-                      const int *nbox, int n, char *const *names);
-int  yolo_plot_batch(const char *path, const yolo_real *images, int B, int H, int W, const yolo_real *targets, int nt,
-                     char *const *names);
-void yolo_val_plots_start(yolo_val_plots *v, const yolo_dataset *ds, int nc, int batch, yolo_det_hook next, void *next_ctx);
-void yolo_val_plots_hook(void *ctx, int id, const yolo_det *d, int n);
-/* confusion_matrix.png, the PR family, val_batch{0,1,2}_labels.jpg and
-   _pred.jpg into dir; frees what v gathered */
-int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *names, const char *dir);
-#endif /* YOLO_NO_DATA */
-
-/* data parallel (section 16): one process per GPU (or per share of the
-   CPU), started by mpirun; world 1 without it, or in a build without MPI */
-typedef struct {
-    int rank, world;         /* this process, of how many */
-    int local_rank;          /* its place among those on its machine: the GPU it takes */
-    int mpi;                 /* 1: MPI was started (and is finished by yolo_dp_end) */
-    const yolo_backend *group;   /* the backend whose group yolo_dp_join joined (left by yolo_dp_end), or NULL */
-    /* the gradient's buckets (yolo_dp_overlap): the flat gradient cut at layer boundaries into ranges of
-       about bucket_bytes (4 MB unless set before the first step), the last layers' first */
-    size_t bucket_bytes;
-    int nbuckets, started;   /* how many; how many of them this step has started summing */
-    struct yolo_dp_bucket *buckets;
-    void *requests;          /* MPI's: [nbuckets] the sums under way */
-    yolo_bn_group bn_group;  /* --sync-bn's (yolo_dp_sync_bn) */
-} yolo_dp;
-int  yolo_dp_start(yolo_dp *dp, char *err);
-/* after the backend is chosen, before training: the CUDA backend joins its NCCL group */
-int  yolo_dp_join(yolo_dp *dp, const yolo_backend *be, char *err);
-/* before the backward of the batch that ends an optimizer step: that backward starts summing each bucket of
-   the gradient over the processes as soon as its layers' backwards are done, while it goes on */
-void yolo_dp_overlap(yolo_dp *dp, yolo_model *m);
-/* after it: every bucket summed (those the backward did not start, started now), rank 0's BatchNorm
-   statistics to all: the step's gradient, the same in every process */
-void yolo_dp_sum_grads(yolo_dp *dp, yolo_model *m);
-/* --sync-bn: from now on every BatchNorm of m normalises by the statistics of all processes' shares */
-void yolo_dp_sync_bn(yolo_dp *dp, yolo_model *m);
-/* rank 0's bytes (host memory) to every process */
-void yolo_dp_broadcast(const yolo_dp *dp, void *bytes, size_t n);
-void yolo_dp_end(yolo_dp *dp);
-
-#ifdef __cplusplus
+static yolo_tensor *yolo_layer_input(yolo_model *m, const yolo_layer *L, int j) {
+    return L->from[j] < 0 ? &m->input : m->layers[L->from[j]].out;
 }
-#endif
-#endif /* YOLOV9_H */
+
+/* channel offset of chunk `idx` of a CBLinear layer */
+static int yolo_chunk_offset(const yolo_layer *cbl, int idx) {
+    int off = 0;
+    for (int j = 0; j < idx; j++) off += cbl->args[j];
+    return off;
+}
+
+/* The input [B, 3, H, W] held by the caller, as floats in [0, 1] or as
+   uint8 pixels: the forward makes it on the backend (yolo_image_make). */
+static void yolo_input_from_host(yolo_model *m, int B, int H, int W, const yolo_real *data, const unsigned char *pixels) {
+    m->input_host = data;
+    m->input_pixels = pixels;
+    yolo_tensor_keep(m->be, &m->input, 0);
+    m->input.n = B; m->input.c = 3; m->input.h = H; m->input.w = W;
+}
+void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
+    if (data) { yolo_input_from_host(m, B, H, W, data, NULL); return; }
+    m->input_host = NULL;
+    m->input_pixels = NULL;
+    yolo_tensor_resize(m->be, &m->input, B, 3, H, W, 0);   /* the caller writes it */
+}
+void yolo_set_input_pixels(yolo_model *m, int B, int H, int W, const unsigned char *pixels) {
+    yolo_input_from_host(m, B, H, W, NULL, pixels);
+}
+
+/* The image is the cheapest tensor to make again: the caller still holds
+   it. In training it is dropped once its last reader has run forward and
+   uploaded again for the first backward that reads it (the first conv's
+   weight gradient, or with --ckpt the first conv run again); from then on
+   it stays until the backward ends, as every later backward op may read
+   it again. */
+static void yolo_image_make(yolo_model *m, int make) {
+    if (!m->input_host && !m->input_pixels) return;
+    if (!make) { yolo_tensor_keep(m->be, &m->input, 0); return; }
+    if (m->input.data) return;
+    yolo_tensor_keep(m->be, &m->input, 1);
+    if (m->input_pixels)
+        m->be->pixels_to_input(m->input.data, m->input_bytes ? m->input_bytes : m->input_pixels, yolo_numel(&m->input));
+    else m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
+}
+
+/* Upsample and Concat only copy their inputs into L->own */
+static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
+    if (L->type == YOLO_UPSAMPLE) {
+        m->be->resize_forward(yolo_layer_input(m, L, 0), 0, 0, &L->own);
+        return;
+    }
+    for (int j = 0, off = 0; j < L->nfrom; j++) {
+        yolo_tensor *t = yolo_layer_input(m, L, j);
+        m->be->concat(t, 0, &L->own, off, t->c);
+        off += t->c;
+    }
+}
+
+/* Layer outputs, like a block's inside, are dropped in training. One that can be made
+   again cheaply is dropped once its last reader has run forward, and made
+   again only for a reader whose backward reads it (a block's convs need
+   their input for the weight gradient; Upsample, Concat and CBFuse read
+   only gradients). Cheap to make again: a copy layer's output (from its
+   inputs, made again first if they were dropped); without --ckpt a
+   block's (SiLU(BN(z)) of its last conv or convs, whose z it keeps); with
+   --ckpt a Conv layer's, by running it again on its input (one conv, and
+   the costliest outputs to keep: the first layers' at full resolution). */
+static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L) {
+    switch (L->type) {
+    case YOLO_UPSAMPLE: case YOLO_CONCAT: case YOLO_CONV: return 1;
+    case YOLO_ACONV: case YOLO_ADOWN: case YOLO_ELAN1: case YOLO_REPNCSPELAN4: case YOLO_SPPELAN:
+        return !m->ckpt;
+    default: return 0;
+    }
+}
+
+static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train);
+static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make);
+
+/* L's training forward again, the running statistics left alone: the
+   same numbers as the first time */
+static void yolo_layer_rerun(yolo_model *m, yolo_layer *L) {
+    double momentum = m->bn_momentum;
+    m->bn_momentum = 0;
+    yolo_layer_forward(m, L, 1);
+    m->bn_momentum = momentum;
+}
+
+static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
+    if (L->out == &m->input) { if (make) yolo_image_make(m, 1); return; }   /* Silence passes the image on */
+    if (!make) { yolo_tensor_keep(m->be, L->out, 0); return; }
+    if (L->out->data) return;
+    switch (L->type) {
+    case YOLO_CONV: if (m->ckpt) break; yolo_conv_output(m, &L->b.conv, 1); return;
+    case YOLO_ACONV: yolo_conv_output(m, &L->b.down.cv1, 1); return;
+    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_conv_output(m, &L->b.elan.cv4, 1); return;
+    case YOLO_SPPELAN: yolo_conv_output(m, &L->b.spp.cv5, 1); return;
+    case YOLO_ADOWN:
+        yolo_conv_output(m, &L->b.down.cv1, 1);
+        yolo_conv_output(m, &L->b.down.cv2, 1);
+        yolo_tensor_keep(m->be, L->out, 1);
+        yolo_down_concat(m, &L->b.down);
+        yolo_conv_output(m, &L->b.down.cv1, 0);
+        yolo_conv_output(m, &L->b.down.cv2, 0);
+        return;
+    default: break;
+    }
+    int made[YOLO_MAX_FROM] = { 0 };   /* from the inputs, made again first */
+    for (int j = 0; j < L->nfrom; j++) {
+        made[j] = !yolo_layer_input(m, L, j)->data;
+        if (made[j]) yolo_input_make(m, L, j, 1);
+    }
+    if (L->type == YOLO_CONV) {   /* --ckpt: the conv again; its z is not wanted */
+        yolo_layer_rerun(m, L);
+        yolo_tensor_keep(m->be, &L->b.conv.z, 0);
+    } else {
+        yolo_tensor_keep(m->be, L->out, 1);
+        yolo_copy_layer_run(m, L);
+    }
+    for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_input_make(m, L, j, 0);
+}
+
+/* L's input j, if remakeable: made again (make 1) or dropped (make 0) */
+static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make) {
+    if (yolo_reads_image(m, L, j)) { if (make) yolo_image_make(m, 1); return; }   /* dropped by the step itself */
+    yolo_layer *src = &m->layers[L->from[j]];
+    if (yolo_output_remakeable(m, src)) yolo_output_make(m, src, make);
+}
+
+/* L is the last layer to read its input j */
+static int yolo_reads_last(const yolo_model *m, const yolo_layer *L, int j) {
+    return L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers;
+}
+
+/* the same for all of L's inputs, or (last_only) those that L reads last */
+static void yolo_layer_inputs_make(yolo_model *m, yolo_layer *L, int make, int last_only) {
+    for (int j = 0; j < L->nfrom; j++)
+        if (!last_only || yolo_reads_last(m, L, j)) yolo_input_make(m, L, j, make);
+}
+
+static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
+    yolo_tensor *x = yolo_layer_input(m, L, 0);
+    yolo_life_run outer = yolo_life_begin(m, L, train, 0);   /* in training, its blocks' tables run */
+    switch (L->type) {
+    case YOLO_SILENCE: L->out = x; break;
+    case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_forward(m, &L->b.conv, x, train); break;
+    case YOLO_ACONV: case YOLO_ADOWN: yolo_down_forward(m, &L->b.down, x, train); break;
+    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_forward(m, &L->b.elan, x, train); break;
+    case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
+    case YOLO_UPSAMPLE:
+        yolo_out_resize(m, &L->own, x, x->c, 2 * x->h, 2 * x->w, train);
+        yolo_copy_layer_run(m, L);
+        break;
+    case YOLO_CONCAT:
+        if (L->convs_read) {   /* the convs that read it write its gradient into its inputs' (yolo_concat_grads) */
+            yolo_tensor *parts[YOLO_MAX_PARTS];
+            for (int j = 0; j < L->nfrom; j++) parts[j] = yolo_layer_input(m, L, j);
+            yolo_concat_grads(&L->own, parts, L->nfrom);
+        }
+        yolo_out_resize(m, &L->own, x, L->c_out, x->h, x->w, train);
+        yolo_copy_layer_run(m, L);
+        break;
+    case YOLO_CBFUSE: {
+        /* sum of the chosen CBLinear chunks, resized to the last input */
+        yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
+        yolo_out_resize(m, &L->own, last, last->c, last->h, last->w, train);
+        m->be->concat(last, 0, &L->own, 0, last->c);
+        for (int j = 0; j < L->nfrom - 1; j++) {
+            const yolo_layer *src = &m->layers[L->from[j]];
+            m->be->resize_forward(src->out, yolo_chunk_offset(src, L->args[j]), 1, &L->own);
+        }
+        break;
+    }
+    case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_forward(m, L, train); break;
+    default: break;
+    }
+    yolo_life_end(m, outer);
+}
+
+/* --- what a training step keeps, and recompute checkpointing (--ckpt) ---
+   Every tensor is dropped as soon as its last reader is done, and made
+   again just before a backward op that reads it:
+   - a gradient exists from the first backward op that adds into it to
+     the op that reads it (yolo_grad_need, yolo_grad_done); the training
+     forward takes none, the loss takes the head's maps';
+   - inside a block only the convs' outputs z are kept to the backward,
+     each given back after its own backward: what each block declares
+     in its lifetime table (section 3), run between its ops by
+     yolo_life_begin/yolo_life_end around every layer's pass (section 9);
+   - a layer's output is dropped once its last reader has run forward,
+     and made again for each reader's backward (yolo_output_make).
+   With m->ckpt the training forward drops a block's z too as soon as the
+   block is done, and yolo_backward runs the block's forward again just
+   before its backward, then drops it again: the z of one block instead
+   of all of them, for the price of a second forward. The rerun uses
+   BatchNorm momentum 0, so the running statistics move once per step,
+   and it computes the same numbers, so the gradients are the same. */
+
+static int yolo_layer_has_inside(const yolo_layer *L) {
+    return L->type != YOLO_SILENCE && L->type != YOLO_UPSAMPLE && L->type != YOLO_CONCAT && L->type != YOLO_CBFUSE;
+}
+
+static int yolo_is_head_map(const yolo_layer *L, const yolo_tensor *t) {
+    for (int b = 0; L->det && b < L->det->nbranch; b++)
+        for (int l = 0; l < 3; l++) if (t == &L->det->out[b][l]) return 1;
+    return 0;
+}
+
+static void yolo_layer_drop_inside(yolo_model *m, yolo_layer *L) {
+    for (int k = L->act0; k < L->act1; k++)
+        if (m->acts[k] != L->out && !yolo_is_head_map(L, m->acts[k])) yolo_tensor_free(m->be, m->acts[k]);
+}
+
+/* the gradient of a layer's output, released after the layer's own backward */
+static void yolo_grad_drop(yolo_model *m, yolo_layer *L) {
+    if (L->out != &m->input && !L->det) yolo_grad_done(m, L->out);
+}
+
+/* all: inference over every layer, every output kept (to be inspected);
+   else inference keeps only what later layers read: a layer's inside goes
+   after its forward, its output after its last reader's */
+static void yolo_forward_layers(yolo_model *m, int train, int all) {
+    for (int i = 0; i < m->nlayers; i++) {
+        yolo_layer *L = &m->layers[i];
+        if (!all && !train && !L->infer) continue;
+        yolo_layer_forward(m, L, train);
+        if (yolo_layer_has_inside(L) && (m->ckpt || (!train && !all))) yolo_layer_drop_inside(m, L);
+        if (train) {
+            yolo_layer_inputs_make(m, L, 0, 1);
+            if (m->input_last_reader == i) yolo_image_make(m, 0);
+        } else if (!all)
+            for (int j = 0; j < L->nfrom; j++) {
+                yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
+                if (src && src->last_infer_reader == i && src->out != &m->input) yolo_tensor_keep(m->be, src->out, 0);
+            }
+    }
+}
+
+/* train = 1: BatchNorm on batch statistics (and running statistics
+   updated), every branch computed; no gradient is taken (the loss writes
+   the head maps', the backward takes the others zeroed). train = 0:
+   running statistics, inference layers only. */
+void yolo_forward(yolo_model *m, int train) {
+    /* Every pass starts from the weights alone, whatever an earlier pass
+       left (an inference pass keeps the head's maps), so that its
+       allocations are the planned ones: a training step's go where the
+       plan placed them, and the next validation batch fits where the
+       first did. A training step gives back the folded weights too, as
+       the weights are about to move. */
+    for (int i = 0; i < m->nacts; i++)
+        if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
+    yolo_pixels_keep(m, 0);
+    yolo_model_unstage_train(m);   /* a step without its backward (or under way) gives its staged weights back too */
+    if (train) {
+        yolo_model_unfold(m);
+        m->be->place(m->place[m->place_next], m->nplace[m->place_next]);
+        m->place_next = 1;
+        if (m->stages_train && m->precision != YOLO_FP32 && !m->ckpt) yolo_model_stage_train(m);
+    } else m->be->place(NULL, 0);
+    if (!train && m->fused && m->precision != YOLO_FP32 && m->staged != m->precision) yolo_model_stage(m);
+    m->store = train || m->fused ? m->precision : YOLO_FP32;
+    yolo_pixels_keep(m, train);
+    yolo_image_make(m, 1);     /* uploaded (again) */
+    yolo_forward_layers(m, train, 0);
+}
+
+void yolo_forward_all(yolo_model *m) {
+    for (int i = 0; i < m->nacts; i++)   /* an earlier folded pass's slots: this pass (unfolded perhaps) makes its own */
+        if (m->acts[i]->ctot) yolo_tensor_keep(m->be, m->acts[i], 0);
+    m->be->place(NULL, 0);
+    m->store = YOLO_FP32;
+    yolo_image_make(m, 1);
+    yolo_forward_layers(m, 0, 1);
+}
+
+void yolo_zero_grads(yolo_model *m) { m->be->zero(m->grads, m->nvalues * sizeof(yolo_real)); }
+
+/* Walks the layers backwards. Each block adds into the gradient of the
+   tensors it read, so a tensor read by several layers (skip connections,
+   CBLinear chunks) gets the sum. Parameter gradients accumulate too, so
+   several backwards sum up until yolo_zero_grads. */
+void yolo_backward(yolo_model *m) {
+    for (int i = m->nlayers - 1; i >= 0; i--) {
+        yolo_layer *L = &m->layers[i];
+        yolo_tensor *x = yolo_layer_input(m, L, 0);
+        int recompute = m->ckpt && yolo_layer_has_inside(L);
+        /* the gradients this backward reads and, for the layers without
+           convs, writes (a conv takes its input's when it writes it) */
+        yolo_grad_need(m, L->out);
+        yolo_grad_zeroed(m, L->out);   /* its readers' backwards wrote it, or none did: then it is 0 */
+        if (!yolo_layer_has_inside(L))
+            for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
+        else if (!L->det || recompute)   /* (the head makes its inputs level by level, but run again reads them all) */
+            yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
+        if (recompute) yolo_layer_rerun(m, L);   /* the inside again */
+        yolo_life_run outer = yolo_life_begin(m, L, 1, 1);
+        switch (L->type) {
+        case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
+        case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down); break;
+        case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_backward(m, &L->b.elan); break;
+        case YOLO_SPPELAN: yolo_sppelan_backward(m, &L->b.spp); break;
+        case YOLO_UPSAMPLE:
+            m->be->resize_backward(&L->own, x, 0, yolo_grad_add(m, x));
+            break;
+        case YOLO_CONCAT:   /* its readers wrote its inputs' gradients already where only convs read it */
+            for (int j = 0, off = 0; !L->own.nparts && j < L->nfrom; j++) {
+                yolo_tensor *t = yolo_layer_input(m, L, j);
+                yolo_grad_channels(m, m->be, &L->own, off, t, 0, t->c);
+                off += t->c;
+            }
+            break;
+        case YOLO_CBFUSE: {
+            yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
+            m->be->accumulate(last->grad, L->own.grad, yolo_numel(last), yolo_grad_add(m, last));
+            for (int j = 0; j < L->nfrom - 1; j++) {
+                yolo_layer *src = &m->layers[L->from[j]];
+                yolo_grad_zeroed(m, src->out);   /* the resize's backward adds into its chunk */
+                m->be->resize_backward(&L->own, src->out, yolo_chunk_offset(src, L->args[j]), 1);
+            }
+            break;
+        }
+        case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_backward(m, L); break;
+        default: break;   /* Silence */
+        }
+        yolo_life_end(m, outer);
+        if (recompute) yolo_layer_drop_inside(m, L);
+        yolo_layer_inputs_make(m, L, 0, 0);
+        yolo_grad_drop(m, L);
+        if (L->out != &m->input) yolo_tensor_keep(m->be, L->out, 0);   /* its readers' backwards came first */
+        for (int k = L->param0; k < L->param1; k++)   /* a frozen tensor has no gradient (requires_grad=False) */
+            if (m->params[k].frozen) m->be->zero(m->grads + m->params[k].offset, m->params[k].numel * sizeof(yolo_real));
+        if (m->grads_final) m->grads_final(m->grads_final_ctx, m, i);   /* no later layer adds to them */
+    }
+    yolo_image_make(m, 0);
+    yolo_pixels_keep(m, 0);
+    yolo_model_unstage_train(m);
+    m->be->place(NULL, 0);   /* the planned step ends */
+}
+
+int yolo_model_freeze(yolo_model *m, const int *layers, int n) {
+    int frozen = 0;
+    for (int k = 0; k < m->nparams; k++) {
+        yolo_param *p = &m->params[k];
+        int layer = atoi(p->name + 6), hit = 0;   /* model.LAYER.... */
+        for (int i = 0; i < (n > 1 ? n : 0) && !hit; i++) hit = layers[i] == layer;
+        if (n == 1) hit = layer < layers[0];
+        if (hit && p->kind <= YOLO_P_BIAS) { p->frozen = 1; frozen++; }
+    }
+    return frozen;
+}
+#endif /* YOLOV9_IMPLEMENTING */
+
 
 /* ======================================================================== */
-/*                              IMPLEMENTATION                              */
+/* PART TWO: the machinery                                                  */
 /* ======================================================================== */
-#ifdef YOLOV9_IMPLEMENTATION
-#ifndef YOLOV9_IMPLEMENTATION_DONE
-#define YOLOV9_IMPLEMENTATION_DONE
-
-#include <ctype.h>
-#include <limits.h>
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <dirent.h>
-#ifndef YOLO_NO_DATA
-#include <jpeglib.h>
-#include <stb/stb_easy_font.h>
-#include <stb/stb_image.h>
-#include <stb/stb_image_write.h>
-#endif
-#include <strings.h>
-#include <sys/stat.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-/* ======================================================================== */
-/* PART ONE: the model                                                      */
-/* ======================================================================== */
-/* From the primitive ops to the optimizers, top to bottom as the paper
-   builds it. Each block's forward and backward sit side by side. */
+/* What the model needs around it: where its memory goes, the files it is
+   described and stored in, the data it learns from, how it is measured,
+   the programs' command line and the plots. */
 
 /* ------------------------------------------------------------------------ */
-/* 1. utilities                                                             */
+/* 8. utilities: errors, host memory, files, random numbers, timers         */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+YOLO_C_BEGIN
+/* mkdir -p; a run's output folder PROJECT/NAME (NAME2, NAME3, ... when
+   taken, unless exist_ok), created */
+void yolo_mkdirs(const char *path);
+void yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap);
+/* seconds on a monotonic-enough wall clock; ||a - b|| / ||b|| */
+double yolo_now(void);
+double yolo_rel_err(const yolo_real *a, const float *b, size_t n);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
 
 /* Errors are one line that says where and what: "file:line: what". They
    are written into a caller's buffer; programs print it and exit non-zero. */
@@ -1587,11 +3054,116 @@ double yolo_rel_err(const yolo_real *a, const float *b, size_t n) {
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* ------------------------------------------------------------------------ */
-/* 2. tensors                                                               */
-/* ------------------------------------------------------------------------ */
+#endif /* YOLOV9_IMPLEMENTING */
 
-static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t->h * t->w; }
+/* ------------------------------------------------------------------------ */
+/* 9. memory: tensors, gradients, lifetimes, staging, the arena and the planner */
+/* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+YOLO_C_BEGIN
+/* move a freshly built model's weights to a backend (before any forward) */
+void yolo_model_use_backend(yolo_model *m, const yolo_backend *be);
+/* A best-fit arena of byte offsets. The CUDA backend carves its device
+   memory out of one reservation with it, and the planner runs the very
+   same placement over the same requests, so the plan is what the arena
+   will span, holes between ranges included, not only the bytes in use.
+   A request takes the smallest free hole that holds it (the lowest one of
+   equal size); the free tail at the end only when no hole does, so that
+   an arena of exactly the planned size makes the choices the unbounded
+   planning arena made. Sizes round up to 256 bytes.
+   Best fit cannot know how long a buffer will live, so a long-lived one
+   may land between short-lived ones and leave holes when they go. A
+   training step's requests are known in advance, so the planner places
+   them offline (yolo_plan_run_bytes) and the arena follows that script
+   during a step: request k goes to base + script[k].off when it asks for
+   no more than script[k].size and that range is free, else to the best
+   fit. The base is where the highest range in use ends when the arena
+   is first given a script: what was allocated before the first step
+   (weights, optimizer state) lies below it. */
+typedef struct { size_t off, size; int used; } yolo_arena_range;
+typedef struct {
+    size_t size;                  /* bytes it manages */
+    size_t in_use, peak, extent;  /* bytes used now, at most, and the highest end of a range so far */
+    yolo_arena_range *r;          /* [n] sorted by offset, covering [0, size) */
+    int n, cap;
+    const yolo_place *script;     /* [nscript] where the next requests go; next: the one to come */
+    int nscript, next, based;
+    size_t base;                  /* where script offsets count from (set by the first script) */
+    long missed;                  /* script entries that could not be followed (best fit took them) */
+} yolo_arena;
+#define YOLO_ARENA_FULL ((size_t)-1)
+size_t yolo_arena_bytes(size_t bytes);   /* what a request takes: bytes rounded up to 256, at least 256 */
+void   yolo_arena_init(yolo_arena *a, size_t size);
+void   yolo_arena_free(yolo_arena *a);
+size_t yolo_arena_alloc(yolo_arena *a, size_t bytes);     /* the offset, or YOLO_ARENA_FULL */
+size_t yolo_arena_release(yolo_arena *a, size_t off);     /* the bytes given back; 0: no range starts there */
+void   yolo_arena_follow(yolo_arena *a, const yolo_place *script, int n);   /* NULL: best fit */
+
+/* The memory plan: the bytes of activations, their gradients, scratch and
+   loss buffers (for images of up to max_boxes_per_image boxes) that a
+   training step (train = 1) or an inference pass at this input size will
+   allocate, found before anything is allocated by running the step on a
+   backend that computes nothing and places every buffer in a yolo_arena:
+   the plan is that arena's extent. The training steps are recorded and
+   placed offline first; the model keeps that placement (m->place) and
+   its later training steps follow it. An inference pass includes what
+   validation adds: the folded weights and the decoded predictions. The
+   weights (yolo_model_weights_bytes) and, for training, the EMA and
+   optimizer state (yolo_model_state_bytes) come on top. */
+size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image);
+/* the same for a training run: training steps at B x H x W (B 0: none) with
+   a validation pass at vB x vH x vW (vB 0: none) between them; the run
+   follows the placement of the last plan made */
+size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW);
+/* what yolo_model_use_backend takes: weights, their gradients, BatchNorm batch statistics */
+size_t yolo_model_weights_bytes(const yolo_model *m);
+/* that, the EMA and the optimizer's state */
+size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt);
+/* what a backend keeps for itself on top of the plan: the CUDA backend's
+   BatchNorm partial sums (8 MB), the workspace of the weight gradients'
+   k-slices (32 MB), the staging buffer of the tensor-core convs' bf16
+   or half copies (128 MB) and small buffers (BatchNorm gradient sums, the
+   gradient norm's per-block partials) */
+#define YOLO_BACKEND_SCRATCH_BYTES ((size_t)176 << 20)
+/* what an inference program (val, detect) reserves: the plan of a batch of
+   B at H x W, the weights and the backend's scratch; *act the plan's part */
+size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act);
+/* The inference form: every BatchNorm folded into its conv (w gamma /
+   sqrt(var + eps), bias beta - mean gamma / sqrt(var + eps)) and every
+   RepConvN into one 3x3 conv (the 1x1 kernel added at the centre). Eval
+   forwards then run plain convs, in bf16 or half from weights staged once
+   for them (the first eval forward in a precision stages them, in memory
+   the model owns and the plan counts); a training forward drops the
+   folding, since the weights move. Fold again after the weights change. */
+void yolo_model_fuse(yolo_model *m);
+/* --half: from now on the convs round their operands to half precision
+   and multiply them on the backend's tensor cores, summing in float
+   (m->precision = YOLO_FP16); a folded pass stores its activations in half too.
+   Returns 0 where the backend has no tensor cores (the CPU, a GPU older
+   than sm_80): the model computes in float32 then, as the official code
+   does on the CPU. For inference only. */
+int yolo_model_half(yolo_model *m);
+/* --precision NAME: "fp32", "bf16" or "half" (-1 for anything else), and back */
+int yolo_precision_parse(const char *name);
+const char *yolo_precision_name(yolo_precision p);
+/* --precision's default: bf16 for training where the backend has tensor
+   cores (the official trains with AMP), float32 otherwise */
+yolo_precision yolo_precision_default(const yolo_backend *be, int train);
+/* the programs' --precision NAME (NULL: that default) and --half: half
+   precision when the backend be (the one the model is to run on) has it,
+   else one line from prog and float32. Before the memory plan: a tensor's
+   store, and so its size, follows the precision, and a training step's
+   staged weights follow be (stage_train_weights). */
+void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const char *precision, int train, int half,
+                                const char *prog);
+/* a host copy of n values of the model's memory (caller frees) */
+yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n);
+/* a host copy of activation t's values as floats [B, C, H, W], whatever its store (caller frees) */
+yolo_real *yolo_fetch_tensor(const yolo_model *m, const yolo_tensor *t);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* --- tensors' memory --- */
 
 /* Give t the shape [n,c,h,w], reusing its memory when it is big enough.
    Shapes only change when the input size does, so after the first batch
@@ -1654,9 +3226,784 @@ static void yolo_tensor_store(const yolo_backend *be, yolo_tensor *t, int store,
     yolo_tensor_resize(be, t, n, c, h, w, 0);
 }
 
+/* --- a block's outputs and their gradients --- */
+/* output tensors follow the input's batch; a training forward marks them
+   as wanting a gradient, which the backward takes when it needs it. The
+   op that makes t starts here. */
+static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
+    yolo_tensor_store(yolo_op(m, t), t, m->store, like->n, c, h, w);
+    t->wants_grad = train;
+}
+
+/* Gradients are short-lived: a tensor's gradient is taken just before the
+   first backward op that writes it, and given back as soon as the op that
+   reads it (its producer's backward) is done.
+
+   A gradient is a sum over the tensor's readers, and the sum's first term
+   needs no zero under it: the gradient is taken fresh (its memory not
+   zeroed, grad_fresh), and the first op that writes all of it assigns
+   0 + its term (yolo_grads_add says which), so that neither a memset nor
+   the first writer's read of the old values is paid, and the sums come
+   out the same bits. An op that adds into part of a fresh gradient, or
+   one that has no assigning form, or the op that reads it (nothing wrote
+   it: the sum of no terms), takes it zeroed first (yolo_grad_zeroed). */
+static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
+    size_t n = t->cap ? t->cap : yolo_numel(t);   /* the values may be dropped (yolo_tensor_keep) */
+    for (int i = 0; i < t->nparts; i++) yolo_grad_need(m, t->part[i]);   /* a concatenation's is its parts' */
+    if (t == &m->input || t->grad || t->nparts || !n) return;
+    t->grad = (yolo_real *)(m->grads_zeroed ? m->be->alloc(n * sizeof(yolo_real)) : m->be->alloc_values(n, YOLO_FP32));
+    t->grad_fresh = !m->grads_zeroed;
+}
+static void yolo_grad_done(yolo_model *m, yolo_tensor *t) { m->be->release(t->grad); t->grad = NULL; t->grad_fresh = 0; }
+
+/* t's gradient, zeroed if it is still fresh: for an op that adds into (a
+   part of) it, or reads it */
+static void yolo_grad_zeroed(yolo_model *m, yolo_tensor *t) {
+    if (t->grad && t->grad_fresh) m->be->zero(t->grad, yolo_numel(t) * sizeof(yolo_real));
+    t->grad_fresh = 0;
+}
+
+/* The mode of an op about to write all of the gradients of t[n] (those
+   that exist): 0, assign, when every one is fresh (then none is any more);
+   else 1, add, the fresh ones zeroed first. */
+static int yolo_grads_add(yolo_model *m, yolo_tensor *const *t, int n) {
+    int fresh = 1;
+    for (int i = 0; i < n; i++) if (t[i]->grad && !t[i]->grad_fresh) fresh = 0;
+    for (int i = 0; i < n; i++) {
+        if (!fresh) yolo_grad_zeroed(m, t[i]);
+        t[i]->grad_fresh = 0;
+    }
+    return !fresh;
+}
+static int yolo_grad_add(yolo_model *m, yolo_tensor *t) { return yolo_grads_add(m, &t, 1); }
+
+/* cat [B, c_0 + ... + c_n-1, H, W], read by convs alone, has no gradient
+   of its own: each conv's backward writes its share of dL/dcat into the
+   parts' gradients [B, c_i, H, W] (yolo_conv_dx), where a copy a part
+   would split dL/dcat. Declared with
+   the forward that makes cat, as its parts are (the same tensors every
+   pass). */
+static void yolo_concat_grads(yolo_tensor *cat, yolo_tensor *const *parts, int n) {
+    for (int i = 0; i < n; i++) { cat->part[i] = parts[i]; cat->part_c0[i] = 0; }
+    cat->nparts = n;
+}
+/* the same for half [B, c, H, W], channels [c0, c0 + c) of whole (RepNCSPELAN4's half_b, the second
+   half of cv1's output), read by convs alone: their backwards add into whole's gradient where a copy would */
+static void yolo_split_grad(yolo_tensor *half, yolo_tensor *whole, int c0) {
+    half->part[0] = whole; half->part_c0[0] = c0;
+    half->nparts = 1;
+}
+
+/* dL/dx in one run: all of g [B, c, H, W] (add 0: assigned, as a fresh gradient's first writer) */
+static yolo_dx yolo_dx_whole(yolo_real *g, int c, int add) {
+    yolo_dx dx;
+    memset(&dx, 0, sizeof dx);
+    dx.n = 1; dx.g[0] = g; dx.c[0] = dx.cd[0] = c; dx.add[0] = add;
+    return dx;
+}
+
+/* Whether a writer of C of t's channels adds into t's gradient (1) or
+   assigns them (0): the first writer of all of it assigns (a fresh
+   gradient is never zeroed); a writer of a window adds, the gradient
+   zeroed first, as the rest is another writer's. */
+static int yolo_grad_window_add(yolo_model *m, yolo_tensor *t, int C) {
+    if (C == t->c) return yolo_grad_add(m, t);
+    yolo_grad_zeroed(m, t);
+    return 1;
+}
+
+/* where a conv's backward writes dL/dx [B, c1, H, W]: x's gradient, or the
+   gradients of x's parts (each assigned by its first writer, else added
+   to); 0: x wants none (the picture) */
+static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx) {
+    if (!x->nparts) {   /* x's own gradient, if it has one (the picture has none) */
+        *dx = yolo_dx_whole(x->grad, x->c, yolo_grad_add(m, x));
+        return x->grad != NULL;
+    }
+    dx->n = x->nparts;
+    for (int i = 0; i < dx->n; i++)
+        if (!x->part[i]->grad) {   /* the lifetimes took the parts' gradients for this conv: never here */
+            fprintf(stderr, "yolov9: a conv's input of %d channels: part %d of its gradient was not taken\n", x->c, i);
+            exit(1);
+        }
+    for (int i = 0; i < dx->n; i++) {
+        /* a split's half (its one part): its own channels, from c0; a concatenation's part: all of it */
+        yolo_tensor *t = x->part[i];
+        dx->g[i] = t->grad; dx->cd[i] = t->c; dx->c0[i] = x->part_c0[i];
+        dx->c[i] = dx->n == 1 ? x->c : t->c;
+        dx->add[i] = yolo_grad_window_add(m, t, dx->c[i]);
+    }
+    return 1;
+}
+
+/* channels [sc, sc + C) of src's gradient into (added to) [dc, dc + C) of
+   dst's, the backward of a concatenation or a split; dst without a
+   gradient (the picture) wants none */
+static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo_tensor *src, int sc, yolo_tensor *dst,
+                               int dc, int C) {
+    if (!dst->grad) return;
+    int add = yolo_grad_window_add(m, dst, C);
+    be->copy_channels(src->grad, src->c, sc, dst->grad, dst->c, dc, dst->n, C, dst->h * dst->w, add);
+}
+
+/* --- lifetimes: what a training step keeps ---
+   The blocks of section 3 are written as if every intermediate tensor
+   lived through the step; each declares in a table (yolo_life_row) what
+   happens to its intermediates between its ops. This runs those tables.
+   A block runs each op through yolo_op(m, t), t naming the op (the tensor
+   it makes in the forward, or whose gradient it hands on in the
+   backward). When the op changes, the rows of the op just done (after)
+   run, then those of the next one (before), in the order they were
+   declared (a Conv unit's before its block's), each once a pass; so an op
+   is not named again once another has run (the Conv unit is one op, y,
+   in a forward). A row's maker runs ops too: those are not the block's,
+   and run no rows. The op that makes t names itself before it allocates
+   t (yolo_out_resize), so what dies after one op goes before the next
+   allocates: the allocations and releases come in the order the memory
+   plan (below) was made for, which is all it sees.
+
+   yolo_forward and yolo_backward run every layer's pass inside
+   yolo_life_begin/yolo_life_end, its rows being its blocks'. A layer made
+   again inside another layer's backward (--ckpt) runs in its own, and the
+   interrupted one goes on after it. */
+static void yolo_life_table(yolo_model *m, const yolo_life_row *rows, int n) {
+    if (!yolo_binding(m)) return;
+    m->life = (yolo_life_row *)yolo_grow(m->life, sizeof *m->life, m->nlife + n, &m->cap_life);
+    memcpy(m->life + m->nlife, rows, (size_t)n * sizeof *rows);
+    m->nlife += n;
+}
+
+/* the rows of the pass under way that run `when` op `op` */
+static void yolo_life_rows(yolo_model *m, yolo_life_when when, const yolo_tensor *op) {
+    if (!op) return;
+    m->life_run.busy = 1;
+    for (int k = m->life_run.r0; when == YOLO_BWD_BEFORE && k < m->life_run.r1; k++) {
+        yolo_life_row *r = &m->life[k];   /* a gradient op reads (its DONE row) that nothing wrote: the sum of no terms */
+        if (r->what == YOLO_DONE && r->op == op && !r->done) yolo_grad_zeroed(m, r->t);
+    }
+    for (int k = m->life_run.r0; k < m->life_run.r1; k++) {
+        yolo_life_row *r = &m->life[k];
+        if (r->done || r->when != when || r->op != op) continue;
+        r->done = 1;
+        switch (r->what) {
+        case YOLO_DROP: yolo_tensor_keep(m->be, r->t, 0); break;
+        case YOLO_MAKE: yolo_tensor_keep(m->be, r->t, 1); if (r->make) r->make(m, r->blk); break;
+        case YOLO_NEED: if (r->t || r->in) yolo_grad_need(m, r->t ? r->t : *r->in); break;
+        case YOLO_DONE: yolo_grad_done(m, r->t); break;
+        case YOLO_RUN: r->make(m, r->blk); break;
+        }
+    }
+    m->life_run.busy = 0;
+}
+
+static const yolo_backend *yolo_op(yolo_model *m, const yolo_tensor *t) {
+    yolo_life_run *run = &m->life_run;
+    if (run->on && !run->busy && t != run->at) {
+        yolo_life_rows(m, run->backward ? YOLO_BWD_AFTER : YOLO_FWD_AFTER, run->at);
+        if (run->backward) yolo_life_rows(m, YOLO_BWD_BEFORE, t);
+        run->at = t;
+    }
+    return m->be;
+}
+
+/* L's pass (on 0: no rows, as in inference); returns the pass it interrupts */
+static yolo_life_run yolo_life_begin(yolo_model *m, const yolo_layer *L, int on, int backward) {
+    yolo_life_run outer = m->life_run, run = { on, backward, 0, L->life0, L->life1, NULL };
+    for (int k = run.r0; k < run.r1; k++) m->life[k].done = 0;
+    m->life_run = run;
+    return outer;
+}
+static void yolo_life_end(yolo_model *m, yolo_life_run outer) {
+    if (m->life_run.on) yolo_life_rows(m, m->life_run.backward ? YOLO_BWD_AFTER : YOLO_FWD_AFTER, m->life_run.at);
+    m->life_run = outer;
+}
+
+/* --- the model's weights on its backend: moved, staged, folded --- */
+static void yolo_layers_release(yolo_model *m);   /* section 11 */
+static void yolo_model_bind(yolo_model *m);       /* section 11 */
+/* The inference form gone (its memory given back): the weights are about to change or move */
+static void yolo_model_forget_folded(yolo_model *m) {
+    for (int i = 0; i < m->nconvs; i++) m->convs[i]->ws = NULL;
+    m->folded = NULL; m->fused = 0; m->staged = YOLO_FP32;
+}
+static void yolo_model_unfold(yolo_model *m) {
+    for (int i = 0; i < m->nconvs; i++) m->be->release(m->convs[i]->ws);
+    m->be->release(m->folded);
+    yolo_model_forget_folded(m);
+}
+
+/* A training step's picture [B, 3, H, W] as uint8 (m->train_pixels): copied
+   to the backend once when the step starts (keep 1) and held until it ends
+   (keep 0), so that the forward and the backward's remade image both
+   divide the same device bytes by 255 instead of reading the caller's
+   pinned host memory twice. */
+static void yolo_pixels_keep(yolo_model *m, int keep) {
+    if (!keep || !m->train_pixels || !m->input_pixels) { m->be->release(m->input_bytes); m->input_bytes = NULL; return; }
+    if (m->input_bytes) return;
+    size_t n = yolo_numel(&m->input);
+    m->input_bytes = (unsigned char *)m->be->alloc(n);
+    m->be->upload(m->input_bytes, m->input_pixels, n);
+}
+
+void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
+    if (be == m->be) return;
+    yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
+    for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
+    yolo_pixels_keep(m, 0);
+    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
+    yolo_model_unfold(m);
+    yolo_model_unstage_train(m);
+    m->be = be;
+    m->stages_train = be->stage_train_weights != NULL;
+    m->values = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
+    m->grads = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
+    m->stats = (yolo_real *)be->alloc(m->nstats * sizeof(yolo_real));
+    be->upload(m->values, host, m->nvalues * sizeof(yolo_real));
+    free(host);
+    yolo_layers_release(m);
+    yolo_model_bind(m);   /* every block's pointers into the new arrays */
+}
+
+yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n) {
+    yolo_real *h = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
+    m->be->download(h, p, n * sizeof(yolo_real));
+    return h;
+}
+
+yolo_real *yolo_fetch_tensor(const yolo_model *m, const yolo_tensor *t) {
+    if (t->store == YOLO_FP32) return yolo_fetch(m, t->data, yolo_numel(t));
+    yolo_tensor f;   /* a low-precision store, in the backend's own layout: copied into floats there first */
+    memset(&f, 0, sizeof f);
+    yolo_tensor_resize(m->be, &f, t->n, t->c, t->h, t->w, 0);
+    m->be->concat(t, 0, &f, 0, t->c);
+    yolo_real *h = yolo_fetch(m, f.data, yolo_numel(&f));
+    yolo_tensor_free(m->be, &f);
+    return h;
+}
+
+int yolo_model_half(yolo_model *m) {
+    if (m->be->tensor_cores) m->precision = YOLO_FP16;
+    return m->be->tensor_cores;
+}
+
+int yolo_precision_parse(const char *name) {
+    return !strcmp(name, "fp32") ? YOLO_FP32 : !strcmp(name, "bf16") ? YOLO_BF16 : !strcmp(name, "half") ? YOLO_FP16 : -1;
+}
+const char *yolo_precision_name(yolo_precision p) { return p == YOLO_BF16 ? "bf16" : p == YOLO_FP16 ? "half" : "fp32"; }
+yolo_precision yolo_precision_default(const yolo_backend *be, int train) {
+    return train && be->tensor_cores ? YOLO_BF16 : YOLO_FP32;
+}
+
+void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const char *precision, int train, int half,
+                                const char *prog) {
+    m->precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, train);
+    m->stages_train = be->stage_train_weights != NULL;   /* the plan, made before the model moves to be, counts them */
+    if (half && be->tensor_cores) m->precision = YOLO_FP16;
+    else if (half) fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, be->name);
+}
+
+/* a conv's weights: c2 (c1/g) k k values */
+static size_t yolo_conv_nweights(const yolo_conv *c) { return (size_t)c->c2 * (c->c1 / c->g) * c->k * c->k; }
+
+/* Every folded conv's weights staged once for the products of
+   m->precision (stage_weights: on the GPU the two-byte copies its tensor
+   cores read, which a training conv makes from its changing weights at
+   every call), so that the forwards of a fused model read them as they
+   are. Made at the first folded pass in a precision; folding again (new
+   weights) or another precision stages again, in the same memory. */
+static void yolo_model_stage(yolo_model *m) {
+    for (int i = 0; i < m->nconvs; i++) {
+        yolo_conv *c = m->convs[i];
+        size_t nw = yolo_conv_nweights(c);
+        if (!c->ws) c->ws = m->be->alloc_values(nw, m->precision);   /* bf16 and half take the same bytes */
+        m->be->stage_weights(c->fw, c->c2, c->c1 / c->g, c->k, m->precision, c->ws);
+    }
+    m->staged = m->precision;
+}
+
+/* A training step's weights staged once for its products, the same way:
+   where the backend stages (stage_train_weights: the CUDA backend's
+   tensor cores read two-byte copies, in one form for the forward and one
+   for backward-data), every conv's two forms in one buffer, made at the
+   step's forward in a launch or a few and given back after its backward
+   (a buffer of the step: the memory plan places it as any other). Not
+   with --ckpt, which trades time for memory: its convs stage their own
+   weights at each call, as before. */
+static void yolo_model_unstage_train(yolo_model *m) {
+    if (!m->wtrain) return;
+    m->be->release(m->wtrain);
+    m->wtrain = NULL;
+    for (int i = 0; i < m->nconvs; i++) m->convs[i]->wt = m->convs[i]->wtd = NULL;
+}
+static void yolo_model_stage_train(yolo_model *m) {
+    size_t total = 0;   /* bytes: each form two bytes a weight, at a 256-byte boundary as the arena's ranges */
+    for (int i = 0; i < m->nconvs; i++) total += 2 * yolo_arena_bytes(2 * yolo_conv_nweights(m->convs[i]));
+    m->wtrain = m->be->alloc_values(total / 2, m->precision);   /* two bytes a value, in the backends that stage */
+    yolo_stage_conv *jobs = (yolo_stage_conv *)yolo_xmalloc((size_t)(m->nconvs ? m->nconvs : 1) * sizeof *jobs);
+    size_t at = 0;   /* bytes */
+    for (int i = 0; i < m->nconvs; i++) {
+        yolo_conv *c = m->convs[i];
+        size_t room = yolo_arena_bytes(2 * yolo_conv_nweights(c));
+        c->wt = (char *)m->wtrain + at;
+        c->wtd = (char *)m->wtrain + at + room;
+        at += 2 * room;
+        yolo_stage_conv job = { c->w, (void *)c->wt, (void *)c->wtd, c->c2, c->c1 / c->g, c->k, c->s, c->g };
+        jobs[i] = job;
+    }
+    m->be->stage_train_weights(jobs, m->nconvs, m->precision);
+    free(jobs);
+}
+
+void yolo_model_fuse(yolo_model *m) {
+    const yolo_backend *be = m->be;
+    size_t total = 0;
+    for (int i = 0; i < m->nconvs; i++) total += yolo_conv_nweights(m->convs[i]) + m->convs[i]->c2;
+    if (!m->folded) m->folded = (yolo_real *)be->alloc(total * sizeof(yolo_real));   /* once: the size never changes */
+    yolo_real *h = (yolo_real *)yolo_xcalloc(total, sizeof(yolo_real)), *vals = yolo_fetch(m, m->values, m->nvalues);
+    size_t off = 0;
+    #define HOST(p) (vals + ((p) - m->values))   /* a parameter pointer as a host address */
+    for (int i = 0; i < m->nconvs; i++) {
+        yolo_conv *c = m->convs[i];
+        size_t nw = yolo_conv_nweights(c), per = nw / c->c2;
+        yolo_real *fw = h + off, *fb = fw + nw;
+        for (int o = 0; o < c->c2; o++) {
+            double a = c->bn ? HOST(c->gamma)[o] / sqrt(HOST(c->rvar)[o] + m->bn_eps) : 1.0;
+            for (size_t j = 0; j < per; j++) fw[o * per + j] = (yolo_real)(HOST(c->w)[o * per + j] * a);
+            fb[o] = (yolo_real)(c->bn ? HOST(c->beta)[o] - HOST(c->rmean)[o] * a : (c->b ? HOST(c->b)[o] : 0));
+        }
+        c->fw = m->folded + off; c->fb = c->fw + nw;
+        off += nw + c->c2;
+    }
+    /* RepConvN: the folded 1x1 kernel joins the folded 3x3 one at its centre */
+    for (int r = 0; r < m->nreps; r++) {
+        yolo_conv *c3 = &m->reps[r]->conv1, *c1 = &m->reps[r]->conv2;
+        yolo_real *w3 = h + (c3->fw - m->folded), *w1 = h + (c1->fw - m->folded);
+        int cin = c3->c1 / c3->g;
+        for (int o = 0; o < c3->c2; o++) {
+            for (int ci = 0; ci < cin; ci++) w3[((size_t)o * cin + ci) * 9 + 4] += w1[(size_t)o * cin + ci];
+            w3[(size_t)c3->c2 * cin * 9 + o] += w1[(size_t)c1->c2 * cin + o];
+        }
+    }
+    #undef HOST
+    be->upload(m->folded, h, total * sizeof(yolo_real));
+    free(h); free(vals);
+    m->fused = 1;
+    m->staged = YOLO_FP32;   /* the staged copies, if any, are of the old weights */
+}
+
+/* --- the arena: a list of ranges, sorted by offset, that covers it --- */
+void yolo_arena_init(yolo_arena *a, size_t size) {
+    memset(a, 0, sizeof *a);
+    a->size = size;
+    a->cap = 256;
+    a->r = (yolo_arena_range *)yolo_xmalloc(a->cap * sizeof *a->r);
+    a->r[0].off = 0; a->r[0].size = size; a->r[0].used = 0;
+    a->n = 1;
+}
+void yolo_arena_free(yolo_arena *a) { free(a->r); memset(a, 0, sizeof *a); }
+
+static void yolo_arena_insert(yolo_arena *a, int at, yolo_arena_range x) {
+    a->r = (yolo_arena_range *)yolo_grow(a->r, sizeof *a->r, a->n + 1, &a->cap);
+    memmove(a->r + at + 1, a->r + at, (a->n - at) * sizeof *a->r);
+    a->r[at] = x;
+    a->n++;
+}
+static void yolo_arena_remove(yolo_arena *a, int at) {
+    memmove(a->r + at, a->r + at + 1, (a->n - at - 1) * sizeof *a->r);
+    a->n--;
+}
+
+void yolo_arena_follow(yolo_arena *a, const yolo_place *script, int n) {
+    if (script && n > 0 && !a->based) {   /* the base: where the highest range in use ends */
+        int i = a->n - 1;
+        while (i >= 0 && !a->r[i].used) i--;
+        a->base = i >= 0 ? a->r[i].off + a->r[i].size : 0;
+        a->based = 1;
+    }
+    a->script = script; a->nscript = script ? n : 0; a->next = 0;
+}
+
+/* mark [off, off + need) used, if it lies inside one free range: -1 if not */
+static int yolo_arena_take(yolo_arena *a, size_t off, size_t need) {
+    int lo = 0, hi = a->n - 1;
+    while (lo < hi) {   /* the last range that starts at or before off */
+        int mid = (lo + hi + 1) / 2;
+        if (a->r[mid].off <= off) lo = mid; else hi = mid - 1;
+    }
+    yolo_arena_range *r = &a->r[lo];
+    if (r->used || off < r->off || off + need > r->off + r->size) return -1;
+    if (off > r->off) {   /* the free part before it */
+        yolo_arena_range before = { r->off, off - r->off, 0 };
+        r->off = off; r->size -= before.size;
+        yolo_arena_insert(a, lo, before);
+        lo++;
+    }
+    r = &a->r[lo];
+    if (r->size > need) {
+        yolo_arena_range rest = { off + need, r->size - need, 0 };
+        r->size = need;
+        yolo_arena_insert(a, lo + 1, rest);
+    }
+    a->r[lo].used = 1;
+    a->in_use += need;
+    if (a->in_use > a->peak) a->peak = a->in_use;
+    if (off + need > a->extent) a->extent = off + need;
+    return 0;
+}
+
+size_t yolo_arena_bytes(size_t bytes) { return bytes ? (bytes + 255) / 256 * 256 : 256; }
+
+size_t yolo_arena_alloc(yolo_arena *a, size_t bytes) {
+    size_t need = yolo_arena_bytes(bytes);
+    if (a->next < a->nscript) {   /* a planned step: where the plan put it, if that still holds */
+        const yolo_place *p = &a->script[a->next++];
+        if (need <= p->size && yolo_arena_take(a, a->base + p->off, need) == 0)
+            return a->base + p->off;
+        a->missed++;
+    }
+    int i = -1;
+    for (int j = 0; j < a->n - 1; j++)   /* the holes: every free range but the last */
+        if (!a->r[j].used && a->r[j].size >= need && (i < 0 || a->r[j].size < a->r[i].size)) i = j;
+    if (i < 0 && !a->r[a->n - 1].used && a->r[a->n - 1].size >= need) i = a->n - 1;   /* the tail */
+    if (i < 0) return YOLO_ARENA_FULL;
+    if (a->r[i].size > need) {
+        yolo_arena_range rest = { a->r[i].off + need, a->r[i].size - need, 0 };
+        a->r[i].size = need;
+        yolo_arena_insert(a, i + 1, rest);
+    }
+    a->r[i].used = 1;
+    a->in_use += need;
+    if (a->in_use > a->peak) a->peak = a->in_use;
+    if (a->r[i].off + need > a->extent) a->extent = a->r[i].off + need;
+    return a->r[i].off;
+}
+
+size_t yolo_arena_release(yolo_arena *a, size_t off) {
+    int lo = 0, hi = a->n - 1, i = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (a->r[mid].off == off) { i = mid; break; }
+        if (a->r[mid].off < off) lo = mid + 1; else hi = mid - 1;
+    }
+    if (i < 0 || !a->r[i].used) return 0;
+    size_t bytes = a->r[i].size;
+    a->r[i].used = 0;
+    a->in_use -= bytes;
+    if (i + 1 < a->n && !a->r[i + 1].used) { a->r[i].size += a->r[i + 1].size; yolo_arena_remove(a, i + 1); }
+    if (i > 0 && !a->r[i - 1].used) { a->r[i - 1].size += a->r[i].size; yolo_arena_remove(a, i); }
+    return bytes;
+}
+
+static void yolo_cpu_pin(void *host, size_t bytes, int pin);   /* section 10 */
+/* --- the planner: a backend that computes nothing and only places its
+   buffers in an unbounded arena. The arena is file-static, so planning is
+   not re-entrant. Its addresses are offsets + 4096, never dereferenced. --- */
+static yolo_arena yolo_plan_arena;
+/* One allocation of a recorded training step: its bytes (rounded as the
+   arena rounds), its life [t0, t1) counted in allocations and releases,
+   the step that asked for it (0 the first, 1 a later one) and its offset:
+   in the recording arena, then where the offline placement puts it. */
+typedef struct { size_t size, off; int t0, t1, step; } yolo_plan_buf;
+static struct {
+    int on, step, t;             /* recording; the step under way; events so far */
+    yolo_plan_buf *b;            /* [n] in the order of the requests */
+    int n, cap;
+} yolo_plan_rec;
+
+static void *yolo_plan_alloc(size_t bytes) {
+    size_t off = yolo_arena_alloc(&yolo_plan_arena, bytes);
+    if (yolo_plan_rec.on) {
+        yolo_plan_rec.b = (yolo_plan_buf *)yolo_grow(yolo_plan_rec.b, sizeof(yolo_plan_buf), yolo_plan_rec.n + 1, &yolo_plan_rec.cap);
+        yolo_plan_buf x = { yolo_arena_bytes(bytes), off, yolo_plan_rec.t++, INT_MAX, yolo_plan_rec.step };
+        yolo_plan_rec.b[yolo_plan_rec.n++] = x;
+    }
+    return (void *)(uintptr_t)(4096 + off);
+}
+/* a tensor's values as the device holds them: two bytes a value of a low-precision store */
+static void *yolo_plan_alloc_values(size_t n, int store) { return yolo_plan_alloc(n * (store == YOLO_FP32 ? sizeof(yolo_real) : 2)); }
+static void yolo_plan_release(void *p) {
+    if (!p) return;
+    size_t off = (size_t)(uintptr_t)p - 4096;
+    for (int j = yolo_plan_rec.on ? yolo_plan_rec.n - 1 : -1; j >= 0; j--)   /* the live buffer at that offset */
+        if (yolo_plan_rec.b[j].off == off && yolo_plan_rec.b[j].t1 == INT_MAX) { yolo_plan_rec.b[j].t1 = yolo_plan_rec.t++; break; }
+    yolo_arena_release(&yolo_plan_arena, off);
+}
+static void yolo_plan_place(const yolo_place *script, int n) { yolo_arena_follow(&yolo_plan_arena, script, n); }
+static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_plan_arena.in_use; *peak = yolo_plan_arena.extent; }
+/* the one op whose result steers what comes next: the loss's normaliser */
+static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
+static void yolo_plan_download(void *host, const void *src, size_t n) { memset(host, 0, n); }
+/* every other op computes nothing (its parameters are unused) */
+static void yolo_plan_zero(void *p, size_t n) {}
+static void yolo_plan_copy(void *dst, const void *src, size_t n) {}
+static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2,
+                                     int k, int s, int g, int act, const yolo_tensor *r, yolo_precision prec,
+                                     yolo_tensor *y) {}
+static void yolo_plan_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws) {}
+static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *dy,
+                                      int C2, int k, int s, int g, yolo_precision prec, const yolo_dx *dx,
+                                      yolo_real *dw, yolo_real *db) {}
+static void yolo_plan_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {}
+static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                                       yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
+                                       double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {}
+static void yolo_plan_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
+                               const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u) {}
+static void yolo_plan_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
+                                      const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
+                                      const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta) {}
+static void yolo_plan_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
+static void yolo_plan_silu_backward(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da,
+                                    yolo_real *db, int add) {}
+static void yolo_plan_accumulate(yolo_real *y, const yolo_real *x, size_t n, int add) {}
+static void yolo_plan_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {}
+static void yolo_plan_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W, int add) {}
+static void yolo_plan_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {}
+static void yolo_plan_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
+                                       int add) {}
+static void yolo_plan_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {}
+static void yolo_plan_resize_backward(const yolo_tensor *y, yolo_tensor *x, int c0, int add) {}
+static void yolo_plan_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc, int B,
+                                    int C, int HW, int accumulate) {}
+static void yolo_plan_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {}
+static void yolo_plan_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
+static void yolo_plan_optim_update(const yolo_update *u, const unsigned char *group, yolo_real *w, const yolo_real *g,
+                                   yolo_real *m, yolo_real *v, yolo_real *vmax, size_t n) {}
+static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) {}
+static double yolo_plan_sumsq(const yolo_real *x, size_t n) { return 0; }
+static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) {}
+static int yolo_plan_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det,
+                         int agnostic, const int *classes, int nclasses, yolo_det *out) { return 0; }
+static void yolo_plan_sync(void) {}
+static int yolo_plan_reserve(size_t bytes) { return 0; }
+static void yolo_plan_profile(int on, FILE *report) {}
+static void yolo_plan_pixels_to_input(yolo_real *dst, const unsigned char *pixels, size_t n) {}
+
+/* --- placing a recorded step offline ---
+   With every buffer's size and life known, each is placed in turn at the
+   lowest-waste gap left by the buffers already placed whose lives overlap
+   its own, the buffers taken largest first (or longest-lived first: each
+   order wins on some networks, so both are tried). The extent comes
+   within about 2% of the most bytes ever alive at once (yolov9-s, batch
+   64, 640: 15.55 GB placed for 15.45 GB alive; best fit as they come:
+   15.80). */
+typedef struct { size_t key; int id; } yolo_plan_key;
+static int yolo_plan_key_cmp(const void *a_, const void *b_) {
+    const yolo_plan_key *a = (const yolo_plan_key *)a_, *b = (const yolo_plan_key *)b_;
+    if (a->key != b->key) return a->key > b->key ? -1 : 1;   /* larger first, then in request order */
+    return a->id - b->id;
+}
+static int yolo_range_cmp(const void *a_, const void *b_) {
+    const yolo_arena_range *a = (const yolo_arena_range *)a_, *b = (const yolo_arena_range *)b_;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+/* places b[n] (writes b[i].off), largest first (by_life 0) or longest-lived first; returns the extent */
+static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
+    yolo_plan_key *order = (yolo_plan_key *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof *order);
+    yolo_arena_range *busy = (yolo_arena_range *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof *busy);
+    int *placed = (int *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof(int));
+    for (int i = 0; i < n; i++) { order[i].key = by_life ? (size_t)(b[i].t1 - b[i].t0) : b[i].size; order[i].id = i; }
+    qsort(order, n, sizeof *order, yolo_plan_key_cmp);
+    size_t extent = 0;
+    for (int k = 0; k < n; k++) {
+        yolo_plan_buf *x = &b[order[k].id];
+        int nb = 0;
+        for (int j = 0; j < k; j++) {   /* placed buffers alive at the same time */
+            const yolo_plan_buf *y = &b[placed[j]];
+            if (y->t0 < x->t1 && x->t0 < y->t1) { busy[nb].off = y->off; busy[nb].size = y->size; nb++; }
+        }
+        qsort(busy, nb, sizeof *busy, yolo_range_cmp);
+        size_t end = 0, best = YOLO_ARENA_FULL, best_gap = YOLO_ARENA_FULL;
+        for (int j = 0; j < nb; j++) {
+            if (busy[j].off > end && busy[j].off - end >= x->size && busy[j].off - end < best_gap) {
+                best = end; best_gap = busy[j].off - end;
+            }
+            if (busy[j].off + busy[j].size > end) end = busy[j].off + busy[j].size;
+        }
+        x->off = best != YOLO_ARENA_FULL ? best : end;
+        if (x->off + x->size > extent) extent = x->off + x->size;
+        placed[k] = order[k].id;
+    }
+    free(order); free(busy); free(placed);
+    return extent;
+}
+
+static const yolo_backend yolo_planner = {
+    .name = "plan",
+    .alloc = yolo_plan_alloc, .alloc_values = yolo_plan_alloc_values, .release = yolo_plan_release, .zero = yolo_plan_zero,
+    .upload = yolo_plan_copy, .download = yolo_plan_download, .copy = yolo_plan_copy,
+    .conv2d_forward = yolo_plan_conv2d_forward, .conv2d_backward = yolo_plan_conv2d_backward,
+    .stage_weights = yolo_plan_stage_weights, .stage_train_weights = yolo_plan_stage_train_weights,
+    .bn_train_forward = yolo_plan_bn_train_forward, .bn_apply = yolo_plan_bn_apply,
+    .bn_act_backward = yolo_plan_bn_act_backward,
+    .silu_forward = yolo_plan_silu_forward, .silu_backward = yolo_plan_silu_backward,
+    .add = yolo_plan_add, .accumulate = yolo_plan_accumulate,
+    .avgpool2_forward = yolo_plan_avgpool2_forward, .avgpool2_backward = yolo_plan_avgpool2_backward,
+    .maxpool_forward = yolo_plan_maxpool_forward, .maxpool_backward = yolo_plan_maxpool_backward,
+    .resize_forward = yolo_plan_resize_forward, .resize_backward = yolo_plan_resize_backward,
+    .copy_channels = yolo_plan_copy_channels, .concat = yolo_plan_concat,
+    .optim_update = yolo_plan_optim_update, .lerp = yolo_plan_lerp, .sumsq = yolo_plan_sumsq,
+    .loss = yolo_plan_loss, .decode = yolo_plan_decode, .nms = yolo_plan_nms,
+    .sync = yolo_plan_sync, .memory = yolo_plan_memory, .reserve = yolo_plan_reserve, .place = yolo_plan_place,
+    .profile = yolo_plan_profile,
+    .tensor_cores = 0,
+    .pixels_to_input = yolo_plan_pixels_to_input, .pin = yolo_cpu_pin,
+};
+
+/* The sequence a training run repeats, from nothing, on the planner: two
+   training steps (the second sees what the first leaves held: the loss's
+   assignment) at B x H x W with max_boxes boxes in every image, then a
+   validation pass at vB x vH x vW (vB 0: none) as yolo_validate runs it
+   (folding, forward, decoding and NMS), then one more training step (B 0:
+   none). record: the two steps only, each allocation written down.
+   Returns the arena's extent. */
+static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW, int record) {
+    /* never read (the planner's upload copies nothing), but there, as a caller's are; training batches as
+       the run hands them (m->train_pixels) */
+    static const yolo_real pixels[1] = { 0 };
+    static const unsigned char pixel_bytes[1] = { 0 };
+    for (int i = 0; i < m->nacts; i++) memset(m->acts[i], 0, sizeof(yolo_tensor));
+    yolo_model_forget_folded(m);   /* the planner's from the sequence before, if any */
+    m->place_next = 0;
+    yolo_arena_init(&yolo_plan_arena, YOLO_ARENA_FULL / 2);
+    int nt = B * (max_boxes > 0 ? max_boxes : 1);
+    yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)(nt ? nt : 1) * 6, sizeof(yolo_real));
+    for (int i = 0; i < nt; i++) { t[6 * i] = (yolo_real)(i % B); t[6 * i + 2] = t[6 * i + 3] = 0.5f; t[6 * i + 4] = t[6 * i + 5] = 0.1f; }
+    yolo_loss L;
+    memset(&L, 0, sizeof L);
+    yolo_det **dets = (yolo_det **)yolo_xcalloc(vB ? vB : 1, sizeof *dets);
+    int *counts = (int *)yolo_xcalloc(vB ? vB : 1, sizeof *counts);
+    for (int n = 0; n < vB; n++) dets[n] = (yolo_det *)yolo_xmalloc(300 * sizeof(yolo_det));
+    for (int step = 0; step < (record ? 2 : 4); step++) {
+        if (step == 2 ? !vB : !B) continue;
+        if (step == 2) {
+            yolo_model_fuse(m);
+            yolo_set_input(m, vB, vH, vW, pixels);
+            yolo_forward(m, 0);
+            yolo_predict(m, 0.001f, 0.7f, 300, 0, NULL, 0, 1, dets, counts);
+            continue;
+        }
+        yolo_plan_rec.step = step;
+        if (m->train_pixels) yolo_set_input_pixels(m, B, H, W, pixel_bytes);
+        else yolo_set_input(m, B, H, W, pixels);
+        yolo_forward(m, 1);
+        yolo_loss_compute(m, &L, t, nt, 0);
+        yolo_backward(m);
+    }
+    for (int n = 0; n < vB; n++) free(dets[n]);
+    free(dets); free(counts);
+    yolo_loss_free(&L);
+    free(t);
+    size_t bytes = yolo_plan_arena.extent;
+    yolo_arena_free(&yolo_plan_arena);
+    return bytes;
+}
+
+/* The plan: the sequence recorded, its two steps placed offline (the
+   model keeps that placement: m->place, which every later training step
+   follows), then the sequence again, following it. A real run makes the
+   same requests in the same order, so its arena takes the same ranges
+   (smaller ones, for a smaller last batch or fewer boxes, fit in them);
+   validation batches of other shapes are placed by best fit and may
+   place theirs differently. */
+size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW) {
+    yolo_model_unstage_train(m);   /* a step's staged weights, if one is under way: its convs stage their own */
+    const yolo_backend *real = m->be;
+    const yolo_real *host = m->input_host;
+    const unsigned char *host_pixels = m->input_pixels;
+    unsigned char *input_bytes = m->input_bytes;   /* the real backend's, if a step is under way */
+    m->input_bytes = NULL;
+    yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
+    for (int i = 0; i < m->nacts; i++) saved[i] = *m->acts[i];
+    yolo_model_unfold(m);   /* the real inference form goes (the planner stands in for it): folding again makes it */
+    m->be = &yolo_planner;
+    for (int s = 0; s < 2; s++) { free(m->place[s]); m->place[s] = NULL; m->nplace[s] = 0; }
+    if (B) {
+        yolo_plan_rec.on = 1; yolo_plan_rec.n = 0; yolo_plan_rec.t = 0;
+        yolo_plan_sequence(m, B, H, W, max_boxes, 0, 0, 0, 1);
+        yolo_plan_rec.on = 0;
+        yolo_plan_buf *b = yolo_plan_rec.b;
+        int n = yolo_plan_rec.n;
+        size_t *by_size = (size_t *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof(size_t));
+        size_t e_size = yolo_plan_offline(b, n, 0);
+        for (int i = 0; i < n; i++) by_size[i] = b[i].off;
+        if (e_size <= yolo_plan_offline(b, n, 1))
+            for (int i = 0; i < n; i++) b[i].off = by_size[i];
+        free(by_size);
+        for (int s = 0; s < 2; s++) {
+            m->place[s] = (yolo_place *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof(yolo_place));
+            for (int i = 0; i < n; i++)
+                if (b[i].step == s) { m->place[s][m->nplace[s]].off = b[i].off; m->place[s][m->nplace[s]++].size = b[i].size; }
+        }
+        free(yolo_plan_rec.b);
+        memset(&yolo_plan_rec, 0, sizeof yolo_plan_rec);
+    }
+    size_t bytes = yolo_plan_sequence(m, B, H, W, max_boxes, vB, vH, vW, 0);
+    for (int i = 0; i < m->nacts; i++) *m->acts[i] = saved[i];
+    free(saved);
+    m->be = real;
+    m->input_host = host;
+    m->input_pixels = host_pixels;
+    m->input_bytes = input_bytes;
+    m->place_next = 0;
+    yolo_model_forget_folded(m);   /* the planner's */
+    return bytes;
+}
+
+size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image) {
+    if (train) return yolo_plan_run_bytes(m, B, H, W, max_boxes_per_image, 0, 0, 0);
+    return yolo_plan_run_bytes(m, 0, 0, 0, 0, B, H, W);
+}
+
+size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act) {
+    *act = yolo_plan_bytes(m, B, H, W, 0, 0);
+    return *act + yolo_model_weights_bytes(m) + YOLO_BACKEND_SCRATCH_BYTES;
+}
+
+/* each allocation as the arena takes it */
+size_t yolo_model_weights_bytes(const yolo_model *m) {
+    return 2 * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) + yolo_arena_bytes(m->nstats * sizeof(yolo_real));
+}
+size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
+    /* and the EMA; optimizer: SGD and Lion 1, Adam 2, AdamW 3 copies, and a byte a value of groups */
+    size_t copies = 1 + (opt == YOLO_SGD || opt == YOLO_LION ? 1 : opt == YOLO_ADAM ? 2 : 3);
+    return yolo_model_weights_bytes(m) + copies * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) +
+           yolo_arena_bytes(m->nvalues);
+}
+#endif /* YOLOV9_IMPLEMENTING */
+
 /* ------------------------------------------------------------------------ */
-/* 3. primitive ops: the CPU reference                                      */
+/* 10. the CPU backend: the reference of every primitive op                 */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+/* Max pooling's winner: the first maximum in the k x k window of output
+   (oy, ox), stride s, padding pad (padding never wins). Shared with the
+   CUDA kernels. */
+static inline YOLO_HD int yolo_maxpool_argmax(const yolo_real *p, int H, int W, int k, int s, int pad, int oy, int ox) {
+    int best = -1;
+    yolo_real bv = 0;
+    for (int ky = 0; ky < k; ky++) {
+        int iy = oy * s - pad + ky;
+        if (iy < 0 || iy >= H) continue;
+        for (int kx = 0; kx < k; kx++) {
+            int ix = ox * s - pad + kx;
+            if (ix < 0 || ix >= W) continue;
+            if (best < 0 || p[iy * W + ix] > bv) { bv = p[iy * W + ix]; best = iy * W + ix; }
+        }
+    }
+    return best;
+}
+
+YOLO_C_BEGIN
+/* the backends: "cpu", "cuda" or a GPU index ("0"), NULL/"" for the GPU
+   when there is one, else the CPU. The CUDA one exists when the program is
+   linked with yolov9_kernels.cu; otherwise asking for it is an error. */
+extern const yolo_backend yolo_cpu;
+const yolo_backend *yolo_backend_cuda(int device, char *err);
+const yolo_backend *yolo_backend_select(const char *device, char *err);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
 /* Each op is a forward and a backward. Forwards write their output;
    backwards ADD into the gradients of their inputs (dx may be NULL when the
    input needs no gradient, e.g. the image). */
@@ -1932,8 +4279,6 @@ static void yolo_dot_micro(int kc, const yolo_real *const *a, const yolo_real *c
 }
 
 /* --- conv2d: zero padding k/2, stride s, groups g --- */
-
-static int yolo_conv_out(int in, int k, int s) { return (in + 2 * (k / 2) - k) / s + 1; }
 
 /* col2im: the adjoint of im2col, adds every patch gradient back to dx */
 static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s,
@@ -2615,7 +4960,7 @@ static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n, int 
     for (size_t i = 0; i < n; i++) y[i] = (add ? y[i] : 0) + x[i];
 }
 
-/* one optimizer step on all n values, each as its group says (section 8) */
+/* one optimizer step on all n values, each as its group says (section 6) */
 static void yolo_cpu_optim_update(const yolo_update *u, const unsigned char *group, yolo_real *w, const yolo_real *g,
                                   yolo_real *m, yolo_real *v, yolo_real *vmax, size_t n) {
     for (size_t i = 0; i < n; i++) yolo_optim_value(u, group[i], w, g, m, v, vmax, i);
@@ -2660,8 +5005,11 @@ static void yolo_pixels_to_input(yolo_real *dst, const unsigned char *pixels, si
     for (size_t i = 0; i < n; i++) dst[i] = unit[pixels[i]];
 }
 
-static void yolo_cpu_loss(yolo_loss_branch *lb);                          /* section 7 */
-static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred);   /* section 6 */
+YOLO_C_BEGIN
+int  yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres,
+              int max_det, int agnostic, const int *classes, int nclasses,
+              yolo_det *out);   /* section 14 */
+YOLO_C_END
 
 const yolo_backend yolo_cpu = {
     .name = "cpu",
@@ -2703,15 +5051,51 @@ const yolo_backend *yolo_backend_select(const char *device, char *err) {
     if (*end || idx < 0) { yolo_errorf(err, "--device %s: expected cpu, cuda or a GPU index", device); return NULL; }
     return yolo_backend_cuda((int)idx, err);
 }
+#endif /* YOLOV9_IMPLEMENTING */
 
 /* ------------------------------------------------------------------------ */
-/* 4. YOLOv9 blocks                                                         */
+/* 11. model files: the built-in variants, the official yaml, --cfg         */
 /* ------------------------------------------------------------------------ */
-/* Each block: an init that registers its tensors under the official names,
-   a forward and a backward, and the table of what training keeps of its
-   intermediates (yolo_<block>_lifetimes). Building runs twice: the first
-   pass only records names and sizes (so all weights go in one array whose
-   size is known before it is allocated), the second binds the pointers. */
+#ifdef YOLOV9_DECLARING
+
+/* One row of a model description, as in the official model files:
+   [from, n, module, args]. */
+typedef struct {
+    int nfrom, from[YOLO_MAX_FROM];
+    yolo_module module;
+    int nargs, args[YOLO_MAX_ARGS];
+} yolo_row;
+
+YOLO_C_BEGIN
+/* building a model: by built-in name (yolov9-t/s/m/c/e, gelan-t/s/m/c/e) or
+   from an official-format model yaml; nc <= 0 keeps the file's nc. Return
+   0, or -1 with a message in err[YOLO_ERR]. */
+int  yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err);
+int  yolo_model_from_yaml(yolo_model *m, const char *path, int nc, char *err);
+int  yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err);
+/* the same from a model yaml's text; source names it in messages */
+int  yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *source, int nc, char *err);
+/* the model as an official-format model yaml (width and depth 1: the
+   layers' own widths), which yolo_model_from_yaml_text builds back; the
+   caller frees it */
+char *yolo_model_yaml(const yolo_model *m);
+/* a copy of names [m->nc] (NULL: none) becomes m->names */
+void yolo_model_set_names(yolo_model *m, char *const *names);
+int  yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc,
+                      double depth_multiple, double width_multiple, char *err);
+void yolo_model_free(yolo_model *m);
+void yolo_model_init_weights(yolo_model *m, uint64_t seed);
+long yolo_model_count_params(const yolo_model *m);
+double yolo_model_gflops(yolo_model *m);  /* at 640x640, batch 1 */
+void yolo_model_summary(const yolo_model *m, const char *title, FILE *f);
+yolo_param *yolo_model_param(yolo_model *m, const char *name);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+/* --- building: every block's init registers its tensors under the
+   official names. Building runs twice: the first pass only records names
+   and sizes (so all weights go in one array whose size is known before it
+   is allocated), the second binds the pointers. --- */
 
 static int yolo_binding(const yolo_model *m) { return m->values != NULL; }
 
@@ -2751,915 +5135,10 @@ static yolo_real *yolo_stats_new(yolo_model *m, int n) {
     return p;
 }
 
-/* --- what a block declares about its intermediates ---
-   Each block's forward and backward below are written as if every
-   intermediate tensor existed from the op that makes it to the end of the
-   backward. Training cannot afford that, so each block also declares, in
-   a table of rows (yolo_elan_lifetimes and its like, each just after the
-   block's backward; the Conv unit's and RepConvN's in their inits),
-   what happens to its intermediates between its ops: after which op of
-   the forward a tensor dies; before which op of the backward it is made
-   again, and how; when it dies again; when its gradient is taken and when
-   given back. An op is named by its tensor: the one it makes in the
-   forward, the one whose gradient it hands on in the backward; a block
-   runs each op through yolo_op(m, that tensor). The rows run between ops
-   (section 9, "lifetimes"); the maths never sees them. */
-typedef enum {
-    YOLO_FWD_AFTER,    /* in a training forward, after the op */
-    YOLO_BWD_BEFORE,   /* in the backward, before the op */
-    YOLO_BWD_AFTER     /* in the backward, after it */
-} yolo_life_when;
-typedef enum {
-    YOLO_DROP,         /* t's values go (its shape and gradient stay) */
-    YOLO_MAKE,         /* t's values again: memory, then make(m, blk), the forward step that writes them */
-    YOLO_NEED,         /* t's gradient is taken, zeroed: an op that adds into it follows (t NULL: none, or *in) */
-    YOLO_DONE,         /* t's gradient is given back: the op that reads it is done */
-    YOLO_RUN           /* make(m, blk) alone: the graph's step for a layer output (the head's inputs) */
-} yolo_life_what;
-struct yolo_life_row {
-    yolo_life_when when;
-    const yolo_tensor *op;                    /* the op, named by its tensor */
-    yolo_life_what what;
-    yolo_tensor *t;
-    void (*make)(yolo_model *m, void *blk);   /* YOLO_MAKE: the maker and its block (NULL: memory only) */
-    void *blk;
-    yolo_tensor **in;                         /* YOLO_NEED, t NULL: the tensor *in is when it runs (a block's input) */
-    int done;                                 /* ran in the pass under way */
-};
-typedef struct yolo_life_row yolo_life_row;
-#define YOLO_LIFE_TABLE(m, rows) yolo_life_table(m, rows, (int)(sizeof rows / sizeof *rows))
-static void yolo_life_table(yolo_model *m, const yolo_life_row *rows, int n);
-static const yolo_backend *yolo_op(yolo_model *m, const yolo_tensor *t);
-static yolo_life_run yolo_life_begin(yolo_model *m, const yolo_layer *L, int on, int backward);
-static void yolo_life_end(yolo_model *m, yolo_life_run outer);
-
-/* output tensors follow the input's batch; a training forward marks them
-   as wanting a gradient, which the backward takes when it needs it. The
-   op that makes t starts here. */
-static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
-    yolo_tensor_store(yolo_op(m, t), t, m->store, like->n, c, h, w);
-    t->wants_grad = train;
-}
-
-/* Gradients are short-lived: a tensor's gradient is taken just before the
-   first backward op that writes it, and given back as soon as the op that
-   reads it (its producer's backward) is done.
-
-   A gradient is a sum over the tensor's readers, and the sum's first term
-   needs no zero under it: the gradient is taken fresh (its memory not
-   zeroed, grad_fresh), and the first op that writes all of it assigns
-   0 + its term (yolo_grads_add says which), so that neither a memset nor
-   the first writer's read of the old values is paid, and the sums come
-   out the same bits. An op that adds into part of a fresh gradient, or
-   one that has no assigning form, or the op that reads it (nothing wrote
-   it: the sum of no terms), takes it zeroed first (yolo_grad_zeroed). */
-static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
-    size_t n = t->cap ? t->cap : yolo_numel(t);   /* the values may be dropped (yolo_tensor_keep) */
-    for (int i = 0; i < t->nparts; i++) yolo_grad_need(m, t->part[i]);   /* a concatenation's is its parts' */
-    if (t == &m->input || t->grad || t->nparts || !n) return;
-    t->grad = (yolo_real *)(m->grads_zeroed ? m->be->alloc(n * sizeof(yolo_real)) : m->be->alloc_values(n, YOLO_FP32));
-    t->grad_fresh = !m->grads_zeroed;
-}
-static void yolo_grad_done(yolo_model *m, yolo_tensor *t) { m->be->release(t->grad); t->grad = NULL; t->grad_fresh = 0; }
-
-/* t's gradient, zeroed if it is still fresh: for an op that adds into (a
-   part of) it, or reads it */
-static void yolo_grad_zeroed(yolo_model *m, yolo_tensor *t) {
-    if (t->grad && t->grad_fresh) m->be->zero(t->grad, yolo_numel(t) * sizeof(yolo_real));
-    t->grad_fresh = 0;
-}
-
-/* The mode of an op about to write all of the gradients of t[n] (those
-   that exist): 0, assign, when every one is fresh (then none is any more);
-   else 1, add, the fresh ones zeroed first. */
-static int yolo_grads_add(yolo_model *m, yolo_tensor *const *t, int n) {
-    int fresh = 1;
-    for (int i = 0; i < n; i++) if (t[i]->grad && !t[i]->grad_fresh) fresh = 0;
-    for (int i = 0; i < n; i++) {
-        if (!fresh) yolo_grad_zeroed(m, t[i]);
-        t[i]->grad_fresh = 0;
-    }
-    return !fresh;
-}
-static int yolo_grad_add(yolo_model *m, yolo_tensor *t) { return yolo_grads_add(m, &t, 1); }
-
-/* cat [B, c_0 + ... + c_n-1, H, W], read by convs alone, has no gradient
-   of its own: each conv's backward writes its share of dL/dcat into the
-   parts' gradients [B, c_i, H, W] (yolo_conv_dx), where a copy a part
-   would split dL/dcat. Declared with
-   the forward that makes cat, as its parts are (the same tensors every
-   pass). */
-static void yolo_concat_grads(yolo_tensor *cat, yolo_tensor *const *parts, int n) {
-    for (int i = 0; i < n; i++) { cat->part[i] = parts[i]; cat->part_c0[i] = 0; }
-    cat->nparts = n;
-}
-/* the same for half [B, c, H, W], channels [c0, c0 + c) of whole (RepNCSPELAN4's half_b, the second
-   half of cv1's output), read by convs alone: their backwards add into whole's gradient where a copy would */
-static void yolo_split_grad(yolo_tensor *half, yolo_tensor *whole, int c0) {
-    half->part[0] = whole; half->part_c0[0] = c0;
-    half->nparts = 1;
-}
-
-/* dL/dx in one run: all of g [B, c, H, W] (add 0: assigned, as a fresh gradient's first writer) */
-static yolo_dx yolo_dx_whole(yolo_real *g, int c, int add) {
-    yolo_dx dx;
-    memset(&dx, 0, sizeof dx);
-    dx.n = 1; dx.g[0] = g; dx.c[0] = dx.cd[0] = c; dx.add[0] = add;
-    return dx;
-}
-
-/* Whether a writer of C of t's channels adds into t's gradient (1) or
-   assigns them (0): the first writer of all of it assigns (a fresh
-   gradient is never zeroed); a writer of a window adds, the gradient
-   zeroed first, as the rest is another writer's. */
-static int yolo_grad_window_add(yolo_model *m, yolo_tensor *t, int C) {
-    if (C == t->c) return yolo_grad_add(m, t);
-    yolo_grad_zeroed(m, t);
-    return 1;
-}
-
-/* where a conv's backward writes dL/dx [B, c1, H, W]: x's gradient, or the
-   gradients of x's parts (each assigned by its first writer, else added
-   to); 0: x wants none (the picture) */
-static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx) {
-    if (!x->nparts) {   /* x's own gradient, if it has one (the picture has none) */
-        *dx = yolo_dx_whole(x->grad, x->c, yolo_grad_add(m, x));
-        return x->grad != NULL;
-    }
-    dx->n = x->nparts;
-    for (int i = 0; i < dx->n; i++)
-        if (!x->part[i]->grad) {   /* the lifetimes took the parts' gradients for this conv: never here */
-            fprintf(stderr, "yolov9: a conv's input of %d channels: part %d of its gradient was not taken\n", x->c, i);
-            exit(1);
-        }
-    for (int i = 0; i < dx->n; i++) {
-        /* a split's half (its one part): its own channels, from c0; a concatenation's part: all of it */
-        yolo_tensor *t = x->part[i];
-        dx->g[i] = t->grad; dx->cd[i] = t->c; dx->c0[i] = x->part_c0[i];
-        dx->c[i] = dx->n == 1 ? x->c : t->c;
-        dx->add[i] = yolo_grad_window_add(m, t, dx->c[i]);
-    }
-    return 1;
-}
-
-/* channels [sc, sc + C) of src's gradient into (added to) [dc, dc + C) of
-   dst's, the backward of a concatenation or a split; dst without a
-   gradient (the picture) wants none */
-static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo_tensor *src, int sc, yolo_tensor *dst,
-                               int dc, int C) {
-    if (!dst->grad) return;
-    int add = yolo_grad_window_add(m, dst, C);
-    be->copy_channels(src->grad, src->c, sc, dst->grad, dst->c, dc, dst->n, C, dst->h * dst->w, add);
-}
-
-/* ---- Conv ---------------------------------------------------------------- */
-
-static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int c1, int c2, int k, int s,
-                           int g, int bn, int act) {
-    char p[96];
-    memset(c, 0, sizeof *c);
-    c->c1 = c1; c->c2 = c2; c->k = k; c->s = s; c->g = g; c->bn = bn; c->act = act; c->bias = !bn;
-    if (bn) {
-        snprintf(p, sizeof p, "%s.conv", prefix);
-        c->w = yolo_param_new(m, p, "weight", YOLO_P_WEIGHT, 4, c2, c1 / g, k, k, &c->gw);
-        snprintf(p, sizeof p, "%s.bn", prefix);
-        c->gamma = yolo_param_new(m, p, "weight", YOLO_P_BN_WEIGHT, 1, c2, 0, 0, 0, &c->ggamma);
-        c->beta = yolo_param_new(m, p, "bias", YOLO_P_BIAS, 1, c2, 0, 0, 0, &c->gbeta);
-        c->rmean = yolo_param_new(m, p, "running_mean", YOLO_P_RUNNING_MEAN, 1, c2, 0, 0, 0, NULL);
-        c->rvar = yolo_param_new(m, p, "running_var", YOLO_P_RUNNING_VAR, 1, c2, 0, 0, 0, NULL);
-        c->mean = yolo_stats_new(m, c2);
-        c->invstd = yolo_stats_new(m, c2);
-    } else {   /* a bare nn.Conv2d with bias */
-        c->w = yolo_param_new(m, prefix, "weight", YOLO_P_WEIGHT, 4, c2, c1 / g, k, k, &c->gw);
-        c->b = yolo_param_new(m, prefix, "bias", YOLO_P_BIAS, 1, c2, 0, 0, 0, &c->gb);
-    }
-    yolo_act_new(m, &c->z);
-    yolo_act_new(m, &c->y);
-    if (yolo_binding(m)) {
-        m->convs = (yolo_conv **)yolo_grow(m->convs, sizeof *m->convs, m->nconvs + 1, &m->cap_convs);
-        m->convs[m->nconvs++] = c;
-    }
-    /* y's gradient goes once BatchNorm is differentiated, which writes
-       dL/dz over z; the conv's backward reads that, adds into x's
-       gradient, and z goes (the next forward makes it again) */
-    yolo_life_row unit[] = {
-        { YOLO_BWD_AFTER, &c->y, YOLO_DONE, &c->y },
-        { YOLO_BWD_BEFORE, &c->z, YOLO_NEED, NULL, NULL, NULL, &c->x },
-        { YOLO_BWD_AFTER, &c->z, YOLO_DROP, &c->z },
-    }, bare[] = {   /* without BatchNorm, one op */
-        { YOLO_BWD_BEFORE, &c->y, YOLO_NEED, NULL, NULL, NULL, &c->x },
-        { YOLO_BWD_AFTER, &c->y, YOLO_DONE, &c->y },
-    };
-    if (bn) YOLO_LIFE_TABLE(m, unit);
-    else YOLO_LIFE_TABLE(m, bare);
-}
-
-/* a folded conv's staged weights, where they are staged for this pass's products (yolo_forward); else NULL */
-static const void *yolo_conv_staged(const yolo_model *m, const yolo_conv *c) {
-    return m->precision != YOLO_FP32 && m->staged == m->precision ? c->ws : NULL;
-}
-
-/* a folded inference pass: a block takes its concatenation first and its
-   convs write their parts into it, read them there (yolo_tensor_slot) */
-static int yolo_slots(const yolo_model *m, int train) { return !train && m->fused; }
-
-/* y = SiLU(BN(conv(x))), or any prefix of that chain. In a block's
-   forward the unit is one op, named y; in the backward two: y (BN and
-   SiLU), then z (the conv). Folded, a shortcut r may come in the conv's
-   epilogue: y = r + SiLU(conv(x) + b). */
-static void yolo_conv_run(yolo_model *m, yolo_conv *c, yolo_tensor *x, const yolo_tensor *r, int train) {
-    int Ho = yolo_conv_out(x->h, c->k, c->s), Wo = yolo_conv_out(x->w, c->k, c->s);
-    c->x = x;
-    m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
-    int unfolded = c->bn && !(!train && m->fused && c->fw);
-    const yolo_backend *be = yolo_op(m, &c->y);
-    /* the longer-lived of the two first: z without --ckpt (it lives to
-       the backward), else y; the planned placement comes out tighter
-       (yolov9-s, batch 64, 640: 15.76 GB, 15.83 the other way round) */
-    if (unfolded && !m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
-    yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
-    if (unfolded && m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
-    if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
-        int folded = !train && m->fused && c->fw;
-        be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, folded ? yolo_conv_staged(m, c) : c->wt,
-                           c->c2, c->k, c->s, c->g, c->act, r, m->precision, &c->y);
-    } else {   /* the SiLU comes with the BatchNorm */
-        be->conv2d_forward(x, c->w, NULL, c->wt, c->c2, c->k, c->s, c->g, 0, NULL, m->precision, &c->z);
-        if (train)
-            be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
-                                 m->bn_momentum, m->bn_eps, c->act, m->bn_group, &c->y);
-        else
-            be->bn_apply(&c->z, c->gamma, c->beta, c->rmean, NULL, c->rvar, m->bn_eps, c->act, &c->y);
-    }
-}
-static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int train) { yolo_conv_run(m, c, x, NULL, train); }
-
-/* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
-   backward reads it), and y follows from it by one elementwise pass with
-   the batch statistics the forward kept (mean, invstd [C]). This makes y
-   again, into memory that is there: the maker
-   that blocks name in their tables for a conv's output.
-
-   So every block's training forward keeps, of its inside, only its convs'
-   z: its table drops the y of each inner conv, and the sums, splits,
-   concatenations and pools, as soon as the next step has read them, and
-   makes each again just before the backward op that reads it (the conv
-   whose input it is needs it for the weight gradient), dropping it right
-   after: the memory of a few tensors at a time, for elementwise passes
-   and copies, and the same numbers. */
-static void yolo_conv_again(yolo_model *m, void *blk) {
-    yolo_conv *c = (yolo_conv *)blk;
-    m->be->bn_apply(&c->z, c->gamma, c->beta, c->mean, c->invstd, NULL, m->bn_eps, c->act, &c->y);
-}
-
-/* the same, outside a block's table: y dropped (redo 0) or made again (1) */
-static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
-    yolo_tensor_keep(m->be, &c->y, redo);
-    if (redo) yolo_conv_again(m, c);
-}
-
-/* t's gradient as a tensor of its own (float32 NCHW, t's shape): a conv backward's dy */
-static yolo_tensor yolo_grad_view(const yolo_tensor *t) {
-    yolo_tensor g = *t;
-    g.data = t->grad; g.grad = NULL; g.store = YOLO_FP32;
-    return g;
-}
-
-/* from y.grad: the weight gradients, and x.grad += dL/dx */
-static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
-    const yolo_backend *be;
-    yolo_tensor dy = yolo_grad_view(&c->y);   /* dL/dy, or with a BatchNorm dL/dz written over z */
-    if (c->bn) {   /* z is read by nothing after this: dL/dz goes over it, in its store */
-        be = yolo_op(m, &c->y);
-        be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act, m->bn_group,
-                            c->ggamma, c->gbeta);
-        dy = c->z;
-    }
-    be = yolo_op(m, c->bn ? &c->z : &c->y);
-    yolo_dx dx;
-    int want = yolo_conv_dx(m, c->x, &dx);
-    be->conv2d_backward(c->x, c->w, c->wtd, &dy, c->c2, c->k, c->s, c->g, m->precision, want ? &dx : NULL, c->gw,
-                        c->gb);
-}
-
-/* ---- RepConvN ------------------------------------------------------------- */
-/* A 3x3 and a 1x1 conv, each with its own BN, summed before the SiLU. At
-   inference the 1x1 kernel is padded to 3x3 and both BNs fold in, giving
-   one plain 3x3 conv: training capacity of two branches, cost of one. */
-
-static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *prefix, int c1, int c2) {
-    char p[96];
-    snprintf(p, sizeof p, "%s.conv1", prefix);
-    yolo_conv_init(m, &r->conv1, p, c1, c2, 3, 1, 1, 1, 0);
-    snprintf(p, sizeof p, "%s.conv2", prefix);
-    yolo_conv_init(m, &r->conv2, p, c1, c2, 1, 1, 1, 1, 0);
-    yolo_act_new(m, &r->y);
-    if (yolo_binding(m)) {
-        m->reps = (yolo_repconvn **)yolo_grow(m->reps, sizeof *m->reps, m->nreps + 1, &m->cap_reps);
-        m->reps[m->nreps++] = r;
-    }
-    /* the SiLU's backward takes both branches' gradients; then their values go */
-    yolo_life_row rows[] = {
-        { YOLO_BWD_BEFORE, &r->y, YOLO_NEED, &r->conv1.y },
-        { YOLO_BWD_BEFORE, &r->y, YOLO_NEED, &r->conv2.y },
-        { YOLO_BWD_AFTER, &r->y, YOLO_DONE, &r->y },
-        { YOLO_BWD_AFTER, &r->y, YOLO_DROP, &r->conv1.y },
-        { YOLO_BWD_AFTER, &r->y, YOLO_DROP, &r->conv2.y },
-    };
-    YOLO_LIFE_TABLE(m, rows);
-}
-
-/* y = SiLU(branch 1 + branch 2) */
-static void yolo_repconvn_sum(yolo_model *m, void *blk) {
-    yolo_repconvn *r = (yolo_repconvn *)blk;
-    yolo_op(m, &r->y)->silu_forward(&r->conv1.y, &r->conv2.y, &r->y);
-}
-
-static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
-    if (!train && m->fused) {   /* conv1 holds both branches in one 3x3 kernel: it and the SiLU write y */
-        yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, 0);
-        m->flops += 2.0 * x->n * x->h * x->w * r->conv1.c2 * r->conv1.c1 * 9;
-        yolo_op(m, &r->y)->conv2d_forward(x, r->conv1.fw, r->conv1.fb, yolo_conv_staged(m, &r->conv1), r->conv1.c2, 3, 1,
-                                          1, 1, NULL, m->precision, &r->y);
-        return;
-    }
-    yolo_conv_forward(m, &r->conv1, x, train);
-    yolo_conv_forward(m, &r->conv2, x, train);
-    yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, train);
-    yolo_repconvn_sum(m, r);
-}
-
-static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
-    const yolo_backend *be = yolo_op(m, &r->y);
-    yolo_tensor *branches[2] = { &r->conv1.y, &r->conv2.y };
-    be->silu_backward(r->y.grad, &r->conv1.y, &r->conv2.y, r->conv1.y.grad, r->conv2.y.grad, yolo_grads_add(m, branches, 2));
-    yolo_conv_backward(m, &r->conv1);
-    yolo_conv_backward(m, &r->conv2);
-}
-
-/* ---- RepNBottleneck --------------------------------------------------------- */
-
-static void yolo_bottleneck_lifetimes(yolo_model *m, yolo_repnbottleneck *b);
-
-static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const char *prefix, int c1, int c2) {
-    char p[96];
-    snprintf(p, sizeof p, "%s.cv1", prefix);
-    yolo_repconvn_init(m, &b->cv1, p, c1, c2);        /* hidden width c2 (expansion 1.0) */
-    snprintf(p, sizeof p, "%s.cv2", prefix);
-    yolo_conv_init(m, &b->cv2, p, c2, c2, 3, 1, 1, 1, 1);
-    b->add = (c1 == c2);
-    yolo_act_new(m, &b->y);
-    yolo_bottleneck_lifetimes(m, b);
-}
-
-/* y = x + cv2.y (the shortcut), or cv2.y */
-static void yolo_bottleneck_sum(yolo_model *m, void *blk) {
-    yolo_repnbottleneck *b = (yolo_repnbottleneck *)blk;
-    if (b->add) yolo_op(m, &b->y)->add(&b->cv2.y, b->x, &b->y);
-    else yolo_op(m, &b->y)->concat(&b->cv2.y, 0, &b->y, 0, b->y.c);
-}
-
-static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
-    b->x = x;
-    yolo_repconvn_forward(m, &b->cv1, x, train);
-    if (yolo_slots(m, train)) {   /* folded: cv2 writes y (perhaps a slot of its reader's concatenation), the shortcut in its epilogue */
-        yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, 0);
-        yolo_tensor_slot(m->be, &b->cv2.y, &b->y, 0, b->y.c);
-        yolo_conv_run(m, &b->cv2, &b->cv1.y, b->add ? x : NULL, train);
-        return;
-    }
-    yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
-    yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, train);
-    yolo_bottleneck_sum(m, b);
-}
-
-static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b) {
-    size_t n = yolo_numel(&b->y);
-    const yolo_backend *be = yolo_op(m, &b->y);
-    be->accumulate(b->cv2.y.grad, b->y.grad, n, yolo_grad_add(m, &b->cv2.y));
-    if (b->add && b->x->grad) be->accumulate(b->x->grad, b->y.grad, n, yolo_grad_add(m, b->x));
-    yolo_conv_backward(m, &b->cv2);
-    yolo_repconvn_backward(m, &b->cv1);
-}
-
-/* what training keeps of a RepNBottleneck */
-static void yolo_bottleneck_lifetimes(yolo_model *m, yolo_repnbottleneck *b) {
-    yolo_life_row rows[] = {
-        /* training keeps y and the convs' z: once the sum is made, the
-           RepConvN's branches and output and cv2's output go */
-        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv1.y },
-        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.conv2.y },
-        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv1.y },
-        { YOLO_FWD_AFTER, &b->y, YOLO_DROP, &b->cv2.y },
-        /* the sum's backward reads no values (its readers' backwards are
-           done: y goes) and hands its gradient to cv2's output and x */
-        { YOLO_BWD_BEFORE, &b->y, YOLO_DROP, &b->y },
-        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, &b->cv2.y },
-        { YOLO_BWD_BEFORE, &b->y, YOLO_NEED, NULL, NULL, NULL, b->add ? &b->x : NULL },
-        { YOLO_BWD_AFTER, &b->y, YOLO_DONE, &b->y },
-        /* cv2's weight gradient reads its input: the RepConvN's output,
-           made again with both branches (the SiLU's backward reads them) */
-        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv1.y, yolo_conv_again, &b->cv1.conv1 },
-        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.conv2.y, yolo_conv_again, &b->cv1.conv2 },
-        { YOLO_BWD_BEFORE, &b->cv2.y, YOLO_MAKE, &b->cv1.y, yolo_repconvn_sum, &b->cv1 },
-        { YOLO_BWD_AFTER, &b->cv2.z, YOLO_DROP, &b->cv1.y },
-    };
-    YOLO_LIFE_TABLE(m, rows);
-}
-
-/* ---- RepNCSP ----------------------------------------------------------------- */
-/* Cross Stage Partial: half the channels go through the bottlenecks, the
-   other half bypass them, and a 1x1 conv merges both. */
-
-static yolo_tensor *yolo_repncsp_out(yolo_repncsp *r) { return &r->cv3.y; }
-
-/* the input of bottleneck i (cv1's output for the first) */
-static yolo_tensor *yolo_repncsp_link(yolo_repncsp *r, int i) { return i ? &r->m[i - 1].y : &r->cv1.y; }
-
-/* cat = (the last bottleneck's output, cv2.y) */
-static void yolo_repncsp_concat(yolo_model *m, void *blk) {
-    yolo_repncsp *r = (yolo_repncsp *)blk;
-    const yolo_tensor *h = yolo_repncsp_link(r, r->n);
-    int c_ = r->cv1.c2;
-    const yolo_backend *be = yolo_op(m, &r->cat);
-    be->concat(h, 0, &r->cat, 0, c_);
-    be->concat(&r->cv2.y, 0, &r->cat, c_, c_);
-}
-
-static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r);
-
-static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix, int c1, int c2, int n) {
-    char p[96];
-    int c_ = c2 / 2;
-    snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &r->cv1, p, c1, c_, 1, 1, 1, 1, 1);
-    snprintf(p, sizeof p, "%s.cv2", prefix); yolo_conv_init(m, &r->cv2, p, c1, c_, 1, 1, 1, 1, 1);
-    snprintf(p, sizeof p, "%s.cv3", prefix); yolo_conv_init(m, &r->cv3, p, 2 * c_, c2, 1, 1, 1, 1, 1);
-    r->n = n;
-    if (yolo_binding(m)) r->m = (yolo_repnbottleneck *)yolo_xcalloc(n, sizeof(yolo_repnbottleneck));
-    for (int i = 0; i < n; i++) {
-        yolo_repnbottleneck tmp, *b = r->m ? &r->m[i] : &tmp;
-        snprintf(p, sizeof p, "%s.m.%d", prefix, i);
-        yolo_bottleneck_init(m, b, p, c_, c_);
-    }
-    yolo_act_new(m, &r->cat);
-    yolo_repncsp_lifetimes(m, r);
-}
-
-static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
-    int c_ = r->cv1.c2, slots = yolo_slots(m, train);
-    yolo_tensor *parts[] = { yolo_repncsp_link(r, r->n), &r->cv2.y };   /* cat's halves */
-    yolo_concat_grads(&r->cat, parts, 2);
-    if (slots) {   /* folded: cat first, the last bottleneck and cv2 write their halves of it */
-        yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, 0);
-        yolo_tensor_slot(m->be, yolo_repncsp_link(r, r->n), &r->cat, 0, c_);
-        yolo_tensor_slot(m->be, &r->cv2.y, &r->cat, c_, c_);
-    }
-    yolo_conv_forward(m, &r->cv1, x, train);
-    for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
-    yolo_conv_forward(m, &r->cv2, x, train);
-    if (!slots) {
-        yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, train);
-        yolo_repncsp_concat(m, r);
-    }
-    yolo_conv_forward(m, &r->cv3, &r->cat, train);
-}
-
-static void yolo_repncsp_backward(yolo_model *m, yolo_repncsp *r) {
-    yolo_conv_backward(m, &r->cv3);   /* dL/dcat into its halves' gradients */
-    for (int i = r->n - 1; i >= 0; i--) yolo_bottleneck_backward(m, &r->m[i]);
-    yolo_conv_backward(m, &r->cv2);
-    yolo_conv_backward(m, &r->cv1);
-}
-
-/* what training keeps of a RepNCSP */
-static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r) {
-    int n = r->n;
-    if (!yolo_binding(m)) return;
-    /* training keeps only the output cv3.y and the convs' z: each input
-       of a bottleneck goes once the bottleneck has run, the
-       concatenation's inputs once it is made, it once cv3 has read it */
-    for (int i = 0; i < n; i++) {
-        yolo_life_row link[] = { { YOLO_FWD_AFTER, &r->m[i].y, YOLO_DROP, yolo_repncsp_link(r, i) } };
-        YOLO_LIFE_TABLE(m, link);
-    }
-    yolo_tensor *h = yolo_repncsp_link(r, n);
-    yolo_life_row fwd[] = {
-        { YOLO_FWD_AFTER, &r->cat, YOLO_DROP, h },
-        { YOLO_FWD_AFTER, &r->cat, YOLO_DROP, &r->cv2.y },
-        { YOLO_FWD_AFTER, &r->cv3.y, YOLO_DROP, &r->cat },
-        /* before cv3's backward (which reads cat), the chain cv1 ->
-           bottlenecks is made again (each bottleneck's sum reads the one
-           before; its cv2's output only for the sum), then cat */
-        { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cv1.y, yolo_conv_again, &r->cv1 },
-    };
-    YOLO_LIFE_TABLE(m, fwd);
-    for (int i = 0; i < n; i++) {
-        yolo_repnbottleneck *b = &r->m[i];
-        yolo_life_row chain[] = {
-            { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &b->cv2.y, yolo_conv_again, &b->cv2 },
-            { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &b->y, yolo_bottleneck_sum, b },
-            { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_DROP, &b->cv2.y },
-        };
-        YOLO_LIFE_TABLE(m, chain);
-    }
-    yolo_life_row bwd[] = {
-        { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cv2.y, yolo_conv_again, &r->cv2 },
-        { YOLO_BWD_BEFORE, &r->cv3.y, YOLO_MAKE, &r->cat, yolo_repncsp_concat, r },
-        { YOLO_BWD_AFTER, &r->cv3.z, YOLO_DROP, &r->cat },
-        /* cv2's and cv1's outputs, made again above, go after their own backward */
-        { YOLO_BWD_AFTER, &r->cv2.z, YOLO_DROP, &r->cv2.y },
-        { YOLO_BWD_AFTER, &r->cv1.z, YOLO_DROP, &r->cv1.y },
-    };
-    YOLO_LIFE_TABLE(m, bwd);
-}
-
-static void yolo_repncsp_free(yolo_repncsp *r) { free(r->m); r->m = NULL; }
-
-/* ---- RepNCSPELAN4 and ELAN1 ------------------------------------------------- */
-/* GELAN, the paper's generalised ELAN: a 1x1 conv splits the features in
-   two; the second half runs through two stacked computational blocks
-   (RepNCSP + 3x3 Conv, or a single 3x3 Conv in ELAN1); every intermediate
-   result is kept and concatenated, so gradients reach each depth by a
-   short path. */
-
-/* half_b = cv1.y[h:] and cat = (cv1.y, cv2.y, cv3.y): copies, which the
-   backward can also make again from the convs' outputs */
-static void yolo_elan_split(yolo_model *m, void *blk) {
-    yolo_elan *e = (yolo_elan *)blk;
-    int h = e->c3 / 2;
-    yolo_op(m, &e->half_b)->concat(&e->cv1.y, h, &e->half_b, 0, h);
-}
-static void yolo_elan_concat(yolo_model *m, void *blk) {
-    yolo_elan *e = (yolo_elan *)blk;
-    int c3 = e->c3, c4 = e->c4;
-    const yolo_backend *be = yolo_op(m, &e->cat);
-    be->concat(&e->cv1.y, 0, &e->cat, 0, c3);
-    be->concat(&e->cv2.y, 0, &e->cat, c3, c4);
-    be->concat(&e->cv3.y, 0, &e->cat, c3 + c4, c4);
-}
-
-static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e);
-
-static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int elan1,
-                           int c1, int c2, int c3, int c4, int n) {
-    char p[96];
-    memset(e, 0, sizeof *e);
-    e->elan1 = elan1; e->c3 = c3; e->c4 = c4;
-    snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &e->cv1, p, c1, c3, 1, 1, 1, 1, 1);
-    if (elan1) {
-        snprintf(p, sizeof p, "%s.cv2", prefix); yolo_conv_init(m, &e->cv2, p, c3 / 2, c4, 3, 1, 1, 1, 1);
-        snprintf(p, sizeof p, "%s.cv3", prefix); yolo_conv_init(m, &e->cv3, p, c4, c4, 3, 1, 1, 1, 1);
-    } else {
-        snprintf(p, sizeof p, "%s.cv2.0", prefix); yolo_repncsp_init(m, &e->csp2, p, c3 / 2, c4, n);
-        snprintf(p, sizeof p, "%s.cv2.1", prefix); yolo_conv_init(m, &e->cv2, p, c4, c4, 3, 1, 1, 1, 1);
-        snprintf(p, sizeof p, "%s.cv3.0", prefix); yolo_repncsp_init(m, &e->csp3, p, c4, c4, n);
-        snprintf(p, sizeof p, "%s.cv3.1", prefix); yolo_conv_init(m, &e->cv3, p, c4, c4, 3, 1, 1, 1, 1);
-    }
-    snprintf(p, sizeof p, "%s.cv4", prefix); yolo_conv_init(m, &e->cv4, p, c3 + 2 * c4, c2, 1, 1, 1, 1, 1);
-    yolo_act_new(m, &e->half_b);
-    yolo_act_new(m, &e->cat);
-    yolo_elan_lifetimes(m, e);
-}
-
-static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
-    int c3 = e->c3, c4 = e->c4, slots = yolo_slots(m, train);
-    yolo_tensor *parts[] = { &e->cv1.y, &e->cv2.y, &e->cv3.y };   /* cat's, [B, c3 | c4 | c4, H, W] */
-    yolo_concat_grads(&e->cat, parts, 3);
-    yolo_split_grad(&e->half_b, &e->cv1.y, c3 / 2);
-    if (slots) {   /* folded: cat first; cv1, cv2 and cv3 write their parts of it, half_b is cv1's second half there */
-        yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, 0);
-        yolo_tensor_slot(m->be, &e->cv1.y, &e->cat, 0, c3);
-        yolo_tensor_slot(m->be, &e->half_b, &e->cat, c3 / 2, c3 / 2);
-        yolo_tensor_slot(m->be, &e->cv2.y, &e->cat, c3, c4);
-        yolo_tensor_slot(m->be, &e->cv3.y, &e->cat, c3 + c4, c4);
-    }
-    yolo_conv_forward(m, &e->cv1, x, train);
-    if (!slots) {
-        yolo_out_resize(m, &e->half_b, x, c3 / 2, x->h, x->w, train);
-        yolo_elan_split(m, e);
-    }
-    if (e->elan1) {
-        yolo_conv_forward(m, &e->cv2, &e->half_b, train);
-        yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);
-    } else {
-        yolo_repncsp_forward(m, &e->csp2, &e->half_b, train);
-        yolo_conv_forward(m, &e->cv2, yolo_repncsp_out(&e->csp2), train);
-        yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
-        yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
-    }
-    if (!slots) {
-        yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, train);
-        yolo_elan_concat(m, e);
-    }
-    yolo_conv_forward(m, &e->cv4, &e->cat, train);
-}
-
-/* backwards from cv4, which writes dL/dcat into its three parts'
-   gradients; each branch's conv and computational block, the convs that
-   read half_b adding into cv1's gradient's second half */
-static void yolo_elan_backward(yolo_model *m, yolo_elan *e) {
-    yolo_conv_backward(m, &e->cv4);
-    yolo_conv_backward(m, &e->cv3);
-    if (!e->elan1) yolo_repncsp_backward(m, &e->csp3);
-    yolo_conv_backward(m, &e->cv2);
-    if (!e->elan1) yolo_repncsp_backward(m, &e->csp2);
-    yolo_conv_backward(m, &e->cv1);
-}
-
-/* what training keeps of RepNCSPELAN4 and ELAN1 */
-static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e) {
-    int elan1 = e->elan1;
-    /* training keeps the output cv4.y and the convs' z: each copy goes once its last reader has run */
-    yolo_life_row branches[] = {   /* each branch's input, once read */
-        { YOLO_FWD_AFTER, elan1 ? &e->cv2.y : yolo_repncsp_out(&e->csp2), YOLO_DROP, &e->half_b },
-        { YOLO_FWD_AFTER, &e->cv2.y, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
-        { YOLO_FWD_AFTER, &e->cv3.y, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
-    };
-    yolo_life_table(m, branches, elan1 ? 1 : 3);
-    yolo_life_row rows[] = {
-        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv1.y },
-        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv2.y },
-        { YOLO_FWD_AFTER, &e->cat, YOLO_DROP, &e->cv3.y },
-        { YOLO_FWD_AFTER, &e->cv4.y, YOLO_DROP, &e->cat },
-        /* before cv4's backward: cat and half_b again, from the three
-           convs' outputs; of those only cv2.y stays (the next block's input) */
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv1.y, yolo_conv_again, &e->cv1 },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv2.y, yolo_conv_again, &e->cv2 },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cv3.y, yolo_conv_again, &e->cv3 },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->cat, yolo_elan_concat, e },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_MAKE, &e->half_b, yolo_elan_split, e },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv1.y },
-        { YOLO_BWD_BEFORE, &e->cv4.y, YOLO_DROP, &e->cv3.y },
-        { YOLO_BWD_AFTER, &e->cv4.z, YOLO_DROP, &e->cat },
-        /* cv2.y (the input of csp3, or of ELAN1's cv3) goes before cv2's
-           backward; half_b once its readers' backwards are done */
-        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_DROP, &e->cv2.y },
-        { YOLO_BWD_BEFORE, &e->cv1.y, YOLO_DROP, &e->half_b },
-    };
-    YOLO_LIFE_TABLE(m, rows);
-    if (elan1) return;
-    yolo_life_row csp[] = {   /* the 3x3 convs' inputs, the RepNCSPs' outputs, for their backward */
-        { YOLO_BWD_BEFORE, &e->cv3.y, YOLO_MAKE, yolo_repncsp_out(&e->csp3), yolo_conv_again, &e->csp3.cv3 },
-        { YOLO_BWD_AFTER, &e->cv3.z, YOLO_DROP, yolo_repncsp_out(&e->csp3) },
-        { YOLO_BWD_BEFORE, &e->cv2.y, YOLO_MAKE, yolo_repncsp_out(&e->csp2), yolo_conv_again, &e->csp2.cv3 },
-        { YOLO_BWD_AFTER, &e->cv2.z, YOLO_DROP, yolo_repncsp_out(&e->csp2) },
-    };
-    YOLO_LIFE_TABLE(m, csp);
-}
-
-/* ---- AConv and ADown ---------------------------------------------------------- */
-/* Downsampling by 2. The 2x2 stride-1 average pool first smooths the map;
-   ADown then halves the channels into a learned path (3x3 s2 conv) and a
-   max-pool path (3x3 s2 max, 1x1 conv): cheaper than one 3x3 s2 conv. */
-
-/* what the convs read: the average pool of x and, for ADown, its two
-   halves and the max pool of the second */
-static void yolo_down_inputs(yolo_model *m, void *blk) {
-    yolo_down *d = (yolo_down *)blk;
-    const yolo_tensor *x = d->x;
-    yolo_op(m, &d->pool)->avgpool2_forward(x, &d->pool);
-    if (!d->adown) return;
-    int h = x->c / 2;
-    if (!d->half1.ctot) {   /* slots of pool (a folded pass) need no copies */
-        yolo_op(m, &d->half1)->concat(&d->pool, 0, &d->half1, 0, h);
-        yolo_op(m, &d->half2)->concat(&d->pool, h, &d->half2, 0, h);
-    }
-    yolo_op(m, &d->maxp)->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
-}
-
-static void yolo_down_lifetimes(yolo_model *m, yolo_down *d);
-
-static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int adown, int c1, int c2) {
-    char p[96];
-    memset(d, 0, sizeof *d);
-    d->adown = adown;
-    snprintf(p, sizeof p, "%s.cv1", prefix);
-    if (!adown) {
-        yolo_conv_init(m, &d->cv1, p, c1, c2, 3, 2, 1, 1, 1);
-    } else {
-        yolo_conv_init(m, &d->cv1, p, c1 / 2, c2 / 2, 3, 2, 1, 1, 1);
-        snprintf(p, sizeof p, "%s.cv2", prefix);
-        yolo_conv_init(m, &d->cv2, p, c1 / 2, c2 / 2, 1, 1, 1, 1, 1);
-    }
-    yolo_act_new(m, &d->pool);
-    yolo_act_new(m, &d->half1);
-    yolo_act_new(m, &d->half2);
-    yolo_act_new(m, &d->maxp);
-    yolo_act_new(m, &d->y);
-    yolo_down_lifetimes(m, d);
-}
-
-static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->cv1.y; }
-
-/* ADown's output y [B, c2, H/2, W/2] = cat(cv1.y, cv2.y), c2/2 channels each */
-static void yolo_down_concat(yolo_model *m, void *blk) {
-    yolo_down *d = (yolo_down *)blk;
-    int c = d->cv1.c2;
-    const yolo_backend *be = yolo_op(m, &d->y);
-    be->concat(&d->cv1.y, 0, &d->y, 0, c);
-    be->concat(&d->cv2.y, 0, &d->y, c, c);
-}
-
-static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
-    int h = x->c / 2, H = x->h - 1, W = x->w - 1, slots = d->adown && yolo_slots(m, train);
-    d->x = x;
-    yolo_out_resize(m, &d->pool, x, x->c, H, W, train);
-    if (slots) {   /* folded: the halves are pool's, the convs write their halves of y */
-        int c = d->cv1.c2;
-        yolo_tensor_slot(m->be, &d->half1, &d->pool, 0, h);
-        yolo_tensor_slot(m->be, &d->half2, &d->pool, h, h);
-        yolo_out_resize(m, &d->y, x, 2 * c, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), 0);
-        yolo_tensor_slot(m->be, &d->cv1.y, &d->y, 0, c);
-        yolo_tensor_slot(m->be, &d->cv2.y, &d->y, c, c);
-    }
-    if (d->adown && !slots) {
-        yolo_out_resize(m, &d->half1, x, h, H, W, train);
-        yolo_out_resize(m, &d->half2, x, h, H, W, train);
-    }
-    if (d->adown) yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
-    yolo_down_inputs(m, d);
-    if (!d->adown) {
-        yolo_conv_forward(m, &d->cv1, &d->pool, train);
-    } else {
-        yolo_conv_forward(m, &d->cv1, &d->half1, train);
-        yolo_conv_forward(m, &d->cv2, &d->maxp, train);
-        if (!slots) {
-            yolo_out_resize(m, &d->y, x, 2 * d->cv1.c2, d->cv1.y.h, d->cv1.y.w, train);
-            yolo_down_concat(m, d);
-        }
-    }
-}
-
-static void yolo_down_backward(yolo_model *m, yolo_down *d) {
-    yolo_tensor *x = d->x;
-    const yolo_backend *be;
-    if (d->adown) {
-        int c = d->cv1.c2, h = x->c / 2;
-        be = yolo_op(m, &d->y);
-        yolo_grad_channels(m, be, &d->y, 0, &d->cv1.y, 0, c);
-        yolo_grad_channels(m, be, &d->y, c, &d->cv2.y, 0, c);
-        yolo_conv_backward(m, &d->cv2);
-        be = yolo_op(m, &d->maxp);
-        be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad, yolo_grad_add(m, &d->half2));
-        yolo_conv_backward(m, &d->cv1);
-        /* pool [B, 2h, H, W]'s gradient: its halves' side by side, which between them write all of it */
-        be = yolo_op(m, &d->half1);
-        int add = yolo_grad_add(m, &d->pool), B = x->n, HW = d->pool.h * d->pool.w;
-        be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, add);
-        be = yolo_op(m, &d->half2);
-        be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, add);
-    } else {
-        yolo_conv_backward(m, &d->cv1);
-    }
-    be = yolo_op(m, &d->pool);
-    if (x->grad) be->avgpool2_backward(&d->pool, x->grad, x->h, x->w, yolo_grad_add(m, x));
-}
-
-/* what training keeps of AConv and ADown */
-static void yolo_down_lifetimes(yolo_model *m, yolo_down *d) {
-    /* the average pool's backward adds into x's gradient; then the pool
-       goes, and with it (ADown) the halves and the max pool */
-    yolo_life_row pool[] = {
-        { YOLO_BWD_BEFORE, &d->pool, YOLO_NEED, NULL, NULL, NULL, &d->x },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DONE, &d->pool },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->pool },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half1 },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->half2 },
-        { YOLO_BWD_AFTER, &d->pool, YOLO_DROP, &d->maxp },
-    };
-    if (!d->adown) {   /* training keeps cv1's z and output; its input, the pool, is made again for its backward */
-        yolo_life_row aconv[] = {
-            { YOLO_FWD_AFTER, &d->cv1.y, YOLO_DROP, &d->pool },
-            { YOLO_BWD_BEFORE, &d->cv1.y, YOLO_MAKE, &d->pool, yolo_down_inputs, d },
-        };
-        YOLO_LIFE_TABLE(m, aconv);
-        yolo_life_table(m, pool, 3);
-        return;
-    }
-    yolo_life_row rows[] = {
-        /* training keeps y and the convs' z */
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->pool },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half1 },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->half2 },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->maxp },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv1.y },
-        { YOLO_FWD_AFTER, &d->y, YOLO_DROP, &d->cv2.y },
-        /* the convs' inputs again, from x, before the first backward op;
-           y's gradient to its two halves */
-        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->pool },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half1 },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->half2 },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_MAKE, &d->maxp, yolo_down_inputs, d },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv1.y },
-        { YOLO_BWD_BEFORE, &d->y, YOLO_NEED, &d->cv2.y },
-        { YOLO_BWD_AFTER, &d->y, YOLO_DONE, &d->y },
-        { YOLO_BWD_BEFORE, &d->maxp, YOLO_NEED, &d->half2 },
-        { YOLO_BWD_AFTER, &d->maxp, YOLO_DONE, &d->maxp },
-        { YOLO_BWD_BEFORE, &d->half1, YOLO_NEED, &d->pool },
-        { YOLO_BWD_AFTER, &d->half1, YOLO_DONE, &d->half1 },
-        { YOLO_BWD_AFTER, &d->half2, YOLO_DONE, &d->half2 },
-    };
-    YOLO_LIFE_TABLE(m, rows);
-    YOLO_LIFE_TABLE(m, pool);
-}
-
-/* ---- SPPELAN -------------------------------------------------------------------- */
-
-/* p1..p3 [B, c3, H, W] (chained 5x5 max pools of cv1.y) and cat [B, 4 c3, H, W] */
-static void yolo_sppelan_pools(yolo_model *m, void *blk) {
-    yolo_sppelan *s = (yolo_sppelan *)blk;
-    int c = s->cv1.c2;
-    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
-    for (int i = 0; i < 4; i++) {
-        if (i) yolo_op(m, pools[i])->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
-        if (!pools[i]->ctot) yolo_op(m, &s->cat)->concat(pools[i], 0, &s->cat, i * c, c);   /* a slot is in cat already */
-    }
-}
-
-static void yolo_sppelan_lifetimes(yolo_model *m, yolo_sppelan *s);
-
-static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix, int c1, int c2, int c3) {
-    char p[96];
-    snprintf(p, sizeof p, "%s.cv1", prefix); yolo_conv_init(m, &s->cv1, p, c1, c3, 1, 1, 1, 1, 1);
-    snprintf(p, sizeof p, "%s.cv5", prefix); yolo_conv_init(m, &s->cv5, p, 4 * c3, c2, 1, 1, 1, 1, 1);
-    yolo_act_new(m, &s->p1); yolo_act_new(m, &s->p2); yolo_act_new(m, &s->p3);
-    yolo_act_new(m, &s->cat);
-    yolo_sppelan_lifetimes(m, s);
-}
-
-static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
-    int c = s->cv1.c2, slots = yolo_slots(m, train);
-    yolo_tensor *parts[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };   /* cat's quarters, each [B, c, H, W] */
-    yolo_concat_grads(&s->cat, parts, 4);
-    if (slots) {   /* folded: cat first; cv1 and the three pools write their quarters of it */
-        yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, 0);
-        for (int i = 0; i < 4; i++) yolo_tensor_slot(m->be, parts[i], &s->cat, i * c, c);
-    }
-    yolo_conv_forward(m, &s->cv1, x, train);
-    if (!slots) {
-        yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
-        for (int i = 1; i < 4; i++) yolo_out_resize(m, parts[i], x, c, x->h, x->w, train);
-    }
-    yolo_sppelan_pools(m, s);
-    yolo_conv_forward(m, &s->cv5, &s->cat, train);
-}
-
-/* cv5 writes dL/dcat into its four quarters' gradients; then the pools'
-   backwards, from the last pool to cv1.y, each named by the pool it hands
-   on */
-static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
-    yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
-    yolo_conv_backward(m, &s->cv5);
-    for (int i = 3; i > 0; i--) {
-        const yolo_backend *be = yolo_op(m, pools[i]);
-        be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad, yolo_grad_add(m, pools[i - 1]));
-    }
-    yolo_conv_backward(m, &s->cv1);
-}
-
-/* what training keeps of SPPELAN */
-static void yolo_sppelan_lifetimes(yolo_model *m, yolo_sppelan *s) {
-    yolo_life_row rows[] = {
-        /* training keeps the output cv5.y and the convs' z */
-        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->cv1.y },
-        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->p1 },
-        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->p2 },
-        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->p3 },
-        { YOLO_FWD_AFTER, &s->cv5.y, YOLO_DROP, &s->cat },
-        /* cv5's input again: cv1.y, the pools and cat, all five for the backward */
-        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->cv1.y, yolo_conv_again, &s->cv1 },
-        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p1 },
-        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p2 },
-        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->p3 },
-        { YOLO_BWD_BEFORE, &s->cv5.y, YOLO_MAKE, &s->cat, yolo_sppelan_pools, s },
-        { YOLO_BWD_AFTER, &s->cv5.z, YOLO_DROP, &s->cat },
-        /* each pool's gradient (cv5 took all four quarters'), handed on
-           to the pool before it; the values go after the last */
-        { YOLO_BWD_AFTER, &s->p3, YOLO_DONE, &s->p3 },
-        { YOLO_BWD_AFTER, &s->p2, YOLO_DONE, &s->p2 },
-        { YOLO_BWD_AFTER, &s->p1, YOLO_DONE, &s->p1 },
-        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->cv1.y },
-        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p1 },
-        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p2 },
-        { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p3 },
-    };
-    YOLO_LIFE_TABLE(m, rows);
-}
-
-/* ------------------------------------------------------------------------ */
-/* 5. the model graph                                                       */
-/* ------------------------------------------------------------------------ */
 /* A model is a list of layers; each reads the outputs of earlier layers
    ("from", -1 = the previous one) and the detect layer reads three (or six)
    feature maps of strides 8, 16, 32. The built-in variants below are the
    official ones, layer for layer, so that weights keep their names. */
-
-static void yolo_detect_lifetimes(yolo_model *m, yolo_layer *L);
-
-static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, int nc, int nbranch,
-                             const int *ch, const int *strides);
-static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train);
-static void yolo_detect_backward(yolo_model *m, yolo_layer *L);
 
 #define F1(a) 1, {a}
 #define F2(a, b) 2, {a, b}
@@ -4330,177 +5809,6 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
     return 0;
 }
 
-/* The inference form gone (its memory given back): the weights are about to change or move */
-static void yolo_model_forget_folded(yolo_model *m) {
-    for (int i = 0; i < m->nconvs; i++) m->convs[i]->ws = NULL;
-    m->folded = NULL; m->fused = 0; m->staged = YOLO_FP32;
-}
-static void yolo_model_unfold(yolo_model *m) {
-    for (int i = 0; i < m->nconvs; i++) m->be->release(m->convs[i]->ws);
-    m->be->release(m->folded);
-    yolo_model_forget_folded(m);
-}
-
-/* A training step's picture [B, 3, H, W] as uint8 (m->train_pixels): copied
-   to the backend once when the step starts (keep 1) and held until it ends
-   (keep 0), so that the forward and the backward's remade image both
-   divide the same device bytes by 255 instead of reading the caller's
-   pinned host memory twice. */
-static void yolo_pixels_keep(yolo_model *m, int keep) {
-    if (!keep || !m->train_pixels || !m->input_pixels) { m->be->release(m->input_bytes); m->input_bytes = NULL; return; }
-    if (m->input_bytes) return;
-    size_t n = yolo_numel(&m->input);
-    m->input_bytes = (unsigned char *)m->be->alloc(n);
-    m->be->upload(m->input_bytes, m->input_pixels, n);
-}
-
-static void yolo_model_unstage_train(yolo_model *m);   /* below */
-void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
-    if (be == m->be) return;
-    yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
-    for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
-    yolo_pixels_keep(m, 0);
-    m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
-    yolo_model_unfold(m);
-    yolo_model_unstage_train(m);
-    m->be = be;
-    m->stages_train = be->stage_train_weights != NULL;
-    m->values = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
-    m->grads = (yolo_real *)be->alloc(m->nvalues * sizeof(yolo_real));
-    m->stats = (yolo_real *)be->alloc(m->nstats * sizeof(yolo_real));
-    be->upload(m->values, host, m->nvalues * sizeof(yolo_real));
-    free(host);
-    yolo_layers_release(m);
-    yolo_model_bind(m);   /* every block's pointers into the new arrays */
-}
-
-yolo_real *yolo_fetch(const yolo_model *m, const yolo_real *p, size_t n) {
-    yolo_real *h = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
-    m->be->download(h, p, n * sizeof(yolo_real));
-    return h;
-}
-
-yolo_real *yolo_fetch_tensor(const yolo_model *m, const yolo_tensor *t) {
-    if (t->store == YOLO_FP32) return yolo_fetch(m, t->data, yolo_numel(t));
-    yolo_tensor f;   /* a low-precision store, in the backend's own layout: copied into floats there first */
-    memset(&f, 0, sizeof f);
-    yolo_tensor_resize(m->be, &f, t->n, t->c, t->h, t->w, 0);
-    m->be->concat(t, 0, &f, 0, t->c);
-    yolo_real *h = yolo_fetch(m, f.data, yolo_numel(&f));
-    yolo_tensor_free(m->be, &f);
-    return h;
-}
-
-int yolo_model_half(yolo_model *m) {
-    if (m->be->tensor_cores) m->precision = YOLO_FP16;
-    return m->be->tensor_cores;
-}
-
-int yolo_precision_parse(const char *name) {
-    return !strcmp(name, "fp32") ? YOLO_FP32 : !strcmp(name, "bf16") ? YOLO_BF16 : !strcmp(name, "half") ? YOLO_FP16 : -1;
-}
-const char *yolo_precision_name(yolo_precision p) { return p == YOLO_BF16 ? "bf16" : p == YOLO_FP16 ? "half" : "fp32"; }
-yolo_precision yolo_precision_default(const yolo_backend *be, int train) {
-    return train && be->tensor_cores ? YOLO_BF16 : YOLO_FP32;
-}
-
-void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const char *precision, int train, int half,
-                                const char *prog) {
-    m->precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, train);
-    m->stages_train = be->stage_train_weights != NULL;   /* the plan, made before the model moves to be, counts them */
-    if (half && be->tensor_cores) m->precision = YOLO_FP16;
-    else if (half) fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, be->name);
-}
-
-/* a conv's weights: c2 (c1/g) k k values */
-static size_t yolo_conv_nweights(const yolo_conv *c) { return (size_t)c->c2 * (c->c1 / c->g) * c->k * c->k; }
-
-/* Every folded conv's weights staged once for the products of
-   m->precision (stage_weights: on the GPU the two-byte copies its tensor
-   cores read, which a training conv makes from its changing weights at
-   every call), so that the forwards of a fused model read them as they
-   are. Made at the first folded pass in a precision; folding again (new
-   weights) or another precision stages again, in the same memory. */
-static void yolo_model_stage(yolo_model *m) {
-    for (int i = 0; i < m->nconvs; i++) {
-        yolo_conv *c = m->convs[i];
-        size_t nw = yolo_conv_nweights(c);
-        if (!c->ws) c->ws = m->be->alloc_values(nw, m->precision);   /* bf16 and half take the same bytes */
-        m->be->stage_weights(c->fw, c->c2, c->c1 / c->g, c->k, m->precision, c->ws);
-    }
-    m->staged = m->precision;
-}
-
-/* A training step's weights staged once for its products, the same way:
-   where the backend stages (stage_train_weights: the CUDA backend's
-   tensor cores read two-byte copies, in one form for the forward and one
-   for backward-data), every conv's two forms in one buffer, made at the
-   step's forward in a launch or a few and given back after its backward
-   (a buffer of the step: the memory plan places it as any other). Not
-   with --ckpt, which trades time for memory: its convs stage their own
-   weights at each call, as before. */
-static void yolo_model_unstage_train(yolo_model *m) {
-    if (!m->wtrain) return;
-    m->be->release(m->wtrain);
-    m->wtrain = NULL;
-    for (int i = 0; i < m->nconvs; i++) m->convs[i]->wt = m->convs[i]->wtd = NULL;
-}
-static void yolo_model_stage_train(yolo_model *m) {
-    size_t total = 0;   /* bytes: each form two bytes a weight, at a 256-byte boundary as the arena's ranges */
-    for (int i = 0; i < m->nconvs; i++) total += 2 * yolo_arena_bytes(2 * yolo_conv_nweights(m->convs[i]));
-    m->wtrain = m->be->alloc_values(total / 2, m->precision);   /* two bytes a value, in the backends that stage */
-    yolo_stage_conv *jobs = (yolo_stage_conv *)yolo_xmalloc((size_t)(m->nconvs ? m->nconvs : 1) * sizeof *jobs);
-    size_t at = 0;   /* bytes */
-    for (int i = 0; i < m->nconvs; i++) {
-        yolo_conv *c = m->convs[i];
-        size_t room = yolo_arena_bytes(2 * yolo_conv_nweights(c));
-        c->wt = (char *)m->wtrain + at;
-        c->wtd = (char *)m->wtrain + at + room;
-        at += 2 * room;
-        yolo_stage_conv job = { c->w, (void *)c->wt, (void *)c->wtd, c->c2, c->c1 / c->g, c->k, c->s, c->g };
-        jobs[i] = job;
-    }
-    m->be->stage_train_weights(jobs, m->nconvs, m->precision);
-    free(jobs);
-}
-
-void yolo_model_fuse(yolo_model *m) {
-    const yolo_backend *be = m->be;
-    size_t total = 0;
-    for (int i = 0; i < m->nconvs; i++) total += yolo_conv_nweights(m->convs[i]) + m->convs[i]->c2;
-    if (!m->folded) m->folded = (yolo_real *)be->alloc(total * sizeof(yolo_real));   /* once: the size never changes */
-    yolo_real *h = (yolo_real *)yolo_xcalloc(total, sizeof(yolo_real)), *vals = yolo_fetch(m, m->values, m->nvalues);
-    size_t off = 0;
-    #define HOST(p) (vals + ((p) - m->values))   /* a parameter pointer as a host address */
-    for (int i = 0; i < m->nconvs; i++) {
-        yolo_conv *c = m->convs[i];
-        size_t nw = yolo_conv_nweights(c), per = nw / c->c2;
-        yolo_real *fw = h + off, *fb = fw + nw;
-        for (int o = 0; o < c->c2; o++) {
-            double a = c->bn ? HOST(c->gamma)[o] / sqrt(HOST(c->rvar)[o] + m->bn_eps) : 1.0;
-            for (size_t j = 0; j < per; j++) fw[o * per + j] = (yolo_real)(HOST(c->w)[o * per + j] * a);
-            fb[o] = (yolo_real)(c->bn ? HOST(c->beta)[o] - HOST(c->rmean)[o] * a : (c->b ? HOST(c->b)[o] : 0));
-        }
-        c->fw = m->folded + off; c->fb = c->fw + nw;
-        off += nw + c->c2;
-    }
-    /* RepConvN: the folded 1x1 kernel joins the folded 3x3 one at its centre */
-    for (int r = 0; r < m->nreps; r++) {
-        yolo_conv *c3 = &m->reps[r]->conv1, *c1 = &m->reps[r]->conv2;
-        yolo_real *w3 = h + (c3->fw - m->folded), *w1 = h + (c1->fw - m->folded);
-        int cin = c3->c1 / c3->g;
-        for (int o = 0; o < c3->c2; o++) {
-            for (int ci = 0; ci < cin; ci++) w3[((size_t)o * cin + ci) * 9 + 4] += w1[(size_t)o * cin + ci];
-            w3[(size_t)c3->c2 * cin * 9 + o] += w1[(size_t)c1->c2 * cin + o];
-        }
-    }
-    #undef HOST
-    be->upload(m->folded, h, total * sizeof(yolo_real));
-    free(h); free(vals);
-    m->fused = 1;
-    m->staged = YOLO_FP32;   /* the staged copies, if any, are of the old weights */
-}
-
 void yolo_model_free(yolo_model *m) {
     if (!m->layers) return;
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
@@ -4571,359 +5879,6 @@ yolo_param *yolo_model_param(yolo_model *m, const char *name) {
     return NULL;
 }
 
-/* --- forward and backward over the graph --- */
-
-static yolo_tensor *yolo_layer_input(yolo_model *m, const yolo_layer *L, int j) {
-    return L->from[j] < 0 ? &m->input : m->layers[L->from[j]].out;
-}
-
-/* channel offset of chunk `idx` of a CBLinear layer */
-static int yolo_chunk_offset(const yolo_layer *cbl, int idx) {
-    int off = 0;
-    for (int j = 0; j < idx; j++) off += cbl->args[j];
-    return off;
-}
-
-/* The input [B, 3, H, W] held by the caller, as floats in [0, 1] or as
-   uint8 pixels: the forward makes it on the backend (yolo_image_make). */
-static void yolo_input_from_host(yolo_model *m, int B, int H, int W, const yolo_real *data, const unsigned char *pixels) {
-    m->input_host = data;
-    m->input_pixels = pixels;
-    yolo_tensor_keep(m->be, &m->input, 0);
-    m->input.n = B; m->input.c = 3; m->input.h = H; m->input.w = W;
-}
-void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
-    if (data) { yolo_input_from_host(m, B, H, W, data, NULL); return; }
-    m->input_host = NULL;
-    m->input_pixels = NULL;
-    yolo_tensor_resize(m->be, &m->input, B, 3, H, W, 0);   /* the caller writes it */
-}
-void yolo_set_input_pixels(yolo_model *m, int B, int H, int W, const unsigned char *pixels) {
-    yolo_input_from_host(m, B, H, W, NULL, pixels);
-}
-
-/* The image is the cheapest tensor to make again: the caller still holds
-   it. In training it is dropped once its last reader has run forward and
-   uploaded again for the first backward that reads it (the first conv's
-   weight gradient, or with --ckpt the first conv run again); from then on
-   it stays until the backward ends, as every later backward op may read
-   it again. */
-static void yolo_image_make(yolo_model *m, int make) {
-    if (!m->input_host && !m->input_pixels) return;
-    if (!make) { yolo_tensor_keep(m->be, &m->input, 0); return; }
-    if (m->input.data) return;
-    yolo_tensor_keep(m->be, &m->input, 1);
-    if (m->input_pixels)
-        m->be->pixels_to_input(m->input.data, m->input_bytes ? m->input_bytes : m->input_pixels, yolo_numel(&m->input));
-    else m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
-}
-
-/* Upsample and Concat only copy their inputs into L->own */
-static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
-    if (L->type == YOLO_UPSAMPLE) {
-        m->be->resize_forward(yolo_layer_input(m, L, 0), 0, 0, &L->own);
-        return;
-    }
-    for (int j = 0, off = 0; j < L->nfrom; j++) {
-        yolo_tensor *t = yolo_layer_input(m, L, j);
-        m->be->concat(t, 0, &L->own, off, t->c);
-        off += t->c;
-    }
-}
-
-/* Layer outputs, like a block's inside, are dropped in training. One that can be made
-   again cheaply is dropped once its last reader has run forward, and made
-   again only for a reader whose backward reads it (a block's convs need
-   their input for the weight gradient; Upsample, Concat and CBFuse read
-   only gradients). Cheap to make again: a copy layer's output (from its
-   inputs, made again first if they were dropped); without --ckpt a
-   block's (SiLU(BN(z)) of its last conv or convs, whose z it keeps); with
-   --ckpt a Conv layer's, by running it again on its input (one conv, and
-   the costliest outputs to keep: the first layers' at full resolution). */
-static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L) {
-    switch (L->type) {
-    case YOLO_UPSAMPLE: case YOLO_CONCAT: case YOLO_CONV: return 1;
-    case YOLO_ACONV: case YOLO_ADOWN: case YOLO_ELAN1: case YOLO_REPNCSPELAN4: case YOLO_SPPELAN:
-        return !m->ckpt;
-    default: return 0;
-    }
-}
-
-static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train);
-static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make);
-
-/* L's training forward again, the running statistics left alone: the
-   same numbers as the first time */
-static void yolo_layer_rerun(yolo_model *m, yolo_layer *L) {
-    double momentum = m->bn_momentum;
-    m->bn_momentum = 0;
-    yolo_layer_forward(m, L, 1);
-    m->bn_momentum = momentum;
-}
-
-static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
-    if (L->out == &m->input) { if (make) yolo_image_make(m, 1); return; }   /* Silence passes the image on */
-    if (!make) { yolo_tensor_keep(m->be, L->out, 0); return; }
-    if (L->out->data) return;
-    switch (L->type) {
-    case YOLO_CONV: if (m->ckpt) break; yolo_conv_output(m, &L->b.conv, 1); return;
-    case YOLO_ACONV: yolo_conv_output(m, &L->b.down.cv1, 1); return;
-    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_conv_output(m, &L->b.elan.cv4, 1); return;
-    case YOLO_SPPELAN: yolo_conv_output(m, &L->b.spp.cv5, 1); return;
-    case YOLO_ADOWN:
-        yolo_conv_output(m, &L->b.down.cv1, 1);
-        yolo_conv_output(m, &L->b.down.cv2, 1);
-        yolo_tensor_keep(m->be, L->out, 1);
-        yolo_down_concat(m, &L->b.down);
-        yolo_conv_output(m, &L->b.down.cv1, 0);
-        yolo_conv_output(m, &L->b.down.cv2, 0);
-        return;
-    default: break;
-    }
-    int made[YOLO_MAX_FROM] = { 0 };   /* from the inputs, made again first */
-    for (int j = 0; j < L->nfrom; j++) {
-        made[j] = !yolo_layer_input(m, L, j)->data;
-        if (made[j]) yolo_input_make(m, L, j, 1);
-    }
-    if (L->type == YOLO_CONV) {   /* --ckpt: the conv again; its z is not wanted */
-        yolo_layer_rerun(m, L);
-        yolo_tensor_keep(m->be, &L->b.conv.z, 0);
-    } else {
-        yolo_tensor_keep(m->be, L->out, 1);
-        yolo_copy_layer_run(m, L);
-    }
-    for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_input_make(m, L, j, 0);
-}
-
-/* L's input j, if remakeable: made again (make 1) or dropped (make 0) */
-static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make) {
-    if (yolo_reads_image(m, L, j)) { if (make) yolo_image_make(m, 1); return; }   /* dropped by the step itself */
-    yolo_layer *src = &m->layers[L->from[j]];
-    if (yolo_output_remakeable(m, src)) yolo_output_make(m, src, make);
-}
-
-/* L is the last layer to read its input j */
-static int yolo_reads_last(const yolo_model *m, const yolo_layer *L, int j) {
-    return L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers;
-}
-
-/* the same for all of L's inputs, or (last_only) those that L reads last */
-static void yolo_layer_inputs_make(yolo_model *m, yolo_layer *L, int make, int last_only) {
-    for (int j = 0; j < L->nfrom; j++)
-        if (!last_only || yolo_reads_last(m, L, j)) yolo_input_make(m, L, j, make);
-}
-
-static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
-    yolo_tensor *x = yolo_layer_input(m, L, 0);
-    yolo_life_run outer = yolo_life_begin(m, L, train, 0);   /* in training, its blocks' tables run */
-    switch (L->type) {
-    case YOLO_SILENCE: L->out = x; break;
-    case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_forward(m, &L->b.conv, x, train); break;
-    case YOLO_ACONV: case YOLO_ADOWN: yolo_down_forward(m, &L->b.down, x, train); break;
-    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_forward(m, &L->b.elan, x, train); break;
-    case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
-    case YOLO_UPSAMPLE:
-        yolo_out_resize(m, &L->own, x, x->c, 2 * x->h, 2 * x->w, train);
-        yolo_copy_layer_run(m, L);
-        break;
-    case YOLO_CONCAT:
-        if (L->convs_read) {   /* the convs that read it write its gradient into its inputs' (yolo_concat_grads) */
-            yolo_tensor *parts[YOLO_MAX_PARTS];
-            for (int j = 0; j < L->nfrom; j++) parts[j] = yolo_layer_input(m, L, j);
-            yolo_concat_grads(&L->own, parts, L->nfrom);
-        }
-        yolo_out_resize(m, &L->own, x, L->c_out, x->h, x->w, train);
-        yolo_copy_layer_run(m, L);
-        break;
-    case YOLO_CBFUSE: {
-        /* sum of the chosen CBLinear chunks, resized to the last input */
-        yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
-        yolo_out_resize(m, &L->own, last, last->c, last->h, last->w, train);
-        m->be->concat(last, 0, &L->own, 0, last->c);
-        for (int j = 0; j < L->nfrom - 1; j++) {
-            const yolo_layer *src = &m->layers[L->from[j]];
-            m->be->resize_forward(src->out, yolo_chunk_offset(src, L->args[j]), 1, &L->own);
-        }
-        break;
-    }
-    case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_forward(m, L, train); break;
-    default: break;
-    }
-    yolo_life_end(m, outer);
-}
-
-/* --- what a training step keeps, and recompute checkpointing (--ckpt) ---
-   Every tensor is dropped as soon as its last reader is done, and made
-   again just before a backward op that reads it:
-   - a gradient exists from the first backward op that adds into it to
-     the op that reads it (yolo_grad_need, yolo_grad_done); the training
-     forward takes none, the loss takes the head's maps';
-   - inside a block only the convs' outputs z are kept to the backward,
-     each given back after its own backward: what each block declares
-     in its lifetime table (section 4), run between its ops by
-     yolo_life_begin/yolo_life_end around every layer's pass (section 9);
-   - a layer's output is dropped once its last reader has run forward,
-     and made again for each reader's backward (yolo_output_make).
-   With m->ckpt the training forward drops a block's z too as soon as the
-   block is done, and yolo_backward runs the block's forward again just
-   before its backward, then drops it again: the z of one block instead
-   of all of them, for the price of a second forward. The rerun uses
-   BatchNorm momentum 0, so the running statistics move once per step,
-   and it computes the same numbers, so the gradients are the same. */
-
-static int yolo_layer_has_inside(const yolo_layer *L) {
-    return L->type != YOLO_SILENCE && L->type != YOLO_UPSAMPLE && L->type != YOLO_CONCAT && L->type != YOLO_CBFUSE;
-}
-
-static int yolo_is_head_map(const yolo_layer *L, const yolo_tensor *t) {
-    for (int b = 0; L->det && b < L->det->nbranch; b++)
-        for (int l = 0; l < 3; l++) if (t == &L->det->out[b][l]) return 1;
-    return 0;
-}
-
-static void yolo_layer_drop_inside(yolo_model *m, yolo_layer *L) {
-    for (int k = L->act0; k < L->act1; k++)
-        if (m->acts[k] != L->out && !yolo_is_head_map(L, m->acts[k])) yolo_tensor_free(m->be, m->acts[k]);
-}
-
-/* the gradient of a layer's output, released after the layer's own backward */
-static void yolo_grad_drop(yolo_model *m, yolo_layer *L) {
-    if (L->out != &m->input && !L->det) yolo_grad_done(m, L->out);
-}
-
-/* all: inference over every layer, every output kept (to be inspected);
-   else inference keeps only what later layers read: a layer's inside goes
-   after its forward, its output after its last reader's */
-static void yolo_forward_layers(yolo_model *m, int train, int all) {
-    for (int i = 0; i < m->nlayers; i++) {
-        yolo_layer *L = &m->layers[i];
-        if (!all && !train && !L->infer) continue;
-        yolo_layer_forward(m, L, train);
-        if (yolo_layer_has_inside(L) && (m->ckpt || (!train && !all))) yolo_layer_drop_inside(m, L);
-        if (train) {
-            yolo_layer_inputs_make(m, L, 0, 1);
-            if (m->input_last_reader == i) yolo_image_make(m, 0);
-        } else if (!all)
-            for (int j = 0; j < L->nfrom; j++) {
-                yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
-                if (src && src->last_infer_reader == i && src->out != &m->input) yolo_tensor_keep(m->be, src->out, 0);
-            }
-    }
-}
-
-/* train = 1: BatchNorm on batch statistics (and running statistics
-   updated), every branch computed; no gradient is taken (the loss writes
-   the head maps', the backward takes the others zeroed). train = 0:
-   running statistics, inference layers only. */
-void yolo_forward(yolo_model *m, int train) {
-    /* Every pass starts from the weights alone, whatever an earlier pass
-       left (an inference pass keeps the head's maps), so that its
-       allocations are the planned ones: a training step's go where the
-       plan placed them, and the next validation batch fits where the
-       first did. A training step gives back the folded weights too, as
-       the weights are about to move. */
-    for (int i = 0; i < m->nacts; i++)
-        if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
-    yolo_pixels_keep(m, 0);
-    yolo_model_unstage_train(m);   /* a step without its backward (or under way) gives its staged weights back too */
-    if (train) {
-        yolo_model_unfold(m);
-        m->be->place(m->place[m->place_next], m->nplace[m->place_next]);
-        m->place_next = 1;
-        if (m->stages_train && m->precision != YOLO_FP32 && !m->ckpt) yolo_model_stage_train(m);
-    } else m->be->place(NULL, 0);
-    if (!train && m->fused && m->precision != YOLO_FP32 && m->staged != m->precision) yolo_model_stage(m);
-    m->store = train || m->fused ? m->precision : YOLO_FP32;
-    yolo_pixels_keep(m, train);
-    yolo_image_make(m, 1);     /* uploaded (again) */
-    yolo_forward_layers(m, train, 0);
-}
-
-void yolo_forward_all(yolo_model *m) {
-    for (int i = 0; i < m->nacts; i++)   /* an earlier folded pass's slots: this pass (unfolded perhaps) makes its own */
-        if (m->acts[i]->ctot) yolo_tensor_keep(m->be, m->acts[i], 0);
-    m->be->place(NULL, 0);
-    m->store = YOLO_FP32;
-    yolo_image_make(m, 1);
-    yolo_forward_layers(m, 0, 1);
-}
-
-void yolo_zero_grads(yolo_model *m) { m->be->zero(m->grads, m->nvalues * sizeof(yolo_real)); }
-
-/* Walks the layers backwards. Each block adds into the gradient of the
-   tensors it read, so a tensor read by several layers (skip connections,
-   CBLinear chunks) gets the sum. Parameter gradients accumulate too, so
-   several backwards sum up until yolo_zero_grads. */
-void yolo_backward(yolo_model *m) {
-    for (int i = m->nlayers - 1; i >= 0; i--) {
-        yolo_layer *L = &m->layers[i];
-        yolo_tensor *x = yolo_layer_input(m, L, 0);
-        int recompute = m->ckpt && yolo_layer_has_inside(L);
-        /* the gradients this backward reads and, for the layers without
-           convs, writes (a conv takes its input's when it writes it) */
-        yolo_grad_need(m, L->out);
-        yolo_grad_zeroed(m, L->out);   /* its readers' backwards wrote it, or none did: then it is 0 */
-        if (!yolo_layer_has_inside(L))
-            for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
-        else if (!L->det || recompute)   /* (the head makes its inputs level by level, but run again reads them all) */
-            yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
-        if (recompute) yolo_layer_rerun(m, L);   /* the inside again */
-        yolo_life_run outer = yolo_life_begin(m, L, 1, 1);
-        switch (L->type) {
-        case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_backward(m, &L->b.conv); break;
-        case YOLO_ACONV: case YOLO_ADOWN: yolo_down_backward(m, &L->b.down); break;
-        case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_backward(m, &L->b.elan); break;
-        case YOLO_SPPELAN: yolo_sppelan_backward(m, &L->b.spp); break;
-        case YOLO_UPSAMPLE:
-            m->be->resize_backward(&L->own, x, 0, yolo_grad_add(m, x));
-            break;
-        case YOLO_CONCAT:   /* its readers wrote its inputs' gradients already where only convs read it */
-            for (int j = 0, off = 0; !L->own.nparts && j < L->nfrom; j++) {
-                yolo_tensor *t = yolo_layer_input(m, L, j);
-                yolo_grad_channels(m, m->be, &L->own, off, t, 0, t->c);
-                off += t->c;
-            }
-            break;
-        case YOLO_CBFUSE: {
-            yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
-            m->be->accumulate(last->grad, L->own.grad, yolo_numel(last), yolo_grad_add(m, last));
-            for (int j = 0; j < L->nfrom - 1; j++) {
-                yolo_layer *src = &m->layers[L->from[j]];
-                yolo_grad_zeroed(m, src->out);   /* the resize's backward adds into its chunk */
-                m->be->resize_backward(&L->own, src->out, yolo_chunk_offset(src, L->args[j]), 1);
-            }
-            break;
-        }
-        case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_backward(m, L); break;
-        default: break;   /* Silence */
-        }
-        yolo_life_end(m, outer);
-        if (recompute) yolo_layer_drop_inside(m, L);
-        yolo_layer_inputs_make(m, L, 0, 0);
-        yolo_grad_drop(m, L);
-        if (L->out != &m->input) yolo_tensor_keep(m->be, L->out, 0);   /* its readers' backwards came first */
-        for (int k = L->param0; k < L->param1; k++)   /* a frozen tensor has no gradient (requires_grad=False) */
-            if (m->params[k].frozen) m->be->zero(m->grads + m->params[k].offset, m->params[k].numel * sizeof(yolo_real));
-        if (m->grads_final) m->grads_final(m->grads_final_ctx, m, i);   /* no later layer adds to them */
-    }
-    yolo_image_make(m, 0);
-    yolo_pixels_keep(m, 0);
-    yolo_model_unstage_train(m);
-    m->be->place(NULL, 0);   /* the planned step ends */
-}
-
-int yolo_model_freeze(yolo_model *m, const int *layers, int n) {
-    int frozen = 0;
-    for (int k = 0; k < m->nparams; k++) {
-        yolo_param *p = &m->params[k];
-        int layer = atoi(p->name + 6), hit = 0;   /* model.LAYER.... */
-        for (int i = 0; i < (n > 1 ? n : 0) && !hit; i++) hit = layers[i] == layer;
-        if (n == 1) hit = layer < layers[0];
-        if (hit && p->kind <= YOLO_P_BIAS) { p->frozen = 1; frozen++; }
-    }
-    return frozen;
-}
-
 /* GFLOPs at 640x640 for one image: run every layer once at 64x64 counting
    the convolutions' multiply-adds, then scale by the area, as the official
    summary does. */
@@ -4962,1224 +5917,6 @@ void yolo_model_summary(const yolo_model *m, const char *title, FILE *f) {
     fprintf(f, "%s summary: %d layers, %ld parameters\n", title, m->nlayers, yolo_model_count_params(m));
 }
 
-/* ------------------------------------------------------------------------ */
-/* 6. head: DDetect / DualDDetect, DFL, anchors, decode                     */
-/* ------------------------------------------------------------------------ */
-/* Anchor-free: every cell of the three grids is an anchor point at the
-   cell centre. For each one the head predicts, per box side (left, top,
-   right, bottom), a distribution over REG_MAX = 16 distances 0..15 in grid
-   units (Distribution Focal Loss); the distance is its expectation. Class
-   scores are independent sigmoids. */
-
-/* a level's input (another layer's output, which the graph may drop):
-   made again for the level's first convs' backward, dropped after it */
-static void yolo_output_again(yolo_model *m, void *src) {
-    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 1);
-}
-static void yolo_output_drop(yolo_model *m, void *src) {
-    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 0);
-}
-/* in the forward, dropped if the head is the last layer to read it */
-static void yolo_output_read(yolo_model *m, void *src) {
-    if (((yolo_layer *)src)->last_reader == m->detect) yolo_output_drop(m, src);
-}
-
-/* one level's branch of the head, PREFIX.NAME.L.{0,1,2}: [B, c1, h, w] ->
-   3x3 Conv -> [B, c_, h, w] -> 3x3 Conv (g groups) -> 1x1 conv with bias,
-   no BatchNorm, no SiLU (g groups) -> [B, c_out, h, w] */
-static void yolo_detect_branch_init(yolo_model *m, yolo_conv conv[3], const char *prefix, const char *name, int l,
-                                    int c1, int c_, int c_out, int g) {
-    char p[96];
-    snprintf(p, sizeof p, "%s.%s.%d.0", prefix, name, l);
-    yolo_conv_init(m, &conv[0], p, c1, c_, 3, 1, 1, 1, 1);
-    snprintf(p, sizeof p, "%s.%s.%d.1", prefix, name, l);
-    yolo_conv_init(m, &conv[1], p, c_, c_, 3, 1, g, 1, 1);
-    snprintf(p, sizeof p, "%s.%s.%d.2", prefix, name, l);
-    yolo_conv_init(m, &conv[2], p, c_, c_out, 1, 1, g, 0, 0);
-}
-
-static void yolo_detect_init(yolo_model *m, yolo_layer *L, const char *prefix, int nc, int nbranch,
-                             const int *ch, const int *strides) {
-    static const char *box_name[2] = { "cv2", "cv4" }, *cls_name[2] = { "cv3", "cv5" };
-    yolo_detect *d = L->det;
-    char p[96];
-    d->nc = nc; d->nl = 3; d->nbranch = nbranch;
-    for (int l = 0; l < 3; l++) d->strides[l] = strides[(nbranch - 1) * 3 + l];
-    for (int b = 0; b < nbranch; b++) {
-        /* widths from the first input of the branch, as the official */
-        int c0 = ch[b * 3];
-        int c2 = yolo_make_divisible(c0 / 4 > 4 * YOLO_REG_MAX ? c0 / 4 : 4 * YOLO_REG_MAX, 4);
-        int c3 = c0 > (2 * nc < 128 ? 2 * nc : 128) ? c0 : (2 * nc < 128 ? 2 * nc : 128);
-        /* the official state_dict order: every level's box branch, then every level's class branch */
-        for (int l = 0; l < 3; l++)   /* DDetect's box branch runs its last two convs in 4 groups */
-            yolo_detect_branch_init(m, d->box[b][l], prefix, box_name[b], l, ch[b * 3 + l], c2, 4 * YOLO_REG_MAX, 4);
-        for (int l = 0; l < 3; l++)
-            yolo_detect_branch_init(m, d->cls[b][l], prefix, cls_name[b], l, ch[b * 3 + l], c3, nc, 1);
-    }
-    for (int b = 0; b < nbranch; b++) {
-        snprintf(p, sizeof p, "%s.%s.conv", prefix, b ? "dfl2" : "dfl");
-        d->dfl[b] = yolo_param_new(m, p, "weight", YOLO_P_FIXED, 4, 1, YOLO_REG_MAX, 1, 1, NULL);
-    }
-    for (int b = 0; b < 2; b++)
-        for (int l = 0; l < 3; l++) if (b < nbranch) yolo_act_new(m, &d->out[b][l]);
-    yolo_detect_lifetimes(m, L);
-}
-
-/* out[b][l] = cat(box branch, class branch): [B, 4*REG_MAX + NC, h, w],
-   level by level */
-static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
-    yolo_detect *d = L->det;
-    int no = 4 * YOLO_REG_MAX + d->nc;
-    yolo_precision store = m->store;
-    for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
-        for (int l = 0; l < 3; l++) {
-            yolo_tensor *x = yolo_layer_input(m, L, b * 3 + l);
-            for (int s = 0; s < 3; s++) {
-                if (s == 2) m->store = YOLO_FP32;   /* the last convs and the maps in float32: decoding reads them */
-                yolo_conv_forward(m, &d->box[b][l][s], s ? &d->box[b][l][s - 1].y : x, train);
-                yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
-            }
-            yolo_tensor *o = &d->out[b][l];
-            yolo_out_resize(m, o, x, no, x->h, x->w, train);
-            const yolo_backend *be = yolo_op(m, o);
-            be->concat(&d->box[b][l][2].y, 0, o, 0, 4 * YOLO_REG_MAX);
-            be->concat(&d->cls[b][l][2].y, 0, o, 4 * YOLO_REG_MAX, d->nc);
-            m->store = store;
-        }
-}
-
-/* level by level: the map's gradient to its two branches, then each
-   branch's convs from the last */
-static void yolo_detect_backward(yolo_model *m, yolo_layer *L) {
-    yolo_detect *d = L->det;
-    for (int b = 0; b < d->nbranch; b++)
-        for (int l = 0; l < 3; l++) {
-            yolo_tensor *o = &d->out[b][l];
-            const yolo_backend *be = yolo_op(m, o);
-            yolo_grad_channels(m, be, o, 0, &d->box[b][l][2].y, 0, 4 * YOLO_REG_MAX);
-            yolo_grad_channels(m, be, o, 4 * YOLO_REG_MAX, &d->cls[b][l][2].y, 0, d->nc);
-            for (int s = 2; s >= 0; s--) {
-                yolo_conv_backward(m, &d->box[b][l][s]);
-                yolo_conv_backward(m, &d->cls[b][l][s]);
-            }
-        }
-}
-
-/* what training keeps of the head: the level's convs' z and its map */
-static void yolo_detect_lifetimes(yolo_model *m, yolo_layer *L) {
-    yolo_detect *d = L->det;
-    int nbranch = d->nbranch;
-    if (!yolo_binding(m)) return;
-    /* the loss, the maps' last reader, is done: the backward starts by dropping them */
-    for (int b = 0; b < nbranch; b++)
-        for (int l = 0; l < 3; l++) {
-            yolo_life_row map[] = { { YOLO_BWD_BEFORE, &d->out[0][0], YOLO_DROP, &d->out[b][l] } };
-            YOLO_LIFE_TABLE(m, map);
-        }
-    for (int b = 0; b < nbranch; b++)
-        for (int l = 0; l < 3; l++) {
-            yolo_conv *box = d->box[b][l], *cls = d->cls[b][l];
-            yolo_tensor *o = &d->out[b][l];
-            yolo_layer *src = &m->layers[L->from[b * 3 + l]];
-            yolo_life_row rows[] = {
-                /* training: each inner conv's output goes once the next
-                   conv has read it, the last ones once copied into the map,
-                   and the level's input once it is read for the last time */
-                { YOLO_FWD_AFTER, &cls[1].y, YOLO_DROP, &box[0].y },
-                { YOLO_FWD_AFTER, &cls[1].y, YOLO_DROP, &cls[0].y },
-                { YOLO_FWD_AFTER, &cls[2].y, YOLO_DROP, &box[1].y },
-                { YOLO_FWD_AFTER, &cls[2].y, YOLO_DROP, &cls[1].y },
-                { YOLO_FWD_AFTER, o, YOLO_DROP, &box[2].y },
-                { YOLO_FWD_AFTER, o, YOLO_DROP, &cls[2].y },
-                { YOLO_FWD_AFTER, o, YOLO_RUN, NULL, yolo_output_read, src },
-                /* the map's gradient to the two branches; each conv's
-                   input made again for its backward */
-                { YOLO_BWD_BEFORE, o, YOLO_NEED, &box[2].y },
-                { YOLO_BWD_BEFORE, o, YOLO_NEED, &cls[2].y },
-                { YOLO_BWD_AFTER, o, YOLO_DONE, o },
-                { YOLO_BWD_AFTER, o, YOLO_MAKE, &box[1].y, yolo_conv_again, &box[1] },
-                { YOLO_BWD_AFTER, &box[2].y, YOLO_DROP, &box[1].y },
-                { YOLO_BWD_AFTER, &box[2].y, YOLO_MAKE, &cls[1].y, yolo_conv_again, &cls[1] },
-                { YOLO_BWD_AFTER, &cls[2].y, YOLO_DROP, &cls[1].y },
-                { YOLO_BWD_BEFORE, &box[1].y, YOLO_MAKE, &box[0].y, yolo_conv_again, &box[0] },
-                { YOLO_BWD_AFTER, &box[1].z, YOLO_DROP, &box[0].y },
-                { YOLO_BWD_BEFORE, &cls[1].y, YOLO_MAKE, &cls[0].y, yolo_conv_again, &cls[0] },
-                { YOLO_BWD_AFTER, &cls[1].z, YOLO_DROP, &cls[0].y },
-                { YOLO_BWD_BEFORE, &box[0].y, YOLO_RUN, NULL, yolo_output_again, src },
-                { YOLO_BWD_AFTER, &cls[0].z, YOLO_RUN, NULL, yolo_output_drop, src },
-            };
-            YOLO_LIFE_TABLE(m, rows);
-        }
-}
-
-int yolo_num_anchors(const yolo_model *m) {
-    const yolo_detect *d = m->layers[m->detect].det;
-    int b = d->nbranch - 1, A = 0;
-    for (int l = 0; l < 3; l++) A += d->out[b][l].h * d->out[b][l].w;
-    return A;
-}
-
-/* DFL: the expected distance under softmax(logits) over bins 0..15 */
-static yolo_real yolo_dfl_expect(const yolo_real *logits, int stride, yolo_real *prob) {
-    double mx = logits[0], s = 0, e = 0;
-    for (int k = 1; k < YOLO_REG_MAX; k++) if (logits[k * stride] > mx) mx = logits[k * stride];
-    for (int k = 0; k < YOLO_REG_MAX; k++) { double v = exp(logits[k * stride] - mx); prob[k] = (yolo_real)v; s += v; }
-    for (int k = 0; k < YOLO_REG_MAX; k++) { prob[k] = (yolo_real)(prob[k] / s); e += prob[k] * k; }
-    return (yolo_real)e;
-}
-
-/* pred[B, 4 + NC, A]: boxes (cx, cy, w, h) in input pixels and class
-   probabilities, from the inference branch (the main one of a dual head).
-   A box is the anchor point minus/plus the four expected distances, times
-   the level's stride. */
-/* the CPU twin of the backend's decode op */
-static void yolo_cpu_decode(const yolo_loss_branch *lb, yolo_real *pred) {
-    int A = lb->A, B = lb->B, nc = lb->nc, no = 4 * YOLO_REG_MAX + nc;
-    #pragma omp parallel for schedule(static)
-    for (int na = 0; na < B * A; na++) {
-        int n = na / A, a = na % A, level = 0;
-        while (level < 2 && a >= lb->h[level] * lb->w[level]) { a -= lb->h[level] * lb->w[level]; level++; }
-        int HW = lb->h[level] * lb->w[level], cell = a;
-        const yolo_real *base = lb->maps[level] + (size_t)n * no * HW + cell;
-        yolo_real prob[YOLO_REG_MAX], dist[4];
-        for (int side = 0; side < 4; side++) dist[side] = yolo_dfl_expect(base + (size_t)side * YOLO_REG_MAX * HW, HW, prob);
-        yolo_real ax = (yolo_real)(cell % lb->w[level] + 0.5), ay = (yolo_real)(cell / lb->w[level] + 0.5), s = (yolo_real)lb->stride[level];
-        yolo_real x1 = ax - dist[0], y1 = ay - dist[1], x2 = ax + dist[2], y2 = ay + dist[3];
-        yolo_real *out = pred + (size_t)n * (4 + nc) * A + na % A;
-        out[0] = (x1 + x2) / 2 * s; out[(size_t)A] = (y1 + y2) / 2 * s;
-        out[(size_t)2 * A] = (x2 - x1) * s; out[(size_t)3 * A] = (y2 - y1) * s;
-        for (int c = 0; c < nc; c++) out[(size_t)(4 + c) * A] = yolo_sigmoid(base[(size_t)(4 * YOLO_REG_MAX + c) * HW]);
-    }
-}
-
-static void yolo_decode_on_backend(const yolo_model *m, yolo_real *dev) {
-    const yolo_detect *d = m->layers[m->detect].det;
-    int b = d->nbranch - 1;
-    yolo_loss_branch lb;
-    memset(&lb, 0, sizeof lb);
-    lb.B = d->out[b][0].n; lb.nc = d->nc; lb.A = yolo_num_anchors(m);
-    for (int l = 0; l < 3; l++) {
-        lb.h[l] = d->out[b][l].h; lb.w[l] = d->out[b][l].w; lb.stride[l] = d->strides[l]; lb.maps[l] = d->out[b][l].data;
-    }
-    m->be->decode(&lb, dev);
-}
-
-void yolo_predict(const yolo_model *m, float conf_thres, float iou_thres, int max_det, int agnostic,
-                  const int *classes, int nclasses, int multi_label, yolo_det **out, int *count) {
-    const yolo_detect *d = m->layers[m->detect].det;
-    int B = d->out[d->nbranch - 1][0].n, A = yolo_num_anchors(m), nc = d->nc;
-    size_t per = (size_t)(4 + nc) * A;
-    yolo_real *dev = (yolo_real *)m->be->alloc((size_t)B * per * sizeof(yolo_real));
-    yolo_decode_on_backend(m, dev);
-    if (multi_label && nc > 1) {   /* the multi-label NMS runs on the host */
-        yolo_real *host = (yolo_real *)yolo_xmalloc((size_t)B * per * sizeof(yolo_real));
-        m->be->download(host, dev, (size_t)B * per * sizeof(yolo_real));
-        #pragma omp parallel for schedule(dynamic)
-        for (int n = 0; n < B; n++)
-            count[n] = yolo_nms_labels(host + (size_t)n * per, A, nc, conf_thres, iou_thres, max_det, agnostic,
-                                       classes, nclasses, 1, out[n]);
-        free(host);
-    } else
-        for (int n = 0; n < B; n++)
-            count[n] = m->be->nms(dev + (size_t)n * per, A, nc, conf_thres, iou_thres, max_det, agnostic, classes, nclasses, out[n]);
-    m->be->release(dev);
-}
-
-void yolo_decode(const yolo_model *m, yolo_real *pred) {
-    const yolo_detect *d = m->layers[m->detect].det;
-    size_t n = (size_t)d->out[d->nbranch - 1][0].n * (4 + d->nc) * yolo_num_anchors(m);
-    yolo_real *dev = (yolo_real *)m->be->alloc(n * sizeof(yolo_real));
-    yolo_decode_on_backend(m, dev);
-    m->be->download(pred, dev, n * sizeof(yolo_real));
-    m->be->release(dev);
-}
-
-/* ------------------------------------------------------------------------ */
-/* 7. loss: task-aligned assigner, CIoU, DFL, BCE, and their gradients      */
-/* ------------------------------------------------------------------------ */
-/* For each head branch:
-     box  = sum over positives of (1 - CIoU(pred, target)) * score / S
-     dfl  = sum over positives of DFL(pred distributions, target) * score / S
-     cls  = sum over all anchors and classes of BCE(logit, target score) / S
-   with S = max(sum of target scores, 1). The gains 7.5, 0.5, 1.5 weight
-   them; in a dual head the auxiliary branch counts 0.25. The official
-   returns (box + cls + dfl) * B as the loss to differentiate. */
-
-/* (the constants, YOLO_TOPK ... YOLO_GAIN_DFL, are with yolo_loss above) */
-
-static void yolo_assignment_release(const yolo_backend *be, yolo_assignment *as) {
-    be->release(as->fg); be->release(as->label); be->release(as->box); be->release(as->score); be->release(as->alpha);
-    memset(as, 0, sizeof *as);
-}
-
-static void yolo_assignment_resize(const yolo_backend *be, yolo_assignment *as, int B, int A, int nc) {
-    if (as->B * as->A < B * A) {
-        yolo_assignment_release(be, as);
-        as->fg = (unsigned char *)be->alloc((size_t)B * A);
-        as->label = (int *)be->alloc((size_t)B * A * sizeof(int));
-        as->box = (yolo_real *)be->alloc((size_t)B * A * 4 * sizeof(yolo_real));
-        as->score = (yolo_real *)be->alloc((size_t)B * A * sizeof(yolo_real));
-        as->alpha = (yolo_real *)be->alloc((size_t)B * A * sizeof(yolo_real));
-    }
-    as->B = B; as->A = A; as->nc = nc;
-}
-
-void yolo_loss_free(yolo_loss *L) {
-    if (L->be)
-        for (int b = 0; b < 2; b++) yolo_assignment_release(L->be, &L->as[b]);
-    memset(L, 0, sizeof *L);
-}
-
-/* The task-aligned assigner (TOOD) and the three loss terms of one head
-   branch, in the named steps that yolov9_kernels.cu launches as kernels of
-   the same names (yolo_loss_decode = loss_decode_kernel, yolo_assign_topk =
-   assign_topk_kernel, ...), in the same order. The CPU runs them image by
-   image; the assigner's steps are:
-   1. topk: alignment t(g, a) = s^0.5 * u^6, s the predicted probability of
-      g's class at anchor a, u = max(CIoU(g, predicted box), 0); among the
-      anchors whose centre lies inside g, the 10 with the largest alignment
-      become positives of g;
-   2. resolve: an anchor positive for several boxes keeps only the box it
-      overlaps most (largest u over *all* boxes of the image, as the
-      official), and takes that box's class and coordinates;
-   3. norm: per box, its best alignment and best overlap over its positives;
-   4. score: target score = t(g, a) * max_a u(g, .) / max_a t(g, .): the
-      best aligned anchor of each box gets that box's best IoU. */
-
-/* One image's view of the loss, for the steps below. Anchor points (cell
-   centres, level by level) in grid units and in pixels, strides; the raw
-   outputs gathered anchor by anchor, and what yolo_loss_decode makes of
-   them. */
-typedef struct {
-    int A, nc, no;            /* anchors, classes, outputs per anchor */
-    const double *anc;        /* [A, 2] anchor points, grid units */
-    const double *anc_px;     /* [A, 2] the same in pixels */
-    const int *stride;        /* [A] */
-    double *P;                /* [A, NO] raw outputs */
-    double *G;                /* [A, NO] their gradient, before 1/S */
-    double *pbox;             /* [A, 4] predicted x1 y1 x2 y2, grid units */
-    double *pbox_px;          /* [A, 4] the same in pixels */
-    yolo_real *prob;          /* [A, NC] class probabilities */
-    yolo_real *dflp;          /* [A, 4, REG_MAX] the softmax of each side's bins */
-} yolo_loss_image;
-
-/* decode: image n's outputs gathered from the three maps; expected side
-   distances -> predicted boxes; class probabilities */
-static void yolo_loss_decode(const yolo_loss_branch *lb, int n, yolo_loss_image *im) {
-    int A = im->A, nc = im->nc, no = im->no;
-    double *P = im->P;
-    for (int l = 0, a0 = 0; l < 3; l++) {
-        int HW = lb->h[l] * lb->w[l];
-        for (int c = 0; c < no; c++)
-            for (int i = 0; i < HW; i++) P[(size_t)(a0 + i) * no + c] = lb->maps[l][((size_t)n * no + c) * HW + i];
-        a0 += HW;
-    }
-    for (int a = 0; a < A; a++) {
-        double dist[4];
-        for (int s = 0; s < 4; s++) {
-            yolo_real logit[YOLO_REG_MAX];
-            for (int k = 0; k < YOLO_REG_MAX; k++) logit[k] = (yolo_real)P[(size_t)a * no + s * YOLO_REG_MAX + k];
-            dist[s] = yolo_dfl_expect(logit, 1, im->dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX);
-        }
-        const double *anc = im->anc + 2 * a;
-        double *pb = im->pbox + 4 * a;
-        pb[0] = anc[0] - dist[0]; pb[1] = anc[1] - dist[1];
-        pb[2] = anc[0] + dist[2]; pb[3] = anc[1] + dist[3];
-        for (int i = 0; i < 4; i++) im->pbox_px[4 * a + i] = pb[i] * im->stride[a];
-        for (int c = 0; c < nc; c++) im->prob[(size_t)a * nc + c] = yolo_sigmoid((yolo_real)P[(size_t)a * no + 4 * YOLO_REG_MAX + c]);
-    }
-}
-
-/* 1. per box g of gt [G, 5] (class, x1, y1, x2, y2 in pixels): overlaps
-   ov [G, A] and alignments al [G, A] with every anchor; pos [G, A] 1 on
-   its (at most) 10 best aligned anchors inside it */
-static void yolo_assign_topk(const yolo_loss_image *im, int G, const double *gt, double *ov, double *al,
-                             unsigned char *pos) {
-    int A = im->A, nc = im->nc;
-    for (int g = 0; g < G; g++) {
-        const double *b = gt + 5 * g;
-        int cls = (int)b[0];
-        int top[YOLO_TOPK], ntop = 0;
-        for (int a = 0; a < A; a++) {
-            double u = yolo_ciou(b + 1, im->pbox_px + 4 * a, NULL, NULL, NULL);
-            u = u > 0 ? u : 0;
-            ov[(size_t)g * A + a] = u;
-            al[(size_t)g * A + a] = pow(im->prob[(size_t)a * nc + cls], YOLO_TAL_ALPHA) * pow(u, YOLO_TAL_BETA);
-            double ax = im->anc_px[2 * a], ay = im->anc_px[2 * a + 1];
-            double dmin = fmin(fmin(ax - b[1], ay - b[2]), fmin(b[3] - ax, b[4] - ay));
-            double metric = dmin > 1e-9 ? al[(size_t)g * A + a] : 0;
-            if (metric <= 0) continue;
-            /* keep the YOLO_TOPK largest, sorted; on ties the earlier anchor */
-            int k;
-            if (ntop < YOLO_TOPK) k = ntop++;
-            else if (metric > al[(size_t)g * A + top[YOLO_TOPK - 1]]) k = YOLO_TOPK - 1;
-            else continue;
-            while (k > 0 && al[(size_t)g * A + top[k - 1]] < metric) { top[k] = top[k - 1]; k--; }
-            top[k] = a;
-        }
-        for (int k = 0; k < ntop; k++) pos[(size_t)g * A + top[k]] = 1;
-    }
-}
-
-/* 2. per anchor: the box it keeps when several claim it (pos updated), and
-   its target: fg, label and box (in grid units), zero when it has none */
-static void yolo_assign_resolve(const yolo_loss_image *im, int G, const double *gt, const double *ov,
-                                unsigned char *pos, unsigned char *fg, int *label, yolo_real *tbox) {
-    int A = im->A;
-    for (int a = 0; a < A; a++) {
-        int count = 0, first = -1;
-        for (int g = 0; g < G; g++) if (pos[(size_t)g * A + a]) { count++; if (first < 0) first = g; }
-        if (count > 1) {   /* several boxes claim it: the one it overlaps most */
-            int best = 0;
-            for (int g = 1; g < G; g++) if (ov[(size_t)g * A + a] > ov[(size_t)best * A + a]) best = g;
-            for (int g = 0; g < G; g++) pos[(size_t)g * A + a] = (g == best);
-            first = best;
-        }
-        fg[a] = count > 0;
-        label[a] = count > 0 ? (int)gt[5 * first] : 0;
-        for (int i = 0; i < 4; i++) tbox[4 * a + i] = count > 0 ? (yolo_real)(gt[5 * first + 1 + i] / im->stride[a]) : 0;
-    }
-}
-
-/* 3. per box: its best alignment pal [G] and best overlap pov [G] over its positives */
-static void yolo_assign_norm(int G, int A, const double *ov, const double *al, const unsigned char *pos,
-                             double *pal, double *pov) {
-    for (int g = 0; g < G; g++) {
-        pal[g] = pov[g] = 0;
-        for (int a = 0; a < A; a++)
-            if (pos[(size_t)g * A + a]) {
-                pal[g] = fmax(pal[g], al[(size_t)g * A + a]);
-                pov[g] = fmax(pov[g], ov[(size_t)g * A + a]);
-            }
-    }
-}
-
-/* 4. per anchor: the target score, its best normalised alignment over the boxes it is positive for */
-static void yolo_assign_score(int G, int A, const double *al, const unsigned char *pos, const double *pal,
-                              const double *pov, yolo_real *score) {
-    for (int a = 0; a < A; a++) {
-        score[a] = 0;
-        for (int g = 0; g < G; g++)
-            if (pos[(size_t)g * A + a]) {
-                double t = al[(size_t)g * A + a] * pov[g] / (pal[g] + 1e-9);
-                if (t > score[a]) score[a] = (yolo_real)t;
-            }
-    }
-}
-
-/* numerically stable BCE with logits and its derivative sigmoid(x) - t */
-static double yolo_bce(double x, double t) { return fmax(x, 0) - x * t + log1p(exp(-fabs(x))); }
-
-/* The three terms of image n, per anchor, and their gradient, still to be
-   divided by S: written into lb->grads (the maps' layout). sums: box,
-   cls, dfl and the sum of target scores. With reuse, CIoU's alpha is the
-   one stored by the call that assigned. */
-static void yolo_loss_terms(const yolo_loss_branch *lb, int n, yolo_loss_image *im, double sums[4]) {
-    int A = im->A, nc = im->nc, no = im->no, reuse = lb->reuse;
-    const yolo_assignment *as = lb->as;
-    size_t o0 = (size_t)n * A;
-    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0, *P = im->P, *G = im->G;
-    memset(G, 0, (size_t)A * no * sizeof(double));
-    for (int a = 0; a < A; a++) {
-        int fg = as->fg[o0 + a], lab = as->label[o0 + a];
-        double sc = as->score[o0 + a];
-        ssum += sc;
-        for (int c = 0; c < nc; c++) {
-            double x = P[(size_t)a * no + 4 * YOLO_REG_MAX + c], t = (fg && c == lab) ? sc : 0;
-            cls_l += yolo_bce(x, t);
-            G[(size_t)a * no + 4 * YOLO_REG_MAX + c] = (im->prob[(size_t)a * nc + c] - t) * YOLO_GAIN_CLS;
-        }
-        if (!fg) continue;
-        double tb[4], gb[4], alpha = as->alpha[o0 + a];
-        for (int i = 0; i < 4; i++) tb[i] = as->box[(o0 + a) * 4 + i];
-        double ciou = yolo_ciou(im->pbox + 4 * a, tb, reuse ? &alpha : NULL, &alpha, gb);
-        if (!reuse) as->alpha[o0 + a] = (yolo_real)alpha;
-        box_l += (1 - ciou) * sc;
-        /* corners -> side distances: x1 = ax - l, y1 = ay - t, x2 = ax + r, y2 = ay + b */
-        double gdist[4] = { gb[0], gb[1], -gb[2], -gb[3] };
-        const double *anc = im->anc + 2 * a;
-        for (int s = 0; s < 4; s++) {
-            const yolo_real *p = im->dflp + ((size_t)a * 4 + s) * YOLO_REG_MAX;
-            double e = 0;
-            for (int k = 0; k < YOLO_REG_MAX; k++) e += p[k] * k;
-            /* target distance, clamped below the last bin; DFL spreads it on the two bins around it */
-            double tgt = s < 2 ? anc[s] - tb[s] : tb[s] - anc[s - 2];
-            tgt = fmin(fmax(tgt, 0), YOLO_REG_MAX - 1 - 0.01);
-            int tl = (int)tgt;
-            double wl = tl + 1 - tgt, wr = 1 - wl;
-            dfl_l -= (wl * log(fmax(p[tl], 1e-300)) + wr * log(fmax(p[tl + 1], 1e-300))) / 4 * sc;
-            for (int k = 0; k < YOLO_REG_MAX; k++) {
-                double onehot = (k == tl ? wl : 0) + (k == tl + 1 ? wr : 0);
-                double gce = (p[k] - onehot) / 4 * sc * YOLO_GAIN_DFL;             /* cross-entropy */
-                double gexp = gdist[s] * sc * YOLO_GAIN_BOX * p[k] * (k - e);    /* d(1 - CIoU) through the expectation */
-                G[(size_t)a * no + s * YOLO_REG_MAX + k] = gce + gexp;
-            }
-        }
-    }
-    for (int l = 0, a0 = 0; l < 3; l++) {
-        int HW = lb->h[l] * lb->w[l];
-        for (int c = 0; c < no; c++)
-            for (int i = 0; i < HW; i++) lb->grads[l][((size_t)n * no + c) * HW + i] = (yolo_real)G[(size_t)(a0 + i) * no + c];
-        a0 += HW;
-    }
-    sums[0] = box_l; sums[1] = cls_l; sums[2] = dfl_l; sums[3] = ssum;
-}
-
-/* S = max(sum of target scores, 1) normalises all three terms: the gradient
-   scaled by grad_scale / S (the sums are divided by the caller) */
-static void yolo_loss_scale(yolo_loss_branch *lb, double ssum) {
-    if (!lb->reuse) lb->as->score_sum = ssum > 1 ? ssum : 1;
-    double k = lb->grad_scale / lb->as->score_sum;
-    size_t no = 4 * YOLO_REG_MAX + lb->nc;
-    for (int l = 0; l < 3; l++)
-        for (size_t i = 0; i < (size_t)lb->B * no * lb->h[l] * lb->w[l]; i++) lb->grads[l][i] *= (yolo_real)k;
-}
-
-/* The CPU twin of the backend's loss op, one head branch: the steps above,
-   image by image. */
-static void yolo_cpu_loss(yolo_loss_branch *lb) {
-    int nc = lb->nc, no = 4 * YOLO_REG_MAX + nc, B = lb->B, A = lb->A;
-    yolo_assignment *as = lb->as;
-    /* anchor points (cell centres) in grid units and in pixels, and strides: [A, 2], [A] */
-    double *anc = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
-    double *anc_px = (double *)yolo_xmalloc((size_t)A * 2 * sizeof(double));
-    int *str = (int *)yolo_xmalloc((size_t)A * sizeof(int));
-    for (int l = 0, a = 0; l < 3; l++)
-        for (int i = 0; i < lb->h[l]; i++)
-            for (int j = 0; j < lb->w[l]; j++, a++) {
-                anc[2 * a] = j + 0.5; anc[2 * a + 1] = i + 0.5; str[a] = lb->stride[l];
-                anc_px[2 * a] = anc[2 * a] * str[a]; anc_px[2 * a + 1] = anc[2 * a + 1] * str[a];
-            }
-    double *gt = (double *)yolo_xmalloc((size_t)(lb->ngt + 1) * 5 * sizeof(double));
-    for (int i = 0; i < 5 * lb->ngt; i++) gt[i] = lb->gt[i];
-    /* images are independent: one per thread; their sums [B, 4] are added
-       in image order afterwards, so that the result does not depend on
-       the number of threads */
-    double *part = (double *)yolo_xcalloc((size_t)B * 4, sizeof(double));
-    #pragma omp parallel
-    {
-    yolo_loss_image im = { A, nc, no, anc, anc_px, str };
-    im.P = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));
-    im.G = (double *)yolo_xmalloc((size_t)A * no * sizeof(double));
-    im.pbox = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
-    im.pbox_px = (double *)yolo_xmalloc((size_t)A * 4 * sizeof(double));
-    im.prob = (yolo_real *)yolo_xmalloc((size_t)A * nc * sizeof(yolo_real));
-    im.dflp = (yolo_real *)yolo_xmalloc((size_t)A * 4 * YOLO_REG_MAX * sizeof(yolo_real));
-    #pragma omp for schedule(dynamic)
-    for (int n = 0; n < B; n++) {
-        yolo_loss_decode(lb, n, &im);
-        if (!lb->reuse) {
-            int G = lb->gstart[n + 1] - lb->gstart[n];
-            const double *g = gt + 5 * lb->gstart[n];
-            size_t o0 = (size_t)n * A;
-            double *ov = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));       /* [G, A] */
-            double *al = (double *)yolo_xcalloc((size_t)G * A, sizeof(double));       /* [G, A] */
-            unsigned char *pos = (unsigned char *)yolo_xcalloc((size_t)G * A, 1);     /* [G, A] */
-            double *pal = (double *)yolo_xcalloc(G, sizeof(double)), *pov = (double *)yolo_xcalloc(G, sizeof(double));
-            yolo_assign_topk(&im, G, g, ov, al, pos);
-            yolo_assign_resolve(&im, G, g, ov, pos, as->fg + o0, as->label + o0, as->box + o0 * 4);
-            yolo_assign_norm(G, A, ov, al, pos, pal, pov);
-            yolo_assign_score(G, A, al, pos, pal, pov, as->score + o0);
-            free(ov); free(al); free(pos); free(pal); free(pov);
-        }
-        yolo_loss_terms(lb, n, &im, part + 4 * n);
-    }
-    free(im.P); free(im.G); free(im.pbox); free(im.pbox_px); free(im.prob); free(im.dflp);
-    }
-    double box_l = 0, cls_l = 0, dfl_l = 0, ssum = 0;
-    for (int n = 0; n < B; n++) { box_l += part[4 * n]; cls_l += part[4 * n + 1]; dfl_l += part[4 * n + 2]; ssum += part[4 * n + 3]; }
-    free(part);
-    yolo_loss_scale(lb, ssum);
-    lb->box = box_l; lb->cls = cls_l; lb->dfl = dfl_l;
-    free(anc); free(anc_px); free(str); free(gt);
-}
-
-double yolo_loss_compute(yolo_model *m, yolo_loss *L, const yolo_real *targets, int ntargets, int reuse) {
-    const yolo_backend *be = m->be;
-    yolo_detect *d = m->layers[m->detect].det;
-    int B = d->out[0][0].n, A = yolo_num_anchors(m);
-    if (L->be && L->be != be) yolo_loss_free(L);
-    L->be = be;
-    /* ground truth in input pixels, grouped by image: gt [ntargets, 5] rows
-       (class, x1, y1, x2, y2); image n owns rows [gstart[n], gstart[n+1]) */
-    double imw = (double)d->out[0][0].w * d->strides[0], imh = (double)d->out[0][0].h * d->strides[0];
-    yolo_real *gt = (yolo_real *)yolo_xcalloc((size_t)(ntargets + 1) * 5, sizeof(yolo_real));
-    int *gstart = (int *)yolo_xcalloc(B + 1, sizeof(int)), k = 0;
-    for (int n = 0; n < B; n++) {
-        gstart[n] = k;
-        for (int t = 0; t < ntargets; t++) {
-            const yolo_real *r = targets + 6 * t;
-            if ((int)r[0] != n) continue;
-            double cx = r[2] * imw, cy = r[3] * imh, w = r[4] * imw, h = r[5] * imh;
-            yolo_real *o = gt + 5 * k++;
-            o[0] = r[1];
-            o[1] = (yolo_real)(cx - w / 2); o[2] = (yolo_real)(cy - h / 2); o[3] = (yolo_real)(cx + w / 2); o[4] = (yolo_real)(cy + h / 2);
-            if (o[1] + o[2] + o[3] + o[4] <= 0) k--;   /* the official masks boxes that sum to 0 */
-        }
-        gstart[n + 1] = k;
-    }
-    yolo_real *gt_be = (yolo_real *)be->alloc((size_t)(k + 1) * 5 * sizeof(yolo_real));
-    int *gstart_be = (int *)be->alloc((size_t)(B + 1) * sizeof(int));
-    be->upload(gt_be, gt, (size_t)k * 5 * sizeof(yolo_real));
-    be->upload(gstart_be, gstart, (size_t)(B + 1) * sizeof(int));
-    memset(L->items, 0, sizeof L->items);
-    for (int b = 0; b < d->nbranch; b++) {
-        double bw = (d->nbranch == 2 && b == 0) ? 0.25 : 1.0;   /* the auxiliary branch counts 0.25 */
-        yolo_loss_branch lb;
-        memset(&lb, 0, sizeof lb);
-        lb.B = B; lb.nc = d->nc; lb.A = A; lb.ngt = k; lb.gt = gt_be; lb.gstart = gstart_be;
-        for (int l = 0; l < 3; l++) {
-            lb.h[l] = d->out[b][l].h; lb.w[l] = d->out[b][l].w; lb.stride[l] = d->strides[l];
-            lb.maps[l] = d->out[b][l].data;
-            if (d->out[b][l].wants_grad) yolo_grad_need(m, &d->out[b][l]);   /* for the backward; else for the op only */
-            lb.grads[l] = d->out[b][l].grad ? d->out[b][l].grad : (yolo_real *)be->alloc(yolo_numel(&d->out[b][l]) * sizeof(yolo_real));
-        }
-        if (!reuse) yolo_assignment_resize(be, &L->as[b], B, A, d->nc);
-        lb.as = &L->as[b]; lb.reuse = reuse; lb.grad_scale = bw * B * (L->scale > 0 ? L->scale : 1);
-        lb.work = be->alloc(yolo_loss_work_bytes(B, A, k));
-        for (int l = 0; l < 3; l++) if (d->out[b][l].grad) yolo_grad_add(m, &d->out[b][l]);   /* the loss writes them all */
-        be->loss(&lb);
-        be->release(lb.work);
-        double S = L->as[b].score_sum;
-        L->items[0] += bw * YOLO_GAIN_BOX * lb.box / S;
-        L->items[1] += bw * YOLO_GAIN_CLS * lb.cls / S;
-        L->items[2] += bw * YOLO_GAIN_DFL * lb.dfl / S;
-        for (int l = 0; l < 3; l++) if (!d->out[b][l].grad) be->release(lb.grads[l]);
-    }
-    L->loss = (L->items[0] + L->items[1] + L->items[2]) * B;
-    be->release(gt_be); be->release(gstart_be);
-    free(gt); free(gstart);
-    return L->loss;
-}
-
-/* ------------------------------------------------------------------------ */
-/* 8. optimizers                                                            */
-/* ------------------------------------------------------------------------ */
-/* As torch.optim with the official three groups: 0 conv weights (with
-   weight decay), 1 BatchNorm weights, 2 biases (no decay). SGD: Nesterov
-   momentum, decay as an L2 term; Adam: L2 decay; AdamW: decoupled decay and
-   amsgrad (the official passes amsgrad=True); Lion: betas (momentum, 0.99),
-   decoupled decay (the official smart_optimizer's LION). */
-
-void yolo_optim_init(yolo_optim *o, const yolo_model *m, yolo_optim_kind kind, double lr, double momentum,
-                     double weight_decay) {
-    memset(o, 0, sizeof *o);
-    o->kind = kind;
-    o->lr[0] = o->lr[1] = o->lr[2] = lr;
-    o->momentum = momentum; o->beta2 = kind == YOLO_LION ? 0.99 : 0.999; o->eps = 1e-8; o->weight_decay = weight_decay; o->grad_scale = 1;
-    o->be = m->be;
-    o->m = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
-    if (kind == YOLO_ADAM || kind == YOLO_ADAMW) {
-        o->v = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
-        if (kind == YOLO_ADAMW) o->vmax = (yolo_real *)o->be->alloc(m->nvalues * sizeof(yolo_real));
-    }
-    /* each value's group: its tensor's kind; a frozen tensor's values (yolo_model_freeze comes first) and
-       anything between tensors are not trained */
-    unsigned char *group = (unsigned char *)yolo_xmalloc(m->nvalues ? m->nvalues : 1);
-    memset(group, YOLO_P_FIXED, m->nvalues);
-    for (int k = 0; k < m->nparams; k++) {
-        const yolo_param *p = &m->params[k];
-        memset(group + p->offset, p->frozen ? YOLO_P_FIXED : p->kind, p->numel);
-    }
-    o->group = (unsigned char *)o->be->alloc(m->nvalues);
-    o->be->upload(o->group, group, m->nvalues);
-    free(group);
-}
-
-void yolo_optim_free(yolo_optim *o) {
-    if (o->be) { o->be->release(o->m); o->be->release(o->v); o->be->release(o->vmax); o->be->release(o->group); }
-    memset(o, 0, sizeof *o);
-}
-
-/* every trained value in one op: its group's learning rate, decay on the conv weights */
-void yolo_optim_step(yolo_optim *o, yolo_model *m) {
-    o->step++;
-    yolo_update u;
-    u.kind = o->kind; u.gs = o->grad_scale; u.b1 = o->momentum; u.b2 = o->beta2; u.eps = o->eps;
-    u.bc1 = 1 - pow(u.b1, (double)o->step); u.bc2 = 1 - pow(u.b2, (double)o->step);
-    for (int k = 0; k < 3; k++) u.lr[k] = o->lr[k];
-    u.wd = o->weight_decay;
-    m->be->optim_update(&u, o->group, m->values, m->grads, o->m, o->v, o->vmax, m->nvalues);
-}
-
-/* The official train_dual.py starts every fresh run with
-   model.half().float() (an old step meant for anchors): every weight and
-   BatchNorm statistic rounded to half precision. A run that starts the
-   same way follows the official numbers from the first step. */
-void yolo_model_round_half(yolo_model *m) {
-    yolo_real *h = yolo_fetch(m, m->values, m->nvalues);
-    for (size_t i = 0; i < m->nvalues; i++) h[i] = (yolo_real)yolo_round_half((float)h[i]);
-    m->be->upload(m->values, h, m->nvalues * sizeof(yolo_real));
-    free(h);
-}
-
-void yolo_ema_init(yolo_ema *e, const yolo_model *m) {
-    memset(e, 0, sizeof *e);
-    e->be = m->be; e->decay = 0.9999; e->tau = 2000;
-    e->values = (yolo_real *)e->be->alloc(m->nvalues * sizeof(yolo_real));
-    e->be->copy(e->values, m->values, m->nvalues * sizeof(yolo_real));
-}
-
-void yolo_ema_update(yolo_ema *e, const yolo_model *m) {
-    e->updates++;
-    double d = e->decay * (1 - exp(-(double)e->updates / e->tau));
-    e->be->lerp(e->values, m->values, d, m->nvalues);
-}
-
-void yolo_ema_free(yolo_ema *e) {
-    if (e->be) e->be->release(e->values);
-    memset(e, 0, sizeof *e);
-}
-
-/* --- the official training schedule --- */
-
-/* lf(e), as the official lambdas compute it (same operations, same order) */
-double yolo_lr_factor(int epoch, int epochs, double lrf, yolo_lr_shape shape) {
-    const double pi = 3.14159265358979323846;
-    int half = epochs / 2;
-    switch (shape) {
-    case YOLO_LR_COS: return (1 - cos(epoch * pi / epochs)) / 2 * (lrf - 1) + 1;
-    case YOLO_LR_FLAT_COS: return epoch > half ? (1 - cos((epoch - half) * pi / half)) / 2 * (lrf - 1) + 1 : 1;
-    case YOLO_LR_FIXED: return 1;
-    default: return (1 - (double)epoch / epochs) * (1 - lrf) + lrf;
-    }
-}
-
-/* warmup's numpy.interp(ni, [0, nw], [a, b]) */
-static double yolo_warmup(long ni, long nw, double a, double b) {
-    double xp[2] = { 0, (double)nw }, fp[2] = { a, b };
-    return yolo_interp((double)ni, xp, fp, 2, a, b);
-}
-
-void yolo_schedule_init(yolo_schedule *s, const yolo_hyp *h, int epochs, int batch, long nb, yolo_lr_shape shape) {
-    s->hyp = h; s->epochs = epochs; s->batch = batch; s->shape = shape;
-    s->nw = (long)fmax(nearbyint(h->warmup_epochs * nb), 100);
-}
-
-/* The rates an epoch loop starts from. The official builds LambdaLR (which
-   sets lr0 lf(0) at once), and a resumed run loads the optimizer state its
-   checkpoint saved after the scheduler's step of epoch start - 1:
-   lr0 lf(start - 1). Momentum: the optimizer's own, or the one saved after
-   warmup. */
-void yolo_schedule_start(const yolo_schedule *s, yolo_optim *o, int start_epoch) {
-    const yolo_hyp *h = s->hyp;
-    o->lr[0] = o->lr[1] = o->lr[2] = h->lr0 * yolo_lr_factor(start_epoch > 0 ? start_epoch - 1 : 0, s->epochs, h->lrf, s->shape);
-    if (o->kind == YOLO_SGD) o->momentum = h->momentum;
-}
-
-/* Before batch ni (counted from the start of training) of `epoch`. During
-   warmup (ni <= nw) every rate moves linearly towards lr0 lf(epoch): the
-   bias rate falls from warmup_bias_lr, the others rise from 0, SGD's
-   momentum rises from warmup_momentum, and the accumulation count from 1
-   to 64 / batch. After warmup nothing changes within an epoch: the rates
-   are those the last warmup batch or the last epoch's end left. Returns
-   how many batches to accumulate per optimizer step. */
-int yolo_schedule_batch(const yolo_schedule *s, yolo_optim *o, int epoch, long ni) {
-    const yolo_hyp *h = s->hyp;
-    double nominal = 64.0 / s->batch, acc = nearbyint(nominal);
-    if (ni <= s->nw) {
-        double target = h->lr0 * yolo_lr_factor(epoch, s->epochs, h->lrf, s->shape);
-        acc = nearbyint(yolo_warmup(ni, s->nw, 1, nominal));
-        o->lr[YOLO_P_BIAS] = yolo_warmup(ni, s->nw, h->warmup_bias_lr, target);
-        o->lr[YOLO_P_WEIGHT] = o->lr[YOLO_P_BN_WEIGHT] = yolo_warmup(ni, s->nw, 0, target);
-        if (o->kind == YOLO_SGD) o->momentum = yolo_warmup(ni, s->nw, h->warmup_momentum, h->momentum);
-    }
-    return acc < 1 ? 1 : (int)acc;
-}
-
-/* scheduler.step() after each epoch: every group at lr0 lf(epoch), which
-   the next epoch trains at once warmup is over (so epoch e trains at
-   lr0 lf(e - 1)) */
-void yolo_schedule_epoch_end(const yolo_schedule *s, yolo_optim *o, int epoch) {
-    o->lr[0] = o->lr[1] = o->lr[2] = s->hyp->lr0 * yolo_lr_factor(epoch, s->epochs, s->hyp->lrf, s->shape);
-}
-
-/* The unscaled gradient's total norm, and the factor that unscales it and
-   clips it as clip_grad_norm_ would (max_norm / (norm + 1e-6) when that is
-   below 1): the official's scaler.unscale_, then the clip. */
-double yolo_grad_clip_scale(const yolo_model *m, double unscale, double max_norm, double *norm) {
-    double n = sqrt(m->be->sumsq(m->grads, m->nvalues)) * unscale;
-    if (norm) *norm = n;
-    double c = max_norm / (n + 1e-6);
-    return unscale * (c < 1 ? c : 1);
-}
-
-void yolo_loss_scaler_init(yolo_loss_scaler *s, yolo_precision training) {
-    s->on = training == YOLO_FP16;
-    s->scale = s->on ? 65536 : 1;
-    s->good = 0;
-}
-
-void yolo_loss_scaler_update(yolo_loss_scaler *s, int finite) {
-    if (!s->on) return;
-    if (!finite) { s->scale *= 0.5; s->good = 0; }
-    else if (++s->good == 2000) { if (isfinite((float)(s->scale * 2))) s->scale *= 2; s->good = 0; }
-}
-
-/* ======================================================================== */
-/* PART TWO: the machinery                                                  */
-/* ======================================================================== */
-/* What the model needs around it: where its memory goes, the files it is
-   described and stored in, the data it learns from, how it is measured,
-   the programs' command line and the plots. */
-
-/* ------------------------------------------------------------------------ */
-/* 9. memory: lifetimes, the arena and the planner                          */
-/* ------------------------------------------------------------------------ */
-/* --- lifetimes: what a training step keeps ---
-   The blocks of section 4 are written as if every intermediate tensor
-   lived through the step; each declares in a table (yolo_life_row) what
-   happens to its intermediates between its ops. This runs those tables.
-   A block runs each op through yolo_op(m, t), t naming the op (the tensor
-   it makes in the forward, or whose gradient it hands on in the
-   backward). When the op changes, the rows of the op just done (after)
-   run, then those of the next one (before), in the order they were
-   declared (a Conv unit's before its block's), each once a pass; so an op
-   is not named again once another has run (the Conv unit is one op, y,
-   in a forward). A row's maker runs ops too: those are not the block's,
-   and run no rows. The op that makes t names itself before it allocates
-   t (yolo_out_resize), so what dies after one op goes before the next
-   allocates: the allocations and releases come in the order the memory
-   plan (below) was made for, which is all it sees.
-
-   yolo_forward and yolo_backward run every layer's pass inside
-   yolo_life_begin/yolo_life_end, its rows being its blocks'. A layer made
-   again inside another layer's backward (--ckpt) runs in its own, and the
-   interrupted one goes on after it. */
-static void yolo_life_table(yolo_model *m, const yolo_life_row *rows, int n) {
-    if (!yolo_binding(m)) return;
-    m->life = (yolo_life_row *)yolo_grow(m->life, sizeof *m->life, m->nlife + n, &m->cap_life);
-    memcpy(m->life + m->nlife, rows, (size_t)n * sizeof *rows);
-    m->nlife += n;
-}
-
-/* the rows of the pass under way that run `when` op `op` */
-static void yolo_life_rows(yolo_model *m, yolo_life_when when, const yolo_tensor *op) {
-    if (!op) return;
-    m->life_run.busy = 1;
-    for (int k = m->life_run.r0; when == YOLO_BWD_BEFORE && k < m->life_run.r1; k++) {
-        yolo_life_row *r = &m->life[k];   /* a gradient op reads (its DONE row) that nothing wrote: the sum of no terms */
-        if (r->what == YOLO_DONE && r->op == op && !r->done) yolo_grad_zeroed(m, r->t);
-    }
-    for (int k = m->life_run.r0; k < m->life_run.r1; k++) {
-        yolo_life_row *r = &m->life[k];
-        if (r->done || r->when != when || r->op != op) continue;
-        r->done = 1;
-        switch (r->what) {
-        case YOLO_DROP: yolo_tensor_keep(m->be, r->t, 0); break;
-        case YOLO_MAKE: yolo_tensor_keep(m->be, r->t, 1); if (r->make) r->make(m, r->blk); break;
-        case YOLO_NEED: if (r->t || r->in) yolo_grad_need(m, r->t ? r->t : *r->in); break;
-        case YOLO_DONE: yolo_grad_done(m, r->t); break;
-        case YOLO_RUN: r->make(m, r->blk); break;
-        }
-    }
-    m->life_run.busy = 0;
-}
-
-static const yolo_backend *yolo_op(yolo_model *m, const yolo_tensor *t) {
-    yolo_life_run *run = &m->life_run;
-    if (run->on && !run->busy && t != run->at) {
-        yolo_life_rows(m, run->backward ? YOLO_BWD_AFTER : YOLO_FWD_AFTER, run->at);
-        if (run->backward) yolo_life_rows(m, YOLO_BWD_BEFORE, t);
-        run->at = t;
-    }
-    return m->be;
-}
-
-/* L's pass (on 0: no rows, as in inference); returns the pass it interrupts */
-static yolo_life_run yolo_life_begin(yolo_model *m, const yolo_layer *L, int on, int backward) {
-    yolo_life_run outer = m->life_run, run = { on, backward, 0, L->life0, L->life1, NULL };
-    for (int k = run.r0; k < run.r1; k++) m->life[k].done = 0;
-    m->life_run = run;
-    return outer;
-}
-static void yolo_life_end(yolo_model *m, yolo_life_run outer) {
-    if (m->life_run.on) yolo_life_rows(m, m->life_run.backward ? YOLO_BWD_AFTER : YOLO_FWD_AFTER, m->life_run.at);
-    m->life_run = outer;
-}
-
-/* --- the arena: a list of ranges, sorted by offset, that covers it --- */
-void yolo_arena_init(yolo_arena *a, size_t size) {
-    memset(a, 0, sizeof *a);
-    a->size = size;
-    a->cap = 256;
-    a->r = (yolo_arena_range *)yolo_xmalloc(a->cap * sizeof *a->r);
-    a->r[0].off = 0; a->r[0].size = size; a->r[0].used = 0;
-    a->n = 1;
-}
-void yolo_arena_free(yolo_arena *a) { free(a->r); memset(a, 0, sizeof *a); }
-
-static void yolo_arena_insert(yolo_arena *a, int at, yolo_arena_range x) {
-    a->r = (yolo_arena_range *)yolo_grow(a->r, sizeof *a->r, a->n + 1, &a->cap);
-    memmove(a->r + at + 1, a->r + at, (a->n - at) * sizeof *a->r);
-    a->r[at] = x;
-    a->n++;
-}
-static void yolo_arena_remove(yolo_arena *a, int at) {
-    memmove(a->r + at, a->r + at + 1, (a->n - at - 1) * sizeof *a->r);
-    a->n--;
-}
-
-void yolo_arena_follow(yolo_arena *a, const yolo_place *script, int n) {
-    if (script && n > 0 && !a->based) {   /* the base: where the highest range in use ends */
-        int i = a->n - 1;
-        while (i >= 0 && !a->r[i].used) i--;
-        a->base = i >= 0 ? a->r[i].off + a->r[i].size : 0;
-        a->based = 1;
-    }
-    a->script = script; a->nscript = script ? n : 0; a->next = 0;
-}
-
-/* mark [off, off + need) used, if it lies inside one free range: -1 if not */
-static int yolo_arena_take(yolo_arena *a, size_t off, size_t need) {
-    int lo = 0, hi = a->n - 1;
-    while (lo < hi) {   /* the last range that starts at or before off */
-        int mid = (lo + hi + 1) / 2;
-        if (a->r[mid].off <= off) lo = mid; else hi = mid - 1;
-    }
-    yolo_arena_range *r = &a->r[lo];
-    if (r->used || off < r->off || off + need > r->off + r->size) return -1;
-    if (off > r->off) {   /* the free part before it */
-        yolo_arena_range before = { r->off, off - r->off, 0 };
-        r->off = off; r->size -= before.size;
-        yolo_arena_insert(a, lo, before);
-        lo++;
-    }
-    r = &a->r[lo];
-    if (r->size > need) {
-        yolo_arena_range rest = { off + need, r->size - need, 0 };
-        r->size = need;
-        yolo_arena_insert(a, lo + 1, rest);
-    }
-    a->r[lo].used = 1;
-    a->in_use += need;
-    if (a->in_use > a->peak) a->peak = a->in_use;
-    if (off + need > a->extent) a->extent = off + need;
-    return 0;
-}
-
-size_t yolo_arena_bytes(size_t bytes) { return bytes ? (bytes + 255) / 256 * 256 : 256; }
-
-size_t yolo_arena_alloc(yolo_arena *a, size_t bytes) {
-    size_t need = yolo_arena_bytes(bytes);
-    if (a->next < a->nscript) {   /* a planned step: where the plan put it, if that still holds */
-        const yolo_place *p = &a->script[a->next++];
-        if (need <= p->size && yolo_arena_take(a, a->base + p->off, need) == 0)
-            return a->base + p->off;
-        a->missed++;
-    }
-    int i = -1;
-    for (int j = 0; j < a->n - 1; j++)   /* the holes: every free range but the last */
-        if (!a->r[j].used && a->r[j].size >= need && (i < 0 || a->r[j].size < a->r[i].size)) i = j;
-    if (i < 0 && !a->r[a->n - 1].used && a->r[a->n - 1].size >= need) i = a->n - 1;   /* the tail */
-    if (i < 0) return YOLO_ARENA_FULL;
-    if (a->r[i].size > need) {
-        yolo_arena_range rest = { a->r[i].off + need, a->r[i].size - need, 0 };
-        a->r[i].size = need;
-        yolo_arena_insert(a, i + 1, rest);
-    }
-    a->r[i].used = 1;
-    a->in_use += need;
-    if (a->in_use > a->peak) a->peak = a->in_use;
-    if (a->r[i].off + need > a->extent) a->extent = a->r[i].off + need;
-    return a->r[i].off;
-}
-
-size_t yolo_arena_release(yolo_arena *a, size_t off) {
-    int lo = 0, hi = a->n - 1, i = -1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (a->r[mid].off == off) { i = mid; break; }
-        if (a->r[mid].off < off) lo = mid + 1; else hi = mid - 1;
-    }
-    if (i < 0 || !a->r[i].used) return 0;
-    size_t bytes = a->r[i].size;
-    a->r[i].used = 0;
-    a->in_use -= bytes;
-    if (i + 1 < a->n && !a->r[i + 1].used) { a->r[i].size += a->r[i + 1].size; yolo_arena_remove(a, i + 1); }
-    if (i > 0 && !a->r[i - 1].used) { a->r[i - 1].size += a->r[i].size; yolo_arena_remove(a, i); }
-    return bytes;
-}
-
-/* --- the planner: a backend that computes nothing and only places its
-   buffers in an unbounded arena. The arena is file-static, so planning is
-   not re-entrant. Its addresses are offsets + 4096, never dereferenced. --- */
-static yolo_arena yolo_plan_arena;
-/* One allocation of a recorded training step: its bytes (rounded as the
-   arena rounds), its life [t0, t1) counted in allocations and releases,
-   the step that asked for it (0 the first, 1 a later one) and its offset:
-   in the recording arena, then where the offline placement puts it. */
-typedef struct { size_t size, off; int t0, t1, step; } yolo_plan_buf;
-static struct {
-    int on, step, t;             /* recording; the step under way; events so far */
-    yolo_plan_buf *b;            /* [n] in the order of the requests */
-    int n, cap;
-} yolo_plan_rec;
-
-static void *yolo_plan_alloc(size_t bytes) {
-    size_t off = yolo_arena_alloc(&yolo_plan_arena, bytes);
-    if (yolo_plan_rec.on) {
-        yolo_plan_rec.b = (yolo_plan_buf *)yolo_grow(yolo_plan_rec.b, sizeof(yolo_plan_buf), yolo_plan_rec.n + 1, &yolo_plan_rec.cap);
-        yolo_plan_buf x = { yolo_arena_bytes(bytes), off, yolo_plan_rec.t++, INT_MAX, yolo_plan_rec.step };
-        yolo_plan_rec.b[yolo_plan_rec.n++] = x;
-    }
-    return (void *)(uintptr_t)(4096 + off);
-}
-/* a tensor's values as the device holds them: two bytes a value of a low-precision store */
-static void *yolo_plan_alloc_values(size_t n, int store) { return yolo_plan_alloc(n * (store == YOLO_FP32 ? sizeof(yolo_real) : 2)); }
-static void yolo_plan_release(void *p) {
-    if (!p) return;
-    size_t off = (size_t)(uintptr_t)p - 4096;
-    for (int j = yolo_plan_rec.on ? yolo_plan_rec.n - 1 : -1; j >= 0; j--)   /* the live buffer at that offset */
-        if (yolo_plan_rec.b[j].off == off && yolo_plan_rec.b[j].t1 == INT_MAX) { yolo_plan_rec.b[j].t1 = yolo_plan_rec.t++; break; }
-    yolo_arena_release(&yolo_plan_arena, off);
-}
-static void yolo_plan_place(const yolo_place *script, int n) { yolo_arena_follow(&yolo_plan_arena, script, n); }
-static void yolo_plan_memory(size_t *in_use, size_t *peak) { *in_use = yolo_plan_arena.in_use; *peak = yolo_plan_arena.extent; }
-/* the one op whose result steers what comes next: the loss's normaliser */
-static void yolo_plan_loss(yolo_loss_branch *lb) { lb->as->score_sum = 1; lb->box = lb->cls = lb->dfl = 0; }
-static void yolo_plan_download(void *host, const void *src, size_t n) { memset(host, 0, n); }
-/* every other op computes nothing (its parameters are unused) */
-static void yolo_plan_zero(void *p, size_t n) {}
-static void yolo_plan_copy(void *dst, const void *src, size_t n) {}
-static void yolo_plan_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws, int C2,
-                                     int k, int s, int g, int act, const yolo_tensor *r, yolo_precision prec,
-                                     yolo_tensor *y) {}
-static void yolo_plan_stage_weights(const yolo_real *w, int C2, int cin, int k, yolo_precision prec, void *ws) {}
-static void yolo_plan_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *dy,
-                                      int C2, int k, int s, int g, yolo_precision prec, const yolo_dx *dx,
-                                      yolo_real *dw, yolo_real *db) {}
-static void yolo_plan_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {}
-static void yolo_plan_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
-                                       yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
-                                       double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {}
-static void yolo_plan_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
-                               const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u) {}
-static void yolo_plan_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
-                                      const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
-                                      const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta) {}
-static void yolo_plan_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
-static void yolo_plan_silu_backward(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da,
-                                    yolo_real *db, int add) {}
-static void yolo_plan_accumulate(yolo_real *y, const yolo_real *x, size_t n, int add) {}
-static void yolo_plan_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {}
-static void yolo_plan_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W, int add) {}
-static void yolo_plan_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {}
-static void yolo_plan_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
-                                       int add) {}
-static void yolo_plan_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {}
-static void yolo_plan_resize_backward(const yolo_tensor *y, yolo_tensor *x, int c0, int add) {}
-static void yolo_plan_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc, int B,
-                                    int C, int HW, int accumulate) {}
-static void yolo_plan_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {}
-static void yolo_plan_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {}
-static void yolo_plan_optim_update(const yolo_update *u, const unsigned char *group, yolo_real *w, const yolo_real *g,
-                                   yolo_real *m, yolo_real *v, yolo_real *vmax, size_t n) {}
-static void yolo_plan_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) {}
-static double yolo_plan_sumsq(const yolo_real *x, size_t n) { return 0; }
-static void yolo_plan_decode(const yolo_loss_branch *lb, yolo_real *pred) {}
-static int yolo_plan_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det,
-                         int agnostic, const int *classes, int nclasses, yolo_det *out) { return 0; }
-static void yolo_plan_sync(void) {}
-static int yolo_plan_reserve(size_t bytes) { return 0; }
-static void yolo_plan_profile(int on, FILE *report) {}
-static void yolo_plan_pixels_to_input(yolo_real *dst, const unsigned char *pixels, size_t n) {}
-
-/* --- placing a recorded step offline ---
-   With every buffer's size and life known, each is placed in turn at the
-   lowest-waste gap left by the buffers already placed whose lives overlap
-   its own, the buffers taken largest first (or longest-lived first: each
-   order wins on some networks, so both are tried). The extent comes
-   within about 2% of the most bytes ever alive at once (yolov9-s, batch
-   64, 640: 15.55 GB placed for 15.45 GB alive; best fit as they come:
-   15.80). */
-typedef struct { size_t key; int id; } yolo_plan_key;
-static int yolo_plan_key_cmp(const void *a_, const void *b_) {
-    const yolo_plan_key *a = (const yolo_plan_key *)a_, *b = (const yolo_plan_key *)b_;
-    if (a->key != b->key) return a->key > b->key ? -1 : 1;   /* larger first, then in request order */
-    return a->id - b->id;
-}
-static int yolo_range_cmp(const void *a_, const void *b_) {
-    const yolo_arena_range *a = (const yolo_arena_range *)a_, *b = (const yolo_arena_range *)b_;
-    return a->off < b->off ? -1 : a->off > b->off;
-}
-/* places b[n] (writes b[i].off), largest first (by_life 0) or longest-lived first; returns the extent */
-static size_t yolo_plan_offline(yolo_plan_buf *b, int n, int by_life) {
-    yolo_plan_key *order = (yolo_plan_key *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof *order);
-    yolo_arena_range *busy = (yolo_arena_range *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof *busy);
-    int *placed = (int *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof(int));
-    for (int i = 0; i < n; i++) { order[i].key = by_life ? (size_t)(b[i].t1 - b[i].t0) : b[i].size; order[i].id = i; }
-    qsort(order, n, sizeof *order, yolo_plan_key_cmp);
-    size_t extent = 0;
-    for (int k = 0; k < n; k++) {
-        yolo_plan_buf *x = &b[order[k].id];
-        int nb = 0;
-        for (int j = 0; j < k; j++) {   /* placed buffers alive at the same time */
-            const yolo_plan_buf *y = &b[placed[j]];
-            if (y->t0 < x->t1 && x->t0 < y->t1) { busy[nb].off = y->off; busy[nb].size = y->size; nb++; }
-        }
-        qsort(busy, nb, sizeof *busy, yolo_range_cmp);
-        size_t end = 0, best = YOLO_ARENA_FULL, best_gap = YOLO_ARENA_FULL;
-        for (int j = 0; j < nb; j++) {
-            if (busy[j].off > end && busy[j].off - end >= x->size && busy[j].off - end < best_gap) {
-                best = end; best_gap = busy[j].off - end;
-            }
-            if (busy[j].off + busy[j].size > end) end = busy[j].off + busy[j].size;
-        }
-        x->off = best != YOLO_ARENA_FULL ? best : end;
-        if (x->off + x->size > extent) extent = x->off + x->size;
-        placed[k] = order[k].id;
-    }
-    free(order); free(busy); free(placed);
-    return extent;
-}
-
-static const yolo_backend yolo_planner = {
-    .name = "plan",
-    .alloc = yolo_plan_alloc, .alloc_values = yolo_plan_alloc_values, .release = yolo_plan_release, .zero = yolo_plan_zero,
-    .upload = yolo_plan_copy, .download = yolo_plan_download, .copy = yolo_plan_copy,
-    .conv2d_forward = yolo_plan_conv2d_forward, .conv2d_backward = yolo_plan_conv2d_backward,
-    .stage_weights = yolo_plan_stage_weights, .stage_train_weights = yolo_plan_stage_train_weights,
-    .bn_train_forward = yolo_plan_bn_train_forward, .bn_apply = yolo_plan_bn_apply,
-    .bn_act_backward = yolo_plan_bn_act_backward,
-    .silu_forward = yolo_plan_silu_forward, .silu_backward = yolo_plan_silu_backward,
-    .add = yolo_plan_add, .accumulate = yolo_plan_accumulate,
-    .avgpool2_forward = yolo_plan_avgpool2_forward, .avgpool2_backward = yolo_plan_avgpool2_backward,
-    .maxpool_forward = yolo_plan_maxpool_forward, .maxpool_backward = yolo_plan_maxpool_backward,
-    .resize_forward = yolo_plan_resize_forward, .resize_backward = yolo_plan_resize_backward,
-    .copy_channels = yolo_plan_copy_channels, .concat = yolo_plan_concat,
-    .optim_update = yolo_plan_optim_update, .lerp = yolo_plan_lerp, .sumsq = yolo_plan_sumsq,
-    .loss = yolo_plan_loss, .decode = yolo_plan_decode, .nms = yolo_plan_nms,
-    .sync = yolo_plan_sync, .memory = yolo_plan_memory, .reserve = yolo_plan_reserve, .place = yolo_plan_place,
-    .profile = yolo_plan_profile,
-    .tensor_cores = 0,
-    .pixels_to_input = yolo_plan_pixels_to_input, .pin = yolo_cpu_pin,
-};
-
-/* The sequence a training run repeats, from nothing, on the planner: two
-   training steps (the second sees what the first leaves held: the loss's
-   assignment) at B x H x W with max_boxes boxes in every image, then a
-   validation pass at vB x vH x vW (vB 0: none) as yolo_validate runs it
-   (folding, forward, decoding and NMS), then one more training step (B 0:
-   none). record: the two steps only, each allocation written down.
-   Returns the arena's extent. */
-static size_t yolo_plan_sequence(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW, int record) {
-    /* never read (the planner's upload copies nothing), but there, as a caller's are; training batches as
-       the run hands them (m->train_pixels) */
-    static const yolo_real pixels[1] = { 0 };
-    static const unsigned char pixel_bytes[1] = { 0 };
-    for (int i = 0; i < m->nacts; i++) memset(m->acts[i], 0, sizeof(yolo_tensor));
-    yolo_model_forget_folded(m);   /* the planner's from the sequence before, if any */
-    m->place_next = 0;
-    yolo_arena_init(&yolo_plan_arena, YOLO_ARENA_FULL / 2);
-    int nt = B * (max_boxes > 0 ? max_boxes : 1);
-    yolo_real *t = (yolo_real *)yolo_xcalloc((size_t)(nt ? nt : 1) * 6, sizeof(yolo_real));
-    for (int i = 0; i < nt; i++) { t[6 * i] = (yolo_real)(i % B); t[6 * i + 2] = t[6 * i + 3] = 0.5f; t[6 * i + 4] = t[6 * i + 5] = 0.1f; }
-    yolo_loss L;
-    memset(&L, 0, sizeof L);
-    yolo_det **dets = (yolo_det **)yolo_xcalloc(vB ? vB : 1, sizeof *dets);
-    int *counts = (int *)yolo_xcalloc(vB ? vB : 1, sizeof *counts);
-    for (int n = 0; n < vB; n++) dets[n] = (yolo_det *)yolo_xmalloc(300 * sizeof(yolo_det));
-    for (int step = 0; step < (record ? 2 : 4); step++) {
-        if (step == 2 ? !vB : !B) continue;
-        if (step == 2) {
-            yolo_model_fuse(m);
-            yolo_set_input(m, vB, vH, vW, pixels);
-            yolo_forward(m, 0);
-            yolo_predict(m, 0.001f, 0.7f, 300, 0, NULL, 0, 1, dets, counts);
-            continue;
-        }
-        yolo_plan_rec.step = step;
-        if (m->train_pixels) yolo_set_input_pixels(m, B, H, W, pixel_bytes);
-        else yolo_set_input(m, B, H, W, pixels);
-        yolo_forward(m, 1);
-        yolo_loss_compute(m, &L, t, nt, 0);
-        yolo_backward(m);
-    }
-    for (int n = 0; n < vB; n++) free(dets[n]);
-    free(dets); free(counts);
-    yolo_loss_free(&L);
-    free(t);
-    size_t bytes = yolo_plan_arena.extent;
-    yolo_arena_free(&yolo_plan_arena);
-    return bytes;
-}
-
-/* The plan: the sequence recorded, its two steps placed offline (the
-   model keeps that placement: m->place, which every later training step
-   follows), then the sequence again, following it. A real run makes the
-   same requests in the same order, so its arena takes the same ranges
-   (smaller ones, for a smaller last batch or fewer boxes, fit in them);
-   validation batches of other shapes are placed by best fit and may
-   place theirs differently. */
-size_t yolo_plan_run_bytes(yolo_model *m, int B, int H, int W, int max_boxes, int vB, int vH, int vW) {
-    yolo_model_unstage_train(m);   /* a step's staged weights, if one is under way: its convs stage their own */
-    const yolo_backend *real = m->be;
-    const yolo_real *host = m->input_host;
-    const unsigned char *host_pixels = m->input_pixels;
-    unsigned char *input_bytes = m->input_bytes;   /* the real backend's, if a step is under way */
-    m->input_bytes = NULL;
-    yolo_tensor *saved = (yolo_tensor *)yolo_xmalloc((size_t)m->nacts * sizeof(yolo_tensor));
-    for (int i = 0; i < m->nacts; i++) saved[i] = *m->acts[i];
-    yolo_model_unfold(m);   /* the real inference form goes (the planner stands in for it): folding again makes it */
-    m->be = &yolo_planner;
-    for (int s = 0; s < 2; s++) { free(m->place[s]); m->place[s] = NULL; m->nplace[s] = 0; }
-    if (B) {
-        yolo_plan_rec.on = 1; yolo_plan_rec.n = 0; yolo_plan_rec.t = 0;
-        yolo_plan_sequence(m, B, H, W, max_boxes, 0, 0, 0, 1);
-        yolo_plan_rec.on = 0;
-        yolo_plan_buf *b = yolo_plan_rec.b;
-        int n = yolo_plan_rec.n;
-        size_t *by_size = (size_t *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof(size_t));
-        size_t e_size = yolo_plan_offline(b, n, 0);
-        for (int i = 0; i < n; i++) by_size[i] = b[i].off;
-        if (e_size <= yolo_plan_offline(b, n, 1))
-            for (int i = 0; i < n; i++) b[i].off = by_size[i];
-        free(by_size);
-        for (int s = 0; s < 2; s++) {
-            m->place[s] = (yolo_place *)yolo_xmalloc((size_t)(n ? n : 1) * sizeof(yolo_place));
-            for (int i = 0; i < n; i++)
-                if (b[i].step == s) { m->place[s][m->nplace[s]].off = b[i].off; m->place[s][m->nplace[s]++].size = b[i].size; }
-        }
-        free(yolo_plan_rec.b);
-        memset(&yolo_plan_rec, 0, sizeof yolo_plan_rec);
-    }
-    size_t bytes = yolo_plan_sequence(m, B, H, W, max_boxes, vB, vH, vW, 0);
-    for (int i = 0; i < m->nacts; i++) *m->acts[i] = saved[i];
-    free(saved);
-    m->be = real;
-    m->input_host = host;
-    m->input_pixels = host_pixels;
-    m->input_bytes = input_bytes;
-    m->place_next = 0;
-    yolo_model_forget_folded(m);   /* the planner's */
-    return bytes;
-}
-
-size_t yolo_plan_bytes(yolo_model *m, int B, int H, int W, int train, int max_boxes_per_image) {
-    if (train) return yolo_plan_run_bytes(m, B, H, W, max_boxes_per_image, 0, 0, 0);
-    return yolo_plan_run_bytes(m, 0, 0, 0, 0, B, H, W);
-}
-
-size_t yolo_infer_bytes(yolo_model *m, int B, int H, int W, size_t *act) {
-    *act = yolo_plan_bytes(m, B, H, W, 0, 0);
-    return *act + yolo_model_weights_bytes(m) + YOLO_BACKEND_SCRATCH_BYTES;
-}
-
-/* each allocation as the arena takes it */
-size_t yolo_model_weights_bytes(const yolo_model *m) {
-    return 2 * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) + yolo_arena_bytes(m->nstats * sizeof(yolo_real));
-}
-size_t yolo_model_state_bytes(const yolo_model *m, yolo_optim_kind opt) {
-    /* and the EMA; optimizer: SGD and Lion 1, Adam 2, AdamW 3 copies, and a byte a value of groups */
-    size_t copies = 1 + (opt == YOLO_SGD || opt == YOLO_LION ? 1 : opt == YOLO_ADAM ? 2 : 3);
-    return yolo_model_weights_bytes(m) + copies * yolo_arena_bytes(m->nvalues * sizeof(yolo_real)) +
-           yolo_arena_bytes(m->nvalues);
-}
-
-/* ------------------------------------------------------------------------ */
-/* 10. model files: the official yaml, --cfg                                */
-/* ------------------------------------------------------------------------ */
 /* --- the official model-file (yaml) reader ---
    Reads the subset the official model files use: scalar keys (nc,
    depth_multiple, width_multiple, anchors, activation) and the two lists
@@ -6396,49 +6133,65 @@ char *yolo_model_yaml(const yolo_model *m) {
     return y;
 }
 
-/* a metadata string of any length (caller frees), or NULL */
-static char *yolo_st_meta_dup(const yolo_safetensors *st, const char *key) {
-    if (!st->meta) return NULL;
-    size_t cap = strlen(st->meta) + 1;
-    char *v = (char *)yolo_xmalloc(cap);
-    if (yolo_st_meta(st, key, v, cap)) { free(v); return NULL; }
-    return v;
-}
-
-int yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err) {
-    yolo_safetensors st;
-    memset(&st, 0, sizeof st);
-    if (weights && yolo_st_read(&st, weights, err)) return -1;
-    char v[32], *yaml = yolo_st_meta_dup(&st, "yaml"), *names = yolo_st_meta_dup(&st, "names");
-    int file_nc = yolo_st_meta(&st, "nc", v, sizeof v) ? 0 : atoi(v), rc;
-    if (nc <= 0) nc = file_nc > 0 ? file_nc : nc_default;
-    if (cfg) rc = yolo_model_from_cfg(m, cfg, nc, err);
-    else if (!yaml) rc = yolo_errorf(err, "%s: the file carries no model: give --cfg (yolov9-c, gelan-s, ... or the model yaml)", weights);
-    else {
-        char source[1100];
-        snprintf(source, sizeof source, "%s (its model yaml)", weights);
-        rc = yolo_model_from_yaml_text(m, yaml, source, nc, err);
-    }
-    if (!rc && names) {   /* one name a line; kept when there is one per class */
-        char **list = (char **)yolo_xcalloc(m->nc + 1, sizeof(char *));
-        int n = 0;
-        for (char *t = names; n <= m->nc; t++) {
-            list[n++] = t;
-            t += strcspn(t, "\n");
-            if (!*t) break;
-            *t = 0;
-        }
-        if (n == m->nc) yolo_model_set_names(m, list);
-        free(list);
-    }
-    free(yaml); free(names);
-    yolo_st_free(&st);
-    return rc;
-}
+#endif /* YOLOV9_IMPLEMENTING */
 
 /* ------------------------------------------------------------------------ */
-/* 11. weights: safetensors                                                 */
+/* 12. weights: safetensors, training checkpoints                           */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+
+typedef struct {
+    char name[128];
+    char dtype[8];           /* F32, F16, BF16, F64, I64 ... */
+    int ndim;
+    int64_t shape[8];
+    size_t begin, end;       /* byte range inside data */
+} yolo_st_entry;
+
+typedef struct {
+    int n;
+    yolo_st_entry *e;
+    unsigned char *data;     /* the raw tensor bytes */
+    size_t data_size;
+    char *meta;              /* the __metadata__ object's JSON text, or NULL */
+} yolo_safetensors;
+
+/* A tensor to write: its name, shape and float values (host memory),
+   stored as F32, or as F16 (rounded to nearest, ties to even) when half. */
+typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *data; size_t numel; int half; } yolo_st_tensor;
+
+YOLO_C_BEGIN
+/* safetensors */
+int  yolo_st_read(yolo_safetensors *st, const char *path, char *err);
+void yolo_st_free(yolo_safetensors *st);
+const yolo_st_entry *yolo_st_find(const yolo_safetensors *st, const char *name);
+int64_t yolo_st_numel(const yolo_st_entry *e);
+/* converts one tensor to yolo_real; returns 0 or -1 on unsupported dtype */
+int  yolo_st_get(const yolo_safetensors *st, const yolo_st_entry *e, yolo_real *out);
+int  yolo_load_weights(yolo_model *m, const char *path, char *err);   /* every tensor, exactly */
+/* fine-tuning: every tensor whose name and shape match (the official
+   intersect_dicts); the rest keep their values. *transferred: how many */
+int  yolo_transfer_weights(yolo_model *m, const char *path, int *transferred, char *err);
+/* the weights under the official names, with the model's description
+   (yolo_model_meta: yaml, nc, names) and the pairs of meta (NULL: none);
+   values: the model's own (NULL) or another copy of them (the EMA);
+   half: in F16, as the official strip_optimizer keeps a finished run */
+int  yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *values, const char *const *meta, int half,
+                       char *err);
+/* The model of a weights file, self-described: built from cfg when given,
+   else from the model yaml the file carries in its metadata ("yaml", as
+   every file we write and every .pt converted by weights/convert.py).
+   Classes: nc > 0, else the file's "nc", else nc_default > 0, else the
+   cfg's own. The file's class names ("names") become m->names. */
+int  yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err);
+int  yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err);
+int  yolo_st_meta(const yolo_safetensors *st, const char *key, char *out, size_t cap);
+int  yolo_checkpoint_save(const char *path, const yolo_model *m, const yolo_ema *e, const yolo_optim *o,
+                          const char *const *meta, char *err);
+int  yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_optim *o, yolo_safetensors *st, char *err);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
 /* 8 bytes little-endian header length N, N bytes of JSON
    {"name": {"dtype": "F32", "shape": [...], "data_offsets": [b, e]}, ...},
    then the raw little-endian data. Names are the official state_dict()
@@ -6909,9 +6662,195 @@ int yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_opti
     return rc;
 }
 
+/* --- a weights file's model --- */
+/* a metadata string of any length (caller frees), or NULL */
+static char *yolo_st_meta_dup(const yolo_safetensors *st, const char *key) {
+    if (!st->meta) return NULL;
+    size_t cap = strlen(st->meta) + 1;
+    char *v = (char *)yolo_xmalloc(cap);
+    if (yolo_st_meta(st, key, v, cap)) { free(v); return NULL; }
+    return v;
+}
+
+int yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err) {
+    yolo_safetensors st;
+    memset(&st, 0, sizeof st);
+    if (weights && yolo_st_read(&st, weights, err)) return -1;
+    char v[32], *yaml = yolo_st_meta_dup(&st, "yaml"), *names = yolo_st_meta_dup(&st, "names");
+    int file_nc = yolo_st_meta(&st, "nc", v, sizeof v) ? 0 : atoi(v), rc;
+    if (nc <= 0) nc = file_nc > 0 ? file_nc : nc_default;
+    if (cfg) rc = yolo_model_from_cfg(m, cfg, nc, err);
+    else if (!yaml) rc = yolo_errorf(err, "%s: the file carries no model: give --cfg (yolov9-c, gelan-s, ... or the model yaml)", weights);
+    else {
+        char source[1100];
+        snprintf(source, sizeof source, "%s (its model yaml)", weights);
+        rc = yolo_model_from_yaml_text(m, yaml, source, nc, err);
+    }
+    if (!rc && names) {   /* one name a line; kept when there is one per class */
+        char **list = (char **)yolo_xcalloc(m->nc + 1, sizeof(char *));
+        int n = 0;
+        for (char *t = names; n <= m->nc; t++) {
+            list[n++] = t;
+            t += strcspn(t, "\n");
+            if (!*t) break;
+            *t = 0;
+        }
+        if (n == m->nc) yolo_model_set_names(m, list);
+        free(list);
+    }
+    free(yaml); free(names);
+    yolo_st_free(&st);
+    return rc;
+}
+
+#endif /* YOLOV9_IMPLEMENTING */
+
 /* ------------------------------------------------------------------------ */
-/* 12. data                                                                 */
+/* 13. data                                                                 */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+#ifndef YOLO_NO_DATA
+/* A dataset yaml: path, train, val (each a folder, a list file, or a list
+   of either), nc, names. */
+typedef struct {
+    char root[1024];         /* path, resolved against the yaml's folder */
+    char train[4096], val[4096];   /* source specs, ';'-separated when several */
+    int nc;
+    char **names;            /* [nc] */
+} yolo_data_cfg;
+
+/* An RGB8 picture [h, w, 3] */
+typedef struct { int w, h; unsigned char *rgb; } yolo_image;
+
+/* The images of one split and their labels, scanned once (and cached
+   beside the labels folder). */
+typedef struct {
+    int n;                   /* images */
+    char **files;            /* [n] image paths */
+    int *w0, *h0;            /* [n] image sizes */
+    int *nlab;               /* [n] boxes per image */
+    float **lab;             /* [n][nlab * 5] class, cx, cy, w, h (normalised) */
+    long nboxes;
+    int max_boxes;           /* the densest image (the memory plan sizes the loss for it) */
+    yolo_image *cache;       /* [n] decoded, resized once (--cache ram), or NULL */
+    char **npy;              /* [n] the same pictures in .npy files (--cache disk), or NULL */
+} yolo_dataset;
+
+/* --cache: none, every picture decoded and resized once and kept in memory,
+   or kept in a .npy file beside it (uint8 [h, w, 3] RGB, read back on each use) */
+typedef enum { YOLO_CACHE_NONE, YOLO_CACHE_RAM, YOLO_CACHE_DISK } yolo_cache_kind;
+
+/* A batch ready for the model: its pictures [B, 3, H, W] RGB as uint8
+   pixels and, unless the loader hands them over as pixels
+   (YOLO_LOADER_UINT8), as images in [0,1]; the targets [nt, 6] (image,
+   class, cx, cy, w, h normalised); for validation also what maps a box
+   back onto each original picture. */
+typedef struct {
+    int index, B, H, W, nt, tcap;
+    unsigned char *pixels;   /* [B*3*H*W] host, what the augmentation makes */
+    yolo_real *images;       /* [B*3*H*W] host: pixels / 255, then --quad's and --multi-scale's resizes */
+    int has_images;          /* images hold this batch (0: pixels alone, yolo_batch_images makes them) */
+    yolo_real *targets;      /* [nt*6] of room for tcap, what yolo_loss_compute takes */
+    int *ids;                /* [B] dataset indices */
+    double *gain, *padx, *pady;  /* [B] original -> letterboxed: x' = x gain + padx */
+} yolo_batch;
+
+/* yolo_loader_init's mode: validation (0), or training, with the official
+   --rect, --multi-scale and --quad as flags */
+enum { YOLO_LOADER_VAL = 0, YOLO_LOADER_TRAIN = 1, YOLO_LOADER_RECT = 2, YOLO_LOADER_MULTI_SCALE = 4, YOLO_LOADER_QUAD = 8,
+       YOLO_LOADER_UINT8 = 16 };   /* batches handed over as pixels (not with --quad, --multi-scale: they resize floats) */
+
+/* The order of an epoch and the shape of every batch. Training: shuffled
+   (seeded by seed and epoch, so a resumed run sees the same order), S x S.
+   Rectangles (validation, and --rect training): sorted by aspect ratio,
+   each batch the smallest stride-multiple rectangle around its pictures
+   (validation: + half a stride), as the official rect loader. */
+typedef struct yolo_loader {
+    const yolo_dataset *ds;
+    const yolo_hyp *hyp;
+    int B, S;                /* batch size, training picture size */
+    int train, mosaic;       /* augmented (mosaic on or off), or validation */
+    int rect;                /* rectangular batches (validation, --rect training): bw, bh */
+    int multi_scale;         /* --multi-scale: each training batch resized (yolo_multi_scale) */
+    int quad;                /* --quad: every four pictures collated into one of twice the size (yolo_quad) */
+    int pixels_only;         /* YOLO_LOADER_UINT8: batches left as pixels, made into the input by the model's backend */
+    const yolo_backend *pinned_by;  /* the backend its slots' pixels are pinned for (yolo_loader_pin), or NULL */
+    const double *image_weights;  /* --image-weights: [ds->n] (yolo_image_weights), or NULL; set before each epoch */
+    int nbatch, nworkers, depth;  /* batches an epoch, threads, slots: one a thread builds into, the one the
+                                     consumer holds, and one ready ahead */
+    uint64_t seed;           /* of this epoch: the order and every picture's draws */
+    int *order;              /* [ds->n] the epoch's order, the same in every process */
+    int rank, world;         /* yolo_loader_shard: this process takes places rank, rank + world, ... of it (0, 1: all) */
+    int n;                   /* pictures an epoch: ds->n, or this process's share ceil(ds->n / world) */
+    int *bw, *bh;            /* [nbatch] rectangular batch shapes */
+    yolo_batch *slots;       /* [depth], their buffers made once for the largest batch */
+    size_t cap;              /* values a slot's pixels and images hold (yolo_loader_share may grow them) */
+    int shares;              /* its slots' pixels and images belong to another loader (yolo_loader_share) */
+    int *state;              /* [depth] 0 free, 1 being built, 2 ready */
+    int *taken, *made;       /* [depth] samples of the slot's batch taken by a thread, and made */
+    struct yolo_boxes *boxes;  /* [depth * B] each sample's boxes until its batch is collated */
+    long fail_at;            /* the epoch position of the bad picture named in err */
+    int next_make, next_take, released;  /* batches started by the threads, handed out, given back */
+    int failed, stop;
+    char err[YOLO_ERR];
+    double wait;             /* seconds the consumer waited for data */
+    double busy;             /* seconds the threads spent building batches, summed over them */
+    long built;              /* samples built: with busy, the loader's own pace (yolo_loader_rate) */
+    pthread_t *threads;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} yolo_loader;
+#endif /* YOLO_NO_DATA */
+
+YOLO_C_BEGIN
+extern const char *yolo_coco_names[80];
+/* data: hyperparameters, dataset yaml, images and labels, the loader */
+void yolo_hyp_default(yolo_hyp *h);
+int  yolo_hyp_read(yolo_hyp *h, const char *path, char *err);
+void yolo_hyp_format(const yolo_hyp *h, char *out, size_t cap);
+int  yolo_hyp_parse(yolo_hyp *h, const char *s);   /* 0 when every key was there */
+#ifndef YOLO_NO_DATA
+int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
+void yolo_data_free(yolo_data_cfg *d);
+int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
+int  yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augment, char *err);
+void yolo_dataset_free(yolo_dataset *ds);
+/* --single-cls: every label becomes class 0 */
+void yolo_dataset_single_class(yolo_dataset *ds);
+int  yolo_image_load(yolo_image *im, const char *path, char *err);
+void yolo_letterbox(yolo_image *im, int out_w, int out_h, int scaleup, double *ratio, double *dw, double *dh);
+void yolo_image_to_input(const yolo_image *im, yolo_real *dst);
+void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *label);
+/* --image-weights: each training picture's weight iw [ds->n] from the
+   per-class mAP50-95 of the last validation, maps [nc] */
+void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
+void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
+void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
+/* ld's batches in owner's memory (two loaders never running at once), before owner is pinned */
+void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
+/* data parallel: this process's share of every epoch, as torch's
+   DistributedSampler (0; -1 for rectangles with world > 1: not sharded) */
+int  yolo_loader_shard(yolo_loader *ld, int rank, int world);
+/* the slots' pixels pinned for be, which then reads them in place */
+void yolo_loader_pin(yolo_loader *ld, const yolo_backend *be);
+/* YOLO_LOADER_UINT8 where the backend makes the input from the pixels itself (the GPU, reading pinned
+   memory in place), 0 on the CPU, whose loader threads make the floats */
+int  yolo_loader_pixels(const yolo_backend *be);
+double yolo_loader_rate(const yolo_loader *ld);
+void yolo_loader_start(yolo_loader *ld, int epoch, uint64_t seed);
+yolo_batch *yolo_loader_next(yolo_loader *ld);
+/* a batch handed over as pixels (YOLO_LOADER_UINT8): its images made on
+   demand (plots), or the pixels given to the model as they are */
+const yolo_real *yolo_batch_images(yolo_batch *bt);
+/* pictures b0 .. b0 + n of a batch as the model's input [n, 3, H, W] */
+void yolo_set_input_batch(yolo_model *m, const yolo_batch *bt, int b0, int n);
+const char *yolo_loader_error(const yolo_loader *ld);
+void yolo_loader_stop(yolo_loader *ld);
+void yolo_loader_free(yolo_loader *ld);
+#endif /* YOLO_NO_DATA */
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
 /* What the official dataloaders do, in the same order: find the images
    and their label files, check every label row once, then per training
    sample a mosaic of four pictures, a random perspective, sometimes a
@@ -8991,9 +8930,84 @@ int yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augmen
 }
 #endif /* YOLO_NO_DATA */
 
+#endif /* YOLOV9_IMPLEMENTING */
+
 /* ------------------------------------------------------------------------ */
-/* 13. evaluation: NMS, matching, AP                                        */
+/* 14. evaluation: NMS, matching, AP                                        */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+
+/* What validation collects, image by image: every detection with its
+   confidence, class and whether it is a true positive at each of the ten
+   IoU thresholds 0.50:0.05:0.95 (bit t), and the class of every label. */
+typedef struct {
+    long n, nt;              /* detections, labels */
+    int cap, tcap;           /* room for them */
+    float *conf;             /* [n] */
+    int *cls;                /* [n] */
+    unsigned short *tp;      /* [n] bit t: matched at IoU >= 0.50 + 0.05 t */
+    int *tcls;               /* [nt] */
+    int images;
+} yolo_eval;
+
+/* The official metrics: P and R at the confidence of the best mean F1,
+   AP per class (101-point interpolation) at IoU 0.50 and averaged over
+   0.50:0.95, and their means over the classes that have labels. */
+#define YOLO_CURVE_POINTS 1000   /* the official px = linspace(0, 1, 1000) */
+typedef struct {
+    int nc;
+    double p, r, map50, map;
+    int *nt;                 /* [nc] labels per class */
+    double *cp, *cr, *ap50, *ap;  /* [nc] per class (0 where no labels) */
+    /* [nc][YOLO_CURVE_POINTS] the curves the plots draw (NULL when nothing
+       was detected right): precision, recall and F1 against the
+       confidence px, and precision against the recall px (IoU 0.5) */
+    double *p_curve, *r_curve, *f1_curve, *pr_curve;
+} yolo_metrics;
+
+/* the official ConfusionMatrix: m[predicted][true], class nc the background */
+typedef struct { int nc; double *m; } yolo_confusion;   /* m: [(nc + 1) * (nc + 1)] */
+
+
+typedef struct { double pre, infer, nms; int images; } yolo_times;   /* seconds, summed */
+/* called with every validation picture's detections in its own pixels */
+typedef void (*yolo_det_hook)(void *ctx, int id, const yolo_det *d, int n);
+
+YOLO_C_BEGIN
+int  yolo_nms(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres,
+              int max_det, int agnostic, const int *classes, int nclasses,
+              yolo_det *out);
+/* multi_label = 1: an anchor is a candidate for every class above
+   conf_thres, as the official validation's NMS (multi_label=True) */
+int  yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, float iou_thres, int max_det, int agnostic,
+                     const int *classes, int nclasses, int multi_label, yolo_det *out);
+/* evaluation: matching, AP, the validation pass */
+/* a box from the letterboxed input (scaled by gain, padded by padx, pady)
+   back onto its w0 x h0 picture, clipped to it: the official scale_boxes */
+void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain, double padx, double pady, int w0, int h0);
+/* --save-txt: one line per detection, "class cx cy w h" (and " conf" with
+   with_conf), normalised to its w0 x h0 picture; -1 (and a line) when the
+   file cannot be written */
+int yolo_save_txt(const char *path, const yolo_det *d, int n, double w0, double h0, int with_conf);
+void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl);
+void yolo_eval_free(yolo_eval *ev);
+void yolo_metrics_compute(const yolo_eval *ev, int nc, yolo_metrics *mt);
+void yolo_metrics_free(yolo_metrics *mt);
+double yolo_fitness(const yolo_metrics *mt);
+/* the official validation table on stdout: the line "all" (pictures,
+   labels, P, R, mAP50, mAP50-95) and, with per_class, one line per class
+   with labels (names may be NULL) */
+void yolo_metrics_print(const yolo_metrics *mt, const yolo_eval *ev, char *const *names, int per_class);
+#ifndef YOLO_NO_DATA
+/* the validation pass over ld's batches: NMS at conf, iou, max_det, each picture's detections and labels into ev
+   (and hook). The model takes at most per_forward pictures a forward (0: a whole batch): a batch's rectangle
+   is the loader's, of its B pictures, and the memory the model's, of per_forward */
+int  yolo_validate(yolo_model *m, yolo_loader *ld, int per_forward, float conf, float iou, int max_det, int single_cls,
+                   yolo_eval *ev, yolo_times *tm, yolo_det_hook hook, void *ctx, char *err);
+#endif
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
 /* As the official non_max_suppression: candidates (an anchor's best class,
    or with multi_label every class) whose probability exceeds conf_thres,
    sorted by it (at most 30000),
@@ -9341,9 +9355,59 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, int per_forward, float conf, f
 }
 #endif /* YOLO_NO_DATA */
 
+#endif /* YOLOV9_IMPLEMENTING */
+
 /* ------------------------------------------------------------------------ */
-/* 14. command line: the official flags                                     */
+/* 15. command line: the official flags                                     */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+
+/* The programs take the official scripts' flags with their spelling and
+   their argparse arity: a boolean flag takes no value, nargs='?' an
+   optional one (its constant when absent), nargs='+' one or more. One
+   table of yolo_flag per program says which. */
+typedef enum { YOLO_FLAG_BOOL, YOLO_FLAG_INT, YOLO_FLAG_FLOAT, YOLO_FLAG_STR, YOLO_FLAG_OPT, YOLO_FLAG_INTS } yolo_flag_kind;
+#define YOLO_MAX_INTS 256
+typedef struct { int n, v[YOLO_MAX_INTS]; } yolo_ints;   /* the values of a nargs='+' flag */
+typedef struct {
+    const char *names;       /* its spellings, space-separated: "--imgsz --img --img-size" */
+    yolo_flag_kind kind;
+    void *value;             /* int *, double *, const char **, yolo_ints *; NULL: accepted, but does not apply here */
+    const char *help;        /* one line for --help; with value NULL, why it does not apply */
+    const char *constant;    /* YOLO_FLAG_OPT: the value when the flag comes alone */
+} yolo_flag;
+
+/* A progress bar: on a terminal one line redrawn in place, into a file
+   (a log) the same line every 10 seconds and once at the end. */
+typedef struct {
+    FILE *f;
+    int tty;
+    long total;
+    double t0, last;         /* when it started, when a line last went to the file */
+} yolo_progress;
+/* validation's bar: yolo_val_progress_hook with a yolo_val_progress as
+   yolo_validate's hook counts the pictures, then hands them to next */
+typedef struct { yolo_progress bar; long done; yolo_det_hook next; void *next_ctx; } yolo_val_progress;
+
+YOLO_C_BEGIN
+/* the command line (section 15): flags into their values. --help or -h
+   prints the table and exits 0; an unknown flag, a missing or malformed
+   value: one line and the usage, exit 2. A flag that does not apply says
+   so in one line on stderr and the run goes on. */
+void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv, const char *prog, const char *usage);
+void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, const char *usage, FILE *f);
+/* --img as the official check_img_size: rounded up to a multiple of the
+   largest stride (32), at least floor, with a warning when it changes */
+int  yolo_check_img_size(int img, int floor, const char *prog);
+/* progress: done of total, the columns left of the bar (the official
+   ones: epoch, memory, losses ...) and right of it (rates) */
+void yolo_progress_start(yolo_progress *p, FILE *f, long total);
+void yolo_progress_show(yolo_progress *p, long done, const char *left, const char *right);
+void yolo_val_progress_start(yolo_val_progress *v, long pictures, yolo_det_hook next, void *next_ctx);
+void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
 
 /* the flag named k (one of its spellings), or NULL */
 static const yolo_flag *yolo_flag_find(const yolo_flag *flags, int nflags, const char *k, size_t klen) {
@@ -9480,10 +9544,51 @@ int yolo_check_img_size(int img, int floor, const char *prog) {
     return size;
 }
 
+#endif /* YOLOV9_IMPLEMENTING */
+
+/* ------------------------------------------------------------------------ */
+/* 16. plots: the pictures of a run folder                                  */
+/* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
 #ifndef YOLO_NO_DATA
-/* ------------------------------------------------------------------------ */
-/* 15. plots: the pictures of a run folder                                  */
-/* ------------------------------------------------------------------------ */
+/* What the plots of a validation need, gathered picture by picture by
+   yolo_val_plots_hook (as yolo_validate's hook; it hands each picture on
+   to next): the confusion matrix, and the first three batches' pictures
+   with their detections, at most 16 of each (the official plot_images'
+   max_subplots). */
+typedef struct {
+    const yolo_dataset *ds;
+    int batch, per, seen, n; /* pictures a batch, kept of each, seen, kept (up to 3 per) */
+    int *ids, *ndet;         /* [3 per] */
+    yolo_det **dets;         /* [3 per][ndet] in picture pixels */
+    yolo_confusion cm;
+    yolo_det_hook next;
+    void *next_ctx;
+} yolo_val_plots;
+#endif
+YOLO_C_BEGIN
+#ifndef YOLO_NO_DATA
+/* plots (section 16): the pictures of the official run folder. Each returns
+   0, or -1 (with a line on stderr) when the file cannot be written. */
+int  yolo_plot_results(const char *csv, const char *png);    /* every column of results.csv against the epoch */
+int  yolo_plot_pr_curves(const yolo_metrics *mt, char *const *names, const char *dir);   /* PR_, F1_, P_, R_curve.png */
+void yolo_confusion_add(yolo_confusion *cm, const yolo_det *d, int nd, const float *lab, int nl);
+int  yolo_plot_confusion(const yolo_confusion *cm, char *const *names, const char *path);
+int  yolo_plot_labels(const yolo_dataset *ds, int nc, char *const *names, const char *path);
+int  yolo_plot_mosaic(const char *path, const yolo_image *pics, const char *const *titles, const yolo_det *const *boxes,
+                      const int *nbox, int n, char *const *names);
+int  yolo_plot_batch(const char *path, const yolo_real *images, int B, int H, int W, const yolo_real *targets, int nt,
+                     char *const *names);
+void yolo_val_plots_start(yolo_val_plots *v, const yolo_dataset *ds, int nc, int batch, yolo_det_hook next, void *next_ctx);
+void yolo_val_plots_hook(void *ctx, int id, const yolo_det *d, int n);
+/* confusion_matrix.png, the PR family, val_batch{0,1,2}_labels.jpg and
+   _pred.jpg into dir; frees what v gathered */
+int  yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *names, const char *dir);
+#endif /* YOLO_NO_DATA */
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
+#ifndef YOLO_NO_DATA
 /* The official run folder's pictures, drawn by our own code into PNG/JPEG
    with stb_image_write: lines, markers, axes with ticks, legends, heat
    maps and mosaics of pictures with their boxes. Text is stb_easy_font's
@@ -9980,9 +10085,45 @@ int yolo_val_plots_save(yolo_val_plots *v, const yolo_metrics *mt, char *const *
 
 #endif /* YOLO_NO_DATA */
 
+#endif /* YOLOV9_IMPLEMENTING */
+
 /* ------------------------------------------------------------------------ */
-/* 16. data parallel: one process per GPU, gradients summed over them       */
+/* 17. data parallel: one process per GPU, gradients summed over them       */
 /* ------------------------------------------------------------------------ */
+#ifdef YOLOV9_DECLARING
+YOLO_C_BEGIN
+/* data parallel (section 17): one process per GPU (or per share of the
+   CPU), started by mpirun; world 1 without it, or in a build without MPI */
+typedef struct {
+    int rank, world;         /* this process, of how many */
+    int local_rank;          /* its place among those on its machine: the GPU it takes */
+    int mpi;                 /* 1: MPI was started (and is finished by yolo_dp_end) */
+    const yolo_backend *group;   /* the backend whose group yolo_dp_join joined (left by yolo_dp_end), or NULL */
+    /* the gradient's buckets (yolo_dp_overlap): the flat gradient cut at layer boundaries into ranges of
+       about bucket_bytes (4 MB unless set before the first step), the last layers' first */
+    size_t bucket_bytes;
+    int nbuckets, started;   /* how many; how many of them this step has started summing */
+    struct yolo_dp_bucket *buckets;
+    void *requests;          /* MPI's: [nbuckets] the sums under way */
+    yolo_bn_group bn_group;  /* --sync-bn's (yolo_dp_sync_bn) */
+} yolo_dp;
+int  yolo_dp_start(yolo_dp *dp, char *err);
+/* after the backend is chosen, before training: the CUDA backend joins its NCCL group */
+int  yolo_dp_join(yolo_dp *dp, const yolo_backend *be, char *err);
+/* before the backward of the batch that ends an optimizer step: that backward starts summing each bucket of
+   the gradient over the processes as soon as its layers' backwards are done, while it goes on */
+void yolo_dp_overlap(yolo_dp *dp, yolo_model *m);
+/* after it: every bucket summed (those the backward did not start, started now), rank 0's BatchNorm
+   statistics to all: the step's gradient, the same in every process */
+void yolo_dp_sum_grads(yolo_dp *dp, yolo_model *m);
+/* --sync-bn: from now on every BatchNorm of m normalises by the statistics of all processes' shares */
+void yolo_dp_sync_bn(yolo_dp *dp, yolo_model *m);
+/* rank 0's bytes (host memory) to every process */
+void yolo_dp_broadcast(const yolo_dp *dp, void *bytes, size_t n);
+void yolo_dp_end(yolo_dp *dp);
+YOLO_C_END
+#endif /* YOLOV9_DECLARING */
+#ifdef YOLOV9_IMPLEMENTING
 /* The official trains on several GPUs with PyTorch DDP: one process per
    GPU, each on its own share of every batch (--batch is the total; each
    process takes batch / world pictures, the shares DistributedSampler
@@ -10225,5 +10366,9 @@ void yolo_dp_end(yolo_dp *dp) {
     dp->mpi = 0;
 }
 
-#endif /* YOLOV9_IMPLEMENTATION_DONE */
-#endif /* YOLOV9_IMPLEMENTATION */
+#endif /* YOLOV9_IMPLEMENTING */
+#undef YOLOV9_DECLARING
+#ifdef YOLOV9_IMPLEMENTING
+#undef YOLOV9_IMPLEMENTING
+#define YOLOV9_IMPLEMENTATION_DONE
+#endif

@@ -254,6 +254,8 @@ run-loader: tests/bench_loader
 	sh tests/test_loader.sh
 run-convert: detect
 	sh tests/test_convert.sh
+run-voc: tests/bench_loader
+	sh tests/test_voc.sh
 run-golden: tests/golden_check
 	./tests/golden_check $(GOLDEN)
 run-golden-bf16: tests/golden_check
@@ -278,7 +280,7 @@ run-dp: train tests/test_dp
 # the longest first, so that two at a time end together
 CORE = $(SIM_CORE) run-train run-grad run-loader run-official run-plan run-golden run-golden-bf16 run-golden-half \
        run-weights run-metrics run-augment run-schedule run-init run-model-only run-plots run-decode run-convert \
-       run-detect run-val run-conv
+       run-voc run-detect run-val run-conv
 REST = $(filter-out $(SIM_CORE),$(SIM_ALL)) run-fuzz $(if $(DP_TESTS),run-dp)
 # built by make test-all though no test runs them, so that they keep compiling
 BUILD_ONLY = tests/grad_fidelity $(GPU_TESTS)

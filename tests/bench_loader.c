@@ -9,11 +9,15 @@
    official loader the same way.
 
      ./tests/bench_loader --data DATA.yaml [--img 640] [--batch 16] [--workers 2]
-                          [--batches 64] [--cache ram|disk] [--hyp FILE] [--seed 0] [--sum]
+                          [--batches 64] [--cache ram|disk] [--hyp FILE] [--seed 0] [--sum] [--boxes FILE]
 
    --sum prints, instead of timing, a checksum of every batch (its images
    in [0, 1] and targets, bit for bit) and of all of them: tests/test_loader.sh holds
-   the sums that the loader must keep whatever its threads and cache. */
+   the sums that the loader must keep whatever its threads and cache.
+   --boxes FILE writes every training sample's boxes, a line a sample:
+   the count, then class cx cy w h (normalised) of each box; the same
+   lines tests/official_loader_bench.py --boxes writes of the official
+   loader's samples, which tests/loader_stats.py compares. */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 
@@ -24,14 +28,28 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
     return h;
 }
 
+/* one line a sample: its box count, then class cx cy w h of each */
+static void write_boxes(FILE *f, const yolo_batch *bt) {
+    for (int j = 0, t = 0; j < bt->B; j++) {
+        int n = 0;
+        while (t + n < bt->nt && (int)bt->targets[(t + n) * 6] == j) n++;
+        fprintf(f, "%d", n);
+        for (; n > 0; n--, t++) {
+            const yolo_real *r = bt->targets + (size_t)t * 6;
+            fprintf(f, " %d %.6f %.6f %.6f %.6f", (int)r[1], r[2], r[3], r[4], r[5]);
+        }
+        fputc('\n', f);
+    }
+}
+
 static void usage(const char *why) {
     fprintf(stderr, "bench_loader: %s\nusage: bench_loader --data DATA.yaml [--img 640] [--batch 16] [--workers 2] [--batches 64]\n"
-                    "                    [--cache ram|disk] [--hyp FILE] [--seed 0] [--sum]\n", why);
+                    "                    [--cache ram|disk] [--hyp FILE] [--seed 0] [--sum] [--boxes FILE]\n", why);
     exit(2);
 }
 
 int main(int argc, char **argv) {
-    const char *data = NULL, *hyp_path = NULL, *cache = NULL;
+    const char *data = NULL, *hyp_path = NULL, *cache = NULL, *boxes_path = NULL;
     int S = 640, B = 16, workers = 2, batches = 64, seed = 0, sum = 0;
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -40,6 +58,7 @@ int main(int argc, char **argv) {
         if (!strcmp(k, "--data")) data = v;
         else if (!strcmp(k, "--hyp")) hyp_path = v;
         else if (!strcmp(k, "--cache")) cache = v;
+        else if (!strcmp(k, "--boxes")) boxes_path = v;
         else if (!strcmp(k, "--img")) S = atoi(v);
         else if (!strcmp(k, "--batch")) B = atoi(v);
         else if (!strcmp(k, "--workers")) workers = atoi(v);
@@ -64,6 +83,8 @@ int main(int argc, char **argv) {
         if (yolo_dataset_cache(&ds, kind, S, 1, err)) { fprintf(stderr, "%s\n", err); return 1; }
         printf("--cache %s: %d pictures in %.2f s\n", cache, ds.n, yolo_now() - t0);
     }
+    FILE *boxes = boxes_path ? fopen(boxes_path, "w") : NULL;
+    if (boxes_path && !boxes) { fprintf(stderr, "bench_loader: cannot write %s\n", boxes_path); return 1; }
     yolo_loader ld;
     yolo_loader_init(&ld, &ds, &hyp, B, S, YOLO_LOADER_TRAIN | YOLO_LOADER_UINT8, workers);
     uint64_t all = 1469598103934665603ull;
@@ -78,6 +99,7 @@ int main(int argc, char **argv) {
                 all = fnv(all, &h, sizeof h);
                 printf("epoch %d batch %d: %d pictures, %d targets, sum %016llx\n", epoch, bt->index, bt->B, bt->nt, (unsigned long long)h);
             }
+            if (boxes) write_boxes(boxes, bt);
             if (k == 0) start = yolo_now();
             else samples += bt->B;
         }
@@ -85,6 +107,7 @@ int main(int argc, char **argv) {
         yolo_loader_stop(&ld);
     }
     double dt = yolo_now() - start;
+    if (boxes && fclose(boxes)) { fprintf(stderr, "bench_loader: cannot write %s\n", boxes_path); return 1; }
     if (sum) {   /* and the validation batches: rectangles, letterboxed */
         yolo_dataset vs;
         if (yolo_dataset_open(&vs, dc.root, dc.val, dc.nc, 0, err)) { fprintf(stderr, "%s\n", err); return 1; }

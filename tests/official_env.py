@@ -18,6 +18,18 @@ OPTIONAL = ['cv2', 'pandas', 'IPython', 'seaborn', 'matplotlib', 'thop', 'psutil
             'clearml', 'comet_ml', 'wandb']
 
 
+class _Passthrough:
+    """tqdm's stand-in: iterates over what it wraps, shows nothing"""
+    def __init__(self, iterable=None, *args, **kwargs):
+        self.iterable = iterable if iterable is not None else []
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def __getattr__(self, name):   # set_description, update, close, ...
+        return lambda *args, **kwargs: None
+
+
 class _StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self, missing):
         self.missing = missing
@@ -28,6 +40,10 @@ class _StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
+        if spec.name == 'tqdm':   # a progress bar over an iterable must still hand its items on
+            m = type(sys)('tqdm')
+            m.tqdm, m.__path__, m.__spec__ = _Passthrough, [], spec
+            return m
         m = mock.MagicMock()
         m.__name__, m.__path__, m.__spec__ = spec.name, [], spec
         m.get_ipython = lambda: None   # matplotlib asks IPython whether it runs inside it

@@ -5,6 +5,7 @@ that spread.
 
     python3 tests/loader_stats.py official OFFICIAL DATA.yaml OUT [--samples 10000] [--seed 0] [--img 640] [--hyp FILE]
     python3 tests/loader_stats.py compare OURS1 OURS2 ... -- OFFICIAL1 OFFICIAL2 ...
+    python3 tests/loader_stats.py streams OFFICIAL DATA.yaml SEED SEED ... [--workers 2] [--img 320]
 
 `official` writes OUT, a line a sample (its box count, then class cx cy w
 h of each box, normalised), of the official LoadImagesAndLabels.__getitem__
@@ -27,7 +28,12 @@ The class histogram is compared class by class, as a chi-square over the
 classes with boxes, beside the same chi-square between two halves of each
 side's runs.
 
-Needs numpy (and for `official`, torch, cv2, yaml and an official checkout:
+`streams` prints, for each SEED, a hash of each of the first six batches
+(of 4) of the official training loader as train_dual.py makes it
+(init_seeds(SEED + 1), create_dataloader with shuffle and WORKERS
+workers): the official's data stream does not follow its --seed.
+
+Needs numpy (and for `official` and `streams`, torch, cv2, yaml and an official checkout:
 nothing of the official code is in this file; it is imported at run time)."""
 import math
 import os
@@ -140,7 +146,6 @@ def compare(ours_files, official_files, img=640):
 def official(repo, data_yaml, out, samples, seed, img, hyp_path):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import random
-    import tempfile
 
     import official_env
     root = os.path.abspath(repo)
@@ -176,13 +181,8 @@ def official(repo, data_yaml, out, samples, seed, img, hyp_path):
     with open(data_yaml) as f:
         data = yaml.safe_load(f)
     train = os.path.join(os.path.dirname(os.path.abspath(data_yaml)), data.get('path', '.'), data['train'])
-    # a view of the split through links, so that the official's label cache is written there, not beside the dataset
-    view = tempfile.mkdtemp()
-    name = os.path.basename(os.path.normpath(train))
-    os.makedirs(os.path.join(view, 'images')); os.makedirs(os.path.join(view, 'labels'))
-    os.symlink(os.path.abspath(train), os.path.join(view, 'images', name))
-    os.symlink(os.path.abspath(dl.img2label_paths([os.path.join(train, 'x.jpg')])[0]).rsplit('/', 1)[0], os.path.join(view, 'labels', name))
-    ds = dl.LoadImagesAndLabels(os.path.join(view, 'images', name), img, 16, augment=True, hyp=hyp, cache_images='ram')
+    view, split = official_view(train, dl)
+    ds = dl.LoadImagesAndLabels(split, img, 16, augment=True, hyp=hyp, cache_images='ram')
     random.seed(seed)
     np.random.seed(seed)
     order = np.random.default_rng(seed + 1 << 20)   # the epochs' orders, apart from the draws
@@ -202,11 +202,63 @@ def official(repo, data_yaml, out, samples, seed, img, hyp_path):
           f'({kept[1] / max(kept[0], 1):.4f})')
 
 
+def official_view(train, dl):
+    """a folder of links to the split, so that the official writes its label cache there, not beside the dataset"""
+    import tempfile
+    view = tempfile.mkdtemp()
+    name = os.path.basename(os.path.normpath(train))
+    os.makedirs(os.path.join(view, 'images'))
+    os.makedirs(os.path.join(view, 'labels'))
+    os.symlink(os.path.abspath(train), os.path.join(view, 'images', name))
+    os.symlink(os.path.dirname(os.path.abspath(dl.img2label_paths([os.path.join(train, 'x.jpg')])[0])),
+               os.path.join(view, 'labels', name))
+    return view, os.path.join(view, 'images', name)
+
+
+def streams(repo, data_yaml, seeds, workers, img):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import hashlib
+    import shutil
+
+    import official_env
+    official_env.use(os.path.abspath(repo), keep=('cv2',))
+    import yaml
+    import utils.dataloaders as dl
+    from utils.general import init_seeds
+    with open(os.path.join(repo, 'data/hyps/hyp.scratch-high.yaml')) as f:
+        hyp = yaml.safe_load(f)
+    with open(data_yaml) as f:
+        data = yaml.safe_load(f)
+    view, train = official_view(os.path.join(os.path.dirname(os.path.abspath(data_yaml)), data.get('path', '.'), data['train']), dl)
+    for seed in seeds:
+        init_seeds(seed + 1, deterministic=True)   # as train_dual.py
+        loader, _ = dl.create_dataloader(train, img, 4, 32, hyp=hyp, augment=True, workers=workers, prefix='', shuffle=True)
+        hashes = []
+        for k, (imgs, targets, _, _) in enumerate(loader):
+            hashes.append(hashlib.md5(imgs.numpy().tobytes() + targets.numpy().tobytes()).hexdigest()[:8])
+            if k == 5:
+                break
+        print(f'--seed {seed}, {loader.num_workers} workers: batches ' + ' '.join(hashes), flush=True)
+    shutil.rmtree(view)
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ['compare'] and '--' in a:
         k = a.index('--')
         compare(a[1:k], a[k + 1:])
+    elif a[:1] == ['streams'] and len(a) >= 4:
+        opts = {'--workers': 2, '--img': 320}
+        seeds = []
+        rest = a[3:]
+        while rest:
+            if rest[0] in opts and len(rest) > 1:
+                opts[rest[0]] = int(rest[1])
+                rest = rest[2:]
+            else:
+                seeds.append(int(rest[0]))
+                rest = rest[1:]
+        streams(a[1], a[2], seeds, opts['--workers'], opts['--img'])
     elif a[:1] == ['official'] and len(a) >= 4:
         opts = {'--samples': 10000, '--seed': 0, '--img': 640, '--hyp': None}
         rest = a[4:]

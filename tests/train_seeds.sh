@@ -130,8 +130,11 @@ for s in ${OSEEDS-0 1 2}; do
     (cd "$R" && PYTHONUNBUFFERED=1 YOLOV5_CONFIG_DIR=$P/config OFFICIAL_DATA_SEED=$s timeout $T python3 "$@" >> "$D/official_seed$s.log" 2>&1) &
 done
 wait
-for s in ${SEEDS-0 1 2}; do cp $D/ours$s/results.csv "$K/ours_seed$s.csv" 2>/dev/null; cp $D/ours_seed$s.log "$K/"; done
-for s in ${OSEEDS-0 1 2}; do cp $D/official$s/results.csv "$K/official_seed$s.csv" 2>/dev/null; cp $D/official_seed$s.log "$K/"; done
+for r in "$D"/ours[0-9]* "$D"/official[0-9]*; do   # every run in RUNS, this call's and (RESUME=1) earlier calls'
+    [ -f "$r/results.csv" ] || continue
+    n=$(basename "$r"); side=${n%%[0-9]*}; cp "$r/results.csv" "$K/${side}_seed${n#$side}.csv"
+done
+cp "$D"/*_seed*.log "$K/" 2> /dev/null
 {
     echo "epoch, box, cls, dfl, P, R, mAP50, mAP50-95 of each run's last row ($E epochs asked):"
     for f in "$K"/*_seed*.csv; do [ -f "$f" ] || continue; echo "$(basename $f): $(tail -1 $f | cut -d, -f1-8 | tr -d ' ')"; done

@@ -26,8 +26,8 @@ own float noise.
    sums over the batch then round otherwise, and nothing else changes: the
    envelope of float noise), then, for the first 10 steps, from weights
    each moved by a relative 1e-5 at most (a float difference of about
-   ours' size from the first step); and ours' tests/train (build it
-   first: make tests/train). Each epoch's row of results.csv is then that step's loss
+   ours' size from the first step); and ours' ./train (build it first:
+   make train). Each epoch's row of results.csv is then that step's loss
    (the official warms up over max(3 epochs, 100 steps), so all of a
    hundred steps are warmup: the learning rates, the momentum and the
    accumulation ramp).
@@ -242,7 +242,7 @@ def main():
             'official_perturbed': [sys.executable, os.path.abspath(__file__), '--run-official', repo, work, 'official_perturbed',
                                    os.path.join(work, 'data/data.yaml'), '--weights', os.path.join(work, 'init_perturbed.pt'),
                                    '--epochs', str(min(opt.steps, 10))],
-            'ours': [os.path.join(root, 'tests/train'), '--cfg', opt.cfg, '--weights', os.path.join(work, 'init.safetensors'),
+            'ours': [os.path.join(root, 'train'), '--cfg', opt.cfg, '--weights', os.path.join(work, 'init.safetensors'),
                      '--data', os.path.join(work, 'data/data.yaml'), '--batch', str(opt.batch), '--workers', '1',
                      '--project', work, '--name', 'ours'] + common}
     procs = {k: subprocess.Popen(v, env=env, stdout=open(os.path.join(work, k + '.log'), 'w'), stderr=subprocess.STDOUT)

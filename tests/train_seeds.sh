@@ -9,7 +9,7 @@
 # mAP50-95) and tests/seeds_table.py's means of the finished runs (a
 # device call brings back 8 files at most: one a run would lose runs);
 # final.txt is printed at the end.
-#   usage: sh ./train_seeds.sh DATA OFFICIAL_REPO
+#   usage: sh tests/train_seeds.sh DATA OFFICIAL_REPO
 #   DATA: a dataset yaml; a folder holding coco128.yaml; or a VOC-format
 #   dataset folder (annotations/ or Annotations/ of XML files beside
 #   images/ or JPEGImages/, as the raccoon dataset), imported first by

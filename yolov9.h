@@ -4001,6 +4001,14 @@ YOLO_C_BEGIN
 extern const yolo_backend yolo_cpu;
 const yolo_backend *yolo_backend_cuda(int device, char *err);
 const yolo_backend *yolo_backend_select(const char *device, char *err);
+/* The backend a memory plan for --device assumes where that device is not
+   at hand (a --dry-run on a machine without it). A plan reads two facts of
+   its backend, both through yolo_model_precision_flags: its tensor cores
+   (the default precision, and so a stored tensor's bytes) and whether it
+   stages a training step's weights (a buffer of the step). "cpu": the CPU;
+   anything else: the CUDA backend of a GPU with tensor cores (bf16 and
+   half, weights staged), a stand-in that computes on the CPU. */
+const yolo_backend *yolo_backend_for_plan(const char *device);
 YOLO_C_END
 #endif /* YOLOV9_DECLARING */
 #ifdef YOLOV9_IMPLEMENTING
@@ -5050,6 +5058,16 @@ const yolo_backend *yolo_backend_select(const char *device, char *err) {
     long idx = strtol(device, &end, 10);
     if (*end || idx < 0) { yolo_errorf(err, "--device %s: expected cpu, cuda or a GPU index", device); return NULL; }
     return yolo_backend_cuda((int)idx, err);
+}
+
+const yolo_backend *yolo_backend_for_plan(const char *device) {
+    static yolo_backend gpu;
+    if (device && !strcmp(device, "cpu")) return &yolo_cpu;
+    gpu = yolo_cpu;
+    gpu.name = "cuda (planned without a GPU)";
+    gpu.tensor_cores = 1;
+    gpu.stage_train_weights = yolo_plan_stage_train_weights;
+    return &gpu;
 }
 #endif /* YOLOV9_IMPLEMENTING */
 

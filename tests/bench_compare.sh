@@ -4,22 +4,28 @@
 # process of its own under a time limit (one slow case cannot eat the call),
 # its figures are printed as it ends, and tables of the ratios (ours img/s /
 # official img/s) come last, in markdown.
-#   training: tests/bench_train in bf16 and fp32 (SGD + EMA) against
+#   training: tests/bench_train in each of PRECISIONS (SGD + EMA) against
 #     tests/bench_official.py --step (train_dual.py's step: AMP, its loss,
 #     optimizer, clipping, EMA), the same synthetic batch;
-#   inference: tests/bench_train --infer (float32, --half, bf16) against the
-#     official fused gelan forward in float32 and half; ratios to half.
+#   inference: tests/bench_train --infer (float32, --half, bf16, and
+#     detect's path: --half with the picture handed over as uint8 each
+#     time) against the official fused gelan forward in float32 and half
+#     (its input already on the GPU); ratios to half. At batch 1 this is
+#     the latency of one picture.
 # Builds nothing: make tests/bench_train first.
 #   usage: sh tests/bench_compare.sh OFFICIAL_REPO
-#   TRAIN="yolov9-s:32 yolov9-s:64 yolov9-c:32" (model:batch),
-#   INFER="yolov9-s:gelan-s:32 yolov9-c:gelan-c:32" (ours:official:batch),
-#   IMG=640, STEPS=5 (timed steps), DEVICE=cuda, LIMIT=150 (seconds a run),
-#   PYTHON=python3; every run's whole output goes to $OUT/bench_compare_runs.txt.
+#   TRAIN="yolov9-s:16 yolov9-c:16 yolov9-e:16 yolov9-s:64 yolov9-c:32"
+#   (model:batch), PRECISIONS="bf16 fp32",
+#   INFER="yolov9-s:gelan-s:1 yolov9-c:gelan-c:1 yolov9-s:gelan-s:32
+#   yolov9-c:gelan-c:32" (ours:official:batch), IMG=640, STEPS=5 (timed
+#   steps), DEVICE=cuda, LIMIT=150 (seconds a run), PYTHON=python3; every
+#   run's whole output goes to $OUT/bench_compare_runs.txt.
 # Exits 1 when a run failed or ran over its limit (its row then shows "-").
 set -u
 cd "$(dirname "$0")/.."
 R=${1:?usage: sh tests/bench_compare.sh OFFICIAL_REPO}
-TRAIN=${TRAIN-yolov9-s:32 yolov9-s:64 yolov9-c:32} INFER=${INFER-yolov9-s:gelan-s:32 yolov9-c:gelan-c:32}
+TRAIN=${TRAIN-yolov9-s:16 yolov9-c:16 yolov9-e:16 yolov9-s:64 yolov9-c:32} PRECISIONS=${PRECISIONS:-bf16 fp32}
+INFER=${INFER-yolov9-s:gelan-s:1 yolov9-c:gelan-c:1 yolov9-s:gelan-s:32 yolov9-c:gelan-c:32}
 IMG=${IMG:-640} STEPS=${STEPS:-5} DEVICE=${DEVICE:-cuda} LIMIT=${LIMIT:-150} PYTHON=${PYTHON:-python3}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -x tests/bench_train ] || { echo "bench_compare: tests/bench_train is not built (make tests/bench_train)"; exit 2; }
@@ -50,7 +56,8 @@ ROWS_T='' ROWS_I='' failed=0
 for c in $TRAIN; do
     cfg=${c%:*} b=${c#*:} id=$(echo "$c" | tr : _)
     echo "training step $cfg, batch $b, $IMG:"
-    for p in bf16 fp32; do
+    ms_bf16=- ips_bf16=- held_bf16=- ms_fp32=- ips_fp32=- held_fp32=-
+    for p in $PRECISIONS; do
         run "ours_${id}_$p" ./tests/bench_train --cfg "$cfg" --batch "$b" --img "$IMG" --steps "$STEPS" --device "$DEVICE" --precision $p
         set -- $(ours_step "ours_${id}_$p")
         echo "  ours $p: $1 ms, $2 img/s, device memory held at peak $3 GB"
@@ -66,14 +73,16 @@ for c in $INFER; do
     cfg=${c%%:*} rest=${c#*:}; gel=${rest%:*} b=${rest#*:} id=$(echo "$c" | tr : _)
     echo "inference forward $cfg against the official $gel, batch $b, $IMG:"
     run "ours_$id" ./tests/bench_train --cfg "$cfg" --infer --batch "$b" --img "$IMG" --steps "$STEPS" --device "$DEVICE"
-    set -- $(ours_infer "ours_$id" float32) $(ours_infer "ours_$id" --half) $(ours_infer "ours_$id" bf16)
-    ms_f32=$1 ips_f32=$2 ms_half=$3 ips_half=$4 ms_bf16=$5 ips_bf16=$6
-    echo "  ours: float32 $ms_f32 ms, $ips_f32 img/s; --half $ms_half ms, $ips_half img/s; bf16 $ms_bf16 ms, $ips_bf16 img/s"
+    set -- $(ours_infer "ours_$id" float32) $(ours_infer "ours_$id" --half) $(ours_infer "ours_$id" bf16) \
+           $(ours_infer "ours_$id" detect)
+    ms_f32=$1 ips_f32=$2 ms_half=$3 ips_half=$4 ms_bf16=$5 ips_bf16=$6 ms_det=$7 ips_det=$8
+    echo "  ours: float32 $ms_f32 ms, $ips_f32 img/s; --half $ms_half ms, $ips_half img/s; bf16 $ms_bf16 ms, $ips_bf16 img/s;" \
+         "detect's path $ms_det ms, $ips_det img/s"
     run "official_$id" "$PYTHON" tests/bench_official.py "$R" "$gel" --batch "$b" --img "$IMG" --steps "$STEPS" --device "$DEVICE"
     grep "^official $gel fused" "$W/official_$id" | sed 's/^/  /'
     set -- $(official "official_$id" float32) $(official "official_$id" half)
     ROWS_I="$ROWS_I
-| $cfg (official $gel), batch $b | $ips_f32 | $ips_half | $ips_bf16 | $2 | $4 | $(ratio "$ms_half" "$3") | $(ratio "$ms_bf16" "$3") |"
+| $cfg (official $gel), batch $b | $ms_half | $ms_det | $4 | $ips_f32 | $ips_half | $ips_bf16 | $ips_det | $2 | $(ratio "$ms_half" "$3") | $(ratio "$ms_bf16" "$3") | $(ratio "$ms_det" "$3") |"
 done
 
 [ -n "$ROWS_T" ] && { echo
@@ -82,8 +91,10 @@ echo
 echo "| case | ours bf16 | ours fp32 | official AMP | ratio bf16 | ratio fp32 | ours GB bf16 / fp32 | official GB |"
 echo "|---|---|---|---|---|---|---|---|$ROWS_T"; }
 [ -n "$ROWS_I" ] && { echo
-echo "inference forward at $IMG, img/s (ratio: ours / official half)"
+echo "inference forward at $IMG: ms a batch, img/s (ratio: official half ms / ours ms; detect: ours --half with the picture"
+echo "handed over as uint8 each time, the official's input already on the GPU)"
 echo
-echo "| case | ours float32 | ours --half | ours bf16 | official float32 | official half | ratio --half | ratio bf16 |"
-echo "|---|---|---|---|---|---|---|---|$ROWS_I"; }
+echo "| case | ours --half ms | ours detect ms | official half ms | ours float32 | ours --half | ours bf16 | ours detect |" \
+     "official float32 | ratio --half | ratio bf16 | ratio detect |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|$ROWS_I"; }
 [ $failed = 0 ] || { echo "bench_compare: $failed runs failed (their output: $LOG)"; exit 1; }

@@ -4,6 +4,12 @@ ours, on the same kind of synthetic batch.
     python3 tests/bench_official.py OFFICIAL_REPO gelan-s gelan-c yolov9-c
     python3 tests/bench_official.py OFFICIAL_REPO --step yolov9-s yolov9-c
         [--batch 32] [--img 640] [--steps 7] [--device cuda|cpu]
+    python3 tests/bench_official.py OFFICIAL_REPO --step yolov9-e --batch 16,48
+
+--batch takes a list: each model at each batch in turn, in one process (the
+peak memory counted afresh for each). A case that runs out of device memory
+says so in its last line ("official CFG step, batch B IMG: OOM") and the
+next one runs.
 
 Inference (the default): the model built from its yaml, BatchNorm and RepConvN
 fused, median of --steps forwards after 3 warm-ups, in float32 (cuDNN's
@@ -26,12 +32,13 @@ batch). The batch is bench_train's: uniform noise pictures, six random boxes
 an image (centres in 0.2-0.8, sizes 0.05-0.35 of the picture, classes 0-79).
 Median over --steps steps after 2 warm-ups, the device synchronized before
 and after each; peak memory as torch.cuda.max_memory_allocated and
-max_memory_reserved over the whole run.
+max_memory_reserved over the case (counted afresh for each).
 
 OFFICIAL_REPO is a checkout of WongKinYiu/yolov9; torch and yaml must be
 installed: the packages its utils import for plotting and data loading (cv2,
 pandas, ...) are stood in for by empty modules where missing. The last line
 of each case starts with "official" (tests/bench_compare.sh reads it)."""
+import gc
 import argparse
 import os
 import sys
@@ -45,7 +52,7 @@ ap = argparse.ArgumentParser(description='time the official YOLOv9: inference fo
 ap.add_argument('root', metavar='OFFICIAL_REPO')
 ap.add_argument('cfgs', nargs='+', metavar='CFG', help='model yamls under models/detect, without .yaml')
 ap.add_argument('--step', action='store_true', help="time train_dual.py's training step instead of the fused forward")
-ap.add_argument('--batch', type=int, default=32)
+ap.add_argument('--batch', default='32', help='a batch size, or several: 16,48')
 ap.add_argument('--img', type=int, default=640)
 ap.add_argument('--steps', type=int, default=7, help='timed steps (the median is printed)')
 ap.add_argument('--device', default='cuda')
@@ -65,7 +72,8 @@ device = torch.device(args.device)
 cuda = device.type == 'cuda'
 if not cuda:
     print(f'official: torch {torch.__version__} on the CPU, {torch.get_num_threads()} threads', flush=True)
-B, IMG = args.batch, args.img
+IMG = args.img
+B = 0   # the batch of the case under way
 
 
 def sync():
@@ -111,7 +119,7 @@ def bench_infer(cfg):
                 if s >= 3:
                     t.append(time.perf_counter() - t0)
         ms = median_ms(t)
-        print(f'official {cfg} fused, batch {B} {IMG}, {"half" if half else "float32"}: {ms:.1f} ms, {B * 1e3 / ms:.1f} img/s',
+        print(f'official {cfg} fused, batch {B} {IMG}, {"half" if half else "float32"}: {ms:.2f} ms, {B * 1e3 / ms:.1f} img/s',
               flush=True)
 
 
@@ -169,5 +177,21 @@ def bench_step(cfg):
           f'(median of {args.steps}), {mem}, optimizer steps GradScaler skipped {skipped}/{args.steps}', flush=True)
 
 
-for cfg in args.cfgs:
-    (bench_step if args.step else bench_infer)(cfg)
+def run_case(cfg):
+    """one model at batch B, its peak memory counted from nothing; running out of device memory is a result"""
+    if cuda:
+        gc.collect()   # the case before, out of memory, may leave tensors in reference cycles
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    try:
+        (bench_step if args.step else bench_infer)(cfg)
+        return
+    except RuntimeError as e:   # torch.cuda.OutOfMemoryError is one
+        if 'out of memory' not in str(e):
+            raise
+    print(f'official {cfg} {"step" if args.step else "fused"}, batch {B} {IMG}: OOM', flush=True)
+
+
+for B in [int(b) for b in args.batch.split(',')]:
+    for cfg in args.cfgs:
+        run_case(cfg)

@@ -5065,7 +5065,7 @@ const yolo_backend *yolo_backend_for_plan(const char *device) {
     if (device && !strcmp(device, "cpu")) return &yolo_cpu;
     gpu = yolo_cpu;
     gpu.name = "cuda (planned without a GPU)";
-    gpu.tensor_cores = 1;
+    gpu.tensor_cores = 1 << YOLO_BF16 | 1 << YOLO_FP16;
     gpu.stage_train_weights = yolo_plan_stage_train_weights;
     return &gpu;
 }

@@ -498,6 +498,10 @@ typedef struct yolo_model {
     struct yolo_life_row *life;
     int nlife, cap_life;
     yolo_life_run life_run;
+    /* what the layer's forward under way makes and where (section 9, "shapes"): its blocks' shapes
+       functions declare them before it runs */
+    struct yolo_shape_row *shapes;
+    int nshapes, cap_shapes;
     int fused;               /* 1 while the folded weights match the trained ones */
     yolo_precision staged;   /* the precision every conv's ws is staged for (YOLO_FP32: none, or out of date) */
     int stages_train;        /* its backend stages a training step's weights (stage_train_weights; set by
@@ -546,6 +550,7 @@ static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t-
    defined where each belongs. */
 /* the training step (section 7) */
 static yolo_tensor *yolo_layer_input(yolo_model *m, const yolo_layer *L, int j);
+static int yolo_step_keeps_z(const yolo_model *m);
 static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L);
 static void yolo_output_make(yolo_model *m, yolo_layer *L, int make);
 /* utilities (section 8) */
@@ -556,10 +561,8 @@ static double yolo_interp(double x, const double *xp, const double *fp, long n, 
 /* memory (section 9): tensors, gradients, lifetimes, the weights on the backend */
 static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, int c, int h, int w, int with_grad);
 static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t);
-static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep);
-static void yolo_tensor_slot(const yolo_backend *be, yolo_tensor *t, const yolo_tensor *buf, int c0, int c);
-static void yolo_tensor_store(const yolo_backend *be, yolo_tensor *t, int store, int n, int c, int h, int w);
-static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train);
+static void yolo_tensor_drop(const yolo_backend *be, yolo_tensor *t);
+static void yolo_tensor_take(const yolo_backend *be, yolo_tensor *t);
 static void yolo_grad_need(yolo_model *m, yolo_tensor *t);
 static void yolo_grad_done(yolo_model *m, yolo_tensor *t);
 static void yolo_grad_zeroed(yolo_model *m, yolo_tensor *t);
@@ -570,7 +573,10 @@ static void yolo_split_grad(yolo_tensor *half, yolo_tensor *whole, int c0);
 static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx);
 static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo_tensor *src, int sc, yolo_tensor *dst,
                                int dc, int C);
-static const yolo_backend *yolo_op(yolo_model *m, const yolo_tensor *t);
+static void yolo_memory_before(yolo_model *m, const yolo_tensor *t);
+static void yolo_shape(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, int n, int c, int h, int w, int wants_grad);
+static void yolo_shape_slot(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, yolo_tensor *buf, int c0, int c);
+static void yolo_shapes_end(yolo_model *m, int from);
 static yolo_life_run yolo_life_begin(yolo_model *m, const yolo_layer *L, int on, int backward);
 static void yolo_life_end(yolo_model *m, yolo_life_run outer);
 static void yolo_pixels_keep(yolo_model *m, int keep);
@@ -630,9 +636,10 @@ static const void *yolo_conv_staged(const yolo_model *m, const yolo_conv *c) {
     return m->precision != YOLO_FP32 && m->staged == m->precision ? c->ws : NULL;
 }
 
-/* a folded inference pass: a block takes its concatenation first and its
-   convs write their parts into it, read them there (yolo_tensor_slot) */
-static int yolo_slots(const yolo_model *m, int train) { return !train && m->fused; }
+/* a folded inference pass: BatchNorm (and RepConvN's second branch) in the convs' weights, a
+   RepNBottleneck's shortcut in its conv's epilogue; a block takes its concatenation first and its
+   convs write their parts into it, and read them there (slots: the block's shapes say which) */
+static int yolo_folded(const yolo_model *m, int train) { return !train && m->fused; }
 
 /* a conv's output size along one axis: padding k/2, stride s */
 static int yolo_conv_out(int in, int k, int s) { return (in + 2 * (k / 2) - k) / s + 1; }
@@ -642,19 +649,12 @@ static int yolo_conv_out(int in, int k, int s) { return (in + 2 * (k / 2) - k) /
    SiLU), then z (the conv). Folded, a shortcut r may come in the conv's
    epilogue: y = r + SiLU(conv(x) + b). */
 static void yolo_conv_run(yolo_model *m, yolo_conv *c, yolo_tensor *x, const yolo_tensor *r, int train) {
-    int Ho = yolo_conv_out(x->h, c->k, c->s), Wo = yolo_conv_out(x->w, c->k, c->s);
+    const yolo_backend *be = m->be;
+    int folded = !train && m->fused && c->fw;
     c->x = x;
-    m->flops += 2.0 * x->n * Ho * Wo * c->c2 * (c->c1 / c->g) * c->k * c->k;
-    int unfolded = c->bn && !(!train && m->fused && c->fw);
-    const yolo_backend *be = yolo_op(m, &c->y);
-    /* the longer-lived of the two first: z without --ckpt (it lives to
-       the backward), else y; the planned placement comes out tighter
-       (yolov9-s, batch 64, 640: 15.76 GB, 15.83 the other way round) */
-    if (unfolded && !m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
-    yolo_out_resize(m, &c->y, x, c->c2, Ho, Wo, train);
-    if (unfolded && m->ckpt) yolo_tensor_store(be, &c->z, m->store, x->n, c->c2, Ho, Wo);
-    if (!unfolded) {   /* the bias and the SiLU in the conv's own pass */
-        int folded = !train && m->fused && c->fw;
+    yolo_memory_before(m, &c->y);   /* y [B, c2, Ho, Wo] and z, its shape */
+    m->flops += 2.0 * x->n * c->y.h * c->y.w * c->c2 * (c->c1 / c->g) * c->k * c->k;
+    if (!c->bn || folded) {   /* the bias and the SiLU in the conv's own pass */
         be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, folded ? yolo_conv_staged(m, c) : c->wt,
                            c->c2, c->k, c->s, c->g, c->act, r, m->precision, &c->y);
     } else {   /* the SiLU comes with the BatchNorm */
@@ -686,11 +686,6 @@ static void yolo_conv_again(yolo_model *m, void *blk) {
     m->be->bn_apply(&c->z, c->gamma, c->beta, c->mean, c->invstd, NULL, m->bn_eps, c->act, &c->y);
 }
 
-/* the same, outside a block's table: y dropped (redo 0) or made again (1) */
-static void yolo_conv_output(yolo_model *m, yolo_conv *c, int redo) {
-    yolo_tensor_keep(m->be, &c->y, redo);
-    if (redo) yolo_conv_again(m, c);
-}
 
 /* t's gradient as a tensor of its own (float32 NCHW, t's shape): a conv backward's dy */
 static yolo_tensor yolo_grad_view(const yolo_tensor *t) {
@@ -701,15 +696,15 @@ static yolo_tensor yolo_grad_view(const yolo_tensor *t) {
 
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
-    const yolo_backend *be;
+    const yolo_backend *be = m->be;
     yolo_tensor dy = yolo_grad_view(&c->y);   /* dL/dy, or with a BatchNorm dL/dz written over z */
     if (c->bn) {   /* z is read by nothing after this: dL/dz goes over it, in its store */
-        be = yolo_op(m, &c->y);
+        yolo_memory_before(m, &c->y);
         be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act, m->bn_group,
                             c->ggamma, c->gbeta);
         dy = c->z;
     }
-    be = yolo_op(m, c->bn ? &c->z : &c->y);
+    yolo_memory_before(m, c->bn ? &c->z : &c->y);
     yolo_dx dx;
     int want = yolo_conv_dx(m, c->x, &dx);
     be->conv2d_backward(c->x, c->w, c->wtd, &dy, c->c2, c->k, c->s, c->g, m->precision, want ? &dx : NULL, c->gw,
@@ -726,9 +721,15 @@ static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
    the forward a tensor dies; before which op of the backward it is made
    again, and how; when it dies again; when its gradient is taken and when
    given back. An op is named by its tensor: the one it makes in the
-   forward, the one whose gradient it hands on in the backward; a block
-   runs each op through yolo_op(m, that tensor). The rows run between ops
-   (section 9, "lifetimes"); the maths never sees them. */
+   forward, the one whose gradient it hands on in the backward; the block
+   says which op comes next by yolo_memory_before(m, that tensor), where
+   the machinery runs the rows between ops (section 9, "lifetimes"): the
+   maths never sees them.
+   Beside the table, each block's shapes function declares what its
+   forward makes (yolo_shape_row): each tensor's shape [B, C, H, W], or in
+   a folded pass the channels of the concatenation it is a slot of, and
+   before which op its memory is taken. The graph runs it before the
+   block's forward (section 9, "shapes"). */
 typedef enum {
     YOLO_FWD_AFTER,    /* in a training forward, after the op */
     YOLO_BWD_BEFORE,   /* in the backward, before the op */
@@ -754,6 +755,25 @@ struct yolo_life_row {
 typedef struct yolo_life_row yolo_life_row;
 #define YOLO_LIFE_TABLE(m, rows) yolo_life_table(m, rows, (int)(sizeof rows / sizeof *rows))
 static void yolo_life_table(yolo_model *m, const yolo_life_row *rows, int n);
+struct yolo_shape_row {
+    const yolo_tensor *op;   /* its memory is taken before this op (NULL: taken) */
+    yolo_tensor *t;
+    yolo_tensor *buf;        /* a slot: channels [c0, c0 + c) of buf; NULL: memory of its own, [n, c, h, w] */
+    int n, c, h, w, c0;
+    int wants_grad;          /* a training forward's output (1), an inference one's (0); -1: a conv's z, which has none */
+};
+typedef struct yolo_shape_row yolo_shape_row;
+
+/* What the Conv unit's forward makes from an input [n, c1, h, w]: y [n, c2, Ho, Wo] and, unless its
+   BatchNorm is folded, z, y's shape (for the backward); both before its one op, y, the longer-lived
+   of the two first (z where the step keeps it to the backward, else y), which places them tighter */
+static void yolo_conv_shapes(yolo_model *m, yolo_conv *c, int n, int h, int w, int train) {
+    int Ho = yolo_conv_out(h, c->k, c->s), Wo = yolo_conv_out(w, c->k, c->s);
+    int unfolded = c->bn && !(!train && m->fused && c->fw), z_first = yolo_step_keeps_z(m);
+    if (unfolded && z_first) yolo_shape(m, &c->y, &c->z, n, c->c2, Ho, Wo, -1);
+    yolo_shape(m, &c->y, &c->y, n, c->c2, Ho, Wo, train);
+    if (unfolded && !z_first) yolo_shape(m, &c->y, &c->z, n, c->c2, Ho, Wo, -1);
+}
 
 static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int c1, int c2, int k, int s,
                            int g, int bn, int act) {
@@ -814,29 +834,40 @@ struct yolo_repconvn {
 /* y = SiLU(branch 1 + branch 2) */
 static void yolo_repconvn_sum(yolo_model *m, void *blk) {
     yolo_repconvn *r = (yolo_repconvn *)blk;
-    yolo_op(m, &r->y)->silu_forward(&r->conv1.y, &r->conv2.y, &r->y);
+    m->be->silu_forward(&r->conv1.y, &r->conv2.y, &r->y);
 }
 
+/* x [B, c1, H, W] -> y [B, c2, H, W] */
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
-    if (!train && m->fused) {   /* conv1 holds both branches in one 3x3 kernel: it and the SiLU write y */
-        yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, 0);
+    if (yolo_folded(m, train)) {   /* conv1 holds both branches in one 3x3 kernel: it and the SiLU write y */
+        yolo_memory_before(m, &r->y);
         m->flops += 2.0 * x->n * x->h * x->w * r->conv1.c2 * r->conv1.c1 * 9;
-        yolo_op(m, &r->y)->conv2d_forward(x, r->conv1.fw, r->conv1.fb, yolo_conv_staged(m, &r->conv1), r->conv1.c2, 3, 1,
-                                          1, 1, NULL, m->precision, &r->y);
+        m->be->conv2d_forward(x, r->conv1.fw, r->conv1.fb, yolo_conv_staged(m, &r->conv1), r->conv1.c2, 3, 1, 1, 1, NULL,
+                              m->precision, &r->y);
         return;
     }
-    yolo_conv_forward(m, &r->conv1, x, train);
-    yolo_conv_forward(m, &r->conv2, x, train);
-    yolo_out_resize(m, &r->y, x, r->conv1.c2, x->h, x->w, train);
+    yolo_conv_forward(m, &r->conv1, x, train);   /* conv1.y = BN(conv3x3(x)) */
+    yolo_conv_forward(m, &r->conv2, x, train);   /* conv2.y = BN(conv1x1(x)) */
+    yolo_memory_before(m, &r->y);
     yolo_repconvn_sum(m, r);
 }
 
 static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
-    const yolo_backend *be = yolo_op(m, &r->y);
+    const yolo_backend *be = m->be;
+    yolo_memory_before(m, &r->y);
     yolo_tensor *branches[2] = { &r->conv1.y, &r->conv2.y };
     be->silu_backward(r->y.grad, &r->conv1.y, &r->conv2.y, r->conv1.y.grad, r->conv2.y.grad, yolo_grads_add(m, branches, 2));
     yolo_conv_backward(m, &r->conv1);
     yolo_conv_backward(m, &r->conv2);
+}
+
+/* what its forward makes from x [n, c1, h, w]: the branches' and y [n, c2, h, w] (folded: y alone) */
+static void yolo_repconvn_shapes(yolo_model *m, yolo_repconvn *r, int n, int h, int w, int train) {
+    if (!yolo_folded(m, train)) {
+        yolo_conv_shapes(m, &r->conv1, n, h, w, train);
+        yolo_conv_shapes(m, &r->conv2, n, h, w, train);
+    }
+    yolo_shape(m, &r->y, &r->y, n, r->conv1.c2, h, w, train);
 }
 
 static void yolo_repconvn_init(yolo_model *m, yolo_repconvn *r, const char *prefix, int c1, int c2) {
@@ -878,27 +909,27 @@ typedef struct {
 /* y = x + cv2.y (the shortcut), or cv2.y */
 static void yolo_bottleneck_sum(yolo_model *m, void *blk) {
     yolo_repnbottleneck *b = (yolo_repnbottleneck *)blk;
-    if (b->add) yolo_op(m, &b->y)->add(&b->cv2.y, b->x, &b->y);
-    else yolo_op(m, &b->y)->concat(&b->cv2.y, 0, &b->y, 0, b->y.c);
+    if (b->add) m->be->add(&b->cv2.y, b->x, &b->y);
+    else m->be->concat(&b->cv2.y, 0, &b->y, 0, b->y.c);
 }
 
+/* x [B, c1, H, W] -> y [B, c2, H, W] */
 static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_tensor *x, int train) {
     b->x = x;
     yolo_repconvn_forward(m, &b->cv1, x, train);
-    if (yolo_slots(m, train)) {   /* folded: cv2 writes y (perhaps a slot of its reader's concatenation), the shortcut in its epilogue */
-        yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, 0);
-        yolo_tensor_slot(m->be, &b->cv2.y, &b->y, 0, b->y.c);
+    if (yolo_folded(m, train)) {   /* cv2 writes y (cv2.y is y), the shortcut in its epilogue */
         yolo_conv_run(m, &b->cv2, &b->cv1.y, b->add ? x : NULL, train);
         return;
     }
     yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
-    yolo_out_resize(m, &b->y, x, b->cv2.c2, x->h, x->w, train);
+    yolo_memory_before(m, &b->y);
     yolo_bottleneck_sum(m, b);
 }
 
 static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b) {
     size_t n = yolo_numel(&b->y);
-    const yolo_backend *be = yolo_op(m, &b->y);
+    const yolo_backend *be = m->be;
+    yolo_memory_before(m, &b->y);
     be->accumulate(b->cv2.y.grad, b->y.grad, n, yolo_grad_add(m, &b->cv2.y));
     if (b->add && b->x->grad) be->accumulate(b->x->grad, b->y.grad, n, yolo_grad_add(m, b->x));
     yolo_conv_backward(m, &b->cv2);
@@ -928,6 +959,21 @@ static void yolo_bottleneck_lifetimes(yolo_model *m, yolo_repnbottleneck *b) {
         { YOLO_BWD_AFTER, &b->cv2.z, YOLO_DROP, &b->cv1.y },
     };
     YOLO_LIFE_TABLE(m, rows);
+}
+
+/* what its forward makes from x [n, c1, h, w]: the RepConvN's and cv2's tensors, y [n, c2, h, w];
+   folded, cv2 writes y: y's memory (perhaps a slot of its reader's concatenation) before cv2's op,
+   cv2.y a slot of all of it */
+static void yolo_bottleneck_shapes(yolo_model *m, yolo_repnbottleneck *b, int n, int h, int w, int train) {
+    yolo_repconvn_shapes(m, &b->cv1, n, h, w, train);
+    if (yolo_folded(m, train)) {
+        yolo_shape(m, &b->cv2.y, &b->y, n, b->cv2.c2, h, w, 0);
+        yolo_shape_slot(m, &b->cv2.y, &b->cv2.y, &b->y, 0, b->cv2.c2);
+        yolo_conv_shapes(m, &b->cv2, n, h, w, train);
+        return;
+    }
+    yolo_conv_shapes(m, &b->cv2, n, h, w, train);
+    yolo_shape(m, &b->y, &b->y, n, b->cv2.c2, h, w, train);
 }
 
 static void yolo_bottleneck_init(yolo_model *m, yolo_repnbottleneck *b, const char *prefix, int c1, int c2) {
@@ -961,32 +1007,23 @@ static yolo_tensor *yolo_repncsp_out(yolo_repncsp *r) { return &r->cv3.y; }
 /* the input of bottleneck i (cv1's output for the first) */
 static yolo_tensor *yolo_repncsp_link(yolo_repncsp *r, int i) { return i ? &r->m[i - 1].y : &r->cv1.y; }
 
-/* cat = (the last bottleneck's output, cv2.y) */
+/* cat [B, 2 c_, H, W] = (the last bottleneck's output, cv2.y); a half that is a slot of cat (a folded
+   pass) was written there */
 static void yolo_repncsp_concat(yolo_model *m, void *blk) {
     yolo_repncsp *r = (yolo_repncsp *)blk;
     const yolo_tensor *h = yolo_repncsp_link(r, r->n);
     int c_ = r->cv1.c2;
-    const yolo_backend *be = yolo_op(m, &r->cat);
-    be->concat(h, 0, &r->cat, 0, c_);
-    be->concat(&r->cv2.y, 0, &r->cat, c_, c_);
+    if (!h->ctot) m->be->concat(h, 0, &r->cat, 0, c_);
+    if (!r->cv2.y.ctot) m->be->concat(&r->cv2.y, 0, &r->cat, c_, c_);
 }
 
+/* x [B, c1, H, W] -> cv3.y [B, c2, H, W], through c_ = c2/2 channels a half */
 static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
-    int c_ = r->cv1.c2, slots = yolo_slots(m, train);
-    yolo_tensor *parts[] = { yolo_repncsp_link(r, r->n), &r->cv2.y };   /* cat's halves */
-    yolo_concat_grads(&r->cat, parts, 2);
-    if (slots) {   /* folded: cat first, the last bottleneck and cv2 write their halves of it */
-        yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, 0);
-        yolo_tensor_slot(m->be, yolo_repncsp_link(r, r->n), &r->cat, 0, c_);
-        yolo_tensor_slot(m->be, &r->cv2.y, &r->cat, c_, c_);
-    }
     yolo_conv_forward(m, &r->cv1, x, train);
     for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
     yolo_conv_forward(m, &r->cv2, x, train);
-    if (!slots) {
-        yolo_out_resize(m, &r->cat, x, 2 * c_, x->h, x->w, train);
-        yolo_repncsp_concat(m, r);
-    }
+    yolo_memory_before(m, &r->cat);
+    yolo_repncsp_concat(m, r);
     yolo_conv_forward(m, &r->cv3, &r->cat, train);
 }
 
@@ -1039,6 +1076,25 @@ static void yolo_repncsp_lifetimes(yolo_model *m, yolo_repncsp *r) {
     YOLO_LIFE_TABLE(m, bwd);
 }
 
+/* what its forward makes from x [n, c1, h, w]: every conv's and bottleneck's tensors, cat
+   [n, 2 c_, h, w] (its gradient its halves'); folded, cat first (before cv1's op), the last
+   bottleneck's output and cv2.y slots of it */
+static void yolo_repncsp_shapes(yolo_model *m, yolo_repncsp *r, int n, int h, int w, int train) {
+    int c_ = r->cv1.c2, folded = yolo_folded(m, train);
+    yolo_tensor *parts[] = { yolo_repncsp_link(r, r->n), &r->cv2.y };   /* cat's halves */
+    yolo_concat_grads(&r->cat, parts, 2);
+    if (folded) {
+        yolo_shape(m, &r->cv1.y, &r->cat, n, 2 * c_, h, w, 0);
+        yolo_shape_slot(m, &r->cv1.y, parts[0], &r->cat, 0, c_);
+        yolo_shape_slot(m, &r->cv1.y, parts[1], &r->cat, c_, c_);
+    }
+    yolo_conv_shapes(m, &r->cv1, n, h, w, train);
+    for (int i = 0; i < r->n; i++) yolo_bottleneck_shapes(m, &r->m[i], n, h, w, train);
+    yolo_conv_shapes(m, &r->cv2, n, h, w, train);
+    if (!folded) yolo_shape(m, &r->cat, &r->cat, n, 2 * c_, h, w, train);
+    yolo_conv_shapes(m, &r->cv3, n, h, w, train);
+}
+
 static void yolo_repncsp_init(yolo_model *m, yolo_repncsp *r, const char *prefix, int c1, int c2, int n) {
     char p[96];
     int c_ = c2 / 2;
@@ -1082,52 +1138,38 @@ typedef struct {
 } yolo_elan;
 #endif /* YOLOV9_DECLARING */
 #ifdef YOLOV9_IMPLEMENTING
-/* half_b = cv1.y[h:] and cat = (cv1.y, cv2.y, cv3.y): copies, which the
-   backward can also make again from the convs' outputs */
+/* half_b [B, c3/2, H, W] = cv1.y[c3/2:] and cat [B, c3 + 2 c4, H, W] = (cv1.y, cv2.y, cv3.y): copies,
+   which the backward can also make again from the convs' outputs; a part that is a slot of cat (a
+   folded pass) was written there */
 static void yolo_elan_split(yolo_model *m, void *blk) {
     yolo_elan *e = (yolo_elan *)blk;
     int h = e->c3 / 2;
-    yolo_op(m, &e->half_b)->concat(&e->cv1.y, h, &e->half_b, 0, h);
+    if (!e->half_b.ctot) m->be->concat(&e->cv1.y, h, &e->half_b, 0, h);
 }
 static void yolo_elan_concat(yolo_model *m, void *blk) {
     yolo_elan *e = (yolo_elan *)blk;
     int c3 = e->c3, c4 = e->c4;
-    const yolo_backend *be = yolo_op(m, &e->cat);
-    be->concat(&e->cv1.y, 0, &e->cat, 0, c3);
-    be->concat(&e->cv2.y, 0, &e->cat, c3, c4);
-    be->concat(&e->cv3.y, 0, &e->cat, c3 + c4, c4);
+    if (!e->cv1.y.ctot) m->be->concat(&e->cv1.y, 0, &e->cat, 0, c3);
+    if (!e->cv2.y.ctot) m->be->concat(&e->cv2.y, 0, &e->cat, c3, c4);
+    if (!e->cv3.y.ctot) m->be->concat(&e->cv3.y, 0, &e->cat, c3 + c4, c4);
 }
 
+/* x [B, c1, H, W] -> cv4.y [B, c2, H, W] */
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
-    int c3 = e->c3, c4 = e->c4, slots = yolo_slots(m, train);
-    yolo_tensor *parts[] = { &e->cv1.y, &e->cv2.y, &e->cv3.y };   /* cat's, [B, c3 | c4 | c4, H, W] */
-    yolo_concat_grads(&e->cat, parts, 3);
-    yolo_split_grad(&e->half_b, &e->cv1.y, c3 / 2);
-    if (slots) {   /* folded: cat first; cv1, cv2 and cv3 write their parts of it, half_b is cv1's second half there */
-        yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, 0);
-        yolo_tensor_slot(m->be, &e->cv1.y, &e->cat, 0, c3);
-        yolo_tensor_slot(m->be, &e->half_b, &e->cat, c3 / 2, c3 / 2);
-        yolo_tensor_slot(m->be, &e->cv2.y, &e->cat, c3, c4);
-        yolo_tensor_slot(m->be, &e->cv3.y, &e->cat, c3 + c4, c4);
-    }
-    yolo_conv_forward(m, &e->cv1, x, train);
-    if (!slots) {
-        yolo_out_resize(m, &e->half_b, x, c3 / 2, x->h, x->w, train);
-        yolo_elan_split(m, e);
-    }
+    yolo_conv_forward(m, &e->cv1, x, train);   /* [B, c3, H, W] */
+    yolo_memory_before(m, &e->half_b);
+    yolo_elan_split(m, e);
     if (e->elan1) {
-        yolo_conv_forward(m, &e->cv2, &e->half_b, train);
-        yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);
+        yolo_conv_forward(m, &e->cv2, &e->half_b, train);   /* [B, c4, H, W] */
+        yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);    /* [B, c4, H, W] */
     } else {
         yolo_repncsp_forward(m, &e->csp2, &e->half_b, train);
         yolo_conv_forward(m, &e->cv2, yolo_repncsp_out(&e->csp2), train);
         yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
         yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
     }
-    if (!slots) {
-        yolo_out_resize(m, &e->cat, x, c3 + 2 * c4, x->h, x->w, train);
-        yolo_elan_concat(m, e);
-    }
+    yolo_memory_before(m, &e->cat);
+    yolo_elan_concat(m, e);
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
 }
 
@@ -1184,6 +1226,31 @@ static void yolo_elan_lifetimes(yolo_model *m, yolo_elan *e) {
     YOLO_LIFE_TABLE(m, csp);
 }
 
+/* what its forward makes from x [n, c1, h, w]: every conv's and RepNCSP's tensors, half_b (its
+   gradient cv1's second half's) and cat (its gradient its parts'); folded, cat first (before cv1's
+   op), cv1.y, cv2.y and cv3.y slots of it and half_b cv1.y's second half there */
+static void yolo_elan_shapes(yolo_model *m, yolo_elan *e, const yolo_tensor *x, int train) {
+    int c3 = e->c3, c4 = e->c4, n = x->n, h = x->h, w = x->w, folded = yolo_folded(m, train);
+    yolo_tensor *parts[] = { &e->cv1.y, &e->cv2.y, &e->cv3.y };   /* cat's, [B, c3 | c4 | c4, H, W] */
+    yolo_concat_grads(&e->cat, parts, 3);
+    yolo_split_grad(&e->half_b, &e->cv1.y, c3 / 2);
+    if (folded) {
+        yolo_shape(m, &e->cv1.y, &e->cat, n, c3 + 2 * c4, h, w, 0);
+        yolo_shape_slot(m, &e->cv1.y, &e->cv1.y, &e->cat, 0, c3);
+        yolo_shape_slot(m, &e->cv1.y, &e->half_b, &e->cat, c3 / 2, c3 / 2);
+        yolo_shape_slot(m, &e->cv1.y, &e->cv2.y, &e->cat, c3, c4);
+        yolo_shape_slot(m, &e->cv1.y, &e->cv3.y, &e->cat, c3 + c4, c4);
+    }
+    yolo_conv_shapes(m, &e->cv1, n, h, w, train);
+    if (!folded) yolo_shape(m, &e->half_b, &e->half_b, n, c3 / 2, h, w, train);
+    if (!e->elan1) yolo_repncsp_shapes(m, &e->csp2, n, h, w, train);
+    yolo_conv_shapes(m, &e->cv2, n, h, w, train);
+    if (!e->elan1) yolo_repncsp_shapes(m, &e->csp3, n, h, w, train);
+    yolo_conv_shapes(m, &e->cv3, n, h, w, train);
+    if (!folded) yolo_shape(m, &e->cat, &e->cat, n, c3 + 2 * c4, h, w, train);
+    yolo_conv_shapes(m, &e->cv4, n, h, w, train);
+}
+
 static void yolo_elan_init(yolo_model *m, yolo_elan *e, const char *prefix, int elan1,
                            int c1, int c2, int c3, int c4, int n) {
     char p[96];
@@ -1230,79 +1297,68 @@ typedef struct {
 static void yolo_down_inputs(yolo_model *m, void *blk) {
     yolo_down *d = (yolo_down *)blk;
     const yolo_tensor *x = d->x;
-    yolo_op(m, &d->pool)->avgpool2_forward(x, &d->pool);
+    const yolo_backend *be = m->be;
+    yolo_memory_before(m, &d->pool);
+    be->avgpool2_forward(x, &d->pool);   /* [B, c1, H-1, W-1] */
     if (!d->adown) return;
     int h = x->c / 2;
     if (!d->half1.ctot) {   /* slots of pool (a folded pass) need no copies */
-        yolo_op(m, &d->half1)->concat(&d->pool, 0, &d->half1, 0, h);
-        yolo_op(m, &d->half2)->concat(&d->pool, h, &d->half2, 0, h);
+        yolo_memory_before(m, &d->half1);
+        be->concat(&d->pool, 0, &d->half1, 0, h);   /* [B, c1/2, H-1, W-1] */
+        yolo_memory_before(m, &d->half2);
+        be->concat(&d->pool, h, &d->half2, 0, h);
     }
-    yolo_op(m, &d->maxp)->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);
+    yolo_memory_before(m, &d->maxp);
+    be->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);   /* [B, c1/2, H/2, W/2] */
 }
 
 static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->cv1.y; }
 
-/* ADown's output y [B, c2, H/2, W/2] = cat(cv1.y, cv2.y), c2/2 channels each */
+/* ADown's output y [B, c2, H/2, W/2] = cat(cv1.y, cv2.y), c2/2 channels each (slots of y in a folded
+   pass: written there) */
 static void yolo_down_concat(yolo_model *m, void *blk) {
     yolo_down *d = (yolo_down *)blk;
     int c = d->cv1.c2;
-    const yolo_backend *be = yolo_op(m, &d->y);
-    be->concat(&d->cv1.y, 0, &d->y, 0, c);
-    be->concat(&d->cv2.y, 0, &d->y, c, c);
+    if (!d->cv1.y.ctot) m->be->concat(&d->cv1.y, 0, &d->y, 0, c);
+    if (!d->cv2.y.ctot) m->be->concat(&d->cv2.y, 0, &d->y, c, c);
 }
 
+/* x [B, c1, H, W] -> [B, c2, H/2, W/2]: AConv's cv1.y, ADown's y */
 static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int train) {
-    int h = x->c / 2, H = x->h - 1, W = x->w - 1, slots = d->adown && yolo_slots(m, train);
     d->x = x;
-    yolo_out_resize(m, &d->pool, x, x->c, H, W, train);
-    if (slots) {   /* folded: the halves are pool's, the convs write their halves of y */
-        int c = d->cv1.c2;
-        yolo_tensor_slot(m->be, &d->half1, &d->pool, 0, h);
-        yolo_tensor_slot(m->be, &d->half2, &d->pool, h, h);
-        yolo_out_resize(m, &d->y, x, 2 * c, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), 0);
-        yolo_tensor_slot(m->be, &d->cv1.y, &d->y, 0, c);
-        yolo_tensor_slot(m->be, &d->cv2.y, &d->y, c, c);
-    }
-    if (d->adown && !slots) {
-        yolo_out_resize(m, &d->half1, x, h, H, W, train);
-        yolo_out_resize(m, &d->half2, x, h, H, W, train);
-    }
-    if (d->adown) yolo_out_resize(m, &d->maxp, x, h, yolo_conv_out(H, 3, 2), yolo_conv_out(W, 3, 2), train);
     yolo_down_inputs(m, d);
     if (!d->adown) {
         yolo_conv_forward(m, &d->cv1, &d->pool, train);
-    } else {
-        yolo_conv_forward(m, &d->cv1, &d->half1, train);
-        yolo_conv_forward(m, &d->cv2, &d->maxp, train);
-        if (!slots) {
-            yolo_out_resize(m, &d->y, x, 2 * d->cv1.c2, d->cv1.y.h, d->cv1.y.w, train);
-            yolo_down_concat(m, d);
-        }
+        return;
     }
+    yolo_conv_forward(m, &d->cv1, &d->half1, train);   /* 3x3 s2: [B, c2/2, H/2, W/2] */
+    yolo_conv_forward(m, &d->cv2, &d->maxp, train);    /* 1x1: [B, c2/2, H/2, W/2] */
+    yolo_memory_before(m, &d->y);
+    yolo_down_concat(m, d);
 }
 
 static void yolo_down_backward(yolo_model *m, yolo_down *d) {
     yolo_tensor *x = d->x;
-    const yolo_backend *be;
+    const yolo_backend *be = m->be;
     if (d->adown) {
         int c = d->cv1.c2, h = x->c / 2;
-        be = yolo_op(m, &d->y);
+        yolo_memory_before(m, &d->y);
         yolo_grad_channels(m, be, &d->y, 0, &d->cv1.y, 0, c);
         yolo_grad_channels(m, be, &d->y, c, &d->cv2.y, 0, c);
         yolo_conv_backward(m, &d->cv2);
-        be = yolo_op(m, &d->maxp);
+        yolo_memory_before(m, &d->maxp);
         be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad, yolo_grad_add(m, &d->half2));
         yolo_conv_backward(m, &d->cv1);
         /* pool [B, 2h, H, W]'s gradient: its halves' side by side, which between them write all of it */
-        be = yolo_op(m, &d->half1);
+        yolo_memory_before(m, &d->half1);
         int add = yolo_grad_add(m, &d->pool), B = x->n, HW = d->pool.h * d->pool.w;
         be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, add);
-        be = yolo_op(m, &d->half2);
+        yolo_memory_before(m, &d->half2);
         be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, add);
     } else {
         yolo_conv_backward(m, &d->cv1);
     }
-    be = yolo_op(m, &d->pool);
+    yolo_memory_before(m, &d->pool);
     if (x->grad) be->avgpool2_backward(&d->pool, x->grad, x->h, x->w, yolo_grad_add(m, x));
 }
 
@@ -1354,6 +1410,33 @@ static void yolo_down_lifetimes(yolo_model *m, yolo_down *d) {
     YOLO_LIFE_TABLE(m, pool);
 }
 
+/* what its forward makes from x [n, c1, h, w]: pool [n, c1, h-1, w-1], cv1's tensors; ADown's halves
+   of pool, maxp [n, c1/2, Ho, Wo], cv2's tensors and y [n, c2, Ho, Wo]. Folded, the halves are slots
+   of pool, cv1.y and cv2.y of y, pool and y taken first (before the average pool) */
+static void yolo_down_shapes(yolo_model *m, yolo_down *d, const yolo_tensor *x, int train) {
+    int n = x->n, h = x->c / 2, H = x->h - 1, W = x->w - 1, Ho = yolo_conv_out(H, 3, 2), Wo = yolo_conv_out(W, 3, 2);
+    int c = d->cv1.c2, folded = d->adown && yolo_folded(m, train);
+    yolo_shape(m, &d->pool, &d->pool, n, x->c, H, W, train);
+    if (!d->adown) {
+        yolo_conv_shapes(m, &d->cv1, n, H, W, train);
+        return;
+    }
+    if (folded) {
+        yolo_shape_slot(m, &d->pool, &d->half1, &d->pool, 0, h);
+        yolo_shape_slot(m, &d->pool, &d->half2, &d->pool, h, h);
+        yolo_shape(m, &d->pool, &d->y, n, 2 * c, Ho, Wo, 0);
+        yolo_shape_slot(m, &d->pool, &d->cv1.y, &d->y, 0, c);
+        yolo_shape_slot(m, &d->pool, &d->cv2.y, &d->y, c, c);
+    } else {
+        yolo_shape(m, &d->half1, &d->half1, n, h, H, W, train);
+        yolo_shape(m, &d->half2, &d->half2, n, h, H, W, train);
+    }
+    yolo_shape(m, &d->maxp, &d->maxp, n, h, Ho, Wo, train);
+    yolo_conv_shapes(m, &d->cv1, n, H, W, train);
+    yolo_conv_shapes(m, &d->cv2, n, Ho, Wo, train);
+    if (!folded) yolo_shape(m, &d->y, &d->y, n, 2 * c, Ho, Wo, train);
+}
+
 static void yolo_down_init(yolo_model *m, yolo_down *d, const char *prefix, int adown, int c1, int c2) {
     char p[96];
     memset(d, 0, sizeof *d);
@@ -1393,24 +1476,20 @@ static void yolo_sppelan_pools(yolo_model *m, void *blk) {
     int c = s->cv1.c2;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     for (int i = 0; i < 4; i++) {
-        if (i) yolo_op(m, pools[i])->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
-        if (!pools[i]->ctot) yolo_op(m, &s->cat)->concat(pools[i], 0, &s->cat, i * c, c);   /* a slot is in cat already */
+        if (i) {
+            yolo_memory_before(m, pools[i]);
+            m->be->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
+        }
+        if (!pools[i]->ctot) {   /* a slot is in cat already */
+            yolo_memory_before(m, &s->cat);
+            m->be->concat(pools[i], 0, &s->cat, i * c, c);
+        }
     }
 }
 
+/* x [B, c1, H, W] -> cv5.y [B, c2, H, W] */
 static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
-    int c = s->cv1.c2, slots = yolo_slots(m, train);
-    yolo_tensor *parts[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };   /* cat's quarters, each [B, c, H, W] */
-    yolo_concat_grads(&s->cat, parts, 4);
-    if (slots) {   /* folded: cat first; cv1 and the three pools write their quarters of it */
-        yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, 0);
-        for (int i = 0; i < 4; i++) yolo_tensor_slot(m->be, parts[i], &s->cat, i * c, c);
-    }
     yolo_conv_forward(m, &s->cv1, x, train);
-    if (!slots) {
-        yolo_out_resize(m, &s->cat, x, 4 * c, x->h, x->w, train);
-        for (int i = 1; i < 4; i++) yolo_out_resize(m, parts[i], x, c, x->h, x->w, train);
-    }
     yolo_sppelan_pools(m, s);
     yolo_conv_forward(m, &s->cv5, &s->cat, train);
 }
@@ -1422,8 +1501,8 @@ static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     yolo_conv_backward(m, &s->cv5);
     for (int i = 3; i > 0; i--) {
-        const yolo_backend *be = yolo_op(m, pools[i]);
-        be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad, yolo_grad_add(m, pools[i - 1]));
+        yolo_memory_before(m, pools[i]);
+        m->be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad, yolo_grad_add(m, pools[i - 1]));
     }
     yolo_conv_backward(m, &s->cv1);
 }
@@ -1455,6 +1534,25 @@ static void yolo_sppelan_lifetimes(yolo_model *m, yolo_sppelan *s) {
         { YOLO_BWD_AFTER, &s->p1, YOLO_DROP, &s->p3 },
     };
     YOLO_LIFE_TABLE(m, rows);
+}
+
+/* what its forward makes from x [n, c1, h, w]: the convs' tensors, p1..p3 [n, c3, h, w] and cat
+   [n, 4 c3, h, w] (its gradient its quarters'); folded, cat first (before cv1's op), cv1.y and the
+   pools slots of it */
+static void yolo_sppelan_shapes(yolo_model *m, yolo_sppelan *s, const yolo_tensor *x, int train) {
+    int c = s->cv1.c2, n = x->n, h = x->h, w = x->w, folded = yolo_folded(m, train);
+    yolo_tensor *parts[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };   /* cat's quarters */
+    yolo_concat_grads(&s->cat, parts, 4);
+    if (folded) {
+        yolo_shape(m, &s->cv1.y, &s->cat, n, 4 * c, h, w, 0);
+        for (int i = 0; i < 4; i++) yolo_shape_slot(m, &s->cv1.y, parts[i], &s->cat, i * c, c);
+    }
+    yolo_conv_shapes(m, &s->cv1, n, h, w, train);
+    if (!folded) {
+        yolo_shape(m, &s->cat, &s->cat, n, 4 * c, h, w, train);
+        for (int i = 1; i < 4; i++) yolo_shape(m, parts[i], parts[i], n, c, h, w, train);
+    }
+    yolo_conv_shapes(m, &s->cv5, n, h, w, train);
 }
 
 static void yolo_sppelan_init(yolo_model *m, yolo_sppelan *s, const char *prefix, int c1, int c2, int c3) {
@@ -1542,7 +1640,6 @@ YOLO_C_END
    level by level */
 static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
     yolo_detect *d = L->det;
-    int no = 4 * YOLO_REG_MAX + d->nc;
     yolo_precision store = m->store;
     for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
@@ -1553,11 +1650,24 @@ static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
                 yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
             }
             yolo_tensor *o = &d->out[b][l];
-            yolo_out_resize(m, o, x, no, x->h, x->w, train);
-            const yolo_backend *be = yolo_op(m, o);
-            be->concat(&d->box[b][l][2].y, 0, o, 0, 4 * YOLO_REG_MAX);
-            be->concat(&d->cls[b][l][2].y, 0, o, 4 * YOLO_REG_MAX, d->nc);
+            yolo_memory_before(m, o);
+            m->be->concat(&d->box[b][l][2].y, 0, o, 0, 4 * YOLO_REG_MAX);
+            m->be->concat(&d->cls[b][l][2].y, 0, o, 4 * YOLO_REG_MAX, d->nc);
             m->store = store;
+        }
+}
+
+/* what its forward makes: per branch and level the convs' tensors and the map [B, NO, h, w] */
+static void yolo_detect_shapes(yolo_model *m, yolo_layer *L, int train) {
+    yolo_detect *d = L->det;
+    for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            const yolo_tensor *x = yolo_layer_input(m, L, b * 3 + l);
+            for (int s = 0; s < 3; s++) {   /* all stride 1: [B, c_, h, w] */
+                yolo_conv_shapes(m, &d->box[b][l][s], x->n, x->h, x->w, train);
+                yolo_conv_shapes(m, &d->cls[b][l][s], x->n, x->h, x->w, train);
+            }
+            yolo_shape(m, &d->out[b][l], &d->out[b][l], x->n, 4 * YOLO_REG_MAX + d->nc, x->h, x->w, train);
         }
 }
 
@@ -1568,7 +1678,8 @@ static void yolo_detect_backward(yolo_model *m, yolo_layer *L) {
     for (int b = 0; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
-            const yolo_backend *be = yolo_op(m, o);
+            const yolo_backend *be = m->be;
+            yolo_memory_before(m, o);
             yolo_grad_channels(m, be, o, 0, &d->box[b][l][2].y, 0, 4 * YOLO_REG_MAX);
             yolo_grad_channels(m, be, o, 4 * YOLO_REG_MAX, &d->cls[b][l][2].y, 0, d->nc);
             for (int s = 2; s >= 0; s--) {
@@ -2557,7 +2668,7 @@ static int yolo_chunk_offset(const yolo_layer *cbl, int idx) {
 static void yolo_input_from_host(yolo_model *m, int B, int H, int W, const yolo_real *data, const unsigned char *pixels) {
     m->input_host = data;
     m->input_pixels = pixels;
-    yolo_tensor_keep(m->be, &m->input, 0);
+    yolo_tensor_drop(m->be, &m->input);
     m->input.n = B; m->input.c = 3; m->input.h = H; m->input.w = W;
 }
 void yolo_set_input(yolo_model *m, int B, int H, int W, const yolo_real *data) {
@@ -2578,9 +2689,9 @@ void yolo_set_input_pixels(yolo_model *m, int B, int H, int W, const unsigned ch
    it again. */
 static void yolo_image_make(yolo_model *m, int make) {
     if (!m->input_host && !m->input_pixels) return;
-    if (!make) { yolo_tensor_keep(m->be, &m->input, 0); return; }
+    if (!make) { yolo_tensor_drop(m->be, &m->input); return; }
     if (m->input.data) return;
-    yolo_tensor_keep(m->be, &m->input, 1);
+    yolo_tensor_take(m->be, &m->input);
     if (m->input_pixels)
         m->be->pixels_to_input(m->input.data, m->input_bytes ? m->input_bytes : m->input_pixels, yolo_numel(&m->input));
     else m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
@@ -2629,9 +2740,16 @@ static void yolo_layer_rerun(yolo_model *m, yolo_layer *L) {
     m->bn_momentum = momentum;
 }
 
+/* a conv's output y dropped, or made again from its z (yolo_conv_again) */
+static void yolo_conv_output(yolo_model *m, yolo_conv *c, int make) {
+    if (!make) { yolo_tensor_drop(m->be, &c->y); return; }
+    yolo_tensor_take(m->be, &c->y);
+    yolo_conv_again(m, c);
+}
+
 static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
     if (L->out == &m->input) { if (make) yolo_image_make(m, 1); return; }   /* Silence passes the image on */
-    if (!make) { yolo_tensor_keep(m->be, L->out, 0); return; }
+    if (!make) { yolo_tensor_drop(m->be, L->out); return; }
     if (L->out->data) return;
     switch (L->type) {
     case YOLO_CONV: if (m->ckpt) break; yolo_conv_output(m, &L->b.conv, 1); return;
@@ -2641,7 +2759,7 @@ static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
     case YOLO_ADOWN:
         yolo_conv_output(m, &L->b.down.cv1, 1);
         yolo_conv_output(m, &L->b.down.cv2, 1);
-        yolo_tensor_keep(m->be, L->out, 1);
+        yolo_tensor_take(m->be, L->out);
         yolo_down_concat(m, &L->b.down);
         yolo_conv_output(m, &L->b.down.cv1, 0);
         yolo_conv_output(m, &L->b.down.cv2, 0);
@@ -2655,9 +2773,9 @@ static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
     }
     if (L->type == YOLO_CONV) {   /* --ckpt: the conv again; its z is not wanted */
         yolo_layer_rerun(m, L);
-        yolo_tensor_keep(m->be, &L->b.conv.z, 0);
+        yolo_tensor_drop(m->be, &L->b.conv.z);
     } else {
-        yolo_tensor_keep(m->be, L->out, 1);
+        yolo_tensor_take(m->be, L->out);
         yolo_copy_layer_run(m, L);
     }
     for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_input_make(m, L, j, 0);
@@ -2681,32 +2799,48 @@ static void yolo_layer_inputs_make(yolo_model *m, yolo_layer *L, int make, int l
         if (!last_only || yolo_reads_last(m, L, j)) yolo_input_make(m, L, j, make);
 }
 
-static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
-    yolo_tensor *x = yolo_layer_input(m, L, 0);
-    yolo_life_run outer = yolo_life_begin(m, L, train, 0);   /* in training, its blocks' tables run */
+/* what L's forward makes (section 9, "shapes"): its block's shapes, or its own output's */
+static void yolo_layer_shapes(yolo_model *m, yolo_layer *L, int train) {
+    yolo_tensor *x = yolo_layer_input(m, L, 0), *last = yolo_layer_input(m, L, L->nfrom - 1);
     switch (L->type) {
-    case YOLO_SILENCE: L->out = x; break;
-    case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_forward(m, &L->b.conv, x, train); break;
-    case YOLO_ACONV: case YOLO_ADOWN: yolo_down_forward(m, &L->b.down, x, train); break;
-    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_forward(m, &L->b.elan, x, train); break;
-    case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
-    case YOLO_UPSAMPLE:
-        yolo_out_resize(m, &L->own, x, x->c, 2 * x->h, 2 * x->w, train);
-        yolo_copy_layer_run(m, L);
-        break;
+    case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_shapes(m, &L->b.conv, x->n, x->h, x->w, train); break;
+    case YOLO_ACONV: case YOLO_ADOWN: yolo_down_shapes(m, &L->b.down, x, train); break;
+    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_shapes(m, &L->b.elan, x, train); break;
+    case YOLO_SPPELAN: yolo_sppelan_shapes(m, &L->b.spp, x, train); break;
+    case YOLO_UPSAMPLE: yolo_shape(m, &L->own, &L->own, x->n, x->c, 2 * x->h, 2 * x->w, train); break;
     case YOLO_CONCAT:
         if (L->convs_read) {   /* the convs that read it write its gradient into its inputs' (yolo_concat_grads) */
             yolo_tensor *parts[YOLO_MAX_PARTS];
             for (int j = 0; j < L->nfrom; j++) parts[j] = yolo_layer_input(m, L, j);
             yolo_concat_grads(&L->own, parts, L->nfrom);
         }
-        yolo_out_resize(m, &L->own, x, L->c_out, x->h, x->w, train);
+        yolo_shape(m, &L->own, &L->own, x->n, L->c_out, x->h, x->w, train);
+        break;
+    case YOLO_CBFUSE: yolo_shape(m, &L->own, &L->own, last->n, last->c, last->h, last->w, train); break;
+    case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_shapes(m, L, train); break;
+    default: break;
+    }
+}
+
+static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
+    yolo_tensor *x = yolo_layer_input(m, L, 0);
+    yolo_life_run outer = yolo_life_begin(m, L, train, 0);   /* in training, its blocks' tables run */
+    int shapes = m->nshapes;
+    yolo_layer_shapes(m, L, train);
+    switch (L->type) {
+    case YOLO_SILENCE: L->out = x; break;
+    case YOLO_CONV: case YOLO_CBLINEAR: yolo_conv_forward(m, &L->b.conv, x, train); break;
+    case YOLO_ACONV: case YOLO_ADOWN: yolo_down_forward(m, &L->b.down, x, train); break;
+    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_forward(m, &L->b.elan, x, train); break;
+    case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
+    case YOLO_UPSAMPLE: case YOLO_CONCAT:
+        yolo_memory_before(m, &L->own);
         yolo_copy_layer_run(m, L);
         break;
     case YOLO_CBFUSE: {
         /* sum of the chosen CBLinear chunks, resized to the last input */
         yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
-        yolo_out_resize(m, &L->own, last, last->c, last->h, last->w, train);
+        yolo_memory_before(m, &L->own);
         m->be->concat(last, 0, &L->own, 0, last->c);
         for (int j = 0; j < L->nfrom - 1; j++) {
             const yolo_layer *src = &m->layers[L->from[j]];
@@ -2717,6 +2851,7 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
     case YOLO_DDETECT: case YOLO_DUALDDETECT: yolo_detect_forward(m, L, train); break;
     default: break;
     }
+    yolo_shapes_end(m, shapes);
     yolo_life_end(m, outer);
 }
 
@@ -2738,6 +2873,10 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
    of all of them, for the price of a second forward. The rerun uses
    BatchNorm momentum 0, so the running statistics move once per step,
    and it computes the same numbers, so the gradients are the same. */
+
+/* 1: a training step keeps its blocks' z from the forward to the backward; 0 (--ckpt): each block's
+   backward makes them again */
+static int yolo_step_keeps_z(const yolo_model *m) { return !m->ckpt; }
 
 static int yolo_layer_has_inside(const yolo_layer *L) {
     return L->type != YOLO_SILENCE && L->type != YOLO_UPSAMPLE && L->type != YOLO_CONCAT && L->type != YOLO_CBFUSE;
@@ -2774,7 +2913,7 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         } else if (!all)
             for (int j = 0; j < L->nfrom; j++) {
                 yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
-                if (src && src->last_infer_reader == i && src->out != &m->input) yolo_tensor_keep(m->be, src->out, 0);
+                if (src && src->last_infer_reader == i && src->out != &m->input) yolo_tensor_drop(m->be, src->out);
             }
     }
 }
@@ -2791,7 +2930,7 @@ void yolo_forward(yolo_model *m, int train) {
        first did. A training step gives back the folded weights too, as
        the weights are about to move. */
     for (int i = 0; i < m->nacts; i++)
-        if (m->acts[i] != &m->input) { yolo_tensor_keep(m->be, m->acts[i], 0); yolo_grad_done(m, m->acts[i]); }
+        if (m->acts[i] != &m->input) { yolo_tensor_drop(m->be, m->acts[i]); yolo_grad_done(m, m->acts[i]); }
     yolo_pixels_keep(m, 0);
     yolo_model_unstage_train(m);   /* a step without its backward (or under way) gives its staged weights back too */
     if (train) {
@@ -2809,7 +2948,7 @@ void yolo_forward(yolo_model *m, int train) {
 
 void yolo_forward_all(yolo_model *m) {
     for (int i = 0; i < m->nacts; i++)   /* an earlier folded pass's slots: this pass (unfolded perhaps) makes its own */
-        if (m->acts[i]->ctot) yolo_tensor_keep(m->be, m->acts[i], 0);
+        if (m->acts[i]->ctot) yolo_tensor_drop(m->be, m->acts[i]);
     m->be->place(NULL, 0);
     m->store = YOLO_FP32;
     yolo_image_make(m, 1);
@@ -2869,7 +3008,7 @@ void yolo_backward(yolo_model *m) {
         if (recompute) yolo_layer_drop_inside(m, L);
         yolo_layer_inputs_make(m, L, 0, 0);
         yolo_grad_drop(m, L);
-        if (L->out != &m->input) yolo_tensor_keep(m->be, L->out, 0);   /* its readers' backwards came first */
+        if (L->out != &m->input) yolo_tensor_drop(m->be, L->out);   /* its readers' backwards came first */
         for (int k = L->param0; k < L->param1; k++)   /* a frozen tensor has no gradient (requires_grad=False) */
             if (m->params[k].frozen) m->be->zero(m->grads + m->params[k].offset, m->params[k].numel * sizeof(yolo_real));
         if (m->grads_final) m->grads_final(m->grads_final_ctx, m, i);   /* no later layer adds to them */
@@ -3173,7 +3312,7 @@ static void yolo_tensor_resize(const yolo_backend *be, yolo_tensor *t, int n, in
     if (t->ctot && (n != t->n || c != t->c || h != t->h || w != t->w)) yolo_slot_forget(t);   /* then one of its own */
     size_t need = (size_t)n * c * h * w;
     if (need > t->cap) {
-        int same = need == yolo_numel(t);   /* values dropped by yolo_tensor_keep, same shape: the gradient stays */
+        int same = need == yolo_numel(t);   /* values dropped (yolo_tensor_drop), same shape: the gradient stays */
         be->release(t->data);
         if (!same) { be->release(t->grad); t->grad = NULL; }
         t->data = (yolo_real *)be->alloc_values(need, t->store);
@@ -3191,15 +3330,16 @@ static void yolo_tensor_free(const yolo_backend *be, yolo_tensor *t) {
 
 /* A tensor that is dropped after the forward and made again before a
    backward reads it: dropped, it keeps its shape (and wants_grad) but no
-   values; yolo_tensor_keep(.., 1) takes the memory again at that shape.
-   Its gradient, if it has one, is left alone. */
-static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep) {
-    if (keep && !t->data) {
-        t->cap = yolo_numel(t);
-        t->data = (yolo_real *)be->alloc_values(t->cap, t->store);
-    }
-    if (!keep && t->ctot) yolo_slot_forget(t);   /* its memory is its buffer's */
-    else if (!keep) { be->release(t->data); t->data = NULL; t->cap = 0; }
+   values; yolo_tensor_take takes the memory again at that shape (if it
+   has none). Its gradient, if it has one, is left alone. */
+static void yolo_tensor_drop(const yolo_backend *be, yolo_tensor *t) {
+    if (t->ctot) yolo_slot_forget(t);   /* its memory is its buffer's */
+    else { be->release(t->data); t->data = NULL; t->cap = 0; }
+}
+static void yolo_tensor_take(const yolo_backend *be, yolo_tensor *t) {
+    if (t->data) return;
+    t->cap = yolo_numel(t);
+    t->data = (yolo_real *)be->alloc_values(t->cap, t->store);
 }
 
 /* --- slots: a concatenation's parts where it holds them ---
@@ -3211,7 +3351,7 @@ static void yolo_tensor_keep(const yolo_backend *be, yolo_tensor *t, int keep) {
    or asked for another shape, it only forgets where it was. */
 static void yolo_slot_forget(yolo_tensor *t) { t->data = NULL; t->cap = 0; t->c0 = t->ctot = 0; }
 static void yolo_tensor_slot(const yolo_backend *be, yolo_tensor *t, const yolo_tensor *buf, int c0, int c) {
-    yolo_tensor_keep(be, t, 0);
+    yolo_tensor_drop(be, t);
     t->data = buf->data; t->store = buf->store;
     t->n = buf->n; t->c = c; t->h = buf->h; t->w = buf->w;
     t->c0 = buf->c0 + c0; t->ctot = yolo_buffer_channels(buf);   /* a slot of a slot: of the same buffer */
@@ -3222,17 +3362,57 @@ static void yolo_tensor_slot(const yolo_backend *be, yolo_tensor *t, const yolo_
 /* t at that shape, its values held in store (memory of another store goes first: a value takes
    the store's size) */
 static void yolo_tensor_store(const yolo_backend *be, yolo_tensor *t, int store, int n, int c, int h, int w) {
-    if (t->store != store) { yolo_tensor_keep(be, t, 0); t->store = store; }
+    if (t->store != store) { yolo_tensor_drop(be, t); t->store = store; }
     yolo_tensor_resize(be, t, n, c, h, w, 0);
 }
 
-/* --- a block's outputs and their gradients --- */
-/* output tensors follow the input's batch; a training forward marks them
-   as wanting a gradient, which the backward takes when it needs it. The
-   op that makes t starts here. */
-static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *like, int c, int h, int w, int train) {
-    yolo_tensor_store(yolo_op(m, t), t, m->store, like->n, c, h, w);
-    t->wants_grad = train;
+/* --- shapes: what a forward makes, and where ---
+   A block's forward makes its tensors without saying where they live.
+   Before a layer's forward the graph (yolo_layer_forward) runs its
+   block's shapes function (yolo_down_shapes and its like, each beside the
+   block's lifetime table), which declares as rows every tensor the
+   forward will make: its shape [B, C, H, W] or, in a folded pass, the
+   channels of a concatenation it is a slot of; and the op before which
+   its memory is taken (yolo_memory_before). Each tensor's memory so comes
+   just before the op that writes it (a conv unit's z and y together, the
+   longer-lived first), a folded block's concatenation before the block's
+   first op: the order of requests the memory plan is made for. A
+   training forward marks what it makes as wanting a gradient, which the
+   backward takes when it needs it. */
+static void yolo_shape_add(yolo_model *m, yolo_shape_row row) {
+    m->shapes = (yolo_shape_row *)yolo_grow(m->shapes, sizeof *m->shapes, m->nshapes + 1, &m->cap_shapes);
+    m->shapes[m->nshapes++] = row;
+}
+static void yolo_shape(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, int n, int c, int h, int w, int wants_grad) {
+    yolo_shape_row row = { op, t, NULL, n, c, h, w, 0, wants_grad };
+    yolo_shape_add(m, row);
+}
+static void yolo_shape_slot(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, yolo_tensor *buf, int c0, int c) {
+    yolo_shape_row row = { op, t, buf, 0, c, 0, 0, c0, 0 };
+    yolo_shape_add(m, row);
+}
+
+/* the memory of the tensors declared for op, in the order declared */
+static void yolo_shapes_take(yolo_model *m, const yolo_tensor *op) {
+    for (int k = 0; k < m->nshapes; k++) {
+        yolo_shape_row *r = &m->shapes[k];
+        if (r->op != op) continue;
+        r->op = NULL;   /* taken */
+        if (r->buf) { yolo_tensor_slot(m->be, r->t, r->buf, r->c0, r->c); continue; }
+        yolo_tensor_store(m->be, r->t, m->store, r->n, r->c, r->h, r->w);
+        if (r->wants_grad >= 0) r->t->wants_grad = r->wants_grad;
+    }
+}
+
+/* the end of the forward the rows from `from` on were declared for: every one was taken */
+static void yolo_shapes_end(yolo_model *m, int from) {
+    for (int k = from; k < m->nshapes; k++)
+        if (m->shapes[k].op) {
+            fprintf(stderr, "yolov9: a tensor [%d, %d, %d, %d] declared by a block's shapes was never made by its forward\n",
+                    m->shapes[k].n, m->shapes[k].c, m->shapes[k].h, m->shapes[k].w);
+            exit(1);
+        }
+    m->nshapes = from;
 }
 
 /* Gradients are short-lived: a tensor's gradient is taken just before the
@@ -3248,7 +3428,7 @@ static void yolo_out_resize(yolo_model *m, yolo_tensor *t, const yolo_tensor *li
    one that has no assigning form, or the op that reads it (nothing wrote
    it: the sum of no terms), takes it zeroed first (yolo_grad_zeroed). */
 static void yolo_grad_need(yolo_model *m, yolo_tensor *t) {
-    size_t n = t->cap ? t->cap : yolo_numel(t);   /* the values may be dropped (yolo_tensor_keep) */
+    size_t n = t->cap ? t->cap : yolo_numel(t);   /* the values may be dropped (yolo_tensor_drop) */
     for (int i = 0; i < t->nparts; i++) yolo_grad_need(m, t->part[i]);   /* a concatenation's is its parts' */
     if (t == &m->input || t->grad || t->nparts || !n) return;
     t->grad = (yolo_real *)(m->grads_zeroed ? m->be->alloc(n * sizeof(yolo_real)) : m->be->alloc_values(n, YOLO_FP32));
@@ -3350,17 +3530,17 @@ static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo
    The blocks of section 3 are written as if every intermediate tensor
    lived through the step; each declares in a table (yolo_life_row) what
    happens to its intermediates between its ops. This runs those tables.
-   A block runs each op through yolo_op(m, t), t naming the op (the tensor
-   it makes in the forward, or whose gradient it hands on in the
-   backward). When the op changes, the rows of the op just done (after)
+   A block names each op before it runs, yolo_memory_before(m, t), t the
+   tensor it makes in the forward, or whose gradient it hands on in the
+   backward. When the op changes, the rows of the op just done (after)
    run, then those of the next one (before), in the order they were
    declared (a Conv unit's before its block's), each once a pass; so an op
    is not named again once another has run (the Conv unit is one op, y,
    in a forward). A row's maker runs ops too: those are not the block's,
-   and run no rows. The op that makes t names itself before it allocates
-   t (yolo_out_resize), so what dies after one op goes before the next
-   allocates: the allocations and releases come in the order the memory
-   plan (below) was made for, which is all it sees.
+   and run no rows. Then the memory its shapes declared for the op is
+   taken, so what dies after one op goes before the next allocates: the
+   allocations and releases come in the order the memory plan (below)
+   was made for, which is all it sees.
 
    yolo_forward and yolo_backward run every layer's pass inside
    yolo_life_begin/yolo_life_end, its rows being its blocks'. A layer made
@@ -3386,8 +3566,8 @@ static void yolo_life_rows(yolo_model *m, yolo_life_when when, const yolo_tensor
         if (r->done || r->when != when || r->op != op) continue;
         r->done = 1;
         switch (r->what) {
-        case YOLO_DROP: yolo_tensor_keep(m->be, r->t, 0); break;
-        case YOLO_MAKE: yolo_tensor_keep(m->be, r->t, 1); if (r->make) r->make(m, r->blk); break;
+        case YOLO_DROP: yolo_tensor_drop(m->be, r->t); break;
+        case YOLO_MAKE: yolo_tensor_take(m->be, r->t); if (r->make) r->make(m, r->blk); break;
         case YOLO_NEED: if (r->t || r->in) yolo_grad_need(m, r->t ? r->t : *r->in); break;
         case YOLO_DONE: yolo_grad_done(m, r->t); break;
         case YOLO_RUN: r->make(m, r->blk); break;
@@ -3396,14 +3576,16 @@ static void yolo_life_rows(yolo_model *m, yolo_life_when when, const yolo_tensor
     m->life_run.busy = 0;
 }
 
-static const yolo_backend *yolo_op(yolo_model *m, const yolo_tensor *t) {
+/* Between two ops of a block: the rows of the op just done (after) and
+   of the next one, t (before), then t's declared memory (shapes) */
+static void yolo_memory_before(yolo_model *m, const yolo_tensor *t) {
     yolo_life_run *run = &m->life_run;
     if (run->on && !run->busy && t != run->at) {
         yolo_life_rows(m, run->backward ? YOLO_BWD_AFTER : YOLO_FWD_AFTER, run->at);
         if (run->backward) yolo_life_rows(m, YOLO_BWD_BEFORE, t);
         run->at = t;
     }
-    return m->be;
+    yolo_shapes_take(m, t);
 }
 
 /* L's pass (on 0: no rows, as in inference); returns the pass it interrupts */
@@ -3784,9 +3966,8 @@ static void yolo_plan_pixels_to_input(yolo_real *dst, const unsigned char *pixel
    lowest-waste gap left by the buffers already placed whose lives overlap
    its own, the buffers taken largest first (or longest-lived first: each
    order wins on some networks, so both are tried). The extent comes
-   within about 2% of the most bytes ever alive at once (yolov9-s, batch
-   64, 640: 15.55 GB placed for 15.45 GB alive; best fit as they come:
-   15.80). */
+   close to the most bytes ever alive at once, closer than best fit as
+   the requests come (tests/results/README.md has the figures). */
 typedef struct { size_t key; int id; } yolo_plan_key;
 static int yolo_plan_key_cmp(const void *a_, const void *b_) {
     const yolo_plan_key *a = (const yolo_plan_key *)a_, *b = (const yolo_plan_key *)b_;
@@ -5563,7 +5744,7 @@ static int yolo_is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
    layer fed maps it can read (a Concat's inputs of one size, a head's three
    levels at growing strides), and every map at least one pixel for any
    --img that is a multiple of YOLO_MAX_STRIDE. */
-static int yolo_plan_layers(yolo_model *m, const yolo_row *rows, int nrows, double gw, char *err) {
+static int yolo_layers_from_rows(yolo_model *m, const yolo_row *rows, int nrows, double gw, char *err) {
     int *ch = (int *)yolo_xcalloc(nrows, sizeof(int)), *st = (int *)yolo_xcalloc(nrows, sizeof(int));
     int rc = 0;
     m->detect = -1;
@@ -5807,7 +5988,7 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
     if (nc < 1 || nc > YOLO_MAX_NC) return yolo_errorf(err, "nc %d is not in 1..%d", nc, YOLO_MAX_NC);
     m->nlayers = nrows;
     m->layers = (yolo_layer *)yolo_xcalloc(nrows, sizeof(yolo_layer));
-    if (yolo_plan_layers(m, rows, nrows, gw, err)) { free(m->layers); memset(m, 0, sizeof *m); return -1; }
+    if (yolo_layers_from_rows(m, rows, nrows, gw, err)) { free(m->layers); memset(m, 0, sizeof *m); return -1; }
     /* pass 1: names and sizes only */
     for (int i = 0; i < nrows; i++) yolo_layer_init(m, i);
     yolo_layers_release(m);
@@ -7926,7 +8107,7 @@ static void yolo_warp(const yolo_image *src, yolo_image *dst, const double M[9],
    integers for every byte, and a 0 divisor only meets a 0 numerator) */
 static inline void yolo_hsv8(int R, int G, int B, int *H, int *S, int *V) {
     int v = R > G ? (R > B ? R : B) : (G > B ? G : B), diff = v - (R < G ? (R < B ? R : B) : (G < B ? G : B));
-    int sdiv = (int)rintf(1044480.0f / (float)(v + (v == 0))), hdiv = (int)rintf(122880.0f / (float)(diff + (diff == 0)));
+    int sdiv = (int)rintf(255 * 4096.0f / (float)(v + (v == 0))), hdiv = (int)rintf(30 * 4096.0f / (float)(diff + (diff == 0)));
     int h = v == R ? G - B : v == G ? B - R + 2 * diff : R - G + 4 * diff;
     h = (h * hdiv + 2048) >> 12;
     *H = h < 0 ? h + 180 : h;
@@ -7965,7 +8146,7 @@ static void yolo_warp_reads(const double M[9], int perspective, int ow, int oh, 
    a width that is a multiple of 32, every training picture, only takes
    the first). The pixel loop has no branches (selects) and works on 32
    pixels of a row split into planes, so that the compiler vectorises it
-   whole (0.7 ms a 640 picture, 2.2 in double precision before). */
+   whole. */
 static void yolo_hsv_apply(yolo_image *im, double gh, double gs, double gv) {
     const float hscale = 6.0f / 180;
     float lh[256], ls[256], lv[256];   /* the official's tables, (x g) mod 180 and clip(x g, 0, 255) truncated,

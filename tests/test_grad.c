@@ -96,6 +96,22 @@ static yolo_tensor *h_forward(harness *h, const blockcase *c) {
     return NULL;
 }
 
+/* what the block's forward makes, declared before it runs (yolov9.h section 9, "shapes") */
+static void h_shapes(harness *h, const blockcase *c) {
+    yolo_model *m = &h->m;
+    yolo_tensor *x = &h->x;
+    switch (c->kind) {
+    case B_CONV: case B_CONV_BARE: yolo_conv_shapes(m, &h->conv, x->n, x->h, x->w, 1); break;
+    case B_REPCONVN: yolo_repconvn_shapes(m, &h->rep, x->n, x->h, x->w, 1); break;
+    case B_BOTTLENECK: yolo_bottleneck_shapes(m, &h->bot, x->n, x->h, x->w, 1); break;
+    case B_REPNCSP: yolo_repncsp_shapes(m, &h->csp, x->n, x->h, x->w, 1); break;
+    case B_ELAN4: case B_ELAN1: yolo_elan_shapes(m, &h->elan, x, 1); break;
+    case B_ACONV: case B_ADOWN: yolo_down_shapes(m, &h->down, x, 1); break;
+    case B_SPPELAN: yolo_sppelan_shapes(m, &h->spp, x, 1); break;
+    default: break;   /* the ops: h_forward gives their output its shape */
+    }
+}
+
 static void h_backward(harness *h, const blockcase *c) {
     yolo_tensor *x = &h->x;
     yolo_model *m = &h->m;
@@ -122,8 +138,13 @@ static yolo_tensor *h_pass(harness *h, const blockcase *c, int backward) {
     L.life1 = h->m.nlife;
     yolo_life_run outer = yolo_life_begin(&h->m, &L, 1, backward);
     yolo_tensor *y = NULL;
+    int shapes = h->m.nshapes;
     if (backward) h_backward(h, c);
-    else y = h_forward(h, c);
+    else {
+        h_shapes(h, c);
+        y = h_forward(h, c);
+    }
+    yolo_shapes_end(&h->m, shapes);
     yolo_life_end(&h->m, outer);
     return y;
 }

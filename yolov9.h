@@ -44,8 +44,9 @@
      2. the primitive ops: the backend table, each op's maths
      3. the blocks: Conv, RepConvN, RepNBottleneck, RepNCSP, RepNCSPELAN4
         and ELAN1, AConv and ADown, SPPELAN; each its struct, forward and
-        backward side by side, and the table of what training keeps of
-        its intermediates
+        backward side by side (the maths alone), and beside them, as data,
+        what its forward makes (shapes) and what training keeps of its
+        intermediates (the lifetime table)
      4. the head: DDetect / DualDDetect, DFL, anchors, decode; the layers
      5. the loss: the task-aligned assigner, CIoU, DFL, BCE and their
         gradient, in the steps of the CUDA loss kernels
@@ -56,9 +57,10 @@
         step keeps, recompute checkpointing (--ckpt)
    Part two, the machinery:
      8. utilities: errors, host memory, files, random numbers, timers
-     9. memory: tensors' memory and gradients, lifetimes (what runs the
-        blocks' tables between their ops), the weights on the backend
-        (staged, folded for inference), the arena and the planner
+     9. memory: tensors' memory and gradients, shapes and lifetimes
+        (what carries out the blocks' declarations between their ops),
+        the weights on the backend (staged, folded for inference), the
+        arena and the planner
     10. the CPU backend: every primitive op as plain loops, the
         specification that each kernel of yolov9_kernels.cu is tested
         against; choosing a backend
@@ -437,11 +439,11 @@ typedef struct yolo_backend {
 /* ------------------------------------------------------------------------ */
 #ifdef YOLOV9_DECLARING
 /* Each block: a struct of its convs and tensors (shapes in comments), a
-   forward and a backward, the table of what training keeps of its
-   intermediates (yolo_<block>_lifetimes), and an init that registers its
-   tensors under the official names. Every block's function takes the
-   model, m: where its ops run (m->be) and the precision of the pass under
-   way. */
+   forward and a backward, what its forward makes (yolo_<block>_shapes),
+   the table of what training keeps of its intermediates
+   (yolo_<block>_lifetimes), and an init that registers its tensors under
+   the official names. Every block's function takes the model, m: where
+   its ops run (m->be) and the precision of the pass under way. */
 
 /* Parameter groups as the official optimizer builds them: conv weights
    (weight decay), BatchNorm weights (no decay), biases (no decay); plus the

@@ -578,6 +578,7 @@ static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo
 static void yolo_memory_before(yolo_model *m, const yolo_tensor *t);
 static void yolo_shape(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, int n, int c, int h, int w, int wants_grad);
 static void yolo_shape_slot(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, yolo_tensor *buf, int c0, int c);
+static void yolo_shapes_store(yolo_model *m, int from, yolo_precision store);
 static void yolo_shapes_end(yolo_model *m, int from);
 static yolo_life_run yolo_life_begin(yolo_model *m, const yolo_layer *L, int on, int backward);
 static void yolo_life_end(yolo_model *m, yolo_life_run outer);
@@ -763,6 +764,7 @@ struct yolo_shape_row {
     yolo_tensor *buf;        /* a slot: channels [c0, c0 + c) of buf; NULL: memory of its own, [n, c, h, w] */
     int n, c, h, w, c0;
     int wants_grad;          /* a training forward's output (1), an inference one's (0); -1: a conv's z, which has none */
+    int store;               /* how its values are held (yolo_tensor.store); -1: as the pass holds its tensors */
 };
 typedef struct yolo_shape_row yolo_shape_row;
 
@@ -1021,11 +1023,11 @@ static void yolo_repncsp_concat(yolo_model *m, void *blk) {
 
 /* x [B, c1, H, W] -> cv3.y [B, c2, H, W], through c_ = c2/2 channels a half */
 static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x, int train) {
-    yolo_conv_forward(m, &r->cv1, x, train);
+    yolo_conv_forward(m, &r->cv1, x, train);   /* [B, c_, H, W] */
     for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
-    yolo_conv_forward(m, &r->cv2, x, train);
+    yolo_conv_forward(m, &r->cv2, x, train);   /* [B, c_, H, W]: the half that bypasses the bottlenecks */
     yolo_memory_before(m, &r->cat);
-    yolo_repncsp_concat(m, r);
+    yolo_repncsp_concat(m, r);                 /* [B, 2 c_, H, W] */
     yolo_conv_forward(m, &r->cv3, &r->cat, train);
 }
 
@@ -1160,18 +1162,18 @@ static void yolo_elan_concat(yolo_model *m, void *blk) {
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &e->cv1, x, train);   /* [B, c3, H, W] */
     yolo_memory_before(m, &e->half_b);
-    yolo_elan_split(m, e);
+    yolo_elan_split(m, e);                     /* [B, c3/2, H, W] */
     if (e->elan1) {
         yolo_conv_forward(m, &e->cv2, &e->half_b, train);   /* [B, c4, H, W] */
         yolo_conv_forward(m, &e->cv3, &e->cv2.y, train);    /* [B, c4, H, W] */
-    } else {
+    } else {   /* each branch a RepNCSP [B, c4, H, W] and a 3x3 Conv [B, c4, H, W] */
         yolo_repncsp_forward(m, &e->csp2, &e->half_b, train);
         yolo_conv_forward(m, &e->cv2, yolo_repncsp_out(&e->csp2), train);
         yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
         yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
     }
     yolo_memory_before(m, &e->cat);
-    yolo_elan_concat(m, e);
+    yolo_elan_concat(m, e);                    /* [B, c3 + 2 c4, H, W] */
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
 }
 
@@ -1491,8 +1493,8 @@ static void yolo_sppelan_pools(yolo_model *m, void *blk) {
 
 /* x [B, c1, H, W] -> cv5.y [B, c2, H, W] */
 static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x, int train) {
-    yolo_conv_forward(m, &s->cv1, x, train);
-    yolo_sppelan_pools(m, s);
+    yolo_conv_forward(m, &s->cv1, x, train);   /* [B, c3, H, W] */
+    yolo_sppelan_pools(m, s);                  /* p1..p3 [B, c3, H, W], cat [B, 4 c3, H, W] */
     yolo_conv_forward(m, &s->cv5, &s->cat, train);
 }
 
@@ -1642,12 +1644,10 @@ YOLO_C_END
    level by level */
 static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
     yolo_detect *d = L->det;
-    yolo_precision store = m->store;
     for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
-            yolo_tensor *x = yolo_layer_input(m, L, b * 3 + l);
-            for (int s = 0; s < 3; s++) {
-                if (s == 2) m->store = YOLO_FP32;   /* the last convs and the maps in float32: decoding reads them */
+            yolo_tensor *x = yolo_layer_input(m, L, b * 3 + l);   /* [B, C, h, w] */
+            for (int s = 0; s < 3; s++) {   /* [B, c_, h, w], then [B, 4 REG_MAX, h, w] and [B, NC, h, w] */
                 yolo_conv_forward(m, &d->box[b][l][s], s ? &d->box[b][l][s - 1].y : x, train);
                 yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
             }
@@ -1655,21 +1655,6 @@ static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
             yolo_memory_before(m, o);
             m->be->concat(&d->box[b][l][2].y, 0, o, 0, 4 * YOLO_REG_MAX);
             m->be->concat(&d->cls[b][l][2].y, 0, o, 4 * YOLO_REG_MAX, d->nc);
-            m->store = store;
-        }
-}
-
-/* what its forward makes: per branch and level the convs' tensors and the map [B, NO, h, w] */
-static void yolo_detect_shapes(yolo_model *m, yolo_layer *L, int train) {
-    yolo_detect *d = L->det;
-    for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
-        for (int l = 0; l < 3; l++) {
-            const yolo_tensor *x = yolo_layer_input(m, L, b * 3 + l);
-            for (int s = 0; s < 3; s++) {   /* all stride 1: [B, c_, h, w] */
-                yolo_conv_shapes(m, &d->box[b][l][s], x->n, x->h, x->w, train);
-                yolo_conv_shapes(m, &d->cls[b][l][s], x->n, x->h, x->w, train);
-            }
-            yolo_shape(m, &d->out[b][l], &d->out[b][l], x->n, 4 * YOLO_REG_MAX + d->nc, x->h, x->w, train);
         }
 }
 
@@ -1784,6 +1769,24 @@ static void yolo_output_drop(yolo_model *m, void *src) {
 /* in the forward, dropped if the head is the last layer to read it */
 static void yolo_output_read(yolo_model *m, void *src) {
     if (((yolo_layer *)src)->last_reader == m->detect) yolo_output_drop(m, src);
+}
+
+/* what its forward makes: per branch and level the convs' tensors and the map [B, NO, h, w]; the
+   last convs' outputs and the maps in float32 whatever the pass's store, as decoding reads them */
+static void yolo_detect_shapes(yolo_model *m, yolo_layer *L, int train) {
+    yolo_detect *d = L->det;
+    for (int b = train ? 0 : d->nbranch - 1; b < d->nbranch; b++)
+        for (int l = 0; l < 3; l++) {
+            const yolo_tensor *x = yolo_layer_input(m, L, b * 3 + l);
+            int last = 0;
+            for (int s = 0; s < 3; s++) {   /* all stride 1 */
+                if (s == 2) last = m->nshapes;
+                yolo_conv_shapes(m, &d->box[b][l][s], x->n, x->h, x->w, train);
+                yolo_conv_shapes(m, &d->cls[b][l][s], x->n, x->h, x->w, train);
+            }
+            yolo_shape(m, &d->out[b][l], &d->out[b][l], x->n, 4 * YOLO_REG_MAX + d->nc, x->h, x->w, train);
+            yolo_shapes_store(m, last, YOLO_FP32);
+        }
 }
 
 /* what training keeps of the head: the level's convs' z and its map */
@@ -3386,12 +3389,16 @@ static void yolo_shape_add(yolo_model *m, yolo_shape_row row) {
     m->shapes[m->nshapes++] = row;
 }
 static void yolo_shape(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, int n, int c, int h, int w, int wants_grad) {
-    yolo_shape_row row = { op, t, NULL, n, c, h, w, 0, wants_grad };
+    yolo_shape_row row = { op, t, NULL, n, c, h, w, 0, wants_grad, -1 };
     yolo_shape_add(m, row);
 }
 static void yolo_shape_slot(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, yolo_tensor *buf, int c0, int c) {
-    yolo_shape_row row = { op, t, buf, 0, c, 0, 0, c0, 0 };
+    yolo_shape_row row = { op, t, buf, 0, c, 0, 0, c0, 0, -1 };
     yolo_shape_add(m, row);
+}
+/* the tensors of the rows from `from` on held in store, whatever the pass's */
+static void yolo_shapes_store(yolo_model *m, int from, yolo_precision store) {
+    for (int k = from; k < m->nshapes; k++) m->shapes[k].store = store;
 }
 
 /* the memory of the tensors declared for op, in the order declared */
@@ -3401,7 +3408,7 @@ static void yolo_shapes_take(yolo_model *m, const yolo_tensor *op) {
         if (r->op != op) continue;
         r->op = NULL;   /* taken */
         if (r->buf) { yolo_tensor_slot(m->be, r->t, r->buf, r->c0, r->c); continue; }
-        yolo_tensor_store(m->be, r->t, m->store, r->n, r->c, r->h, r->w);
+        yolo_tensor_store(m->be, r->t, r->store >= 0 ? r->store : (int)m->store, r->n, r->c, r->h, r->w);
         if (r->wants_grad >= 0) r->t->wants_grad = r->wants_grad;
     }
 }

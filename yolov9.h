@@ -6025,7 +6025,7 @@ void yolo_model_free(yolo_model *m) {
     yolo_model_unstage_train(m);
     yolo_layers_release(m);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
-    free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps); free(m->life);
+    free(m->layers); free(m->params); free(m->acts); free(m->convs); free(m->reps); free(m->life); free(m->shapes);
     free(m->place[0]); free(m->place[1]);
     yolo_model_set_names(m, NULL);
     memset(m, 0, sizeof *m);

@@ -218,6 +218,20 @@ tests/asan_detect: detect.c yolov9.h
 tests/fuzz: tests/fuzz.c yolov9.h
 	$(CC) -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fopenmp -o $@ $< $(LDLIBS)
 
+# the programs and the test programs built with the same sanitizers into
+# tests/ubsan/ (CPU only), for make fuzz-ubsan: optimised as they are
+# otherwise (the golden tolerances hold for the usual rounding)
+UBSAN_CFLAGS = $(CFLAGS) -g -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
+UBSAN_PROGS = tests/ubsan/train tests/ubsan/val tests/ubsan/detect
+UBSAN_TESTS = $(addprefix tests/ubsan/,test_weights test_plan test_metrics test_augment test_schedule test_init test_model_only \
+                test_plots test_decode golden_check test_grad bench_loader)
+$(UBSAN_PROGS): tests/ubsan/%: %.c yolov9.h
+	@mkdir -p tests/ubsan
+	$(CC) $(UBSAN_CFLAGS) -o $@ $< $(LDLIBS)
+$(UBSAN_TESTS): tests/ubsan/%: tests/%.c yolov9.h
+	@mkdir -p tests/ubsan
+	$(CC) $(UBSAN_CFLAGS) $(if $(filter %/test_grad,$@),-DYOLO_REAL=double) -o $@ $< $(LDLIBS)
+
 # the header must also compile as C++ (nvcc compiles it so)
 tests/cxx_check: tests/golden_check.c tests/test_model_only.c yolov9.h
 	$(CXX) -x c++ -std=c++11 -O0 -fsyntax-only -Wall -Wno-format-truncation -Wno-unknown-pragmas tests/golden_check.c
@@ -272,8 +286,17 @@ run-val: val
 	sh tests/test_val.sh
 run-official: train val detect
 	sh tests/test_official.sh
-run-fuzz: tests/fuzz
+run-fuzz: tests/fuzz train val detect
 	sh tests/test_fuzz.sh
+run-checkpoints: train detect
+	sh tests/test_checkpoints.sh
+run-hostile: train val detect
+	sh tests/test_hostile.sh
+# make fuzz-ubsan (in make test-all): under UndefinedBehaviorSanitizer and
+# AddressSanitizer, the whole fuzzer driving the sanitized programs (every
+# flag's values, a checkpoint's metadata), then the test programs: 0 reports
+fuzz-ubsan run-ubsan: tests/fuzz $(UBSAN_PROGS) $(UBSAN_TESTS)
+	sh tests/test_ubsan.sh
 run-dp: train tests/test_dp
 	sh tests/test_dp.sh
 
@@ -281,7 +304,7 @@ run-dp: train tests/test_dp
 CORE = $(SIM_CORE) run-train run-grad run-loader run-official run-plan run-golden run-golden-bf16 run-golden-half \
        run-weights run-metrics run-augment run-schedule run-init run-model-only run-plots run-decode run-convert \
        run-voc run-detect run-val run-conv
-REST = $(filter-out $(SIM_CORE),$(SIM_ALL)) run-fuzz $(if $(DP_TESTS),run-dp)
+REST = $(filter-out $(SIM_CORE),$(SIM_ALL)) run-fuzz run-checkpoints run-hostile run-ubsan $(if $(DP_TESTS),run-dp)
 # built by make test-all though no test runs them, so that they keep compiling
 BUILD_ONLY = tests/grad_fidelity $(GPU_TESTS)
 
@@ -298,5 +321,6 @@ test-all:
 clean:
 	rm -f $(PROGS) tests/golden_check tests/grad_fidelity $(CPU_TESTS) tests/test_dp tests/test_model_only tests/test_grad \
 	      tests/asan_detect tests/fuzz tests/cxx_check $(CUDA_CLEAN)
+	rm -rf tests/ubsan
 
-.PHONY: all test test-all clean $(CORE) $(REST)
+.PHONY: all test test-all clean fuzz-ubsan $(CORE) $(REST)

@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *source = NULL, *device = NULL, *data = NULL, *project = "runs/detect", *name = "exp";
     const char *precision = NULL;
-    int info = 0, nc = 0, exist_ok = 0, half = 0, augment = 0;
+    int info = 0, nc = YOLO_ABSENT, exist_ok = 0, half = 0, augment = 0;
     double conf = 0.25, iou = 0.45;
     yolo_ints imgsz = { 1, { 640 } }, classes = { 0, { 0 } };
     detect_opts o;
@@ -159,17 +159,17 @@ int main(int argc, char **argv) {
         { "--weights", YOLO_FLAG_STR, &weights, "weights (.safetensors; ours and converted ones carry their model)", 0 },
         { "--source", YOLO_FLAG_STR, &source, "a picture, a folder, a glob or a .txt list of pictures", 0 },
         { "--data", YOLO_FLAG_STR, &data, "dataset yaml, for the class names when the weights carry none", 0 },
-        { "--imgsz --img --img-size", YOLO_FLAG_INTS, &imgsz, "inference size: one value, or h w (640)", 0 },
-        { "--conf-thres", YOLO_FLAG_FLOAT, &conf, "confidence threshold (0.25)", 0 },
-        { "--iou-thres", YOLO_FLAG_FLOAT, &iou, "NMS IoU threshold (0.45)", 0 },
-        { "--max-det", YOLO_FLAG_INT, &o.max_det, "maximum detections per image (1000)", 0 },
+        { "--imgsz --img --img-size", YOLO_FLAG_INTS, &imgsz, "inference size: one value, or h w (640)", 0, 1, YOLO_MAX_IMG },
+        { "--conf-thres", YOLO_FLAG_FLOAT, &conf, "confidence threshold (0.25)", 0, 0, 1 },
+        { "--iou-thres", YOLO_FLAG_FLOAT, &iou, "NMS IoU threshold (0.45)", 0, 0, 1 },
+        { "--max-det", YOLO_FLAG_INT, &o.max_det, "maximum detections per image (1000)", 0, 1, YOLO_MAX_DET },
         { "--device", YOLO_FLAG_STR, &device, "cpu, cuda or a GPU index", 0 },
         { "--view-img", YOLO_FLAG_BOOL, NULL, "no display: the pictures are saved", 0 },
         { "--save-txt", YOLO_FLAG_BOOL, &o.save_txt, "save results to labels/*.txt", 0 },
         { "--save-conf", YOLO_FLAG_BOOL, &o.save_conf, "save confidences in the --save-txt labels", 0 },
         { "--save-crop", YOLO_FLAG_BOOL, &o.save_crop, "save each detection's crop to crops/CLASS/", 0 },
         { "--nosave", YOLO_FLAG_BOOL, &o.nosave, "do not save the drawn pictures", 0 },
-        { "--classes", YOLO_FLAG_INTS, &classes, "keep only these classes: --classes 0, or --classes 0 2 3", 0 },
+        { "--classes", YOLO_FLAG_INTS, &classes, "keep only these classes: --classes 0, or --classes 0 2 3", 0, 0, YOLO_MAX_NC - 1 },
         { "--agnostic-nms", YOLO_FLAG_BOOL, &o.agnostic, "class-agnostic NMS", 0 },
         { "--augment", YOLO_FLAG_BOOL, &augment, "augmented inference (test-time augmentation)", 0 },
         { "--visualize", YOLO_FLAG_BOOL, NULL, "feature maps are not drawn", 0 },
@@ -177,15 +177,15 @@ int main(int argc, char **argv) {
         { "--project", YOLO_FLAG_STR, &project, "save to PROJECT/NAME (runs/detect)", 0 },
         { "--name", YOLO_FLAG_STR, &name, "save to PROJECT/NAME (exp)", 0 },
         { "--exist-ok", YOLO_FLAG_BOOL, &exist_ok, "an existing PROJECT/NAME is fine, do not increment", 0 },
-        { "--line-thickness", YOLO_FLAG_INT, &o.lw, "box line thickness in pixels (3)", 0 },
+        { "--line-thickness", YOLO_FLAG_INT, &o.lw, "box line thickness in pixels (3)", 0, 1, 1000 },
         { "--hide-labels", YOLO_FLAG_BOOL, &o.hide_labels, "draw boxes without labels", 0 },
         { "--hide-conf", YOLO_FLAG_BOOL, &o.hide_conf, "draw labels without confidences", 0 },
         { "--half", YOLO_FLAG_BOOL, &half, "half-precision inference", 0 },
         { "--precision", YOLO_FLAG_STR, &precision, "ours: the convs' products, fp32 (default) or bf16 (tensor cores)", 0 },
         { "--dnn", YOLO_FLAG_BOOL, NULL, "no OpenCV DNN", 0 },
-        { "--vid-stride", YOLO_FLAG_INT, NULL, "pictures only, no video", 0 },
+        { "--vid-stride", YOLO_FLAG_INT, NULL, "pictures only, no video", 0, 1, INT_MAX },
         { "--cfg", YOLO_FLAG_STR, &cfg, "ours: the model, when the weights do not carry it", 0 },
-        { "--nc", YOLO_FLAG_INT, &nc, "ours: classes of a --cfg model (80)", 0 },
+        { "--nc", YOLO_FLAG_INT, &nc, "ours: classes of a --cfg model (80)", 0, 1, YOLO_MAX_NC },
         { "--info", YOLO_FLAG_BOOL, &info, "ours: print the model summary", 0 },
     };
     yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc - 1, argv + 1, "detect", USAGE);
@@ -197,7 +197,6 @@ int main(int argc, char **argv) {
     if (!cfg && !weights) { fprintf(stderr, "detect: --weights is required (or --cfg to run an untrained model)\n"); return 2; }
     if (imgsz.n > 2) { fprintf(stderr, "detect: --imgsz takes one size or two (h w), got %d\n", imgsz.n); return 2; }
     o.H = imgsz.v[0]; o.W = imgsz.v[imgsz.n - 1];
-    if (o.H < 1 || o.W < 1 || o.max_det < 1 || o.lw < 1) { fprintf(stderr, "detect: --imgsz, --max-det and --line-thickness must be positive\n"); return 2; }
     o.H = yolo_check_img_size(o.H, 0, "detect"); o.W = yolo_check_img_size(o.W, 0, "detect");
     o.conf = (float)conf; o.iou = (float)iou;
     o.nclasses = classes.n;
@@ -214,7 +213,9 @@ int main(int argc, char **argv) {
     yolo_model m;
     const yolo_backend *be = yolo_backend_select(device, err);
     if (!be) { fprintf(stderr, "detect: %s\n", err); return 2; }
-    if (yolo_model_for_weights(&m, cfg, weights, nc, dc.nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (yolo_model_for_weights(&m, cfg, weights, nc == YOLO_ABSENT ? 0 : nc, dc.nc, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    for (int k = 0; k < o.nclasses; k++)
+        if (o.classes[k] >= m.nc) { fprintf(stderr, "detect: --classes %d: the model has %d classes (0 to %d)\n", o.classes[k], m.nc, m.nc - 1); return 2; }
     /* names: the weights' own, else the dataset's, COCO's for 80 classes, else class0, class1, ... */
     o.names = (char **)calloc(m.nc, sizeof(char *));
     for (int c = 0; c < m.nc; c++) {
@@ -237,7 +238,7 @@ int main(int argc, char **argv) {
     char dir[1024], lab[1100];
     yolo_strings files = { 0, 0, NULL };
     if (gather(source, &files)) return 1;
-    yolo_run_dir(project, name, exist_ok, dir, sizeof dir);
+    if (yolo_run_dir(project, name, exist_ok, dir, sizeof dir, err)) { fprintf(stderr, "detect: %s\n", err); return 2; }
     snprintf(lab, sizeof lab, "%s/labels", dir);
     if (o.save_txt) yolo_mkdirs(lab);
     o.dir = dir;

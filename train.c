@@ -33,17 +33,18 @@ typedef struct {
 static const char *USAGE = "--cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--epochs 100] [--batch-size 16] [--img 640] ...";
 
 /* the official train_dual.py flags (and ours) into a; a bad one ends the
-   program with the usage */
-static void parse_args(train_args *a, int argc, char **argv) {
+   program with one line from where: "train" (the command line, with the
+   usage), or the checkpoint whose args they are */
+static void parse_args(train_args *a, int argc, char **argv, const char *where) {
     const char *budget = NULL;
     const yolo_flag flags[] = {
         { "--weights", YOLO_FLAG_STR, &a->weights, "initial weights: a .safetensors (name and shape must match to be loaded)", 0 },
         { "--cfg", YOLO_FLAG_STR, &a->cfg, "model: yolov9-t/s/m/c/e, gelan-t/s/m/c/e or a model yaml (default: the --weights' own)", 0 },
         { "--data", YOLO_FLAG_STR, &a->data, "dataset yaml", 0 },
         { "--hyp", YOLO_FLAG_STR, &a->hyp, "hyperparameters yaml (default: hyp.scratch-high)", 0 },
-        { "--epochs", YOLO_FLAG_INT, &a->epochs, "total training epochs (100)", 0 },
-        { "--batch-size --batch", YOLO_FLAG_INT, &a->batch, "images per batch (16)", 0 },
-        { "--imgsz --img --img-size", YOLO_FLAG_INT, &a->img, "train and val image size in pixels (640)", 0 },
+        { "--epochs", YOLO_FLAG_INT, &a->epochs, "total training epochs (100)", 0, 1, 1e6 },
+        { "--batch-size --batch", YOLO_FLAG_INT, &a->batch, "images per batch (16)", 0, 1, YOLO_MAX_BATCH },
+        { "--imgsz --img --img-size", YOLO_FLAG_INT, &a->img, "train and val image size in pixels (640)", 0, 1, YOLO_MAX_IMG },
         { "--rect", YOLO_FLAG_BOOL, &a->rect, "rectangular training", 0 },
         { "--resume", YOLO_FLAG_OPT, &a->resume, "resume the most recent run, or the given last.safetensors", "" },
         { "--nosave", YOLO_FLAG_BOOL, &a->nosave, "only save the final checkpoint", 0 },
@@ -59,7 +60,7 @@ static void parse_args(train_args *a, int argc, char **argv) {
         { "--single-cls", YOLO_FLAG_BOOL, &a->single_cls, "train multi-class data as one class", 0 },
         { "--optimizer", YOLO_FLAG_STR, &a->optimizer, "SGD, Adam, AdamW or LION (SGD)", 0 },
         { "--sync-bn", YOLO_FLAG_BOOL, &a->sync_bn, "BatchNorm statistics over all processes' shares (SyncBatchNorm)", 0 },
-        { "--workers", YOLO_FLAG_INT, &a->workers, "loader threads (8)", 0 },
+        { "--workers", YOLO_FLAG_INT, &a->workers, "loader threads (8, at most the CPUs)", 0, 0, YOLO_MAX_WORKERS },
         { "--project", YOLO_FLAG_STR, &a->project, "save to PROJECT/NAME (runs/train)", 0 },
         { "--name", YOLO_FLAG_STR, &a->name, "save to PROJECT/NAME (exp)", 0 },
         { "--exist-ok", YOLO_FLAG_BOOL, &a->exist_ok, "an existing PROJECT/NAME is fine, do not increment", 0 },
@@ -67,32 +68,50 @@ static void parse_args(train_args *a, int argc, char **argv) {
         { "--cos-lr", YOLO_FLAG_BOOL, &a->cos_lr, "cosine LR schedule", 0 },
         { "--flat-cos-lr", YOLO_FLAG_BOOL, &a->flat_cos_lr, "flat cosine LR schedule", 0 },
         { "--fixed-lr", YOLO_FLAG_BOOL, &a->fixed_lr, "fixed LR", 0 },
-        { "--label-smoothing", YOLO_FLAG_FLOAT, &a->label_smoothing, "label smoothing epsilon", 0 },
-        { "--patience", YOLO_FLAG_INT, &a->patience, "stop after this many epochs without improvement (100)", 0 },
-        { "--freeze", YOLO_FLAG_INTS, &a->freeze, "freeze layers: the first N, or a list: 0 1 2", 0 },
-        { "--save-period", YOLO_FLAG_INT, &a->save_period, "save weights/epochN every N epochs (off: -1)", 0 },
-        { "--seed", YOLO_FLAG_INT, &a->seed, "global seed (0)", 0 },
-        { "--local_rank", YOLO_FLAG_INT, NULL, "torch.distributed's: mpirun gives each process its rank", 0 },
-        { "--min-items", YOLO_FLAG_INT, &a->min_items, "skip training pictures with fewer labels (0)", 0 },
-        { "--close-mosaic", YOLO_FLAG_INT, &a->close_mosaic, "no mosaic in the last N epochs (0)", 0 },
+        { "--label-smoothing", YOLO_FLAG_FLOAT, &a->label_smoothing, "label smoothing epsilon", 0, 0, 1 },
+        { "--patience", YOLO_FLAG_INT, &a->patience, "stop after this many epochs without improvement (100; 0: never)", 0, 0, INT_MAX },
+        { "--freeze", YOLO_FLAG_INTS, &a->freeze, "freeze layers: the first N, or a list: 0 1 2", 0, 0, YOLO_MAX_LAYERS },
+        { "--save-period", YOLO_FLAG_INT, &a->save_period, "save weights/epochN every N epochs (off: -1 or 0)", 0, -1, INT_MAX },
+        { "--seed", YOLO_FLAG_INT, &a->seed, "global seed (0)", 0, 0, INT_MAX },
+        { "--local_rank", YOLO_FLAG_INT, NULL, "torch.distributed's: mpirun gives each process its rank", 0, -1, INT_MAX },
+        { "--min-items", YOLO_FLAG_INT, &a->min_items, "skip training pictures with fewer labels (0)", 0, 0, INT_MAX },
+        { "--close-mosaic", YOLO_FLAG_INT, &a->close_mosaic, "no mosaic in the last N epochs (0)", 0, 0, INT_MAX },
         { "--entity", YOLO_FLAG_STR, NULL, "no W&B logging", 0 },
         { "--upload_dataset", YOLO_FLAG_OPT, NULL, "no W&B logging", 0 },
-        { "--bbox_interval", YOLO_FLAG_INT, NULL, "no W&B logging", 0 },
+        { "--bbox_interval", YOLO_FLAG_INT, NULL, "no W&B logging", 0, -1, INT_MAX },
         { "--artifact_alias", YOLO_FLAG_STR, NULL, "no W&B logging", 0 },
         { "--ckpt", YOLO_FLAG_BOOL, &a->ckpt, "ours: recompute every block's inside during backward (less memory)", 0 },
         { "--mem-budget", YOLO_FLAG_STR, &budget, "ours: 10G: choose --ckpt and, unless --batch-size is given, the batch to fit", 0 },
         { "--dry-run", YOLO_FLAG_BOOL, &a->dry_run, "ours: print the memory plan and stop", 0 },
         { "--precision", YOLO_FLAG_STR, &a->precision, "ours: bf16 (tensor cores; the GPU's default), half (the official's AMP: a loss scaler) or fp32", 0 },
     };
-    yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, "train", USAGE);
-    if (a->precision && yolo_precision_parse(a->precision) < 0) { fprintf(stderr, "train: --precision is bf16, half or fp32\n"); exit(2); }
-    if (budget) {   /* 10G, 512M, 10GB, or bytes */
-        char *end;
-        double x = strtod(budget, &end);
-        int u = toupper((unsigned char)*end);
-        a->mem_budget = x * (u == 'G' ? 1e9 : u == 'M' ? 1e6 : u == 'K' ? 1e3 : 1);
-        if (!(a->mem_budget > 0)) { fprintf(stderr, "train: --mem-budget wants a size such as 10G\n"); exit(2); }
+    char err[YOLO_ERR];
+    int nflags = (int)(sizeof flags / sizeof flags[0]);
+    if (!strcmp(where, "train")) yolo_flags_parse(flags, nflags, argc, argv, where, USAGE);
+    else if (yolo_flags_read(flags, nflags, argc, argv, where, err)) { fprintf(stderr, "%s\n", err); exit(1); }
+    if (a->precision && yolo_precision_parse(a->precision) < 0) { fprintf(stderr, "%s: --precision is bf16, half or fp32\n", where); exit(2); }
+    if (budget) {   /* 10G, 512M, 10GB, or bytes: the number of bytes, of units */
+        char number[64];
+        size_t n = strcspn(budget, "KkMmGg");
+        int u = toupper((unsigned char)budget[n]);
+        double unit = u == 'G' ? 1e9 : u == 'M' ? 1e6 : u == 'K' ? 1e3 : 1, x;
+        snprintf(number, sizeof number, "%.*s", (int)(n < 63 ? n : 63), budget);
+        if ((u && strcasecmp(budget + n + 1, "") && strcasecmp(budget + n + 1, "B")) || n >= 63 ||
+            yolo_read_number(number, 0, 1 / unit, 1e15 / unit, where, "--mem-budget", &x, err)) {
+            fprintf(stderr, "%s: --mem-budget '%.40s' is not a size in [1, 1e15] bytes such as 10G, 512M or 4e9\n", where, budget);
+            exit(2);
+        }
+        a->mem_budget = x * unit;
     }
+}
+
+/* the defaults of every flag; a resumed run starts from them too, as the official replaces its
+   options by the run's own */
+static void default_args(train_args *a) {
+    memset(a, 0, sizeof *a);
+    a->optimizer = "SGD"; a->project = "runs/train"; a->name = "exp";
+    a->img = 640; a->workers = YOLO_ABSENT; a->patience = 100; a->save_period = -1; a->epochs = 100;
+    a->batch = YOLO_ABSENT;   /* 16, unless --mem-budget chooses it */
 }
 
 static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
@@ -219,7 +238,9 @@ typedef struct {
     train_args a;
     yolo_dp dp;              /* this process of a data-parallel run (world 1: the only one) */
     int share;               /* pictures of each batch this process trains on: batch / world */
-    char ckpt[1024], save_dir[1024], saved_args[4096], saved_hyp[2048];   /* resumed from; the run's folder; its flags, hyp */
+    char ckpt[1024], save_dir[1024], saved_hyp[2048];   /* resumed from; the run's folder; its hyp */
+    char *saved_args;        /* its flags, '|' between them */
+    int hyp_resumed;         /* hyp holds the resumed run's own numbers */
     char wdir[1100], last[1200], best[1200], csv[1200];
     int start_epoch, best_epoch, batch_given, nc;
     double best_fitness;
@@ -255,65 +276,100 @@ typedef struct {
     double epoch_seconds;     /* with the validation */
 } epoch_log;
 
+/* The flags as a checkpoint keeps them, '|' between them (an empty one
+   stays: --weights ''); a flag holding '|' itself cannot be kept. */
+static char *join_args(int argc, char **argv) {
+    size_t len = 1;
+    for (int i = 0; i < argc; i++) {
+        if (strchr(argv[i], '|')) { fprintf(stderr, "train: '%.100s': a checkpoint cannot keep an argument holding '|'\n", argv[i]); exit(2); }
+        len += strlen(argv[i]) + 1;
+    }
+    char *s = (char *)yolo_xcalloc(1, len);
+    for (int i = 0, o = 0; i < argc; i++) o += sprintf(s + o, "%s%s", i ? "|" : "", argv[i]);
+    return s;
+}
+
+/* a number of the checkpoint's metadata in [lo, hi]; absent, *out keeps its default */
+static void ckpt_number(const train_run *r, const yolo_safetensors *st, const char *key, int integer, double lo, double hi, double *out) {
+    char err[YOLO_ERR];
+    if (yolo_st_meta_number(st, r->ckpt, key, integer, lo, hi, out, err) < 0) die(err);
+}
+
+/* --resume: the run's own flags, hyperparameters and counters from its
+   checkpoint, each checked against the run before anything trains: epoch
+   in [0, epochs), the best epoch no later, the EMA's and the optimizer's
+   counts not negative, the loss scaler's scale finite and positive. */
+static void resume_args(train_run *r, int epochs_given) {
+    train_args *a = &r->a;
+    char err[YOLO_ERR], where[1200];
+    yolo_safetensors meta;
+    if (*a->resume) snprintf(r->ckpt, sizeof r->ckpt, "%s", a->resume);
+    else if (latest_run(a->project, r->ckpt, sizeof r->ckpt)) die("train: --resume: no runs/train/*/weights/last.safetensors to resume");
+    if (yolo_st_read(&meta, r->ckpt, err)) die(err);
+    r->saved_args = yolo_st_meta_dup(&meta, "args");
+    char *hyp = yolo_st_meta_dup(&meta, "hyp");
+    if (!r->saved_args || !hyp) { fprintf(stderr, "%s: not a training checkpoint (no args or hyp metadata)\n", r->ckpt); exit(1); }
+    /* the flags, split at '|' (empty ones kept); they point into a copy for the whole run */
+    char *copy = strdup(r->saved_args), **av = (char **)yolo_xcalloc(strlen(copy) + 1, sizeof(char *));
+    int ac = 0;
+    for (char *t = copy;; t++) { av[ac++] = t; t += strcspn(t, "|"); if (!*t) break; *t = 0; }
+    if (!*copy) ac = 0;
+    train_args own;
+    default_args(&own);
+    snprintf(where, sizeof where, "%s: metadata 'args'", r->ckpt);
+    parse_args(&own, ac, av, where);
+    own.resume = a->resume; own.weights = NULL;
+    if (epochs_given && a->epochs != own.epochs)   /* the official replaces every option by the run's own */
+        fprintf(stderr, "train: --epochs %d ignored: a resumed run keeps its own arguments (--epochs %d), as the official "
+                        "--resume; to train further, start a new run with --weights %s\n", a->epochs, own.epochs, r->ckpt);
+    *a = own;
+    if (!yolo_st_find(&meta, "train.model")) {   /* stripped at the end of its run, as the official says */
+        fprintf(stderr, "%s: training to %d epochs is finished, nothing to resume. Start a new training without --resume, "
+                        "i.e. './train --weights %s ...'\n", r->ckpt, a->epochs, r->ckpt);
+        exit(1);
+    }
+    snprintf(where, sizeof where, "%s: metadata 'hyp'", r->ckpt);
+    yolo_hyp_default(&r->hyp);
+    if (yolo_hyp_parse(&r->hyp, hyp, where, err)) die(err);
+    r->hyp_resumed = 1;
+    free(hyp);
+    const double counts = 9007199254740992.0;   /* 2^53: any count a double holds exactly */
+    double epoch = -1, best_epoch = 0, ema = 0, steps = 0, last = -1, good = 0;
+    ckpt_number(r, &meta, "epoch", 1, 0, a->epochs - 1, &epoch);
+    if (epoch < 0) { fprintf(stderr, "%s: not a training checkpoint (no epoch metadata)\n", r->ckpt); exit(1); }
+    ckpt_number(r, &meta, "best_epoch", 1, 0, epoch, &best_epoch);
+    ckpt_number(r, &meta, "best_fitness", 0, 0, 1, &r->best_fitness);
+    ckpt_number(r, &meta, "ema_updates", 1, 0, counts, &ema);
+    ckpt_number(r, &meta, "optim_steps", 1, 0, counts, &steps);
+    ckpt_number(r, &meta, "last_step", 1, -1, counts, &last);
+    ckpt_number(r, &meta, "loss_scale", 0, 1e-30, 1e30, &r->loss_scale);
+    ckpt_number(r, &meta, "loss_scale_good", 1, 0, YOLO_SCALER_GROWTH - 1, &good);
+    r->start_epoch = (int)epoch + 1; r->best_epoch = (int)best_epoch;
+    r->ema_updates = (long)ema; r->optim_steps = (long)steps; r->last_step = (long)last; r->scale_good = (long)good;
+    snprintf(r->save_dir, sizeof r->save_dir, "%s", r->ckpt);   /* DIR/weights/last.safetensors -> DIR */
+    for (int k = 0; k < 2; k++) { char *s = strrchr(r->save_dir, '/'); if (s) *s = 0; else snprintf(r->save_dir, sizeof r->save_dir, "."); }
+    yolo_st_free(&meta);
+}
+
 /* 1. the flags, and for --resume the run's own flags and counters from its checkpoint */
 static void read_args(train_run *r, int argc, char **argv) {
     train_args *a = &r->a;
-    a->optimizer = "SGD"; a->project = "runs/train"; a->name = "exp";
-    a->img = 640; a->workers = 8; a->patience = 100; a->save_period = -1;
-    parse_args(a, argc - 1, argv + 1);
-    int epochs_given = a->epochs;
-    if (!a->epochs) a->epochs = 100;
+    default_args(a);
+    a->epochs = YOLO_ABSENT;   /* a resumed run keeps its own */
+    parse_args(a, argc - 1, argv + 1, "train");
+    int epochs_given = a->epochs != YOLO_ABSENT;
+    if (!epochs_given) a->epochs = 100;
     r->last_step = -1;
-    if (a->resume) {   /* the run's own arguments come back from its checkpoint */
-        char err[YOLO_ERR], v[64];
-        yolo_safetensors meta;
-        if (*a->resume) snprintf(r->ckpt, sizeof r->ckpt, "%s", a->resume);
-        else if (latest_run(a->project, r->ckpt, sizeof r->ckpt)) die("train: --resume: no runs/train/*/weights/last.safetensors to resume");
-        if (yolo_st_read(&meta, r->ckpt, err)) die(err);
-        if (yolo_st_meta(&meta, "args", r->saved_args, sizeof r->saved_args) || yolo_st_meta(&meta, "epoch", v, sizeof v)) {
-            fprintf(stderr, "%s: not a training checkpoint (no args/epoch metadata)\n", r->ckpt);
-            exit(1);
-        }
-        r->start_epoch = atoi(v) + 1;
-        int finished = !yolo_st_find(&meta, "train.model");   /* stripped at the end of its run */
-        if (!yolo_st_meta(&meta, "best_fitness", v, sizeof v)) r->best_fitness = atof(v);
-        if (!yolo_st_meta(&meta, "best_epoch", v, sizeof v)) r->best_epoch = atoi(v);
-        yolo_st_meta(&meta, "hyp", r->saved_hyp, sizeof r->saved_hyp);
-        if (!yolo_st_meta(&meta, "ema_updates", v, sizeof v)) r->ema_updates = atol(v);
-        if (!yolo_st_meta(&meta, "optim_steps", v, sizeof v)) r->optim_steps = atol(v);
-        if (!yolo_st_meta(&meta, "last_step", v, sizeof v)) r->last_step = atol(v);
-        if (!yolo_st_meta(&meta, "loss_scale", v, sizeof v)) r->loss_scale = atof(v);
-        if (!yolo_st_meta(&meta, "loss_scale_good", v, sizeof v)) r->scale_good = atol(v);
-        char *av[128], *copy = strdup(r->saved_args);   /* the flags point into it for the whole run */
-        int ac = 0;
-        for (char *s = NULL, *t = strtok_r(copy, "|", &s); t && ac < 128; t = strtok_r(NULL, "|", &s)) av[ac++] = t;
-        train_args own = *a;
-        own.resume = NULL; own.epochs = 100;
-        parse_args(&own, ac, av);
-        own.resume = a->resume; own.weights = NULL;
-        if (epochs_given && epochs_given != own.epochs)   /* the official replaces every option by the run's own */
-            fprintf(stderr, "train: --epochs %d ignored: a resumed run keeps its own arguments (--epochs %d), as the official "
-                            "--resume; to train further, start a new run with --weights %s\n", epochs_given, own.epochs, r->ckpt);
-        *a = own;
-        if (finished) {   /* as the official says */
-            fprintf(stderr, "%s: training to %d epochs is finished, nothing to resume. Start a new training without --resume, "
-                            "i.e. './train --weights %s ...'\n", r->ckpt, a->epochs, r->ckpt);
-            exit(1);
-        }
-        snprintf(r->save_dir, sizeof r->save_dir, "%s", r->ckpt);   /* DIR/weights/last.safetensors -> DIR */
-        for (int k = 0; k < 2; k++) { char *s = strrchr(r->save_dir, '/'); if (s) *s = 0; else snprintf(r->save_dir, sizeof r->save_dir, "."); }
-        yolo_st_free(&meta);
-    } else {
-        for (int i = 1, o = 0; i < argc; i++) o += snprintf(r->saved_args + o, sizeof r->saved_args - o, "%s%s", i > 1 ? "|" : "", argv[i]);
-    }
+    if (a->resume) resume_args(r, epochs_given);
+    else r->saved_args = join_args(argc - 1, argv + 1);
     if (!a->cfg && !a->weights) die("train: --cfg or --weights is required (a model name or yaml, or weights that carry their model)");
     if (!a->data) die("train: --data is required");
-    r->batch_given = a->batch != 0;
+    r->batch_given = a->batch != YOLO_ABSENT;
     if (!r->batch_given) a->batch = 16;
-    if (a->batch < 1 || a->epochs < 1 || a->img < 1) die("train: --batch-size, --epochs and --img must be positive");
     int world = r->dp.world;
     if (a->batch % world) { fprintf(stderr, "train: --batch-size %d must be a multiple of the %d processes\n", a->batch, world); exit(2); }
     r->share = a->batch / world;
+    a->workers = yolo_loader_workers(a->workers, 8, "train");
     if (a->sync_bn && world == 1) fprintf(stderr, "train: --sync-bn has no effect in one process, as the official without DDP\n");
     a->img = yolo_check_img_size(a->img, 64, "train");
     if (!strcmp(a->optimizer, "SGD")) r->kind = YOLO_SGD;
@@ -333,10 +389,10 @@ static void read_args(train_run *r, int argc, char **argv) {
 static void open_data(train_run *r) {
     const train_args *a = &r->a;
     char err[YOLO_ERR];
-    yolo_hyp_default(&r->hyp);
-    if (r->saved_hyp[0]) {   /* a resumed run keeps the numbers it started with */
-        if (yolo_hyp_parse(&r->hyp, r->saved_hyp)) { fprintf(stderr, "%s: incomplete hyperparameters in the metadata\n", r->ckpt); exit(1); }
-    } else if (a->hyp && yolo_hyp_read(&r->hyp, a->hyp, err)) die(err);
+    if (!r->hyp_resumed) {   /* (a resumed run keeps the numbers it started with) */
+        yolo_hyp_default(&r->hyp);
+        if (a->hyp && yolo_hyp_read(&r->hyp, a->hyp, err)) die(err);
+    }
     yolo_hyp_format(&r->hyp, r->saved_hyp, sizeof r->saved_hyp);
     if (yolo_data_read(&r->dc, a->data, err)) die(err);
     if (yolo_dataset_open(&r->train_set, r->dc.root, r->dc.train, r->dc.nc, a->min_items, err)) die(err);
@@ -457,7 +513,8 @@ static void prepare(train_run *r) {
 /* the run's folder (a resumed run's own), its settings and results.csv */
 static void write_run(train_run *r) {
     const train_args *a = &r->a;
-    if (!a->resume) yolo_run_dir(a->project, a->name, a->exist_ok, r->save_dir, sizeof r->save_dir);
+    char err[YOLO_ERR];
+    if (!a->resume && yolo_run_dir(a->project, a->name, a->exist_ok, r->save_dir, sizeof r->save_dir, err)) die(err);
     snprintf(r->wdir, sizeof r->wdir, "%s/weights", r->save_dir);
     yolo_mkdirs(r->wdir);
     save_settings(r->save_dir, a, r->saved_hyp);
@@ -472,7 +529,7 @@ static void write_run(train_run *r) {
         char *keep = (char *)calloc(1, 1 << 20), line[1024];
         size_t n = 0;
         for (int row = 0; f && fgets(line, sizeof line, f); row++)
-            if ((row == 0 || atoi(line) < r->start_epoch) && n + strlen(line) < (1 << 20)) { strcpy(keep + n, line); n += strlen(line); }
+            if ((row == 0 || strtol(line, NULL, 10) < r->start_epoch) && n + strlen(line) < (1 << 20)) { strcpy(keep + n, line); n += strlen(line); }
         if (f) fclose(f);
         f = fopen(r->csv, "w");
         if (f) { fputs(keep, f); fclose(f); }
@@ -584,6 +641,16 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
     log->seconds = yolo_now() - t0;
     log->wait = tl->wait;
     r->waited += tl->wait; r->trained += log->seconds;
+}
+
+/* a run whose weights or EMA are no longer finite stops before it
+   validates or saves anything: the checkpoints it found stay as they were */
+static void check_finite(const train_run *r, int epoch) {
+    char err[YOLO_ERR];
+    if (yolo_check_finite(&r->m, r->m.values, "the weights", err) || yolo_check_finite(&r->m, r->ema.values, "the EMA weights", err)) {
+        fprintf(stderr, "train: epoch %d: %s; stopping, the checkpoints of the epochs before are kept\n", epoch, err);
+        exit(1);
+    }
 }
 
 /* 7. validation with the EMA weights (the trained ones put back after).
@@ -698,6 +765,7 @@ static void finish(train_run *r, int epochs_run, double run_t0) {
 
 static void free_run(train_run *r) {
     yolo_loss_free(&r->L);
+    free(r->saved_args);
     free(r->maps); free(r->image_weights);
     r->be->release(r->hold);
     yolo_ema_free(&r->ema);
@@ -725,6 +793,7 @@ int main(int argc, char **argv) {
         epoch_log log;
         double t0 = yolo_now();
         train_epoch(&r, epoch, &log);
+        check_finite(&r, epoch);
         yolo_metrics mt;
         memset(&mt, 0, sizeof mt);
         int final_epoch = epoch == r.a.epochs - 1 || possible_stop;

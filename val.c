@@ -61,20 +61,20 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   /* progress lines appear as they are made */
     const char *cfg = NULL, *weights = NULL, *data = NULL, *task = "val", *device = NULL, *project = "runs/val", *name = "exp";
     const char *precision = NULL;
-    int batch = 32, img = 640, max_det = 300, workers = 8, verbose = 0, save_txt = 0, save_conf = 0, save_json = 0;
+    int batch = 32, img = 640, max_det = 300, workers = YOLO_ABSENT, verbose = 0, save_txt = 0, save_conf = 0, save_json = 0;
     int exist_ok = 0, dry_run = 0, half = 0, single_cls = 0, augment = 0, min_items = 0, noplots = 0;
     double conf = 0.001, iou = 0.7;
     const yolo_flag flags[] = {
         { "--data", YOLO_FLAG_STR, &data, "dataset yaml", 0 },
         { "--weights", YOLO_FLAG_STR, &weights, "weights (.safetensors; ours and converted ones carry their model)", 0 },
-        { "--batch-size --batch", YOLO_FLAG_INT, &batch, "images per batch (32)", 0 },
-        { "--imgsz --img --img-size", YOLO_FLAG_INT, &img, "inference size in pixels (640)", 0 },
-        { "--conf-thres", YOLO_FLAG_FLOAT, &conf, "confidence threshold (0.001)", 0 },
-        { "--iou-thres", YOLO_FLAG_FLOAT, &iou, "NMS IoU threshold (0.7)", 0 },
-        { "--max-det", YOLO_FLAG_INT, &max_det, "maximum detections per image (300)", 0 },
+        { "--batch-size --batch", YOLO_FLAG_INT, &batch, "images per batch (32)", 0, 1, YOLO_MAX_BATCH },
+        { "--imgsz --img --img-size", YOLO_FLAG_INT, &img, "inference size in pixels (640)", 0, 1, YOLO_MAX_IMG },
+        { "--conf-thres", YOLO_FLAG_FLOAT, &conf, "confidence threshold (0.001)", 0, 0, 1 },
+        { "--iou-thres", YOLO_FLAG_FLOAT, &iou, "NMS IoU threshold (0.7)", 0, 0, 1 },
+        { "--max-det", YOLO_FLAG_INT, &max_det, "maximum detections per image (300)", 0, 1, YOLO_MAX_DET },
         { "--task", YOLO_FLAG_STR, &task, "val, train or speed", 0 },
         { "--device", YOLO_FLAG_STR, &device, "cpu, cuda or a GPU index", 0 },
-        { "--workers", YOLO_FLAG_INT, &workers, "loader threads (8)", 0 },
+        { "--workers", YOLO_FLAG_INT, &workers, "loader threads (8, at most the CPUs)", 0, 0, YOLO_MAX_WORKERS },
         { "--single-cls", YOLO_FLAG_BOOL, &single_cls, "treat as a single-class dataset", 0 },
         { "--augment", YOLO_FLAG_BOOL, &augment, "augmented inference (test-time augmentation)", 0 },
         { "--verbose", YOLO_FLAG_BOOL, &verbose, "report mAP by class", 0 },
@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
         { "--half", YOLO_FLAG_BOOL, &half, "half-precision inference", 0 },
         { "--precision", YOLO_FLAG_STR, &precision, "ours: the convs' products, fp32 (default) or bf16 (tensor cores)", 0 },
         { "--dnn", YOLO_FLAG_BOOL, NULL, "no OpenCV DNN", 0 },
-        { "--min-items", YOLO_FLAG_INT, &min_items, "skip pictures with fewer labels (0)", 0 },
+        { "--min-items", YOLO_FLAG_INT, &min_items, "skip pictures with fewer labels (0)", 0, 0, INT_MAX },
         { "--cfg", YOLO_FLAG_STR, &cfg, "ours: the model, when the weights do not carry it", 0 },
         { "--dry-run", YOLO_FLAG_BOOL, &dry_run, "ours: print the memory plan and stop", 0 },
         { "--noplots", YOLO_FLAG_BOOL, &noplots, "ours: no confusion matrix, curves or batch pictures", 0 },
@@ -102,6 +102,7 @@ int main(int argc, char **argv) {
     if (!cfg && !weights) { fprintf(stderr, "val: --weights is required (or --cfg to validate an untrained model)\n"); return 2; }
     if (batch < 1 || img < 1) { fprintf(stderr, "val: --batch-size and --img must be positive\n"); return 2; }
     img = yolo_check_img_size(img, 0, "val");
+    workers = yolo_loader_workers(workers, 8, "val");
     if (!strcmp(task, "speed")) { conf = 0.25; iou = 0.45; save_json = 0; noplots = 1; task = "val"; }   /* as the official speed benchmark */
     if (strcmp(task, "val") && strcmp(task, "train")) { fprintf(stderr, "val: --task is val, train or speed (got '%s')\n", task); return 2; }
     if (augment)   /* the official _forward_augment de-scales p[..., :4], YOLOv5's layout, not the heads' [B, 4 + nc, A] */
@@ -146,7 +147,7 @@ int main(int argc, char **argv) {
 
     char dir[1024], labels[1100], jpath[1200];
     saver sv = { &ds, NULL, save_conf, 0, NULL, 0 };
-    yolo_run_dir(project, name, exist_ok, dir, sizeof dir);   /* as the official: the plots go there */
+    if (yolo_run_dir(project, name, exist_ok, dir, sizeof dir, err)) { fprintf(stderr, "val: %s\n", err); return 2; }   /* as the official: the plots go there */
     if (save_txt) { snprintf(labels, sizeof labels, "%s/labels", dir); yolo_mkdirs(labels); sv.labels_dir = labels; }
     if (save_json) {
         char ws[512];

@@ -91,6 +91,7 @@
 #ifndef YOLO_NO_DATA
 #include <pthread.h>   /* the loader's threads */
 #endif
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -112,6 +113,11 @@ typedef YOLO_REAL yolo_real;
 #define YOLO_MAX_PARAMS (1L << 28)   /* values of one model */
 #define YOLO_MAX_NC 100000           /* classes */
 #define YOLO_MAX_STRIDE 32           /* the programs take --img as a multiple of 32 */
+#define YOLO_MAX_IMG 8192            /* --img: the largest picture read is 8192 x 8192 */
+#define YOLO_MAX_BATCH 65536         /* --batch-size */
+#define YOLO_MAX_DET 30000           /* --max-det: NMS takes at most 30000 boxes (the official's max_nms) */
+#define YOLO_MAX_WORKERS 65536       /* --workers (then at most the CPUs: yolo_loader_workers) */
+#define YOLO_MAX_LAYERS 1000         /* --freeze: a layer index */
 
 /* YOLO_HD: code that the CUDA kernels share with the CPU as it is */
 #ifdef __CUDACC__
@@ -134,6 +140,7 @@ typedef YOLO_REAL yolo_real;
 #if defined(YOLOV9_IMPLEMENTATION) && !defined(YOLOV9_IMPLEMENTATION_DONE)
 #define YOLOV9_IMPLEMENTING   /* (undefined at the end) */
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -2367,6 +2374,7 @@ typedef struct {
    (yolo_grad_clip_scale). A step whose gradient overflowed is skipped and
    the scale halved; after 2000 steps in a row that did not, it doubles.
    bf16 has float32's range and needs none: scale 1, never moved. */
+#define YOLO_SCALER_GROWTH 2000      /* finite steps in a row that double the scale */
 typedef struct {
     int on;
     double scale;
@@ -2616,7 +2624,7 @@ void yolo_loss_scaler_init(yolo_loss_scaler *s, yolo_precision training) {
 void yolo_loss_scaler_update(yolo_loss_scaler *s, int finite) {
     if (!s->on) return;
     if (!finite) { s->scale *= 0.5; s->good = 0; }
-    else if (++s->good == 2000) { if (isfinite((float)(s->scale * 2))) s->scale *= 2; s->good = 0; }
+    else if (++s->good == YOLO_SCALER_GROWTH) { if (isfinite((float)(s->scale * 2))) s->scale *= 2; s->good = 0; }
 }
 #endif /* YOLOV9_IMPLEMENTING */
 
@@ -3053,7 +3061,19 @@ YOLO_C_BEGIN
 /* mkdir -p; a run's output folder PROJECT/NAME (NAME2, NAME3, ... when
    taken, unless exist_ok), created */
 void yolo_mkdirs(const char *path);
-void yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap);
+int  yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap, char *err);
+/* The one way a number is read, by every flag, checkpoint metadata field,
+   yaml and hyp value: text, whole (spaces around it aside), as an integer
+   (integer != 0: a sign and digits) or a real number (decimal; nan is in
+   no range), inside [lo, hi]. 0 and *out; else -1 and err, one line that
+   names the source, the field and the range:
+     "WHERE: WHAT 'TEXT' is not an integer in [LO, HI]"
+   WHERE is the program or the file (and line), WHAT the flag or key. */
+int  yolo_read_number(const char *text, int integer, double lo, double hi, const char *where, const char *what,
+                      double *out, char *err);
+int  yolo_read_int(const char *text, int lo, int hi, const char *where, const char *what, int *out, char *err);
+int  yolo_read_long(const char *text, long lo, long hi, const char *where, const char *what, long *out, char *err);
+#define YOLO_ABSENT INT_MIN  /* an int value not given (a flag or argument without a default): in no range */
 /* seconds on a monotonic-enough wall clock; ||a - b|| / ||b|| */
 double yolo_now(void);
 double yolo_rel_err(const yolo_real *a, const float *b, size_t n);
@@ -3160,12 +3180,46 @@ void yolo_mkdirs(const char *path) {
 
 /* The output folder of a run, as the official increment_path:
    PROJECT/NAME, or NAME2, NAME3, ... when it exists (unless exist_ok).
-   Created. */
-void yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap) {
+   Created; -1 and err when the path does not fit out[cap]. */
+int yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap, char *err) {
     struct stat st;
-    snprintf(out, cap, "%s/%s", project, name);
-    for (int k = 2; !exist_ok && !stat(out, &st); k++) snprintf(out, cap, "%s/%s%d", project, name, k);
+    size_t n = (size_t)snprintf(out, cap, "%s/%s", project, name);
+    for (int k = 2; n < cap && !exist_ok && !stat(out, &st); k++) n = (size_t)snprintf(out, cap, "%s/%s%d", project, name, k);
+    if (n >= cap) return yolo_errorf(err, "--project/--name: the folder '%.60s...' is a path longer than %zu characters", out, cap - 1);
     yolo_mkdirs(out);
+    return 0;
+}
+
+int yolo_read_number(const char *text, int integer, double lo, double hi, const char *where, const char *what,
+                     double *out, char *err) {
+    const char *s = text, *digits;
+    while (isspace((unsigned char)*s)) s++;
+    digits = s + (*s == '+' || *s == '-');
+    char *end = NULL;
+    double x = NAN;
+    errno = 0;
+    if (integer && isdigit((unsigned char)*digits)) {
+        long long v = strtoll(s, &end, 10);
+        if (errno != ERANGE) x = (double)v;
+    } else if (!integer && *digits && !(digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')))
+        x = strtod(s, &end);
+    while (end && isspace((unsigned char)*end)) end++;
+    if (end && end > s && !*end && x >= lo && x <= hi) { *out = x; return 0; }
+    return yolo_errorf(err, "%s%s%s '%.40s' is not %s in [%.16g, %.16g]", where ? where : "", where ? ": " : "", what, text,
+                       integer ? "an integer" : "a number", lo, hi);
+}
+int yolo_read_int(const char *text, int lo, int hi, const char *where, const char *what, int *out, char *err) {
+    double x;
+    if (yolo_read_number(text, 1, lo, hi, where, what, &x, err)) return -1;
+    *out = (int)x;
+    return 0;
+}
+int yolo_read_long(const char *text, long lo, long hi, const char *where, const char *what, long *out, char *err) {
+    double x;
+    const long exact = 1L << 53;   /* every integer of a double's range */
+    if (yolo_read_number(text, 1, (double)(lo > -exact ? lo : -exact), (double)(hi < exact ? hi : exact), where, what, &x, err)) return -1;
+    *out = (long)x;
+    return 0;
 }
 
 double yolo_now(void) {
@@ -5244,10 +5298,9 @@ const yolo_backend *yolo_backend_select(const char *device, char *err) {
         return be ? be : &yolo_cpu;
     }
     if (!strcmp(device, "cuda")) return yolo_backend_cuda(0, err);
-    char *end;
-    long idx = strtol(device, &end, 10);
-    if (*end || idx < 0) { yolo_errorf(err, "--device %s: expected cpu, cuda or a GPU index", device); return NULL; }
-    return yolo_backend_cuda((int)idx, err);
+    int idx;
+    if (yolo_read_int(device, 0, 1023, NULL, NULL, &idx, NULL)) { yolo_errorf(err, "--device %.40s: expected cpu, cuda or a GPU index in [0, 1023]", device); return NULL; }
+    return yolo_backend_cuda(idx, err);
 }
 
 const yolo_backend *yolo_backend_for_plan(const char *device) {
@@ -6156,19 +6209,17 @@ static int yolo_yaml_word(yolo_yaml *y, char *out, size_t cap) {   /* identifier
 }
 static int yolo_yaml_fail(yolo_yaml *y, const char *what) { return yolo_errorf(y->err, "%s:%d: %s", y->path, y->line, what); }
 
-/* an integer of a row (from, n, a width, ...): small enough for any check */
+/* an integer of a row (from, n, a width, ...), written as one or as a whole number (8.0): small enough for any
+   check; the caller says what is wrong */
 static int yolo_yaml_number(const char *w, int *v) {
-    char *e;
-    double d = strtod(w, &e);
-    if (*e || e == w || !(fabs(d) <= 1 << 24) || d != floor(d)) return -1;
+    double d;
+    if (yolo_read_number(w, 0, -(1 << 24), 1 << 24, NULL, NULL, &d, NULL) || d != floor(d)) return -1;
     *v = (int)d;
     return 0;
 }
 /* a multiple (depth_multiple, width_multiple): a number in (0, 16] */
 static int yolo_yaml_multiple(const char *w, double *v) {
-    char *e;
-    *v = strtod(w, &e);
-    return *e || e == w || !(*v > 0 && *v <= 16) ? -1 : 0;
+    return yolo_read_number(w, 0, nextafter(0, 1), 16, NULL, NULL, v, NULL);
 }
 
 /* one row; module names as in the official files */
@@ -6394,9 +6445,16 @@ int  yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *v
 int  yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err);
 int  yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err);
 int  yolo_st_meta(const yolo_safetensors *st, const char *key, char *out, size_t cap);
+/* a number of the metadata (path: the file, for the message), read by yolo_read_number: 0 and *out, 1 when the
+   key is absent (*out keeps its default), -1 and err when it is no number in [lo, hi] */
+int  yolo_st_meta_number(const yolo_safetensors *st, const char *path, const char *key, int integer, double lo, double hi,
+                         double *out, char *err);
 int  yolo_checkpoint_save(const char *path, const yolo_model *m, const yolo_ema *e, const yolo_optim *o,
                           const char *const *meta, char *err);
 int  yolo_checkpoint_load(const char *path, yolo_model *m, yolo_ema *e, yolo_optim *o, yolo_safetensors *st, char *err);
+/* 0 when every one of the model's values at p (its weights, the EMA's: the backend's memory) is finite; else -1
+   and err, "WHAT hold nan in TENSOR (element i)". A run checks its weights so before it saves them. */
+int  yolo_check_finite(const yolo_model *m, const yolo_real *p, const char *what, char *err);
 YOLO_C_END
 #endif /* YOLOV9_DECLARING */
 #ifdef YOLOV9_IMPLEMENTING
@@ -6409,32 +6467,54 @@ typedef struct { const char *s, *end; } yolo_json;
 
 static void yolo_json_ws(yolo_json *j) { while (j->s < j->end && (*j->s == ' ' || *j->s == '\n' || *j->s == '\r' || *j->s == '\t')) j->s++; }
 static int yolo_json_eat(yolo_json *j, char c) { yolo_json_ws(j); if (j->s < j->end && *j->s == c) { j->s++; return 1; } return 0; }
+/* the 4 hex digits of a \uXXXX at s, or -1 */
+static long yolo_json_hex4(const char *s, const char *end) {
+    long c = 0;
+    for (int i = 0; i < 4; i++) {
+        if (s + i >= end || !isxdigit((unsigned char)s[i])) return -1;
+        c = c * 16 + (isdigit((unsigned char)s[i]) ? s[i] - '0' : (s[i] | 32) - 'a' + 10);
+    }
+    return c;
+}
 static int yolo_json_string(yolo_json *j, char *out, size_t cap) {
     if (!yolo_json_eat(j, '"')) return -1;
     size_t n = 0;
     while (j->s < j->end && *j->s != '"') {
-        unsigned c = (unsigned char)*j->s++;
+        long c = (unsigned char)*j->s++;
         if (c == '\\' && j->s < j->end) {
+            static const char esc[] = "n\nt\tr\rb\bf\f";
+            const char *e = strchr(esc, *j->s);
             c = (unsigned char)*j->s++;
-            if (c == 'n') c = '\n';
-            else if (c == 't') c = '\t';
-            else if (c == 'r') c = '\r';
-            else if (c == 'u' && j->end - j->s >= 4) {   /* \uXXXX as UTF-8 (a name outside ASCII) */
-                char hex[5] = { j->s[0], j->s[1], j->s[2], j->s[3], 0 };
-                c = (unsigned)strtoul(hex, NULL, 16);
+            if (c && e && (e - esc) % 2 == 0) c = (unsigned char)e[1];
+            else if (c == 'u') {   /* \uXXXX (a surrogate pair for one beyond 0xFFFF) as UTF-8 */
+                c = yolo_json_hex4(j->s, j->end);
                 j->s += 4;
-                if (c >= 0x80) {
-                    int extra = c >= 0x800 ? 2 : 1;
-                    if (n + 1 < cap) out[n++] = (char)(extra == 2 ? 0xE0 | (c >> 12) : 0xC0 | (c >> 6));
-                    if (extra == 2 && n + 1 < cap) out[n++] = (char)(0x80 | ((c >> 6) & 63));
-                    c = 0x80 | (c & 63);
+                if (c >= 0xD800 && c < 0xDC00 && j->end - j->s >= 6 && j->s[0] == '\\' && j->s[1] == 'u') {
+                    long lo = yolo_json_hex4(j->s + 2, j->end);
+                    if (lo >= 0xDC00 && lo < 0xE000) { c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00); j->s += 6; }
                 }
-            }
+                if (c <= 0 || (c >= 0xD800 && c < 0xE000)) return -1;   /* malformed, a NUL or a lone surrogate */
+                unsigned char u[4];
+                int k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+                static const unsigned char lead[5] = { 0, 0, 0xC0, 0xE0, 0xF0 };
+                for (int i = k - 1; i > 0; i--, c >>= 6) u[i] = (unsigned char)(0x80 | (c & 63));
+                u[0] = (unsigned char)(lead[k] | c);
+                for (int i = 0; i < k - 1; i++) if (n + 1 < cap) out[n++] = (char)u[i];
+                c = u[k - 1];
+            } else if (c != '"' && c != '\\' && c != '/') return -1;
         }
         if (n + 1 < cap) out[n++] = (char)c;
     }
     if (out) out[n < cap ? n : cap - 1] = 0;
     return yolo_json_eat(j, '"') ? 0 : -1;
+}
+/* s as a JSON string's inside at h + *o: quotes and backslashes escaped, every control character as \uXXXX;
+   h has room for 6 bytes of each of s's */
+static void yolo_json_put(char *h, size_t *o, const char *s) {
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+        if (*c == '"' || *c == '\\') { h[(*o)++] = '\\'; h[(*o)++] = (char)*c; }
+        else if (*c < 0x20 || *c == 0x7f) *o += (size_t)sprintf(h + *o, "\\u%04x", *c);
+        else h[(*o)++] = (char)*c;
 }
 static int yolo_json_int(yolo_json *j, int64_t *v) {
     yolo_json_ws(j);
@@ -6723,23 +6803,35 @@ static void yolo_remove_stale_tmps(const char *path) {
     closedir(d);
 }
 
+/* a value that cannot be stored: not finite, or beyond half's range in a half tensor; -1 and err name it */
+static int yolo_st_unstorable(const char *path, const yolo_st_tensor *t, int n, char *err) {
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < t[k].numel; i++) {
+            double v = (double)t[k].data[i];
+            if (!isfinite(v) || (t[k].half && fabs(v) > 65504))
+                return yolo_errorf(err, "%s: not written: %s holds %g at element %zu%s", path, t[k].name, v, i, isfinite(v) ? ", beyond half's range" : "");
+        }
+    return 0;
+}
+
 /* Written to PATH.tmp, then renamed: a crash never leaves half a file, and
-   the next save removes what a killed one left.
-   meta: NULL, or key/value string pairs ending with NULL, for __metadata__
-   (values must not need JSON escapes beyond \", \\ and \n). */
+   the next save removes what a killed one left. A tensor holding a value
+   that is not finite (or beyond half's range, in half) is not written: the
+   file that was there stays.
+   meta: NULL, or key/value string pairs ending with NULL, for __metadata__. */
 int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *const *meta, char *err) {
+    if (yolo_st_unstorable(path, t, n, err)) return -1;
     size_t cap = 1024 + (size_t)n * 200, o = 0, off = 0;
-    for (int k = 0; meta && meta[k]; k++) cap += 2 * strlen(meta[k]) + 8;
+    for (int k = 0; meta && meta[k]; k++) cap += 6 * strlen(meta[k]) + 8;
     char *h = (char *)yolo_xmalloc(cap);
     o += snprintf(h + o, cap - o, "{");
     if (meta && meta[0]) {
         o += snprintf(h + o, cap - o, "\"__metadata__\":{");
         for (int k = 0; meta[k] && meta[k + 1]; k += 2) {
-            o += snprintf(h + o, cap - o, "%s\"%s\":\"", k ? "," : "", meta[k]);
-            for (const char *c = meta[k + 1]; *c; c++) {
-                if (*c == '"' || *c == '\\' || *c == '\n') h[o++] = '\\';
-                h[o++] = *c == '\n' ? 'n' : *c;
-            }
+            o += snprintf(h + o, cap - o, "%s\"", k ? "," : "");
+            yolo_json_put(h, &o, meta[k]);
+            o += snprintf(h + o, cap - o, "\":\"");
+            yolo_json_put(h, &o, meta[k + 1]);
             o += snprintf(h + o, cap - o, "\"");
         }
         o += snprintf(h + o, cap - o, "}%s", n ? "," : "");
@@ -6774,6 +6866,7 @@ int yolo_st_write(const char *path, const yolo_st_tensor *t, int n, const char *
                 ok = fwrite(buf, 4, c, f) == c;
             }
         }
+    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;   /* on the disk before it replaces the file there */
     ok = (fclose(f) == 0) && ok;
     free(h);
     if (!ok || rename(tmp, path) != 0) { remove(tmp); return yolo_errorf(err, "%s: write failed", path); }
@@ -6819,6 +6912,17 @@ int yolo_save_weights(const yolo_model *m, const char *path, const yolo_real *va
     int rc = yolo_st_write(path, t, m->nparams, kv, err);
     yolo_model_meta_free(kv);
     free(t); free(vals);
+    return rc;
+}
+
+int yolo_check_finite(const yolo_model *m, const yolo_real *p, const char *what, char *err) {
+    yolo_real *h = yolo_fetch(m, p, m->nvalues);
+    int rc = 0;
+    for (int k = 0; k < m->nparams && !rc; k++)
+        for (size_t i = 0; i < m->params[k].numel && !rc; i++)
+            if (!isfinite((double)h[m->params[k].offset + i]))
+                rc = yolo_errorf(err, "%s hold %g in %s (element %zu)", what, (double)h[m->params[k].offset + i], m->params[k].name, i);
+    free(h);
     return rc;
 }
 
@@ -6880,13 +6984,25 @@ static char *yolo_st_meta_dup(const yolo_safetensors *st, const char *key) {
     return v;
 }
 
+int yolo_st_meta_number(const yolo_safetensors *st, const char *path, const char *key, int integer, double lo, double hi,
+                        double *out, char *err) {
+    char *v = yolo_st_meta_dup(st, key), what[160];
+    if (!v) return 1;
+    snprintf(what, sizeof what, "metadata '%s'", key);
+    int rc = yolo_read_number(v, integer, lo, hi, path, what, out, err);
+    free(v);
+    return rc;
+}
+
 int yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, int nc, int nc_default, char *err) {
     yolo_safetensors st;
     memset(&st, 0, sizeof st);
     if (weights && yolo_st_read(&st, weights, err)) return -1;
-    char v[32], *yaml = yolo_st_meta_dup(&st, "yaml"), *names = yolo_st_meta_dup(&st, "names");
-    int file_nc = yolo_st_meta(&st, "nc", v, sizeof v) ? 0 : atoi(v), rc;
-    if (nc <= 0) nc = file_nc > 0 ? file_nc : nc_default;
+    char *yaml = yolo_st_meta_dup(&st, "yaml"), *names = yolo_st_meta_dup(&st, "names");
+    double file_nc = 0;
+    int rc = weights ? yolo_st_meta_number(&st, weights, "nc", 1, 1, YOLO_MAX_NC, &file_nc, err) : 1;
+    if (rc < 0) { free(yaml); free(names); yolo_st_free(&st); return -1; }
+    if (nc <= 0) nc = file_nc > 0 ? (int)file_nc : nc_default;
     if (cfg) rc = yolo_model_from_cfg(m, cfg, nc, err);
     else if (!yaml) rc = yolo_errorf(err, "%s: the file carries no model: give --cfg (yolov9-c, gelan-s, ... or the model yaml)", weights);
     else {
@@ -7016,7 +7132,8 @@ extern const char *yolo_coco_names[80];
 void yolo_hyp_default(yolo_hyp *h);
 int  yolo_hyp_read(yolo_hyp *h, const char *path, char *err);
 void yolo_hyp_format(const yolo_hyp *h, char *out, size_t cap);
-int  yolo_hyp_parse(yolo_hyp *h, const char *s);   /* 0 when every key was there */
+/* and back, each value checked as from a file; where names the text's source for err */
+int  yolo_hyp_parse(yolo_hyp *h, const char *s, const char *where, char *err);
 #ifndef YOLO_NO_DATA
 int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
 void yolo_data_free(yolo_data_cfg *d);
@@ -7033,6 +7150,9 @@ void yolo_draw_detection(yolo_image *im, const yolo_det *d, int lw, const char *
    per-class mAP50-95 of the last validation, maps [nc] */
 void yolo_image_weights(const yolo_dataset *ds, int nc, const double *maps, double *iw);
 void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *hyp, int B, int S, int mode, int workers);
+/* --workers as the official takes it: at most the CPUs (os.cpu_count()), with a line from prog when the
+   value given is more; YOLO_ABSENT (not given): the default, at most the CPUs, silently */
+int  yolo_loader_workers(int workers, int def, const char *prog);
 void yolo_loader_max_shape(const yolo_loader *ld, int *H, int *W);
 /* ld's batches in owner's memory (two loaders never running at once), before owner is pinned */
 void yolo_loader_share(yolo_loader *ld, yolo_loader *owner);
@@ -7111,24 +7231,65 @@ static char *yolo_trim(char *s) {
     while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
     return s;
 }
-/* a yaml scalar: comment cut, quotes dropped */
-static char *yolo_yaml_value(char *v) {
-    int q = 0;
+/* a yaml line's text without its comment (a '#' after a space, outside quotes), trimmed */
+static char *yolo_yaml_uncomment(char *v) {
+    char q = 0;
     for (char *p = v; *p; p++) {
-        if (*p == '\'' || *p == '"') q = !q;
-        else if (*p == '#' && !q && (p == v || isspace((unsigned char)p[-1]))) { *p = 0; break; }
+        if (q) { if (q == '"' && *p == '\\' && p[1]) p++; else if (*p == q) q = 0; }
+        else if (*p == '\'' || *p == '"') q = *p;
+        else if (*p == '#' && (p == v || isspace((unsigned char)p[-1]))) { *p = 0; break; }
     }
-    v = yolo_trim(v);
+    return yolo_trim(v);
+}
+/* A quoted yaml scalar at p (its opening quote) unquoted in place: '' in
+   single quotes is one ', \" and \\ in double quotes one character. *end
+   gets what follows the closing quote; the text ends at the returned
+   pointer's NUL. */
+static char *yolo_yaml_unquote(char *p, char **end) {
+    char q = *p++, *item = p - 1, *o = item;
+    for (; *p; p++) {
+        if (*p == q && !(q == '\'' && p[1] == '\'')) break;
+        if (q == '\'' && *p == '\'') p++;                                  /* '' */
+        else if (q == '"' && *p == '\\' && (p[1] == '"' || p[1] == '\\')) p++;   /* \" \\ */
+        *o++ = *p;
+    }
+    *end = *p ? p + 1 : p;
+    *o = 0;
+    return item;
+}
+
+/* a yaml scalar: comment cut, quotes dropped (yolo_yaml_unquote) */
+static char *yolo_yaml_value(char *v) {
+    v = yolo_yaml_uncomment(v);
     size_t n = strlen(v);
-    if (n >= 2 && (v[0] == '\'' || v[0] == '"') && v[n - 1] == v[0]) { v[n - 1] = 0; v++; }
+    char *end;
+    if (n >= 2 && (v[0] == '\'' || v[0] == '"') && v[n - 1] == v[0]) v = yolo_yaml_unquote(v, &end);
     return v;
 }
 
 /* Every key of the official file must be there: a missing one is an error,
    not a silent default. Keys we do not use (obj, anchor_t, ...) are read
    past. */
-static int yolo_hyp_in_range(int i, double v) { return v >= yolo_hyp_keys[i].lo && v <= yolo_hyp_keys[i].hi; }
 static int yolo_hyp_fixed(int i) { return yolo_hyp_keys[i].lo == yolo_hyp_keys[i].hi; }   /* box, cls, dfl */
+
+/* key i's value from text, read from where (the file and line, or a checkpoint) */
+static int yolo_hyp_set(yolo_hyp *h, int i, const char *text, const char *where, char *err) {
+    const char *key = yolo_hyp_keys[i].key;
+    double v, def = yolo_hyp_keys[i].def;
+    if (yolo_read_number(text, 0, yolo_hyp_fixed(i) ? -HUGE_VAL : yolo_hyp_keys[i].lo, yolo_hyp_fixed(i) ? HUGE_VAL : yolo_hyp_keys[i].hi,
+                         where, key, &v, err)) return -1;
+    if (yolo_hyp_fixed(i) && v != def)
+        return yolo_errorf(err, "%s: %s %g: the loss gain is fixed at %g, as in the official loss (which ignores this key)", where, key, v, def);
+    *(double *)((char *)h + yolo_hyp_keys[i].off) = v;
+    return 0;
+}
+/* the keys not seen: a fixed gain takes its value, any other is missing */
+static int yolo_hyp_complete(yolo_hyp *h, const int *seen, const char *where, char *err) {
+    for (int i = 0; i < YOLO_NHYP; i++)
+        if (!seen[i] && yolo_hyp_fixed(i)) *(double *)((char *)h + yolo_hyp_keys[i].off) = yolo_hyp_keys[i].def;
+        else if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", where, yolo_hyp_keys[i].key);
+    return 0;
+}
 
 int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
     FILE *f = yolo_open_file(path, "hyperparameter file", 1 << 20, NULL, err);
@@ -7141,24 +7302,13 @@ int yolo_hyp_read(yolo_hyp *h, const char *path, char *err) {
         if (!*s || *s == '#') continue;
         if (!colon) { rc = yolo_errorf(err, "%s:%d: expected 'key: value'", path, lineno); break; }
         *colon = 0;
-        char *key = yolo_trim(s), *val = yolo_yaml_value(colon + 1), *end;
-        for (int i = 0; i < YOLO_NHYP && !rc; i++) {
-            if (strcmp(key, yolo_hyp_keys[i].key)) continue;
-            double v = strtod(val, &end);
-            if (end == val || *end) rc = yolo_errorf(err, "%s:%d: %s: '%.40s' is not a number", path, lineno, key, val);
-            else if (yolo_hyp_fixed(i) && v != yolo_hyp_keys[i].def)
-                rc = yolo_errorf(err, "%s:%d: %s %g: the loss gain is fixed at %g, as in the official loss (which ignores this key)",
-                                 path, lineno, key, v, yolo_hyp_keys[i].def);
-            else if (!yolo_hyp_in_range(i, v)) rc = yolo_errorf(err, "%s:%d: %s %g is not in [%g, %g]", path, lineno, key, v, yolo_hyp_keys[i].lo, yolo_hyp_keys[i].hi);
-            else { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; seen[i] = 1; }
-        }
+        char *key = yolo_trim(s), *val = yolo_yaml_value(colon + 1), where[1100];
+        snprintf(where, sizeof where, "%s:%d", path, lineno);
+        for (int i = 0; i < YOLO_NHYP && !rc; i++)
+            if (!strcmp(key, yolo_hyp_keys[i].key)) { rc = yolo_hyp_set(h, i, val, where, err); seen[i] = 1; }
     }
     fclose(f);
-    if (rc) return -1;
-    for (int i = 0; i < YOLO_NHYP; i++)
-        if (!seen[i] && yolo_hyp_fixed(i)) *(double *)((char *)h + yolo_hyp_keys[i].off) = yolo_hyp_keys[i].def;
-        else if (!seen[i]) return yolo_errorf(err, "%s: missing key '%s'", path, yolo_hyp_keys[i].key);
-    return 0;
+    return rc ? -1 : yolo_hyp_complete(h, seen, path, err);
 }
 
 /* the hyperparameters as "key value ..." (a checkpoint's metadata), and back */
@@ -7168,16 +7318,25 @@ void yolo_hyp_format(const yolo_hyp *h, char *out, size_t cap) {
     for (int i = 0; i < YOLO_NHYP && o < cap; i++)
         o += snprintf(out + o, cap - o, "%s%s %.17g", i ? " " : "", yolo_hyp_keys[i].key, *(const double *)((const char *)h + yolo_hyp_keys[i].off));
 }
-int yolo_hyp_parse(yolo_hyp *h, const char *s) {
-    char key[64];
-    double v;
-    int n, found = 0;
-    while (sscanf(s, "%63s %lf%n", key, &v, &n) == 2) {
+int yolo_hyp_parse(yolo_hyp *h, const char *s, const char *where, char *err) {
+    int seen[64] = { 0 };
+    for (;;) {   /* "key value" pairs, split at spaces */
+        char word[2][64];
+        for (int k = 0; k < 2; k++) {
+            s += strspn(s, " \t\n");
+            size_t n = strcspn(s, " \t\n");
+            if (!n && !k) return yolo_hyp_complete(h, seen, where, err);
+            if (!n) return yolo_errorf(err, "%s: '%s' has no value", where, word[0]);
+            if (n >= sizeof word[k]) return yolo_errorf(err, "%s: '%.40s...' is no key or value of the hyperparameters", where, s);
+            snprintf(word[k], sizeof word[k], "%.*s", (int)n, s);
+            s += n;
+        }
         for (int i = 0; i < YOLO_NHYP; i++)
-            if (!strcmp(key, yolo_hyp_keys[i].key) && yolo_hyp_in_range(i, v)) { *(double *)((char *)h + yolo_hyp_keys[i].off) = v; found++; }
-        s += n;
+            if (!strcmp(word[0], yolo_hyp_keys[i].key)) {
+                if (yolo_hyp_set(h, i, word[1], where, err)) return -1;
+                seen[i] = 1;
+            }
     }
-    return found == YOLO_NHYP ? 0 : -1;
 }
 
 #ifndef YOLO_NO_DATA   /* the rest of this section: datasets, pictures, augmentation, the loader */
@@ -7194,18 +7353,53 @@ static void yolo_join(char *out, size_t cap, const char *dir, const char *p) {
     else snprintf(out, cap, "%s/%s", dir, p);
 }
 
-static void yolo_spec_add(char *spec, size_t cap, const char *item) {
+/* one more source of a ';' spec[cap], from where (file:line); -1 and err when it holds ';' or the spec is full */
+static int yolo_spec_add(char *spec, size_t cap, const char *item, const char *where, char *err) {
     size_t n = strlen(spec);
+    if (strchr(item, ';')) return yolo_errorf(err, "%s: source '%.100s' holds ';', which separates sources here", where, item);
+    if (n + strlen(item) + 2 > cap) return yolo_errorf(err, "%s: the sources are longer than %zu characters", where, cap - 1);
     snprintf(spec + n, cap - n, "%s%s", n ? ";" : "", item);
+    return 0;
 }
 
-/* inline lists [a, b] into a ';' spec */
-static void yolo_yaml_list(char *v, char *spec, size_t cap) {
-    if (*v != '[') { yolo_spec_add(spec, cap, v); return; }
-    v++;
-    char *close = strrchr(v, ']');
-    if (close) *close = 0;
-    for (char *tok = strtok(v, ","); tok; tok = strtok(NULL, ",")) yolo_spec_add(spec, cap, yolo_yaml_value(tok));
+/* The next item of a flow list [a, 'b, c', "d"] at *s (past its '['),
+   unquoted in place (yolo_yaml_unquote), so a comma or ']' inside quotes
+   stays; NULL at the closing ']' or the end. */
+static char *yolo_yaml_next_item(char **s) {
+    char *p = *s;
+    while (isspace((unsigned char)*p)) p++;
+    if (!*p || *p == ']') return NULL;
+    char *item = p, *o = p;
+    if (*p == '\'' || *p == '"') {
+        char *end;
+        item = yolo_yaml_unquote(p, &end);
+        o = item + strlen(item);
+        for (p = end; *p && *p != ',' && *p != ']';) p++;   /* (what follows the quotes, to the comma, is dropped) */
+    } else {
+        while (*p && *p != ',' && *p != ']') *o++ = *p++;
+        while (o > item && isspace((unsigned char)o[-1])) o--;
+    }
+    *s = *p == ',' ? p + 1 : o;   /* past the comma, or at the item's end: NULL next */
+    *o = 0;
+    return item;
+}
+/* whether a flow list's text (a line of it) closes it: a ']' outside quotes; *q carries the open quote across lines */
+static int yolo_yaml_flow_closed(const char *s, char *q) {
+    for (; *s; s++) {
+        if (*q) { if (*q == '"' && *s == '\\' && s[1]) s++; else if (*s == *q) *q = 0; }
+        else if (*s == '\'' || *s == '"') *q = *s;
+        else if (*s == ']') return 1;
+    }
+    return 0;
+}
+
+/* a key's sources, one or a flow list of them, into its ';' spec */
+static int yolo_yaml_sources(char *v, char *spec, size_t cap, const char *where, char *err) {
+    if (*v != '[') return yolo_spec_add(spec, cap, v, where, err);
+    char *p = v + 1;
+    for (char *item; (item = yolo_yaml_next_item(&p));)
+        if (yolo_spec_add(spec, cap, item, where, err)) return -1;
+    return 0;
 }
 
 void yolo_data_free(yolo_data_cfg *d) {
@@ -7214,9 +7408,20 @@ void yolo_data_free(yolo_data_cfg *d) {
     memset(d, 0, sizeof *d);
 }
 
+/* s is UTF-8 text (what a yaml file must hold, and a weights file's JSON header) */
+static int yolo_utf8(const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int k = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 && *p >= 0xC2 ? 1 : (*p & 0xF0) == 0xE0 ? 2 : (*p & 0xF8) == 0xF0 && *p <= 0xF4 ? 3 : -1;
+        if (k < 0) return 0;
+        for (p++; k > 0; k--, p++) if ((*p & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+
 static int yolo_names_add(yolo_strings *names, const char *name, const char *path, int lineno, char *err) {
     if (names->n == YOLO_MAX_NC) return yolo_errorf(err, "%s:%d: more than %d names", path, lineno, YOLO_MAX_NC);
     if (!*name || strlen(name) > 255) return yolo_errorf(err, "%s:%d: a class name must have 1..255 characters", path, lineno);
+    if (!yolo_utf8(name)) return yolo_errorf(err, "%s:%d: class name '%.60s' is not UTF-8 text", path, lineno, name);
     yolo_strings_add(names, name);
     return 0;
 }
@@ -7242,7 +7447,8 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
     memset(d, 0, sizeof *d);
     char *text = yolo_read_text(path, "dataset file", 1 << 22, err);
     if (!text) return -1;
-    char dir[1024], block[32] = "", path_v[1024] = "", *flow = NULL;
+    char dir[1024], block[32] = "", path_v[1024] = "", *flow = NULL, where[1100];
+    if (strlen(path) >= sizeof dir) { free(text); return yolo_errorf(err, "%.100s...: a path longer than %zu characters", path, sizeof dir - 1); }
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = 0; else snprintf(dir, sizeof dir, ".");
@@ -7269,29 +7475,31 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
                 if (!strcmp(block, "names") && (*e || e == k || idx != names.n)) { rc = yolo_errorf(err, "%s:%d: names: key '%.20s' where %d was expected", path, lineno, k, names.n); break; }
                 item = yolo_yaml_value(c + 1);
             }
+            snprintf(where, sizeof where, "%s:%d", path, lineno);
             if (!strcmp(block, "names")) rc = yolo_names_add(&names, item, path, lineno, err);
-            else yolo_spec_add(!strcmp(block, "train") ? d->train : d->val, sizeof d->train, item);
+            else rc = yolo_spec_add(!strcmp(block, "train") ? d->train : d->val, sizeof d->train, item, where, err);
             continue;
         }
         char *c = strchr(s, ':');
         if (!c) { rc = yolo_errorf(err, "%s:%d: expected 'key: value'", path, lineno); break; }
         *c = 0;
-        char *key = yolo_trim(s), *v = yolo_yaml_value(c + 1);
+        char *key = yolo_trim(s), *v = yolo_yaml_value(c + 1), quote = 0;
         snprintf(block, sizeof block, "%s", key);
+        snprintf(where, sizeof where, "%s:%d", path, lineno);
         if (*v == '[') {   /* a flow list, maybe over several lines: gathered into one */
             int open_line = lineno;
             size_t n = strlen(v);
             int cap = 0;
             flow = (char *)yolo_grow(NULL, 1, (long)n + 2, &cap);
             memcpy(flow, v, n + 1);
-            for (int closed = strchr(v, ']') != NULL; !closed;) {   /* only the new line is searched: linear in the file */
+            for (int closed = yolo_yaml_flow_closed(v, &quote); !closed;) {   /* only the new line is searched: linear in the file */
                 if (!next) { rc = yolo_errorf(err, "%s:%d: the list of '%s' is not closed by ']'", path, open_line, key); break; }
                 line = next; next = strchr(line, '\n');
                 if (next) *next++ = 0;
                 lineno++;
-                char *more = yolo_yaml_value(line);
+                char *more = quote ? line + strspn(line, " \t") : yolo_yaml_uncomment(line);   /* (inside quotes a line is text) */
                 size_t m = strlen(more);
-                closed = strchr(more, ']') != NULL;
+                closed = yolo_yaml_flow_closed(more, &quote);
                 flow = (char *)yolo_grow(flow, 1, (long)(n + m + 2), &cap);
                 flow[n++] = ' ';
                 memcpy(flow + n, more, m + 1); n += m;
@@ -7299,20 +7507,16 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
             v = flow;
         }
         if (rc) break;
-        if (!strcmp(key, "path")) snprintf(path_v, sizeof path_v, "%s", v);
-        else if (!strcmp(key, "train") && *v) yolo_yaml_list(v, d->train, sizeof d->train);
-        else if (!strcmp(key, "val") && *v) yolo_yaml_list(v, d->val, sizeof d->val);
+        if (!strcmp(key, "path") && strlen(v) >= sizeof path_v) rc = yolo_errorf(err, "%s: path longer than %zu characters", where, sizeof path_v - 1);
+        else if (!strcmp(key, "path")) snprintf(path_v, sizeof path_v, "%s", v);
+        else if (!strcmp(key, "train") && *v) rc = yolo_yaml_sources(v, d->train, sizeof d->train, where, err);
+        else if (!strcmp(key, "val") && *v) rc = yolo_yaml_sources(v, d->val, sizeof d->val, where, err);
         else if (!strcmp(key, "nc")) {
-            char *e;
-            long x = strtol(v, &e, 10);
-            if (*e || e == v || x < 1 || x > YOLO_MAX_NC) { rc = yolo_errorf(err, "%s:%d: nc '%.20s' is not an integer in 1..%d", path, lineno, v, YOLO_MAX_NC); break; }
-            nc = (int)x; have_nc = 1;
+            if ((rc = yolo_read_int(v, 1, YOLO_MAX_NC, where, "nc", &nc, err))) break;
+            have_nc = 1;
         } else if (!strcmp(key, "names") && *v == '[') {
-            size_t cap = strlen(v) + 1;
-            char *spec = (char *)yolo_xcalloc(1, cap);
-            yolo_yaml_list(v, spec, cap);
-            for (char *tok = strtok(spec, ";"); tok && !rc; tok = strtok(NULL, ";")) rc = yolo_names_add(&names, tok, path, lineno, err);
-            free(spec);
+            char *p = v + 1;
+            for (char *item; !rc && (item = yolo_yaml_next_item(&p));) rc = yolo_names_add(&names, item, path, lineno, err);
         } else if (!strcmp(key, "names") && *v) rc = yolo_errorf(err, "%s:%d: names must be a list", path, lineno);
         free(flow); flow = NULL;
     }
@@ -7334,9 +7538,12 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
     if (path_v[0] == '/') snprintf(d->root, sizeof d->root, "%s", path_v);
     else {
         snprintf(d->root, sizeof d->root, "%s", path_v[0] ? path_v : ".");
-        char beside[1024];
+        char beside[2100];
         yolo_join(beside, sizeof beside, dir, path_v[0] ? path_v : ".");
-        if (!yolo_spec_exists(d->root, d->val) && yolo_spec_exists(beside, d->val)) snprintf(d->root, sizeof d->root, "%s", beside);
+        if (!yolo_spec_exists(d->root, d->val) && yolo_spec_exists(beside, d->val)) {
+            if (strlen(beside) >= sizeof d->root) { yolo_data_free(d); return yolo_errorf(err, "%s: the dataset's folder is a path longer than %zu characters", path, sizeof d->root - 1); }
+            snprintf(d->root, sizeof d->root, "%s", beside);
+        }
     }
     return 0;
 }
@@ -7358,14 +7565,18 @@ static uint32_t yolo_le32(const unsigned char *p) { return (uint32_t)p[0] | (uin
 
 /* libjpeg reports a fatal error by calling error_exit, which must not
    return: it jumps back into yolo_jpeg_read. A warning (corrupt data that
-   still decodes, a truncated file whose end is filled in) is printed, as
-   cv2.imread prints it, with the picture's path. */
-typedef struct { struct jpeg_error_mgr mgr; jmp_buf back; const char *path; } yolo_jpeg_errors;
+   still decodes, a truncated file whose end is filled in) is kept: a
+   picture that decodes all the same says it in one line, as cv2.imread
+   does, with the picture's path; one that does not says its error. */
+typedef struct { struct jpeg_error_mgr mgr; jmp_buf back; char first[JMSG_LENGTH_MAX]; int nwarn; } yolo_jpeg_errors;
 static void yolo_jpeg_fatal(j_common_ptr c) { longjmp(((yolo_jpeg_errors *)c->err)->back, 1); }
 static void yolo_jpeg_warning(j_common_ptr c) {
-    char msg[JMSG_LENGTH_MAX];
-    c->err->format_message(c, msg);
-    fprintf(stderr, "warning: %s: %s\n", ((yolo_jpeg_errors *)c->err)->path, msg);
+    yolo_jpeg_errors *e = (yolo_jpeg_errors *)c->err;
+    if (!e->nwarn++) c->err->format_message(c, e->first);
+}
+static void yolo_jpeg_warned(const yolo_jpeg_errors *e, const char *path) {
+    if (e->nwarn == 1) fprintf(stderr, "warning: %s: %s\n", path, e->first);
+    else if (e->nwarn > 1) fprintf(stderr, "warning: %s: %s (and %d more warnings)\n", path, e->first, e->nwarn - 1);
 }
 
 /* The EXIF orientation 1..8 (1 when absent or unreadable), found where
@@ -7422,7 +7633,7 @@ static int yolo_jpeg_read(FILE *f, const char *path, int *w, int *h, yolo_image 
     c.err = jpeg_std_error(&e.mgr);
     e.mgr.error_exit = yolo_jpeg_fatal;
     e.mgr.output_message = yolo_jpeg_warning;
-    e.path = path;
+    e.nwarn = 0;
     if (setjmp(e.back)) {
         char msg[JMSG_LENGTH_MAX];
         c.err->format_message((j_common_ptr)&c, msg);
@@ -7436,7 +7647,7 @@ static int yolo_jpeg_read(FILE *f, const char *path, int *w, int *h, yolo_image 
     jpeg_read_header(&c, TRUE);
     int o = yolo_exif_orientation(&c), W = (int)c.image_width, H = (int)c.image_height;
     *w = o >= 5 ? H : W; *h = o >= 5 ? W : H;
-    if (!im) { jpeg_destroy_decompress(&c); return 0; }
+    if (!im) { jpeg_destroy_decompress(&c); yolo_jpeg_warned(&e, path); return 0; }
     int four = c.num_components == 4;   /* CMYK or YCCK: libjpeg gives CMYK */
     c.out_color_space = four ? JCS_CMYK : JCS_RGB;
     jpeg_start_decompress(&c);
@@ -7455,6 +7666,7 @@ static int yolo_jpeg_read(FILE *f, const char *path, int *w, int *h, yolo_image 
     }
     if (c.output_scanline == c.output_height) jpeg_finish_decompress(&c);
     jpeg_destroy_decompress(&c);
+    yolo_jpeg_warned(&e, path);
     free(cmyk);
     im->rgb = rgb; im->w = W; im->h = H;
     yolo_orient(im, o);
@@ -7468,17 +7680,56 @@ static int yolo_jpeg_read(FILE *f, const char *path, int *w, int *h, yolo_image 
    and an uncompressed BMP as long as its pixels. f is left at its start;
    *jpeg says which decoder reads it: libjpeg for a JPEG (told by its first
    bytes, as OpenCV tells it), stb_image for the rest. */
+/* A PNG read to its end, as PIL's verify reads it (the official's
+   verify_image_label): every chunk whole, its CRC-32 right, up to IEND.
+   0, or -1 and err: a corrupt picture. f is at the start of the file. */
+static uint32_t yolo_crc32(uint32_t crc, const unsigned char *p, size_t n) {
+    static const uint32_t nibble[16] = { 0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
+                                         0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
+                                         0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c };
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        crc = nibble[crc & 15] ^ (crc >> 4);
+        crc = nibble[crc & 15] ^ (crc >> 4);
+    }
+    return crc;
+}
+static int yolo_png_verify(FILE *f, const char *path, char *err) {
+    unsigned char b[65536];
+    if (fseek(f, 8, SEEK_SET)) return yolo_errorf(err, "%s: cannot read image", path);
+    for (;;) {
+        unsigned char head[8], tail[4];
+        if (fread(head, 1, 8, f) != 8) return yolo_errorf(err, "%s: corrupt PNG: it ends before its IEND chunk", path);
+        uint32_t len = (uint32_t)head[0] << 24 | (uint32_t)head[1] << 16 | (uint32_t)head[2] << 8 | head[3];
+        uint32_t crc = yolo_crc32(0xffffffffu, head + 4, 4);
+        for (uint32_t left = len; left > 0;) {
+            size_t n = left < sizeof b ? left : sizeof b;
+            if (fread(b, 1, n, f) != n) return yolo_errorf(err, "%s: corrupt PNG: chunk %.4s is cut short", path, (const char *)head + 4);
+            crc = yolo_crc32(crc, b, n);
+            left -= (uint32_t)n;
+        }
+        if (fread(tail, 1, 4, f) != 4) return yolo_errorf(err, "%s: corrupt PNG: chunk %.4s is cut short", path, (const char *)head + 4);
+        uint32_t want = (uint32_t)tail[0] << 24 | (uint32_t)tail[1] << 16 | (uint32_t)tail[2] << 8 | tail[3];
+        if ((crc ^ 0xffffffffu) != want) return yolo_errorf(err, "%s: corrupt PNG: chunk %.4s fails its CRC check", path, (const char *)head + 4);
+        if (!memcmp(head + 4, "IEND", 4)) return 0;
+    }
+}
+
 static int yolo_image_header(FILE *f, long size, const char *path, int *w, int *h, int *jpeg, char *err) {
     unsigned char hd[34];
     size_t got = fread(hd, 1, sizeof hd, f);
     int comp, ok;
     *jpeg = got >= 3 && hd[0] == 0xff && hd[1] == 0xd8 && hd[2] == 0xff;
+    int png = got >= 8 && !memcmp(hd, "\x89PNG\r\n\x1a\n", 8), bmp = got >= 2 && hd[0] == 'B' && hd[1] == 'M';
+    /* by its first bytes, as the official asks PIL for the format: stb_image would read others (PNM, TGA, GIF ...) */
+    if (!*jpeg && !png && !bmp) return yolo_errorf(err, "%s: not a JPEG, PNG or BMP picture (by its first bytes)", path);
     if (fseek(f, 0, SEEK_SET)) return yolo_errorf(err, "%s: cannot read image", path);
     if (*jpeg) {
         if (yolo_jpeg_read(f, path, w, h, NULL, 0, err)) return -1;
         ok = 1;
     } else ok = stbi_info_from_file(f, w, h, &comp);
     if (fseek(f, 0, SEEK_SET)) return yolo_errorf(err, "%s: cannot read image", path);
+    if (ok && bmp && *h < 0 && *h != INT_MIN) *h = -*h;   /* a negative height: rows stored top-down (stb_image turns them) */
     if (!ok && got >= 24 && !memcmp(hd, "\x89PNG\r\n\x1a\n", 8) && !memcmp(hd + 12, "IHDR", 4)) {
         /* stb refuses a huge PNG as "unknown image type": its header says the size */
         uint32_t pw = yolo_le32(hd + 16), ph = yolo_le32(hd + 20);
@@ -7493,7 +7744,8 @@ static int yolo_image_header(FILE *f, long size, const char *path, int *w, int *
         long bpp = hd[28] | hd[29] << 8, row = ((bpp * *w + 31) / 32) * 4;
         if ((long)yolo_le32(hd + 10) + row * *h > size) return yolo_errorf(err, "%s: truncated BMP (%dx%d pixels in %ld bytes)", path, *w, *h, size);
     }
-    return 0;
+    if (png && yolo_png_verify(f, path, err)) return -1;
+    return fseek(f, 0, SEEK_SET) ? yolo_errorf(err, "%s: cannot read image", path) : 0;
 }
 static int yolo_image_info(const char *path, int *w, int *h, char *err) {
     long size;
@@ -7663,8 +7915,17 @@ void yolo_dataset_free(yolo_dataset *ds) {
 
 /* The cache: one text file beside the labels folder, valid while the list
    of files, their sizes and times, and nc are those it was made from.
-   Its first line names its format, "labels 2": picture sizes upright by
-   their EXIF orientation (a cache of format 1 is read again). */
+   Its first line names its format, "labels 3", the hash of those, the
+   number of pictures scanned and the hash of the rest of the file; then
+   every picture once, in the order of the scan: one kept ("w h boxes
+   |file", upright by its EXIF orientation, and a line of its boxes), or
+   one left out ("- |file", and the warning that left it out, said again
+   whenever the cache is read, as the official's cache does). A cache of
+   an older format is read again. */
+static uint64_t yolo_fnv1a(uint64_t h, const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    return h;
+}
 static uint64_t yolo_files_hash(const yolo_strings *imgs, int nc) {
     uint64_t h = 1469598103934665603ull ^ (uint64_t)nc;
     char lp[4096];
@@ -7674,51 +7935,88 @@ static uint64_t yolo_files_hash(const yolo_strings *imgs, int nc) {
         uint64_t v[4] = { 0, 0, 0, 0 };
         if (!stat(imgs->s[i], &st)) { v[0] = (uint64_t)st.st_size; v[1] = (uint64_t)st.st_mtime; }
         if (!stat(lp, &st)) { v[2] = (uint64_t)st.st_size; v[3] = (uint64_t)st.st_mtime; }
-        for (const char *c = imgs->s[i]; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
-        for (int k = 0; k < 4; k++) h = (h ^ v[k]) * 1099511628211ull;
+        h = yolo_fnv1a(yolo_fnv1a(h, imgs->s[i], strlen(imgs->s[i])), (const char *)v, sizeof v);
     }
     return h;
 }
 
 /* 0 with ds filled, -1 when there is no cache or it is stale. A cache
    whose hash matches but whose content is wrong (edited, damaged) is
-   read again from the labels, with a warning saying where. Every number
-   is checked as the label reader checks it: a count no larger than the
-   images scanned, sizes and box counts in range, classes below nc,
-   coordinates in 0..1, every name one of the images scanned. */
+   read again from the labels, with a warning saying where: its text must
+   hash as its first line says, list every picture scanned exactly once,
+   in order, and every number is checked as the label reader checks it
+   (yolo_read_number): sizes and box counts in range, classes below nc,
+   coordinates in 0..1. */
+static int yolo_cache_entry(yolo_dataset *ds, FILE *f, const char *path, int *lineno, char *line, int nc, const yolo_strings *imgs,
+                            unsigned char *listed, yolo_strings *notes, char *err) {
+    char where[4300], *bar = strchr(line, '|'), *name, *num[3], *save = NULL;
+    snprintf(where, sizeof where, "%s:%d", path, *lineno);
+    if (!bar) return yolo_errorf(err, "%s: expected 'w h boxes |file' or '- |file'", where);
+    *bar = 0;
+    name = bar + 1;
+    char **found = (char **)bsearch(&name, imgs->s, imgs->n, sizeof(char *), yolo_strcmp_p);
+    if (!found) return yolo_errorf(err, "%s: '%.200s' is not one of the images", where, name);
+    if (listed[found - imgs->s]++) return yolo_errorf(err, "%s: '%.200s' is listed twice", where, name);
+    for (long k = found - imgs->s + 1; k < imgs->n; k++)
+        if (listed[k]) return yolo_errorf(err, "%s: '%.200s' comes after a picture the scan finds after it", where, name);
+    if (!strcmp(yolo_trim(line), "-")) {   /* left out: the warning that said so follows */
+        char note[YOLO_ERR + 64];
+        if (yolo_read_line(f, note, sizeof note, path, ++*lineno, err) != 1) return yolo_errorf(err, "%s: no warning after '- |file'", where);
+        yolo_strings_add(notes, note);
+        return 0;
+    }
+    int w, h, nl, at = ds->n;
+    for (int k = 0; k < 3; k++) num[k] = strtok_r(k ? NULL : line, " ", &save);
+    if (!num[2] || strtok_r(NULL, " ", &save)) return yolo_errorf(err, "%s: expected 'w h boxes |file'", where);
+    if (yolo_read_int(num[0], 1, YOLO_MAX_PIXELS, where, "width", &w, err) || yolo_read_int(num[1], 1, YOLO_MAX_PIXELS, where, "height", &h, err) ||
+        yolo_read_int(num[2], 0, YOLO_MAX_BOXES, where, "boxes", &nl, err)) return -1;
+    if ((long)w * h > YOLO_MAX_PIXELS) return yolo_errorf(err, "%s: %dx%d pixels, more than %ld", where, w, h, YOLO_MAX_PIXELS);
+    ds->files[at] = strdup(name); ds->w0[at] = w; ds->h0[at] = h; ds->nlab[at] = nl;
+    ds->lab[at] = nl ? (float *)yolo_xmalloc((size_t)nl * 5 * sizeof(float)) : NULL;
+    ds->n++;
+    if (!nl) return 0;
+    char *boxes = NULL;
+    size_t cap = 0;
+    ssize_t got = getline(&boxes, &cap, f);
+    snprintf(where, sizeof where, "%s:%d", path, ++*lineno);
+    int k = 0, rc = got > 0 ? 0 : yolo_errorf(err, "%s: the boxes' line is missing", where);
+    save = NULL;
+    for (char *t = rc ? NULL : strtok_r(boxes, " \n", &save); t && !rc; t = strtok_r(NULL, " \n", &save), k++) {
+        double v;
+        if (k == nl * 5) rc = yolo_errorf(err, "%s: more numbers than %d boxes", where, nl);
+        else if (!(rc = yolo_read_number(t, k % 5 == 0, 0, k % 5 ? 1 : nc - 1, where, k % 5 ? "a coordinate" : "a class", &v, err)))
+            ds->lab[at][k] = (float)v;
+    }
+    if (!rc && k < nl * 5) rc = yolo_errorf(err, "%s: fewer numbers than %d boxes", where, nl);
+    free(boxes);
+    return rc;
+}
 static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash, const yolo_strings *imgs, int nc) {
     struct stat st;
     if (stat(path, &st)) return -1;
-    char err[YOLO_ERR] = "";
-    FILE *f = yolo_open_file(path, "label cache", 0, NULL, err);
-    if (!f) { fprintf(stderr, "warning: %s (labels read again)\n", err); return -1; }
-    unsigned long long h = 0;
-    int cn = 0, lineno = 1, ok = fscanf(f, "yolov9.c labels 2 %llx %d", &h, &cn) == 2 && h == hash && fgetc(f) == '\n';
-    if (!ok) { fclose(f); return -1; }   /* another list of files: stale, not damaged */
-    if (cn < 0 || cn > imgs->n) { ok = 0; yolo_errorf(err, "%s:1: %d images, but %d were scanned", path, cn, imgs->n); }
+    char err[YOLO_ERR] = "", line[4200];
+    char *text = yolo_read_text(path, "label cache", 1L << 30, err);
+    if (!text) { fprintf(stderr, "warning: %s (labels read again)\n", err); return -1; }
+    unsigned long long h = 0, body_hash = 0;
+    int cn = 0, lineno = 1, at = 0;
+    if (sscanf(text, "yolov9.c labels 3 %llx %d %llx\n%n", &h, &cn, &body_hash, &at) != 3 || !at || h != hash) { free(text); return -1; }   /* another list of files: stale, not damaged */
+    size_t body = (size_t)at, size = strlen(text);
+    FILE *f = size > body ? fmemopen(text + body, size - body, "r") : NULL;
+    int ok = f != NULL;
+    if (!ok) yolo_errorf(err, "%s: lists no picture", path);
+    else if (yolo_fnv1a(1469598103934665603ull, text + body, size - body) != body_hash) { ok = 0; yolo_errorf(err, "%s: its text does not hash as its first line says (edited?)", path); }
+    else if (cn != imgs->n) { ok = 0; yolo_errorf(err, "%s:1: %d images, but %d were scanned", path, cn, imgs->n); }
+    unsigned char *listed = (unsigned char *)yolo_xcalloc(imgs->n, 1);
+    yolo_strings notes = { 0, 0, NULL };
     for (int i = 0; ok && i < cn; i++) {
-        char line[4200];
-        int w, hh, nl, at = ds->n;
-        if (yolo_read_line(f, line, sizeof line, path, ++lineno, err) != 1 || sscanf(line, "%d %d %d", &w, &hh, &nl) != 3 || !strchr(line, '|')) {
-            if (!err[0]) yolo_errorf(err, "%s:%d: expected 'w h boxes |file'", path, lineno);
-            ok = 0; break;
-        }
-        char *name = yolo_trim(strchr(line, '|') + 1), *key = name;
-        if (w < 1 || hh < 1 || (long)w * hh > YOLO_MAX_PIXELS || nl < 0 || nl > YOLO_MAX_BOXES) { ok = 0; yolo_errorf(err, "%s:%d: size %dx%d or %d boxes out of range", path, lineno, w, hh, nl); break; }
-        if (!bsearch(&key, imgs->s, imgs->n, sizeof(char *), yolo_strcmp_p)) { ok = 0; yolo_errorf(err, "%s:%d: '%.200s' is not one of the images", path, lineno, name); break; }
-        ds->files[at] = strdup(name); ds->w0[at] = w; ds->h0[at] = hh; ds->nlab[at] = nl;
-        ds->lab[at] = nl ? (float *)yolo_xmalloc((size_t)nl * 5 * sizeof(float)) : NULL;
-        ds->n++;
-        if (nl) lineno++;
-        for (int k = 0; k < nl * 5 && ok; k++) {
-            float v;
-            ok = fscanf(f, "%f", &v) == 1 && (k % 5 ? v >= 0 && v <= 1 : v >= 0 && v < nc && v == floorf(v));
-            if (!ok) yolo_errorf(err, "%s:%d: box %d: a %s that is not %s", path, lineno, k / 5, k % 5 ? "coordinate" : "class", k % 5 ? "in 0..1" : "an integer below nc");
-            ds->lab[at][k] = v;
-        }
-        if (ok && nl && fgetc(f) != '\n') { ok = 0; yolo_errorf(err, "%s:%d: more numbers than %d boxes", path, lineno, nl); }
+        if (yolo_read_line(f, line, sizeof line, path, ++lineno, err) != 1) { if (!err[0]) yolo_errorf(err, "%s:%d: the list ends early", path, lineno); ok = 0; }
+        else ok = !yolo_cache_entry(ds, f, path, &lineno, line, nc, imgs, listed, &notes, err);
     }
-    fclose(f);
+    if (ok && yolo_read_line(f, line, sizeof line, path, ++lineno, err)) { ok = 0; yolo_errorf(err, "%s:%d: more than the %d images", path, lineno, cn); }
+    if (f) fclose(f);
+    free(listed); free(text);
+    for (int i = 0; i < notes.n; i++) { if (ok) fprintf(stderr, "warning: %s\n", notes.s[i]); free(notes.s[i]); }
+    free(notes.s);
     if (!ok) {
         fprintf(stderr, "warning: %s (labels read again)\n", err);
         for (int i = 0; i < ds->n; i++) { free(ds->files[i]); free(ds->lab[i]); ds->files[i] = NULL; ds->lab[i] = NULL; }
@@ -7727,32 +8025,52 @@ static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash, co
     return ok ? 0 : -1;
 }
 
-static void yolo_cache_save(const yolo_dataset *ds, const char *path, uint64_t hash) {
-    char tmp[4200];
+/* written by the scan: the pictures kept (ds) and those left out (out: name, warning, name, warning ...), both in
+   the scan's order */
+static void yolo_cache_save(const yolo_dataset *ds, const yolo_strings *out, const char *path, uint64_t hash) {
+    char tmp[4200], *body = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&body, &len);
+    for (int i = 0, o = 0; m && (i < ds->n || o + 1 < out->n);)
+        if (o + 1 < out->n && (i == ds->n || strcmp(out->s[o], ds->files[i]) < 0)) { fprintf(m, "- |%s\n%s\n", out->s[o], out->s[o + 1]); o += 2; }
+        else {
+            fprintf(m, "%d %d %d |%s\n", ds->w0[i], ds->h0[i], ds->nlab[i], ds->files[i]);
+            for (int k = 0; k < ds->nlab[i] * 5; k++) fprintf(m, "%.9g%c", ds->lab[i][k], k % 5 == 4 ? (k + 1 == ds->nlab[i] * 5 ? '\n' : ' ') : ' ');
+            i++;
+        }
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) { fprintf(stderr, "warning: %s: cannot write the label cache\n", path); return; }
-    fprintf(f, "yolov9.c labels 2 %llx %d\n", (unsigned long long)hash, ds->n);
-    for (int i = 0; i < ds->n; i++) {
-        fprintf(f, "%d %d %d |%s\n", ds->w0[i], ds->h0[i], ds->nlab[i], ds->files[i]);
-        for (int k = 0; k < ds->nlab[i] * 5; k++) fprintf(f, "%.9g%c", ds->lab[i][k], k % 5 == 4 ? (k + 1 == ds->nlab[i] * 5 ? '\n' : ' ') : ' ');
-    }
-    if (fclose(f) || rename(tmp, path)) { remove(tmp); fprintf(stderr, "warning: %s: cannot write the label cache\n", path); }
+    FILE *f = m && !fclose(m) ? fopen(tmp, "w") : NULL;
+    if (f) fprintf(f, "yolov9.c labels 3 %llx %d %llx\n%s", (unsigned long long)hash, ds->n + out->n / 2,
+                   (unsigned long long)yolo_fnv1a(1469598103934665603ull, body, len), body);
+    if (!f || fclose(f) || rename(tmp, path)) { remove(tmp); fprintf(stderr, "warning: %s: cannot write the label cache\n", path); }
+    free(body);
+}
+
+/* a picture left out of the scan, with the line that says why (kept for the cache) */
+static void yolo_left_out(yolo_strings *out, const char *file, const char *why, const char *what) {
+    char note[YOLO_ERR + 64];
+    snprintf(note, sizeof note, "%s (%s)", why, what);
+    fprintf(stderr, "warning: %s\n", note);
+    yolo_strings_add(out, file);
+    yolo_strings_add(out, note);
 }
 
 /* Open the images of `spec` (';'-separated sources, relative to root), read
    and check their labels, drop images with fewer than min_items boxes.
-   Unreadable pictures and classes >= nc are errors; a malformed label row
-   skips its image with a warning. */
+   Classes >= nc are errors; a picture that cannot be read (corrupt, not
+   a picture) and one with a malformed label row are left out with a
+   warning, as the official leaves them out. */
 int yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err) {
     memset(ds, 0, sizeof *ds);
     yolo_strings imgs = { 0, 0, NULL };
-    char buf[4096];
+    char buf[4096], where[2048];
+    if (strlen(spec) >= sizeof buf) return yolo_errorf(err, "%s: sources longer than %zu characters", root, sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", spec);
     int rc = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ";", &save); tok && !rc; tok = strtok_r(NULL, ";", &save))
         rc = yolo_add_source(root, tok, &imgs, err);
-    if (!rc && !imgs.n) rc = yolo_errorf(err, "%s/%s: no images found", root, spec);
+    yolo_join(where, sizeof where, root, spec);
+    if (!rc && !imgs.n) rc = yolo_errorf(err, "%s: no images found", where);
     if (rc) { for (int i = 0; i < imgs.n; i++) free(imgs.s[i]); free(imgs.s); return rc; }
     qsort(imgs.s, imgs.n, sizeof(char *), yolo_strcmp_p);
     ds->files = (char **)yolo_xcalloc(imgs.n, sizeof(char *));
@@ -7767,17 +8085,21 @@ int yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int 
     snprintf(cache, sizeof cache, "%s.cache", lp);
     uint64_t hash = yolo_files_hash(&imgs, nc);
     if (yolo_cache_load(ds, cache, hash, &imgs, nc)) {
+        yolo_strings out = { 0, 0, NULL };
         for (int i = 0; i < imgs.n && !rc; i++) {
             int w, h;
-            if ((rc = yolo_image_info(imgs.s[i], &w, &h, err))) break;
+            /* as the official's verify_image_label: a picture that cannot be read is left out, with a line */
+            if (yolo_image_info(imgs.s[i], &w, &h, err)) { yolo_left_out(&out, imgs.s[i], err, "the picture is left out"); continue; }
             yolo_label_path(imgs.s[i], lp, sizeof lp);
             int at = ds->n, r = yolo_read_labels(lp, nc, &ds->lab[at], &ds->nlab[at], err);
             if (r < 0) { rc = -1; break; }
-            if (r > 0) { fprintf(stderr, "warning: %s (image skipped)\n", err); continue; }
+            if (r > 0) { yolo_left_out(&out, imgs.s[i], err, "image skipped"); continue; }
             ds->files[at] = strdup(imgs.s[i]); ds->w0[at] = w; ds->h0[at] = h;
             ds->n++;
         }
-        if (!rc) yolo_cache_save(ds, cache, hash);
+        if (!rc) yolo_cache_save(ds, &out, cache, hash);
+        for (int i = 0; i < out.n; i++) free(out.s[i]);
+        free(out.s);
     }
     for (int i = 0; i < imgs.n; i++) free(imgs.s[i]);
     free(imgs.s);
@@ -7792,7 +8114,7 @@ int yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int 
         kept++;
     }
     ds->n = kept;
-    if (!ds->n) { yolo_dataset_free(ds); return yolo_errorf(err, "%s/%s: no usable images", root, spec); }
+    if (!ds->n) { yolo_dataset_free(ds); return yolo_errorf(err, "%s: no usable images", where); }
     return 0;
 }
 
@@ -8909,6 +9231,14 @@ static unsigned char *yolo_page_alloc(size_t bytes) {
     return (unsigned char *)p;
 }
 
+int yolo_loader_workers(int workers, int def, const char *prog) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (workers == YOLO_ABSENT) return cpus > 0 && def > cpus ? (int)cpus : def;
+    if (cpus < 1 || workers <= cpus) return workers;
+    fprintf(stderr, "%s: --workers %d: %ld CPUs, so %ld loader threads (as the official, at most the CPU count)\n", prog, workers, cpus, cpus);
+    return (int)cpus;
+}
+
 /* batches an epoch: with --quad a last one of fewer than 4 pictures is dropped */
 static int yolo_loader_nbatch(const yolo_loader *ld) {
     int B = ld->B, n = ld->n;
@@ -8924,8 +9254,8 @@ void yolo_loader_init(yolo_loader *ld, const yolo_dataset *ds, const yolo_hyp *h
     ld->pixels_only = (mode & YOLO_LOADER_UINT8) && !ld->quad && !ld->multi_scale;
     ld->n = ds->n; ld->world = 1;
     ld->nbatch = yolo_loader_nbatch(ld);
-    ld->nworkers = workers;
-    ld->depth = workers > 0 ? workers + 2 : 1;
+    ld->nworkers = workers > 0 ? workers : 0;   /* 0: batches built by the caller */
+    ld->depth = ld->nworkers + (ld->nworkers ? 2 : 1);
     ld->order = (int *)yolo_xmalloc((size_t)ds->n * sizeof(int));
     for (int i = 0; i < ds->n; i++) ld->order[i] = i;
     if (ld->rect) {   /* sort by aspect ratio h / w, then one rectangle per batch, padded by half a stride for validation */
@@ -9573,7 +9903,11 @@ int yolo_validate(yolo_model *m, yolo_loader *ld, int per_forward, float conf, f
 /* The programs take the official scripts' flags with their spelling and
    their argparse arity: a boolean flag takes no value, nargs='?' an
    optional one (its constant when absent), nargs='+' one or more. One
-   table of yolo_flag per program says which. */
+   table of yolo_flag per program says which, and for a number the range
+   it allows: a value outside it is refused (yolo_read_number). A flag
+   that has a default starts at it; one whose absence means something
+   else starts at YOLO_ABSENT, which no range holds: 0 is a value, never
+   "not given". */
 typedef enum { YOLO_FLAG_BOOL, YOLO_FLAG_INT, YOLO_FLAG_FLOAT, YOLO_FLAG_STR, YOLO_FLAG_OPT, YOLO_FLAG_INTS } yolo_flag_kind;
 #define YOLO_MAX_INTS 256
 typedef struct { int n, v[YOLO_MAX_INTS]; } yolo_ints;   /* the values of a nargs='+' flag */
@@ -9583,6 +9917,7 @@ typedef struct {
     void *value;             /* int *, double *, const char **, yolo_ints *; NULL: accepted, but does not apply here */
     const char *help;        /* one line for --help; with value NULL, why it does not apply */
     const char *constant;    /* YOLO_FLAG_OPT: the value when the flag comes alone */
+    double lo, hi;           /* YOLO_FLAG_INT, _FLOAT, _INTS: the range of a value */
 } yolo_flag;
 
 /* A progress bar: on a terminal one line redrawn in place, into a file
@@ -9599,10 +9934,12 @@ typedef struct { yolo_progress bar; long done; yolo_det_hook next; void *next_ct
 
 YOLO_C_BEGIN
 /* the command line (section 15): flags into their values. --help or -h
-   prints the table and exits 0; an unknown flag, a missing or malformed
-   value: one line and the usage, exit 2. A flag that does not apply says
-   so in one line on stderr and the run goes on. */
+   prints the table and exits 0; an unknown flag, a missing value, one
+   that is no number in the flag's range: one line, exit 2. A flag that
+   does not apply says so in one line on stderr and the run goes on. */
 void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv, const char *prog, const char *usage);
+/* the same without --help and exit: 0, or -1 and err, one line from where ("train", or a checkpoint's args) */
+int  yolo_flags_read(const yolo_flag *flags, int nflags, int argc, char **argv, const char *where, char *err);
 void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, const char *usage, FILE *f);
 /* --img as the official check_img_size: rounded up to a multiple of the
    largest stride (32), at least floor, with a warning when it changes */
@@ -9632,34 +9969,21 @@ void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, cons
     static const char *metavar[] = { "", " N", " X", " S", " [S]", " N [N ...]" };
     fprintf(f, "usage: %s %s\n", prog, usage);
     for (int i = 0; i < nflags; i++) {
-        char left[128];
+        char left[128], range[64] = "";
         snprintf(left, sizeof left, "%.*s%s", (int)strcspn(flags[i].names, " "), flags[i].names, metavar[flags[i].kind]);
-        fprintf(f, "  %-28s %s%s%s\n", left, flags[i].value ? "" : "(does not apply here: ", flags[i].help, flags[i].value ? "" : ")");
+        if (flags[i].value && (flags[i].kind == YOLO_FLAG_INT || flags[i].kind == YOLO_FLAG_FLOAT || flags[i].kind == YOLO_FLAG_INTS))
+            snprintf(range, sizeof range, " [%.16g, %.16g]", flags[i].lo, flags[i].hi);
+        fprintf(f, "  %-28s %s%s%s%s\n", left, flags[i].value ? "" : "(does not apply here: ", flags[i].help, range, flags[i].value ? "" : ")");
     }
 }
 
-/* a bad command line: one line saying what, the usage, exit 2 */
-static void yolo_flags_fail(const char *prog, const char *usage, const char *fmt, const char *a, const char *b) {
-    fprintf(stderr, "%s: ", prog);
-    fprintf(stderr, fmt, a, b);
-    fprintf(stderr, "\nusage: %s %s (--help lists every flag)\n", prog, usage);
-    exit(2);
-}
-
-static int yolo_flag_number(const char *v, int integer, double *out) {
-    char *e;
-    *out = integer ? (double)strtol(v, &e, 10) : strtod(v, &e);
-    return *v && !*e ? 0 : -1;
-}
-
-void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv, const char *prog, const char *usage) {
+int yolo_flags_read(const yolo_flag *flags, int nflags, int argc, char **argv, const char *where, char *err) {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { yolo_flags_usage(flags, nflags, prog, usage, stdout); exit(0); }
-        if (strncmp(a, "--", 2)) yolo_flags_fail(prog, usage, "unexpected argument '%s'%s", a, "");
+        if (strncmp(a, "--", 2)) return yolo_errorf(err, "%s: unexpected argument '%.100s'", where, a);
         const char *eq = strchr(a, '=');   /* --flag=value, as argparse */
         const yolo_flag *f = yolo_flag_find(flags, nflags, a, eq ? (size_t)(eq - a) : strlen(a));
-        if (!f) yolo_flags_fail(prog, usage, "unknown flag %s%s", a, "");
+        if (!f) return yolo_errorf(err, "%s: unknown flag %.100s", where, a);
         /* its values: the =value, else the next arguments that are not flags */
         const char *vals[YOLO_MAX_INTS];
         int nv = 0;
@@ -9671,8 +9995,11 @@ void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv,
             }
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - a : (long)strlen(a)), a);
-        if (f->kind == YOLO_FLAG_BOOL && nv) yolo_flags_fail(prog, usage, "%s takes no value (got '%s')", name, vals[0]);
-        if (f->kind != YOLO_FLAG_BOOL && f->kind != YOLO_FLAG_OPT && !nv) yolo_flags_fail(prog, usage, "%s needs a value%s", name, "");
+        if (f->kind == YOLO_FLAG_BOOL && nv) return yolo_errorf(err, "%s: %s takes no value (got '%.100s')", where, name, vals[0]);
+        if (f->kind != YOLO_FLAG_BOOL && f->kind != YOLO_FLAG_OPT && !nv) return yolo_errorf(err, "%s: %s needs a value", where, name);
+        int number = f->kind == YOLO_FLAG_INT || f->kind == YOLO_FLAG_FLOAT || f->kind == YOLO_FLAG_INTS;
+        if (number && !(f->lo < f->hi))   /* a table without ranges: the program's fault */
+            return yolo_errorf(err, "%s: %s has no range in the flag table", where, name);
         double x;
         yolo_ints ints = { 0, { 0 } };
         switch (f->kind) {
@@ -9680,25 +10007,36 @@ void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv,
         case YOLO_FLAG_STR: if (f->value) *(const char **)f->value = vals[0]; break;
         case YOLO_FLAG_OPT: if (f->value) *(const char **)f->value = nv ? vals[0] : f->constant; break;
         case YOLO_FLAG_INT: case YOLO_FLAG_FLOAT:
-            if (yolo_flag_number(vals[0], f->kind == YOLO_FLAG_INT, &x))
-                yolo_flags_fail(prog, usage, f->kind == YOLO_FLAG_INT ? "%s wants an integer, got '%s'" : "%s wants a number, got '%s'", name, vals[0]);
+            if (yolo_read_number(vals[0], f->kind == YOLO_FLAG_INT, f->lo, f->hi, where, name, &x, err)) return -1;
             if (f->value && f->kind == YOLO_FLAG_INT) *(int *)f->value = (int)x;
             else if (f->value) *(double *)f->value = x;
             break;
         case YOLO_FLAG_INTS:   /* "0 2" as the official, "0,2" too */
             for (int k = 0; k < nv; k++)
                 for (const char *t = vals[k]; *t;) {
-                    char w[32];
+                    char w[64];
                     size_t n = strcspn(t, ",");
                     snprintf(w, sizeof w, "%.*s", (int)n, t);
-                    if (yolo_flag_number(w, 1, &x)) yolo_flags_fail(prog, usage, "%s wants integers, got '%s'", name, w);
-                    if (ints.n < YOLO_MAX_INTS) ints.v[ints.n++] = (int)x;
+                    if (yolo_read_number(w, 1, f->lo, f->hi, where, name, &x, err)) return -1;
+                    if (ints.n == YOLO_MAX_INTS) return yolo_errorf(err, "%s: %s takes at most %d values", where, name, YOLO_MAX_INTS);
+                    ints.v[ints.n++] = (int)x;
                     t += n; if (*t) t++;
                 }
             if (f->value) *(yolo_ints *)f->value = ints;
             break;
         }
-        if (!f->value) fprintf(stderr, "%s: %s does not apply here (%s); ignored\n", prog, name, f->help);
+        if (!f->value) fprintf(stderr, "%s: %s does not apply here (%s); ignored\n", where, name, f->help);
+    }
+    return 0;
+}
+
+void yolo_flags_parse(const yolo_flag *flags, int nflags, int argc, char **argv, const char *prog, const char *usage) {
+    char err[YOLO_ERR];
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { yolo_flags_usage(flags, nflags, prog, usage, stdout); exit(0); }
+    if (yolo_flags_read(flags, nflags, argc, argv, prog, err)) {   /* one line, as every refusal */
+        fprintf(stderr, "%s (%s --help lists every flag)\n", err, prog);
+        exit(2);
     }
 }
 
@@ -9746,7 +10084,7 @@ void yolo_val_progress_hook(void *ctx, int id, const yolo_det *d, int n) {
 }
 
 int yolo_check_img_size(int img, int floor, const char *prog) {
-    int size = (img + 31) / 32 * 32;
+    int size = (int)(((long)img + 31) / 32 * 32);   /* img is in the flag's range, [1, YOLO_MAX_IMG] */
     if (size < floor) size = floor;
     if (size != img) fprintf(stderr, "%s: WARNING --img-size %d must be multiple of max stride 32, updating to %d\n", prog, img, size);
     return size;

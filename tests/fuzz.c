@@ -20,6 +20,7 @@
 #include "../yolov9.h"
 #include <signal.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <utime.h>
 #include <unistd.h>
 #include <stb/stb_image_write.h>
@@ -27,6 +28,7 @@
 #define INPUT_SECONDS 10   /* of CPU time per input, under the sanitizers (a loaded machine is no hang) */
 
 static const char *g_dir;
+static char g_current[1300];   /* DIR/current.bin: the input being run */
 static const char *g_surface = "cases";
 static long g_input = -1;
 
@@ -254,9 +256,31 @@ static int run_labels(const buf *b) {
     return open_dataset(g_labels_root, 3, "a.txt");
 }
 
+/* the same pictures, sizes and labels in the same order */
+static int same_dataset(const yolo_dataset *a, const yolo_dataset *b) {
+    if (a->n != b->n) return 0;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->files[i], b->files[i]) || a->w0[i] != b->w0[i] || a->h0[i] != b->h0[i] || a->nlab[i] != b->nlab[i] ||
+            (a->nlab[i] && memcmp(a->lab[i], b->lab[i], (size_t)a->nlab[i] * 5 * sizeof(float))))
+            return 0;
+    return 1;
+}
+
+/* label-cache semantics: whatever a damaged cache says (its hash of the files still matching), the dataset is the
+   one its labels make (g_samples, read from them at the start) */
 static int run_cache(const buf *b) {
     write_file(g_cache_path, b->p, b->n);
-    return open_dataset(g_cache_root, 3, NULL);
+    char err[YOLO_ERR] = "";
+    yolo_dataset ds;
+    int rc = yolo_dataset_open(&ds, g_cache_root, "images", 3, 0, err);
+    check_refusal(rc, err, NULL);
+    if (!rc && !same_dataset(&ds, &g_samples)) {
+        printf("fuzz: cache input %ld: the cache changed the dataset (%d pictures, %ld boxes; the labels make %d and %ld) "
+               "(reproducer: %s/current.bin)\n", g_input, ds.n, ds.nboxes, g_samples.n, g_samples.nboxes, g_dir);
+        g_failures++;
+    }
+    if (!rc) yolo_dataset_free(&ds);
+    return rc;
 }
 
 static int run_hyp(const buf *b, yolo_rng *r) {
@@ -289,6 +313,392 @@ static int run_image(const buf *b, const char *ext) {
         free(im.rgb);
     }
     return rc;
+}
+
+/* ---- dataset meaning: names, lists, sources --------------------------------- */
+
+/* UTF-8 text, checked here on its own (not by the reader under test) */
+static int utf8_ok(const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        int k = *p < 0x80 ? 0 : *p >= 0xC2 && *p < 0xE0 ? 1 : *p >= 0xE0 && *p < 0xF0 ? 2 : *p >= 0xF0 && *p < 0xF5 ? 3 : -1;
+        if (k < 0 || end - p <= k) return 0;
+        for (p++; k > 0; k--, p++) if ((*p & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+
+/* A strict reading of a JSON text (what Python's json or any other reader
+   takes): UTF-8, no control character inside a string, only the escapes
+   JSON has, nesting within bounds. 0, or -1 with *why. */
+static int json_value(const char **p, const char *end, int depth, const char **why);
+static void json_ws(const char **p, const char *end) { while (*p < end && strchr(" \t\n\r", **p)) (*p)++; }
+static int json_string(const char **p, const char *end, const char **why) {
+    for ((*p)++; *p < end && **p != '"'; (*p)++) {
+        unsigned char c = (unsigned char)**p;
+        if (c < 0x20) { *why = "a raw control character inside a string"; return -1; }
+        if (c != '\\') continue;
+        (*p)++;
+        if (*p >= end || !strchr("\"\\/bfnrtu", **p)) { *why = "an escape JSON does not have"; return -1; }
+        if (**p == 'u')
+            for (int k = 0; k < 4; k++) if (++*p >= end || !isxdigit((unsigned char)**p)) { *why = "a \\u without 4 hex digits"; return -1; }
+    }
+    if (*p >= end) { *why = "a string not closed"; return -1; }
+    (*p)++;
+    return 0;
+}
+static int json_value(const char **p, const char *end, int depth, const char **why) {
+    json_ws(p, end);
+    if (*p >= end || depth > 32) { *why = "a value missing, or nested too deep"; return -1; }
+    char open = **p;
+    if (open == '"') return json_string(p, end, why);
+    if (open == '{' || open == '[') {
+        char close = open == '{' ? '}' : ']';
+        (*p)++; json_ws(p, end);
+        if (*p < end && **p == close) { (*p)++; return 0; }
+        for (;;) {
+            if (open == '{') {
+                json_ws(p, end);
+                if (*p >= end || **p != '"' || json_string(p, end, why)) { if (!*why) *why = "a key that is no string"; return -1; }
+                json_ws(p, end);
+                if (*p >= end || **p != ':') { *why = "no ':' after a key"; return -1; }
+                (*p)++;
+            }
+            if (json_value(p, end, depth + 1, why)) return -1;
+            json_ws(p, end);
+            if (*p < end && **p == ',') { (*p)++; continue; }
+            if (*p < end && **p == close) { (*p)++; return 0; }
+            *why = "no ',' or closing bracket"; return -1;
+        }
+    }
+    const char *s = *p;
+    while (*p < end && (isalnum((unsigned char)**p) || strchr("+-.", **p))) (*p)++;
+    if (*p == s) { *why = "a character that starts no value"; return -1; }
+    return 0;
+}
+/* a safetensors file's header, read strictly */
+static const char *strict_header(const char *path) {
+    static char why[300];
+    buf b = read_file(path);
+    const char *msg = NULL;
+    uint64_t n = 0;
+    for (int i = 7; i >= 0 && b.n >= 8; i--) n = (n << 8) | b.p[i];
+    const char *p = (const char *)b.p + 8, *end = p + n;
+    if (b.n < 8 || n > b.n - 8) msg = "a header longer than the file";
+    else if (!utf8_ok(p, (size_t)n)) msg = "a header that is not UTF-8";
+    else if (json_value(&p, end, 0, &msg) == 0) { json_ws(&p, end); if (p != end) msg = "text after the header's object"; }
+    if (msg) snprintf(why, sizeof why, "%s: %s", path, msg);
+    free(b.p);
+    return msg ? why : NULL;
+}
+
+static const char *name_pieces[] = {
+    "cat", "traffic light", "a, b", "x]", "[y", "it's", "say \"hi\"", "back\\slash", "tab\there", "bell\a", "esc\x1b[0m",
+    "#hash", " spaced ", "a # b", "\xc3\xbc", "\xe6\x97\xa5\xe6\x9c\xac", "\xf0\x9f\x98\x80", "\xff\xfe", "\xc3", "a;b", "|pipe",
+    "}{", "--flag", "nan", "0", "key: value", "\x7f", "", "- item",
+};
+#define NPIECES ((int)(sizeof name_pieces / sizeof name_pieces[0]))
+
+/* a name as a yaml quoted scalar: single quotes ('' for '), or double (\" and \\) */
+static void yaml_quoted(char *out, size_t cap, const char *name, int dbl) {
+    size_t o = 0;
+    out[o++] = dbl ? '"' : '\'';
+    for (const char *c = name; *c && o + 4 < cap; c++) {
+        if (dbl && (*c == '"' || *c == '\\')) out[o++] = '\\';
+        if (!dbl && *c == '\'') out[o++] = '\'';
+        out[o++] = *c;
+    }
+    out[o++] = dbl ? '"' : '\'';
+    out[o] = 0;
+}
+
+/* dataset meaning: a data yaml of names (quoted, in a flow list, a block list or a block dict) and sources (a
+   flow list, quoted commas, ';', lists longer than the reader holds), written from known values. It is refused
+   with one line naming it exactly when a value cannot be kept (a name not UTF-8, empty or over 255 bytes; a
+   source holding ';'; sources over 4095 characters), else read back to exactly those values; the names then go
+   through a weights file (its header read strictly) and come back the same */
+static int run_meaning(yolo_rng *r) {
+    char names[3][300], srcs[8][1200], text[16384], q[2600], path[1200], err[YOLO_ERR] = "";
+    int must_refuse = 0, nsrc = 1 + (int)pick(r, 4);
+    for (int i = 0; i < 3; i++) {
+        names[i][0] = 0;
+        for (int k = (int)pick(r, 3); k >= 0; k--) strcat(names[i], name_pieces[pick(r, NPIECES)]);
+        must_refuse |= !names[i][0] || strlen(names[i]) > 255 || !utf8_ok(names[i], strlen(names[i]));
+    }
+    size_t total = 0;
+    for (int i = 0; i < nsrc; i++) {
+        size_t len = pick(r, 4) ? 1 + pick(r, 40) : 900 + pick(r, 300);
+        for (size_t k = 0; k < len; k++) srcs[i][k] = "abc/._-, "[pick(r, 9)];
+        srcs[i][0] = 'd';
+        srcs[i][len - 1] = 'z';   /* (a yaml scalar's spaces around it are not its own) */
+        if (!pick(r, 12)) srcs[i][len / 2] = ';';
+        srcs[i][len] = 0;
+        total += len + (i > 0);
+        must_refuse |= strchr(srcs[i], ';') != NULL;
+    }
+    must_refuse |= total > 4095;
+    size_t o = snprintf(text, sizeof text, "# a dataset's meaning\nval: v\ntrain: [");
+    for (int i = 0; i < nsrc; i++) { yaml_quoted(q, sizeof q, srcs[i], (int)pick(r, 2)); o += snprintf(text + o, sizeof text - o, "%s%s", i ? ", " : "", q); }
+    o += snprintf(text + o, sizeof text - o, "]\nnc: 3\nnames:");
+    int style = (int)pick(r, 3);
+    for (int i = 0; i < 3; i++) {
+        yaml_quoted(q, sizeof q, names[i], (int)pick(r, 2));
+        if (style == 0) o += snprintf(text + o, sizeof text - o, "%s%s", i ? ",\n  " : " [", q);
+        else if (style == 1) o += snprintf(text + o, sizeof text - o, "\n  - %s", q);
+        else o += snprintf(text + o, sizeof text - o, "\n  %d: %s", i, q);
+    }
+    snprintf(text + o, sizeof text - o, "%s\n", style == 0 ? "]" : "");
+    buf b = buf_of(text, strlen(text));
+    write_file(g_current, b.p, b.n);
+    put("meaning.yaml", &b, path, sizeof path);
+    free(b.p);
+    yolo_data_cfg d;
+    int rc = yolo_data_read(&d, path, err);
+    check_refusal(rc, err, "meaning.yaml");
+    const char *wrong = NULL;
+    char spec[8192] = "";
+    for (int i = 0; i < nsrc; i++) snprintf(spec + strlen(spec), sizeof spec - strlen(spec), "%s%s", i ? ";" : "", srcs[i]);
+    if (rc && !must_refuse) wrong = "refused values it can keep";
+    else if (!rc && must_refuse) wrong = "kept a value it cannot keep";
+    else if (!rc && strcmp(d.train, spec)) wrong = "read other sources";
+    for (int i = 0; !rc && !wrong && i < 3; i++) if (strcmp(d.names[i], names[i])) wrong = "read other names";
+    if (!rc && !wrong) {   /* through a weights file and back */
+        char wpath[1300];
+        snprintf(wpath, sizeof wpath, "%s/names.safetensors", g_dir);
+        yolo_model_set_names(&g_tiny, d.names);
+        yolo_model m;
+        if (yolo_save_weights(&g_tiny, wpath, NULL, NULL, 0, err)) wrong = "could not save the names";
+        else if ((wrong = strict_header(wpath))) {}
+        else if (yolo_model_for_weights(&m, NULL, wpath, 0, 0, err)) wrong = "could not read its own weights file";
+        else {
+            for (int i = 0; i < 3 && !wrong; i++) if (!m.names || strcmp(m.names[i], names[i])) wrong = "names changed in the weights file";
+            yolo_model_free(&m);
+        }
+        yolo_model_set_names(&g_tiny, NULL);
+    }
+    if (wrong) { printf("fuzz: meaning input %ld: %s (%s) (reproducer: %s)\n", g_input, wrong, rc ? err : "accepted", g_current); g_failures++; }
+    if (!rc) yolo_data_free(&d);
+    return rc;
+}
+
+/* ---- the programs: every flag's values, a checkpoint's metadata ------------ */
+
+#define PROGRAM_SECONDS 300   /* of wall time per run: a loaded machine is slow, a hang never ends */
+static const char *g_programs;   /* the folder of train, val and detect */
+
+/* argv run with stdout and stderr into DIR/run.out and run.err; its wait status, -1 when it ran past the time */
+static int run_program(char *const *argv, buf *err_text) {
+    char out[1300], errp[1300];
+    snprintf(out, sizeof out, "%s/run.out", g_dir); snprintf(errp, sizeof errp, "%s/run.err", g_dir);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(out, "w", stdout) || !freopen(errp, "w", stderr)) _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    double t0 = yolo_now();
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (yolo_now() - t0 > PROGRAM_SECONDS) { kill(pid, SIGKILL); waitpid(pid, &status, 0); status = -1; break; }
+        struct timespec ten_ms = { 0, 10000000 };
+        nanosleep(&ten_ms, NULL);
+    }
+    if (err_text) *err_text = read_file(errp);
+    return status;
+}
+
+/* a run's ending: a crash, a sanitizer's abort, a hang, or a refusal of more (or less) than one line fails */
+static const char *judge_run(int status, const buf *err) {
+    static char why[200];
+    if (status == -1) return "ran past the time limit (a hang)";
+    if (WIFSIGNALED(status)) { snprintf(why, sizeof why, "killed by signal %d (a crash or a sanitizer's report)", WTERMSIG(status)); return why; }
+    if (WEXITSTATUS(status) == 0) return NULL;
+    if (err->n == 0 || err->p[err->n - 1] != '\n' || memchr(err->p, '\n', err->n - 1)) return "a refusal that is not one line";
+    return NULL;
+}
+
+static void write_command(const char *what, char *const *argv) {
+    FILE *f = fopen(g_current, "w");
+    if (!f) return;
+    fprintf(f, "%s:", what);
+    for (int i = 0; argv[i]; i++) fprintf(f, " '%s'", argv[i]);
+    fprintf(f, "\n");
+    fclose(f);
+}
+
+static const char *hostile_values[] = {
+    "-1", "0", "1", "7", "2147483647", "2147483648", "-2147483649", "4294967296", "99999999999999999999", "1e30", "-1e30",
+    "1e-30", "nan", "-nan", "inf", "-inf", "abc", "", " ", "0x10", "1.5", "1e3", " 3", "3 ", "+2", "-0", "1,2", "--",
+};
+#define NHOSTILE ((int)(sizeof hostile_values / sizeof hostile_values[0]))
+
+/* a program's numeric flags, from its --help: "  --flag N  help" (N, X or N [N ...]) */
+static int numeric_flags(const char *prog, char flags[][40], int cap) {
+    char path[1300], *argv[3] = { path, (char *)"--help", NULL };
+    snprintf(path, sizeof path, "%s/%s", g_programs, prog);
+    buf err;
+    if (run_program(argv, &err)) { free(err.p); return 0; }
+    free(err.p);
+    char out[1300];
+    snprintf(out, sizeof out, "%s/run.out", g_dir);
+    buf help = read_file(out);
+    int n = 0;
+    for (char *line = (char *)help.p; line && *line && n < cap; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char flag[40], metavar[8];
+        if (sscanf(line, " %39s %7s", flag, metavar) == 2 && !strncmp(flag, "--", 2) && (!strcmp(metavar, "N") || !strcmp(metavar, "X")))
+            snprintf(flags[n++], 40, "%s", flag);
+    }
+    free(help.p);
+    return n;
+}
+
+/* the command line: each program, from a command that works, with one numeric flag given a hostile value
+   (out of range, huge, negative, NaN, not a number). train stops after its plan (--dry-run); val and detect run. */
+static int run_cli(yolo_rng *r) {
+    static const char *progs[3] = { "train", "val", "detect" };
+    static char flags[3][64][40];
+    static int nflags[3] = { -1, -1, -1 };
+    int p = (int)pick(r, 3);
+    if (nflags[p] < 0) nflags[p] = numeric_flags(progs[p], flags[p], 64);
+    if (nflags[p] == 0) { printf("fuzz: cli: %s/%s --help lists no numeric flag\n", g_programs, progs[p]); g_failures++; return -1; }
+    char path[1300], project[1300];
+    snprintf(path, sizeof path, "%s/%s", g_programs, progs[p]);
+    snprintf(project, sizeof project, "%s/runs", g_dir);
+    const char *base[3][24] = {
+        { "--cfg", "tests/golden/tiny-gelan/model.yaml", "--data", "tests/data/coco8/coco8.yaml", "--hyp", "tests/data/hyp-noaug.yaml",
+          "--img", "64", "--batch", "8", "--epochs", "1", "--device", "cpu", "--workers", "1", "--noplots", "--dry-run", NULL },
+        { "--cfg", "tests/golden/tiny-gelan/model.yaml", "--weights", "tests/golden/val-tiny/weights.safetensors", "--data",
+          "tests/data/coco8/coco8.yaml", "--img", "64", "--batch", "8", "--device", "cpu", "--workers", "1", "--noplots", NULL },
+        { "--cfg", "tests/golden/tiny-gelan/model.yaml", "--weights", "tests/golden/tiny-gelan/weights.safetensors", "--source",
+          "tests/data/coco8/images/train2017/000000000030.jpg", "--img", "64", "--device", "cpu", "--nosave", NULL },
+    };
+    char *argv[40];
+    int n = 0;
+    argv[n++] = path;
+    for (int k = 0; base[p][k]; k++) argv[n++] = (char *)base[p][k];
+    argv[n++] = (char *)"--project"; argv[n++] = project; argv[n++] = (char *)"--exist-ok";
+    const char *flag = flags[p][pick(r, nflags[p])];
+    argv[n++] = (char *)flag;
+    argv[n++] = (char *)hostile_values[pick(r, NHOSTILE)];
+    if (!strcmp(flag, "--classes") || !strcmp(flag, "--imgsz") || !strcmp(flag, "--freeze")) if (pick(r, 2)) argv[n++] = (char *)hostile_values[pick(r, NHOSTILE)];
+    argv[n] = NULL;
+    write_command("cli", argv);
+    buf err;
+    int status = run_program(argv, &err);
+    const char *why = judge_run(status, &err);
+    if (why) { printf("fuzz: cli input %ld: %s: %.300s (reproducer: %s)\n", g_input, why, err.p, g_current); g_failures++; }
+    free(err.p);
+    return status == 0 ? 0 : -1;
+}
+
+/* checkpoint metadata: a real checkpoint of a 2-epoch run after its first epoch, one metadata field (every
+   counter and string) given a hostile value, resumed. A refusal leaves every file of the run as it was; a run
+   that goes on leaves checkpoints that load (finite, the header read strictly). */
+static char g_ckpt[1300];   /* the checkpoint, made once */
+static int make_checkpoint(void) {
+    char path[1300], project[1300], src[1400];
+    snprintf(path, sizeof path, "%s/train", g_programs);
+    snprintf(project, sizeof project, "%s/ckpt-run", g_dir);
+    char *argv[] = { path, (char *)"--cfg", (char *)"tests/golden/tiny-gelan/model.yaml", (char *)"--data", (char *)"tests/data/coco8/coco8.yaml",
+                     (char *)"--hyp", (char *)"tests/data/hyp-noaug.yaml", (char *)"--img", (char *)"64", (char *)"--batch", (char *)"8",
+                     (char *)"--epochs", (char *)"2", (char *)"--save-period", (char *)"1", (char *)"--device", (char *)"cpu",
+                     (char *)"--workers", (char *)"1", (char *)"--noplots", (char *)"--noval", (char *)"--project", project,
+                     (char *)"--name", (char *)"a", (char *)"--exist-ok", NULL };
+    buf err;
+    int status = run_program(argv, &err);
+    if (status) { printf("fuzz: ckpt: the 2-epoch run to fuzz failed: %.300s\n", err.p); free(err.p); return -1; }
+    free(err.p);
+    snprintf(src, sizeof src, "%s/a/weights/epoch0.safetensors", project);
+    snprintf(g_ckpt, sizeof g_ckpt, "%s/epoch0.safetensors", g_dir);
+    buf b = read_file(src);
+    write_file(g_ckpt, b.p, b.n);
+    free(b.p);
+    return 0;
+}
+
+/* b's __metadata__ value of key replaced by value (NULL: the key gone), JSON-escaped; the data stays in place */
+static buf set_meta(const buf *b, const char *key, const char *value) {
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = (n << 8) | b->p[i];
+    char find[80];
+    snprintf(find, sizeof find, "\"%s\":\"", key);
+    const char *h = (const char *)b->p + 8, *at = (const char *)memmem(h, n, find, strlen(find));
+    buf out = buf_of(b->p, b->n);
+    if (!at) return out;
+    const char *v = at + strlen(find), *e = v;
+    while (*e != '"') e += *e == '\\' ? 2 : 1;
+    if (!value) { v = e[1] == ',' ? at : at - (at[-1] == ','); e = e[1] == ',' ? e + 1 : e; }   /* the key, with one comma */
+    char *esc = (char *)malloc(6 * (value ? strlen(value) : 0) + 1);
+    size_t o = 0;
+    if (value) yolo_json_put(esc, &o, value);
+    esc[o] = 0;
+    /* header: up to the value (or the key), the new value, the rest; spaces to a multiple of 8 */
+    buf hd = { NULL, 0, 0 };
+    const char *cut = v, *resume = value ? e : e + 1;
+    buf_reserve(&hd, n + o + 16);
+    memcpy(hd.p, h, cut - h); hd.n = cut - h;
+    memcpy(hd.p + hd.n, esc, o); hd.n += o;
+    size_t rest = (size_t)(h + n - resume);
+    memcpy(hd.p + hd.n, resume, rest); hd.n += rest;
+    while (hd.n > 0 && hd.p[hd.n - 1] == ' ') hd.n--;
+    while (hd.n % 8) hd.p[hd.n++] = ' ';
+    free(out.p);
+    out.p = NULL; out.n = out.cap = 0;
+    buf_reserve(&out, 8 + hd.n + (b->n - 8 - n));
+    for (int i = 0; i < 8; i++) out.p[i] = (unsigned char)((uint64_t)hd.n >> (8 * i));
+    memcpy(out.p + 8, hd.p, hd.n);
+    memcpy(out.p + 8 + hd.n, b->p + 8 + n, b->n - 8 - n);
+    out.n = 8 + hd.n + (b->n - 8 - n);
+    free(hd.p); free(esc);
+    return out;
+}
+
+/* a checkpoint as the programs must find it: its header strict, every value finite (yolo_load_weights) */
+static const char *loadable(const char *path) {
+    static char why[YOLO_ERR + 64];
+    const char *bad = strict_header(path);
+    if (bad) return bad;
+    char err[YOLO_ERR];
+    yolo_model m;
+    if (yolo_model_for_weights(&m, NULL, path, 0, 0, err) || yolo_load_weights(&m, path, err)) {
+        snprintf(why, sizeof why, "%s does not load: %s", path, err);
+        return why;
+    }
+    yolo_model_free(&m);
+    return NULL;
+}
+
+static int run_ckpt(yolo_rng *r) {
+    static const char *keys[] = { "epoch", "best_epoch", "best_fitness", "ema_updates", "optim_steps", "last_step", "loss_scale",
+                                  "loss_scale_good", "nc", "args", "hyp", "names", "yaml", "optimizer", "format" };
+    static const char *strings[] = { "--cfg|x.yaml|--foo", "--workers|-1", "--epochs|0", "--img|2147483647", "", "|", "--weights||--data",
+                                     "--batch|nan", "lr0 abc", "lr0 nan", "lr0", "a\tb\nc\x01", "[[[[", "nc: 3\nbackbone: [", "\xff",
+                                     "--data|/etc", "--hyp|/nonexistent.yaml", "--epochs|2|--epochs|1" };
+    if (!g_ckpt[0] && make_checkpoint()) { g_failures++; return -1; }
+    const char *key = keys[pick(r, sizeof keys / sizeof keys[0])];
+    const char *value = pick(r, 8) == 0 ? NULL : pick(r, 3) ? hostile_values[pick(r, NHOSTILE)] : strings[pick(r, sizeof strings / sizeof strings[0])];
+    char dir[1300], last[1400], path[1300];
+    snprintf(dir, sizeof dir, "%s/resume/weights", g_dir);
+    yolo_mkdirs(dir);
+    snprintf(last, sizeof last, "%s/last.safetensors", dir);
+    buf b = read_file(g_ckpt), m = set_meta(&b, key, value);
+    write_file(last, m.p, m.n);
+    remove(strcat(strcpy(path, dir), "/best.safetensors"));
+    snprintf(path, sizeof path, "%s/train", g_programs);
+    char *argv[] = { path, (char *)"--resume", last, NULL };
+    FILE *f = fopen(g_current, "w");
+    if (f) { fprintf(f, "ckpt: %s = '%s' (copy of %s)\n", key, value ? value : "(removed)", g_ckpt); fclose(f); }
+    buf err;
+    int status = run_program(argv, &err);
+    const char *why = judge_run(status, &err);
+    buf after = read_file(last);
+    if (!why && status && (after.n != m.n || memcmp(after.p, m.p, m.n))) why = "refused, but changed the checkpoint";
+    if (!why && !status) why = loadable(last);
+    if (!why && !status && !access(strcat(strcpy(path, dir), "/best.safetensors"), F_OK)) why = loadable(path);
+    if (why) { printf("fuzz: ckpt input %ld: %s = '%s': %s: %.300s (reproducer: %s)\n", g_input, key, value ? value : "(removed)", why, err.p, g_current); g_failures++; }
+    free(b.p); free(m.p); free(after.p); free(err.p);
+    return status == 0 ? 0 : -1;
 }
 
 /* ---- the cases of the attacker's run (issue 17), each a test -------------- */
@@ -601,7 +1011,7 @@ static void run_cases(void) {
             buf_replace(&b, find, repl);
             b.p[b.n] = 0;
             snprintf(what, sizeof what, "hyp yaml: %s", repl);
-            expect(what, text_case("h.yaml", (char *)b.p, err, read_hyp), err, "is not in [");
+            expect(what, text_case("h.yaml", (char *)b.p, err, read_hyp), err, "is not a number in [");
             free(b.p);
         }
     {   /* the loss gains: fixed as the official's, so a different one is refused and none is needed */
@@ -672,8 +1082,10 @@ static void make_dataset(const char *root) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: fuzz DIR [--seed S] [--inputs N | --seconds T] [surface ...]\n"); return 1; }
+    if (argc < 2) { fprintf(stderr, "usage: fuzz DIR [--seed S] [--inputs N | --seconds T] [--programs DIR] [surface ...]\n"); return 1; }
     g_dir = argv[1];
+    snprintf(g_current, sizeof g_current, "%s/current.bin", g_dir);
+    g_programs = ".";
     uint64_t seed = 1;
     long inputs = 300;
     double seconds = 0;
@@ -683,6 +1095,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) inputs = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--programs") && i + 1 < argc) g_programs = argv[++i];
         else if (nonly < 16) only[nonly++] = argv[i];
     }
     signal(SIGPROF, on_alarm);
@@ -697,22 +1110,40 @@ int main(int argc, char **argv) {
     if (!nonly) run_cases();
     cpu_limit(0);
 
-    static const struct { const char *name, *seeds[3]; } surfaces[] = {
-        { "st", { "tests/golden/tiny-gelan/weights.safetensors", "tests/golden/tiny-cb/weights.safetensors" } },
-        { "model", { "tests/golden/tiny-gelan/model.yaml", "tests/golden/tiny-dual/model.yaml", "tests/golden/tiny-cb/model.yaml" } },
-        { "data", { "tests/data/coco8/coco8.yaml" } },
-        { "labels", { NULL } },
-        { "cache", { NULL } },
-        { "hyp", { "tests/data/hyp-noaug.yaml" } },
-        { "image", { NULL } },
+    /* the mutated files; then those made from scratch each time (generate), and those that run the
+       programs (only when named) */
+    static const struct { const char *name, *seeds[3]; int (*generate)(yolo_rng *r); int named; } surfaces[] = {
+        { "st", { "tests/golden/tiny-gelan/weights.safetensors", "tests/golden/tiny-cb/weights.safetensors" }, NULL, 0 },
+        { "model", { "tests/golden/tiny-gelan/model.yaml", "tests/golden/tiny-dual/model.yaml", "tests/golden/tiny-cb/model.yaml" }, NULL, 0 },
+        { "data", { "tests/data/coco8/coco8.yaml" }, NULL, 0 },
+        { "labels", { NULL }, NULL, 0 },
+        { "cache", { NULL }, NULL, 0 },
+        { "hyp", { "tests/data/hyp-noaug.yaml" }, NULL, 0 },
+        { "image", { NULL }, NULL, 0 },
+        { "meaning", { NULL }, run_meaning, 0 },
+        { "cli", { NULL }, run_cli, 1 },
+        { "ckpt", { NULL }, run_ckpt, 1 },
     };
-    char path[1300];
-    snprintf(path, sizeof path, "%s/current.bin", g_dir);
+    const char *path = g_current;
     for (size_t s = 0; s < sizeof surfaces / sizeof surfaces[0]; s++) {
-        int want = !nonly;
+        int want = !nonly && !surfaces[s].named;
         for (int k = 0; k < nonly; k++) want |= !strcmp(only[k], surfaces[s].name);
         if (!want) continue;
         g_surface = surfaces[s].name;
+        if (surfaces[s].generate) {
+            yolo_rng r = { seed * 0x9E3779B97F4A7C15ull + s };
+            long accepted = 0, n = 0;
+            double t0 = yolo_now();
+            for (g_input = 0; (seconds > 0 ? yolo_now() - t0 < seconds : g_input < inputs) && !g_failures; g_input++, n++) {
+                if (!surfaces[s].named) cpu_limit(INPUT_SECONDS);   /* (a program runs under its own wall-clock limit) */
+                accepted += surfaces[s].generate(&r) == 0;
+                cpu_limit(0);
+            }
+            printf("fuzz: %-6s seed %llu: %ld inputs in %.1f s, %ld accepted, %ld refused with one clear line%s\n", g_surface,
+                   (unsigned long long)seed, n, yolo_now() - t0, accepted, n - accepted, g_failures ? ", FAILED" : "");
+            if (g_failures) break;
+            continue;
+        }
         buf seeds[3];
         int nseeds = 0;
         for (int k = 0; k < 3 && surfaces[s].seeds[k]; k++) {

@@ -203,10 +203,19 @@ def cases(d):
     results = []
     src, dst = os.path.join(d, "case.pt"), os.path.join(d, "case.safetensors")
 
-    def case(what, want, build):
+    def case(what, want, build, check=None, cpu_seconds=None):
+        if os.path.lexists(src):
+            os.remove(src)   # (the FIFO of a case before would block the next one's writing)
         build(src)
+        t0 = time.process_time()
         ok, msg = run(src, dst)
+        spent = time.process_time() - t0
         ok = ok and (want is None and msg.startswith("wrote") or want is not None and want in msg)
+        if ok and check:
+            why = check(dst)
+            ok, msg = why is None, msg if why is None else why
+        if ok and cpu_seconds is not None and spent > cpu_seconds:
+            ok, msg = False, "took %.1f s of CPU, more than %g" % (spent, cpu_seconds)
         results.append(ok)
         print("  %-58s %s  | %s" % (what, "ok  " if ok else "FAIL", msg[:150]))
 
@@ -279,6 +288,28 @@ def cases(d):
             for _ in range(300):
                 f.write(zero)
 
+    def many_views(path):   # 300 full views of one storage of 2^20 values: 3e8 values in all, from 4 MB
+        n = 1 << 20
+        ts = [(str(i), Tensor(StorageRef("FloatStorage", "0", n), 0, [n], [1])) for i in range(300)]
+        write_pt(path, {"model": module(Model, params=ts)}, {"0": bytes(4 * n)})
+
+    half_vals = [0.5, -2.0, 65504.0, 6e-8, 1.0, 3.0]   # a subnormal and half's largest among them
+
+    def half_and_view(path):   # a half storage, and a float one read through a transposed view
+        t = Tensor(StorageRef("HalfStorage", "0", 6), 0, [6], [1])
+        v = Tensor(StorageRef("FloatStorage", "1", 6), 0, [3, 2], [1, 3])
+        write_pt(path, {"model": module(Model, params=[("half", t), ("view", v)])},
+                 {"0": struct.pack("<6e", *half_vals), "1": struct.pack("<6f", *range(6))})
+
+    def half_and_view_values(path):
+        with open(path, "rb") as f:
+            n = struct.unpack("<Q", f.read(8))[0]
+            head, body = json.loads(f.read(n)), f.read()
+        got = {k: list(struct.unpack("<%df" % ((e["data_offsets"][1] - e["data_offsets"][0]) // 4),
+                                     body[e["data_offsets"][0]:e["data_offsets"][1]])) for k, e in head.items()}
+        want = {"half": [struct.unpack("<e", struct.pack("<e", x))[0] for x in half_vals], "view": [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]}
+        return None if got == want else "values %s, not %s" % (got, want)
+
     print("convert.py and the attacker's .pt files (issue 17):")
     case("a small checkpoint converts to what the loader accepts", None, small)
     case("a truncated zip", "not a PyTorch zip", cut(0.5))
@@ -298,6 +329,8 @@ def cases(d):
     case("a zip bomb (300 MB of zeros in 300 KB)", "a zip bomb", bomb)
     case("no file at all", "cannot open", lambda p: os.remove(p) if os.path.exists(p) else None)
     case("a FIFO", "not a regular file", lambda p: os.mkfifo(p))
+    case("3e8 values as 300 views of one 4 MB storage: refused before any is read", "values in all", many_views, cpu_seconds=2)
+    case("half values and a transposed view convert exactly", None, half_and_view, check=half_and_view_values)
     return sum(results), len(results)
 
 

@@ -81,11 +81,11 @@ int main(int argc, char **argv) {
         { "--cfg", YOLO_FLAG_STR, &cfg, "model yaml, or a name (the weights' own when they carry it)", 0 },
         { "--weights", YOLO_FLAG_STR, &weights, "the weights the gradient is taken at", 0 },
         { "--data", YOLO_FLAG_STR, &data, "dataset yaml: its training pictures, augmented as train's", 0 },
-        { "--batch", YOLO_FLAG_INT, &batch, "pictures a step (4)", 0 },
-        { "--img", YOLO_FLAG_INT, &img, "training size (640)", 0 },
-        { "--batches", YOLO_FLAG_INT, &batches, "steps measured (3)", 0 },
+        { "--batch", YOLO_FLAG_INT, &batch, "pictures a step (4)", 0, 1, YOLO_MAX_BATCH },
+        { "--img", YOLO_FLAG_INT, &img, "training size (640)", 0, 1, YOLO_MAX_IMG },
+        { "--batches", YOLO_FLAG_INT, &batches, "steps measured (3)", 0, 1, 1000000 },
         { "--device", YOLO_FLAG_STR, &device, "cpu or cuda", 0 },
-        { "--loss-scale", YOLO_FLAG_FLOAT, &loss_scale, "half's loss scale, at first (65536)", 0 },
+        { "--loss-scale", YOLO_FLAG_FLOAT, &loss_scale, "half's loss scale, at first (65536)", 0, 1, 1e30 },
     };
     const char *usage = "--weights W --data D.yaml [--cfg C] [--batch 4] [--img 640] [--batches 3] [--device cpu] [--loss-scale 65536]";
     yolo_flags_parse(flags, (int)(sizeof flags / sizeof flags[0]), argc - 1, argv + 1, "grad_fidelity", usage);

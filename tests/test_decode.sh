@@ -8,7 +8,7 @@
 # written by OpenCV, a file cut at two thirds), and coco128's 128 pictures
 # when shared/coco128 is beside or inside the checkout (or at $COCO128).
 # Needs python3 with OpenCV and numpy; without them it says so and skips.
-# Run from the repository root.
+# Run from the repository root (BIN=tests/ubsan: the sanitized build).
 . tests/common.sh
 PY=
 for p in python3 /usr/bin/python3; do
@@ -20,7 +20,7 @@ for d in "${COCO128:-}" shared/coco128 ../shared/coco128; do
     if [ -n "$d" ] && [ -d "$d/images" ]; then set -- "$@" $(find "$d/images" -name '*.jpg' | sort); C=$d; break; fi
 done
 [ -n "${C:-}" ] || echo "  note  coco128 not found (shared/coco128, ../shared/coco128 or \$COCO128): the bundled pictures only"
-./tests/test_decode "$T" "$@" 2> "$T/err" || bad "test_decode: $(cat "$T/err")"
+"${BIN:-tests}"/test_decode "$T" "$@" 2> "$T/err" || bad "test_decode: $(cat "$T/err")"
 if $PY - "$T" "$@" 2> "$T/pyerr" <<'PY'
 import sys, cv2, numpy as np
 out, files, bad = sys.argv[1], sys.argv[2:], 0

@@ -11,7 +11,7 @@
 # (scale and shift only: the separable warp), the others rotation, shear
 # and perspective (the general warp). The same seed must give the same
 # batches whatever the number of threads, with or without --cache.
-# Run from the repository root.
+# Run from the repository root (BIN=tests/ubsan: the sanitized build).
 . tests/common.sh
 D=tests/data/coco8/coco8.yaml
 H=tests/data/hyp-loader.yaml
@@ -22,7 +22,7 @@ check() {   # want, then bench_loader's flags
     for w in 0 1 3; do
         for c in "" "--cache ram" "--cache disk"; do
             d=$D; [ "$c" = "--cache disk" ] && d=$T/coco8/coco8.yaml
-            got=$(./tests/bench_loader --data $d "$@" --workers $w $c --sum 2> "$T/err" | tail -n 1)
+            got=$("${BIN:-tests}"/bench_loader --data $d "$@" --workers $w $c --sum 2> "$T/err" | tail -n 1)
             if [ "$got" = "all $want" ]; then ok "$* --workers $w $c: $want"
             else bad "$* --workers $w $c: '$got' ($(cat "$T/err")), want $want"; fi
         done

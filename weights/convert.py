@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Convert an official YOLOv9 checkpoint (.pt) to safetensors, with nothing
-but the Python standard library (no PyTorch, no numpy).
+but the Python standard library (no PyTorch needed; numpy, where it is
+installed, as beside PyTorch, only makes it faster).
 
     python3 weights/convert.py yolov9-c.pt yolov9-c.safetensors
 
@@ -20,10 +21,13 @@ BatchNorm's num_batches_tracked is dropped). Names are the state_dict names
 
 A checkpoint is untrusted input: nothing it names is imported or run, every
 size is checked before anything is read or allocated (the archive's members
-against their compressed sizes, each tensor against its storage), and any
-problem ends in one line naming the file and what is wrong, with nothing
-written. What is written is what yolov9.h's loader accepts: unique names,
-finite values, the tensors tiling the data.
+against their compressed sizes, each tensor against its storage, the
+values in all), and any problem ends in one line naming the file and what
+is wrong, with nothing written. The tensors are planned first, from their
+shapes alone, then their storages are read one at a time and written out
+as float32 bytes (never a Python object per value where numpy is there,
+never a list of them where it is not). What is written is what yolov9.h's
+loader accepts: unique names, finite values, the tensors tiling the data.
 """
 import collections
 import io
@@ -34,6 +38,12 @@ import pickle
 import struct
 import sys
 import zipfile
+from array import array
+
+try:
+    import numpy
+except ImportError:  # the standard library's array does the same, more slowly
+    numpy = None
 
 MAX_PICKLE_BYTES = 256 << 20      # the pickle of the module tree (yolov9-e's: under 2 MB)
 MAX_STORAGE_BYTES = 4 << 30       # one tensor storage
@@ -42,6 +52,7 @@ MAX_MODULE_DEPTH = 64             # nn.Module nesting (the official models: 4)
 MAX_MODULES = 100000              # modules visited (yolov9-e: about 1500)
 MAX_NAME = 127                    # yolov9.h's tensor names
 MAX_VALUES = 1 << 28              # values written in all (yolov9-e: 58M)
+FLOAT32_MAX = 3.4028234663852886e38
 
 
 class Refused(Exception):
@@ -137,8 +148,8 @@ class Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError("unsupported persistent id %r" % (pid,))
 
 
-def read_member(zf, name, limit):
-    """One archive member, its declared size checked before it is inflated."""
+def member_info(zf, name, limit):
+    """An archive member's entry, its declared size checked before anything is inflated."""
     try:
         info = zf.getinfo(name)
     except KeyError:
@@ -147,6 +158,12 @@ def read_member(zf, name, limit):
         raise Refused("%s claims %d bytes, more than the %d allowed" % (name, info.file_size, limit))
     if info.file_size > MAX_INFLATION * info.compress_size + (1 << 20):
         raise Refused("%s inflates %d bytes into %d (a zip bomb?)" % (name, info.compress_size, info.file_size))
+    return info
+
+
+def read_member(zf, name, limit):
+    """One archive member, exactly as long as its entry says."""
+    info = member_info(zf, name, limit)
     with zf.open(info) as f:
         data = f.read(info.file_size + 1)
     if len(data) != info.file_size:
@@ -154,48 +171,93 @@ def read_member(zf, name, limit):
     return data
 
 
-def tensor_floats(zf, prefix, t, storages):
-    """The tensor's values as a list of Python floats (row-major), or None
-    when it is not floating point. Its storage is read only now, and only
-    when the tensor stays inside it and has no more elements than it (no
-    view that repeats one value millions of times). storages keeps each
-    storage's values once read (many tensors may share one)."""
+def storage_values(zf, prefix, t):
+    """How many values t's storage holds, from its archive entry alone (None:
+    not floating point, not written), after checking that t fits in it:
+    inside it, and with no more elements than it (no view that repeats one
+    value millions of times)."""
     if t.storage.kind not in STORAGE_DTYPES:
         raise Refused("storage %s has the unknown type %s" % (t.storage.key, t.storage.kind))
-    code, width, floating = STORAGE_DTYPES[t.storage.kind]
+    _, width, floating = STORAGE_DTYPES[t.storage.kind]
     if not floating:
         return None
-    if (t.storage.key, code) not in storages:
-        raw = read_member(zf, prefix + "data/" + t.storage.key, MAX_STORAGE_BYTES)
-        if len(raw) % width:
-            raise Refused("storage %s has %d bytes, not a whole number of %d-byte values" % (t.storage.key, len(raw), width))
-        if code == "bf16":
-            vals = struct.unpack("<%dH" % (len(raw) // 2), raw)
-            vals = [struct.unpack("<f", struct.pack("<I", v << 16))[0] for v in vals]
-        else:
-            vals = struct.unpack("<%d%s" % (len(raw) // width, code), raw)
-        storages[(t.storage.key, code)] = vals
-    vals = storages[(t.storage.key, code)]
-    n_storage, n = len(vals), t.numel()
-    if t.extent() > n_storage or n > n_storage:
+    size = member_info(zf, prefix + "data/" + t.storage.key, MAX_STORAGE_BYTES).file_size
+    if size % width:
+        raise Refused("storage %s has %d bytes, not a whole number of %d-byte values" % (t.storage.key, size, width))
+    n_storage = size // width
+    if t.extent() > n_storage or t.numel() > n_storage:
         raise Refused("a tensor of shape %s (offset %d, stride %s) does not fit its storage %s of %d values"
                       % (list(t.size), t.offset, list(t.stride), t.storage.key, n_storage))
+    return n_storage
+
+
+def as_float32(raw, code):
+    """A storage's bytes as float32 values: a numpy array, or an array('f')
+    (values beyond float32 become infinite, and are refused as such)."""
+    if numpy is not None:
+        dtype = {"e": "<f2", "f": "<f4", "d": "<f8", "bf16": "<u2"}[code]
+        v = numpy.frombuffer(raw, dtype=dtype)
+        if code == "bf16":   # the upper half of a float32
+            return (v.astype("<u4") << 16).view("<f4")
+        with numpy.errstate(over="ignore"):
+            return v.astype("<f4")
+    if code == "bf16":   # two zero bytes below each value: the float32 it is the top of
+        wide = bytearray(2 * len(raw))
+        wide[2::4], wide[3::4] = raw[0::2], raw[1::2]
+        raw, code = bytes(wide), "f"
+    if code == "f":
+        vals = array("f")
+        vals.frombytes(raw)
+        if sys.byteorder == "big":
+            vals.byteswap()
+        return vals
+    wide = array("f")
+    for (v,) in struct.iter_unpack("<" + code, raw):
+        wide.append(v if abs(v) <= FLOAT32_MAX or v != v else math.copysign(math.inf, v))
+    return wide
+
+
+def gather(vals, t):
+    """t's values, row-major, from its storage's values (t fits: storage_values)."""
+    n = t.numel()
+    if numpy is not None:
+        item = vals.itemsize
+        view = numpy.lib.stride_tricks.as_strided(vals[t.offset:], shape=t.size, strides=[s * item for s in t.stride])
+        return numpy.ascontiguousarray(view).reshape(-1) if n else vals[:0]
     contiguous, expect = True, 1
-    for d, s in zip(reversed(t.size), reversed(t.stride)):
-        if d != 1 and s != expect:
+    for d, st in zip(reversed(t.size), reversed(t.stride)):
+        if d != 1 and st != expect:
             contiguous = False
         expect *= d
-    if contiguous:
-        return list(vals[t.offset:t.offset + n])
-    out = []
-    def walk(dim, base):
-        if dim == len(t.size):
-            out.append(vals[base])
-            return
-        for i in range(t.size[dim]):
-            walk(dim + 1, base + i * t.stride[dim])
-    walk(0, t.offset)
+    if contiguous or n == 0:
+        return vals[t.offset:t.offset + n]
+    out, last, step = array("f"), t.size[-1], t.stride[-1]
+    rows = [(t.offset, 0)]   # each row of the last dimension: an extended slice of the storage
+    while rows:
+        base, dim = rows.pop()
+        if dim == len(t.size) - 1:
+            out.extend(vals[base:base + (last - 1) * step + 1:step] if step else array("f", [vals[base]]) * last)
+        else:
+            rows.extend((base + i * t.stride[dim], dim + 1) for i in reversed(range(t.size[dim])))
     return out
+
+
+def all_finite(vals):
+    if numpy is not None:
+        return bool(numpy.isfinite(vals).all())
+    try:   # an infinity or a NaN makes the exact sum one (float32 values cannot overflow it)
+        return math.isfinite(math.fsum(vals))
+    except ValueError:   # inf + -inf
+        return False
+
+
+def float32_bytes(vals):
+    if numpy is not None:
+        return vals.astype("<f4").tobytes()
+    if sys.byteorder == "big":
+        vals = array("f", vals)
+        vals.byteswap()
+    return vals.tobytes()
 
 
 def state_dict(root):
@@ -277,7 +339,8 @@ def convert(src, dst):
         root = ckpt
     if root is None or not hasattr(root, "_modules"):
         raise Refused("no model in the checkpoint")
-    header, blobs, offset, storages = {}, [], 0, {}
+    # the plan, from the shapes and the archive's entries alone: names, sizes, offsets
+    header, plan, offset = {}, [], 0
     meta = description(root)
     if meta:
         header["__metadata__"] = meta
@@ -285,37 +348,44 @@ def convert(src, dst):
         check_name(name)
         if name in header:
             raise Refused("tensor %s appears twice" % name)
-        vals = tensor_floats(zf, prefix, t, storages)
-        if vals is None:
+        if storage_values(zf, prefix, t) is None:
             continue  # num_batches_tracked and other integer buffers
-        if offset // 4 + len(vals) > MAX_VALUES:
+        if offset // 4 + t.numel() > MAX_VALUES:
             raise Refused("more than %d values in all (tensors sharing one storage many times?)" % MAX_VALUES)
-        if not all(math.isfinite(v) for v in vals):
-            raise Refused("%s holds NaN or infinite values" % name)
-        try:
-            blob = struct.pack("<%df" % len(vals), *vals)
-        except OverflowError:
-            raise Refused("%s holds values beyond float32" % name)
-        header[name] = {"dtype": "F32", "shape": list(t.size), "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
+        header[name] = {"dtype": "F32", "shape": list(t.size), "data_offsets": [offset, offset + 4 * t.numel()]}
+        plan.append((name, t))
+        offset += 4 * t.numel()
     ntensors = len(header) - ("__metadata__" in header)
     if not ntensors:
         raise Refused("no floating-point tensors in the model")
     text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
     text += b" " * (-len(text) % 8)
-    tmp = dst + ".tmp"
+    # then the values, a storage at a time (tensors sharing one read it once when they come one after another)
+    tmp, done = dst + ".tmp", False
     try:
         with open(tmp, "wb") as f:
             f.write(struct.pack("<Q", len(text)))
             f.write(text)
-            for b in blobs:
-                f.write(b)
+            key, vals = None, None
+            for name, t in plan:
+                if (t.storage.key, t.storage.kind) != key:
+                    key, vals = None, None   # the last storage's values go before the next is read
+                    code = STORAGE_DTYPES[t.storage.kind][0]
+                    vals = as_float32(read_member(zf, prefix + "data/" + t.storage.key, MAX_STORAGE_BYTES), code)
+                    key = (t.storage.key, t.storage.kind)
+                out = gather(vals, t)
+                if not all_finite(out):
+                    raise Refused("%s holds NaN or infinite values, or values beyond float32" % name)
+                f.write(float32_bytes(out))
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, dst)
+        done = True
     except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
         raise Refused("cannot write %s (%s)" % (dst, e.strerror or e))
+    finally:
+        if not done and os.path.exists(tmp):
+            os.remove(tmp)
     return ntensors
 
 

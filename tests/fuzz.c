@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <utime.h>
 #include <unistd.h>
 #include <stb/stb_image_write.h>
@@ -759,20 +760,49 @@ static int st_case(const char *header, size_t ndata, int hlen_delta, char *err) 
     return read_st(path, err);
 }
 
-static int cache_case(const char *find, const char *repl, char *err) {
+/* the cache's first line made to hash its text again ("yolov9.c labels 3 FILES COUNT TEXT"): an edit that only the
+   reading of the entries can catch */
+static void cache_rehash(buf *b) {
+    unsigned char *nl = (unsigned char *)memchr(b->p, '\n', b->n);
+    char *last = nl ? (char *)memrchr(b->p, ' ', nl - b->p) : NULL;
+    if (!last) return;
+    char hash[40];
+    snprintf(hash, sizeof hash, " %llx", (unsigned long long)yolo_fnv1a(1469598103934665603ull, (const char *)nl + 1, b->n - (nl + 1 - b->p)));
+    size_t head = (unsigned char *)last - b->p, tail = b->n - (nl - b->p), hl = strlen(hash);
+    buf_reserve(b, head + hl + tail);
+    memmove(b->p + head + hl, nl, tail);
+    memcpy(b->p + head, hash, hl);
+    b->n = head + hl + tail; b->p[b->n] = 0;
+}
+
+/* the cache edited (find replaced by repl; rehash: its text's hash made right again): the dataset opens, read again
+   from the labels with a warning holding note, and holds exactly the two pictures with their labels */
+static int cache_case(const char *find, const char *repl, int rehash, const char *note, char *err) {
     buf b = read_file(g_cache_path);
     char path[1200];
     snprintf(path, sizeof path, "%s/saved.cache", g_dir);
     write_file(path, b.p, b.n);
     int applied = buf_replace(&b, find, repl);
+    if (rehash) cache_rehash(&b);
     write_file(g_cache_path, b.p, b.n);
     free(b.p);
     if (!applied) { snprintf(err, YOLO_ERR, "case not applied: '%s' not in the cache", find); return 0; }
-    /* the dataset opens (the damaged cache read again from the labels) and
-       holds exactly the two pictures with their labels */
     yolo_dataset ds;
     err[0] = 0;
+    char warnings[1300];   /* stderr into a file while the dataset opens */
+    snprintf(warnings, sizeof warnings, "%s/warnings.txt", g_dir);
+    fflush(stderr);
+    int saved = dup(2), fd = open(warnings, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) { dup2(fd, 2); close(fd); }
     int rc = yolo_dataset_open(&ds, g_cache_root, "images", 3, 0, err);
+    fflush(stderr);
+    dup2(saved, 2); close(saved);
+    buf said = read_file(warnings);
+    if (!strstr((const char *)said.p, note)) {
+        if (!rc) yolo_dataset_free(&ds);
+        rc = -1, snprintf(err, YOLO_ERR, "no warning holding '%s' (%.200s)", note, (const char *)said.p);
+    }
+    free(said.p);
     if (!rc) {
         if (ds.n != 2 || ds.nboxes != 3) rc = -1, snprintf(err, YOLO_ERR, "%d images, %ld boxes instead of 2 and 3", ds.n, ds.nboxes);
         for (int i = 0; i < ds.n && !rc; i++)
@@ -881,10 +911,12 @@ static void run_cases(void) {
     }
 
     /* labels and the label cache */
-    expect("labels.cache: a larger image count", cache_case(" 2\n", " 7\n", err), err, NULL);
-    expect("labels.cache: a cached class of 500", cache_case("\n2 0.5", "\n500 0.5", err), err, NULL);
-    expect("labels.cache: a cached box count of -1", cache_case(" 1 |", " -1 |", err), err, NULL);
-    expect("labels.cache: a name that is no scanned image", cache_case("/a.jpg", "/zz.jpg", err), err, NULL);
+    expect("labels.cache: a larger image count", cache_case(" 2\n", " 7\n", 0, "does not hash", err), err, NULL);
+    expect("labels.cache: a cached class of 500", cache_case("\n2 0.5", "\n500 0.5", 0, "does not hash", err), err, NULL);
+    expect("labels.cache: a cached box count of -1", cache_case(" 1 |", " -1 |", 0, "does not hash", err), err, NULL);
+    expect("labels.cache: a name that is no scanned image", cache_case("/a.jpg", "/zz.jpg", 0, "does not hash", err), err, NULL);
+    expect("labels.cache: its hash right, a picture listed twice", cache_case("/b.png", "/a.jpg", 1, "listed twice", err), err, NULL);
+    expect("labels.cache: its hash right, a cached class of 500", cache_case("\n2 0.5", "\n500 0.5", 1, "500", err), err, NULL);
     static const char *big_class[] = { "1e30", "inf", "2147483648" };
     for (int i = 0; i < 3; i++) {
         char path[1200], what[96], text[96];

@@ -33,15 +33,17 @@ PY
 sums() { md5sum "$1"/* 2>/dev/null; }
 
 # 1. killed, again and again, at moments of a run and while it writes a checkpoint (its .tmp there),
-#    and resumed each time: every file on disk whole after every kill
+#    and resumed each time: every file on disk whole after every kill. The run is long (50 epochs) so
+#    that every kill finds it training, however loaded the machine: the last one ends it.
 start() {
     if [ -e "$T/k/weights/last.safetensors" ]; then ./train --resume "$T/k/weights/last.safetensors"
-    else $RUN --batch 4 --epochs 8 --save-period 1 --name k --exist-ok; fi > "$T/k.log" 2>&1 &
+    else $RUN --batch 4 --epochs 50 --save-period 1 --name k --exist-ok; fi > "$T/k.log" 2>&1 &
     pid=$!
 }
-kills=0 broken=0 in_save=0
+kills=0 broken=0 in_save=0 moments=0
 start
-for moment in 2.5 save 1.1 save 3.7 save 0.6 save 2.9; do
+for moment in 2.5 save 1.1 save 3.7 save 0.6 save 2.9 save; do
+    moments=$((moments + 1))
     if [ $moment = save ]; then   # the moment a .tmp appears (up to 60 s)
         for i in $(seq 6000); do ls "$T"/k/weights/*.tmp > /dev/null 2>&1 && break; kill -0 $pid 2>/dev/null || break; sleep 0.01; done
         ls "$T"/k/weights/*.tmp > /dev/null 2>&1 && in_save=$((in_save + 1))
@@ -49,11 +51,15 @@ for moment in 2.5 save 1.1 save 3.7 save 0.6 save 2.9; do
     kill -9 $pid 2>/dev/null && kills=$((kills + 1))
     wait $pid 2>/dev/null
     for f in "$T"/k/weights/*.safetensors; do [ -e "$f" ] && { whole "$f" || broken=$((broken + 1)); }; done
-    start
+    [ $moments -lt 10 ] && start
 done
-wait $pid
-if [ $broken = 0 ] && [ $kills -ge 5 ] && [ $in_save -ge 2 ]; then ok "killed $kills times ($in_save while writing a checkpoint) and resumed: every checkpoint whole after each kill"
-else bad "after $kills kills ($in_save while writing), $broken checkpoints were not whole"; fi
+epoch=$(python3 -c "
+import json, struct, sys
+b = open(sys.argv[1], 'rb').read()
+print(json.loads(b[8:8 + struct.unpack('<Q', b[:8])[0]])['__metadata__']['epoch'])" "$T/k/weights/last.safetensors" 2>/dev/null)
+if [ $broken = 0 ] && [ $kills = 10 ] && [ $in_save -ge 2 ] && [ -n "$epoch" ]
+then ok "killed $kills times ($in_save while writing a checkpoint), resumed each time up to epoch $epoch: every checkpoint whole after each kill"
+else bad "after $kills kills of 10 ($in_save while writing), epoch ${epoch:-none}: $broken checkpoints were not whole"; tail -5 "$T/k.log"; fi
 
 # a 3-epoch run of one batch a step (batch 64 > coco8's 8 pictures: an optimizer step every batch) to poison
 $RUN --batch 64 --epochs 3 --save-period 1 --name p > "$T/p.log" 2>&1 || { bad "the run to poison failed"; cat "$T/p.log"; }

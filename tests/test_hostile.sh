@@ -4,7 +4,12 @@
 # official handles it; never a crash, a hang, a silent default or a file
 # made worse. The fuzzer (tests/fuzz.c: cli, ckpt, meaning, cache) tries
 # the same families at random; tests/test_checkpoints.sh kills, corrupts
-# and poisons runs. Run from the repository root.
+# and poisons runs. Rows tested there, not here: a checkpoint's
+# ema_updates of -99999999999, its epoch past the run's end or -5, --workers
+# -1 in its args, a step that makes the weights non-finite
+# (test_checkpoints.sh); a label cache whose hashes match but that lists a
+# picture twice (tests/fuzz.c's cases); a .pt of 3e8 values refused before
+# it is read (tests/fuzz_convert.py). Run from the repository root.
 . tests/common.sh
 CFG=tests/golden/tiny-gelan/model.yaml
 W=tests/golden/tiny-gelan/weights.safetensors

@@ -28,25 +28,41 @@ TRAIN_CC  = $(CC)
 endif
 
 # ==== the CUDA backend: toolkit, architecture, the simulator =================
-# Everything about nvcc, the GPU's object and its tests, and the CUDA
-# simulator (tests/sim) lives in this block. It gives the rest:
+# Everything about nvcc (or hipcc), the GPU's object and its tests, and the
+# CUDA simulator (tests/sim) lives in this block. It gives the rest:
 #   GPU_OBJ, GPU_LIBS   the backend's object and libraries (empty without nvcc)
 #   GPU_TESTS           the GPU's test programs, built by make test-all
 #   SIM_CORE, SIM_ALL   the simulator's tests that make test and make
 #                       test-all run (run-* targets defined here)
+# The backend (yolov9_kernels.cu) is its portable core and the fastest tier
+# of tensor-core kernels the GPU of CUDA_ARCH has: sm_75 the Turing tier
+# (T4), sm_80 sm_86 sm_87 sm_89 and Blackwell's sm_100 sm_120 the Ampere
+# tier, sm_90 the Hopper tier (built for sm_90a); sm_60 and sm_70 the core
+# alone. TIER=portable|sm75|sm80 builds a lower tier for the same GPU
+# (portable: the core alone, no tensor cores), so that an H100 runs every
+# tier (tests/gpu_check.sh). HIP=1 builds the core with hipcc for the AMD
+# GPUs of HIP_ARCH instead.
 NVCC      ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCH ?= sm_90
-# sm_90 builds the Hopper path too (yolov9_kernels.cu's conv_wg_kernel:
-# wgmma, which needs the sm_90a target, and YOLO_WGMMA); WGMMA=0 builds
-# sm_90 without it, the sm_80 path (mma.sync) alone on the same GPU, so
-# that the two can be compared
-WGMMA     ?= 1
-ifeq ($(CUDA_ARCH) $(WGMMA),sm_90 1)
-ARCH_FLAGS = -gencode=arch=compute_90a,code=[sm_90a,compute_90a] -DYOLO_WGMMA=1
+ARCH_NUM   = $(subst sm_,,$(CUDA_ARCH))
+ARCH_TIER  = $(if $(filter 90 90a,$(ARCH_NUM)),90,$(if $(filter 75,$(ARCH_NUM)),75,$(if $(filter 6% 70 72,$(ARCH_NUM)),0,80)))
+ifneq ($(filter 10 11 12 13 20 21 30 32 35 37 50 52 53,$(ARCH_NUM)),)
+$(error CUDA_ARCH=$(CUDA_ARCH): the GPU backend needs sm_60 on (atomicAdd on doubles))
+endif
+TIER      ?=
+YOLO_TIER  = $(if $(TIER),$(subst portable,0,$(subst sm,,$(TIER))),$(ARCH_TIER))
+ifneq ($(filter-out 0 75 80 90,$(YOLO_TIER)),)
+$(error TIER=$(TIER): portable, sm75, sm80 or sm90)
+endif
+ifeq ($(shell [ $(YOLO_TIER) -le $(ARCH_TIER) ] || echo over),over)
+$(error TIER=$(TIER) needs a newer GPU than CUDA_ARCH=$(CUDA_ARCH) (its tier: $(ARCH_TIER)))
+endif
+ifeq ($(YOLO_TIER),90)
+ARCH_FLAGS = -gencode=arch=compute_90a,code=[sm_90a,compute_90a]
 else
 ARCH_FLAGS = -arch=$(CUDA_ARCH)
 endif
-NVFLAGS   ?= -O3 $(ARCH_FLAGS) -Xptxas -v
+NVFLAGS   ?= -O3 -std=c++17 $(ARCH_FLAGS) -DYOLO_TIER=$(YOLO_TIER) -Xptxas -v
 # NVCC_JOBS=16: nvcc optimises the kernel file in that many threads
 # (-split-compile: about a minute instead of three on the H200's machine)
 ifneq ($(NVCC_JOBS),)
@@ -60,6 +76,19 @@ CUDA_LIB  = $(firstword $(foreach d,$(dir $(realpath $(NVCC)))../lib64 $(CUDA_HO
               $(CUDA_HOME)/targets/x86_64-linux/lib,$(if $(wildcard $(d)/libcudart.so*),$(d))))
 ifeq ($(CUDA_LIB),)
 override NVCC :=
+endif
+
+# HIP=1: the portable core through hipcc (ROCm: Debian's hipcc package) for
+# HIP_ARCH, gfx90a (MI200, wavefronts of 64) by default; gfx1100 (RX 7900,
+# wavefronts of 32) needs a ROCm whose device library has it (Debian 12's
+# 5.2 has none: tests/build_matrix.sh)
+ifeq ($(HIP),1)
+HIPCC     ?= hipcc
+HIP_ARCH  ?= gfx90a
+override NVCC :=
+GPU_OBJ   = tests/yolov9_kernels.o
+GPU_LIBS  = -lamdhip64 -lstdc++ -ldl -lpthread -lrt
+GPU_TESTS = tests/test_cuda tests/bench_train
 endif
 
 # The CUDA backend sums over the GPUs of a data-parallel run with NCCL:
@@ -84,14 +113,23 @@ endif
 endif
 endif
 
+ifeq ($(HIP),1)
+tests/yolov9_kernels.o: yolov9_kernels.cu yolov9.h
+	$(HIPCC) -x hip -std=c++17 -O3 $(addprefix --offload-arch=,$(HIP_ARCH)) -DYOLO_TIER=0 -Wno-pass-failed -c -o $@ $<
+else
 tests/yolov9_kernels.o: yolov9_kernels.cu yolov9.h
 	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> tests/yolov9_kernels.ptxas.txt || (cat tests/yolov9_kernels.ptxas.txt; false)
+endif
 
 tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
+# the tier and the nvcc flags this make builds the backend with (tests/build_matrix.sh)
+cuda-flags:
+	@echo "$(YOLO_TIER) $(ARCH_FLAGS)"
+
 # on a machine with a GPU: every kernel against its CPU twin, the golden
-# cases on the GPU (tests/gpu_check.sh does more)
+# cases on the GPU (tests/gpu_check.sh does more: every tier)
 test-cuda: tests/test_cuda tests/golden_check
 	./tests/test_cuda
 	./tests/golden_check --device cuda $(GOLDEN)
@@ -110,70 +148,87 @@ tests/bench_conv: tests/bench_conv.cu tests/bench_conv_shapes.inc tests/yolov9_i
 tests/probe_tma: tests/probe_tma.cu
 	$(NVCC) -O2 -arch=sm_90 -o $@ $<
 
-# the CUDA backend on the CPU (tests/sim): cu2cpp.py makes yolov9_kernels.cu
+# the GPU backend on the CPU (tests/sim): cu2cpp.py makes yolov9_kernels.cu
 # plain C++ that cuda_sim.h runs, each block's threads as fibers (no GPU,
-# no CUDA toolkit), built twice: the sm_80 path and (YOLO_WGMMA=1) the
-# Hopper path. test_cuda and golden_check --device cuda link it as they
-# link the GPU's object. -no-pie: shared memory's addresses must fit in 32
-# bits; -ffp-contract=fast: a * b + c fused, as nvcc does (-fmad).
+# no CUDA toolkit), built once a simulated GPU, each with its tier: sim60
+# (a GPU older than any tier: the portable core alone), sim75 (Turing's
+# mma.sync m16n8k8), sim80 (Ampere's m16n8k16, cp.async), sim90 (Hopper's
+# wgmma, the copy engine). test_cuda and golden_check --device cuda link it
+# as they link the GPU's object. -no-pie: shared memory's addresses must fit
+# in 32 bits; -ffp-contract=fast: a * b + c fused, as nvcc does (-fmad).
 # Built wherever python3 is.
 PYTHON3   ?= $(shell command -v python3 2>/dev/null)
+SIM_GPUS  = 60 75 80 90
 SIM_CXXFLAGS = -std=c++17 -march=native -ffp-contract=fast -fno-pie -fno-strict-aliasing -w -I. -Itests/sim
 tests/sim/kernels.cpp: yolov9_kernels.cu tests/sim/cu2cpp.py
 	$(PYTHON3) tests/sim/cu2cpp.py yolov9_kernels.cu $@
 
-tests/sim/kernels80.o tests/sim/kernels90.o: tests/sim/kernels%.o: tests/sim/kernels.cpp tests/sim/cuda_sim.h yolov9.h
-	$(CXX) $(SIM_CXXFLAGS) -O2 -DYOLO_WGMMA=$(if $(filter 90,$*),1,0) -c -o $@ $<
+$(foreach g,$(SIM_GPUS),tests/sim/kernels$(g).o): tests/sim/kernels%.o: tests/sim/kernels.cpp tests/sim/cuda_sim.h yolov9.h
+	$(CXX) $(SIM_CXXFLAGS) -O2 -DYOLO_TIER=$(if $(filter 60,$*),0,$*) -c -o $@ $<
 
-tests/test_cuda_sim80 tests/golden_check_sim80: tests/%_sim80: tests/%.c yolov9.h tests/sim/kernels80.o
-	$(CC) $(CFLAGS) -no-pie -o $@ $< tests/sim/kernels80.o $(LDLIBS) -lstdc++
-
-tests/test_cuda_sim90 tests/golden_check_sim90: tests/%_sim90: tests/%.c yolov9.h tests/sim/kernels90.o
-	$(CC) $(CFLAGS) -no-pie -o $@ $< tests/sim/kernels90.o $(LDLIBS) -lstdc++
-
-SIM_PROGS = tests/test_cuda_sim80 tests/golden_check_sim80 tests/test_cuda_sim90 tests/golden_check_sim90
+# the two programs compiled once, linked with each simulated GPU
+tests/sim/test_cuda.o tests/sim/golden_check.o: tests/sim/%.o: tests/%.c yolov9.h
+	$(CC) $(CFLAGS) -c -o $@ $<
+define SIM_PROGRAMS
+tests/test_cuda_sim$(1) tests/golden_check_sim$(1): tests/%_sim$(1): tests/sim/%.o tests/sim/kernels$(1).o
+	$$(CC) $$(CFLAGS) -no-pie -o $$@ $$^ $$(LDLIBS) -lstdc++
+endef
+$(foreach g,$(SIM_GPUS),$(eval $(call SIM_PROGRAMS,$(g))))
+SIM_PROGS = $(foreach g,$(SIM_GPUS),tests/test_cuda_sim$(g) tests/golden_check_sim$(g))
 
 # What the simulator runs. make test (which must stay within 3 minutes on two
-# idle cores, build included): one pass of the model's kernels, the golden
-# cases on the Hopper path in bf16 (forward, backward, the optimizers, folded
-# inference; about 20 s of one core). make test-all: every kernel against its
-# CPU twin on both paths (test_cuda --quick: about 2.5 minutes each), and the
-# golden cases in every precision on both.
+# idle cores, build included): the golden cases (forward, backward, the
+# optimizers, folded inference) on the Hopper tier in bf16 and on the core
+# alone in bf16 (about 20 and 10 s of one core), the first case on Turing's
+# in half (15 s). make test-all: every kernel against its
+# CPU twin on a GPU of each tier (test_cuda --quick: about 2.5 minutes each),
+# and the golden cases in every precision a tier computes its own way: fp32,
+# bf16 and half on Ampere's (fp32 is the core's on every tier), bf16 and half
+# on Hopper's and on the core alone (its float32 products of rounded
+# operands), half on Turing's (its bf16 is the core's).
 run-golden-sim90-bf16: tests/golden_check_sim90
 	./tests/golden_check_sim90 --device cuda --precision bf16 $(GOLDEN)
-run-sim90: tests/test_cuda_sim90
-	./tests/test_cuda_sim90 --quick
-run-sim80: tests/test_cuda_sim80
-	./tests/test_cuda_sim80 --quick
+run-golden-sim90-half: tests/golden_check_sim90
+	./tests/golden_check_sim90 --device cuda --precision half $(GOLDEN)
 run-golden-sim80: tests/golden_check_sim80
 	./tests/golden_check_sim80 --device cuda $(GOLDEN)
 run-golden-sim80-bf16: tests/golden_check_sim80
 	./tests/golden_check_sim80 --device cuda --precision bf16 $(GOLDEN)
 run-golden-sim80-half: tests/golden_check_sim80
 	./tests/golden_check_sim80 --device cuda --precision half $(GOLDEN)
-run-golden-sim90-half: tests/golden_check_sim90
-	./tests/golden_check_sim90 --device cuda --precision half $(GOLDEN)
-SIM_RUNS  = run-golden-sim90-bf16 run-sim90 run-sim80 run-golden-sim80 run-golden-sim80-bf16 \
-            run-golden-sim80-half run-golden-sim90-half
+run-golden-sim75-half: tests/golden_check_sim75
+	./tests/golden_check_sim75 --device cuda --precision half $(firstword $(GOLDEN))
+run-golden-sim75-half-more: tests/golden_check_sim75
+	./tests/golden_check_sim75 --device cuda --precision half $(wordlist 2,99,$(GOLDEN))
+run-golden-sim60-bf16: tests/golden_check_sim60
+	./tests/golden_check_sim60 --device cuda --precision bf16 $(GOLDEN)
+run-golden-sim60-half: tests/golden_check_sim60
+	./tests/golden_check_sim60 --device cuda --precision half $(GOLDEN)
+$(foreach g,$(SIM_GPUS),run-sim$(g)): run-sim%: tests/test_cuda_sim%
+	./tests/test_cuda_sim$* --quick
+SIM_RUNS  = run-golden-sim90-bf16 $(foreach g,$(SIM_GPUS),run-sim$(g)) run-golden-sim80 run-golden-sim80-bf16 \
+            run-golden-sim80-half run-golden-sim90-half run-golden-sim75-half run-golden-sim75-half-more \
+            run-golden-sim60-bf16 run-golden-sim60-half
 ifneq ($(PYTHON3),)
-SIM_CORE  = run-golden-sim90-bf16
+SIM_CORE  = run-golden-sim90-bf16 run-golden-sim60-bf16 run-golden-sim75-half
 SIM_ALL   = $(SIM_RUNS)
 endif
 
-# the Hopper path on the simulator under AddressSanitizer (not in make test:
+# the Hopper tier on the simulator under AddressSanitizer (not in make test:
 # about ten minutes): a kernel that reads or writes past a buffer is named,
 # with its line, as compute-sanitizer's memcheck names it on a GPU
 sim-memcheck: tests/sim/kernels.cpp tests/sim/cuda_sim.h yolov9.h
-	$(CXX) $(SIM_CXXFLAGS) -O1 -g -fsanitize=address -DYOLO_WGMMA=1 -c -o tests/sim/kernels90_asan.o tests/sim/kernels.cpp
+	$(CXX) $(SIM_CXXFLAGS) -O1 -g -fsanitize=address -DYOLO_TIER=90 -c -o tests/sim/kernels90_asan.o tests/sim/kernels.cpp
 	$(CC) $(CFLAGS) -g -fsanitize=address -no-pie -o tests/test_cuda_sim90_asan tests/test_cuda.c tests/sim/kernels90_asan.o \
 	    $(LDLIBS) -lstdc++
 	ASAN_OPTIONS=detect_leaks=0 ./tests/test_cuda_sim90_asan --quick
 
 CUDA_CLEAN = tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt tests/test_cuda tests/bench_train \
              tests/bench_conv tests/bench_conv.o tests/bench_conv.ptxas.txt tests/probe_tma \
-             tests/sim/kernels.cpp tests/sim/kernels80.o tests/sim/kernels90.o $(SIM_PROGS) \
+             tests/sim/kernels.cpp $(foreach g,$(SIM_GPUS),tests/sim/kernels$(g).o) tests/sim/test_cuda.o \
+             tests/sim/golden_check.o $(SIM_PROGS) \
              tests/sim/kernels90_asan.o tests/test_cuda_sim90_asan
-.PHONY: test-cuda sim-memcheck $(SIM_RUNS)
+.PHONY: test-cuda sim-memcheck cuda-flags $(SIM_RUNS)
 # ==== end of the CUDA backend's block =========================================
 
 # ---- the three programs, at the top level (make's default goal, all) ---------------

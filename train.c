@@ -11,8 +11,9 @@
           --ckpt (recompute every block's inside during backward: less memory)
           --mem-budget 10G (choose --ckpt and, unless --batch is given, the batch to fit)
           --precision bf16|half|fp32 (the convs' products: bf16 operands with float32
-            sums, the default on a GPU with tensor cores; half, the official's AMP,
-            behind a loss scaler; or float32 throughout)
+            sums, the default on a GPU with bf16 tensor cores, sm_80 on; half, the
+            official's AMP, behind a loss scaler, the default on a T4 (Turing's tensor
+            cores are half's alone); or float32 throughout, the default elsewhere)
           --dry-run (print the memory plan and stop)
    Every epoch: a progress line, validation with the EMA weights (unless
    --noval), results.csv, weights/last.safetensors and best.safetensors. */

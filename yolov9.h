@@ -120,7 +120,7 @@ typedef YOLO_REAL yolo_real;
 #define YOLO_MAX_LAYERS 1000         /* --freeze: a layer index */
 
 /* YOLO_HD: code that the CUDA kernels share with the CPU as it is */
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(__HIPCC__)
 #define YOLO_HD __host__ __device__
 #else
 #define YOLO_HD
@@ -409,9 +409,12 @@ typedef struct yolo_backend {
        step); NULL: best fit again. Only a backend with an arena follows it. */
     void (*place)(const yolo_place *script, int n);
     void (*profile)(int on, FILE *report);
-    /* 1: bf16 and half products run on tensor cores, faster than float32
-       (training's default precision and --half follow it); 0: they are
-       the CPU twin's, float32 convs of rounded copies (for the tests) */
+    /* the precisions whose products run on tensor cores, faster than
+       float32, as bits 1 << YOLO_BF16 | 1 << YOLO_FP16 (the GPU's Ampere and
+       Hopper tiers; Turing's: half alone). Training's default precision
+       (bf16, else half, else float32) and --half follow it. The others are
+       computed all the same, as float32 products of rounded operands (the
+       CPU twin; the GPU's portable core), slower */
     int tensor_cores;
     /* dst = pixels / 255: a batch handed over as uint8 [B, 3, H, W]
        (yolo_set_input_pixels) made into the model's input where it lives,
@@ -3337,9 +3340,9 @@ void yolo_model_fuse(yolo_model *m);
 /* --half: from now on the convs round their operands to half precision
    and multiply them on the backend's tensor cores, summing in float
    (m->precision = YOLO_FP16); a folded pass stores its activations in half too.
-   Returns 0 where the backend has no tensor cores (the CPU, a GPU older
-   than sm_80): the model computes in float32 then, as the official code
-   does on the CPU. For inference only. */
+   Returns 0 where the backend has no tensor cores for half (the CPU, the
+   GPU's portable core): the model computes in float32 then, as the
+   official code does on the CPU. For inference only. */
 int yolo_model_half(yolo_model *m);
 /* --precision NAME: "fp32", "bf16" or "half" (-1 for anything else), and back */
 int yolo_precision_parse(const char *name);
@@ -3727,8 +3730,9 @@ yolo_real *yolo_fetch_tensor(const yolo_model *m, const yolo_tensor *t) {
 }
 
 int yolo_model_half(yolo_model *m) {
-    if (m->be->tensor_cores) m->precision = YOLO_FP16;
-    return m->be->tensor_cores;
+    int fast = m->be->tensor_cores >> YOLO_FP16 & 1;
+    if (fast) m->precision = YOLO_FP16;
+    return fast;
 }
 
 int yolo_precision_parse(const char *name) {
@@ -3736,14 +3740,15 @@ int yolo_precision_parse(const char *name) {
 }
 const char *yolo_precision_name(yolo_precision p) { return p == YOLO_BF16 ? "bf16" : p == YOLO_FP16 ? "half" : "fp32"; }
 yolo_precision yolo_precision_default(const yolo_backend *be, int train) {
-    return train && be->tensor_cores ? YOLO_BF16 : YOLO_FP32;
+    int tc = train ? be->tensor_cores : 0;
+    return tc >> YOLO_BF16 & 1 ? YOLO_BF16 : tc >> YOLO_FP16 & 1 ? YOLO_FP16 : YOLO_FP32;
 }
 
 void yolo_model_precision_flags(yolo_model *m, const yolo_backend *be, const char *precision, int train, int half,
                                 const char *prog) {
     m->precision = precision ? (yolo_precision)yolo_precision_parse(precision) : yolo_precision_default(be, train);
     m->stages_train = be->stage_train_weights != NULL;   /* the plan, made before the model moves to be, counts them */
-    if (half && be->tensor_cores) m->precision = YOLO_FP16;
+    if (half && be->tensor_cores >> YOLO_FP16 & 1) m->precision = YOLO_FP16;
     else if (half) fprintf(stderr, "%s: --half: %s has no half-precision path, computing in float32\n", prog, be->name);
 }
 

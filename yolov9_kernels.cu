@@ -1,25 +1,158 @@
-/* yolov9_kernels.cu — the CUDA backend: every op of yolov9.h's backend
-   table on an NVIDIA GPU, with our own kernels (no cuDNN, no cuBLAS).
+/* yolov9_kernels.cu — the GPU backend: every op of yolov9.h's backend table
+   on an NVIDIA GPU through CUDA, or an AMD one through HIP, with our own
+   kernels (no cuDNN, no cuBLAS).
 
    Each kernel computes the same function as its CPU twin in yolov9.h
    (tests/test_cuda checks them one by one on random inputs of awkward
    shapes). Convolutions are implicit GEMMs: the im2col matrix is never
-   built, the tile loader gathers it from the input on the fly (in bf16
-   and half, from NHWC copies of the input staged before each pass).
+   built, the tile loaders gather it from the input on the fly.
 
-   Build: nvcc -arch=sm_90 -c yolov9_kernels.cu, and link the object with a
-   program; yolo_backend_cuda() then returns this table. Every CUDA call
-   and launch is checked; YOLO_CUDA_SYNC=1 in the environment synchronises
-   after each launch so an error names the kernel that caused it. */
+   The file has three parts.
+   1. The portable core: every kernel the model needs, in plain CUDA C++
+      (no inline PTX, no architecture intrinsics, no driver API), for any
+      CUDA toolkit from 11 on, any NVIDIA GPU from sm_60 on, and AMD GPUs
+      through HIP (the vendor lines below). Its convolutions are tiled
+      matrix products on the CUDA cores; in bf16 and half their operands
+      are rounded on the way in, as the tensor cores' are, and summed in
+      float32. A port starts here: this part alone passes every test
+      (make TIER=portable builds it alone on any GPU).
+   2. The tiers: the convolutions again, faster, on NVIDIA's tensor cores.
+      Each tier is a section that says what it needs and what it replaces;
+      the build chooses one (YOLO_TIER, set by the Makefile from
+      CUDA_ARCH):
+        75  Turing (sm_75: T4, RTX 20xx, GTX 16xx): half products by
+            mma.sync m16n8k8 and ldmatrix, from NHWC copies of the
+            operands (bf16 has no tensor cores there: its products stay
+            on the CUDA cores);
+        80  Ampere and later (sm_80, 86, 87, 89; Blackwell's sm_100 and
+            sm_120 too): bf16 and half by mma.sync m16n8k16, the copies
+            into shared memory asynchronous (cp.async);
+        90  Hopper (sm_90a: H100, H200): warpgroup MMA (wgmma) and the
+            copy engine (tensor maps), over the Ampere tier.
+      A GPU runs the tier the build was made for, or the core where it
+      lacks what the tier needs.
+   3. Data parallel through NCCL (optional), and the backend table.
+
+   Build: make (CUDA_ARCH=sm_75|sm_80|sm_86|sm_89|sm_90|sm_120, TIER=portable
+   for the core alone, HIP=1 for AMD), or by hand: nvcc -O3 -std=c++17 -arch=sm_86 -c
+   yolov9_kernels.cu (YOLO_TIER defaults to 80; -DYOLO_TIER=0 builds the
+   core alone; -DYOLO_TIER=90 needs -gencode=arch=compute_90a,code=sm_90a),
+   and link the object with a program; yolo_backend_cuda() then returns the
+   table. Every CUDA call and launch is checked; YOLO_CUDA_SYNC=1 in the
+   environment synchronises after each launch so an error names the kernel
+   that caused it. */
 #include "yolov9.h"
-#include <cuda.h>            /* CUtensorMap: the copy engine's tensor maps */
-#include <cudaTypedefs.h>    /* their encoders' types, fetched from the driver at run time (no -lcuda) */
+
+/* ------------------------------------------------------------------------ */
+/* the vendor: CUDA, or HIP for AMD GPUs                                    */
+/* ------------------------------------------------------------------------ */
+/* The code speaks CUDA. hipcc (make HIP=1) builds the portable core for AMD
+   GPUs: the runtime's calls are renamed to HIP's, one for one, and the few
+   device functions HIP lacks or spells otherwise are defined here. An AMD
+   wavefront is 64 lanes on CDNA (gfx90a: MI200) and 32 on RDNA (gfx1100):
+   the core's one piece of warp-level code (warp_parts_sum) works in groups
+   of 32 lanes whatever the hardware's width (shfl_down32 shuffles within
+   such a group), so that it adds in the same order on every GPU. */
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#include <hip/hip_bfloat16.h>
+#define cudaDevAttrComputeCapabilityMajor hipDeviceAttributeComputeCapabilityMajor
+#define cudaDevAttrComputeCapabilityMinor hipDeviceAttributeComputeCapabilityMinor
+#define cudaDeviceGetAttribute hipDeviceGetAttribute
+#define cudaDeviceSynchronize hipDeviceSynchronize
+#define cudaError_t hipError_t
+#define cudaEventCreate hipEventCreate
+#define cudaEventElapsedTime hipEventElapsedTime
+#define cudaEventRecord hipEventRecord
+#define cudaEventSynchronize hipEventSynchronize
+#define cudaEvent_t hipEvent_t
+#define cudaFree hipFree
+#define cudaFuncAttributes hipFuncAttributes
+#define cudaFuncGetAttributes hipFuncGetAttributes
+#define cudaGetDeviceCount hipGetDeviceCount
+#define cudaGetErrorString hipGetErrorString
+#define cudaGetLastError hipGetLastError
+#define cudaHostRegister hipHostRegister
+#define cudaHostRegisterMapped hipHostRegisterMapped
+#define cudaHostUnregister hipHostUnregister
+#define cudaMalloc hipMalloc
+#define cudaMemcpy hipMemcpy
+#define cudaMemcpyAsync hipMemcpyAsync
+#define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define cudaMemcpyDeviceToHost hipMemcpyDeviceToHost
+#define cudaMemcpyHostToDevice hipMemcpyHostToDevice
+#define cudaMemset hipMemset
+#define cudaMemsetAsync hipMemsetAsync
+#define cudaSetDevice hipSetDevice
+#define cudaSuccess hipSuccess
+/* bf16: ROCm's hip_bfloat16 (rounding to nearest even from float), under CUDA's names */
+typedef hip_bfloat16 __nv_bfloat16;
+__device__ inline __nv_bfloat16 __float2bfloat16_rn(float v) { return hip_bfloat16(v); }
+__device__ inline float __bfloat162float(__nv_bfloat16 v) { return (float)v; }
+__device__ inline __nv_bfloat16 __ldg(const __nv_bfloat16 *p) { return *p; }
+/* a load that skips the L1: after the acquiring __threadfence (a device-scope fence, which invalidates the
+   vector L1 on AMD GPUs) a plain load sees what other blocks wrote */
+template <class T> __device__ inline T __ldcg(const T *p) { return *p; }
+#define shfl_down32(v, o) __shfl_down((v), (o), 32)
+/* where the device reads host memory p: p itself when it is registered (cu_pin) or device memory, NULL
+   for other host memory (which HIP's pointer query refuses, where CUDA answers "unregistered") */
+static const void *device_view(const void *p) {
+    hipPointerAttribute_t at;
+    if (hipPointerGetAttributes(&at, p) != hipSuccess) { (void)hipGetLastError(); return NULL; }
+    return at.devicePointer;
+}
+#else
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#define shfl_down32(v, o) __shfl_down_sync(0xffffffffu, (v), (o))
+static void cuda_check(cudaError_t e, const char *what, const char *file, int line);
+static const void *device_view(const void *p) {
+    cudaPointerAttributes at;
+    cuda_check(cudaPointerGetAttributes(&at, p), "cudaPointerGetAttributes", __FILE__, __LINE__);
+    return at.type == cudaMemoryTypeUnregistered ? NULL : at.devicePointer;
+}
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* the tier                                                                 */
+/* ------------------------------------------------------------------------ */
+/* YOLO_TIER: the tier compiled in (0: the core alone; 75, 80, 90: see the
+   top). DEVICE_TIER: in device code, the tier that the architecture being
+   compiled for allows, at most YOLO_TIER (a build for several
+   architectures compiles each kernel once for each, and its sm_75 pass
+   must not emit cp.async); in host code, YOLO_TIER. */
+#ifndef YOLO_TIER
+#define YOLO_TIER 80
+#endif
+#if YOLO_TIER != 0 && YOLO_TIER != 75 && YOLO_TIER != 80 && YOLO_TIER != 90
+#error "YOLO_TIER: 0 (the portable core), 75, 80 or 90"
+#endif
+#if defined(__HIPCC__) && YOLO_TIER != 0
+#error "HIP builds the portable core alone: YOLO_TIER=0"
+#endif
+#if !defined(__CUDA_ARCH__)
+#define DEVICE_TIER YOLO_TIER
+#elif __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1000 && defined(__CUDA_ARCH_FEAT_SM90_ALL) && YOLO_TIER >= 90
+#define DEVICE_TIER 90
+#elif __CUDA_ARCH__ >= 800 && YOLO_TIER >= 80
+#define DEVICE_TIER 80
+#elif __CUDA_ARCH__ >= 750 && YOLO_TIER >= 75
+#define DEVICE_TIER 75
+#else
+#define DEVICE_TIER 0
+#endif
+#if YOLO_TIER >= 90 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "the Hopper tier (YOLO_TIER 90) needs the sm_90a target: -gencode=arch=compute_90a,code=sm_90a"
+#endif
+
+/* ======================================================================== */
+/* PART 1. THE PORTABLE CORE                                                */
+/* ======================================================================== */
 
 static int g_sync_each = 0;
 
@@ -47,7 +180,7 @@ static unsigned grid_for(size_t n) { size_t b = blocks_for(n, 256); return (unsi
 /* Device memory. A run first plans what it needs (yolo_plan_bytes) and
    reserves it in one cudaMalloc. The backend keeps the top
    YOLO_BACKEND_SCRATCH_BYTES of it for its own buffers (BatchNorm partial
-   sums, the weight gradient's k-slices, the convs' staging buffer), taken
+   sums, the weight gradient's k-slices, the scratch buffer), taken
    once and never given back; every other allocation is placed in the rest by a yolo_arena, the
    same best-fit placement the planner ran, and a release gives the range
    back. Without a reservation, or when the arena is full, allocations
@@ -70,7 +203,7 @@ static int cu_reserve(size_t bytes) {
     if (g_base) return -1;                  /* one reservation per run */
     bytes = yolo_arena_bytes(bytes);
     if (bytes < YOLO_BACKEND_SCRATCH_BYTES) bytes = YOLO_BACKEND_SCRATCH_BYTES;
-    if (cudaMalloc((void **)&g_base, bytes) != cudaSuccess) { cudaGetLastError(); g_base = NULL; return -1; }
+    if (cudaMalloc((void **)&g_base, bytes) != cudaSuccess) { (void)cudaGetLastError(); g_base = NULL; return -1; }
     g_base_size = bytes;
     yolo_arena_init(&g_arena, bytes - YOLO_BACKEND_SCRATCH_BYTES);
     return 0;
@@ -203,6 +336,51 @@ static void cu_download(void *dst, const void *src, size_t bytes) { if (bytes) C
 static void cu_copy(void *dst, const void *src, size_t bytes) { if (bytes) CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); }
 static void cu_sync(void) { CK(cudaDeviceSynchronize()); }
 
+/* The scratch buffer: 128 MB of the backend's own, taken at its first
+   use, never given back. The maxpool backward keeps its windows' winners
+   there between its two passes; the tensor-core tiers stage a conv's
+   operands there (part 2). */
+static const size_t STAGE_BYTES = (size_t)128 << 20;
+static char *g_stage = NULL;
+
+/* ------------------------------------------------------------------------ */
+/* what the tiers add                                                       */
+/* ------------------------------------------------------------------------ */
+/* The core computes every op. A tier (part 2) runs convolutions in bf16 or
+   half on tensor cores; the core's conv passes ask it first, through the
+   hooks below, and do the work themselves where it declines (returns 0).
+   g_tier: the tier this GPU runs (yolo_backend_cuda sets it: YOLO_TIER, or
+   0 where the GPU lacks what the tier needs). A build of the core alone
+   defines the hooks as doing nothing (the start of part 2). */
+static int g_tier = 0;
+/* prec's products on this GPU's tensor cores: half from Turing on, bf16 from Ampere on */
+static int tc_products(yolo_precision prec) {
+    return prec != YOLO_FP32 && (g_tier >= 80 || (g_tier >= 75 && prec == YOLO_FP16));
+}
+struct ConvGeo;
+/* C = A B on the tensor cores in prec (tc_products), the operands gathered by la and lb as gemm_kernel's,
+   in splitk k-slices of kchunk */
+template <class LA, class LB, class EP>
+static void tc_gemm(yolo_precision prec, int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep);
+/* a conv's forward and backward as cu_conv2d_forward and _backward (after their checks) on staged
+   operands: 1 when the tier ran it */
+static int tc_conv2d_forward(const ConvGeo &c, const yolo_tensor *x, const float *w, const float *b, const void *ws,
+                             int act, const yolo_tensor *r, yolo_precision prec, yolo_tensor *y);
+static int tc_conv2d_backward(const ConvGeo &c, const yolo_tensor *x, const float *w, const void *wsd,
+                              const yolo_tensor *dy, yolo_precision prec, const yolo_dx *dx, float *dw);
+/* the weights in the forms the tier's products read (the table's stage_weights, stage_train_weights) */
+static void tc_stage_weights(const float *w, int C2, int cin, int k, yolo_precision prec, void *ws);
+static void tc_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec);
+
+/* a value rounded to a store's type T (bf16 or half: to nearest, ties to even), and back to float */
+template <class T> __device__ inline T round_to(float v);
+template <> __device__ inline __nv_bfloat16 round_to<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ inline __half round_to<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ inline float round_to<float>(float v) { return v; }
+__device__ inline float to_float(float v) { return v; }
+__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline float to_float(__half v) { return __half2float(v); }
+
 /* ------------------------------------------------------------------------ */
 /* the tiled matrix product every convolution pass is made of               */
 /* ------------------------------------------------------------------------ */
@@ -304,206 +482,23 @@ static void gemm_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb
     CK_LAUNCH("gemm_kernel");
 }
 
-/* ------------------------------------------------------------------------ */
-/* the same product on the tensor cores: bf16 or half operands, float sums  */
-/* ------------------------------------------------------------------------ */
-/* C[M, N] = sum_k A(m, k) B(k, n) with both operands rounded to T (bf16
-   or half for training, half for --half) on their way into shared memory, and
-   multiplied by mma.sync m16n8k16 (sm_80 on): a warp-wide 16 x 8 x 16
-   product whose 16 x 16 bit products are exact in float32 and whose sums
-   run in float32. The same functors as gemm_kernel gather the operands
-   (the tensors stay float32 in memory, so the rounding happens in
-   registers between the gather and shared memory). The convs whose
-   channels come in multiples of 8 take the staged kernel below instead,
-   which reads bf16 or half copies in 16-byte runs; this one serves the rest (the
-   first conv, Cin = 3).
+/* bf16 and half on the CUDA cores: a loader's elements rounded to T as they
+   are gathered (what the tensor cores' operands hold), the products and
+   their sums in float32 as gemm_kernel's. Each product of two rounded
+   values is exact in float32, so these are the tensor cores' results up to
+   the order of the sums. */
+template <class T, class L> struct Rounded : L {
+    __device__ float next(typename L::Walk &w) const { return to_float(round_to<T>(L::next(w))); }
+};
+template <class T, class L> static Rounded<T, L> rounded(const L &l) { Rounded<T, L> r; (L &)r = l; return r; }
 
-   A block of 256 threads owns a BM x BN tile of C and walks k in steps of
-   BK = 32. Shared memory holds A as [BM][BK] and B as [BN][BK], k
-   innermost (the layouts ldmatrix hands to mma's row.col operands), each
-   row padded by 8 elements to 80 bytes so that the 8 rows one ldmatrix
-   phase reads fall in 8 different bank groups. Two stages: while the
-   warps multiply stage t out of shared memory, the gather of stage t + 1
-   is in flight into registers; it is rounded and stored into the other
-   buffer, and one barrier a step separates them. Each thread gathers runs
-   of 8 consecutive k (one 16-byte store): of A, rows m with 4 threads a
-   row; of B, one column n for all its runs (so col(n) is split once), the
-   warp's 32 lanes 32 consecutive columns (coalesced: n is the position).
-   8 warps split the tile 2 (along M) x 4 (along N); a warp's WM x WN part
-   is FM x FN pieces of 16 x 8, its accumulators 4 floats a piece in
-   registers (the hardware's layout: rows lane/4 and lane/4 + 8, columns
-   2 (lane % 4) and one more), stored by the epilogue directly. Split-K as
-   gemm_kernel: gridDim.z slices of kchunk. */
-__device__ inline void ldmatrix_x4(unsigned (&r)[4], const void *smem) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
-}
-/* two floats rounded to T (ties to even) in one register, the first in the low half */
-template <class T> __device__ inline unsigned pack2(float lo, float hi);
-template <> __device__ inline unsigned pack2<__nv_bfloat16>(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *(unsigned *)&v;
-}
-template <> __device__ inline unsigned pack2<__half>(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *(unsigned *)&v;
-}
-/* d += a b for one 16 x 8 x 16 piece */
-template <class T> __device__ inline void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1);
-template <> __device__ inline void mma16816<__nv_bfloat16>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-template <> __device__ inline void mma16816<__half>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-/* a warp's accumulators, FM x FN pieces of 16 x 8 from (mw, nw) in the
-   layout above, to the epilogue, inside the M x N bounds */
-template <int FM, int FN, class EP>
-__device__ inline void store_acc(const float (&acc)[FM][FN][4], int mw, int nw, int lane, int M, int N, const EP &ep) {
-    #pragma unroll
-    for (int i = 0; i < FM; i++)
-        #pragma unroll
-        for (int j = 0; j < FN; j++)
-            #pragma unroll
-            for (int q = 0; q < 4; q++) {
-                int m = mw + i * 16 + lane / 4 + q / 2 * 8, n = nw + j * 8 + lane % 4 * 2 + q % 2;
-                if (m < M && n < N) ep(m, n, acc[i][j][q]);
-            }
-}
-
-template <class T, int BM, int BN, class LA, class LB, class EP>
-__global__ void __launch_bounds__(256) gemm_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
-#if __CUDA_ARCH__ >= 800
-    const int BK = 32, LD = BK + 8;                  /* a row of shared memory: 32 k, 8 of padding */
-    const int WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8;
-    const int NA = BM * BK / 8 / 256, NB = BN * BK / 8 / 256;   /* runs of 8 k a thread gathers */
-    static_assert(NA >= 1 && NB >= 1 && 256 % BN == 0 && FN % 2 == 0, "tile shapes: BM, BN in {64, 128}");
-    __shared__ __align__(16) unsigned short As[2][BM * LD], Bs[2][BN * LD];
-    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / 4, wn = warp % 4;
-    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk);
-    float acc[FM][FN][4] = {};
-    float ra[NA][8], rb[NB][8];
-    const int nb = n0 + tid % BN;
-    const bool n_in = nb < N;
-    const typename LB::Col col = lb.col(n_in ? nb : 0);
-    auto gather = [&](int k0) {
-        #pragma unroll
-        for (int r = 0; r < NA; r++) {
-            int e = tid + 256 * r, m = m0 + e / 4, k = k0 + e % 4 * 8;
-            typename LA::Walk w = la.walk(m < M ? m : 0, k);
-            #pragma unroll
-            for (int j = 0; j < 8; j++) ra[r][j] = (m < M && k + j < kend) ? la.next(w) : 0.f;
-        }
-        #pragma unroll
-        for (int r = 0; r < NB; r++) {
-            int k = k0 + (tid + 256 * r) / BN * 8;
-            typename LB::Walk w = lb.walk(col, k);
-            #pragma unroll
-            for (int j = 0; j < 8; j++) rb[r][j] = (n_in && k + j < kend) ? lb.next(w) : 0.f;
-        }
-    };
-    auto store = [&](int buf) {
-        #pragma unroll
-        for (int r = 0; r < NA; r++) {
-            int e = tid + 256 * r;
-            uint4 v = { pack2<T>(ra[r][0], ra[r][1]), pack2<T>(ra[r][2], ra[r][3]), pack2<T>(ra[r][4], ra[r][5]),
-                        pack2<T>(ra[r][6], ra[r][7]) };
-            *(uint4 *)&As[buf][e / 4 * LD + e % 4 * 8] = v;
-        }
-        #pragma unroll
-        for (int r = 0; r < NB; r++) {
-            int e = tid + 256 * r;
-            uint4 v = { pack2<T>(rb[r][0], rb[r][1]), pack2<T>(rb[r][2], rb[r][3]), pack2<T>(rb[r][4], rb[r][5]),
-                        pack2<T>(rb[r][6], rb[r][7]) };
-            *(uint4 *)&Bs[buf][e % BN * LD + e / BN * 8] = v;
-        }
-    };
-    gather(kbeg);
-    store(0);
-    __syncthreads();
-    int buf = 0;
-    for (int k0 = kbeg; k0 < kend; k0 += BK) {
-        bool more = k0 + BK < kend;
-        if (more) gather(k0 + BK);   /* the next stage's loads fly during this one's multiplies */
-        #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            unsigned a[FM][4], b[FN][2];
-            #pragma unroll
-            for (int i = 0; i < FM; i++)   /* four 8 x 8 matrices: rows 0-7 / 8-15 x k 0-7 / 8-15 */
-                ldmatrix_x4(a[i], &As[buf][(wm * WM + i * 16 + lane % 16) * LD + kk + lane / 16 * 8]);
-            #pragma unroll
-            for (int j = 0; j < FN; j += 2) {   /* two pieces' B: n 0-7 / 8-15 x k 0-7 / 8-15 */
-                unsigned r[4];
-                ldmatrix_x4(r, &Bs[buf][(wn * WN + j * 8 + lane / 16 * 8 + lane % 8) * LD + kk + lane / 8 % 2 * 8]);
-                b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
-            }
-            #pragma unroll
-            for (int i = 0; i < FM; i++)
-                #pragma unroll
-                for (int j = 0; j < FN; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
-        }
-        if (more) store(buf ^ 1);
-        __syncthreads();
-        buf ^= 1;
-    }
-    store_acc(acc, m0 + wm * WM, n0 + wn * WN, lane, M, N, ep);
-#endif
-}
-
-template <class T, int BM, int BN, class LA, class LB, class EP>
-static void gemm_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    gemm_tc_kernel<T, BM, BN><<<grid, 256>>>(M, N, K, kchunk, la, lb, ep);
-    CK_LAUNCH("gemm_tc_kernel");
-}
-
-/* The tile of a product: float32 as gemm_big says; on the tensor cores
-   BM and BN each 128 when the matrix has 96 rows (columns) or more, else
-   64, BK 32. The number of k-slices: splitk > 0 asks for at most that
-   many, 0 for about four blocks per multiprocessor with slices of at
-   least 1024 k; the answer is the number the launch will really use. */
+/* The tile of a product: float32 (and bf16 or half on the CUDA cores) as
+   gemm_big says; on the tensor cores (tc_gemm) BM and BN each 128 when the
+   matrix has 96 rows (columns) or more, else 64, BK 32. */
 static void gemm_tile(yolo_precision prec, int M, int N, int *BM, int *BN, int *BK) {
-    if (prec == YOLO_FP32) { *BM = *BN = gemm_big(M, N) ? 128 : 64; *BK = gemm_big(M, N) ? 8 : 16; return; }
+    if (!tc_products(prec)) { *BM = *BN = gemm_big(M, N) ? 128 : 64; *BK = gemm_big(M, N) ? 8 : 16; return; }
     *BM = M >= 96 ? 128 : 64; *BN = N >= 96 ? 128 : 64; *BK = 32;
 }
-/* The tile of a staged product (conv_tc_kernel, below): BM x BN, its 8
-   warps WARPS_M along M by 8 / WARPS_M along N, k in steps of BK through
-   STAGES buffers. BM is the least of 32, 48, 64, 96 and 128 rows that
-   holds M (128 past it): YOLOv9-s's convs have 32, 48 or 96 output
-   channels as often as 64 or 128, and a 64-row tile spends half its
-   products on padding at M = 32. BN is 128 with 2 x 4 warps, but for 48
-   rows (a warp tile 24 high is no whole number of 16-row pieces), 256
-   wide with 8 warps side by side, each 48 x 32.
-   On the H200 (tests/bench_conv at commit f20d654: every tile on every
-   staged conv of yolov9-s and -c, half, batch 32 at 640) the times of
-   these tiles sum to 9.37 ms over yolov9-s's convs and 22.54 over
-   yolov9-c's, against 10.24 and 23.03 for the tiles of before (64 or 128
-   each way) and 9.23 and 22.41 for the fastest tile of each shape. Wider
-   tiles (256 columns up to 64 rows) and narrower ones for small grids
-   were slower there.
-   BK 64 (half the barriers and waits a k of BK 32) in 2 stages for 128
-   rows (74 KB of ring: two blocks a multiprocessor) and in 3 for 96 and
-   32 rows; 48 and 64 rows keep BK 32 in 4 stages, where BK 64 spills
-   registers (48 x 256 at 128 a thread, 64 x 128 at the 80 of three blocks
-   a multiprocessor). On the H200 (tests/bench_conv at 8b1e9d2, the three
-   passes of every staged conv, batch 32 at 640, sums over each network):
-   yolov9-s 30.57 ms, yolov9-c 64.70, against 31.42 and 67.74 for BK 32
-   in 4 stages on every tile, and 29.10 and 63.22 for the fastest of the
-   20 variants (tile, BK, stages) of each shape. */
-struct StagedTile { int BM, BN, WARPS_M, BK, STAGES; };
-/* the tile of BM rows (32, 48, 64, 96 or 128), the one table the launch's template arguments come from */
-static constexpr StagedTile staged_tile_of(int BM) {
-    return BM == 48 ? StagedTile{ 48, 256, 1, 32, 4 } : BM == 64 ? StagedTile{ 64, 128, 2, 32, 4 }
-         : BM == 128 ? StagedTile{ 128, 128, 2, 64, 2 } : StagedTile{ BM, 128, 2, 64, 3 };
-}
-static StagedTile staged_tile(int M) { return staged_tile_of(M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128); }
 /* k-slices of a product in BM x BN tiles, each a whole number of kstep */
 static int tile_slices(int BM, int BN, int kstep, int M, int N, int K, int splitk, int *kchunk) {
     if (splitk <= 0) {
@@ -517,37 +512,30 @@ static int tile_slices(int BM, int BN, int kstep, int M, int N, int K, int split
     if (kchunk) *kchunk = kc;
     return (K + kc - 1) / kc;
 }
-/* k-slices of a product (gemm, or staged: gemm_staged's tiles; their
-   slices in steps of 32 k whatever the tile's BK, so that the sums, and
-   their bits, do not depend on it) */
-static int gemm_slices(yolo_precision prec, int staged, int M, int N, int K, int splitk, int *kchunk) {
+/* k-slices of a product in prec, as gemm_tile tiles it */
+static int gemm_slices(yolo_precision prec, int M, int N, int K, int splitk, int *kchunk) {
     int BM, BN, BK;
     gemm_tile(prec, M, N, &BM, &BN, &BK);
-    if (staged) { StagedTile t = staged_tile(M); BM = t.BM; BN = t.BN; BK = 32; }
     return tile_slices(BM, BN, BK, M, N, K, splitk, kchunk);
 }
 
-/* C = A B in prec, in at most splitk k-slices (0: as gemm_slices
-   chooses); returns the number of k-slices it ran */
+/* C = A B in float32 */
+template <class LA, class LB, class EP>
+static void gemm_float(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    if (gemm_big(M, N)) gemm_tiles<128, 128, 8, 8, 8>(M, N, K, splitk, kchunk, la, lb, ep);
+    else gemm_tiles<64, 64, 16, 4, 4>(M, N, K, splitk, kchunk, la, lb, ep);
+}
+/* C = A B in prec (on the tensor cores where this GPU's tier has them for
+   prec), in at most splitk k-slices (0: as gemm_slices chooses); returns
+   the number of k-slices it ran */
 template <class LA, class LB, class EP>
 static int gemm(yolo_precision prec, int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
-    int kchunk, BM, BN, BK;
-    splitk = gemm_slices(prec, 0, M, N, K, splitk, &kchunk);
-    gemm_tile(prec, M, N, &BM, &BN, &BK);
-    if (prec == YOLO_FP32) {
-        if (gemm_big(M, N)) gemm_tiles<128, 128, 8, 8, 8>(M, N, K, splitk, kchunk, la, lb, ep);
-        else gemm_tiles<64, 64, 16, 4, 4>(M, N, K, splitk, kchunk, la, lb, ep);
-    } else if (prec == YOLO_BF16) {
-        if (BM == 128 && BN == 128) gemm_tc_tiles<__nv_bfloat16, 128, 128>(M, N, K, splitk, kchunk, la, lb, ep);
-        else if (BM == 128) gemm_tc_tiles<__nv_bfloat16, 128, 64>(M, N, K, splitk, kchunk, la, lb, ep);
-        else if (BN == 128) gemm_tc_tiles<__nv_bfloat16, 64, 128>(M, N, K, splitk, kchunk, la, lb, ep);
-        else gemm_tc_tiles<__nv_bfloat16, 64, 64>(M, N, K, splitk, kchunk, la, lb, ep);
-    } else {
-        if (BM == 128 && BN == 128) gemm_tc_tiles<__half, 128, 128>(M, N, K, splitk, kchunk, la, lb, ep);
-        else if (BM == 128) gemm_tc_tiles<__half, 128, 64>(M, N, K, splitk, kchunk, la, lb, ep);
-        else if (BN == 128) gemm_tc_tiles<__half, 64, 128>(M, N, K, splitk, kchunk, la, lb, ep);
-        else gemm_tc_tiles<__half, 64, 64>(M, N, K, splitk, kchunk, la, lb, ep);
-    }
+    int kchunk;
+    splitk = gemm_slices(prec, M, N, K, splitk, &kchunk);
+    if (tc_products(prec)) tc_gemm(prec, M, N, K, splitk, kchunk, la, lb, ep);
+    else if (prec == YOLO_FP32) gemm_float(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (prec == YOLO_BF16) gemm_float(M, N, K, splitk, kchunk, rounded<__nv_bfloat16>(la), rounded<__nv_bfloat16>(lb), ep);
+    else gemm_float(M, N, K, splitk, kchunk, rounded<__half>(la), rounded<__half>(lb), ep);
     return splitk;
 }
 
@@ -727,32 +715,6 @@ struct FwdStore {
         int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
         put_value(y, store, value_at(store, b, yc ? yc : c.C2, co, P, pp), finish(v, co, value_at(store, b, c.C2, co, P, pp)));
     }
-    /* the shortcut's values of channels m..m+7 (as store8's) of pixel n: one 16-byte load */
-    __device__ uint4 shortcut8(int m, int n) const {
-        int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P;
-        return __ldg((const uint4 *)((const unsigned short *)r + ((size_t)b * P + pp) * c.C2 + gi * c.c2g + m));
-    }
-    /* sums v of channels m..m+7 (m a multiple of 8, C2 and yc too) of pixel n into an NHWC store: one 16-byte
-       store; rq: the shortcut's values there (shortcut8's, loaded ahead by store_tile), when r */
-    __device__ void store8(int m, int n, const float (&v)[8], uint4 rq) const {
-        int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = gi * c.c2g + m;
-        float u[8];
-        const unsigned short *rh = (const unsigned short *)&rq;
-        #pragma unroll
-        for (int j = 0; j < 8; j++) {
-            u[j] = t_bn_act<float>(v[j] + (bias ? bias[co + j] : 0.f), act);
-            if (r) u[j] = stored(store, u[j]) + (store == YOLO_BF16 ? __bfloat162float(__ushort_as_bfloat16(rh[j]))
-                                                                     : __half2float(__ushort_as_half(rh[j])));
-        }
-        uint4 q;
-        if (store == YOLO_BF16)
-            q = make_uint4(pack2<__nv_bfloat16>(u[0], u[1]), pack2<__nv_bfloat16>(u[2], u[3]),
-                           pack2<__nv_bfloat16>(u[4], u[5]), pack2<__nv_bfloat16>(u[6], u[7]));
-        else
-            q = make_uint4(pack2<__half>(u[0], u[1]), pack2<__half>(u[2], u[3]), pack2<__half>(u[4], u[5]),
-                           pack2<__half>(u[6], u[7]));
-        *(uint4 *)((unsigned short *)y + ((size_t)b * P + pp) * (yc ? yc : c.C2) + co) = q;
-    }
 };
 
 /* backward data: dX[ci, (n, iy, ix)] += sum_(co,ky,kx) W[co, ci, ky, kx] dY[n, co, oy, ox] over the taps
@@ -930,13 +892,13 @@ __global__ void splitk_sum_kernel(const float *part, int slices, size_t plane, f
 /* the workspace of the slices: 32 MB of the backend's own scratch, taken at the first weight gradient */
 static const size_t SPLITK_WORK_FLOATS = 8u << 20;
 static float *g_splitk_work = NULL;
-/* the k-slices of an M x N weight gradient summed over red positions: as
-   many as gemm_slices asks for while their planes fit the workspace
-   (taken here, at the first gradient that needs it) */
-static int dw_slices(yolo_precision prec, int staged, int M, int N, int red) {
-    int slices = gemm_slices(prec, staged, M, N, red, 0, NULL);
+/* the k-slices of an M x N weight gradient summed over red positions, in BM x BN tiles with slices in
+   whole kstep: as many as tile_slices asks for while their planes fit the workspace (taken here, at the
+   first gradient that needs it) */
+static int dw_slices(int BM, int BN, int kstep, int M, int N, int red) {
+    int slices = tile_slices(BM, BN, kstep, M, N, red, 0, NULL);
     while (slices > 1 && slices * (size_t)M * N > SPLITK_WORK_FLOATS)
-        slices = gemm_slices(prec, staged, M, N, red, slices - 1, NULL);
+        slices = tile_slices(BM, BN, kstep, M, N, red, slices - 1, NULL);
     if (slices > 1 && !g_splitk_work) g_splitk_work = (float *)cu_own_alloc(SPLITK_WORK_FLOATS * sizeof(float));
     return slices;
 }
@@ -958,1216 +920,6 @@ static const char *const BWD_D_NAME[3][2] = { { "conv backward-data 1x1", "conv 
                                               { "conv backward-data 1x1 bf16", "conv backward-data 3x3 bf16" },
                                               { "conv backward-data 1x1 half", "conv backward-data 3x3 half" } };
 
-/* ------------------------------------------------------------------------ */
-/* staged tensor-core convolutions: bf16 (half) copies, cp.async, ldmatrix  */
-/* ------------------------------------------------------------------------ */
-/* gemm_tc_kernel gathers every operand element with a scalar float load
-   and its own index arithmetic; it spends its time issuing those, not
-   multiplying. Here each conv pass first stages its operands as T (bf16
-   or half) copies laid out so that 8 consecutive k are 16
-   contiguous bytes, and the product then moves whole 16-byte runs:
-
-   activations  NCHW float32 -> NHWC T: x_nhwc[b][y][x][c] (to_nhwc_kernel,
-                rounded as the CPU twin's yolo_round_bf16 / _half, ties to
-                even). For an output pixel and a kernel tap (ky, kx), the 8
-                input channels ci..ci+7 are one 16-byte run.
-   weights      forward: w_f[co][ky][kx][ci] (k = (ky, kx, ci));
-                backward-data, per stride phase: w_d[ci][ty][tx][co]
-                (k = (ty, tx, co), the phase's taps only).
-
-   So every conv pass whose channels per group are multiples of 8 (all of
-   YOLOv9's but the first, Cin = 3) is a product whose operands come in
-   16-byte runs; the others keep gemm_tc_kernel.
-
-   The kernel, conv_tc_kernel: 256 threads own a BM x BN tile of C and
-   walk k in steps of BK (32 or 64) through a STAGES-deep ring of shared-memory
-   buffers (staged_tile chooses the three). Each thread issues its
-   runs of the next stage with cp.async (global -> shared without
-   registers; a run in the padding or past the matrix is zero-filled by
-   asking for 0 source bytes), commits them as one group, and waits only
-   for the group of the stage it multiplies now: STAGES - 1 stages of
-   loads are in flight behind the math. One barrier a step: after it,
-   every warp is done with the buffer that the loads issued next
-   overwrite.
-
-   Two shared-memory layouts, by where k runs in global memory:
-   k inner (forward, backward-data): a run is 8 k of one row m (A) or
-     column n (B); the tile is stored [BM][BK + 8] and [BN][BK + 8] as in
-     gemm_tc_kernel, read by ldmatrix straight into mma's row (A) and
-     col (B) fragments.
-   k outer (backward-weight: k = output pixels, while the runs are 8
-     output channels of dY_nhwc (A, m = co) or 8 input channels of
-     x_nhwc at one tap (B, n = (ky, kx, ci))): the tile is stored
-     [BK][BM + 8] and [BK][BN + 8], and ldmatrix.trans transposes each
-     8 x 8 piece on its way into the same fragments.
-   The padding of 8 elements (16 bytes) makes the 8 rows one ldmatrix
-   phase reads fall in 8 different bank groups in both layouts. The tile
-   and its warps' layout are staged_tile's (8 warps, 2 x 4 or, for 48
-   rows, 1 x 8); fragments, accumulators, the epilogue functors and
-   split-K are those of gemm_tc_kernel; the accumulators pass through
-   shared memory (the ring's, or more where the float tile is larger) on
-   their way to the epilogue, so that its stores come out coalesced. */
-template <int BM, int BN, int BK, int STAGES, bool KOUTER> struct StagedSmem {
-    static const int LDA = KOUTER ? BM + 8 : BK + 8, LDB = KOUTER ? BN + 8 : BK + 8;   /* a stored row, elements */
-    static const int A = KOUTER ? BK * LDA : BM * LDA, B = KOUTER ? BK * LDB : BN * LDB;   /* one stage, elements */
-    static const int LDC = BN + 4, RING = STAGES * (A + B) * 2, TILE = BM * LDC * 4;   /* the ring; the epilogue's floats */
-    static const int BYTES = RING > TILE ? RING : TILE;
-};
-
-/* 16 bytes global -> shared, or 16 zero bytes where src is NULL (then
-   `any`, a valid address, stands in: nothing is read from it) */
-__device__ inline void cp_async16(void *dst, const void *src, const void *any) {
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(d), "l"(src ? src : any), "r"(src ? 16 : 0) : "memory");
-}
-__device__ inline void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ inline void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
-__device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
-}
-
-/* One operand's runs of a stage: R rows (k inner) or columns (k outer)
-   of the tile x BK k, R BK / 8 runs of 16 bytes, run i = tid + 256 j the
-   j-th of thread tid (the last j of a tile whose runs are not a multiple
-   of 256 only for the first threads). k inner: run i is k run i % 4 of
-   row i / 4, so a thread keeps its rows and its k offset from stage to
-   stage; k outer: columns 8 (i % (R / 8)) of k row i / (R / 8). Either
-   way a thread's rows (columns) stay the same over the k loop, so the
-   loader's per-row index work (L::Row) is done once, before it. */
-template <int R, int BK, bool KOUTER> struct RunMap {
-    static const int KR = BK / 8, CPR = R / 8;   /* k inner: runs in a row; k outer: runs in a k row */
-    static const int RUNS = R * BK / 8, N = (RUNS + 255) / 256;   /* runs a stage; a thread's most */
-    static_assert(256 % KR == 0, "k inner: a thread's runs start at one k");
-    __device__ static bool has(int tid, int j) { return RUNS % 256 == 0 || tid + 256 * j < RUNS; }
-    __device__ static int row(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i % CPR * 8 : i / KR; }
-    __device__ static int kof(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i / CPR : i % KR * 8; }
-    /* where the run goes in the stage's buffer of rows of ld elements */
-    __device__ static int dst(int tid, int j, int ld) { return KOUTER ? kof(tid, j) * ld + row(tid, j) : row(tid, j) * ld + kof(tid, j); }
-    /* the same in a stage with the 128-byte swizzle (conv_wg_kernel, BK 64): k inner, run c of row r at chunk
-       c ^ r % 8 of its 128 bytes; k outer, blocks of 64 columns (BK rows of 128 bytes each), the run of columns
-       8 c.. of block b at k row k at chunk c ^ k % 8 of block b's row k */
-    __device__ static int dst_sw128(int tid, int j) {
-        int r = row(tid, j), k = kof(tid, j);
-        return KOUTER ? r / 64 * 64 * BK + k * 64 + (r % 64 / 8 ^ k % 8) * 8 : r * BK + (k / 8 ^ r % 8) * 8;
-    }
-};
-
-/* The staged kernel's epilogue, from its tile of sums Cs[BM][LDC] in
-   shared memory: row by row, consecutive threads taking consecutive n, so
-   that a warp's stores of an NCHW output are 32 consecutive pixels of one
-   channel (the accumulators' own layout scatters them over 8 channels). */
-template <int BM, int BN, class EP>
-__device__ inline void store_rows(const EP &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
-    for (int e = tid; e < BM * BN; e += 256) {
-        int r = e / BN, col = e % BN, m = m0 + r, n = n0 + col;
-        if (m < M && n < N) ep(m, n, Cs[r * LDC + col]);
-    }
-}
-template <int BM, int BN, class EP>
-__device__ inline void store_tile(const EP &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
-    store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid);
-}
-/* A forward into an NHWC store: 8 channels of a pixel a thread, one
-   16-byte store (a staged conv's groups have their channels in 8s), with
-   consecutive threads on consecutive pixels, so that a warp's reads of the
-   tile fall in 32 different banks. */
-template <int BM, int BN>
-__device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
-    if (ep.store == YOLO_FP32) { store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid); return; }
-    /* a thread's runs of 8 channels, 4 at a time: a shortcut's 4 loads in flight together before their
-       stores (not one load's wait a run), in 16 registers (the 128 x 128 tiles have no more to spare) */
-    const int E = BM / 8 * BN, U = (E + 255) / 256, G = U < 4 ? U : 4;
-    for (int u0 = 0; u0 < U; u0 += G) {
-        uint4 rq[G];
-        #pragma unroll
-        for (int u = 0; u < G; u++) {
-            int e = tid + 256 * (u0 + u), m = m0 + e / BN * 8, n = n0 + e % BN;
-            rq[u] = ep.r && e < E && m < M && n < N ? ep.shortcut8(m, n) : make_uint4(0, 0, 0, 0);
-        }
-        #pragma unroll
-        for (int u = 0; u < G; u++) {
-            int e = tid + 256 * (u0 + u), col = e % BN, r = e / BN * 8, m = m0 + r, n = n0 + col;
-            if (e >= E || m >= M || n >= N) continue;
-            float v[8];
-            #pragma unroll
-            for (int j = 0; j < 8; j++) v[j] = Cs[(r + j) * LDC + col];
-            ep.store8(m, n, v, rq[u]);
-        }
-    }
-}
-
-/* Backward-data adds its tile to dX (NCHW floats): every value is a load,
-   an add and a store, and a loop that does them one value at a time waits
-   out a load's latency per value. Here a thread loads the old values of
-   U outputs first and then adds and stores them, so that U loads are in
-   flight at once. At stride 1 with H W a multiple of 4, four neighbouring
-   columns n (n0 and BN are multiples of 4) are four neighbouring pixels of
-   one image: one 16-byte load and store each. The sums are the same adds
-   as ep(m, n, v)'s: the same bits. */
-template <int BM, int BN>
-__device__ inline void store_tile(const BwdDataStore &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
-    const int U = 8;
-    const bool by4 = ep.c.s == 1 && ep.f.Hq * ep.f.Wq % 4 == 0 && (size_t)ep.dx % 16 == 0;
-    const int per = by4 ? 4 : 1, RUNS = BN / per, E = BM * RUNS;   /* a thread's runs: per columns of one row */
-    for (int e0 = tid; e0 < E; e0 += 256 * U) {
-        float *dst[U];
-        float4 old[U];
-        #pragma unroll
-        for (int u = 0; u < U; u++) {
-            int e = e0 + 256 * u, m = m0 + e / RUNS, n = n0 + e % RUNS * per;
-            dst[u] = e < E && m < M && n < N ? ep.at(m, n) : NULL;
-            if (dst[u]) old[u] = !ep.add ? make_float4(0.f, 0.f, 0.f, 0.f)
-                                 : by4 ? *(const float4 *)dst[u] : make_float4(*dst[u], 0.f, 0.f, 0.f);
-        }
-        #pragma unroll
-        for (int u = 0; u < U; u++) {
-            if (!dst[u]) continue;
-            int e = e0 + 256 * u;
-            const float *v = &Cs[e / RUNS * LDC + e % RUNS * per];
-            if (!by4) { *dst[u] = old[u].x + v[0]; continue; }
-            old[u].x += v[0]; old[u].y += v[1]; old[u].z += v[2]; old[u].w += v[3];
-            *(float4 *)dst[u] = old[u];
-        }
-    }
-}
-
-/* Blocks a multiprocessor, as the registers a thread allow them: three for
-   tiles of up to 64 x 128 (80 registers), whose convs are mostly short
-   sums (1x1, K of 64 to 256) that wait on memory more than they multiply,
-   so that blocks in flight keep it busy; two for the larger ones (128). */
-template <class T, int BM, int BN, int WARPS_M, int BK, int STAGES, bool KOUTER, class LA, class LB, class EP>
-__global__ void __launch_bounds__(256, BM * BN <= 64 * 128 ? 3 : 2) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
-#if __CUDA_ARCH__ >= 800
-    typedef StagedSmem<BM, BN, BK, STAGES, KOUTER> S;
-    typedef RunMap<BM, BK, KOUTER> MA;
-    typedef RunMap<BN, BK, KOUTER> MB;
-    const int WARPS_N = 8 / WARPS_M, WM = BM / WARPS_M, WN = BN / WARPS_N, FM = WM / 16, FN = WN / 8;
-    static_assert(WM % 16 == 0 && WN % 16 == 0 && BM % 8 == 0 && BN % 8 == 0, "tile shapes: warp tiles in 16s");
-    extern __shared__ __align__(16) unsigned short smem[];
-    unsigned short *As = smem, *Bs = smem + STAGES * S::A;
-    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / WARPS_N, wn = warp % WARPS_N;
-    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
-    typename LA::Row ra[MA::N];
-    typename LB::Row rb[MB::N];
-    #pragma unroll
-    for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
-    #pragma unroll
-    for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
-    /* the runs of stage t of k (from k0) into buffer t % STAGES. k inner,
-       a thread's runs all start at the same k (BK / 8 runs a row divide
-       256): the loaders split it (L::Kpos) once for them all; k outer,
-       once a run. */
-    auto load = [&](int t) {
-        int k0 = kbeg + t * BK, buf = t % STAGES;
-        typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
-        typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
-        #pragma unroll
-        for (int j = 0; j < MA::N; j++) {
-            if (!MA::has(tid, j)) continue;
-            int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
-            if (KOUTER && j > 0) qa = la.kpos(k);
-            cp_async16(&As[buf * S::A + MA::dst(tid, j, S::LDA)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
-        }
-        #pragma unroll
-        for (int j = 0; j < MB::N; j++) {
-            if (!MB::has(tid, j)) continue;
-            int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
-            if (KOUTER && j > 0) qb = lb.kpos(k);
-            cp_async16(&Bs[buf * S::B + MB::dst(tid, j, S::LDB)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
-        }
-    };
-    float acc[FM][FN][4] = {};
-    #pragma unroll
-    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); cp_async_commit(); }
-    for (int t = 0; t < nk; t++) {
-        cp_async_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
-        __syncthreads();               /* everyone's runs; and everyone is done with stage t - 1 */
-        if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer */
-        cp_async_commit();
-        const unsigned short *At = As + t % STAGES * S::A, *Bt = Bs + t % STAGES * S::B;
-        #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            unsigned a[FM][4], b[FN][2];
-            int q = lane / 8, r = lane % 8;   /* this lane's address: row r of 8 x 8 piece q */
-            #pragma unroll
-            for (int i = 0; i < FM; i++) {   /* pieces: m 0-7 / 8-15 x k 0-7, then x k 8-15 */
-                int m = wm * WM + i * 16;
-                if (KOUTER) ldmatrix_x4_trans(a[i], &At[(kk + q / 2 * 8 + r) * S::LDA + m + q % 2 * 8]);
-                else ldmatrix_x4(a[i], &At[(m + lane % 16) * S::LDA + kk + lane / 16 * 8]);
-            }
-            #pragma unroll
-            for (int j = 0; j < FN; j += 2) {   /* pieces: k 0-7 / 8-15 x n 0-7, then x n 8-15 */
-                int n = wn * WN + j * 8;
-                unsigned v[4];
-                if (KOUTER) ldmatrix_x4_trans(v, &Bt[(kk + q % 2 * 8 + r) * S::LDB + n + q / 2 * 8]);
-                else ldmatrix_x4(v, &Bt[(n + q / 2 * 8 + r) * S::LDB + kk + q % 2 * 8]);
-                b[j][0] = v[0]; b[j][1] = v[1]; b[j + 1][0] = v[2]; b[j + 1][1] = v[3];
-            }
-            #pragma unroll
-            for (int i = 0; i < FM; i++)
-                #pragma unroll
-                for (int j = 0; j < FN; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
-        }
-    }
-    cp_async_wait<0>();
-    /* the epilogue through shared memory (the ring is free now): the tile
-       as floats, then out by store_tile */
-    float *Cs = (float *)smem;
-    const int LDC = S::LDC;
-    __syncthreads();   /* every warp is done reading the ring */
-    #pragma unroll
-    for (int i = 0; i < FM; i++)   /* a piece's two pairs of neighbours (rows lane / 4, + 8): one 8-byte store each */
-        #pragma unroll
-        for (int j = 0; j < FN; j++)
-            #pragma unroll
-            for (int h = 0; h < 2; h++)
-                *(float2 *)&Cs[(wm * WM + i * 16 + lane / 4 + h * 8) * LDC + wn * WN + j * 8 + lane % 4 * 2] =
-                    make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-    __syncthreads();
-    store_tile<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid);
-#endif
-}
-
-template <class T, int BM, int BN, int WARPS_M, int BK, int STAGES, bool KOUTER, class LA, class LB, class EP>
-static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    const int bytes = StagedSmem<BM, BN, BK, STAGES, KOUTER>::BYTES;   /* over the default 48 KB: asked for, once a kernel */
-    static bool asked = false;   /* one per instantiation, as the attribute */
-    if (!asked) {
-        CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER, LA, LB, EP>,
-                                cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-        asked = true;
-    }
-    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
-    CK_LAUNCH("conv_tc_kernel");
-}
-/* ------------------------------------------------------------------------ */
-/* the Hopper path: warpgroup MMA (wgmma) on the staged operands            */
-/* ------------------------------------------------------------------------ */
-/* mma.sync (conv_tc_kernel) is a warp's product of 16 x 8 x 16, its
-   operands first moved from shared memory into registers by ldmatrix; on
-   the H200 it tops out well below the chip's bf16 rate. Hopper's
-   warpgroup MMA multiplies 64 x N x 16 at once (N up to 256) for the 4
-   warps (a warpgroup, 128 threads) together, reading both operands
-   straight from shared memory, asynchronously: the warpgroup issues its
-   products, goes on, and waits for them (wgmma.commit_group /
-   wait_group). It needs the sm_90a target (the Makefile's CUDA_ARCH
-   sm_90, with YOLO_WGMMA; WGMMA=0 builds the sm_80 path alone on the
-   same GPU, so that the two can be compared).
-
-   conv_wg_kernel is conv_tc_kernel with wgmma: the same 256 threads,
-   the same loaders, RunMap's runs and cp.async ring of STAGES buffers,
-   BK 64, the same float tile Cs and store_tile epilogue; only the
-   product and the layout of a stage differ. Where the im2col operand's
-   channels come in whole 64s a group, the copy engine fills the stages
-   instead (the Tma loaders below: one thread, a few boxes a stage). The
-   two warpgroups each own
-   64 rows x WN columns of the BM x BN tile: 128 rows, one above the
-   other; 64 rows, side by side (WN = BN / 2).
-
-   A stage's layout is the one wgmma reads, "128-byte swizzle". k inner
-   (forward, backward-data; wgmma's "K-major"): a row (m of A, n of B) is
-   BK = 64 k of T, 128 bytes, its 16-byte runs (8 k) stored at chunk
-   c ^ (row % 8) of the row, so that the 8 rows of a group of 1024 bytes
-   put any one chunk in 8 different bank groups (no padding: wgmma's
-   layouts have none). A matrix descriptor (wg_desc) tells wgmma where a
-   64-row block starts, that groups of 8 rows are 1024 bytes apart and
-   that the 128-byte swizzle is on; the swizzle is applied to address
-   bits, so the ring is 1024-byte aligned and the k step of 16 (32 bytes)
-   simply adds 32 to the start address. k outer (backward-weight,
-   "MN-major", wgmma's transpose flags set): blocks of 64 columns (m or
-   n), each BK rows k of 128 bytes, swizzled the same way by k % 8; the
-   descriptor's leading offset is the distance between blocks, and a k
-   step of 16 is 16 rows (2048 bytes) down.
-
-   cp.async writes shared memory as ordinary (generic-proxy) stores and
-   wgmma reads it through the async proxy: after its cp.async.wait_group
-   each thread fences (fence.proxy.async) before the barrier that hands
-   the stage to the wgmmas. A step: wait for stage t, fence, barrier,
-   issue the 4 wgmmas of stage t (k 0-15 ... 48-63), issue the loads of
-   stage t + STAGES - 1 (into the buffer of stage t - 1, whose wgmmas
-   every warpgroup waited for before the barrier) while they run, then
-   wait for them. Accumulators: a warpgroup's 64 x WN floats, WN / 2 a
-   thread, in wgmma's layout: warp w of the warpgroup holds rows 16 w ..
-   16 w + 15; for columns 8 j .. 8 j + 7, d[4 j], d[4 j + 1] are row
-   lane / 4, columns 2 (lane % 4) and one more, d[4 j + 2], d[4 j + 3]
-   the same 8 rows lower. */
-#ifndef YOLO_WGMMA
-#define YOLO_WGMMA 0
-#endif
-/* Wgmma<T, N>::mma<TA, TB>: d (64 x N floats over the warpgroup) += A (64 x 16, descriptor da) B (16 x N,
-   db), T bf16 or half; TA, TB 0 where the operand is stored K-major (rows of k), 1 MN-major (rows of m, n) */
-template <class T, int N> struct Wgmma;
-#define WG_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define WGMMA_M64N64K16(TYPES) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPES " {" \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
-                 "}, %32, %33, p, 1, 1, %35, %36;\n}\n" \
-                 : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24) \
-                 : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB) : "memory")
-#define WGMMA_M64N128K16(TYPES) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPES " {" \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
-                 "}, %64, %65, p, 1, 1, %67, %68;\n}\n" \
-                 : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56) \
-                 : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB) : "memory")
-#define WGMMA_M64N256K16(TYPES) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPES " {" \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
-                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
-                 "}, %128, %129, p, 1, 1, %131, %132;\n}\n" \
-                 : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56), WG_D8(64), WG_D8(72), WG_D8(80), WG_D8(88), WG_D8(96), WG_D8(104), WG_D8(112), WG_D8(120) \
-                 : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB) : "memory")
-#define WGMMA_OF(T, TYPES, N)                                                                             \
-    template <> struct Wgmma<T, N> {                                                                      \
-        template <int TA, int TB> __device__ static void mma(float (&d)[N / 2], uint64_t da, uint64_t db) { \
-            WGMMA_M64N##N##K16(TYPES);                                                                    \
-        }                                                                                                 \
-    };
-WGMMA_OF(__nv_bfloat16, "bf16.bf16", 64) WGMMA_OF(__nv_bfloat16, "bf16.bf16", 128) WGMMA_OF(__nv_bfloat16, "bf16.bf16", 256)
-WGMMA_OF(__half, "f16.f16", 64) WGMMA_OF(__half, "f16.f16", 128) WGMMA_OF(__half, "f16.f16", 256)
-#undef WGMMA_OF
-#undef WGMMA_M64N64K16
-#undef WGMMA_M64N128K16
-#undef WGMMA_M64N256K16
-#undef WG_D8
-__device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ inline void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory"); }
-/* the accumulators pinned in place: no use of them is moved across the wgmmas that write them */
-template <int R> __device__ inline void wgmma_hold(float (&d)[R]) {
-    #pragma unroll
-    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i]) :: "memory");
-}
-__device__ inline void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-/* A matrix descriptor with the 128-byte swizzle, its fields in 16-byte units: the start (a shared-memory
-   address, bits 0-13), the leading offset lbo (bits 16-29), the stride between groups of 8 rows of 128
-   bytes (1024 bytes, bits 32-45), swizzle mode 1 = 128 bytes (bits 62-63). K-major (rows m or n of 64 k):
-   lbo unused, 16 by convention; MN-major (rows k of 64 m or n): lbo the distance between blocks of 64
-   columns, 8 k groups of 8 rows deep. */
-__device__ inline uint64_t wg_desc(unsigned addr, unsigned lbo) {
-    return (uint64_t)((addr & 0x3ffff) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
-}
-
-/* The copy engine (the Tensor Memory Accelerator, cp.async.bulk.tensor).
-   A tensor map, encoded on the host (tma_rows, tma_im2col below), tells
-   it where a tensor lies in global memory and what box a copy brings;
-   one thread asks for a box at some coordinates, the engine gathers it
-   into shared memory (zeros past the tensor's edges) in the 128-byte
-   swizzle wgmma reads, and counts the bytes it wrote on an mbarrier.
-   "Tile" mode brings a box of a matrix; "im2col" mode brings, for a tap
-   (kx, ky) of a convolution, the input pixels under that tap of
-   consecutive output pixels, walking output rows and images as the
-   loaders above walk n: the gather FwdStB does with 15-20 instructions a
-   16-byte run, in one instruction a stage. An mbarrier's phase completes
-   when its one arrival has come and every byte it was told to expect
-   (expect_tx) has landed; the waiters test the phase's parity. */
-__device__ inline void mbar_init(unsigned bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(bar) : "memory");
-}
-__device__ inline void mbar_init_fence() {   /* the inits seen by the copy engine and every thread */
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    fence_proxy_async();
-}
-__device__ inline void mbar_expect(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
-}
-__device__ inline void mbar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
-}
-__device__ inline void mbar_wait(unsigned bar, unsigned parity) {
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-}
-/* a tile box of a matrix map at (column x0, row x1) */
-__device__ inline void tma_tile_2d(unsigned dst, const CUtensorMap *map, unsigned bar, int x0, int x1) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
-                 :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(x0), "r"(x1) : "memory");
-}
-/* an im2col box of an NHWC map: from channel c, the window corner (w, h) in image n of the box's first
-   output pixel, the tap (kx, ky) */
-__device__ inline void tma_im2col_4d(unsigned dst, const CUtensorMap *map, unsigned bar, int c, int w, int h, int n, int kx, int ky) {
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n"
-                 :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(c), "r"(w), "r"(h), "r"(n), "h"((unsigned short)kx),
-                    "h"((unsigned short)ky) : "memory");
-}
-
-/* conv_wg_kernel's tile: BM x BN in STAGES stages (wg_tile below chooses it) */
-struct WgTile { int BM, BN, STAGES; };
-static constexpr WgTile wg_tile_of(int BM, bool tma) {
-    return BM == 64 ? WgTile{ 64, 128, tma ? 3 : 4 } : WgTile{ 128, 128, 3 };
-}
-/* blocks a multiprocessor (the kernel's launch bounds) */
-constexpr int wg_blocks(int BM, int BN, bool tma) { return BM * BN > 128 * 128 ? 1 : BM == 64 && tma ? 3 : 2; }
-
-/* conv_wg_kernel's shared memory: STAGES buffers of BM rows of A and BN of B, 64 k (128 bytes) each; the
-   epilogue's floats over them; 1024 bytes more, to align the ring */
-template <int BM, int BN, int STAGES> struct WgSmem {
-    static const int BK = 64, A = BM * BK, B = BN * BK;   /* one stage, elements */
-    static const int LDC = BN + 4, RING = STAGES * (A + B) * 2, TILE = BM * LDC * 4;
-    static const int BYTES = (RING > TILE ? RING : TILE) + 1024;
-};
-
-/* Blocks a multiprocessor (wg_blocks): two up to 128 x 128 (128 registers a thread), three for the copy
-   engine's 64 x 128 (85), one for 128 x 256.
-   The loaders are either the staged ones (every thread's cp.async runs) or
-   the copy engine's (LA::TMA: thread 0 asks for a stage's boxes, which
-   land on the stage's mbarrier "full"); the ring, the products and the
-   epilogue are the same. la and lb are __grid_constant__: the copy engine
-   reads their tensor maps where the launch put them. */
-template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
-__global__ void __launch_bounds__(256, wg_blocks(BM, BN, LA::TMA))
-    conv_wg_kernel(int M, int N, int K, int kchunk, const __grid_constant__ LA la, const __grid_constant__ LB lb, EP ep) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    typedef WgSmem<BM, BN, STAGES> S;
-    typedef RunMap<BM, S::BK, KOUTER> MA;
-    typedef RunMap<BN, S::BK, KOUTER> MB;
-    const int BK = S::BK, WG_N = BM == 64 ? 2 : 1, WN = BN / WG_N;   /* warpgroups along N; a warpgroup's columns */
-    static_assert((BM == 64 || BM == 128) && (WN == 64 || WN == 128 || WN == 256), "tile shapes: 64-row warpgroups");
-    static_assert(LA::TMA == LB::TMA, "both operands by the copy engine, or neither");
-    extern __shared__ __align__(16) unsigned char wg_smem[];
-    __shared__ __align__(8) unsigned long long full[STAGES];   /* copy engine: stage s's boxes have landed */
-    unsigned base = (unsigned)__cvta_generic_to_shared(wg_smem), pad = (1024 - base % 1024) % 1024;
-    unsigned short *As = (unsigned short *)(wg_smem + pad), *Bs = As + STAGES * S::A;
-    const unsigned sa = base + pad, sb = sa + STAGES * S::A * 2;   /* the rings' shared addresses */
-    const unsigned fb = (unsigned)__cvta_generic_to_shared(full);
-    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wg = warp / 4, wgm = wg / WG_N, wgn = wg % WG_N;
-    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
-    typename LA::Row ra[MA::N];
-    typename LB::Row rb[MB::N];
-    if constexpr (LA::TMA) {
-        if (tid == 0) {
-            for (int s = 0; s < STAGES; s++) mbar_init(fb + 8 * s);
-            mbar_init_fence();
-        }
-        __syncthreads();
-    } else {
-        #pragma unroll
-        for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
-        #pragma unroll
-        for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
-    }
-    auto load = [&](int t) {
-        int k0 = kbeg + t * BK, buf = t % STAGES;
-        if constexpr (LA::TMA) {   /* one thread: the stage's boxes, counted on its mbarrier, then its arrival */
-            if (tid != 0) return;
-            unsigned bar = fb + 8 * buf;
-            la.template load<BM>(sa + buf * S::A * 2, bar, k0, m0);
-            lb.template load<BN>(sb + buf * S::B * 2, bar, k0, n0);
-            mbar_arrive(bar);
-        } else {   /* as conv_tc_kernel's, each run to its swizzled place */
-            typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
-            typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
-            #pragma unroll
-            for (int j = 0; j < MA::N; j++) {
-                if (!MA::has(tid, j)) continue;
-                int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
-                if (KOUTER && j > 0) qa = la.kpos(k);
-                cp_async16(&As[buf * S::A + MA::dst_sw128(tid, j)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
-            }
-            #pragma unroll
-            for (int j = 0; j < MB::N; j++) {
-                if (!MB::has(tid, j)) continue;
-                int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
-                if (KOUTER && j > 0) qb = lb.kpos(k);
-                cp_async16(&Bs[buf * S::B + MB::dst_sw128(tid, j)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
-            }
-        }
-    };
-    float acc[WN / 2];
-    #pragma unroll
-    for (int i = 0; i < WN / 2; i++) acc[i] = 0.f;
-    #pragma unroll
-    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); cp_async_commit(); }   /* (the copy engine's: empty groups) */
-    for (int t = 0; t < nk; t++) {
-        if constexpr (LA::TMA) mbar_wait(fb + 8 * (t % STAGES), t / STAGES % 2);   /* stage t has landed */
-        else {
-            cp_async_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
-            fence_proxy_async();           /* ... visible to the async proxy, which wgmma reads through */
-        }
-        __syncthreads();                   /* everyone's runs; every wgmma of stage t - 1 is done */
-        /* the warpgroup's rows of A and B in this stage (either layout: 64 rows of A, WN of B, BK k each), and
-           a step of 16 k in them: 32 bytes along a row (k inner), or 16 rows of 128 bytes (k outer) */
-        unsigned a = sa + (t % STAGES * S::A + wgm * 64 * BK) * 2, b = sb + (t % STAGES * S::B + wgn * WN * BK) * 2;
-        const unsigned kstep = KOUTER ? 16 * 128 : 32, lbo = KOUTER ? 64 * BK * 2 : 16;
-        /* the copy engine fills a whole stage: past kend it holds the next k-slice's values (the staged
-           loaders' zeros), so a slice's last stage stops at kend (k-slices end in 32s: whole steps of 16) */
-        const int ksteps = LA::TMA ? min(BK, kend - (kbeg + t * BK)) : BK;
-        wgmma_hold(acc);
-        wgmma_fence();
-        #pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++)
-            if (16 * kk < ksteps)
-                Wgmma<T, WN>::template mma<KOUTER, KOUTER>(acc, wg_desc(a + kstep * kk, lbo), wg_desc(b + kstep * kk, lbo));
-        wgmma_commit();
-        if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer, while the products run */
-        cp_async_commit();
-        wgmma_wait<0>();
-        wgmma_hold(acc);
-    }
-    cp_async_wait<0>();
-    /* the epilogue as conv_tc_kernel's: the tile as floats in shared memory, then out by store_tile */
-    float *Cs = (float *)As;
-    __syncthreads();   /* every warpgroup's wgmmas are done with the ring */
-    int r = wgm * 64 + warp % 4 * 16 + lane / 4, cbase = wgn * WN + lane % 4 * 2;
-    #pragma unroll
-    for (int j = 0; j < WN / 8; j++)
-        #pragma unroll
-        for (int h = 0; h < 2; h++)
-            *(float2 *)&Cs[(r + h * 8) * S::LDC + cbase + j * 8] = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-    __syncthreads();
-    store_tile<BM, BN>(ep, Cs, S::LDC, m0, n0, M, N, tid);
-#endif
-}
-
-template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
-static void conv_wg_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    const int bytes = WgSmem<BM, BN, STAGES>::BYTES;
-    static bool asked = false;   /* one per instantiation, as the attribute */
-    if (!asked) {
-        CK(cudaFuncSetAttribute(conv_wg_kernel<T, BM, BN, STAGES, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                bytes));
-        asked = true;
-    }
-    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
-    conv_wg_kernel<T, BM, BN, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
-    CK_LAUNCH("conv_wg_kernel");
-}
-
-/* conv_tc_tiles in staged_tile_of(BM)'s tile */
-template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
-static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    constexpr StagedTile t = staged_tile_of(BM);
-    conv_tc_tiles<T, t.BM, t.BN, t.WARPS_M, t.BK, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-}
-/* The Hopper path's tile (conv_wg_kernel) of BM rows: 64 x 128 (the two
-   warpgroups side by side, 64 x 64 each) in 4 stages, 128 x 128 (one
-   above the other, 64 x 128 each) in 3, two blocks a multiprocessor
-   either way (96 KB of ring). wg_tile(M): 64 rows for 49 to 64, 128 past
-   it (96 too: a quarter of its products on padding, still faster than
-   conv_tc_kernel's 96 x 128); BM 0 below 49 rows, or in a build without
-   wgmma: staged_tile's, on conv_tc_kernel.
-   On the H200 (tests/bench_conv at 3468a02, sums over yolov9-c's staged
-   convs, batch 32 at 640, forward / backward-data / backward-weight):
-   17.61 / 18.05 / 18.10 ms, against 21.18 / 21.74 / 20.27 for
-   conv_tc_kernel's staged_tile in the same run. Slower there: 128 x 128
-   in 4 stages (one block a multiprocessor: 22.59 / 22.00 / 20.25) and
-   128 x 256 (n 256 a warpgroup, one block: 21.59 / 20.31 / 20.56); and at
-   4265364, leaving a group of wgmmas running over the next barrier, the
-   loads a stage less ahead (128 x 128, 3 stages: 19.1 / 19.8 / 19.2
-   against 17.71 / 18.09 / 18.12 in that run). And at 8207e5a (branch
-   s9-wgpipe), a warp-specialised pipeline: 384 threads, one warpgroup
-   issuing the cp.async runs of each stage (RunMap over its 128 threads)
-   as the consumers free buffers (mbarriers, the loads completing on the
-   stage's "full" one through cp.async.mbarrier.arrive.noinc), the two
-   others waiting on it and keeping a wgmma group in flight, setmaxnreg
-   between the roles: correct (test_cuda, golden bf16) but slower in
-   every shape tried. yolov9-c, the convs of 128-row tiles: 13.24 / 13.37
-   / 13.31 ms here (128 x 128, 3 stages) against 19.5 / 18.5 / 20.5 (128
-   x 128, 4 stages; 3 and 5 no better, 128 x 256 21-24, one block a
-   multiprocessor for want of registers); 64-row tiles (two blocks)
-   3.20 / 3.66 / 2.96 against 3.65 / 4.75 / 3.58. Even a long sum (3x3,
-   256 -> 256 at 80 x 80, K 2304) ran at 243 TFLOP/s against 330: one
-   warpgroup cannot issue the im2col loads of a stage as fast as the
-   tensor cores use them, and one block leaves the epilogue exposed.
-   The copy engine took that address work off the threads (701d14b, the
-   Tma loaders): in one call on the H200 (2026-12-04, bench_train, the
-   same binary with the copy engine off and on) a yolov9-c b32 step went
-   from 212.7 and 212.2 ms to 189.8 and 190.4 (its 3x3 convs: forward
-   23.5 -> 18.2 ms, backward-data 25.6 -> 20.7, backward-weight 32.8 ->
-   22.8; the 1x1s 12.3 / 14.1 / 10.6 -> 11.3 / 13.5 / 9.2), yolov9-s b64
-   from 154.1 to 148.8. Its loaders need no registers for their rows, so
-   the 64-row tile fits three blocks a multiprocessor in 3 stages (72 KB
-   each, at most 85 registers a thread): 188.6 / 189.6 ms against 190.4 /
-   190.6 in 4 stages, two blocks (yolov9-s 148.0 / 147.5 against 148.8 /
-   148.9; one call). No better with the copy engine (the same session's
-   calls): 1x1 stride-1 operands as tile boxes instead of im2col ones
-   (the same times), the wgmmas of stage t issued before those of t - 1
-   are waited for (190.9 / 191.5 ms against 189.3 / 189.9), and wider
-   tiles, one block a multiprocessor: 128 x 256 in 4 stages (196.4 /
-   196.6 against 190.2 / 190.3; yolov9-s 151.3 against 148.5), with 64 x
-   256 too (199.1 / 199.6). The 128-row tile cannot go to three blocks:
-   its m64n128 wgmma needs 90 registers a thread. */
-/* the tile for M rows (tma: the copy engine's loaders), none below 49 */
-static WgTile wg_tile(int M, bool tma) { return YOLO_WGMMA && M > 48 ? wg_tile_of(M <= 64 ? 64 : 128, tma) : WgTile{ 0, 0, 0 }; }
-template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
-static void conv_wg_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
-    constexpr WgTile t = wg_tile_of(BM, LA::TMA);
-    conv_wg_tiles<T, t.BM, t.BN, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-}
-/* C = A B from staged operands (T from the loaders) in staged_tile's
-   tiles (in a build with wgmma, wg_tile's where it has one), in at most
-   splitk k-slices (0: as gemm_slices chooses); returns the number of
-   k-slices it ran */
-template <bool KOUTER, class LA, class LB, class EP>
-static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
-    typedef typename LA::T T;
-    int kchunk;
-    splitk = gemm_slices(YOLO_BF16, 1, M, N, K, splitk, &kchunk);
-    if constexpr (YOLO_WGMMA) {
-        switch (wg_tile(M, LA::TMA).BM) {
-        case 64: conv_wg_tile_of<T, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); return splitk;
-        case 128: conv_wg_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); return splitk;
-        }
-    }
-    if constexpr (!LA::TMA)   /* (the copy engine's loaders are made only for wg_tile's tiles) */
-        switch (staged_tile(M).BM) {
-        case 32: conv_tc_tile_of<T, 32, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
-        case 48: conv_tc_tile_of<T, 48, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
-        case 64: conv_tc_tile_of<T, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
-        case 96: conv_tc_tile_of<T, 96, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
-        default: conv_tc_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
-        }
-    return splitk;
-}
-
-/* The staged loaders: Row is what a row (column) index alone decides,
-   Kpos what k alone decides (kpos(k)), at(row, kpos) the address of the
-   16-byte run there, NULL in the padding; p is any valid address of the
-   operand. The kernel calls at() only inside the matrix (m < M or n < N,
-   k < kend). An address is split so: a row's corner (a pointer) plus
-   k's offset (an int), checked against the image by the row's and k's
-   coordinates, so that a run costs two compares and an add once k is
-   split. A corner may point before the operand (a window in the
-   padding); at() returns only addresses inside it. On the H200
-   (tests/bench_conv, the same tiles before and after, sums as in
-   staged_tile's note) this took yolov9-s's staged convs from 31.28 ms to
-   30.57 and yolov9-c's from 67.29 to 64.70: with BK 64 a thread's 2 to 4
-   runs of a stage share one split. */
-
-/* A of forward and backward-data: rows of K in a dense matrix, row r0 + m
-   (the group's first), k..k+7 contiguous: w_f[gi c2g + m][(ky, kx, ci)],
-   or a phase's w_d[gi c1g + m][(ty, tx, co)] */
-template <class T_> struct RowsStA {
-    typedef T_ T; typedef const T *Row; typedef int Kpos; static const bool TMA = false;
-    const T *p; int K, r0;
-    __device__ Row row(int m) const { return p + (size_t)(r0 + m) * K; }
-    __device__ Kpos kpos(int k) const { return k; }
-    __device__ const T *at(Row r, Kpos k) const { return r + k; }
-};
-/* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7];
-   a pixel's channels xc apart when x is a slot (its buffer's channels, a multiple of 8), else (0) C1 */
-template <class T_> struct FwdStB {
-    typedef T_ T; static const bool TMA = false;
-    /* the window's corner (iy0, ix0) in image b, the group's channels; iy0 and ix0 in one register,
-       iy0 65536 + ix0 + 32768 (a 128 x 128 tile's BK 64 holds four rows a thread in 128 registers) */
-    struct Row { const T *corner; int yx; };
-    struct Kpos { int ky, kx, off; };                /* the tap; (ky W + kx) C1 + ci from the corner */
-    const T *p; ConvGeo c; int gi; FastDiv fc1g; int xc;
-    __device__ Row row(int n) const {
-        int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
-        Row r = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * (xc ? xc : c.C1) + gi * c.c1g, iy0 * 65536 + ix0 + 32768 };
-        return r;
-    }
-    __device__ Kpos kpos(int k) const {
-        int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
-        Kpos q = { ky, kx, (ky * c.W + kx) * (xc ? xc : c.C1) + ci };
-        return q;
-    }
-    __device__ const T *at(const Row &r, const Kpos &q) const {
-        int iy = (r.yx >> 16) + q.ky, ix = (r.yx & 0xffff) - 32768 + q.kx;
-        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.corner + q.off;
-    }
-};
-/* backward-data of a phase, B: n = (b, qy, qx), k = (ty, tx, co): dy_nhwc[b][oy - ty][ox - tx][gi c2g + co..+7] */
-template <class T_> struct BwdDataStB {
-    typedef T_ T; static const bool TMA = false;
-    struct Row { const T *corner; int oy, ox; };   /* dY at (oy, ox) = the position's at tap 0, image b, the group's channels */
-    struct Kpos { int ty, tx, off; };              /* the tap; co - (ty Wo + tx) C2 from the corner */
-    const T *p; ConvGeo c; Phase f; int gi; FastDiv fc2g;
-    __device__ Row row(int n) const {
-        int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
-        int oy = qy + f.oy0, ox = qx + f.ox0;
-        Row r = { p + ((ptrdiff_t)(b * c.Ho + oy) * c.Wo + ox) * c.C2 + gi * c.c2g, oy, ox };
-        return r;
-    }
-    __device__ Kpos kpos(int k) const {   /* 1x1: one tap, k is the channel */
-        if (c.k == 1) { Kpos q = { 0, 0, k }; return q; }
-        int t = fdiv(k, fc2g), co = k - t * c.c2g, ty = fdiv(t, f.fnkx), tx = t - ty * f.nkx;
-        Kpos q = { ty, tx, co - (ty * c.Wo + tx) * c.C2 };
-        return q;
-    }
-    __device__ const T *at(const Row &r, const Kpos &q) const {
-        int oy = r.oy - q.ty, ox = r.ox - q.tx;
-        return oy < 0 || oy >= c.Ho || ox < 0 || ox >= c.Wo ? NULL : r.corner + q.off;
-    }
-};
-/* backward-weight, A (k outer): m = co of group gi, k = output pixel (b, oy, ox): dy_nhwc[k][gi c2g + m..+7] */
-template <class T_> struct BwdWStA {
-    typedef T_ T; typedef const T *Row; typedef int Kpos; static const bool TMA = false;
-    const T *p; int C2, gi, c2g;
-    __device__ Row row(int m) const { return p + gi * c2g + m; }
-    __device__ Kpos kpos(int k) const { return k; }
-    __device__ const T *at(Row r, Kpos k) const { return r + (size_t)k * C2; }
-};
-/* backward-weight, B (k outer): n = (ky, kx, ci), k = (b, oy, ox): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
-template <class T_> struct BwdWStB {
-    typedef T_ T; static const bool TMA = false;
-    struct Row { int ky, kx, off; };                      /* the tap; (ky W + kx) C1 + gi c1g + ci from a corner */
-    struct Kpos { const T *corner; int iy0, ix0; };       /* the window's corner (iy0, ix0) in image b */
-    const T *p; ConvGeo c; int gi; FastDiv fc1g;
-    __device__ Row row(int n) const {
-        int tap = fdiv(n, fc1g), ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
-        Row r = { ky, kx, (ky * c.W + kx) * c.C1 + gi * c.c1g + n - tap * c.c1g };
-        return r;
-    }
-    __device__ Kpos kpos(int k) const {   /* 1x1 stride 1: k is the input pixel too */
-        if (c.k == 1 && c.s == 1) { Kpos q = { p + (size_t)k * c.C1, 0, 0 }; return q; }
-        int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
-        Kpos q = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * c.C1, iy0, ix0 };
-        return q;
-    }
-    __device__ const T *at(const Row &r, const Kpos &q) const {
-        int iy = q.iy0 + r.ky, ix = q.ix0 + r.kx;
-        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : q.corner + r.off;
-    }
-};
-/* The copy engine's loaders (conv_wg_kernel, a build with wgmma): the same
-   operands as the staged loaders above, as tensor maps. load<R>(dst, bar,
-   k0, i0) asks for the boxes of the stage of k0..k0+63 for the R rows (k
-   inner) or columns (k outer) from i0 of the tile, telling bar their
-   bytes. A stage of 64 k must lie in one tap: the group's channels (c1g
-   for x, c2g for dY) are whole 64s where an operand is an im2col map. No
-   thread keeps rows (Row is empty): the coordinates are a stage's few
-   divisions, in one thread. */
-
-/* A, k inner: rows r0 + i0.. of a [rows][K] matrix (the forward's w_f, a phase's w_d), box 64 k x R rows */
-template <class T_> struct TmaRowsA {
-    typedef T_ T; typedef char Row; static const bool TMA = true;
-    CUtensorMap map; int r0;
-    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int i0) const {
-        mbar_expect(bar, R * 128);
-        tma_tile_2d(dst, &map, bar, k0, r0 + i0);
-    }
-};
-/* forward, B: FwdStB's operand, output pixels n0.. x 64 channels of tap (ky, kx); the map's corners run
-   from -p to p - (k - 1) past the image at stride s (tma_im2col) */
-template <class T_> struct TmaFwdB {
-    typedef T_ T; typedef char Row; static const bool TMA = true;
-    CUtensorMap map; ConvGeo c; int gi; FastDiv fc1g;
-    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
-        int tap = fdiv(k0, fc1g), ci = k0 - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
-        int b = fdiv(n0, c.fP), pp = n0 - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        mbar_expect(bar, R * 128);
-        tma_im2col_4d(dst, &map, bar, gi * c.c1g + ci, ox * c.s - c.p, oy * c.s - c.p, b, kx, ky);
-    }
-};
-/* backward-data of a phase, B: BwdDataStB's operand as a stride-1 im2col over dY. Position (qy, qx) reads
-   dY at (qy + oy0 - ty, qx + ox0 - tx): its window's corner is (qx + ox0 - (nkx - 1), qy + oy0 - (nky - 1))
-   and tap (ty, tx) the offset (nkx - 1 - tx, nky - 1 - ty); the corners run over Wq x Hq positions */
-template <class T_> struct TmaBwdDataB {
-    typedef T_ T; typedef char Row; static const bool TMA = true;
-    CUtensorMap map; ConvGeo c; Phase f; int gi; FastDiv fc2g;
-    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
-        int t = fdiv(k0, fc2g), co = k0 - t * c.c2g, ty = fdiv(t, f.fnkx), tx = t - ty * f.nkx;
-        int b = fdiv(n0, f.fPq), pp = n0 - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
-        mbar_expect(bar, R * 128);
-        tma_im2col_4d(dst, &map, bar, gi * c.c2g + co, qx + f.ox0 - (f.nkx - 1), qy + f.oy0 - (f.nky - 1), b,
-                      f.nkx - 1 - tx, f.nky - 1 - ty);
-    }
-};
-/* backward-weight, A (k outer): dY [pixels][C2], channels gi c2g + i0.. in blocks of 64 (a box of 64
-   channels x 64 pixels each, the stage's blocks of 64 columns), none past the group's M channels */
-template <class T_> struct TmaBwdWA {
-    typedef T_ T; typedef char Row; static const bool TMA = true;
-    CUtensorMap map; int c0, M;
-    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int i0) const {
-        #pragma unroll
-        for (int blk = 0; blk < R / 64; blk++)
-            if (i0 + 64 * blk < M) {
-                mbar_expect(bar, 64 * 128);
-                tma_tile_2d(dst + blk * 64 * 128, &map, bar, c0 + i0 + 64 * blk, k0);
-            }
-    }
-};
-/* backward-weight, B (k outer): BwdWStB's operand, columns n = (tap, ci) in blocks of 64 (one tap each)
-   x output pixels k0..k0+63, an im2col box of 64 pixels a block, none past the N columns */
-template <class T_> struct TmaBwdWB {
-    typedef T_ T; typedef char Row; static const bool TMA = true;
-    CUtensorMap map; ConvGeo c; int gi, N; FastDiv fc1g;
-    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
-        int b = fdiv(k0, c.fP), pp = k0 - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
-        #pragma unroll
-        for (int blk = 0; blk < R / 64; blk++) {
-            int n = n0 + 64 * blk, tap = fdiv(n, fc1g), ci = n - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
-            if (n >= N) continue;
-            mbar_expect(bar, 64 * 128);
-            tma_im2col_4d(dst + blk * 64 * 128, &map, bar, gi * c.c1g + ci, ox * c.s - c.p, oy * c.s - c.p, b, kx, ky);
-        }
-    }
-};
-
-/* The tensor maps, encoded on the host by the driver's encoders (fetched once through the runtime). Both
-   kinds bring rows of 64 values (128 bytes) in the 128-byte swizzle, zeros outside the tensor. */
-static PFN_cuTensorMapEncodeTiled_v12000 g_tma_tiled = NULL;
-static PFN_cuTensorMapEncodeIm2col_v12000 g_tma_im2col = NULL;
-inline void tma_encoders(void) {   /* (inline: unused in a build without the Hopper path) */
-    if (g_tma_tiled && g_tma_im2col) return;
-    cudaDriverEntryPointQueryResult q1, q2;
-    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&g_tma_tiled, 12000, cudaEnableDefault, &q1));
-    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", (void **)&g_tma_im2col, 12000, cudaEnableDefault, &q2));
-    if (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess || !g_tma_tiled || !g_tma_im2col) {
-        fprintf(stderr, "yolov9: the CUDA driver has no tensor-map encoders (cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col)\n");
-        exit(1);
-    }
-}
-inline CUtensorMapDataType tma_type(const __nv_bfloat16 *) { return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; }
-inline CUtensorMapDataType tma_type(const __half *) { return CU_TENSOR_MAP_DATA_TYPE_FLOAT16; }
-inline void tma_check(CUresult r, const char *what, int a, int b, int c, int d) {
-    if (r == CUDA_SUCCESS) return;
-    fprintf(stderr, "yolov9: the driver refused a %s tensor map (%d x %d x %d x %d, error %d)\n", what, a, b, c, d, (int)r);
-    exit(1);
-}
-/* a [rows][cols] matrix of T, rows ld values apart; boxes of box_rows rows x 64 columns */
-template <class T> static CUtensorMap tma_rows(const T *p, int cols, size_t rows, int ld, int box_rows) {
-    tma_encoders();
-    CUtensorMap m;
-    cuuint64_t dim[2] = { (cuuint64_t)cols, (cuuint64_t)rows }, stride[1] = { (cuuint64_t)ld * sizeof(T) };
-    cuuint32_t box[2] = { 64, (cuuint32_t)box_rows }, estride[2] = { 1, 1 };
-    tma_check(g_tma_tiled(&m, tma_type(p), 2, (void *)p, dim, stride, box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-              "tiled", cols, (int)rows, ld, box_rows);
-    return m;
-}
-/* B images of H x W pixels of C channels, ld a pixel (a slot's buffer's), NHWC; boxes of `pixels` output
-   pixels x 64 channels: the window corners run over [lo, W + up) x [lo, H + up) (w, h) by the stride s */
-template <class T> static CUtensorMap tma_im2col(const T *p, int B, int H, int W, int C, int ld, const int lo[2],
-                                                 const int up[2], int s, int pixels) {
-    tma_encoders();
-    CUtensorMap m;
-    cuuint64_t dim[4] = { (cuuint64_t)C, (cuuint64_t)W, (cuuint64_t)H, (cuuint64_t)B };
-    cuuint64_t stride[3] = { (cuuint64_t)ld * sizeof(T), (cuuint64_t)W * ld * sizeof(T), (cuuint64_t)H * W * ld * sizeof(T) };
-    cuuint32_t estride[4] = { 1, (cuuint32_t)s, (cuuint32_t)s, 1 };
-    tma_check(g_tma_im2col(&m, tma_type(p), 4, (void *)p, dim, stride, lo, up, 64, (cuuint32_t)pixels, estride,
-                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-              "im2col", B, H, W, C);
-    return m;
-}
-
-/* the weight gradient of n = (ky, kx, ci) lands at dW[co][ci][ky][kx]: in
-   k-slice z's plane of the workspace (slices > 1), else added to dW */
-struct DwTapStore {
-    float *out; size_t plane; int c1g, kk, slices; FastDiv fc1g;
-    __device__ void operator()(int m, int n, float v) const {
-        int tap = fdiv(n, fc1g), ci = n - tap * c1g;
-        size_t i = (size_t)m * c1g * kk + ci * kk + tap;
-        if (slices > 1) out[blockIdx.z * plane + i] = v; else out[i] += v;
-    }
-};
-
-/* the staging kernels */
-template <class T> __device__ inline T round_to(float v);
-template <> __device__ inline __nv_bfloat16 round_to<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <> __device__ inline __half round_to<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ inline float round_to<float>(float v) { return v; }
-__device__ inline float to_float(float v) { return v; }
-__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ inline float to_float(__half v) { return __half2float(v); }
-/* x [B][C][HW] float -> y [B][HW][C] T through a shared tile of 64
-   channels x 32 pixels: a warp reads 32 pixels of a channel (128
-   coalesced bytes), and each thread then writes 8 channels of a pixel as
-   one 16-byte store (C is a multiple of 8); block 256, grid (HW / 32,
-   C / 64, B) */
-template <class T> __global__ void __launch_bounds__(256) to_nhwc_kernel(const float *x, size_t image, T *y, int C, int HW) {
-    __shared__ float tile[64][33];
-    int p0 = blockIdx.x * 32, c0 = blockIdx.y * 64, tid = threadIdx.x, px = tid % 32;
-    const float *xb = x + blockIdx.z * image;
-    for (int i = tid / 32; i < 64; i += 8)
-        if (c0 + i < C && p0 + px < HW) tile[i][px] = xb[(size_t)(c0 + i) * HW + p0 + px];
-    __syncthreads();
-    int p = tid / 8, cg = tid % 8 * 8;
-    if (p0 + p < HW && c0 + cg < C) {
-        uint4 v = { pack2<T>(tile[cg][p], tile[cg + 1][p]), pack2<T>(tile[cg + 2][p], tile[cg + 3][p]),
-                    pack2<T>(tile[cg + 4][p], tile[cg + 5][p]), pack2<T>(tile[cg + 6][p], tile[cg + 7][p]) };
-        *(uint4 *)(y + ((size_t)blockIdx.z * HW + p0 + p) * C + c0 + cg) = v;
-    }
-}
-/* y [B][HW][C] from x [B][C][HW], whose images lie `image` floats apart (C HW, or a slot's ctot HW) */
-template <class T> static void to_nhwc(const float *x, size_t image, T *y, int B, int C, int HW) {
-    dim3 grid((HW + 31) / 32, (C + 63) / 64, B);
-    to_nhwc_kernel<T><<<grid, 256>>>(x, image, y, C, HW);
-    CK_LAUNCH("to_nhwc_kernel");
-}
-
-/* The weights as the tensor cores' products read them, rounded to the
-   store's two bytes: the forward form w_f [co][tap][ci] of w [co][ci][tap]
-   (tap = ky k + kx), and, for each phase of the stride that has taps, one
-   after the other in (py, px) order, the backward-data form w_d
-   [gi c1g + ci][t][co] of w [gi c2g + co][ci][ky][kx], t = ty nkx + tx the
-   phase's taps (ky0 + s ty, kx0 + s tx). A launch stages up to STAGE_JOBS
-   jobs (forms, or phases), so that a training step's every conv takes a
-   launch a form for each 64 (stage_train_weights) where two launches a
-   conv took 4.8 ms of a yolov9-c b32 step under the profiler at a5dbdaf.
-   The jobs travel as the kernel's parameter (within its 4 KB): each the
-   first value of its part of the launch's flattened range (start), its
-   source, destination and shape; a thread finds its job by bisecting the
-   starts. */
-static const int STAGE_JOBS = 64;
-struct StageJob { const float *w; void *dst; int c1g, c2g, k, s, ky0, kx0, nky, nkx; };   /* nky 0: the forward form */
-struct StageJobs { int n; size_t start[STAGE_JOBS + 1]; StageJob job[STAGE_JOBS]; };
-static_assert(sizeof(StageJobs) <= 4000, "a kernel's parameters: 4 KB");
-template <class T> __global__ void stage_jobs_kernel(const __grid_constant__ StageJobs j) {
-    GRID_STRIDE(i, j.start[j.n]) {
-        int lo = 0, hi = j.n - 1;
-        while (lo < hi) {   /* the last job that starts at or before i */
-            int mid = (lo + hi + 1) / 2;
-            if (j.start[mid] <= i) lo = mid; else hi = mid - 1;
-        }
-        const StageJob &b = j.job[lo];
-        size_t r = i - j.start[lo];
-        int kk = b.k * b.k;
-        float v;
-        if (!b.nky) {   /* w [co][ci][tap] -> [co][tap][ci] */
-            int ci = (int)(r % b.c1g), tap = (int)(r / b.c1g % kk);
-            size_t co = r / ((size_t)b.c1g * kk);
-            v = b.w[(co * b.c1g + ci) * kk + tap];
-        } else {        /* w [gi c2g + co][ci][ky][kx] -> [gi c1g + ci][t][co] of the phase's taps t */
-            int nt = b.nky * b.nkx, co = (int)(r % b.c2g), t = (int)(r / b.c2g % nt);
-            size_t q = r / ((size_t)b.c2g * nt);
-            int gi = (int)(q / b.c1g), ci = (int)(q % b.c1g), ty = t / b.nkx, tx = t - ty * b.nkx;
-            v = b.w[(((size_t)gi * b.c2g + co) * b.c1g + ci) * kk + (b.ky0 + b.s * ty) * b.k + b.kx0 + b.s * tx];
-        }
-        ((T *)b.dst)[r] = round_to<T>(v);
-    }
-}
-static void stage_jobs_launch(StageJobs &j, yolo_precision prec) {
-    if (!j.n) return;
-    if (prec == YOLO_BF16) stage_jobs_kernel<__nv_bfloat16><<<grid_for(j.start[j.n]), 256>>>(j);
-    else stage_jobs_kernel<__half><<<grid_for(j.start[j.n]), 256>>>(j);
-    CK_LAUNCH("stage_jobs_kernel");
-    j.n = 0; j.start[0] = 0;
-}
-static void stage_jobs_add(StageJobs &j, const StageJob &b, size_t n, yolo_precision prec) {
-    if (j.n == STAGE_JOBS) stage_jobs_launch(j, prec);
-    j.job[j.n] = b;
-    j.start[j.n + 1] = j.start[j.n] + n;
-    j.n++;
-}
-/* n convs' forms staged now: each one's w [c2][cin][k][k] in g groups into its forward form fwd and
-   its backward-data form bwd (either NULL: none), the forward forms in a launch or a few, then the
-   backward-data forms; the values staged */
-static size_t stage_convs(const yolo_stage_conv *convs, int n, yolo_precision prec) {
-    StageJobs fj, bj;
-    fj.n = bj.n = 0; fj.start[0] = bj.start[0] = 0;
-    size_t values = 0;
-    for (int i = 0; i < n; i++) {
-        const yolo_stage_conv &c = convs[i];
-        int c2g = c.c2 / c.g;
-        size_t nv = (size_t)c.c2 * c.cin * c.k * c.k, off = 0;
-        if (c.fwd) stage_jobs_add(fj, StageJob{ c.w, c.fwd, c.cin, c2g, c.k, c.s, 0, 0, 0, 0 }, nv, prec);
-        for (int py = 0; c.bwd && py < c.s; py++)
-            for (int px = 0; px < c.s; px++) {
-                Phase ph;
-                if (!phase_taps(c.k, c.s, py, px, &ph)) continue;
-                size_t np = (size_t)c.g * c.cin * ph.nky * ph.nkx * c2g;
-                stage_jobs_add(bj, StageJob{ c.w, (char *)c.bwd + off * 2, c.cin, c2g, c.k, c.s, ph.ky0, ph.kx0, ph.nky, ph.nkx },
-                               np, prec);
-                off += np;
-            }
-        values += (c.fwd ? nv : 0) + off;
-    }
-    stage_jobs_launch(fj, prec);
-    stage_jobs_launch(bj, prec);
-    return values;
-}
-/* one conv's forms staged now (fwd, bwd: NULL for none) */
-static void stage_conv(const float *w, void *fwd, void *bwd, int c2, int cin, int k, int s, int g, yolo_precision prec) {
-    yolo_stage_conv c = { w, fwd, bwd, c2, cin, k, s, g };
-    stage_convs(&c, 1, prec);
-}
-/* The staging buffer: 128 MB of the backend's own scratch, taken at the
-   first staged conv, holding a pass's weight copy and its NHWC copies for
-   as many images as fit; a batch larger than that is run in chunks of
-   images, one after the other (each chunk's weight gradient adds to dW in
-   chunk order: the sum stays deterministic). A conv whose single image
-   does not fit keeps gemm_tc_kernel. The maxpool backward keeps its
-   windows' winners there too, between the convs. In a bf16 or half step only the
-   head's last convs copy anything an image (their float dY, 1 MB an image
-   at 640): 128 MB holds a batch of 64 in one chunk and keeps yolov9-s's
-   --ckpt step at batch 64 under 4 GB. */
-static const size_t STAGE_BYTES = (size_t)128 << 20;
-static char *g_stage = NULL;
-/* images a chunk holds (0: the conv is not staged) for per_image bytes of copies an image */
-static int stage_images(const ConvGeo &c, yolo_precision prec, size_t per_image) {
-    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * c.c1g * c.k * c.k * 2);
-    if (prec == YOLO_FP32 || c.c1g % 8 || c.c2g % 8 || wbytes + 512 + per_image > STAGE_BYTES) return 0;
-    if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
-    /* 512: each copy's start rounded up to 256 bytes; no copies an image (an NHWC input): the whole batch */
-    size_t n = per_image ? (STAGE_BYTES - wbytes - 512) / per_image : (size_t)c.B;
-    return n < (size_t)c.B ? (int)n : c.B;
-}
-
-static const char *const STAGE_NAME[2] = { "conv staging 1x1", "conv staging 3x3" };   /* by kernel size */
-
-/* the forward of images [b0, b0 + nb) at a time: x staged NHWC (x_nhwc: x
-   is stored so already), the weights too (ws: staged already, a folded
-   model's), each group one product, y written in its store; x_nhwc and y
-   may be slots of buffers of xc and yc channels (0: C1, C2), r a shortcut
-   added in the epilogue (FwdStore) */
-template <class T>
-static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, int xc, const float *w, const T *ws,
-                                const float *bias, int act, const void *r, int nb, int k, yolo_precision prec, void *y,
-                                int y_store, int yc) {
-    int K = c.c1g * k * k, P = c.Ho * c.Wo;
-    T *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
-    const T *wf = ws;
-    if (!ws) {
-        prof_begin();
-        stage_conv(w, g_stage, NULL, c.C2, c.c1g, k, c.s, c.g, prec);
-        prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * K);
-        wf = (const T *)g_stage;
-    }
-    for (int b0 = 0; b0 < c.B; b0 += nb) {
-        ConvGeo cc = c;
-        cc.B = min(nb, c.B - b0);
-        const T *xb = xs;
-        if (x_nhwc) xb = x_nhwc + (size_t)b0 * (xc ? xc : c.C1) * c.H * c.W;
-        else {
-            prof_begin();
-            size_t image = (size_t)(xc ? xc : c.C1) * c.H * c.W;   /* a float32 slot staged dense */
-            to_nhwc<T>(x + b0 * image, image, xs, cc.B, c.C1, c.H * c.W);
-            prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * c.C1 * c.H * c.W);
-        }
-        prof_begin();
-        for (int gi = 0; gi < c.g; gi++) {
-            size_t at = (size_t)b0 * P * store_bytes(y_store);   /* image b0's values, times its channels */
-            FwdStore ep = { (char *)y + at * (yc ? yc : c.C2), bias, cc, gi, act, y_store, yc, r ? (const char *)r + at * c.C2 : NULL };
-            WgTile t = wg_tile(c.c2g, true);
-            if (YOLO_WGMMA && t.BM && c.c1g % 64 == 0) {   /* the copy engine's loaders */
-                if constexpr (YOLO_WGMMA) {
-                    int lo[2] = { -c.p, -c.p }, up[2] = { c.p - (k - 1), c.p - (k - 1) };
-                    TmaRowsA<T> la = { tma_rows(wf, K, c.C2, K, t.BM), gi * c.c2g };
-                    TmaFwdB<T> lb = { tma_im2col(xb, cc.B, c.H, c.W, c.C1, x_nhwc && xc ? xc : c.C1, lo, up, c.s, t.BN), cc, gi,
-                                      fastdiv(c.c1g) };
-                    gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
-                }
-            } else {
-                RowsStA<T> la = { wf, K, gi * c.c2g };
-                FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), x_nhwc ? xc : 0 };
-                gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
-            }
-        }
-        prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
-    }
-}
-
-/* the backward of images [b0, b0 + nb) at a time: x and dY staged NHWC
-   (x_nhwc, dy_nhwc: stored so already, as in a bf16 or half training pass, dY the
-   BatchNorm backward's dL/dz), the weights of every phase once (wsd: the
-   step's, staged already by stage_train_weights); per chunk and group,
-   the weight gradient (split-K over the chunk's pixels) and then each
-   phase's data gradient. The phases' weights lie one after the other in
-   (py, px) order, every phase that has taps (one that has no position on
-   this input too: the form does not depend on the input) */
-template <class T>
-static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const T *wsd,
-                                 const float *dy, const T *dy_nhwc, int nb, yolo_precision prec, const yolo_dx *dx,
-                                 float *dw) {
-    int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
-    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2);
-    size_t xbytes = x_nhwc ? 0 : yolo_arena_bytes((size_t)nb * c.H * c.W * c.C1 * 2);
-    const T *wd = wsd ? wsd : (const T *)g_stage;
-    T *xs = (T *)(g_stage + wbytes), *dys = (T *)(g_stage + wbytes + xbytes);
-    size_t off = 0;
-    if (dx && !wsd) {
-        prof_begin();
-        stage_conv(w, NULL, g_stage, c.C2, c.c1g, k, s, c.g, prec);
-        prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * Kw);
-    }
-    for (int b0 = 0; b0 < c.B; b0 += nb) {
-        ConvGeo cc = c;
-        cc.B = min(nb, c.B - b0);
-        const T *xb = x_nhwc ? x_nhwc + (size_t)b0 * c.C1 * c.H * c.W : xs;
-        const T *dyb = dy_nhwc ? dy_nhwc + (size_t)b0 * c.C2 * P : dys;
-        if (!x_nhwc || !dy_nhwc) {
-            prof_begin();
-            if (!x_nhwc) to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, (size_t)c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
-            if (!dy_nhwc) to_nhwc<T>(dy + (size_t)b0 * c.C2 * P, (size_t)c.C2 * P, dys, cc.B, c.C2, P);
-            prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * ((x_nhwc ? 0 : c.C1 * c.H * c.W) + (dy_nhwc ? 0 : c.C2 * P)));
-        }
-        double flops = 2.0 * cc.B * P * c.C2 * Kw / c.g;
-        for (int gi = 0; gi < c.g; gi++) {
-            prof_begin();
-            float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
-            size_t plane = (size_t)c.c2g * Kw;
-            int red = cc.B * P, slices = dw_slices(prec, 1, c.c2g, Kw, red);
-            DwTapStore ep = { slices > 1 ? g_splitk_work : dwg, plane, c.c1g, k * k, slices, fastdiv(c.c1g) };
-            WgTile t = wg_tile(c.c2g, true);
-            if (YOLO_WGMMA && t.BM && c.c1g % 64 == 0) {   /* the copy engine's loaders */
-                if constexpr (YOLO_WGMMA) {
-                    int lo[2] = { -c.p, -c.p }, up[2] = { c.p - (k - 1), c.p - (k - 1) };
-                    TmaBwdWA<T> la = { tma_rows(dyb, c.C2, (size_t)red, c.C2, 64), gi * c.c2g, c.c2g };
-                    TmaBwdWB<T> lb = { tma_im2col(xb, cc.B, c.H, c.W, c.C1, c.C1, lo, up, c.s, 64), cc, gi, Kw, fastdiv(c.c1g) };
-                    slices = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
-                }
-            } else {
-                BwdWStA<T> la = { dyb, c.C2, gi, c.c2g };
-                BwdWStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
-                slices = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
-            }
-            if (slices > 1) {   /* the k-slices added to dW in slice order */
-                splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);
-                CK_LAUNCH("splitk_sum_kernel");
-            }
-            prof_end(BWD_W_NAME[prec][k != 1], flops, 0);
-            prof_begin();
-            off = 0;
-            for (int py = 0; dx && py < s; py++)
-                for (int px = 0; px < s; px++) {
-                    Phase f;
-                    if (!phase_taps(k, s, py, px, &f)) continue;
-                    size_t n = (size_t)c.g * c.c1g * f.nky * f.nkx * c.c2g;
-                    if (!phase_of(c, py, px, &f)) { off += n; continue; }   /* taps, but no position on this input */
-                    int nt = f.nky * f.nkx, Kd = nt * c.c2g, Nd = cc.B * f.Hq * f.Wq;
-                    for (int r = 0; r < dx->n; r++) {   /* a product a run of dX this group meets */
-                        BwdDataStore st;
-                        int row0, rows = dx_run_rows(dx, r, gi, cc, f, b0, &row0, &st);
-                        if (!rows) continue;
-                        WgTile t = wg_tile(rows, true);
-                        if (YOLO_WGMMA && t.BM && c.c2g % 64 == 0) {   /* the copy engine's loaders */
-                            if constexpr (YOLO_WGMMA) {
-                                int lo[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };
-                                int up[2] = { lo[0] + f.Wq - c.Wo, lo[1] + f.Hq - c.Ho };
-                                TmaRowsA<T> da = { tma_rows(wd + off, Kd, (size_t)c.C1, Kd, t.BM), row0 };
-                                TmaBwdDataB<T> dbb = { tma_im2col(dyb, cc.B, c.Ho, c.Wo, c.C2, c.C2, lo, up, 1, t.BN), cc, f,
-                                                       gi, fastdiv(c.c2g) };
-                                gemm_staged<false>(rows, Nd, Kd, 1, da, dbb, st);
-                            }
-                        } else {
-                            RowsStA<T> da = { wd + off, Kd, row0 };
-                            BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
-                            gemm_staged<false>(rows, Nd, Kd, 1, da, dbb, st);
-                        }
-                    }
-                    off += n;
-                }
-            prof_end(BWD_D_NAME[prec][k != 1], dx ? flops : 0, 0);
-        }
-    }
-}
 
 /* where a tensor's values start: a slot's at its first channel (NHWC: a value further, NCHW: a plane) */
 static char *slot_data(const yolo_tensor *t) {
@@ -2182,19 +934,9 @@ static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float 
     int K = c.c1g * k * k, N = c.B * c.Ho * c.Wo, x_nhwc = x->store != YOLO_FP32;
     conv_input_store(x, prec, "conv2d_forward");
     if (r) { yolo_dense(r, "conv2d_forward's shortcut"); store_match(r, y, "conv2d_forward's shortcut"); }
+    if (tc_products(prec) && tc_conv2d_forward(c, x, w, b, ws, act, r, prec, y)) return;
     const char *xd = slot_data(x);
     void *yd = slot_data(y);
-    int nb = slot_in_8s(x) && slot_in_8s(y) ? stage_images(c, prec, x_nhwc ? 0 : (size_t)c.H * c.W * c.C1 * 2) : 0;
-    if (nb) {
-        if (prec == YOLO_BF16)
-            conv_forward_staged<__nv_bfloat16>(c, (const float *)xd, x_nhwc ? (const __nv_bfloat16 *)xd : NULL, x->ctot, w,
-                                               (const __nv_bfloat16 *)ws, b, act, r ? r->data : NULL, nb, k, prec, yd,
-                                               y->store, y->ctot);
-        else
-            conv_forward_staged<__half>(c, (const float *)xd, x_nhwc ? (const __half *)xd : NULL, x->ctot, w, (const __half *)ws, b, act,
-                                        r ? r->data : NULL, nb, k, prec, yd, y->store, y->ctot);
-        return;
-    }
     prof_begin();
     for (int gi = 0; gi < g; gi++) {
         FwdA la = { w, K, gi, c.c2g };
@@ -2210,18 +952,14 @@ static void cu_conv2d_forward(const yolo_tensor *x, const float *w, const float 
     prof_end(FWD_NAME[prec][k != 1], 2.0 * N * C2 * K, 0);
 }
 
-/* A folded model's weights staged once (yolo_model_stage): ws = w_f [C2][k k][cin] in prec's two bytes, what
-   conv_forward_staged would make of w at every call */
+/* A folded model's weights staged once (yolo_model_stage), and a training step's (yolo_model_stage_train),
+   in the forms a tier's products read (in any two-byte precision, whether the tier reads it or not: the
+   table's contract); the core reads w itself and stages nothing */
 static void cu_stage_weights(const float *w, int C2, int cin, int k, yolo_precision prec, void *ws) {
-    stage_conv(w, ws, NULL, C2, cin, k, 1, 1, prec);
+    if (g_tier && prec != YOLO_FP32) tc_stage_weights(w, C2, cin, k, prec, ws);
 }
-
-
 static void cu_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {
-    if (prec == YOLO_FP32) return;
-    prof_begin();
-    size_t values = stage_convs(convs, n, prec);
-    prof_end("conv staging, the step's", 0, 6.0 * values);   /* a float read, two bytes written */
+    if (g_tier && prec != YOLO_FP32) tc_stage_train_weights(convs, n, prec);
 }
 
 /* db[c] += sum over (n, p) of dy (in its store), a block a channel: for a stored dy (conv_bias_grad, below) */
@@ -2241,7 +979,9 @@ __global__ void bias_grad_kernel(const void *dy, int store, float *db, int B, in
 template <class LB>
 static void conv_dw_group(yolo_precision prec, const ConvGeo &c, int gi, const yolo_tensor *dy, LB lb, float *dwg) {
     BwdWA la = { dy->data, dy->store, c, gi };
-    int Kw = c.c1g * c.k * c.k, red = c.B * c.Ho * c.Wo, slices = dw_slices(prec, 0, c.c2g, Kw, red);
+    int Kw = c.c1g * c.k * c.k, red = c.B * c.Ho * c.Wo, BM, BN, BK;
+    gemm_tile(prec, c.c2g, Kw, &BM, &BN, &BK);
+    int slices = dw_slices(BM, BN, BK, c.c2g, Kw, red);
     size_t plane = (size_t)c.c2g * Kw;
     if (slices > 1) {
         SliceStore ep = { g_splitk_work, Kw, plane };
@@ -2259,12 +999,11 @@ static void conv_bias_grad(const yolo_tensor *dy, float *db);   /* (below: it sh
 static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const void *wsd, const yolo_tensor *dy, int C2, int k,
                                int s, int g, yolo_precision prec, const yolo_dx *dxr, float *dw, float *db) {
     ConvGeo c = geo(x, C2, k, s, g, dy->h, dy->w);
-    int Kw = c.c1g * k * k, P = dy->h * dy->w, red = c.B * P, x_nhwc = x->store != YOLO_FP32, dy_nhwc = dy->store != YOLO_FP32;
+    int Kw = c.c1g * k * k, P = dy->h * dy->w, red = c.B * P, x_nhwc = x->store != YOLO_FP32;
     double flops = 2.0 * red * C2 * Kw;
     conv_input_store(x, prec, "conv2d_backward");
     conv_input_store(dy, prec, "conv2d_backward");
     yolo_dense(x, "conv2d_backward");
-    int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (dy_nhwc ? 0 : (size_t)P * C2)) * 2);
     yolo_dx dxs, *dx = dxr ? &dxs : NULL;
     if (dxr) dxs = *dxr;
     for (int i = 0; dx && k < s && i < dx->n; i++) {   /* taps miss some of dX: an assigned run zeroed, then added to */
@@ -2273,14 +1012,8 @@ static void cu_conv2d_backward(const yolo_tensor *x, const float *w, const void 
             cu_zero(dx->g[i] + (b * (size_t)dx->cd[i] + dx->c0[i]) * HW, (whole ? c.B : 1) * dx->c[i] * HW * sizeof(float));
         dx->add[i] = 1;
     }
-    if (nb && prec == YOLO_BF16)
-        conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w,
-                                            (const __nv_bfloat16 *)wsd, dy->data,
-                                            dy_nhwc ? (const __nv_bfloat16 *)dy->data : NULL, nb, prec, dx, dw);
-    else if (nb)
-        conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, (const __half *)wsd, dy->data,
-                                     dy_nhwc ? (const __half *)dy->data : NULL, nb, prec, dx, dw);
-    for (int gi = 0; !nb && gi < g; gi++) {
+    int tier = tc_products(prec) && tc_conv2d_backward(c, x, w, wsd, dy, prec, dx, dw);
+    for (int gi = 0; !tier && gi < g; gi++) {
         prof_begin();
         float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
         if (x_nhwc) {
@@ -2367,7 +1100,7 @@ __device__ inline int warp_parts_sum(const double *part, int nparts, int C, doub
         for (int k = 0; k < 8; k++)
             if (n0 + 32 * k < nparts) { a += p[k].x; b += p[k].y; }
     }
-    for (int o = 16; o > 0; o >>= 1) { a += __shfl_down_sync(0xffffffffu, a, o); b += __shfl_down_sync(0xffffffffu, b, o); }
+    for (int o = 16; o > 0; o >>= 1) { a += shfl_down32(a, o); b += shfl_down32(b, o); }
     return lane ? C : c;
 }
 /* What the statistics are for: mean, biased variance for normalising, running statistics with the
@@ -2400,11 +1133,8 @@ __global__ void bn_stats_kernel(const double *part, int nparts, int C, BnStatsOu
    bn_back_reduce_kernel). A pass takes about BN_PARTIAL_BLOCKS (264,
    forward) or BNB_BLOCKS (396, backward) blocks over its columns: maps of
    256 channels or more (66 and 99 parts a column) merge in the pass, the
-   narrower ones (yolov9-s's 32-128 channels: 132-396 parts) do not. At
-   977c329, which merged in the pass at any count, yolov9-s b64's
-   profiled step on the H200 spent 1.3 ms more in the BatchNorm backward
-   and 1.0 ms more in its BatchNorms without SiLU than before. (The bound
-   is a first guess between those counts, not yet timed.) */
+   narrower ones (yolov9-s's 32-128 channels: 132-396 parts) do not
+   (merged in the pass, they cost yolov9-s's step more than the launch). */
 static const int BN_COUNTS = 1024;         /* columns (runs of 64 channels) a pass may have */
 static const int BN_MERGE_MAX_PARTS = 100; /* parts a column the pass merges itself, at most */
 static unsigned *g_bn_count = NULL;        /* [BN_COUNTS], zero between passes */
@@ -2531,10 +1261,9 @@ __global__ void bn_apply_kernel(const float *z, float *u, int C, int HW, const f
    every GPU adds in the same order. Few long chunks beat many short ones:
    a block's start (its channels' constants, the first rows' latency) and
    its end (the sums through shared memory) are paid once a chunk, and
-   fewer chunks leave bn_stats_kernel fewer parts to add. On the H200
-   (2026-12-04) the train forward (this pass, the statistics, the apply)
-   of a yolov9-s b64 step took 10.2 ms at 264 blocks, 10.6 at 528, 11.6
-   at 1024 and 14.0 at 2048 (yolov9-c b32: 13.9, 13.9, 14.8, 16.8). */
+   fewer chunks leave bn_stats_kernel fewer parts to add: two blocks a
+   multiprocessor of a 132-multiprocessor GPU, as the count measured
+   fastest (tests/results/README.md). */
 static const int BN_PARTIAL_BLOCKS = 264;
 struct RowChunks { int rows, per, n; };   /* rows, rows a chunk (a multiple of 32), chunks */
 static RowChunks row_chunks(const yolo_tensor *z, int channels_a_block) {
@@ -2764,17 +1493,15 @@ __global__ void bn_back_apply_kernel(float *z, const float *dy, int C, int HW, f
    in its store: both passes take tiles of 32 pixels x 64 channels inside
    one image (no division per value), a chunk of an image's tiles a block
    (about BNB_BLOCKS blocks in all, at least one an image and 64 channels:
-   a wave of the H100's and H200's 132 multiprocessors at BNB_BLOCKS_PER_SM
-   each; against 2048 blocks, 528 at 4 an SM took the backward of a
-   yolov9-s b64 step from 35.5 to 31.2 ms, yolov9-c b32 from 36.1 to
-   33.9). A thread fetches 8
+   one wave of a 132-multiprocessor GPU at BNB_BLOCKS_PER_SM each, faster
+   than many more blocks). A thread fetches 8
    values of dy, 4 pixels of two channels (a float4: 8 threads a 128-byte
    run of a channel), and one pixel's 8 channels of z (16 bytes: 8 threads
    a 128-byte run of a pixel), which meet in shared memory; the thread
    keeps its pixel's 8 channels.
    The tiles stream through BNB_STAGES shared-memory stages filled by
-   cp.async: two tiles on their way while the block works on a third, and
-   no registers held for them. dy lands as [channel][pixel] with the
+   copy16: from the Ampere tier on (cp.async), two tiles on their way
+   while the block works on a third, and no registers held for them. dy lands as [channel][pixel] with the
    16-byte runs of channel ch swizzled (run q at q ^ (ch / 8)), so that a
    warp's 32 reads of one channel each (8 channels x 4 pixels) fall in 32
    different banks; z lands as [pixel][channel]. Where a run cannot go as
@@ -2799,6 +1526,25 @@ static BnTiles bn_tiles(const yolo_tensor *z) {
     t.chunks = (t.tiles + t.per - 1) / t.per;
     return t;
 }
+/* 16 bytes from global into shared memory, or 16 zero bytes where src is
+   NULL (then `any`, a valid address, stands in: nothing is read from it).
+   A thread's copies go in groups: copies_commit closes one, copies_wait<N>
+   returns once at most the N groups committed last may still be on their
+   way. In the core a copy is a plain load and store, done when copy16
+   returns; the Ampere tier makes them asynchronous (cp.async, section
+   2.2), so that the loads fly while the threads compute. */
+#if DEVICE_TIER >= 80
+__device__ inline void copy16(void *dst, const void *src, const void *any);
+__device__ inline void copies_commit();
+template <int N> __device__ inline void copies_wait();
+#else
+__device__ inline void copy16(void *dst, const void *src, const void *any) {
+    (void)any;
+    *(uint4 *)dst = src ? *(const uint4 *)src : make_uint4(0, 0, 0, 0);
+}
+__device__ inline void copies_commit() {}
+template <int N> __device__ inline void copies_wait() {}
+#endif
 struct BnbStages {
     float dy[BNB_STAGES][BNB_CHANNELS][32];        /* [channel][pixel], runs swizzled */
     uint4 z[BNB_STAGES][32][BNB_CHANNELS / 8];     /* [pixel][8 channels] */
@@ -2814,13 +1560,13 @@ __device__ inline void bn_stage_issue(BnbStages &st, int s, const T *z, const fl
         int ch = tid / 8 + 32 * h, c = c0 + ch;
         float *dst = &st.dy[s][ch][4 * (run ^ (ch / 8))];
         const float *row = dy + ((size_t)b * C + c) * HW + p0 + q;
-        if (vdy) cp_async16(dst, c < C && p0 + q < HW ? row : NULL, dy);
+        if (vdy) copy16(dst, c < C && p0 + q < HW ? row : NULL, dy);
         else
             for (int i = 0; i < 4; i++) dst[i] = c < C && p0 + q + i < HW ? row[i] : 0.f;
     }
     int pz = tid / 8, cz = 8 * run, valid = p0 + pz < HW ? min(8, C - c0 - cz) : 0;
     const T *src = z + ((size_t)b * HW + p0 + pz) * C + c0 + cz;
-    if (vz) cp_async16(&st.z[s][pz][run], valid > 0 ? src : NULL, z);
+    if (vz) copy16(&st.z[s][pz][run], valid > 0 ? src : NULL, z);
     else {
         Eight<T> e = load8(src, 0, max(valid, 0));
         st.z[s][pz][run] = *(const uint4 *)e.v;
@@ -2837,20 +1583,20 @@ __device__ inline void bn_stream_tiles(BnbStages &st, const T *z, const float *d
     int pz = threadIdx.x / 8, run = threadIdx.x % 8, cz = 8 * run;
     for (int k = 0; k < BNB_STAGES - 1; k++) {
         if (t0 + k < t1) bn_stage_issue(st, k, z, dy, C, bt.HW, b, 32 * (t0 + k), c0, vz, vdy);
-        cp_async_commit();
+        copies_commit();
     }
     for (int t = t0; t < t1; t++) {
-        cp_async_wait<BNB_STAGES - 2>();   /* tile t has landed (this thread's runs) */
+        copies_wait<BNB_STAGES - 2>();   /* tile t has landed (this thread's runs) */
         __syncthreads();                   /* everybody's, and the stage of tile t - 1 is free */
         int s = (t - t0) % BNB_STAGES, next = t + BNB_STAGES - 1;
         if (next < t1) bn_stage_issue(st, (next - t0) % BNB_STAGES, z, dy, C, bt.HW, b, 32 * next, c0, vz, vdy);
-        cp_async_commit();
+        copies_commit();
         Eight<T> zt;
         *(uint4 *)zt.v = st.z[s][pz][run];
         const float *gs = &st.dy[s][cz][4 * ((pz / 4) ^ run) + pz % 4];   /* channel cz + j at gs[32 j]: its runs swizzled by run */
         work(b, t, zt, gs, 32 * t + pz < bt.HW ? min(8, C - c0 - cz) : 0);
     }
-    cp_async_wait<0>();
+    copies_wait<0>();
 }
 /* a thread's eight channels c.., their constants in registers for every tile (past C: the last
    channel's, never used): read from shared memory at each value instead, they cost the passes more
@@ -3015,8 +1761,7 @@ template <class T, class F> static void map2(const yolo_tensor *a, const yolo_te
    the branches in their store (NHWC two-byte values, or NCHW floats). A block takes a tile of 32 pixels
    of one image by 64 channels: first SiLU'(a + b) of the tile into shared memory, read along the
    store's contiguous axis (the channels of NHWC, the pixels of NCHW), then the gradients along the
-   pixels. (One thread a gradient value, which found its branches' values by 64-bit divisions and
-   read them C apart, took 2.9 ms a yolov9-c b32 step at 977c329.) */
+   pixels: no thread splits a flat index by 64-bit divisions, nor reads its branches' values C apart. */
 static const int SILU_TILE_P = 32, SILU_TILE_C = 64;
 __global__ void __launch_bounds__(256) silu_back_kernel(const float *dy, const void *a, const void *b, int store, int C,
                                                         int HW, float *da, float *db, int add, int ptiles) {
@@ -3168,7 +1913,7 @@ __global__ void maxpool_kernel(const float *x, float *y, size_t n, int C, int xc
 template <class T, int N> struct __align__(2 * N) Run { T v[N]; };
 
 /* The gradient goes to each window's winner, in two passes over as many
-   images as the staging buffer holds their winners (a byte each: the
+   images as the scratch buffer holds their winners (a byte each: the
    winner's place ky k + kx in its window, kept [B][C][Ho][Wo] as dY is).
    The first finds every window's winner, reading x as it is stored: NCHW
    floats, a thread a window, threads along the pixels; or an NHWC store,
@@ -3180,11 +1925,10 @@ template <class T, int N> struct __align__(2 * N) Run { T v[N]; };
    that hold it in the CPU's order (row by row) and adds dy of those it
    won, so the sum is the same bits as the CPU's scatter and the same on
    every run (add 0 starts it from 0 instead of dX's old value).
-   Neighbouring threads read the same windows' bytes and dy, from the L1.
-   (Before, the gather staged each input row's windows in shared memory,
-   a block a row: on the H200 its index arithmetic, not memory, set its
-   pace, 0.5 TB/s.) window_argmax is yolo_maxpool_argmax on a plane whose
-   values lie step apart. */
+   Neighbouring threads read the same windows' bytes and dy, from the L1
+   (no staging of a row's windows in shared memory, whose index
+   arithmetic would set the pace, not memory). window_argmax is
+   yolo_maxpool_argmax on a plane whose values lie step apart. */
 template <class T> __device__ inline int window_argmax(const T *p, int step, int H, int W, int k, int s, int pad, int oy, int ox) {
     int best = -1;
     float bv = 0;
@@ -4000,10 +2744,8 @@ static size_t g_pixel_stage_size = 0;
 static void cu_pixels_to_input(float *y, const unsigned char *pixels, size_t n) {
     if (!n) return;
     prof_begin();
-    cudaPointerAttributes at;
-    CK(cudaPointerGetAttributes(&at, pixels));
-    const unsigned char *src = (const unsigned char *)at.devicePointer;
-    if (at.type == cudaMemoryTypeUnregistered) {
+    const unsigned char *src = (const unsigned char *)device_view(pixels);
+    if (!src) {
         if (n > g_pixel_stage_size) {
             if (g_pixel_stage) { CK(cudaFree(g_pixel_stage)); g_outside -= g_pixel_stage_size; }
             CK(cudaMalloc((void **)&g_pixel_stage, n));
@@ -4069,6 +2811,1555 @@ static void cu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, 
     CK_LAUNCH("concat_kernel");
     prof_end("channel copy (stored)", 0, (double)(store_bytes(src->store) + store_bytes(dst->store)) * n);
 }
+
+/* ======================================================================== */
+/* PART 2. THE TIERS                                                        */
+/* ======================================================================== */
+/* A tier replaces the core's convolution products in bf16 or half by
+   products on tensor cores; everything else (the stores, BatchNorm, the
+   loss, ...) stays the core's. Each builds on the one before: the Ampere
+   tier swaps two instructions into the Turing tier's kernels, the Hopper
+   tier adds its own kernel to those. The staged passes (2.4) choose among
+   them. */
+
+#if YOLO_TIER == 0
+/* a build of the core alone: no tier takes a conv (tc_products is 0) */
+template <class LA, class LB, class EP>
+static void tc_gemm(yolo_precision, int, int, int, int, int, LA, LB, EP) {}
+static int tc_conv2d_forward(const ConvGeo &, const yolo_tensor *, const float *, const float *, const void *, int,
+                             const yolo_tensor *, yolo_precision, yolo_tensor *) { return 0; }
+static int tc_conv2d_backward(const ConvGeo &, const yolo_tensor *, const float *, const void *, const yolo_tensor *,
+                              yolo_precision, const yolo_dx *, float *) { return 0; }
+static void tc_stage_weights(const float *, int, int, int, yolo_precision, void *) {}
+static void tc_stage_train_weights(const yolo_stage_conv *, int, yolo_precision) {}
+#else
+
+/* ------------------------------------------------------------------------ */
+/* 2.1 Turing on (sm_75): the convolutions on tensor cores                  */
+/* ------------------------------------------------------------------------ */
+/* Needs sm_75: mma.sync m16n8k8 in half, ldmatrix. Replaces the core's
+   products of convolutions in half (and in bf16, with the Ampere tier's
+   instructions): gemm_tc_kernel for any conv, and conv_tc_kernel, on NHWC
+   copies staged in the scratch buffer, for the convs whose channels come
+   in 8s a group (every one of YOLOv9's but the first). Built for Turing
+   itself (YOLO_TIER 75), the copies into shared memory are the core's
+   plain ones (copy16), bf16's products stay on the CUDA cores, and the
+   staged tiles fit Turing's 64 KB of shared memory a block. */
+
+/* The core's product on the tensor cores: C[M, N] = sum_k A(m, k) B(k, n)
+   with both operands rounded to T (bf16 or half for training, half for
+   --half) on their way into shared memory, and multiplied as warp-wide
+   16 x 8 x 16 pieces (mma16816) whose 16 x 16 bit products are exact in
+   float32 and whose sums run in float32. The same functors as gemm_kernel gather the operands
+   (the tensors stay float32 in memory, so the rounding happens in
+   registers between the gather and shared memory). The convs whose
+   channels come in multiples of 8 take the staged kernel below instead,
+   which reads bf16 or half copies in 16-byte runs; this one serves the rest (the
+   first conv, Cin = 3).
+
+   A block of 256 threads owns a BM x BN tile of C and walks k in steps of
+   BK = 32. Shared memory holds A as [BM][BK] and B as [BN][BK], k
+   innermost (the layouts ldmatrix hands to mma's row.col operands), each
+   row padded by 8 elements to 80 bytes so that the 8 rows one ldmatrix
+   phase reads fall in 8 different bank groups. Two stages: while the
+   warps multiply stage t out of shared memory, the gather of stage t + 1
+   is in flight into registers; it is rounded and stored into the other
+   buffer, and one barrier a step separates them. Each thread gathers runs
+   of 8 consecutive k (one 16-byte store): of A, rows m with 4 threads a
+   row; of B, one column n for all its runs (so col(n) is split once), the
+   warp's 32 lanes 32 consecutive columns (coalesced: n is the position).
+   8 warps split the tile 2 (along M) x 4 (along N); a warp's WM x WN part
+   is FM x FN pieces of 16 x 8, its accumulators 4 floats a piece in
+   registers (the hardware's layout: rows lane/4 and lane/4 + 8, columns
+   2 (lane % 4) and one more), stored by the epilogue directly. Split-K as
+   gemm_kernel: gridDim.z slices of kchunk. */
+__device__ inline void ldmatrix_x4(unsigned (&r)[4], const void *smem) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+}
+/* two floats rounded to T (ties to even) in one register, the first in the low half */
+template <class T> __device__ inline unsigned pack2(float lo, float hi);
+template <> __device__ inline unsigned pack2<__nv_bfloat16>(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *(unsigned *)&v;
+}
+template <> __device__ inline unsigned pack2<__half>(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *(unsigned *)&v;
+}
+/* d += a b for one 16 x 8 x 16 piece: one mma.sync m16n8k16 from Ampere on (section 2.2), two
+   m16n8k8 on Turing */
+template <class T> __device__ inline void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1);
+#if DEVICE_TIER == 75
+/* k 0-7, then 8-15: a's registers 0, 1 then 2, 3, b's 0 then 1 (the layouts of the two shapes) */
+template <> __device__ inline void mma16816<__half>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(b0));
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[2]), "r"(a[3]), "r"(b1));
+}
+/* Turing has no bf16 tensor cores: the host never runs these products here (tc_products), but a build for
+   several architectures compiles each kernel for each */
+template <> __device__ inline void mma16816<__nv_bfloat16>(float (&)[4], const unsigned (&)[4], unsigned, unsigned) { __trap(); }
+#endif
+
+/* a warp's accumulators, FM x FN pieces of 16 x 8 from (mw, nw) in the
+   layout above, to the epilogue, inside the M x N bounds */
+template <int FM, int FN, class EP>
+__device__ inline void store_acc(const float (&acc)[FM][FN][4], int mw, int nw, int lane, int M, int N, const EP &ep) {
+    #pragma unroll
+    for (int i = 0; i < FM; i++)
+        #pragma unroll
+        for (int j = 0; j < FN; j++)
+            #pragma unroll
+            for (int q = 0; q < 4; q++) {
+                int m = mw + i * 16 + lane / 4 + q / 2 * 8, n = nw + j * 8 + lane % 4 * 2 + q % 2;
+                if (m < M && n < N) ep(m, n, acc[i][j][q]);
+            }
+}
+
+template <class T, int BM, int BN, class LA, class LB, class EP>
+__global__ void __launch_bounds__(256) gemm_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
+#if DEVICE_TIER >= 75
+    const int BK = 32, LD = BK + 8;                  /* a row of shared memory: 32 k, 8 of padding */
+    const int WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 8;
+    const int NA = BM * BK / 8 / 256, NB = BN * BK / 8 / 256;   /* runs of 8 k a thread gathers */
+    static_assert(NA >= 1 && NB >= 1 && 256 % BN == 0 && FN % 2 == 0, "tile shapes: BM, BN in {64, 128}");
+    __shared__ __align__(16) unsigned short As[2][BM * LD], Bs[2][BN * LD];
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / 4, wn = warp % 4;
+    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk);
+    float acc[FM][FN][4] = {};
+    float ra[NA][8], rb[NB][8];
+    const int nb = n0 + tid % BN;
+    const bool n_in = nb < N;
+    const typename LB::Col col = lb.col(n_in ? nb : 0);
+    auto gather = [&](int k0) {
+        #pragma unroll
+        for (int r = 0; r < NA; r++) {
+            int e = tid + 256 * r, m = m0 + e / 4, k = k0 + e % 4 * 8;
+            typename LA::Walk w = la.walk(m < M ? m : 0, k);
+            #pragma unroll
+            for (int j = 0; j < 8; j++) ra[r][j] = (m < M && k + j < kend) ? la.next(w) : 0.f;
+        }
+        #pragma unroll
+        for (int r = 0; r < NB; r++) {
+            int k = k0 + (tid + 256 * r) / BN * 8;
+            typename LB::Walk w = lb.walk(col, k);
+            #pragma unroll
+            for (int j = 0; j < 8; j++) rb[r][j] = (n_in && k + j < kend) ? lb.next(w) : 0.f;
+        }
+    };
+    auto store = [&](int buf) {
+        #pragma unroll
+        for (int r = 0; r < NA; r++) {
+            int e = tid + 256 * r;
+            uint4 v = { pack2<T>(ra[r][0], ra[r][1]), pack2<T>(ra[r][2], ra[r][3]), pack2<T>(ra[r][4], ra[r][5]),
+                        pack2<T>(ra[r][6], ra[r][7]) };
+            *(uint4 *)&As[buf][e / 4 * LD + e % 4 * 8] = v;
+        }
+        #pragma unroll
+        for (int r = 0; r < NB; r++) {
+            int e = tid + 256 * r;
+            uint4 v = { pack2<T>(rb[r][0], rb[r][1]), pack2<T>(rb[r][2], rb[r][3]), pack2<T>(rb[r][4], rb[r][5]),
+                        pack2<T>(rb[r][6], rb[r][7]) };
+            *(uint4 *)&Bs[buf][e % BN * LD + e / BN * 8] = v;
+        }
+    };
+    gather(kbeg);
+    store(0);
+    __syncthreads();
+    int buf = 0;
+    for (int k0 = kbeg; k0 < kend; k0 += BK) {
+        bool more = k0 + BK < kend;
+        if (more) gather(k0 + BK);   /* the next stage's loads fly during this one's multiplies */
+        #pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            unsigned a[FM][4], b[FN][2];
+            #pragma unroll
+            for (int i = 0; i < FM; i++)   /* four 8 x 8 matrices: rows 0-7 / 8-15 x k 0-7 / 8-15 */
+                ldmatrix_x4(a[i], &As[buf][(wm * WM + i * 16 + lane % 16) * LD + kk + lane / 16 * 8]);
+            #pragma unroll
+            for (int j = 0; j < FN; j += 2) {   /* two pieces' B: n 0-7 / 8-15 x k 0-7 / 8-15 */
+                unsigned r[4];
+                ldmatrix_x4(r, &Bs[buf][(wn * WN + j * 8 + lane / 16 * 8 + lane % 8) * LD + kk + lane / 8 % 2 * 8]);
+                b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
+            }
+            #pragma unroll
+            for (int i = 0; i < FM; i++)
+                #pragma unroll
+                for (int j = 0; j < FN; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
+        }
+        if (more) store(buf ^ 1);
+        __syncthreads();
+        buf ^= 1;
+    }
+    store_acc(acc, m0 + wm * WM, n0 + wn * WN, lane, M, N, ep);
+#endif
+}
+
+template <class T, int BM, int BN, class LA, class LB, class EP>
+static void gemm_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
+    gemm_tc_kernel<T, BM, BN><<<grid, 256>>>(M, N, K, kchunk, la, lb, ep);
+    CK_LAUNCH("gemm_tc_kernel");
+}
+
+/* C = A B on gemm_tc_kernel in a BM x BN tile (each 64 or 128) */
+template <class T, class LA, class LB, class EP>
+static void gemm_tc(int BM, int BN, int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    if (BM == 128 && BN == 128) gemm_tc_tiles<T, 128, 128>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (BM == 128) gemm_tc_tiles<T, 128, 64>(M, N, K, splitk, kchunk, la, lb, ep);
+    else if (BN == 128) gemm_tc_tiles<T, 64, 128>(M, N, K, splitk, kchunk, la, lb, ep);
+    else gemm_tc_tiles<T, 64, 64>(M, N, K, splitk, kchunk, la, lb, ep);
+}
+/* the core's gemm on the tensor cores, in gemm_tile's tile (a Turing build makes no bf16 kernels) */
+template <class LA, class LB, class EP>
+static void tc_gemm(yolo_precision prec, int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    int BM, BN, BK;
+    gemm_tile(prec, M, N, &BM, &BN, &BK);
+    if constexpr (YOLO_TIER >= 80)
+        if (prec == YOLO_BF16) { gemm_tc<__nv_bfloat16>(BM, BN, M, N, K, splitk, kchunk, la, lb, ep); return; }
+    gemm_tc<__half>(BM, BN, M, N, K, splitk, kchunk, la, lb, ep);
+}
+
+/* The staged convolutions. gemm_tc_kernel gathers every operand element with a scalar float load
+   and its own index arithmetic; it spends its time issuing those, not
+   multiplying. Here each conv pass first stages its operands as T (bf16
+   or half) copies laid out so that 8 consecutive k are 16
+   contiguous bytes, and the product then moves whole 16-byte runs:
+
+   activations  NCHW float32 -> NHWC T: x_nhwc[b][y][x][c] (to_nhwc_kernel,
+                rounded as the CPU twin's yolo_round_bf16 / _half, ties to
+                even). For an output pixel and a kernel tap (ky, kx), the 8
+                input channels ci..ci+7 are one 16-byte run.
+   weights      forward: w_f[co][ky][kx][ci] (k = (ky, kx, ci));
+                backward-data, per stride phase: w_d[ci][ty][tx][co]
+                (k = (ty, tx, co), the phase's taps only).
+
+   So every conv pass whose channels per group are multiples of 8 (all of
+   YOLOv9's but the first, Cin = 3) is a product whose operands come in
+   16-byte runs; the others keep gemm_tc_kernel.
+
+   The kernel, conv_tc_kernel: 256 threads own a BM x BN tile of C and
+   walk k in steps of BK (32 or 64) through a STAGES-deep ring of shared-memory
+   buffers (staged_tile chooses the three). Each thread issues its
+   runs of the next stage with copy16 (a run in the padding or past the
+   matrix is zero-filled), commits them as one group, and waits only for
+   the group of the stage it multiplies now: from the Ampere tier on
+   (cp.async), STAGES - 1 stages of loads are in flight behind the math. One barrier a step: after it,
+   every warp is done with the buffer that the loads issued next
+   overwrite.
+
+   Two shared-memory layouts, by where k runs in global memory:
+   k inner (forward, backward-data): a run is 8 k of one row m (A) or
+     column n (B); the tile is stored [BM][BK + 8] and [BN][BK + 8] as in
+     gemm_tc_kernel, read by ldmatrix straight into mma's row (A) and
+     col (B) fragments.
+   k outer (backward-weight: k = output pixels, while the runs are 8
+     output channels of dY_nhwc (A, m = co) or 8 input channels of
+     x_nhwc at one tap (B, n = (ky, kx, ci))): the tile is stored
+     [BK][BM + 8] and [BK][BN + 8], and ldmatrix.trans transposes each
+     8 x 8 piece on its way into the same fragments.
+   The padding of 8 elements (16 bytes) makes the 8 rows one ldmatrix
+   phase reads fall in 8 different bank groups in both layouts. The tile
+   and its warps' layout are staged_tile's (8 warps, 2 x 4 or, for 48
+   rows, 1 x 8); fragments, accumulators, the epilogue functors and
+   split-K are those of gemm_tc_kernel; the accumulators pass through
+   shared memory (the ring's, or more where the float tile is larger) on
+   their way to the epilogue, so that its stores come out coalesced. */
+template <int BM, int BN, int BK, int STAGES, bool KOUTER> struct StagedSmem {
+    static const int LDA = KOUTER ? BM + 8 : BK + 8, LDB = KOUTER ? BN + 8 : BK + 8;   /* a stored row, elements */
+    static const int A = KOUTER ? BK * LDA : BM * LDA, B = KOUTER ? BK * LDB : BN * LDB;   /* one stage, elements */
+    static const int LDC = BN + 4, RING = STAGES * (A + B) * 2, TILE = BM * LDC * 4;   /* the ring; the epilogue's floats */
+    static const int BYTES = RING > TILE ? RING : TILE;
+};
+
+/* The tile of a staged product (conv_tc_kernel): BM x BN, its 8 warps
+   WARPS_M along M by 8 / WARPS_M along N, k in steps of BK through
+   STAGES buffers. BM is the least of 32, 48, 64, 96 and 128 rows that
+   holds M (128 past it): YOLOv9-s's convs have 32, 48 or 96 output
+   channels as often as 64 or 128, and a 64-row tile spends half its
+   products on padding at M = 32. BN is 128 with 2 x 4 warps, but for 48
+   rows (a warp tile 24 high is no whole number of 16-row pieces), 256
+   wide with 8 warps side by side, each 48 x 32. BK 64 (half the barriers
+   and waits a k of BK 32) in 2 stages for 128 rows (74 KB of ring: two
+   blocks a multiprocessor) and in 3 for 96 and 32 rows; 48 and 64 rows
+   keep BK 32 in 4 stages, where BK 64 spills registers (48 x 256 at 128 a
+   thread, 64 x 128 at the 80 of three blocks a multiprocessor). On
+   Turing (64 KB of shared memory a block, and no asynchronous copies to
+   hide a deep ring's loads behind) every tile takes BK 32 in 2 stages,
+   and 128 rows go 64 wide: a 128 x 128 tile of float sums alone is 66 KB.
+   tests/results/README.md has the measurements behind these choices. */
+struct StagedTile { int BM, BN, WARPS_M, BK, STAGES; };
+/* the tile of BM rows (32, 48, 64, 96 or 128), the one table the launch's template arguments come from */
+static constexpr StagedTile staged_tile_of(int BM) {
+#if YOLO_TIER == 75
+    return BM == 48 ? StagedTile{ 48, 256, 1, 32, 2 } : BM == 128 ? StagedTile{ 128, 64, 2, 32, 2 } : StagedTile{ BM, 128, 2, 32, 2 };
+#else
+    return BM == 48 ? StagedTile{ 48, 256, 1, 32, 4 } : BM == 64 ? StagedTile{ 64, 128, 2, 32, 4 }
+         : BM == 128 ? StagedTile{ 128, 128, 2, 64, 2 } : StagedTile{ BM, 128, 2, 64, 3 };
+#endif
+}
+static StagedTile staged_tile(int M) { return staged_tile_of(M <= 32 ? 32 : M <= 48 ? 48 : M <= 64 ? 64 : M <= 96 ? 96 : 128); }
+/* k-slices of a staged product in staged_tile's tiles, in steps of 32 k whatever the tile's BK, so that
+   the sums, and their bits, do not depend on it */
+static int staged_slices(int M, int N, int K, int splitk, int *kchunk) {
+    StagedTile t = staged_tile(M);
+    return tile_slices(t.BM, t.BN, 32, M, N, K, splitk, kchunk);
+}
+
+__device__ inline void ldmatrix_x4_trans(unsigned (&r)[4], const void *smem) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
+}
+
+/* One operand's runs of a stage: R rows (k inner) or columns (k outer)
+   of the tile x BK k, R BK / 8 runs of 16 bytes, run i = tid + 256 j the
+   j-th of thread tid (the last j of a tile whose runs are not a multiple
+   of 256 only for the first threads). k inner: run i is k run i % 4 of
+   row i / 4, so a thread keeps its rows and its k offset from stage to
+   stage; k outer: columns 8 (i % (R / 8)) of k row i / (R / 8). Either
+   way a thread's rows (columns) stay the same over the k loop, so the
+   loader's per-row index work (L::Row) is done once, before it. */
+template <int R, int BK, bool KOUTER> struct RunMap {
+    static const int KR = BK / 8, CPR = R / 8;   /* k inner: runs in a row; k outer: runs in a k row */
+    static const int RUNS = R * BK / 8, N = (RUNS + 255) / 256;   /* runs a stage; a thread's most */
+    static_assert(256 % KR == 0, "k inner: a thread's runs start at one k");
+    __device__ static bool has(int tid, int j) { return RUNS % 256 == 0 || tid + 256 * j < RUNS; }
+    __device__ static int row(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i % CPR * 8 : i / KR; }
+    __device__ static int kof(int tid, int j) { int i = tid + 256 * j; return KOUTER ? i / CPR : i % KR * 8; }
+    /* where the run goes in the stage's buffer of rows of ld elements */
+    __device__ static int dst(int tid, int j, int ld) { return KOUTER ? kof(tid, j) * ld + row(tid, j) : row(tid, j) * ld + kof(tid, j); }
+};
+
+/* A staged forward's epilogue into an NHWC store (FwdStore's y): the shortcut's values of channels
+   m..m+7 (as fwd_store8's) of pixel n, one 16-byte load */
+__device__ inline uint4 fwd_shortcut8(const FwdStore &ep, int m, int n) {
+    const ConvGeo &c = ep.c;
+    int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P;
+    return __ldg((const uint4 *)((const unsigned short *)ep.r + ((size_t)b * P + pp) * c.C2 + ep.gi * c.c2g + m));
+}
+/* sums v of channels m..m+7 (m a multiple of 8, C2 and yc too) of pixel n into the store: one 16-byte
+   store; rq: the shortcut's values there (fwd_shortcut8's, loaded ahead by store_tile), when r */
+__device__ inline void fwd_store8(const FwdStore &ep, int m, int n, const float (&v)[8], uint4 rq) {
+    const ConvGeo &c = ep.c;
+    int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = ep.gi * c.c2g + m;
+    float u[8];
+    const unsigned short *rh = (const unsigned short *)&rq;
+    #pragma unroll
+    for (int j = 0; j < 8; j++) {
+        u[j] = t_bn_act<float>(v[j] + (ep.bias ? ep.bias[co + j] : 0.f), ep.act);
+        if (ep.r) u[j] = stored(ep.store, u[j]) + (ep.store == YOLO_BF16 ? __bfloat162float(__ushort_as_bfloat16(rh[j]))
+                                                                       : __half2float(__ushort_as_half(rh[j])));
+    }
+    uint4 q;
+    if (ep.store == YOLO_BF16)
+        q = make_uint4(pack2<__nv_bfloat16>(u[0], u[1]), pack2<__nv_bfloat16>(u[2], u[3]),
+                       pack2<__nv_bfloat16>(u[4], u[5]), pack2<__nv_bfloat16>(u[6], u[7]));
+    else
+        q = make_uint4(pack2<__half>(u[0], u[1]), pack2<__half>(u[2], u[3]), pack2<__half>(u[4], u[5]),
+                       pack2<__half>(u[6], u[7]));
+    *(uint4 *)((unsigned short *)ep.y + ((size_t)b * P + pp) * (ep.yc ? ep.yc : c.C2) + co) = q;
+}
+/* The staged kernel's epilogue, from its tile of sums Cs[BM][LDC] in
+   shared memory: row by row, consecutive threads taking consecutive n, so
+   that a warp's stores of an NCHW output are 32 consecutive pixels of one
+   channel (the accumulators' own layout scatters them over 8 channels). */
+template <int BM, int BN, class EP>
+__device__ inline void store_rows(const EP &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
+    for (int e = tid; e < BM * BN; e += 256) {
+        int r = e / BN, col = e % BN, m = m0 + r, n = n0 + col;
+        if (m < M && n < N) ep(m, n, Cs[r * LDC + col]);
+    }
+}
+template <int BM, int BN, class EP>
+__device__ inline void store_tile(const EP &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
+    store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid);
+}
+/* A forward into an NHWC store: 8 channels of a pixel a thread, one
+   16-byte store (a staged conv's groups have their channels in 8s), with
+   consecutive threads on consecutive pixels, so that a warp's reads of the
+   tile fall in 32 different banks. */
+template <int BM, int BN>
+__device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
+    if (ep.store == YOLO_FP32) { store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid); return; }
+    /* a thread's runs of 8 channels, 4 at a time: a shortcut's 4 loads in flight together before their
+       stores (not one load's wait a run), in 16 registers (the 128 x 128 tiles have no more to spare) */
+    const int E = BM / 8 * BN, U = (E + 255) / 256, G = U < 4 ? U : 4;
+    for (int u0 = 0; u0 < U; u0 += G) {
+        uint4 rq[G];
+        #pragma unroll
+        for (int u = 0; u < G; u++) {
+            int e = tid + 256 * (u0 + u), m = m0 + e / BN * 8, n = n0 + e % BN;
+            rq[u] = ep.r && e < E && m < M && n < N ? fwd_shortcut8(ep, m, n) : make_uint4(0, 0, 0, 0);
+        }
+        #pragma unroll
+        for (int u = 0; u < G; u++) {
+            int e = tid + 256 * (u0 + u), col = e % BN, r = e / BN * 8, m = m0 + r, n = n0 + col;
+            if (e >= E || m >= M || n >= N) continue;
+            float v[8];
+            #pragma unroll
+            for (int j = 0; j < 8; j++) v[j] = Cs[(r + j) * LDC + col];
+            fwd_store8(ep, m, n, v, rq[u]);
+        }
+    }
+}
+
+/* Backward-data adds its tile to dX (NCHW floats): every value is a load,
+   an add and a store, and a loop that does them one value at a time waits
+   out a load's latency per value. Here a thread loads the old values of
+   U outputs first and then adds and stores them, so that U loads are in
+   flight at once. At stride 1 with H W a multiple of 4, four neighbouring
+   columns n (n0 and BN are multiples of 4) are four neighbouring pixels of
+   one image: one 16-byte load and store each. The sums are the same adds
+   as ep(m, n, v)'s: the same bits. */
+template <int BM, int BN>
+__device__ inline void store_tile(const BwdDataStore &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
+    const int U = 8;
+    const bool by4 = ep.c.s == 1 && ep.f.Hq * ep.f.Wq % 4 == 0 && (size_t)ep.dx % 16 == 0;
+    const int per = by4 ? 4 : 1, RUNS = BN / per, E = BM * RUNS;   /* a thread's runs: per columns of one row */
+    for (int e0 = tid; e0 < E; e0 += 256 * U) {
+        float *dst[U];
+        float4 old[U];
+        #pragma unroll
+        for (int u = 0; u < U; u++) {
+            int e = e0 + 256 * u, m = m0 + e / RUNS, n = n0 + e % RUNS * per;
+            dst[u] = e < E && m < M && n < N ? ep.at(m, n) : NULL;
+            if (dst[u]) old[u] = !ep.add ? make_float4(0.f, 0.f, 0.f, 0.f)
+                                 : by4 ? *(const float4 *)dst[u] : make_float4(*dst[u], 0.f, 0.f, 0.f);
+        }
+        #pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (!dst[u]) continue;
+            int e = e0 + 256 * u;
+            const float *v = &Cs[e / RUNS * LDC + e % RUNS * per];
+            if (!by4) { *dst[u] = old[u].x + v[0]; continue; }
+            old[u].x += v[0]; old[u].y += v[1]; old[u].z += v[2]; old[u].w += v[3];
+            *(float4 *)dst[u] = old[u];
+        }
+    }
+}
+
+/* Blocks a multiprocessor, as the registers a thread allow them: three for
+   tiles of up to 64 x 128 (80 registers), whose convs are mostly short
+   sums (1x1, K of 64 to 256) that wait on memory more than they multiply,
+   so that blocks in flight keep it busy; two for the larger ones (128). On
+   Turing, whose 64 KB of shared memory a multiprocessor holds one or two of
+   its tiles, a block takes the registers it wants. */
+constexpr int tc_blocks(int BM, int BN) { return YOLO_TIER == 75 ? 1 : BM * BN <= 64 * 128 ? 3 : 2; }
+template <class T, int BM, int BN, int WARPS_M, int BK, int STAGES, bool KOUTER, class LA, class LB, class EP>
+__global__ void __launch_bounds__(256, tc_blocks(BM, BN)) conv_tc_kernel(int M, int N, int K, int kchunk, LA la, LB lb, EP ep) {
+#if DEVICE_TIER >= 75
+    typedef StagedSmem<BM, BN, BK, STAGES, KOUTER> S;
+    typedef RunMap<BM, BK, KOUTER> MA;
+    typedef RunMap<BN, BK, KOUTER> MB;
+    const int WARPS_N = 8 / WARPS_M, WM = BM / WARPS_M, WN = BN / WARPS_N, FM = WM / 16, FN = WN / 8;
+    static_assert(WM % 16 == 0 && WN % 16 == 0 && BM % 8 == 0 && BN % 8 == 0, "tile shapes: warp tiles in 16s");
+    extern __shared__ __align__(16) unsigned short smem[];
+    unsigned short *As = smem, *Bs = smem + STAGES * S::A;
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wm = warp / WARPS_N, wn = warp % WARPS_N;
+    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
+    typename LA::Row ra[MA::N];
+    typename LB::Row rb[MB::N];
+    #pragma unroll
+    for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
+    #pragma unroll
+    for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
+    /* the runs of stage t of k (from k0) into buffer t % STAGES. k inner,
+       a thread's runs all start at the same k (BK / 8 runs a row divide
+       256): the loaders split it (L::Kpos) once for them all; k outer,
+       once a run. */
+    auto load = [&](int t) {
+        int k0 = kbeg + t * BK, buf = t % STAGES;
+        typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
+        typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
+        #pragma unroll
+        for (int j = 0; j < MA::N; j++) {
+            if (!MA::has(tid, j)) continue;
+            int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
+            if (KOUTER && j > 0) qa = la.kpos(k);
+            copy16(&As[buf * S::A + MA::dst(tid, j, S::LDA)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
+        }
+        #pragma unroll
+        for (int j = 0; j < MB::N; j++) {
+            if (!MB::has(tid, j)) continue;
+            int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
+            if (KOUTER && j > 0) qb = lb.kpos(k);
+            copy16(&Bs[buf * S::B + MB::dst(tid, j, S::LDB)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
+        }
+    };
+    float acc[FM][FN][4] = {};
+    #pragma unroll
+    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); copies_commit(); }
+    for (int t = 0; t < nk; t++) {
+        copies_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
+        __syncthreads();               /* everyone's runs; and everyone is done with stage t - 1 */
+        if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer */
+        copies_commit();
+        const unsigned short *At = As + t % STAGES * S::A, *Bt = Bs + t % STAGES * S::B;
+        #pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            unsigned a[FM][4], b[FN][2];
+            int q = lane / 8, r = lane % 8;   /* this lane's address: row r of 8 x 8 piece q */
+            #pragma unroll
+            for (int i = 0; i < FM; i++) {   /* pieces: m 0-7 / 8-15 x k 0-7, then x k 8-15 */
+                int m = wm * WM + i * 16;
+                if (KOUTER) ldmatrix_x4_trans(a[i], &At[(kk + q / 2 * 8 + r) * S::LDA + m + q % 2 * 8]);
+                else ldmatrix_x4(a[i], &At[(m + lane % 16) * S::LDA + kk + lane / 16 * 8]);
+            }
+            #pragma unroll
+            for (int j = 0; j < FN; j += 2) {   /* pieces: k 0-7 / 8-15 x n 0-7, then x n 8-15 */
+                int n = wn * WN + j * 8;
+                unsigned v[4];
+                if (KOUTER) ldmatrix_x4_trans(v, &Bt[(kk + q % 2 * 8 + r) * S::LDB + n + q / 2 * 8]);
+                else ldmatrix_x4(v, &Bt[(n + q / 2 * 8 + r) * S::LDB + kk + q % 2 * 8]);
+                b[j][0] = v[0]; b[j][1] = v[1]; b[j + 1][0] = v[2]; b[j + 1][1] = v[3];
+            }
+            #pragma unroll
+            for (int i = 0; i < FM; i++)
+                #pragma unroll
+                for (int j = 0; j < FN; j++) mma16816<T>(acc[i][j], a[i], b[j][0], b[j][1]);
+        }
+    }
+    copies_wait<0>();
+    /* the epilogue through shared memory (the ring is free now): the tile
+       as floats, then out by store_tile */
+    float *Cs = (float *)smem;
+    const int LDC = S::LDC;
+    __syncthreads();   /* every warp is done reading the ring */
+    #pragma unroll
+    for (int i = 0; i < FM; i++)   /* a piece's two pairs of neighbours (rows lane / 4, + 8): one 8-byte store each */
+        #pragma unroll
+        for (int j = 0; j < FN; j++)
+            #pragma unroll
+            for (int h = 0; h < 2; h++)
+                *(float2 *)&Cs[(wm * WM + i * 16 + lane / 4 + h * 8) * LDC + wn * WN + j * 8 + lane % 4 * 2] =
+                    make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+    __syncthreads();
+    store_tile<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid);
+#endif
+}
+
+template <class T, int BM, int BN, int WARPS_M, int BK, int STAGES, bool KOUTER, class LA, class LB, class EP>
+static void conv_tc_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    const int bytes = StagedSmem<BM, BN, BK, STAGES, KOUTER>::BYTES;   /* over the default 48 KB: asked for, once a kernel */
+    static bool asked = false;   /* one per instantiation, as the attribute */
+    if (!asked) {
+        CK(cudaFuncSetAttribute(conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER, LA, LB, EP>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        asked = true;
+    }
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
+    conv_tc_kernel<T, BM, BN, WARPS_M, BK, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
+    CK_LAUNCH("conv_tc_kernel");
+}
+
+/* conv_tc_tiles in staged_tile_of(BM)'s tile */
+template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
+static void conv_tc_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    constexpr StagedTile t = staged_tile_of(BM);
+    conv_tc_tiles<T, t.BM, t.BN, t.WARPS_M, t.BK, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+}
+
+/* The staged loaders: Row is what a row (column) index alone decides,
+   Kpos what k alone decides (kpos(k)), at(row, kpos) the address of the
+   16-byte run there, NULL in the padding; p is any valid address of the
+   operand. The kernel calls at() only inside the matrix (m < M or n < N,
+   k < kend). An address is split so: a row's corner (a pointer) plus
+   k's offset (an int), checked against the image by the row's and k's
+   coordinates, so that a run costs two compares and an add once k is
+   split. A corner may point before the operand (a window in the
+   padding); at() returns only addresses inside it. With BK 64 a thread's
+   2 to 4 runs of a stage share one split of k. */
+
+/* A of forward and backward-data: rows of K in a dense matrix, row r0 + m
+   (the group's first), k..k+7 contiguous: w_f[gi c2g + m][(ky, kx, ci)],
+   or a phase's w_d[gi c1g + m][(ty, tx, co)] */
+template <class T_> struct RowsStA {
+    typedef T_ T; typedef const T *Row; typedef int Kpos; static const bool TMA = false;
+    const T *p; int K, r0;
+    __device__ Row row(int m) const { return p + (size_t)(r0 + m) * K; }
+    __device__ Kpos kpos(int k) const { return k; }
+    __device__ const T *at(Row r, Kpos k) const { return r + k; }
+};
+/* forward, B: n = (b, oy, ox), k = (ky, kx, ci): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7];
+   a pixel's channels xc apart when x is a slot (its buffer's channels, a multiple of 8), else (0) C1 */
+template <class T_> struct FwdStB {
+    typedef T_ T; static const bool TMA = false;
+    /* the window's corner (iy0, ix0) in image b, the group's channels; iy0 and ix0 in one register,
+       iy0 65536 + ix0 + 32768 (a 128 x 128 tile's BK 64 holds four rows a thread in 128 registers) */
+    struct Row { const T *corner; int yx; };
+    struct Kpos { int ky, kx, off; };                /* the tap; (ky W + kx) C1 + ci from the corner */
+    const T *p; ConvGeo c; int gi; FastDiv fc1g; int xc;
+    __device__ Row row(int n) const {
+        int b = fdiv(n, c.fP), pp = n - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
+        Row r = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * (xc ? xc : c.C1) + gi * c.c1g, iy0 * 65536 + ix0 + 32768 };
+        return r;
+    }
+    __device__ Kpos kpos(int k) const {
+        int tap = fdiv(k, fc1g), ci = k - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+        Kpos q = { ky, kx, (ky * c.W + kx) * (xc ? xc : c.C1) + ci };
+        return q;
+    }
+    __device__ const T *at(const Row &r, const Kpos &q) const {
+        int iy = (r.yx >> 16) + q.ky, ix = (r.yx & 0xffff) - 32768 + q.kx;
+        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : r.corner + q.off;
+    }
+};
+/* backward-data of a phase, B: n = (b, qy, qx), k = (ty, tx, co): dy_nhwc[b][oy - ty][ox - tx][gi c2g + co..+7] */
+template <class T_> struct BwdDataStB {
+    typedef T_ T; static const bool TMA = false;
+    struct Row { const T *corner; int oy, ox; };   /* dY at (oy, ox) = the position's at tap 0, image b, the group's channels */
+    struct Kpos { int ty, tx, off; };              /* the tap; co - (ty Wo + tx) C2 from the corner */
+    const T *p; ConvGeo c; Phase f; int gi; FastDiv fc2g;
+    __device__ Row row(int n) const {
+        int b = fdiv(n, f.fPq), pp = n - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
+        int oy = qy + f.oy0, ox = qx + f.ox0;
+        Row r = { p + ((ptrdiff_t)(b * c.Ho + oy) * c.Wo + ox) * c.C2 + gi * c.c2g, oy, ox };
+        return r;
+    }
+    __device__ Kpos kpos(int k) const {   /* 1x1: one tap, k is the channel */
+        if (c.k == 1) { Kpos q = { 0, 0, k }; return q; }
+        int t = fdiv(k, fc2g), co = k - t * c.c2g, ty = fdiv(t, f.fnkx), tx = t - ty * f.nkx;
+        Kpos q = { ty, tx, co - (ty * c.Wo + tx) * c.C2 };
+        return q;
+    }
+    __device__ const T *at(const Row &r, const Kpos &q) const {
+        int oy = r.oy - q.ty, ox = r.ox - q.tx;
+        return oy < 0 || oy >= c.Ho || ox < 0 || ox >= c.Wo ? NULL : r.corner + q.off;
+    }
+};
+/* backward-weight, A (k outer): m = co of group gi, k = output pixel (b, oy, ox): dy_nhwc[k][gi c2g + m..+7] */
+template <class T_> struct BwdWStA {
+    typedef T_ T; typedef const T *Row; typedef int Kpos; static const bool TMA = false;
+    const T *p; int C2, gi, c2g;
+    __device__ Row row(int m) const { return p + gi * c2g + m; }
+    __device__ Kpos kpos(int k) const { return k; }
+    __device__ const T *at(Row r, Kpos k) const { return r + (size_t)k * C2; }
+};
+/* backward-weight, B (k outer): n = (ky, kx, ci), k = (b, oy, ox): x_nhwc[b][oy s - p + ky][ox s - p + kx][gi c1g + ci..+7] */
+template <class T_> struct BwdWStB {
+    typedef T_ T; static const bool TMA = false;
+    struct Row { int ky, kx, off; };                      /* the tap; (ky W + kx) C1 + gi c1g + ci from a corner */
+    struct Kpos { const T *corner; int iy0, ix0; };       /* the window's corner (iy0, ix0) in image b */
+    const T *p; ConvGeo c; int gi; FastDiv fc1g;
+    __device__ Row row(int n) const {
+        int tap = fdiv(n, fc1g), ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+        Row r = { ky, kx, (ky * c.W + kx) * c.C1 + gi * c.c1g + n - tap * c.c1g };
+        return r;
+    }
+    __device__ Kpos kpos(int k) const {   /* 1x1 stride 1: k is the input pixel too */
+        if (c.k == 1 && c.s == 1) { Kpos q = { p + (size_t)k * c.C1, 0, 0 }; return q; }
+        int b = fdiv(k, c.fP), pp = k - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        int iy0 = oy * c.s - c.p, ix0 = ox * c.s - c.p;
+        Kpos q = { p + ((ptrdiff_t)(b * c.H + iy0) * c.W + ix0) * c.C1, iy0, ix0 };
+        return q;
+    }
+    __device__ const T *at(const Row &r, const Kpos &q) const {
+        int iy = q.iy0 + r.ky, ix = q.ix0 + r.kx;
+        return iy < 0 || iy >= c.H || ix < 0 || ix >= c.W ? NULL : q.corner + r.off;
+    }
+};
+
+/* the weight gradient of n = (ky, kx, ci) lands at dW[co][ci][ky][kx]: in
+   k-slice z's plane of the workspace (slices > 1), else added to dW */
+struct DwTapStore {
+    float *out; size_t plane; int c1g, kk, slices; FastDiv fc1g;
+    __device__ void operator()(int m, int n, float v) const {
+        int tap = fdiv(n, fc1g), ci = n - tap * c1g;
+        size_t i = (size_t)m * c1g * kk + ci * kk + tap;
+        if (slices > 1) out[blockIdx.z * plane + i] = v; else out[i] += v;
+    }
+};
+
+/* x [B][C][HW] float -> y [B][HW][C] T through a shared tile of 64
+   channels x 32 pixels: a warp reads 32 pixels of a channel (128
+   coalesced bytes), and each thread then writes 8 channels of a pixel as
+   one 16-byte store (C is a multiple of 8); block 256, grid (HW / 32,
+   C / 64, B) */
+template <class T> __global__ void __launch_bounds__(256) to_nhwc_kernel(const float *x, size_t image, T *y, int C, int HW) {
+    __shared__ float tile[64][33];
+    int p0 = blockIdx.x * 32, c0 = blockIdx.y * 64, tid = threadIdx.x, px = tid % 32;
+    const float *xb = x + blockIdx.z * image;
+    for (int i = tid / 32; i < 64; i += 8)
+        if (c0 + i < C && p0 + px < HW) tile[i][px] = xb[(size_t)(c0 + i) * HW + p0 + px];
+    __syncthreads();
+    int p = tid / 8, cg = tid % 8 * 8;
+    if (p0 + p < HW && c0 + cg < C) {
+        uint4 v = { pack2<T>(tile[cg][p], tile[cg + 1][p]), pack2<T>(tile[cg + 2][p], tile[cg + 3][p]),
+                    pack2<T>(tile[cg + 4][p], tile[cg + 5][p]), pack2<T>(tile[cg + 6][p], tile[cg + 7][p]) };
+        *(uint4 *)(y + ((size_t)blockIdx.z * HW + p0 + p) * C + c0 + cg) = v;
+    }
+}
+/* y [B][HW][C] from x [B][C][HW], whose images lie `image` floats apart (C HW, or a slot's ctot HW) */
+template <class T> static void to_nhwc(const float *x, size_t image, T *y, int B, int C, int HW) {
+    dim3 grid((HW + 31) / 32, (C + 63) / 64, B);
+    to_nhwc_kernel<T><<<grid, 256>>>(x, image, y, C, HW);
+    CK_LAUNCH("to_nhwc_kernel");
+}
+
+/* The weights as the tensor cores' products read them, rounded to the
+   store's two bytes: the forward form w_f [co][tap][ci] of w [co][ci][tap]
+   (tap = ky k + kx), and, for each phase of the stride that has taps, one
+   after the other in (py, px) order, the backward-data form w_d
+   [gi c1g + ci][t][co] of w [gi c2g + co][ci][ky][kx], t = ty nkx + tx the
+   phase's taps (ky0 + s ty, kx0 + s tx). A launch stages up to STAGE_JOBS
+   jobs (forms, or phases), so that a training step's convs take a launch
+   a form for each 64 of them (stage_train_weights), not two each. The jobs
+   travel as the kernel's parameter (within its 4 KB): each the
+   first value of its part of the launch's flattened range (start), its
+   source, destination and shape; a thread finds its job by bisecting the
+   starts. */
+static const int STAGE_JOBS = 64;
+struct StageJob { const float *w; void *dst; int c1g, c2g, k, s, ky0, kx0, nky, nkx; };   /* nky 0: the forward form */
+struct StageJobs { int n; size_t start[STAGE_JOBS + 1]; StageJob job[STAGE_JOBS]; };
+static_assert(sizeof(StageJobs) <= 4000, "a kernel's parameters: 4 KB");
+template <class T> __global__ void stage_jobs_kernel(const __grid_constant__ StageJobs j) {
+    GRID_STRIDE(i, j.start[j.n]) {
+        int lo = 0, hi = j.n - 1;
+        while (lo < hi) {   /* the last job that starts at or before i */
+            int mid = (lo + hi + 1) / 2;
+            if (j.start[mid] <= i) lo = mid; else hi = mid - 1;
+        }
+        const StageJob &b = j.job[lo];
+        size_t r = i - j.start[lo];
+        int kk = b.k * b.k;
+        float v;
+        if (!b.nky) {   /* w [co][ci][tap] -> [co][tap][ci] */
+            int ci = (int)(r % b.c1g), tap = (int)(r / b.c1g % kk);
+            size_t co = r / ((size_t)b.c1g * kk);
+            v = b.w[(co * b.c1g + ci) * kk + tap];
+        } else {        /* w [gi c2g + co][ci][ky][kx] -> [gi c1g + ci][t][co] of the phase's taps t */
+            int nt = b.nky * b.nkx, co = (int)(r % b.c2g), t = (int)(r / b.c2g % nt);
+            size_t q = r / ((size_t)b.c2g * nt);
+            int gi = (int)(q / b.c1g), ci = (int)(q % b.c1g), ty = t / b.nkx, tx = t - ty * b.nkx;
+            v = b.w[(((size_t)gi * b.c2g + co) * b.c1g + ci) * kk + (b.ky0 + b.s * ty) * b.k + b.kx0 + b.s * tx];
+        }
+        ((T *)b.dst)[r] = round_to<T>(v);
+    }
+}
+static void stage_jobs_launch(StageJobs &j, yolo_precision prec) {
+    if (!j.n) return;
+    if (prec == YOLO_BF16) stage_jobs_kernel<__nv_bfloat16><<<grid_for(j.start[j.n]), 256>>>(j);
+    else stage_jobs_kernel<__half><<<grid_for(j.start[j.n]), 256>>>(j);
+    CK_LAUNCH("stage_jobs_kernel");
+    j.n = 0; j.start[0] = 0;
+}
+static void stage_jobs_add(StageJobs &j, const StageJob &b, size_t n, yolo_precision prec) {
+    if (j.n == STAGE_JOBS) stage_jobs_launch(j, prec);
+    j.job[j.n] = b;
+    j.start[j.n + 1] = j.start[j.n] + n;
+    j.n++;
+}
+/* n convs' forms staged now: each one's w [c2][cin][k][k] in g groups into its forward form fwd and
+   its backward-data form bwd (either NULL: none), the forward forms in a launch or a few, then the
+   backward-data forms; the values staged */
+static size_t stage_convs(const yolo_stage_conv *convs, int n, yolo_precision prec) {
+    StageJobs fj, bj;
+    fj.n = bj.n = 0; fj.start[0] = bj.start[0] = 0;
+    size_t values = 0;
+    for (int i = 0; i < n; i++) {
+        const yolo_stage_conv &c = convs[i];
+        int c2g = c.c2 / c.g;
+        size_t nv = (size_t)c.c2 * c.cin * c.k * c.k, off = 0;
+        if (c.fwd) stage_jobs_add(fj, StageJob{ c.w, c.fwd, c.cin, c2g, c.k, c.s, 0, 0, 0, 0 }, nv, prec);
+        for (int py = 0; c.bwd && py < c.s; py++)
+            for (int px = 0; px < c.s; px++) {
+                Phase ph;
+                if (!phase_taps(c.k, c.s, py, px, &ph)) continue;
+                size_t np = (size_t)c.g * c.cin * ph.nky * ph.nkx * c2g;
+                stage_jobs_add(bj, StageJob{ c.w, (char *)c.bwd + off * 2, c.cin, c2g, c.k, c.s, ph.ky0, ph.kx0, ph.nky, ph.nkx },
+                               np, prec);
+                off += np;
+            }
+        values += (c.fwd ? nv : 0) + off;
+    }
+    stage_jobs_launch(fj, prec);
+    stage_jobs_launch(bj, prec);
+    return values;
+}
+/* one conv's forms staged now (fwd, bwd: NULL for none) */
+static void stage_conv(const float *w, void *fwd, void *bwd, int c2, int cin, int k, int s, int g, yolo_precision prec) {
+    yolo_stage_conv c = { w, fwd, bwd, c2, cin, k, s, g };
+    stage_convs(&c, 1, prec);
+}
+/* images a chunk holds (0: the conv is not staged) for per_image bytes of copies an image */
+static int stage_images(const ConvGeo &c, yolo_precision prec, size_t per_image) {
+    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * c.c1g * c.k * c.k * 2);
+    if (prec == YOLO_FP32 || c.c1g % 8 || c.c2g % 8 || wbytes + 512 + per_image > STAGE_BYTES) return 0;
+    if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
+    /* 512: each copy's start rounded up to 256 bytes; no copies an image (an NHWC input): the whole batch */
+    size_t n = per_image ? (STAGE_BYTES - wbytes - 512) / per_image : (size_t)c.B;
+    return n < (size_t)c.B ? (int)n : c.B;
+}
+
+static const char *const STAGE_NAME[2] = { "conv staging 1x1", "conv staging 3x3" };   /* by kernel size */
+
+/* ------------------------------------------------------------------------ */
+/* 2.2 Ampere on (sm_80: A100, RTX 30xx and 40xx, Jetson Orin; Blackwell)   */
+/* ------------------------------------------------------------------------ */
+/* Needs sm_80: mma.sync m16n8k16 in bf16 and half, cp.async. Replaces, in
+   the Turing tier's kernels, the two m16n8k8 of a piece by one m16n8k16
+   (and gives bf16 its tensor cores), and the plain copies into shared
+   memory (copy16, in the core's BatchNorm backward too) by asynchronous
+   ones: a thread issues a stage's 16-byte runs without waiting for them,
+   computes on the stage before, and waits only for the group of copies it
+   needs next, so that STAGES - 1 stages of loads fly behind the math. */
+#if DEVICE_TIER >= 80
+template <> __device__ inline void mma16816<__nv_bfloat16>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <> __device__ inline void mma16816<__half>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+/* copy16 as cp.async (global -> shared without registers; a run of NULL, in the padding or past the
+   matrix, zero-filled by asking for 0 source bytes), its groups cp.async's commit and wait groups */
+__device__ inline void copy16(void *dst, const void *src, const void *any) {
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(d), "l"(src ? src : any), "r"(src ? 16 : 0) : "memory");
+}
+__device__ inline void copies_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ inline void copies_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory"); }
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* 2.3 Hopper (sm_90a: H100, H200): warpgroup MMA and the copy engine       */
+/* ------------------------------------------------------------------------ */
+/* Needs the sm_90a target (wgmma, the copy engine's tensor maps: the
+   driver API's encoders, <cuda.h>, CUDA 12 on). Replaces conv_tc_kernel
+   (the Ampere tier's) for the staged products of more than 48 rows;
+   TIER=sm80 builds the Ampere tier alone for the same GPU, so that the
+   two can be compared.
+
+   mma.sync (conv_tc_kernel) is a warp's product of 16 x 8 x 16, its
+   operands first moved from shared memory into registers by ldmatrix; on
+   Hopper it leaves much of the chip's bf16 rate unused. Hopper's
+   warpgroup MMA multiplies 64 x N x 16 at once (N up to 256) for the 4
+   warps (a warpgroup, 128 threads) together, reading both operands
+   straight from shared memory, asynchronously: the warpgroup issues its
+   products, goes on, and waits for them (wgmma.commit_group /
+   wait_group).
+
+   conv_wg_kernel is conv_tc_kernel with wgmma: the same 256 threads,
+   the same loaders, RunMap's runs and cp.async ring of STAGES buffers,
+   BK 64, the same float tile Cs and store_tile epilogue; only the
+   product and the layout of a stage differ. Where the im2col operand's
+   channels come in whole 64s a group, the copy engine fills the stages
+   instead (the Tma loaders below: one thread, a few boxes a stage). The
+   two warpgroups each own
+   64 rows x WN columns of the BM x BN tile: 128 rows, one above the
+   other; 64 rows, side by side (WN = BN / 2).
+
+   A stage's layout is the one wgmma reads, "128-byte swizzle". k inner
+   (forward, backward-data; wgmma's "K-major"): a row (m of A, n of B) is
+   BK = 64 k of T, 128 bytes, its 16-byte runs (8 k) stored at chunk
+   c ^ (row % 8) of the row, so that the 8 rows of a group of 1024 bytes
+   put any one chunk in 8 different bank groups (no padding: wgmma's
+   layouts have none). A matrix descriptor (wg_desc) tells wgmma where a
+   64-row block starts, that groups of 8 rows are 1024 bytes apart and
+   that the 128-byte swizzle is on; the swizzle is applied to address
+   bits, so the ring is 1024-byte aligned and the k step of 16 (32 bytes)
+   simply adds 32 to the start address. k outer (backward-weight,
+   "MN-major", wgmma's transpose flags set): blocks of 64 columns (m or
+   n), each BK rows k of 128 bytes, swizzled the same way by k % 8; the
+   descriptor's leading offset is the distance between blocks, and a k
+   step of 16 is 16 rows (2048 bytes) down.
+
+   cp.async writes shared memory as ordinary (generic-proxy) stores and
+   wgmma reads it through the async proxy: after its cp.async.wait_group
+   each thread fences (fence.proxy.async) before the barrier that hands
+   the stage to the wgmmas. A step: wait for stage t, fence, barrier,
+   issue the 4 wgmmas of stage t (k 0-15 ... 48-63), issue the loads of
+   stage t + STAGES - 1 (into the buffer of stage t - 1, whose wgmmas
+   every warpgroup waited for before the barrier) while they run, then
+   wait for them. Accumulators: a warpgroup's 64 x WN floats, WN / 2 a
+   thread, in wgmma's layout: warp w of the warpgroup holds rows 16 w ..
+   16 w + 15; for columns 8 j .. 8 j + 7, d[4 j], d[4 j + 1] are row
+   lane / 4, columns 2 (lane % 4) and one more, d[4 j + 2], d[4 j + 3]
+   the same 8 rows lower. */
+#if YOLO_TIER >= 90
+#include <cuda.h>            /* CUtensorMap: the copy engine's tensor maps */
+#include <cudaTypedefs.h>    /* their encoders' types, fetched from the driver at run time (no -lcuda) */
+/* Wgmma<T, N>::mma<TA, TB>: d (64 x N floats over the warpgroup) += A (64 x 16, descriptor da) B (16 x N,
+   db), T bf16 or half; TA, TB 0 where the operand is stored K-major (rows of k), 1 MN-major (rows of m, n) */
+template <class T, int N> struct Wgmma;
+#define WG_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define WGMMA_M64N64K16(TYPES) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPES " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31" \
+                 "}, %32, %33, p, 1, 1, %35, %36;\n}\n" \
+                 : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24) \
+                 : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB) : "memory")
+#define WGMMA_M64N128K16(TYPES) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPES " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+                 "}, %64, %65, p, 1, 1, %67, %68;\n}\n" \
+                 : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56) \
+                 : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB) : "memory")
+#define WGMMA_M64N256K16(TYPES) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPES " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
+                 "}, %128, %129, p, 1, 1, %131, %132;\n}\n" \
+                 : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56), WG_D8(64), WG_D8(72), WG_D8(80), WG_D8(88), WG_D8(96), WG_D8(104), WG_D8(112), WG_D8(120) \
+                 : "l"(da), "l"(db), "r"(1), "n"(TA), "n"(TB) : "memory")
+#define WGMMA_OF(T, TYPES, N)                                                                             \
+    template <> struct Wgmma<T, N> {                                                                      \
+        template <int TA, int TB> __device__ static void mma(float (&d)[N / 2], uint64_t da, uint64_t db) { \
+            WGMMA_M64N##N##K16(TYPES);                                                                    \
+        }                                                                                                 \
+    };
+WGMMA_OF(__nv_bfloat16, "bf16.bf16", 64) WGMMA_OF(__nv_bfloat16, "bf16.bf16", 128) WGMMA_OF(__nv_bfloat16, "bf16.bf16", 256)
+WGMMA_OF(__half, "f16.f16", 64) WGMMA_OF(__half, "f16.f16", 128) WGMMA_OF(__half, "f16.f16", 256)
+#undef WGMMA_OF
+#undef WGMMA_M64N64K16
+#undef WGMMA_M64N128K16
+#undef WGMMA_M64N256K16
+#undef WG_D8
+__device__ inline void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ inline void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ inline void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory"); }
+/* the accumulators pinned in place: no use of them is moved across the wgmmas that write them */
+template <int R> __device__ inline void wgmma_hold(float (&d)[R]) {
+    #pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+__device__ inline void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+/* A matrix descriptor with the 128-byte swizzle, its fields in 16-byte units: the start (a shared-memory
+   address, bits 0-13), the leading offset lbo (bits 16-29), the stride between groups of 8 rows of 128
+   bytes (1024 bytes, bits 32-45), swizzle mode 1 = 128 bytes (bits 62-63). K-major (rows m or n of 64 k):
+   lbo unused, 16 by convention; MN-major (rows k of 64 m or n): lbo the distance between blocks of 64
+   columns, 8 k groups of 8 rows deep. */
+__device__ inline uint64_t wg_desc(unsigned addr, unsigned lbo) {
+    return (uint64_t)((addr & 0x3ffff) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
+}
+
+/* The copy engine (the Tensor Memory Accelerator, cp.async.bulk.tensor).
+   A tensor map, encoded on the host (tma_rows, tma_im2col below), tells
+   it where a tensor lies in global memory and what box a copy brings;
+   one thread asks for a box at some coordinates, the engine gathers it
+   into shared memory (zeros past the tensor's edges) in the 128-byte
+   swizzle wgmma reads, and counts the bytes it wrote on an mbarrier.
+   "Tile" mode brings a box of a matrix; "im2col" mode brings, for a tap
+   (kx, ky) of a convolution, the input pixels under that tap of
+   consecutive output pixels, walking output rows and images as the
+   loaders above walk n: the gather FwdStB does with 15-20 instructions a
+   16-byte run, in one instruction a stage. An mbarrier's phase completes
+   when its one arrival has come and every byte it was told to expect
+   (expect_tx) has landed; the waiters test the phase's parity. */
+__device__ inline void mbar_init(unsigned bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(bar) : "memory");
+}
+__device__ inline void mbar_init_fence() {   /* the inits seen by the copy engine and every thread */
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    fence_proxy_async();
+}
+__device__ inline void mbar_expect(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ inline void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+}
+__device__ inline void mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+}
+/* a tile box of a matrix map at (column x0, row x1) */
+__device__ inline void tma_tile_2d(unsigned dst, const CUtensorMap *map, unsigned bar, int x0, int x1) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n"
+                 :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(x0), "r"(x1) : "memory");
+}
+/* an im2col box of an NHWC map: from channel c, the window corner (w, h) in image n of the box's first
+   output pixel, the tap (kx, ky) */
+__device__ inline void tma_im2col_4d(unsigned dst, const CUtensorMap *map, unsigned bar, int c, int w, int h, int n, int kx, int ky) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6}], [%2], {%7, %8};\n"
+                 :: "r"(dst), "l"((uint64_t)map), "r"(bar), "r"(c), "r"(w), "r"(h), "r"(n), "h"((unsigned short)kx),
+                    "h"((unsigned short)ky) : "memory");
+}
+
+/* conv_wg_kernel's tile: BM x BN in STAGES stages (wg_tile below chooses it) */
+struct WgTile { int BM, BN, STAGES; };
+static constexpr WgTile wg_tile_of(int BM, bool tma) {
+    return BM == 64 ? WgTile{ 64, 128, tma ? 3 : 4 } : WgTile{ 128, 128, 3 };
+}
+/* blocks a multiprocessor (the kernel's launch bounds) */
+constexpr int wg_blocks(int BM, int BN, bool tma) { return BM * BN > 128 * 128 ? 1 : BM == 64 && tma ? 3 : 2; }
+
+/* conv_wg_kernel's shared memory: STAGES buffers of BM rows of A and BN of B, 64 k (128 bytes) each; the
+   epilogue's floats over them; 1024 bytes more, to align the ring */
+template <int BM, int BN, int STAGES> struct WgSmem {
+    static const int BK = 64, A = BM * BK, B = BN * BK;   /* one stage, elements */
+    static const int LDC = BN + 4, RING = STAGES * (A + B) * 2, TILE = BM * LDC * 4;
+    static const int BYTES = (RING > TILE ? RING : TILE) + 1024;
+};
+
+/* where run j of thread tid (RunMap<R, BK, KOUTER>'s) goes in a stage with the 128-byte swizzle (BK 64):
+   k inner, run c of row r at chunk c ^ r % 8 of its 128 bytes; k outer, blocks of 64 columns (BK rows of
+   128 bytes each), the run of columns 8 c.. of block b at k row k at chunk c ^ k % 8 of block b's row k */
+template <int R, int BK, bool KOUTER> __device__ inline int dst_sw128(int tid, int j) {
+    typedef RunMap<R, BK, KOUTER> M;
+    int r = M::row(tid, j), k = M::kof(tid, j);
+    return KOUTER ? r / 64 * 64 * BK + k * 64 + (r % 64 / 8 ^ k % 8) * 8 : r * BK + (k / 8 ^ r % 8) * 8;
+}
+
+/* Blocks a multiprocessor (wg_blocks): two up to 128 x 128 (128 registers a thread), three for the copy
+   engine's 64 x 128 (85), one for 128 x 256.
+   The loaders are either the staged ones (every thread's cp.async runs) or
+   the copy engine's (LA::TMA: thread 0 asks for a stage's boxes, which
+   land on the stage's mbarrier "full"); the ring, the products and the
+   epilogue are the same. la and lb are __grid_constant__: the copy engine
+   reads their tensor maps where the launch put them. */
+template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
+__global__ void __launch_bounds__(256, wg_blocks(BM, BN, LA::TMA))
+    conv_wg_kernel(int M, int N, int K, int kchunk, const __grid_constant__ LA la, const __grid_constant__ LB lb, EP ep) {
+#if DEVICE_TIER >= 90
+    typedef WgSmem<BM, BN, STAGES> S;
+    typedef RunMap<BM, S::BK, KOUTER> MA;
+    typedef RunMap<BN, S::BK, KOUTER> MB;
+    const int BK = S::BK, WG_N = BM == 64 ? 2 : 1, WN = BN / WG_N;   /* warpgroups along N; a warpgroup's columns */
+    static_assert((BM == 64 || BM == 128) && (WN == 64 || WN == 128 || WN == 256), "tile shapes: 64-row warpgroups");
+    static_assert(LA::TMA == LB::TMA, "both operands by the copy engine, or neither");
+    extern __shared__ __align__(16) unsigned char wg_smem[];
+    __shared__ __align__(8) unsigned long long full[STAGES];   /* copy engine: stage s's boxes have landed */
+    unsigned base = (unsigned)__cvta_generic_to_shared(wg_smem), pad = (1024 - base % 1024) % 1024;
+    unsigned short *As = (unsigned short *)(wg_smem + pad), *Bs = As + STAGES * S::A;
+    const unsigned sa = base + pad, sb = sa + STAGES * S::A * 2;   /* the rings' shared addresses */
+    const unsigned fb = (unsigned)__cvta_generic_to_shared(full);
+    int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wg = warp / 4, wgm = wg / WG_N, wgn = wg % WG_N;
+    int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    int kbeg = blockIdx.z * kchunk, kend = min(K, kbeg + kchunk), nk = (kend - kbeg + BK - 1) / BK;
+    typename LA::Row ra[MA::N];
+    typename LB::Row rb[MB::N];
+    if constexpr (LA::TMA) {
+        if (tid == 0) {
+            for (int s = 0; s < STAGES; s++) mbar_init(fb + 8 * s);
+            mbar_init_fence();
+        }
+        __syncthreads();
+    } else {
+        #pragma unroll
+        for (int j = 0; j < MA::N; j++) { int m = m0 + MA::row(tid, j); ra[j] = la.row(m < M ? m : 0); }
+        #pragma unroll
+        for (int j = 0; j < MB::N; j++) { int n = n0 + MB::row(tid, j); rb[j] = lb.row(n < N ? n : 0); }
+    }
+    auto load = [&](int t) {
+        int k0 = kbeg + t * BK, buf = t % STAGES;
+        if constexpr (LA::TMA) {   /* one thread: the stage's boxes, counted on its mbarrier, then its arrival */
+            if (tid != 0) return;
+            unsigned bar = fb + 8 * buf;
+            la.template load<BM>(sa + buf * S::A * 2, bar, k0, m0);
+            lb.template load<BN>(sb + buf * S::B * 2, bar, k0, n0);
+            mbar_arrive(bar);
+        } else {   /* as conv_tc_kernel's, each run to its swizzled place */
+            typename LA::Kpos qa = la.kpos(k0 + MA::kof(tid, 0));
+            typename LB::Kpos qb = lb.kpos(k0 + MB::kof(tid, 0));
+            #pragma unroll
+            for (int j = 0; j < MA::N; j++) {
+                if (!MA::has(tid, j)) continue;
+                int m = m0 + MA::row(tid, j), k = k0 + MA::kof(tid, j);
+                if (KOUTER && j > 0) qa = la.kpos(k);
+                copy16(&As[buf * S::A + dst_sw128<BM, BK, KOUTER>(tid, j)], m < M && k < kend ? la.at(ra[j], qa) : NULL, la.p);
+            }
+            #pragma unroll
+            for (int j = 0; j < MB::N; j++) {
+                if (!MB::has(tid, j)) continue;
+                int n = n0 + MB::row(tid, j), k = k0 + MB::kof(tid, j);
+                if (KOUTER && j > 0) qb = lb.kpos(k);
+                copy16(&Bs[buf * S::B + dst_sw128<BN, BK, KOUTER>(tid, j)], n < N && k < kend ? lb.at(rb[j], qb) : NULL, lb.p);
+            }
+        }
+    };
+    float acc[WN / 2];
+    #pragma unroll
+    for (int i = 0; i < WN / 2; i++) acc[i] = 0.f;
+    #pragma unroll
+    for (int t = 0; t < STAGES - 1; t++) { if (t < nk) load(t); copies_commit(); }   /* (the copy engine's: empty groups) */
+    for (int t = 0; t < nk; t++) {
+        if constexpr (LA::TMA) mbar_wait(fb + 8 * (t % STAGES), t / STAGES % 2);   /* stage t has landed */
+        else {
+            copies_wait<STAGES - 2>();   /* stage t has landed (this thread's runs) */
+            fence_proxy_async();           /* ... visible to the async proxy, which wgmma reads through */
+        }
+        __syncthreads();                   /* everyone's runs; every wgmma of stage t - 1 is done */
+        /* the warpgroup's rows of A and B in this stage (either layout: 64 rows of A, WN of B, BK k each), and
+           a step of 16 k in them: 32 bytes along a row (k inner), or 16 rows of 128 bytes (k outer) */
+        unsigned a = sa + (t % STAGES * S::A + wgm * 64 * BK) * 2, b = sb + (t % STAGES * S::B + wgn * WN * BK) * 2;
+        const unsigned kstep = KOUTER ? 16 * 128 : 32, lbo = KOUTER ? 64 * BK * 2 : 16;
+        /* the copy engine fills a whole stage: past kend it holds the next k-slice's values (the staged
+           loaders' zeros), so a slice's last stage stops at kend (k-slices end in 32s: whole steps of 16) */
+        const int ksteps = LA::TMA ? min(BK, kend - (kbeg + t * BK)) : BK;
+        wgmma_hold(acc);
+        wgmma_fence();
+        #pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++)
+            if (16 * kk < ksteps)
+                Wgmma<T, WN>::template mma<KOUTER, KOUTER>(acc, wg_desc(a + kstep * kk, lbo), wg_desc(b + kstep * kk, lbo));
+        wgmma_commit();
+        if (t + STAGES - 1 < nk) load(t + STAGES - 1);   /* into stage t - 1's buffer, while the products run */
+        copies_commit();
+        wgmma_wait<0>();
+        wgmma_hold(acc);
+    }
+    copies_wait<0>();
+    /* the epilogue as conv_tc_kernel's: the tile as floats in shared memory, then out by store_tile */
+    float *Cs = (float *)As;
+    __syncthreads();   /* every warpgroup's wgmmas are done with the ring */
+    int r = wgm * 64 + warp % 4 * 16 + lane / 4, cbase = wgn * WN + lane % 4 * 2;
+    #pragma unroll
+    for (int j = 0; j < WN / 8; j++)
+        #pragma unroll
+        for (int h = 0; h < 2; h++)
+            *(float2 *)&Cs[(r + h * 8) * S::LDC + cbase + j * 8] = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    __syncthreads();
+    store_tile<BM, BN>(ep, Cs, S::LDC, m0, n0, M, N, tid);
+#endif
+}
+
+template <class T, int BM, int BN, int STAGES, bool KOUTER, class LA, class LB, class EP>
+static void conv_wg_tiles(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    const int bytes = WgSmem<BM, BN, STAGES>::BYTES;
+    static bool asked = false;   /* one per instantiation, as the attribute */
+    if (!asked) {
+        CK(cudaFuncSetAttribute(conv_wg_kernel<T, BM, BN, STAGES, KOUTER, LA, LB, EP>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                bytes));
+        asked = true;
+    }
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, splitk);
+    conv_wg_kernel<T, BM, BN, STAGES, KOUTER><<<grid, 256, bytes>>>(M, N, K, kchunk, la, lb, ep);
+    CK_LAUNCH("conv_wg_kernel");
+}
+
+/* The Hopper tier's tile (conv_wg_kernel) of BM rows: 64 x 128 (the two
+   warpgroups side by side, 64 x 64 each) in 4 stages, 128 x 128 (one
+   above the other, 64 x 128 each) in 3, two blocks a multiprocessor
+   either way (96 KB of ring). wg_tile(M): 64 rows for 49 to 64, 128 past
+   it (96 too: a quarter of its products on padding, still faster than
+   conv_tc_kernel's 96 x 128); BM 0 below 49 rows: staged_tile's, on
+   conv_tc_kernel. With the copy engine's loaders, which hold no registers
+   for their rows, the 64-row tile fits three blocks a multiprocessor in 3
+   stages (72 KB each, at most 85 registers a thread); the 128-row tile
+   cannot go to three: its m64n128 wgmma needs 90 registers a thread. More
+   stages, wider tiles (one block a multiprocessor) and a warp-specialised
+   pipeline (one warpgroup issuing the loads) were each slower: one
+   warpgroup cannot issue the im2col loads of a stage as fast as the tensor
+   cores use them, and one block leaves the epilogue exposed
+   (tests/results/README.md). */
+/* the tile for M rows (tma: the copy engine's loaders), none below 49 */
+static WgTile wg_tile(int M, bool tma) { return M > 48 ? wg_tile_of(M <= 64 ? 64 : 128, tma) : WgTile{ 0, 0, 0 }; }
+template <class T, int BM, bool KOUTER, class LA, class LB, class EP>
+static void conv_wg_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, LB lb, EP ep) {
+    constexpr WgTile t = wg_tile_of(BM, LA::TMA);
+    conv_wg_tiles<T, t.BM, t.BN, t.STAGES, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+}
+/* The copy engine's loaders (conv_wg_kernel): the same
+   operands as the staged loaders above, as tensor maps. load<R>(dst, bar,
+   k0, i0) asks for the boxes of the stage of k0..k0+63 for the R rows (k
+   inner) or columns (k outer) from i0 of the tile, telling bar their
+   bytes. A stage of 64 k must lie in one tap: the group's channels (c1g
+   for x, c2g for dY) are whole 64s where an operand is an im2col map. No
+   thread keeps rows (Row is empty): the coordinates are a stage's few
+   divisions, in one thread. */
+
+/* A, k inner: rows r0 + i0.. of a [rows][K] matrix (the forward's w_f, a phase's w_d), box 64 k x R rows */
+template <class T_> struct TmaRowsA {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; int r0;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int i0) const {
+        mbar_expect(bar, R * 128);
+        tma_tile_2d(dst, &map, bar, k0, r0 + i0);
+    }
+};
+/* forward, B: FwdStB's operand, output pixels n0.. x 64 channels of tap (ky, kx); the map's corners run
+   from -p to p - (k - 1) past the image at stride s (tma_im2col) */
+template <class T_> struct TmaFwdB {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; ConvGeo c; int gi; FastDiv fc1g;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
+        int tap = fdiv(k0, fc1g), ci = k0 - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+        int b = fdiv(n0, c.fP), pp = n0 - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        mbar_expect(bar, R * 128);
+        tma_im2col_4d(dst, &map, bar, gi * c.c1g + ci, ox * c.s - c.p, oy * c.s - c.p, b, kx, ky);
+    }
+};
+/* backward-data of a phase, B: BwdDataStB's operand as a stride-1 im2col over dY. Position (qy, qx) reads
+   dY at (qy + oy0 - ty, qx + ox0 - tx): its window's corner is (qx + ox0 - (nkx - 1), qy + oy0 - (nky - 1))
+   and tap (ty, tx) the offset (nkx - 1 - tx, nky - 1 - ty); the corners run over Wq x Hq positions */
+template <class T_> struct TmaBwdDataB {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; ConvGeo c; Phase f; int gi; FastDiv fc2g;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
+        int t = fdiv(k0, fc2g), co = k0 - t * c.c2g, ty = fdiv(t, f.fnkx), tx = t - ty * f.nkx;
+        int b = fdiv(n0, f.fPq), pp = n0 - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
+        mbar_expect(bar, R * 128);
+        tma_im2col_4d(dst, &map, bar, gi * c.c2g + co, qx + f.ox0 - (f.nkx - 1), qy + f.oy0 - (f.nky - 1), b,
+                      f.nkx - 1 - tx, f.nky - 1 - ty);
+    }
+};
+/* backward-weight, A (k outer): dY [pixels][C2], channels gi c2g + i0.. in blocks of 64 (a box of 64
+   channels x 64 pixels each, the stage's blocks of 64 columns), none past the group's M channels */
+template <class T_> struct TmaBwdWA {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; int c0, M;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int i0) const {
+        #pragma unroll
+        for (int blk = 0; blk < R / 64; blk++)
+            if (i0 + 64 * blk < M) {
+                mbar_expect(bar, 64 * 128);
+                tma_tile_2d(dst + blk * 64 * 128, &map, bar, c0 + i0 + 64 * blk, k0);
+            }
+    }
+};
+/* backward-weight, B (k outer): BwdWStB's operand, columns n = (tap, ci) in blocks of 64 (one tap each)
+   x output pixels k0..k0+63, an im2col box of 64 pixels a block, none past the N columns */
+template <class T_> struct TmaBwdWB {
+    typedef T_ T; typedef char Row; static const bool TMA = true;
+    CUtensorMap map; ConvGeo c; int gi, N; FastDiv fc1g;
+    template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
+        int b = fdiv(k0, c.fP), pp = k0 - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
+        #pragma unroll
+        for (int blk = 0; blk < R / 64; blk++) {
+            int n = n0 + 64 * blk, tap = fdiv(n, fc1g), ci = n - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+            if (n >= N) continue;
+            mbar_expect(bar, 64 * 128);
+            tma_im2col_4d(dst + blk * 64 * 128, &map, bar, gi * c.c1g + ci, ox * c.s - c.p, oy * c.s - c.p, b, kx, ky);
+        }
+    }
+};
+
+/* The tensor maps, encoded on the host by the driver's encoders (fetched once through the runtime). Both
+   kinds bring rows of 64 values (128 bytes) in the 128-byte swizzle, zeros outside the tensor. */
+static PFN_cuTensorMapEncodeTiled_v12000 g_tma_tiled = NULL;
+static PFN_cuTensorMapEncodeIm2col_v12000 g_tma_im2col = NULL;
+static void tma_encoders(void) {
+    if (g_tma_tiled && g_tma_im2col) return;
+    cudaDriverEntryPointQueryResult q1, q2;
+    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void **)&g_tma_tiled, 12000, cudaEnableDefault, &q1));
+    CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", (void **)&g_tma_im2col, 12000, cudaEnableDefault, &q2));
+    if (q1 != cudaDriverEntryPointSuccess || q2 != cudaDriverEntryPointSuccess || !g_tma_tiled || !g_tma_im2col) {
+        fprintf(stderr, "yolov9: the CUDA driver has no tensor-map encoders (cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col)\n");
+        exit(1);
+    }
+}
+static CUtensorMapDataType tma_type(const __nv_bfloat16 *) { return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; }
+static CUtensorMapDataType tma_type(const __half *) { return CU_TENSOR_MAP_DATA_TYPE_FLOAT16; }
+static void tma_check(CUresult r, const char *what, int a, int b, int c, int d) {
+    if (r == CUDA_SUCCESS) return;
+    fprintf(stderr, "yolov9: the driver refused a %s tensor map (%d x %d x %d x %d, error %d)\n", what, a, b, c, d, (int)r);
+    exit(1);
+}
+/* a [rows][cols] matrix of T, rows ld values apart; boxes of box_rows rows x 64 columns */
+template <class T> static CUtensorMap tma_rows(const T *p, int cols, size_t rows, int ld, int box_rows) {
+    tma_encoders();
+    CUtensorMap m;
+    cuuint64_t dim[2] = { (cuuint64_t)cols, (cuuint64_t)rows }, stride[1] = { (cuuint64_t)ld * sizeof(T) };
+    cuuint32_t box[2] = { 64, (cuuint32_t)box_rows }, estride[2] = { 1, 1 };
+    tma_check(g_tma_tiled(&m, tma_type(p), 2, (void *)p, dim, stride, box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+              "tiled", cols, (int)rows, ld, box_rows);
+    return m;
+}
+/* B images of H x W pixels of C channels, ld a pixel (a slot's buffer's), NHWC; boxes of `pixels` output
+   pixels x 64 channels: the window corners run over [lo, W + up) x [lo, H + up) (w, h) by the stride s */
+template <class T> static CUtensorMap tma_im2col(const T *p, int B, int H, int W, int C, int ld, const int lo[2],
+                                                 const int up[2], int s, int pixels) {
+    tma_encoders();
+    CUtensorMap m;
+    cuuint64_t dim[4] = { (cuuint64_t)C, (cuuint64_t)W, (cuuint64_t)H, (cuuint64_t)B };
+    cuuint64_t stride[3] = { (cuuint64_t)ld * sizeof(T), (cuuint64_t)W * ld * sizeof(T), (cuuint64_t)H * W * ld * sizeof(T) };
+    cuuint32_t estride[4] = { 1, (cuuint32_t)s, (cuuint32_t)s, 1 };
+    tma_check(g_tma_im2col(&m, tma_type(p), 4, (void *)p, dim, stride, lo, up, 64, (cuuint32_t)pixels, estride,
+                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+              "im2col", B, H, W, C);
+    return m;
+}
+
+/* C = A B on conv_wg_kernel in wg_tile's tile (M past 48 rows), in at most splitk k-slices (0: as
+   staged_slices chooses, the same slices as conv_tc_kernel's); returns the number it ran */
+template <bool KOUTER, class LA, class LB, class EP>
+static int gemm_wg(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
+    typedef typename LA::T T;
+    int kchunk;
+    splitk = staged_slices(M, N, K, splitk, &kchunk);
+    if (wg_tile(M, LA::TMA).BM == 64) conv_wg_tile_of<T, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    else conv_wg_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    return splitk;
+}
+
+/* The staged passes (2.4) on the copy engine's loaders, where their boxes fit: the group's channels of
+   the im2col operand (x's c1g, dY's c2g) in whole 64s, and a wg_tile for M. cc: the geometry of the
+   chunk of images staged (its B), c the conv's. Each returns 0 where it does not take the pass. */
+/* forward of group gi: wf the forward form of the weights, x the chunk's NHWC copy, its pixels xpix
+   values apart; 1 when it ran */
+template <class T>
+static int tma_forward(const ConvGeo &c, const ConvGeo &cc, const T *wf, const T *x, int xpix, int gi, const FwdStore &ep) {
+    WgTile t = wg_tile(c.c2g, true);
+    if (!t.BM || c.c1g % 64) return 0;
+    int K = c.c1g * c.k * c.k, lo[2] = { -c.p, -c.p }, up[2] = { c.p - (c.k - 1), c.p - (c.k - 1) };
+    TmaRowsA<T> la = { tma_rows(wf, K, c.C2, K, t.BM), gi * c.c2g };
+    TmaFwdB<T> lb = { tma_im2col(x, cc.B, c.H, c.W, c.C1, xpix, lo, up, c.s, t.BN), cc, gi, fastdiv(c.c1g) };
+    gemm_wg<false>(c.c2g, cc.B * c.Ho * c.Wo, K, 1, la, lb, ep);
+    return 1;
+}
+/* weight gradient of group gi from the chunk's NHWC dY and x, in at most splitk k-slices: the number it ran */
+template <class T>
+static int tma_backward_weight(const ConvGeo &c, const ConvGeo &cc, const T *dy, const T *x, int gi, int splitk,
+                               const DwTapStore &ep) {
+    if (!wg_tile(c.c2g, true).BM || c.c1g % 64) return 0;
+    int Kw = c.c1g * c.k * c.k, red = cc.B * c.Ho * c.Wo, lo[2] = { -c.p, -c.p }, up[2] = { c.p - (c.k - 1), c.p - (c.k - 1) };
+    TmaBwdWA<T> la = { tma_rows(dy, c.C2, (size_t)red, c.C2, 64), gi * c.c2g, c.c2g };
+    TmaBwdWB<T> lb = { tma_im2col(x, cc.B, c.H, c.W, c.C1, c.C1, lo, up, c.s, 64), cc, gi, Kw, fastdiv(c.c1g) };
+    return gemm_wg<true>(c.c2g, Kw, red, splitk, la, lb, ep);
+}
+/* backward-data of phase f, group gi, rows row0.. (rows of them) of dX: wd the phase's weights, dy the
+   chunk's NHWC dY; 1 when it ran */
+template <class T>
+static int tma_backward_data(const ConvGeo &c, const ConvGeo &cc, const Phase &f, const T *wd, const T *dy, int gi, int row0,
+                             int rows, const BwdDataStore &st) {
+    WgTile t = wg_tile(rows, true);
+    if (!t.BM || c.c2g % 64) return 0;
+    int Kd = f.nky * f.nkx * c.c2g, lo[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };
+    int up[2] = { lo[0] + f.Wq - c.Wo, lo[1] + f.Hq - c.Ho };
+    TmaRowsA<T> da = { tma_rows(wd, Kd, (size_t)c.C1, Kd, t.BM), row0 };
+    TmaBwdDataB<T> dbb = { tma_im2col(dy, cc.B, c.Ho, c.Wo, c.C2, c.C2, lo, up, 1, t.BN), cc, f, gi, fastdiv(c.c2g) };
+    gemm_wg<false>(rows, cc.B * f.Hq * f.Wq, Kd, 1, da, dbb, st);
+    return 1;
+}
+
+#endif   /* YOLO_TIER >= 90 */
+
+/* ------------------------------------------------------------------------ */
+/* 2.4 the staged passes: which tier's kernel serves each convolution       */
+/* ------------------------------------------------------------------------ */
+/* A conv pass in a precision the tier has tensor cores for: staged (NHWC
+   copies in the scratch buffer, conv_tc_kernel or Hopper's conv_wg_kernel)
+   where its channels come in 8s a group and one image's copies fit the
+   buffer, else gemm_tc_kernel through the core's gemm (tc_gemm). */
+
+/* C = A B from staged operands (T from the loaders) in staged_tile's tiles (the Hopper tier: wg_tile's
+   where it has one), in at most splitk k-slices (0: as staged_slices chooses); returns the number of
+   k-slices it ran */
+template <bool KOUTER, class LA, class LB, class EP>
+static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
+#if YOLO_TIER >= 90
+    if (wg_tile(M, false).BM) return gemm_wg<KOUTER>(M, N, K, splitk, la, lb, ep);
+#endif
+    typedef typename LA::T T;
+    int kchunk;
+    splitk = staged_slices(M, N, K, splitk, &kchunk);
+    switch (staged_tile(M).BM) {
+    case 32: conv_tc_tile_of<T, 32, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+    case 48: conv_tc_tile_of<T, 48, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+    case 64: conv_tc_tile_of<T, 64, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+    case 96: conv_tc_tile_of<T, 96, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep); break;
+    default: conv_tc_tile_of<T, 128, KOUTER>(M, N, K, splitk, kchunk, la, lb, ep);
+    }
+    return splitk;
+}
+
+
+/* the forward of images [b0, b0 + nb) at a time: x staged NHWC (x_nhwc: x
+   is stored so already), the weights too (ws: staged already, a folded
+   model's), each group one product, y written in its store; x_nhwc and y
+   may be slots of buffers of xc and yc channels (0: C1, C2), r a shortcut
+   added in the epilogue (FwdStore) */
+template <class T>
+static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, int xc, const float *w, const T *ws,
+                                const float *bias, int act, const void *r, int nb, int k, yolo_precision prec, void *y,
+                                int y_store, int yc) {
+    int K = c.c1g * k * k, P = c.Ho * c.Wo;
+    T *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
+    const T *wf = ws;
+    if (!ws) {
+        prof_begin();
+        stage_conv(w, g_stage, NULL, c.C2, c.c1g, k, c.s, c.g, prec);
+        prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * K);
+        wf = (const T *)g_stage;
+    }
+    for (int b0 = 0; b0 < c.B; b0 += nb) {
+        ConvGeo cc = c;
+        cc.B = min(nb, c.B - b0);
+        const T *xb = xs;
+        if (x_nhwc) xb = x_nhwc + (size_t)b0 * (xc ? xc : c.C1) * c.H * c.W;
+        else {
+            prof_begin();
+            size_t image = (size_t)(xc ? xc : c.C1) * c.H * c.W;   /* a float32 slot staged dense */
+            to_nhwc<T>(x + b0 * image, image, xs, cc.B, c.C1, c.H * c.W);
+            prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * c.C1 * c.H * c.W);
+        }
+        prof_begin();
+        for (int gi = 0; gi < c.g; gi++) {
+            size_t at = (size_t)b0 * P * store_bytes(y_store);   /* image b0's values, times its channels */
+            FwdStore ep = { (char *)y + at * (yc ? yc : c.C2), bias, cc, gi, act, y_store, yc, r ? (const char *)r + at * c.C2 : NULL };
+#if YOLO_TIER >= 90
+            if (tma_forward(c, cc, wf, xb, x_nhwc && xc ? xc : c.C1, gi, ep)) continue;   /* Hopper's copy engine */
+#endif
+            RowsStA<T> la = { wf, K, gi * c.c2g };
+            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), x_nhwc ? xc : 0 };
+            gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
+        }
+        prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
+    }
+}
+
+/* the backward of images [b0, b0 + nb) at a time: x and dY staged NHWC
+   (x_nhwc, dy_nhwc: stored so already, as in a bf16 or half training pass, dY the
+   BatchNorm backward's dL/dz), the weights of every phase once (wsd: the
+   step's, staged already by stage_train_weights); per chunk and group,
+   the weight gradient (split-K over the chunk's pixels) and then each
+   phase's data gradient. The phases' weights lie one after the other in
+   (py, px) order, every phase that has taps (one that has no position on
+   this input too: the form does not depend on the input) */
+template <class T>
+static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const T *wsd,
+                                 const float *dy, const T *dy_nhwc, int nb, yolo_precision prec, const yolo_dx *dx,
+                                 float *dw) {
+    int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
+    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2);
+    size_t xbytes = x_nhwc ? 0 : yolo_arena_bytes((size_t)nb * c.H * c.W * c.C1 * 2);
+    const T *wd = wsd ? wsd : (const T *)g_stage;
+    T *xs = (T *)(g_stage + wbytes), *dys = (T *)(g_stage + wbytes + xbytes);
+    size_t off = 0;
+    if (dx && !wsd) {
+        prof_begin();
+        stage_conv(w, NULL, g_stage, c.C2, c.c1g, k, s, c.g, prec);
+        prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * Kw);
+    }
+    for (int b0 = 0; b0 < c.B; b0 += nb) {
+        ConvGeo cc = c;
+        cc.B = min(nb, c.B - b0);
+        const T *xb = x_nhwc ? x_nhwc + (size_t)b0 * c.C1 * c.H * c.W : xs;
+        const T *dyb = dy_nhwc ? dy_nhwc + (size_t)b0 * c.C2 * P : dys;
+        if (!x_nhwc || !dy_nhwc) {
+            prof_begin();
+            if (!x_nhwc) to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, (size_t)c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
+            if (!dy_nhwc) to_nhwc<T>(dy + (size_t)b0 * c.C2 * P, (size_t)c.C2 * P, dys, cc.B, c.C2, P);
+            prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * ((x_nhwc ? 0 : c.C1 * c.H * c.W) + (dy_nhwc ? 0 : c.C2 * P)));
+        }
+        double flops = 2.0 * cc.B * P * c.C2 * Kw / c.g;
+        for (int gi = 0; gi < c.g; gi++) {
+            prof_begin();
+            float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
+            size_t plane = (size_t)c.c2g * Kw;
+            StagedTile tile = staged_tile(c.c2g);
+            int red = cc.B * P, slices = dw_slices(tile.BM, tile.BN, 32, c.c2g, Kw, red), ran = 0;
+            DwTapStore ep = { slices > 1 ? g_splitk_work : dwg, plane, c.c1g, k * k, slices, fastdiv(c.c1g) };
+#if YOLO_TIER >= 90
+            ran = tma_backward_weight(c, cc, dyb, xb, gi, slices, ep);   /* Hopper's copy engine */
+#endif
+            if (!ran) {
+                BwdWStA<T> la = { dyb, c.C2, gi, c.c2g };
+                BwdWStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
+                ran = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
+            }
+            slices = ran;
+            if (slices > 1) {   /* the k-slices added to dW in slice order */
+                splitk_sum_kernel<<<grid_for(plane), 256>>>(g_splitk_work, slices, plane, dwg);
+                CK_LAUNCH("splitk_sum_kernel");
+            }
+            prof_end(BWD_W_NAME[prec][k != 1], flops, 0);
+            prof_begin();
+            off = 0;
+            for (int py = 0; dx && py < s; py++)
+                for (int px = 0; px < s; px++) {
+                    Phase f;
+                    if (!phase_taps(k, s, py, px, &f)) continue;
+                    size_t n = (size_t)c.g * c.c1g * f.nky * f.nkx * c.c2g;
+                    if (!phase_of(c, py, px, &f)) { off += n; continue; }   /* taps, but no position on this input */
+                    int nt = f.nky * f.nkx, Kd = nt * c.c2g, Nd = cc.B * f.Hq * f.Wq;
+                    for (int r = 0; r < dx->n; r++) {   /* a product a run of dX this group meets */
+                        BwdDataStore st;
+                        int row0, rows = dx_run_rows(dx, r, gi, cc, f, b0, &row0, &st);
+                        if (!rows) continue;
+#if YOLO_TIER >= 90
+                        if (tma_backward_data(c, cc, f, wd + off, dyb, gi, row0, rows, st)) continue;   /* Hopper's copy engine */
+#endif
+                        RowsStA<T> da = { wd + off, Kd, row0 };
+                        BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
+                        gemm_staged<false>(rows, Nd, Kd, 1, da, dbb, st);
+                    }
+                    off += n;
+                }
+            prof_end(BWD_D_NAME[prec][k != 1], dx ? flops : 0, 0);
+        }
+    }
+}
+
+static int tc_conv2d_forward(const ConvGeo &c, const yolo_tensor *x, const float *w, const float *b, const void *ws, int act,
+                             const yolo_tensor *r, yolo_precision prec, yolo_tensor *y) {
+    int x_nhwc = x->store != YOLO_FP32;
+    int nb = slot_in_8s(x) && slot_in_8s(y) ? stage_images(c, prec, x_nhwc ? 0 : (size_t)c.H * c.W * c.C1 * 2) : 0;
+    if (!nb) return 0;
+    const char *xd = slot_data(x);
+    void *yd = slot_data(y);
+    if (prec == YOLO_FP16)
+        conv_forward_staged<__half>(c, (const float *)xd, x_nhwc ? (const __half *)xd : NULL, x->ctot, w, (const __half *)ws, b, act,
+                                    r ? r->data : NULL, nb, c.k, prec, yd, y->store, y->ctot);
+#if YOLO_TIER >= 80
+    else
+        conv_forward_staged<__nv_bfloat16>(c, (const float *)xd, x_nhwc ? (const __nv_bfloat16 *)xd : NULL, x->ctot, w,
+                                           (const __nv_bfloat16 *)ws, b, act, r ? r->data : NULL, nb, c.k, prec, yd,
+                                           y->store, y->ctot);
+#endif
+    return 1;
+}
+
+static int tc_conv2d_backward(const ConvGeo &c, const yolo_tensor *x, const float *w, const void *wsd, const yolo_tensor *dy,
+                              yolo_precision prec, const yolo_dx *dx, float *dw) {
+    int P = c.Ho * c.Wo, x_nhwc = x->store != YOLO_FP32, dy_nhwc = dy->store != YOLO_FP32;
+    int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (dy_nhwc ? 0 : (size_t)P * c.C2)) * 2);
+    if (!nb) return 0;
+    if (prec == YOLO_FP16)
+        conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, (const __half *)wsd, dy->data,
+                                     dy_nhwc ? (const __half *)dy->data : NULL, nb, prec, dx, dw);
+#if YOLO_TIER >= 80
+    else
+        conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w,
+                                            (const __nv_bfloat16 *)wsd, dy->data,
+                                            dy_nhwc ? (const __nv_bfloat16 *)dy->data : NULL, nb, prec, dx, dw);
+#endif
+    return 1;
+}
+
+/* ws = w_f [C2][k k][cin] in prec's two bytes, what conv_forward_staged would make of w at every call */
+static void tc_stage_weights(const float *w, int C2, int cin, int k, yolo_precision prec, void *ws) {
+    stage_conv(w, ws, NULL, C2, cin, k, 1, 1, prec);
+}
+static void tc_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {
+    prof_begin();
+    size_t values = stage_convs(convs, n, prec);
+    prof_end("conv staging, the step's", 0, 6.0 * values);   /* a float read, two bytes written */
+}
+#endif   /* YOLO_TIER */
+
+/* ======================================================================== */
+/* PART 3. DATA PARALLEL, AND THE TABLE                                     */
+/* ======================================================================== */
 
 /* ------------------------------------------------------------------------ */
 /* data parallel: the sum over the processes' GPUs (NCCL)                   */
@@ -4178,10 +4469,29 @@ static yolo_backend yolo_cuda = {
     .group_sum_f64 = CU_GROUP_SUM_F64, .group_leave = CU_GROUP_LEAVE,
 };
 
+/* The tier a GPU runs: the build's (YOLO_TIER) where the GPU has what that tier needs (compute
+   capability 7.5 on for Turing's, 8.0 on for Ampere's, 9.0 for Hopper's wgmma, which later GPUs lack)
+   and the build holds code for it (the architecture its kernels were compiled for, as their PTX
+   version tells: a build for sm_75 runs on later GPUs from its PTX, compiled as sm_75 code); else the
+   portable core, and a line that says so. */
+static int tier_of_arch(int arch) { return arch == 90 ? 90 : arch >= 80 ? 80 : arch >= 75 ? 75 : 0; }
+static int device_tier(int device) {
+    if (!YOLO_TIER) return 0;
+    int major = 0, minor = 0;
+    cudaFuncAttributes built;
+    CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    CK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    CK(cudaFuncGetAttributes(&built, (const void *)scale_kernel));   /* any kernel: one compile, one target */
+    if (tier_of_arch(10 * major + minor) >= YOLO_TIER && tier_of_arch(built.ptxVersion) >= YOLO_TIER) return YOLO_TIER;
+    fprintf(stderr, "yolov9: this build's tier (YOLO_TIER %d) does not run on a GPU of compute capability %d.%d "
+            "(code for sm_%d): running the portable core\n", YOLO_TIER, major, minor, built.ptxVersion);
+    return 0;
+}
+
 extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        cudaGetLastError();
+        (void)cudaGetLastError();
         if (err) snprintf(err, YOLO_ERR, "no CUDA device found");
         return NULL;
     }
@@ -4190,15 +4500,9 @@ extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {
         return NULL;
     }
     CK(cudaSetDevice(device));
-    /* mma.sync m16n8k16 in bf16 and half needs sm_80 on, in the device and in
-       the code: a build for an older target (make CUDA_ARCH=sm_75) runs on a
-       newer GPU from its PTX, where the tensor-core kernels were compiled
-       empty, so it must not offer them */
-    int major = 0;
-    cudaFuncAttributes built;
-    CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    CK(cudaFuncGetAttributes(&built, (const void *)scale_kernel));   /* any kernel: one compile, one target */
-    yolo_cuda.tensor_cores = major >= 8 && built.ptxVersion >= 80;
+    g_tier = device_tier(device);
+    yolo_cuda.tensor_cores = tc_products(YOLO_BF16) << YOLO_BF16 | tc_products(YOLO_FP16) << YOLO_FP16;
+    if (!g_tier) yolo_cuda.stage_train_weights = NULL;   /* the core reads no staged weights */
     const char *e = getenv("YOLO_CUDA_SYNC");
     g_sync_each = e && *e && *e != '0';
     return &yolo_cuda;

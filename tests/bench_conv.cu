@@ -1,5 +1,5 @@
 /* bench_conv: the staged tensor-core convs (conv_tc_kernel, and in a
-   build with wgmma conv_wg_kernel) on every staged conv shape of yolov9-s
+   build of the Hopper tier conv_wg_kernel) on every staged conv shape of yolov9-s
    and yolov9-c (batch 32 at 640), in each of the kernel variants below
    (tile, BK, stages), for the three passes:
 
@@ -8,7 +8,7 @@
      backward-data    bf16 NHWC dY, each stride phase's product added to a
                       float32 dX (as a bf16 training step)
      backward-weight  bf16 NHWC dY and x, k outer, split-K over the pixels
-                      as gemm_slices splits it for the variant's tile, the
+                      as staged_slices splits it for the variant's tile, the
                       slices summed into dW (splitk_sum_kernel)
 
    so that gemm_staged's choice (staged_tile's, or wg_tile's) can be
@@ -20,7 +20,7 @@
    then every variant's time (wgmma's marked wg); then, per pass and
    network, the sum over its convs (a shape's count times its time) of
    gemm_staged's choice, of each BK / stages pair on staged_tile's tile
-   (conv_tc_kernel: the sm_80 path), and of the fastest variant of each
+   (conv_tc_kernel: the Ampere tier), and of the fastest variant of each
    shape. The shapes
    (bench_conv_shapes.inc: network, count, Cin, H, W, Cout, k, s, g) are
    the convs a folded forward of each model makes, Cin 3 left out. A
@@ -38,8 +38,8 @@ static const Shape SHAPES[] = {
 #include "bench_conv_shapes.inc"
 };
 
-/* the variants: staged_tile's five tiles, each with BK 32 or 64 and 2 to 4 stages; then, in a build with
-   wgmma, conv_wg_kernel's tiles (BK 64), marked WARPS_M 0 */
+/* the variants: staged_tile's five tiles, each with BK 32 or 64 and 2 to 4 stages; then, in a build of the
+   Hopper tier, conv_wg_kernel's tiles (BK 64), marked WARPS_M 0 */
 struct Variant { int BM, BN, WARPS_M, BK, STAGES; };
 #define VARIANTS(X) \
     X(32, 128, 2, 32, 4) X(32, 128, 2, 32, 3) X(32, 128, 2, 64, 3) X(32, 128, 2, 64, 2) \
@@ -47,7 +47,7 @@ struct Variant { int BM, BN, WARPS_M, BK, STAGES; };
     X(64, 128, 2, 32, 4) X(64, 128, 2, 32, 3) X(64, 128, 2, 64, 3) X(64, 128, 2, 64, 2) \
     X(96, 128, 2, 32, 4) X(96, 128, 2, 32, 3) X(96, 128, 2, 64, 3) X(96, 128, 2, 64, 2) \
     X(128, 128, 2, 32, 4) X(128, 128, 2, 32, 3) X(128, 128, 2, 64, 3) X(128, 128, 2, 64, 2)
-#if YOLO_WGMMA
+#if YOLO_TIER >= 90
 #define WG_VARIANTS(X) X(64, 128, 0, 64, 4) X(64, 128, 0, 64, 3) X(128, 128, 0, 64, 3) X(128, 128, 0, 64, 4) X(128, 256, 0, 64, 3)
 #else
 #define WG_VARIANTS(X)
@@ -192,7 +192,11 @@ int main(int argc, char **argv) {
                 us[v] = ms * 1e3 / reps;
             }
             StagedTile a = staged_tile(M);
+#if YOLO_TIER >= 90
             WgTile w = wg_tile(M, false);   /* gemm_staged's choice for the staged loaders: wg_tile's where it has one */
+#else
+            struct { int BM, BN, STAGES; } w = { 0, 0, 0 };
+#endif
             int ia = -1, it = -1, ib = 0, ip[4] = { -1, -1, -1, -1 };   /* gemm_staged's, staged_tile's, the fastest */
             for (int v = 0; v < NV; v++) {
                 const Variant &t = VARS[v];
@@ -223,7 +227,7 @@ int main(int argc, char **argv) {
             printf("\n");
         }
         for (int n = 0; n < 2; n++) {
-            printf("%s %s, staged convs, B 32 640: gemm_staged %.2f ms (%.1f TFLOP/s), staged_tile (sm_80) %.2f ms (%.1f); on its tile:",
+            printf("%s %s, staged convs, B 32 640: gemm_staged %.2f ms (%.1f TFLOP/s), staged_tile (Ampere) %.2f ms (%.1f); on its tile:",
                    n ? "yolov9-c" : "yolov9-s", PASS[which], net_auto[n] / 1e3, net_flop[n] / net_auto[n] / 1e6, net_tc[n] / 1e3,
                    net_flop[n] / net_tc[n] / 1e6);
             for (int q = 0; q < 4; q++) printf(" k%d s%d %.2f", KSTEPS[q][0], KSTEPS[q][1], net_pair[n][q] / 1e3);

@@ -6,10 +6,13 @@
    (1e-4 for the reductions of BatchNorm's backward; the bf16 and half
    convs are compared with the CPU conv of rounded operands; a uint8 batch
    made into the input must equal the CPU's exactly). Exits non-zero on any
-   mismatch. Needs a GPU: build with nvcc, run with make test-cuda; or the
-   simulator (tests/sim; make test-all runs test_cuda_sim80 and test_cuda_sim90
-   --quick, which skips the one shape of 125 MB an image, ten minutes on a
-   CPU). */
+   mismatch. Every precision on every tier of the kernel file: the products
+   in bf16 and half run on the tier's tensor cores where it has them, else
+   on the portable core's CUDA cores, the same checks either way. Needs a
+   GPU: build with nvcc, run with make test-cuda (tests/gpu_check.sh: every
+   tier); or the simulator (tests/sim: test_cuda_sim60, 75, 80, 90, one a
+   tier, --quick (make test-all), which skips the one shape of 125 MB an image, ten minutes
+   on a CPU). */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
 
@@ -1069,7 +1072,8 @@ int main(int argc, char **argv) {
     char err[YOLO_ERR];
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     if (!(G = yolo_backend_cuda(0, err))) { fprintf(stderr, "test_cuda: %s\n", err); return 2; }
-    printf("CUDA kernels against their CPU twins\n");
+    printf("CUDA kernels against their CPU twins (tensor cores for:%s%s%s)\n", G->tensor_cores >> YOLO_BF16 & 1 ? " bf16" : "",
+           G->tensor_cores >> YOLO_FP16 & 1 ? " half" : "", G->tensor_cores ? "" : " none: the portable core");
     test_conv(YOLO_FP32, 1, 3, 17, 13, 5, 3, 2, 1, 0);
     test_conv(YOLO_FP32, 3, 7, 9, 11, 13, 3, 1, 1, 0);
     test_conv(YOLO_FP32, 2, 12, 7, 5, 20, 3, 1, 4, 0);
@@ -1102,8 +1106,7 @@ int main(int argc, char **argv) {
     test_conv_runs(YOLO_FP32, 2, 9, 7, 12, 1, 1, 1, 1, c32, a1, w64);     /* RepNCSPELAN4's half_b: a gradient's second half */
     test_conv_runs(YOLO_FP32, 2, 9, 7, 12, 1, 2, 1, 1, c32, a0, w64);     /* an assigned window, 1x1 stride 2: zeroed image by image */
     test_elementwise_stored(YOLO_FP32, 2, 72, 5, 9);                /* the SiLU's backward on NCHW floats, two tiles */
-    if (!G->tensor_cores) printf("  bf16 and half convs: this GPU has no tensor cores for them (sm_80 on), skipped\n");
-    for (int p = YOLO_BF16; G->tensor_cores && p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
+    for (int p = YOLO_BF16; p <= YOLO_FP16; p++) {   /* 64- and 128-wide tiles, partial k-tiles */
         yolo_precision prec = (yolo_precision)p;
         test_conv(prec, 1, 3, 17, 13, 48, 3, 2, 1, 0);      /* K = 27: one partial k-tile; stride 2: four phases */
         test_conv(prec, 3, 5, 19, 11, 80, 3, 1, 1, 2);
@@ -1114,7 +1117,7 @@ int main(int argc, char **argv) {
         test_conv(prec, 2, 96, 21, 19, 100, 3, 1, 1, 0);    /* 128 x 128 tiles */
         test_conv(prec, 3, 8, 64, 45, 12, 3, 1, 1, 1);      /* the weight gradient in k-slices */
         test_conv(prec, 3, 64, 40, 40, 130, 1, 1, 1, 1);    /* the same, 128 x 64 tiles */
-        /* channels a multiple of 8 a group: the staged kernels (NHWC copies, cp.async) */
+        /* channels a multiple of 8 a group: the tiers' staged kernels (NHWC copies, cp.async from Ampere on) */
         test_conv(prec, 1, 8, 17, 13, 48, 3, 2, 1, 0);      /* K = 72: a partial k-tile; four phases */
         test_conv(prec, 3, 16, 19, 11, 80, 3, 1, 1, 2);
         test_conv(prec, 3, 24, 9, 7, 80, 1, 2, 1, 0);       /* 1x1 stride 2: three phases without a tap */

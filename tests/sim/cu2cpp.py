@@ -88,6 +88,7 @@ def asm_call(body, line):
              ('ldmatrix.sync.aligned.m8n8.x4.shared.b16', 'sim_ldmatrix_x4(0, %s)'),
              ('mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32', 'sim_mma16816(0, %s)'),
              ('mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32', 'sim_mma16816(1, %s)'),
+             ('mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32', 'sim_mma1688(%s)'),
              ('cp.async.cg.shared.global [%0], [%1], 16, %2;', 'sim_cp_async16(%s)'),
              ('cp.async.commit_group', 'sim_cp_async_commit()'),
              ('cp.async.wait_group', 'sim_cp_async_wait(%s)'),

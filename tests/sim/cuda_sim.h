@@ -16,9 +16,11 @@
      every lane's registers in hand. A block whose threads can never all
      arrive (a barrier some skip, lanes of a warp at different
      collectives) is reported as the deadlock it would be;
-   - the instructions of inline PTX, in C: ldmatrix (x4, .trans), mma.sync
-     m16n8k16 in bf16 and half, cp.async; with -DYOLO_WGMMA=1 the Hopper
-     path too: wgmma m64nNk16 (a warpgroup's 128 threads, operands through
+   - the GPU of a tier (-DYOLO_TIER=0, 75, 80 or 90: yolov9_kernels.cu's
+     tiers; 0 the portable core alone, on a GPU older than any tier), and
+     the instructions of inline PTX, in C: ldmatrix (x4, .trans), mma.sync
+     m16n8k8 in half (Turing) and m16n8k16 in bf16 and half, cp.async;
+     with -DYOLO_TIER=90 the Hopper tier's too: wgmma m64nNk16 (a warpgroup's 128 threads, operands through
      their descriptors and the 128-byte swizzle), mbarriers, the copy
      engine's tiled and im2col boxes from tensor maps that the simulator
      encodes, with the driver's limits. Asynchronous copies land as late
@@ -64,13 +66,19 @@
 #define __grid_constant__
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
-#if !defined(YOLO_WGMMA) || !YOLO_WGMMA
-#undef YOLO_WGMMA
-#define __CUDA_ARCH__ 800      /* the sm_80 path */
-#define YOLO_WGMMA 0
-#else
-#define __CUDA_ARCH__ 900      /* the Hopper path: build with -DYOLO_WGMMA=1 */
+/* the GPU simulated: one of the tier's architecture (build with -DYOLO_TIER=0, 75, 80 or 90) */
+#ifndef YOLO_TIER
+#define YOLO_TIER 80
+#endif
+#if YOLO_TIER >= 90
+#define __CUDA_ARCH__ 900      /* Hopper: sm_90a */
 #define __CUDA_ARCH_FEAT_SM90_ALL 1
+#elif YOLO_TIER >= 80
+#define __CUDA_ARCH__ 800      /* Ampere */
+#elif YOLO_TIER >= 75
+#define __CUDA_ARCH__ 750      /* Turing */
+#else
+#define __CUDA_ARCH__ 600      /* the portable core alone: a GPU older than every tier */
 #endif
 
 struct dim3 {
@@ -171,7 +179,7 @@ template <class P> static void sim_land(std::vector<SimCopy> &copies, P lands) {
     }
     copies.resize(k);
 }
-enum { SIM_SHFL, SIM_LDMATRIX, SIM_LDMATRIX_T, SIM_MMA_BF16, SIM_MMA_F16, SIM_WGMMA };
+enum { SIM_SHFL, SIM_LDMATRIX, SIM_LDMATRIX_T, SIM_MMA_BF16, SIM_MMA_F16, SIM_MMA_F16_K8, SIM_WGMMA };
 struct SimThread {
     void *sp;                    /* where its registers were saved when it last waited */
     int state;
@@ -201,20 +209,26 @@ static struct {
 /* the block's dynamic shared memory (227 KB, the H100's most), in one 256 KB-aligned window: wgmma's
    descriptors keep 18 bits of an address */
 alignas(262144) static unsigned char sim_dyn_smem[232448];
+/* the most a block may ask for on the simulated GPU: Turing's 64 KB, the 99 KB of the Ampere tier's
+   smallest (sm_86, sm_89, sm_120; an A100 has 163), Hopper's 227; 48 KB on older GPUs */
+static const size_t sim_smem_max = __CUDA_ARCH__ >= 900 ? 232448 : __CUDA_ARCH__ >= 800 ? 101376
+                                 : __CUDA_ARCH__ >= 750 ? 65536 : 49152;
 
 /* what ran, printed at exit: which instructions the tests reached */
-static struct { long launches, blocks, threads, mma, ldmatrix, cp_async, wgmma, boxes; } sim_count;
+static struct { long launches, blocks, threads, mma, mma_k8, ldmatrix, cp_async, wgmma, boxes; } sim_count;
 static void sim_report(void) {
     fflush(stdout);
-    fprintf(stderr, "cuda_sim (sm_%d): %ld launches, %ld blocks, %ld threads; %ld mma.sync, %ld ldmatrix, %ld cp.async, "
-            "%ld wgmma, %ld copy-engine boxes\n", YOLO_WGMMA ? 90 : 80, sim_count.launches, sim_count.blocks, sim_count.threads,
-            sim_count.mma, sim_count.ldmatrix, sim_count.cp_async, sim_count.wgmma, sim_count.boxes);
+    fprintf(stderr, "cuda_sim (sm_%d, tier %d): %ld launches, %ld blocks, %ld threads; %ld mma.sync m16n8k16, %ld m16n8k8, "
+            "%ld ldmatrix, %ld cp.async, %ld wgmma, %ld copy-engine boxes\n", __CUDA_ARCH__ / 10, YOLO_TIER, sim_count.launches,
+            sim_count.blocks, sim_count.threads, sim_count.mma, sim_count.mma_k8, sim_count.ldmatrix, sim_count.cp_async,
+            sim_count.wgmma, sim_count.boxes);
 }
 static void sim_fail(const char *what) {
     fprintf(stderr, "cuda_sim: %s in %s, block (%u, %u, %u), thread %d\n", what, sim.kernel, blockIdx.x, blockIdx.y,
             blockIdx.z, sim.cur);
     abort();
 }
+static void __trap(void) { sim_fail("__trap (code the host should never have run)"); }
 
 #if defined(__x86_64__)
 /* save the callee-saved registers and the float control words on this
@@ -277,7 +291,7 @@ static void sim_collective(int op) {
     if (++w->arrived < w->live) { sim_to_scheduler(); return; }
     if (w->live != size && op != SIM_SHFL) sim_fail("a warp- or warpgroup-wide instruction with threads that have left");
     if (op == SIM_WGMMA) sim_wgmma_run(gi), sim_count.wgmma++;
-    else sim_collective_run(gi), sim_count.mma += op == SIM_MMA_BF16 || op == SIM_MMA_F16,
+    else sim_collective_run(gi), sim_count.mma += op == SIM_MMA_BF16 || op == SIM_MMA_F16, sim_count.mma_k8 += op == SIM_MMA_F16_K8,
          sim_count.ldmatrix += op == SIM_LDMATRIX || op == SIM_LDMATRIX_T;
     w->arrived = 0;
     for (int i = gi * size; i < gi * size + size && i < sim.nthreads; i++)
@@ -347,7 +361,7 @@ template <class F> static void sim_body(void *f) { (*(F *)f)(); }
 template <class F> static void sim_launch(const char *kernel, SimConfig c, F f) {
     unsigned threads = c.block.x * c.block.y * c.block.z;
     if (!threads || threads > 1024 || c.block.z > 64 || !c.grid.x || !c.grid.y || !c.grid.z || c.grid.x > 2147483647u ||
-        c.grid.y > 65535 || c.grid.z > 65535 || c.bytes > sizeof sim_dyn_smem) {
+        c.grid.y > 65535 || c.grid.z > 65535 || c.bytes > sim_smem_max) {
         fprintf(stderr, "cuda_sim: %s: an invalid launch: grid (%u, %u, %u), block (%u, %u, %u), %zu bytes of shared memory\n",
                 kernel, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, c.bytes);
         sim_error = cudaErrorInvalidConfiguration;
@@ -399,16 +413,25 @@ static void sim_ldmatrix_x4(int trans, unsigned &r0, unsigned &r1, unsigned &r2,
     sim_collective(trans ? SIM_LDMATRIX_T : SIM_LDMATRIX);
     r0 = (unsigned)t->out[0], r1 = (unsigned)t->out[1], r2 = (unsigned)t->out[2], r3 = (unsigned)t->out[3];
 }
-static void sim_mma16816(int half, float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1, unsigned a2,
-                         unsigned a3, unsigned b0, unsigned b1) {
+/* mma.sync op (SIM_MMA_*) of this lane's fragments: d += a b, 16 x 8 x 16 */
+static void sim_mma(int op, float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                    unsigned b0, unsigned b1) {
     SimThread *t = &sim.t[sim.cur];
     float c[4] = {d0, d1, d2, d3};
     unsigned ab[6] = {a0, a1, a2, a3, b0, b1};
     for (int i = 0; i < 4; i++) memcpy(&t->in[i], &c[i], 4);
     for (int i = 0; i < 6; i++) t->in[4 + i] = ab[i];
-    sim_collective(half ? SIM_MMA_F16 : SIM_MMA_BF16);
+    sim_collective(op);
     float *d[4] = {&d0, &d1, &d2, &d3};
     for (int i = 0; i < 4; i++) memcpy(d[i], &t->out[i], 4);
+}
+static void sim_mma16816(int half, float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1, unsigned a2,
+                         unsigned a3, unsigned b0, unsigned b1) {
+    sim_mma(half ? SIM_MMA_F16 : SIM_MMA_BF16, d0, d1, d2, d3, a0, a1, a2, a3, b0, b1);
+}
+/* Turing's m16n8k8 in half: m16n8k16 with k 8-15 zero (A's registers 2, 3 and B's 1) */
+static void sim_mma1688(float &d0, float &d1, float &d2, float &d3, unsigned a0, unsigned a1, unsigned b0) {
+    sim_mma(SIM_MMA_F16_K8, d0, d1, d2, d3, a0, a1, 0, 0, b0, 0);
 }
 /* cp.async: the 16 bytes are read when issued and land when a wait_group lets them (all but the n
    groups committed last), or when the thread ends: as late as the hardware may, so that a stage read
@@ -595,7 +618,7 @@ static void sim_collective_run(int warp) {
             for (int e = 0; e < 2; e++) {
                 auto val = [&](uint64_t reg) {
                     unsigned short h = (unsigned short)((unsigned)reg >> (16 * e));
-                    return op == SIM_MMA_F16 ? sim_h2f(h) : sim_bf2f(h);
+                    return op == SIM_MMA_BF16 ? sim_bf2f(h) : sim_h2f(h);
                 };
                 A[g][2 * q + e] = val(L[l].in[4]);
                 A[g + 8][2 * q + e] = val(L[l].in[5]);
@@ -625,7 +648,7 @@ enum cudaMemoryType { cudaMemoryTypeUnregistered = 0, cudaMemoryTypeHost = 1, cu
 struct cudaPointerAttributes { enum cudaMemoryType type; int device; void *devicePointer; void *hostPointer; };
 struct cudaFuncAttributes { size_t sharedSizeBytes, constSizeBytes, localSizeBytes; int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion; };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
-enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75 };
+enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76 };
 enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0, cudaDriverEntryPointSymbolNotFound = 1 };
 enum { cudaEnableDefault = 0, cudaStreamNonBlocking = 1, cudaEventDisableTiming = 2, cudaHostRegisterMapped = 2 };
 typedef struct SimEvent *cudaEvent_t;
@@ -638,14 +661,13 @@ static inline cudaError_t cudaGetLastError(void) { cudaError_t e = sim_error; si
 static inline cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
 static inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
 static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
-static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int) {
-    (void)a;
-    *v = YOLO_WGMMA ? 9 : 8;   /* the compute capability: sm_80, or sm_90 for the Hopper path */
+static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int) {   /* the compute capability */
+    *v = a == cudaDevAttrComputeCapabilityMajor ? __CUDA_ARCH__ / 100 : __CUDA_ARCH__ / 10 % 10;
     return cudaSuccess;
 }
-static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const void *) {
+static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const void *) {   /* code for the simulated GPU */
     memset(a, 0, sizeof *a);
-    a->maxThreadsPerBlock = 1024, a->ptxVersion = 80, a->binaryVersion = 80;
+    a->maxThreadsPerBlock = 1024, a->ptxVersion = a->binaryVersion = __CUDA_ARCH__ / 10;
     return cudaSuccess;
 }
 template <class T> static cudaError_t cudaFuncSetAttribute(T *, enum cudaFuncAttribute, int) { return cudaSuccess; }

@@ -238,10 +238,12 @@ precision_of() { case $1 in portable) echo fp32;; sm75) echo half;; *) echo bf16
 img_s() { awk -v ms="$1" -v b="$2" 'BEGIN { if (ms + 0 > 0) printf "%.1f", b * 1000 / ms; else printf "-" }'; }
 
 # tier t's training step and inference forward, as run NAME_train_P and NAME_infer
+# (--no-profile: no profiled step after the timed ones; the base's bench_train predates the flag)
 bench_tier() {
+    np=$([ "$1" = base ] || echo --no-profile)
     run "$2_train" "$(dir_of "$1")/tests/bench_train" --cfg yolov9-s --batch "$BATCH" --img 640 --steps "$STEPS" \
-        --precision $(precision_of "$1")
-    run "$2_infer" "$(dir_of "$1")/tests/bench_train" --cfg yolov9-s --infer --batch 32 --img 640 --steps "$STEPS"
+        --precision $(precision_of "$1") $np
+    run "$2_infer" "$(dir_of "$1")/tests/bench_train" --cfg yolov9-s --infer --batch 32 --img 640 --steps "$STEPS" $np
 }
 
 bench() {

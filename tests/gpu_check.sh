@@ -192,7 +192,7 @@ top_extras() {
         DEVICE=cuda ./tests/test_dp --reference 1 "$LOGS/dp_one_b.bin" > /dev/null 2>&1 &&
             DEVICE=cuda mpirun --allow-run-as-root -np 1 ./tests/test_dp "$LOGS/dp_nccl.bin" > "$LOGS/dp_nccl.txt" 2>&1 &&
             DEVICE=cuda mpirun --allow-run-as-root -np 1 ./tests/test_dp --sync-bn "$LOGS/dp_sync.bin" > "$LOGS/dp_sync.txt" 2>&1 ||
-            { f=1; tail -3 "$LOGS/dp_nccl.txt" "$LOGS/dp_sync.txt"; }
+            { f=1; tail -n 3 "$LOGS/dp_nccl.txt" "$LOGS/dp_sync.txt"; }
         for pair in "dp_one_a dp_one_b" "dp_nccl dp_one_a" "dp_sync dp_one_a"; do
             set -- $pair
             r=$(./tests/test_dp --compare "$LOGS/$1.bin" "$LOGS/$2.bin" 0 2>&1) || f=1

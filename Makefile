@@ -62,7 +62,10 @@ ARCH_FLAGS = -gencode=arch=compute_90a,code=[sm_90a,compute_90a]
 else
 ARCH_FLAGS = -arch=$(CUDA_ARCH)
 endif
-NVFLAGS   ?= -O3 -std=c++17 $(ARCH_FLAGS) -DYOLO_TIER=$(YOLO_TIER) -Xptxas -v
+# --default-stream per-thread: the kernels go to a stream that CUDA graphs
+# can capture (the legacy default stream cannot be captured): the backend
+# runs a pass's regions as graphs (yolov9_kernels.cu, "graphs")
+NVFLAGS   ?= -O3 -std=c++17 $(ARCH_FLAGS) -DYOLO_TIER=$(YOLO_TIER) --default-stream per-thread -Xptxas -v
 # NVCC_JOBS=16: nvcc optimises the kernel file in that many threads
 # (-split-compile: about a minute instead of three on the H200's machine)
 ifneq ($(NVCC_JOBS),)
@@ -88,7 +91,7 @@ HIP_ARCH  ?= gfx90a
 override NVCC :=
 GPU_OBJ   = tests/yolov9_kernels.o
 GPU_LIBS  = -lamdhip64 -lstdc++ -ldl -lpthread -lrt
-GPU_TESTS = tests/test_cuda tests/bench_train
+GPU_TESTS = tests/test_cuda tests/test_graph tests/bench_train
 endif
 
 # The CUDA backend sums over the GPUs of a data-parallel run with NCCL:
@@ -104,7 +107,7 @@ NCCL_LIB  = $(firstword $(foreach d,$(NCCL_HOME)/lib $(NCCL_HOME)/lib64,$(if $(w
 ifneq ($(NVCC),)
 GPU_OBJ   = tests/yolov9_kernels.o
 GPU_LIBS  = -L$(CUDA_LIB) -Wl,-rpath,$(CUDA_LIB) -lcudart -lstdc++ -ldl -lpthread -lrt
-GPU_TESTS = tests/test_cuda tests/bench_train
+GPU_TESTS = tests/test_cuda tests/test_graph tests/bench_train
 ifneq ($(MPICC),)
 ifneq ($(NCCL_LIB),)
 NVFLAGS  += -DYOLO_NCCL -I$(NCCL_HOME)/include
@@ -121,7 +124,7 @@ tests/yolov9_kernels.o: yolov9_kernels.cu yolov9.h
 	$(NVCC) $(NVFLAGS) -c -o $@ $< 2> tests/yolov9_kernels.ptxas.txt || (cat tests/yolov9_kernels.ptxas.txt; false)
 endif
 
-tests/test_cuda tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
+tests/test_cuda tests/test_graph tests/bench_train: tests/%: tests/%.c yolov9.h $(GPU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $< $(GPU_OBJ) $(LDLIBS) $(GPU_LIBS)
 
 # the tier and the nvcc flags this make builds the backend with (tests/build_matrix.sh)
@@ -130,8 +133,9 @@ cuda-flags:
 
 # on a machine with a GPU: every kernel against its CPU twin, the golden
 # cases on the GPU (tests/gpu_check.sh does more: every tier)
-test-cuda: tests/test_cuda tests/golden_check
+test-cuda: tests/test_cuda tests/test_graph tests/golden_check
 	./tests/test_cuda
+	./tests/test_graph tests/golden/tiny-dual
 	./tests/golden_check --device cuda $(GOLDEN)
 	./tests/golden_check --device cuda --precision bf16 $(GOLDEN)
 
@@ -166,15 +170,15 @@ tests/sim/kernels.cpp: yolov9_kernels.cu tests/sim/cu2cpp.py
 $(foreach g,$(SIM_GPUS),tests/sim/kernels$(g).o): tests/sim/kernels%.o: tests/sim/kernels.cpp tests/sim/cuda_sim.h yolov9.h
 	$(CXX) $(SIM_CXXFLAGS) -O2 -DYOLO_TIER=$(if $(filter 60,$*),0,$*) -c -o $@ $<
 
-# the two programs compiled once, linked with each simulated GPU
-tests/sim/test_cuda.o tests/sim/golden_check.o: tests/sim/%.o: tests/%.c yolov9.h
+# the three programs compiled once, linked with each simulated GPU
+tests/sim/test_cuda.o tests/sim/golden_check.o tests/sim/test_graph.o: tests/sim/%.o: tests/%.c yolov9.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 define SIM_PROGRAMS
-tests/test_cuda_sim$(1) tests/golden_check_sim$(1): tests/%_sim$(1): tests/sim/%.o tests/sim/kernels$(1).o
+tests/test_cuda_sim$(1) tests/golden_check_sim$(1) tests/test_graph_sim$(1): tests/%_sim$(1): tests/sim/%.o tests/sim/kernels$(1).o
 	$$(CC) $$(CFLAGS) -no-pie -o $$@ $$^ $$(LDLIBS) -lstdc++
 endef
 $(foreach g,$(SIM_GPUS),$(eval $(call SIM_PROGRAMS,$(g))))
-SIM_PROGS = $(foreach g,$(SIM_GPUS),tests/test_cuda_sim$(g) tests/golden_check_sim$(g))
+SIM_PROGS = $(foreach g,$(SIM_GPUS),tests/test_cuda_sim$(g) tests/golden_check_sim$(g) tests/test_graph_sim$(g))
 
 # What the simulator runs. make test (which must stay within 3 minutes on two
 # idle cores, build included): the golden cases (forward, backward, the
@@ -206,9 +210,12 @@ run-golden-sim60-half: tests/golden_check_sim60
 	./tests/golden_check_sim60 --device cuda --precision half $(GOLDEN)
 $(foreach g,$(SIM_GPUS),run-sim$(g)): run-sim%: tests/test_cuda_sim%
 	./tests/test_cuda_sim$* --quick
+# CUDA graphs: training steps and inference passes replayed = launched op by op, to the bit
+run-graph-sim90: tests/test_graph_sim90
+	./tests/test_graph_sim90 tests/golden/tiny-dual
 SIM_RUNS  = run-golden-sim90-bf16 $(foreach g,$(SIM_GPUS),run-sim$(g)) run-golden-sim80 run-golden-sim80-bf16 \
             run-golden-sim80-half run-golden-sim90-half run-golden-sim75-half run-golden-sim75-half-more \
-            run-golden-sim60-bf16 run-golden-sim60-half
+            run-golden-sim60-bf16 run-golden-sim60-half run-graph-sim90
 ifneq ($(PYTHON3),)
 SIM_CORE  = run-golden-sim90-bf16 run-golden-sim60-bf16 run-golden-sim75-half
 SIM_ALL   = $(SIM_RUNS)
@@ -223,10 +230,10 @@ sim-memcheck: tests/sim/kernels.cpp tests/sim/cuda_sim.h yolov9.h
 	    $(LDLIBS) -lstdc++
 	ASAN_OPTIONS=detect_leaks=0 ./tests/test_cuda_sim90_asan --quick
 
-CUDA_CLEAN = tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt tests/test_cuda tests/bench_train \
+CUDA_CLEAN = tests/yolov9_kernels.o tests/yolov9_kernels.ptxas.txt tests/test_cuda tests/test_graph tests/bench_train \
              tests/bench_conv tests/bench_conv.o tests/bench_conv.ptxas.txt tests/probe_tma \
              tests/sim/kernels.cpp $(foreach g,$(SIM_GPUS),tests/sim/kernels$(g).o) tests/sim/test_cuda.o \
-             tests/sim/golden_check.o $(SIM_PROGS) \
+             tests/sim/golden_check.o tests/sim/test_graph.o $(SIM_PROGS) \
              tests/sim/kernels90_asan.o tests/test_cuda_sim90_asan
 .PHONY: test-cuda sim-memcheck cuda-flags $(SIM_RUNS)
 # ==== end of the CUDA backend's block =========================================

@@ -441,7 +441,19 @@ typedef struct yolo_backend {
     void (*group_wait)(void);
     void (*group_sum_f64)(double *x, size_t n);
     void (*group_leave)(void);
+    /* CUDA graphs (NULL where the backend has none). A region of a pass (the layers of a forward, a
+       training backward) makes the same requests at every step of a shape: the same allocations and
+       the same launches on them. graph_begin(key) comes before the region's host code, graph_end()
+       after it; graph_begin answers how the region runs (yolo_region_begin, section 9):
+       YOLO_GRAPH_EAGER: as always, each op launched as it is asked for; YOLO_GRAPH_RECORD: its
+       launches recorded into a graph kept under key (and the memory's state), which graph_end
+       launches; YOLO_GRAPH_REPLAY: the graph kept under key does the work, launched by graph_end,
+       and the host code runs for its allocations alone, each checked to land where the recording's
+       did */
+    int (*graph_begin)(uint64_t key);
+    void (*graph_end)(void);
 } yolo_backend;
+enum { YOLO_GRAPH_EAGER, YOLO_GRAPH_RECORD, YOLO_GRAPH_REPLAY };
 #endif /* YOLOV9_DECLARING */
 
 /* ------------------------------------------------------------------------ */
@@ -540,6 +552,10 @@ typedef struct yolo_model {
     void (*grads_final)(void *ctx, struct yolo_model *m, int layer);
     void *grads_final_ctx;
     int ckpt;                /* 1: recompute checkpointing (yolo_backward recomputes each block's inside) */
+    /* 1: every pass launches op by op; 0: the regions of a pass run as CUDA graphs where the backend
+       has them (yolo_region_begin), counted in graph_records and graph_replays */
+    int no_graphs;
+    long graph_records, graph_replays;
     int grads_zeroed;        /* 1: gradients taken zeroed, every writer adds (the first-writer-assigns path off: tests) */
     yolo_precision precision;   /* of every conv's products, forward and backward (YOLO_FP32 unless set) */
     /* internal: the store of the activations the pass under way makes (yolo_tensor.store): a
@@ -2934,6 +2950,11 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
     }
 }
 
+/* a region of a pass as a CUDA graph, where the backend records them (section 9): the
+   forward's layers (pass 0 inference, 1 training), the training backward (2) */
+static int yolo_region_begin(yolo_model *m, int pass);
+static void yolo_region_end(yolo_model *m, int how);
+
 /* train = 1: BatchNorm on batch statistics (and running statistics
    updated), every branch computed; no gradient is taken (the loss writes
    the head maps', the backward takes the others zeroed). train = 0:
@@ -2959,7 +2980,9 @@ void yolo_forward(yolo_model *m, int train) {
     m->store = train || m->fused ? m->precision : YOLO_FP32;
     yolo_pixels_keep(m, train);
     yolo_image_make(m, 1);     /* uploaded (again) */
+    int graph = yolo_region_begin(m, train ? 1 : 0);
     yolo_forward_layers(m, train, 0);
+    yolo_region_end(m, graph);
 }
 
 void yolo_forward_all(yolo_model *m) {
@@ -2978,6 +3001,7 @@ void yolo_zero_grads(yolo_model *m) { m->be->zero(m->grads, m->nvalues * sizeof(
    CBLinear chunks) gets the sum. Parameter gradients accumulate too, so
    several backwards sum up until yolo_zero_grads. */
 void yolo_backward(yolo_model *m) {
+    int graph = yolo_region_begin(m, 2);
     for (int i = m->nlayers - 1; i >= 0; i--) {
         yolo_layer *L = &m->layers[i];
         yolo_tensor *x = yolo_layer_input(m, L, 0);
@@ -3029,6 +3053,7 @@ void yolo_backward(yolo_model *m) {
             if (m->params[k].frozen) m->be->zero(m->grads + m->params[k].offset, m->params[k].numel * sizeof(yolo_real));
         if (m->grads_final) m->grads_final(m->grads_final_ctx, m, i);   /* no later layer adds to them */
     }
+    yolo_region_end(m, graph);
     yolo_image_make(m, 0);
     yolo_pixels_keep(m, 0);
     yolo_model_unstage_train(m);
@@ -4098,6 +4123,70 @@ static const yolo_backend yolo_planner = {
     .tensor_cores = 0,
     .pixels_to_input = yolo_plan_pixels_to_input, .pin = yolo_cpu_pin,
 };
+
+/* --- CUDA graphs: a pass's regions recorded once, replayed ---
+   The layers of a forward and of a training backward make the same
+   requests, in the same order, at every step of a shape: the same
+   allocations (the planned placement, or best fit from the same state)
+   and the same launches on them, thousands of launches a step. Where
+   the backend records graphs (graph_begin), such a region runs as one:
+   recorded the second time it comes, replayed from the third. A replay
+   still runs the region's host code for its bookkeeping, every tensor
+   taking its memory as before (the backend checks that each lands
+   where the recorded one did), but every op goes to a table that
+   computes nothing: the planner's ops around the backend's memory.
+   Not where a region's work could not repeat: a training image that
+   the region makes again from the caller's floats or pixels (an
+   upload; the GPU's training steps make it from their device copy,
+   m->input_bytes), or the data-parallel hooks (the gradients summed
+   layer by layer, --sync-bn's sums). The key names what the region's
+   launches depend on besides the memory's state (which the backend
+   adds): the pass, the shapes, the precision and store, recompute,
+   the folded weights, the model and where its weights live. */
+static const yolo_backend *yolo_region_real;   /* the backend a replayed region's host code stands in for */
+
+static const yolo_backend *yolo_region_bookkeeping(const yolo_backend *real) {
+    static yolo_backend t;
+    t = yolo_planner;
+    t.name = real->name;
+    t.alloc = real->alloc; t.alloc_values = real->alloc_values; t.release = real->release;
+    t.place = real->place; t.memory = real->memory;
+    t.tensor_cores = real->tensor_cores;
+    return &t;
+}
+
+static uint64_t yolo_key_mix(uint64_t h, uint64_t v) {
+    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+    return h ^ h >> 29;
+}
+
+static int yolo_region_begin(yolo_model *m, int pass) {
+    const yolo_backend *be = m->be;
+    int remakes_image = pass && (m->input_host || m->input_pixels) && !m->input_bytes;
+    if (!be->graph_begin || m->no_graphs || m->grads_final || m->bn_group || remakes_image) return YOLO_GRAPH_EAGER;
+    const uint64_t v[] = { (uint64_t)pass, (uint64_t)m->input.n, (uint64_t)m->input.h, (uint64_t)m->input.w,
+                           (uint64_t)m->precision, (uint64_t)m->store, (uint64_t)m->ckpt, (uint64_t)m->fused,
+                           (uint64_t)m->staged, (uint64_t)m->grads_zeroed, (uint64_t)m->nlayers, (uint64_t)m->nvalues,
+                           (uint64_t)m->nc, (uint64_t)(uintptr_t)m, (uint64_t)(uintptr_t)m->values,
+                           (uint64_t)(uintptr_t)m->grads, (uint64_t)(uintptr_t)m->stats,
+                           (uint64_t)(uintptr_t)m->input.data, (uint64_t)(uintptr_t)m->input_bytes };
+    uint64_t key = 0;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) key = yolo_key_mix(key, v[i]);
+    int how = be->graph_begin(key);
+    if (how == YOLO_GRAPH_RECORD) m->graph_records++;
+    if (how == YOLO_GRAPH_REPLAY) {
+        m->graph_replays++;
+        yolo_region_real = be;
+        m->be = yolo_region_bookkeeping(be);
+    }
+    return how;
+}
+
+static void yolo_region_end(yolo_model *m, int how) {
+    if (how == YOLO_GRAPH_EAGER) return;
+    if (how == YOLO_GRAPH_REPLAY) m->be = yolo_region_real;
+    m->be->graph_end();
+}
 
 /* The sequence a training run repeats, from nothing, on the planner: two
    training steps (the second sees what the first leaves held: the loss's

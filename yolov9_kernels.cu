@@ -211,6 +211,8 @@ static int cu_reserve(size_t bytes) {
 
 static void prof_begin(void);   /* (below: profiling) */
 static void prof_end(const char *name, double flops, double bytes);
+static int graph_took(size_t off);   /* (below: graphs) */
+static int graph_region(void);
 
 /* a block of the arena, zeroed or not (a tensor's values: the op that makes them writes them all) */
 static void *cu_take(size_t bytes, int zeroed) {
@@ -219,12 +221,18 @@ static void *cu_take(size_t bytes, int zeroed) {
     if (off != YOLO_ARENA_FULL) {
         g_in_use += need;
         account();
+        if (graph_took(off)) return g_base + off;   /* a replayed graph zeroes it */
         if (zeroed) {
             prof_begin();
             CK(cudaMemsetAsync(g_base + off, 0, need));
             prof_end("zero (allocation)", 0, (double)need);
         }
         return g_base + off;
+    }
+    if (graph_region()) {   /* cudaMalloc cannot be recorded, and its address would not repeat */
+        fprintf(stderr, "yolov9: no free range of %zu bytes in the %.2f GB arena inside a graph's region (plan exceeded)\n",
+                need, g_arena.size / 1e9);
+        exit(1);
     }
     if (g_base && !g_warned) {
         fprintf(stderr, "yolov9: no free range of %zu bytes in the %.2f GB arena (plan exceeded); allocating outside it\n",
@@ -4442,6 +4450,136 @@ static void cu_group_leave(void) {
 #endif
 
 /* ------------------------------------------------------------------------ */
+/* graphs: a region's launches recorded once, replayed                      */
+/* ------------------------------------------------------------------------ */
+/* yolov9.h opens a region around the layers of a forward and of a
+   training backward (graph_begin, graph_end: the table's comment there
+   says the protocol). A graph is kept under the region's key and the
+   state of the memory it starts from (the arena's ranges, the placement
+   it follows and how far along it is, the backend's own buffers): a
+   region that comes again under the same key makes the same requests of
+   the same arena, so its buffers land at the same addresses and the
+   recording's launches are its own, argument for argument. The first
+   time a key comes the region runs eagerly (a shape seen once, as
+   validation's last batch, records nothing), the second time it is
+   captured from the stream and launched as a graph, and from then on
+   replayed. A replay checks every allocation of the region against the
+   recording's; one that lands elsewhere stops the run (the key would
+   have missed something the placement depends on).
+   Without a reservation (cudaMalloc's addresses are not the arena's),
+   once the plan has been exceeded, and while profiling or synchronising
+   each op, every region runs eagerly.
+   Optional, as data parallel is: the runtime's graph calls (CUDA 10 on)
+   capture only a stream that can be captured, the per-thread default
+   stream (nvcc --default-stream per-thread, as the Makefile builds; the
+   legacy default stream cannot be). A build without it, and HIP's (whose
+   hipGraph calls this code has not been checked on), leave the table's
+   graph entries NULL: every region runs eagerly, as on the CPU. */
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM) && !defined(__HIPCC__)
+struct GraphKept {
+    uint64_t key;
+    long used;                 /* when it last ran (the least recently used goes first) */
+    cudaGraphExec_t exec;      /* NULL: seen once, not recorded */
+    size_t *offs;              /* [noffs] where the recording's allocations landed */
+    int noffs, cap;
+};
+static const int GRAPHS_KEPT = 16;
+static GraphKept g_graphs[GRAPHS_KEPT];
+static long g_graph_clock = 0;
+static int g_graph_how = YOLO_GRAPH_EAGER;   /* the region under way's */
+static GraphKept *g_graph = NULL;            /* its graph */
+static int g_graph_next = 0;                 /* its allocations so far */
+
+static uint64_t graph_mix(uint64_t h, uint64_t v) {
+    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+    return h ^ h >> 29;
+}
+/* the caller's key and the memory's state */
+static uint64_t graph_key(uint64_t key) {
+    uint64_t h = graph_mix(key, (uint64_t)g_arena.n);
+    for (int i = 0; i < g_arena.n; i++)
+        h = graph_mix(graph_mix(graph_mix(h, g_arena.r[i].off), g_arena.r[i].size), (uint64_t)g_arena.r[i].used);
+    const uint64_t v[] = { (uint64_t)(uintptr_t)g_arena.script, (uint64_t)g_arena.nscript, (uint64_t)g_arena.next,
+                           g_arena.base, g_own };
+    for (int i = 0; i < 5; i++) h = graph_mix(h, v[i]);
+    return h;
+}
+/* the kept graph of key, or a slot for it: the least recently used, given up */
+static GraphKept *graph_slot(uint64_t key) {
+    GraphKept *k = &g_graphs[0];
+    for (int i = 0; i < GRAPHS_KEPT; i++) {
+        if (g_graphs[i].used && g_graphs[i].key == key) return &g_graphs[i];
+        if (g_graphs[i].used < k->used) k = &g_graphs[i];
+    }
+    if (k->exec) CK(cudaGraphExecDestroy(k->exec));
+    k->exec = NULL;
+    k->key = key;
+    k->noffs = 0;
+    k->used = 0;
+    return k;
+}
+static int cu_graph_begin(uint64_t key) {
+    if (!g_base || g_warned || g_profiling || g_sync_each || g_graph_how != YOLO_GRAPH_EAGER) return YOLO_GRAPH_EAGER;
+    GraphKept *k = graph_slot(graph_key(key));
+    int seen = k->used != 0;
+    k->used = ++g_graph_clock;
+    if (!seen) return YOLO_GRAPH_EAGER;
+    g_graph = k;
+    g_graph_next = 0;
+    if (k->exec) return g_graph_how = YOLO_GRAPH_REPLAY;
+    k->noffs = 0;
+    CK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal));
+    return g_graph_how = YOLO_GRAPH_RECORD;
+}
+static void cu_graph_end(void) {
+    GraphKept *k = g_graph;
+    if (g_graph_how == YOLO_GRAPH_RECORD) {
+        cudaGraph_t graph;
+        CK(cudaStreamEndCapture(cudaStreamPerThread, &graph));
+        CK(cudaGraphInstantiateWithFlags(&k->exec, graph, 0));
+        CK(cudaGraphDestroy(graph));
+    } else if (g_graph_next != k->noffs) {
+        fprintf(stderr, "yolov9: a replayed graph's region made %d allocations, its recording %d\n", g_graph_next, k->noffs);
+        exit(1);
+    }
+    g_graph_how = YOLO_GRAPH_EAGER;
+    g_graph = NULL;
+    CK(cudaGraphLaunch(k->exec, cudaStreamPerThread));
+    CK_LAUNCH("cudaGraphLaunch");
+}
+/* an allocation at offset off of the arena: written down while recording, checked while replaying
+   (then 1: the graph does its zeroing) */
+static int graph_took(size_t off) {
+    if (g_graph_how == YOLO_GRAPH_EAGER) return 0;
+    GraphKept *k = g_graph;
+    if (g_graph_how == YOLO_GRAPH_RECORD) {
+        if (k->noffs == k->cap) {
+            k->cap = k->cap ? 2 * k->cap : 256;
+            k->offs = (size_t *)realloc(k->offs, (size_t)k->cap * sizeof(size_t));
+            if (!k->offs) { fprintf(stderr, "yolov9: out of host memory recording a graph\n"); exit(1); }
+        }
+        k->offs[k->noffs++] = off;
+        return 0;
+    }
+    if (g_graph_next >= k->noffs || k->offs[g_graph_next] != off) {
+        fprintf(stderr, "yolov9: a replayed graph's allocation %d landed at offset %zu, the recording's at %zu\n",
+                g_graph_next, off, g_graph_next < k->noffs ? k->offs[g_graph_next] : (size_t)0);
+        exit(1);
+    }
+    g_graph_next++;
+    return 1;
+}
+static int graph_region(void) { return g_graph_how != YOLO_GRAPH_EAGER; }
+#define CU_GRAPH_BEGIN cu_graph_begin
+#define CU_GRAPH_END cu_graph_end
+#else
+static int graph_took(size_t) { return 0; }
+static int graph_region(void) { return 0; }
+#define CU_GRAPH_BEGIN NULL
+#define CU_GRAPH_END NULL
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* the table                                                                */
 /* ------------------------------------------------------------------------ */
 
@@ -4467,6 +4605,7 @@ static yolo_backend yolo_cuda = {
     .pixels_to_input = cu_pixels_to_input, .pin = cu_pin,
     .group_join = CU_GROUP_JOIN, .group_sum = CU_GROUP_SUM, .group_wait = CU_GROUP_WAIT,
     .group_sum_f64 = CU_GROUP_SUM_F64, .group_leave = CU_GROUP_LEAVE,
+    .graph_begin = CU_GRAPH_BEGIN, .graph_end = CU_GRAPH_END,
 };
 
 /* The tier a GPU runs: the build's (YOLO_TIER) where the GPU has what that tier needs (compute

@@ -2,15 +2,17 @@
    inference forward in float32, with --half and in bf16.
 
      tests/bench_train --cfg yolov9-s --batch 32 --img 640 [--steps 5] [--device cuda] [--ckpt] [--infer]
-                       [--precision bf16|half|fp32 (half: no loss scaler, for the time)] [--dry-run] [--no-profile]
+                       [--precision bf16|half|fp32 (half: no loss scaler, for the time)] [--dry-run] [--no-profile] [--no-graphs]
 
    Plans the run's device memory first (yolo_plan_bytes: activations,
    gradients, scratch and loss buffers for up to --max-boxes boxes per
    image, plus weights, gradients, EMA and optimizer state) and reserves
    it in one allocation. Prints the plan, then milliseconds per step split
    into forward, loss, backward and optimizer with the EMA (median over
-   the timed steps, after a warm-up step), img/s, the peak of device
-   memory the run held, and then one profiled step: every op, the most expensive
+   the timed steps, after three warm-up steps: where the backend records
+   CUDA graphs, the steps from the fourth on replay them; --no-graphs:
+   every op launched on its own), img/s, the peak of device memory the
+   run held, and then one profiled step: every op, the most expensive
    first, with its achieved TFLOP/s or GB/s (--no-profile: not that
    step). The batch is synthetic (uniform noise, six random boxes per
    image): the cost of a step does not depend on what the pixels show; it
@@ -38,8 +40,11 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* passes before the clock */
-enum { WARMUPS = 1 };
+/* Passes before the clock: where the backend records CUDA graphs, the
+   first pass of a shape runs op by op, the second records its regions,
+   the third on replay them (a training step: the first follows a
+   placement of its own, so its graphs start a step later) */
+enum { WARMUPS = 3 };
 
 /* the median of the timed passes t[WARMUPS .. WARMUPS + steps), in ms */
 static double median_ms(double *t, int steps) {
@@ -90,7 +95,8 @@ static void bench_infer(yolo_model *m, const yolo_backend *be, int B, int img, i
     }
     size_t in_use, peak;
     be->memory(&in_use, &peak);
-    printf("  device memory held at peak %.2f GB (plan %.2f GB)\n", peak / 1e9, plan / 1e9);
+    printf("  device memory held at peak %.2f GB (plan %.2f GB); graphs: %ld regions recorded, %ld replayed\n",
+           peak / 1e9, plan / 1e9, m->graph_records, m->graph_replays);
     if (ms[1] > 0) {
         printf("  --half takes %.2f, bf16 %.2f of the float32 time; one profiled --half forward:\n", ms[1] / ms[0], ms[2] / ms[0]);
         m->precision = YOLO_FP16;
@@ -116,12 +122,13 @@ static size_t bench_plan(yolo_model *m, const yolo_backend *be, const char *prec
 
 int main(int argc, char **argv) {
     const char *cfg = "yolov9-s", *device = "cuda", *precision = NULL;
-    int B = 32, img = 640, steps = 5, max_boxes = 6, ckpt = 0, dry = 0, infer = 0, profile = 1;   /* the synthetic batch has six boxes an image */
+    int B = 32, img = 640, steps = 5, max_boxes = 6, ckpt = 0, dry = 0, infer = 0, profile = 1, graphs = 1;   /* the synthetic batch has six boxes an image */
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--ckpt")) { ckpt = 1; i--; continue; }
         if (!strcmp(argv[i], "--infer")) { infer = 1; i--; continue; }
         if (!strcmp(argv[i], "--dry-run")) { dry = 1; i--; continue; }
         if (!strcmp(argv[i], "--no-profile")) { profile = 0; i--; continue; }
+        if (!strcmp(argv[i], "--no-graphs")) { graphs = 0; i--; continue; }
         if (i + 1 >= argc) { fprintf(stderr, "bench_train: %s needs a value\n", argv[i]); return 2; }
         if (!strcmp(argv[i], "--cfg")) cfg = argv[i + 1];
         else if (!strcmp(argv[i], "--batch")) B = atoi(argv[i + 1]);
@@ -142,6 +149,7 @@ int main(int argc, char **argv) {
     yolo_model m;
     if (yolo_model_from_cfg(&m, cfg, 80, err)) { fprintf(stderr, "%s\n", err); return 1; }
     m.ckpt = ckpt;
+    m.no_graphs = !graphs;
     size_t act, state, plan = bench_plan(&m, be, precision, infer, B, img, max_boxes, &act, &state);
     printf("memory plan: activations%s %.2f GB%s + %s %.2f GB = %.2f GB\n", infer ? ", folded weights, predictions" :
            ", gradients and scratch", act / 1e9, ckpt ? " (--ckpt)" : "",
@@ -224,6 +232,7 @@ int main(int argc, char **argv) {
     be->memory(&in_use, &peak);
     printf("  %-10s %9.1f ms   %.1f img/s   device memory held at peak %.2f GB (plan %.2f GB)\n", "step", total,
            B * 1e3 / total, peak / 1e9, plan / 1e9);
+    printf("  graphs: %ld regions recorded, %ld replayed\n", m.graph_records, m.graph_replays);
 
     if (profile) {
         be->profile(1, NULL);

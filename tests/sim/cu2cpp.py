@@ -7,7 +7,9 @@ warp's collective instructions are the points where they meet. Three
 things in a .cu file are not C++, and this script rewrites them, nothing
 else:
   - a launch, kernel<<<grid, block, bytes>>>(args): a call of sim_launch
-    with a lambda that calls the kernel, as a function, with the arguments;
+    with a lambda that calls the kernel, as a function, with the arguments
+    evaluated at the launch, as the kernel's parameters (a recorded
+    launch, run later by a graph, sees them as they were);
   - an inline PTX statement, asm volatile("ptx" : outputs : inputs : clobbers):
     a call of the simulator's twin of that instruction (ldmatrix, mma.sync,
     cp.async; the Hopper path's wgmma, mbarriers and copy-engine boxes);
@@ -150,8 +152,10 @@ def kernel_start(src, j):
 
 
 def rewrite_launches(src):
-    """kernel<<<config>>>(args) -> sim_launch("kernel", sim_config(config), [=] { kernel(args); }):
-    each simulated thread evaluates the arguments and calls the kernel, as a function"""
+    """kernel<<<config>>>(args) -> sim_launch("kernel", sim_config(config), [sim_a = std::make_tuple(args)]
+    { std::apply([](const auto &...sim_v) { kernel(sim_v...); }, sim_a); }): the arguments evaluated once,
+    at the launch (NULL as nullptr, which a tuple keeps a null pointer), with which each simulated thread
+    calls the kernel, as a function"""
     while '<<<' in src:
         j = src.index('<<<')
         e = src.index('>>>', j)
@@ -161,8 +165,10 @@ def rewrite_launches(src):
             a += 1
         end = match_paren(src, a)
         kernel = src[k:j]
-        src = (src[:k] + 'sim_launch("%s", sim_config(%s), [=] { %s%s; })' % (kernel.replace('"', ''), src[j + 3:e], kernel,
-               src[a:end]) + src[end:])
+        args = re.sub(r'\bNULL\b', 'nullptr', src[a:end])
+        src = (src[:k] + 'sim_launch("%s", sim_config(%s), [sim_a = std::make_tuple%s] '
+               '{ std::apply([](const auto &...sim_v) { %s(sim_v...); }, sim_a); })'
+               % (kernel.replace('"', ''), src[j + 3:e], args, kernel) + src[end:])
     return src
 
 

@@ -33,7 +33,15 @@
      allocated, copies are memcpy, every call is synchronous, a launch's
      configuration is checked against the hardware's limits (an error for
      CK_LAUNCH, as on a GPU). At exit it prints what ran: launches, blocks,
-     and each instruction's count, so a test shows which paths it reached.
+     and each instruction's count, so a test shows which paths it reached;
+   - CUDA graphs, as the backend builds them (with the per-thread default
+     stream, whose work can be captured): between cudaStreamBeginCapture
+     and cudaStreamEndCapture a launch, a memset or a copy between device
+     buffers is recorded, not run, its arguments taken as they are then;
+     a graph's launch runs what was recorded, in order. A call that
+     cannot be captured (anything synchronous: a copy to or from the
+     host, cudaMalloc, a synchronisation) breaks the capture, as on a
+     GPU: cudaStreamEndCapture then fails.
 
    What it cannot see: races, but for those that its order shows (one
    thread at a time runs to its next meeting point, from thread 0 on), a
@@ -52,6 +60,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <functional>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 #if !defined(__x86_64__)
@@ -215,13 +225,14 @@ static const size_t sim_smem_max = __CUDA_ARCH__ >= 900 ? 232448 : __CUDA_ARCH__
                                  : __CUDA_ARCH__ >= 750 ? 65536 : 49152;
 
 /* what ran, printed at exit: which instructions the tests reached */
-static struct { long launches, blocks, threads, mma, mma_k8, ldmatrix, cp_async, wgmma, boxes; } sim_count;
+static struct { long launches, blocks, threads, mma, mma_k8, ldmatrix, cp_async, wgmma, boxes, graphs, graph_work; } sim_count;
 static void sim_report(void) {
     fflush(stdout);
     fprintf(stderr, "cuda_sim (sm_%d, tier %d): %ld launches, %ld blocks, %ld threads; %ld mma.sync m16n8k16, %ld m16n8k8, "
-            "%ld ldmatrix, %ld cp.async, %ld wgmma, %ld copy-engine boxes\n", __CUDA_ARCH__ / 10, YOLO_TIER, sim_count.launches,
-            sim_count.blocks, sim_count.threads, sim_count.mma, sim_count.mma_k8, sim_count.ldmatrix, sim_count.cp_async,
-            sim_count.wgmma, sim_count.boxes);
+            "%ld ldmatrix, %ld cp.async, %ld wgmma, %ld copy-engine boxes; %ld graphs launched (%ld launches, memsets and "
+            "copies)\n", __CUDA_ARCH__ / 10, YOLO_TIER, sim_count.launches, sim_count.blocks, sim_count.threads, sim_count.mma,
+            sim_count.mma_k8, sim_count.ldmatrix, sim_count.cp_async, sim_count.wgmma, sim_count.boxes, sim_count.graphs,
+            sim_count.graph_work);
 }
 static void sim_fail(const char *what) {
     fprintf(stderr, "cuda_sim: %s in %s, block (%u, %u, %u), thread %d\n", what, sim.kernel, blockIdx.x, blockIdx.y,
@@ -352,12 +363,27 @@ struct SimConfig { dim3 grid, block; size_t bytes; };
 typedef struct SimStream *cudaStream_t;
 static SimConfig sim_config(dim3 grid, dim3 block, size_t bytes = 0, cudaStream_t = 0) { return {grid, block, bytes}; }
 
-enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2, cudaErrorInvalidConfiguration = 9 };
+enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2, cudaErrorInvalidConfiguration = 9,
+                 cudaErrorStreamCaptureUnsupported = 900, cudaErrorStreamCaptureInvalidated = 901 };
 typedef enum cudaError cudaError_t;
 static cudaError_t sim_error = cudaSuccess;
 
+/* a graph: the work recorded, in order; sim_capture: the one being captured (NULL: none), broken when a
+   call that cannot be captured came during it */
+struct SimGraph { std::vector<std::function<void()>> work; };
+static SimGraph *sim_capture = NULL;
+static int sim_capture_broken = 0;
+/* a call that cannot be captured, made during a capture: an error, and the capture is broken */
+static cudaError_t sim_uncapturable(void) {
+    if (!sim_capture) return cudaSuccess;
+    sim_capture_broken = 1;
+    return sim_error = cudaErrorStreamCaptureUnsupported;
+}
+
 template <class F> static void sim_body(void *f) { (*(F *)f)(); }
-/* a launch: its configuration checked as the hardware would, then its blocks one after another */
+template <class F> static void sim_run(const char *kernel, SimConfig c, F f);
+/* a launch: its configuration checked as the hardware would, then its blocks one after another (during
+   a capture: recorded, to run when the graph is launched) */
 template <class F> static void sim_launch(const char *kernel, SimConfig c, F f) {
     unsigned threads = c.block.x * c.block.y * c.block.z;
     if (!threads || threads > 1024 || c.block.z > 64 || !c.grid.x || !c.grid.y || !c.grid.z || c.grid.x > 2147483647u ||
@@ -367,6 +393,11 @@ template <class F> static void sim_launch(const char *kernel, SimConfig c, F f) 
         sim_error = cudaErrorInvalidConfiguration;
         return;
     }
+    if (sim_capture) { sim_capture->work.push_back([=] { sim_run(kernel, c, f); }); return; }
+    sim_run(kernel, c, f);
+}
+template <class F> static void sim_run(const char *kernel, SimConfig c, F f) {
+    unsigned threads = c.block.x * c.block.y * c.block.z;
     if (!sim.stacks) {
         atexit(sim_report);
         sim.stacks = (char *)mmap(NULL, (size_t)1024 * SIM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -655,12 +686,14 @@ typedef struct SimEvent *cudaEvent_t;
 
 static inline const char *cudaGetErrorString(cudaError_t e) {
     return e == cudaSuccess ? "no error" : e == cudaErrorMemoryAllocation ? "out of memory"
-         : e == cudaErrorInvalidConfiguration ? "invalid configuration argument" : "invalid argument";
+         : e == cudaErrorInvalidConfiguration ? "invalid configuration argument"
+         : e == cudaErrorStreamCaptureUnsupported ? "operation not permitted when stream is capturing"
+         : e == cudaErrorStreamCaptureInvalidated ? "operation failed due to a previous error during capture" : "invalid argument";
 }
 static inline cudaError_t cudaGetLastError(void) { cudaError_t e = sim_error; sim_error = cudaSuccess; return e; }
 static inline cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
 static inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
-static inline cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+static inline cudaError_t cudaDeviceSynchronize(void) { return sim_uncapturable(); }
 static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int) {   /* the compute capability */
     *v = a == cudaDevAttrComputeCapabilityMajor ? __CUDA_ARCH__ / 100 : __CUDA_ARCH__ / 10 % 10;
     return cudaSuccess;
@@ -671,27 +704,88 @@ static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const voi
     return cudaSuccess;
 }
 template <class T> static cudaError_t cudaFuncSetAttribute(T *, enum cudaFuncAttribute, int) { return cudaSuccess; }
+/* device memory: the blocks cudaMalloc gave, so that a pointer query tells them from host memory */
+static std::vector<std::pair<char *, size_t>> sim_device;
 static inline cudaError_t cudaMalloc(void **p, size_t n) {
     *p = NULL;
+    if (sim_capture) return sim_uncapturable();
     if (posix_memalign(p, 256, n ? n : 1)) return sim_error = cudaErrorMemoryAllocation;
     memset(*p, 0xff, n);   /* fresh device memory is NaNs, never zeros */
+    sim_device.push_back({(char *)*p, n});
     return cudaSuccess;
 }
-static inline cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
-static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind) { memmove(d, s, n); return cudaSuccess; }
-static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t = 0) { return cudaMemcpy(d, s, n, k); }
-static inline cudaError_t cudaMemset(void *d, int v, size_t n) { memset(d, v, n); return cudaSuccess; }
-static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t = 0) { return cudaMemset(d, v, n); }
+static inline cudaError_t cudaFree(void *p) {
+    if (sim_capture) return sim_uncapturable();
+    for (size_t i = 0; i < sim_device.size(); i++)
+        if (sim_device[i].first == p) { sim_device.erase(sim_device.begin() + i); break; }
+    free(p);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind) {
+    if (sim_capture) return sim_uncapturable();
+    memmove(d, s, n);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemset(void *d, int v, size_t n) {
+    if (sim_capture) return sim_uncapturable();
+    memset(d, v, n);
+    return cudaSuccess;
+}
+/* the asynchronous ones: recorded during a capture, between device buffers (the backend's regions copy
+   nothing to or from the host) */
+static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, enum cudaMemcpyKind k, cudaStream_t = 0) {
+    if (sim_capture && k != cudaMemcpyDeviceToDevice) return sim_uncapturable();
+    if (sim_capture) { sim_capture->work.push_back([=] { memmove(d, s, n); }); return cudaSuccess; }
+    return cudaMemcpy(d, s, n, k);
+}
+static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t = 0) {
+    if (sim_capture) { sim_capture->work.push_back([=] { memset(d, v, n); }); return cudaSuccess; }
+    return cudaMemset(d, v, n);
+}
 static inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) { *s = (cudaStream_t)1; return cudaSuccess; }
 static inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
-static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return sim_uncapturable(); }
 static inline cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned = 0) { return cudaSuccess; }
 static inline cudaError_t cudaEventCreate(cudaEvent_t *e) { *e = (cudaEvent_t)1; return cudaSuccess; }
 static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) { *e = (cudaEvent_t)1; return cudaSuccess; }
 static inline cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
 static inline cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t = 0) { return cudaSuccess; }
-static inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return sim_uncapturable(); }
 static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) { *ms = 0; return cudaSuccess; }
+/* graphs: the per-thread default stream (as nvcc --default-stream per-thread builds) captured */
+#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1
+#define cudaStreamPerThread ((cudaStream_t)2)
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1, cudaStreamCaptureModeRelaxed = 2 };
+typedef SimGraph *cudaGraph_t;
+typedef SimGraph *cudaGraphExec_t;
+static inline cudaError_t cudaStreamBeginCapture(cudaStream_t, enum cudaStreamCaptureMode) {
+    if (sim_capture) return sim_error = cudaErrorStreamCaptureUnsupported;
+    sim_capture = new SimGraph;
+    sim_capture_broken = 0;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *g) {
+    if (!sim_capture) return sim_error = cudaErrorInvalidValue;
+    *g = sim_capture;
+    sim_capture = NULL;
+    if (!sim_capture_broken) return cudaSuccess;
+    delete *g;
+    *g = NULL;
+    return sim_error = cudaErrorStreamCaptureInvalidated;
+}
+static inline cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *e, cudaGraph_t g, unsigned long long) {
+    *e = new SimGraph(*g);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t) {
+    if (sim_capture) return sim_uncapturable();
+    sim_count.graphs++;
+    for (auto &w : e->work) { w(); sim_count.graph_work++; }
+    return cudaSuccess;
+}
+static inline cudaError_t cudaGraphDestroy(cudaGraph_t g) { delete g; return cudaSuccess; }
+static inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) { delete e; return cudaSuccess; }
+
 /* page-locked host memory: the ranges registered, so that the backend takes them as mapped */
 static struct { char *p; size_t n; } sim_pinned[64];
 static inline cudaError_t cudaHostRegister(void *p, size_t n, unsigned) {
@@ -706,6 +800,11 @@ static inline cudaError_t cudaHostUnregister(void *p) {
 }
 static inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p) {
     memset(a, 0, sizeof *a);
+    for (auto &d : sim_device)
+        if ((const char *)p >= d.first && (const char *)p < d.first + d.second) {
+            a->type = cudaMemoryTypeDevice, a->devicePointer = (void *)p;
+            return cudaSuccess;
+        }
     for (int i = 0; i < 64; i++)
         if (sim_pinned[i].p && (const char *)p >= sim_pinned[i].p && (const char *)p < sim_pinned[i].p + sim_pinned[i].n) {
             a->type = cudaMemoryTypeHost, a->devicePointer = a->hostPointer = (void *)p;

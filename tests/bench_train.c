@@ -109,13 +109,21 @@ static void bench_infer(yolo_model *m, const yolo_backend *be, int B, int img, i
 }
 
 /* the run's device memory: activations (*act), weights and state (*state) and the backend's scratch, planned
-   for backend be before anything is allocated. The precision first: the plan sizes a stored tensor by it
-   (--infer: planned for its float32 pass, the largest), and the step's copy of the pixels. */
+   for backend be before anything is allocated. The precision first: the plan sizes a stored tensor by it,
+   and the step's copy of the pixels. --infer: the most that any of its passes takes (float32 stores the
+   largest tensors, a --half or bf16 pass adds the weights' staged copies) */
 static size_t bench_plan(yolo_model *m, const yolo_backend *be, const char *precision, int infer, int B, int img,
                          int max_boxes, size_t *act, size_t *state) {
     yolo_model_precision_flags(m, be, precision, !infer, 0, "bench_train");
     m->train_pixels = !infer;
     *act = yolo_plan_bytes(m, B, img, img, !infer, max_boxes);
+    for (int p = YOLO_BF16; infer && p <= YOLO_FP16; p++)
+        if (be->tensor_cores >> p & 1) {
+            m->precision = (yolo_precision)p;
+            size_t a = yolo_plan_bytes(m, B, img, img, 0, 0);
+            if (a > *act) *act = a;
+            m->precision = YOLO_FP32;
+        }
     *state = infer ? yolo_model_weights_bytes(m) : yolo_model_state_bytes(m, YOLO_SGD);
     return *act + *state + YOLO_BACKEND_SCRATCH_BYTES;
 }

@@ -40,7 +40,8 @@
    and link the object with a program; yolo_backend_cuda() then returns the
    table. Every CUDA call and launch is checked; YOLO_CUDA_SYNC=1 in the
    environment synchronises after each launch so an error names the kernel
-   that caused it. */
+   that caused it; YOLO_CUDA_GRAPHS=0 launches every op on its own, no
+   CUDA graphs. */
 #include "yolov9.h"
 
 /* ------------------------------------------------------------------------ */
@@ -4467,8 +4468,8 @@ static void cu_group_leave(void) {
    recording's; one that lands elsewhere stops the run (the key would
    have missed something the placement depends on).
    Without a reservation (cudaMalloc's addresses are not the arena's),
-   once the plan has been exceeded, and while profiling or synchronising
-   each op, every region runs eagerly.
+   once the plan has been exceeded, while profiling or synchronising each
+   op, and with YOLO_CUDA_GRAPHS=0, every region runs eagerly.
    Optional, as data parallel is: the runtime's graph calls (CUDA 10 on)
    capture only a stream that can be captured, the per-thread default
    stream (nvcc --default-stream per-thread, as the Makefile builds; the
@@ -4644,5 +4645,7 @@ extern "C" const yolo_backend *yolo_backend_cuda(int device, char *err) {
     if (!g_tier) yolo_cuda.stage_train_weights = NULL;   /* the core reads no staged weights */
     const char *e = getenv("YOLO_CUDA_SYNC");
     g_sync_each = e && *e && *e != '0';
+    e = getenv("YOLO_CUDA_GRAPHS");   /* 0: no graphs, every op launched on its own */
+    if (e && *e == '0') yolo_cuda.graph_begin = NULL, yolo_cuda.graph_end = NULL;
     return &yolo_cuda;
 }

@@ -454,6 +454,11 @@ typedef struct yolo_backend {
     void (*graph_end)(void);
 } yolo_backend;
 enum { YOLO_GRAPH_EAGER, YOLO_GRAPH_RECORD, YOLO_GRAPH_REPLAY };
+/* a step of the hash that makes a region's key: h and v mixed (the backend adds its memory's state) */
+static inline uint64_t yolo_key_mix(uint64_t h, uint64_t v) {
+    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+    return h ^ h >> 29;
+}
 #endif /* YOLOV9_DECLARING */
 
 /* ------------------------------------------------------------------------ */
@@ -4153,11 +4158,6 @@ static const yolo_backend *yolo_region_bookkeeping(const yolo_backend *real) {
     t.place = real->place; t.memory = real->memory;
     t.tensor_cores = real->tensor_cores;
     return &t;
-}
-
-static uint64_t yolo_key_mix(uint64_t h, uint64_t v) {
-    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
-    return h ^ h >> 29;
 }
 
 static int yolo_region_begin(yolo_model *m, int pass) {

@@ -4491,18 +4491,14 @@ static int g_graph_how = YOLO_GRAPH_EAGER;   /* the region under way's */
 static GraphKept *g_graph = NULL;            /* its graph */
 static int g_graph_next = 0;                 /* its allocations so far */
 
-static uint64_t graph_mix(uint64_t h, uint64_t v) {
-    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
-    return h ^ h >> 29;
-}
 /* the caller's key and the memory's state */
 static uint64_t graph_key(uint64_t key) {
-    uint64_t h = graph_mix(key, (uint64_t)g_arena.n);
+    uint64_t h = yolo_key_mix(key, (uint64_t)g_arena.n);
     for (int i = 0; i < g_arena.n; i++)
-        h = graph_mix(graph_mix(graph_mix(h, g_arena.r[i].off), g_arena.r[i].size), (uint64_t)g_arena.r[i].used);
+        h = yolo_key_mix(yolo_key_mix(yolo_key_mix(h, g_arena.r[i].off), g_arena.r[i].size), (uint64_t)g_arena.r[i].used);
     const uint64_t v[] = { (uint64_t)(uintptr_t)g_arena.script, (uint64_t)g_arena.nscript, (uint64_t)g_arena.next,
                            g_arena.base, g_own };
-    for (int i = 0; i < 5; i++) h = graph_mix(h, v[i]);
+    for (int i = 0; i < 5; i++) h = yolo_key_mix(h, v[i]);
     return h;
 }
 /* the kept graph of key, or a slot for it: the least recently used, given up */

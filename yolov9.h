@@ -10048,15 +10048,30 @@ YOLO_C_END
 #endif /* YOLOV9_DECLARING */
 #ifdef YOLOV9_IMPLEMENTING
 
-/* the flag named k (one of its spellings), or NULL */
-static const yolo_flag *yolo_flag_find(const yolo_flag *flags, int nflags, const char *k, size_t klen) {
-    for (int i = 0; i < nflags; i++)
-        for (const char *s = flags[i].names; *s;) {
-            size_t n = strcspn(s, " ");
-            if (n == klen && !strncmp(s, k, n)) return &flags[i];
-            s += n; while (*s == ' ') s++;
-        }
-    return NULL;
+/* The flag named k[0..klen): one of its spellings, else, as argparse
+   reads long options, the one flag that has spellings beginning with k
+   (--conf for --conf-thres). NULL when no flag does, or when several do:
+   then *matches lists the spellings that begin with k. Unlike argparse,
+   a prefix of several spellings of one flag (--im: --imgsz, --img,
+   --img-size) is that flag. */
+static const yolo_flag *yolo_flag_find(const yolo_flag *flags, int nflags, const char *k, size_t klen, char *matches, size_t cap) {
+    const yolo_flag *found = NULL;
+    int several = 0;
+    size_t o = 0;
+    matches[0] = 0;
+    for (int exact = 1; exact >= 0 && !found; exact--)
+        for (int i = 0; i < nflags; i++)
+            for (const char *s = flags[i].names; *s;) {
+                size_t n = strcspn(s, " ");
+                if ((exact ? n == klen : n > klen) && !strncmp(s, k, klen)) {
+                    if (exact) return &flags[i];
+                    several |= found && found != &flags[i];
+                    found = &flags[i];
+                    if (o < cap) o += snprintf(matches + o, cap - o, "%s%.*s", o ? ", " : "", (int)n, s);
+                }
+                s += n; while (*s == ' ') s++;
+            }
+    return several ? NULL : found;
 }
 
 void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, const char *usage, FILE *f) {
@@ -10076,8 +10091,16 @@ int yolo_flags_read(const yolo_flag *flags, int nflags, int argc, char **argv, c
         const char *a = argv[i];
         if (strncmp(a, "--", 2)) return yolo_errorf(err, "%s: unexpected argument '%.100s'", where, a);
         const char *eq = strchr(a, '=');   /* --flag=value, as argparse */
-        const yolo_flag *f = yolo_flag_find(flags, nflags, a, eq ? (size_t)(eq - a) : strlen(a));
-        if (!f) return yolo_errorf(err, "%s: unknown flag %.100s", where, a);
+        char name[96], matches[512];
+        size_t klen = eq ? (size_t)(eq - a) : strlen(a);
+        const yolo_flag *f = yolo_flag_find(flags, nflags, a, klen, matches, sizeof matches);
+        int shown = (int)(klen < 100 ? klen : 100);
+        if (!f && matches[0]) return yolo_errorf(err, "%s: ambiguous flag %.*s could match %s", where, shown, a, matches);
+        if (!f) return yolo_errorf(err, "%s: unknown flag %.*s", where, shown, a);
+        /* the flag as typed, and its name when typed as a prefix of it (--conf (--conf-thres)) */
+        size_t full = strcspn(f->names, " ");
+        if (full == klen && !strncmp(f->names, a, klen)) snprintf(name, sizeof name, "%.*s", (int)klen, a);
+        else snprintf(name, sizeof name, "%.*s (%.*s)", (int)(klen < 40 ? klen : 40), a, (int)(full < 40 ? full : 40), f->names);
         /* its values: the =value, else the next arguments that are not flags */
         const char *vals[YOLO_MAX_INTS];
         int nv = 0;
@@ -10087,8 +10110,6 @@ int yolo_flags_read(const yolo_flag *flags, int nflags, int argc, char **argv, c
                 vals[nv++] = argv[++i];
                 if (f->kind != YOLO_FLAG_INTS) break;
             }
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - a : (long)strlen(a)), a);
         if (f->kind == YOLO_FLAG_BOOL && nv) return yolo_errorf(err, "%s: %s takes no value (got '%.100s')", where, name, vals[0]);
         if (f->kind != YOLO_FLAG_BOOL && f->kind != YOLO_FLAG_OPT && !nv) return yolo_errorf(err, "%s: %s needs a value", where, name);
         int number = f->kind == YOLO_FLAG_INT || f->kind == YOLO_FLAG_FLOAT || f->kind == YOLO_FLAG_INTS;

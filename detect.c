@@ -11,7 +11,6 @@
 #include "yolov9.h"
 #include <glob.h>
 #include <unistd.h>
-#include <stb/stb_image_write.h>
 
 typedef struct {
     float conf, iou;
@@ -36,18 +35,22 @@ static int save_crop(const yolo_image *im, const yolo_det *d, const char *dir, c
     if (x2 <= x1 || y2 <= y1) return 0;
     char folder[1400], path[1600];
     snprintf(folder, sizeof folder, "%s/crops/%s", dir, cls);
-    yolo_mkdirs(folder);
+    if (yolo_mkdirs(folder)) { fprintf(stderr, "%s: cannot create (%s)\n", folder, strerror(errno)); return -1; }
     snprintf(path, sizeof path, "%s/%s.jpg", folder, stem);
     for (int k = 2; access(path, F_OK) == 0; k++) snprintf(path, sizeof path, "%s/%s%d.jpg", folder, stem, k);
-    unsigned char *crop = (unsigned char *)malloc((size_t)(x2 - x1) * (y2 - y1) * 3);
-    for (int y = y1; y < y2; y++) memcpy(crop + (size_t)(y - y1) * (x2 - x1) * 3, im->rgb + ((size_t)y * im->w + x1) * 3, (size_t)(x2 - x1) * 3);
-    int ok = stbi_write_jpg(path, x2 - x1, y2 - y1, 3, crop, 95);
-    free(crop);
-    if (!ok) fprintf(stderr, "%s: cannot write\n", path);
-    return ok ? 0 : -1;
+    yolo_image crop = { x2 - x1, y2 - y1, (unsigned char *)malloc((size_t)(x2 - x1) * (y2 - y1) * 3) };
+    for (int y = y1; y < y2; y++) memcpy(crop.rgb + (size_t)(y - y1) * crop.w * 3, im->rgb + ((size_t)y * im->w + x1) * 3, (size_t)crop.w * 3);
+    int rc = yolo_write_image(path, &crop, 95);
+    free(crop.rgb);
+    return rc;
 }
 
-static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int index, int total) {
+/* seconds spent per picture: letterbox and input, the forward pass, NMS (the official's three) */
+typedef struct { double pre, infer, nms; } detect_times;
+
+/* one picture: detections, its line, what is saved of it; -1 when
+   something could not be read or written (named on stderr) */
+static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int index, int total, detect_times *tm) {
     yolo_image im;
     char err[YOLO_ERR];
     if (yolo_image_load(&im, path, err)) { fprintf(stderr, "%s\n", err); return -1; }
@@ -62,22 +65,26 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
     yolo_real *input = (yolo_real *)malloc((size_t)3 * W * H * sizeof(yolo_real));
     yolo_image_to_input(&lb, input);
     yolo_set_input(m, 1, H, W, input);
+    double t1 = yolo_now();
     yolo_forward(m, 0);   /* reads input from here: freed only after */
+    m->be->sync();
+    double t2 = yolo_now();
     free(input); free(lb.rgb);
     yolo_det *dets = (yolo_det *)malloc((size_t)o->max_det * sizeof(yolo_det));
     int n = 0;
     yolo_predict(m, o->conf, o->iou, o->max_det, o->agnostic, o->nclasses ? o->classes : NULL, o->nclasses, 0, &dets, &n);
-    double ms = (yolo_now() - t0) * 1e3;
+    double t3 = yolo_now();
+    tm->pre += t1 - t0; tm->infer += t2 - t1; tm->nms += t3 - t2;
     for (int i = 0; i < n; i++) {   /* back onto the picture */
         yolo_det *d = &dets[i];
         yolo_box_to_picture(&d->x1, &d->y1, &d->x2, &d->y2, scale, padx, pady, im.w, im.h);
     }
-    printf("image %d/%d %s: %dx%d ", index, total, path, W, H);
+    printf("image %d/%d %s: %dx%d ", index, total, path, H, W);   /* height x width, as the official */
     int *count = (int *)calloc(m->nc, sizeof(int));
     for (int i = 0; i < n; i++) count[dets[i].cls]++;
     for (int c = 0; c < m->nc; c++)
         if (count[c]) printf("%d %s%s, ", count[c], o->names[c], count[c] > 1 ? "s" : "");
-    printf("%s%.1fms\n", n ? "" : "(no detections), ", ms);
+    printf("%s%.1fms\n", n ? "" : "(no detections), ", (t2 - t1) * 1e3);   /* the forward pass, as the official */
     char out[2048], stem[512];
     snprintf(stem, sizeof stem, "%s", base(path));
     char *dot = strrchr(stem, '.');
@@ -99,11 +106,7 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
             yolo_draw_detection(&im, &dets[i], o->lw, o->hide_labels ? NULL : label);
         }
         snprintf(out, sizeof out, "%s/%s", o->dir, base(path));
-        const char *ext = strrchr(out, '.');
-        int ok = ext && (!strcasecmp(ext, ".png") ? stbi_write_png(out, im.w, im.h, 3, im.rgb, im.w * 3)
-                         : !strcasecmp(ext, ".bmp") ? stbi_write_bmp(out, im.w, im.h, 3, im.rgb)
-                                                    : stbi_write_jpg(out, im.w, im.h, 3, im.rgb, 95));
-        if (!ok) { fprintf(stderr, "%s: cannot write\n", out); rc = -1; }
+        rc |= yolo_write_image(out, &im, 95);
     }
     free(count); free(dets); free(im.rgb);
     return rc;
@@ -111,7 +114,8 @@ static int detect_one(yolo_model *m, const detect_opts *o, const char *path, int
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* --source: a picture, a folder of them, a glob pattern, or a .txt list of paths */
+/* --source: a picture, a folder of them, a glob pattern, or a .txt list of
+   paths; each one there (checked before anything is written) */
 static int gather(const char *source, yolo_strings *files) {
     DIR *dir;
     const char *dot = strrchr(source, '.');
@@ -136,12 +140,13 @@ static int gather(const char *source, yolo_strings *files) {
             line[strcspn(line, "\r\n")] = 0;
             if (*line) yolo_strings_add(files, line);
         }
-        fclose(f);
-        return 0;   /* a list keeps its order */
+        fclose(f);   /* a list keeps its order */
     } else if (yolo_is_image(source)) yolo_strings_add(files, source);
     else { fprintf(stderr, "%s: not a picture (jpg, png, bmp), folder, glob or .txt list\n", source); return -1; }
-    qsort(files->s, files->n, sizeof(char *), by_name);
+    if (!(dot && !strcasecmp(dot, ".txt"))) qsort(files->s, files->n, sizeof(char *), by_name);
     if (!files->n) { fprintf(stderr, "%s: no pictures found\n", source); return -1; }
+    for (int i = 0; i < files->n; i++)
+        if (access(files->s[i], R_OK)) { fprintf(stderr, "%s: cannot read (%s)\n", files->s[i], strerror(errno)); return -1; }
     return 0;
 }
 
@@ -193,6 +198,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "detect: --precision is fp32 or bf16 (half: --half)\n");
         return 2;
     }
+    if (weights && !*weights) weights = NULL;   /* --weights '' */
+    if (cfg && !*cfg) cfg = NULL;
     if (!source && !info) { fprintf(stderr, "detect: --source is required (a picture, a folder, a glob or a .txt list)\n"); return 2; }
     if (!cfg && !weights) { fprintf(stderr, "detect: --weights is required (or --cfg to run an untrained model)\n"); return 2; }
     if (imgsz.n > 2) { fprintf(stderr, "detect: --imgsz takes one size or two (h w), got %d\n", imgsz.n); return 2; }
@@ -204,12 +211,16 @@ int main(int argc, char **argv) {
     if (augment)   /* the official _forward_augment de-scales p[..., :4], YOLOv5's layout, not the heads' [B, 4 + nc, A] */
         fprintf(stderr, "detect: --augment is not implemented here (the official test-time augmentation indexes YOLOv5's "
                         "[batch, anchors, 4+nc] output, not YOLOv9's [batch, 4+nc, anchors]); detecting without it\n");
-    char err[YOLO_ERR];
+    yolo_strings files = { 0, 0, NULL };
+    if (source && gather(source, &files)) return 1;
+    char err[YOLO_ERR], data_path[1024], weights_path[1024];
     yolo_data_cfg dc;
     memset(&dc, 0, sizeof dc);
-    if (data) {
-        if (yolo_data_read(&dc, data, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (data && (yolo_find_file(data, data_path, sizeof data_path, err) < 0 || yolo_data_read(&dc, data_path, err))) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
     }
+    if (weights) weights = yolo_weights_path(weights, weights_path, sizeof weights_path);
     yolo_model m;
     const yolo_backend *be = yolo_backend_select(device, err);
     if (!be) { fprintf(stderr, "detect: %s\n", err); return 2; }
@@ -235,21 +246,26 @@ int main(int argc, char **argv) {
     }
     if (!source) { yolo_model_free(&m); return 0; }
     if (!weights) fprintf(stderr, "detect: no --weights, running the untrained model\n");
-    char dir[1024], lab[1100];
-    yolo_strings files = { 0, 0, NULL };
-    if (gather(source, &files)) return 1;
-    if (yolo_run_dir(project, name, exist_ok, dir, sizeof dir, err)) { fprintf(stderr, "detect: %s\n", err); return 2; }
+    /* the run's folder, made only when something goes there (the official makes it in any case) */
+    char dir[1024] = "", lab[1100] = "";
+    int saves = !o.nosave || o.save_txt || o.save_crop;
+    if (saves && yolo_run_dir(project, name, exist_ok, dir, sizeof dir, err)) { fprintf(stderr, "detect: %s\n", err); return 2; }
     snprintf(lab, sizeof lab, "%s/labels", dir);
-    if (o.save_txt) yolo_mkdirs(lab);
+    if (o.save_txt && yolo_mkdirs(lab)) { fprintf(stderr, "detect: %s: cannot create (%s)\n", lab, strerror(errno)); return 1; }
     o.dir = dir;
     yolo_model_fuse(&m);   /* BatchNorm and RepConvN folded into plain convs */
-    int rc = 0;
-    for (int i = 0; i < files.n; i++) { rc |= detect_one(&m, &o, files.s[i], i + 1, files.n); free(files.s[i]); }
+    int failed = 0;
+    detect_times tm = { 0, 0, 0 };
+    for (int i = 0; i < files.n; i++) { failed += detect_one(&m, &o, files.s[i], i + 1, files.n, &tm) != 0; free(files.s[i]); }
+    printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at shape (1, 3, %d, %d)\n", 1e3 * tm.pre / files.n,
+           1e3 * tm.infer / files.n, 1e3 * tm.nms / files.n, o.H, o.W);
     free(files.s);
-    if (!o.nosave || o.save_txt || o.save_crop) printf("Results saved to %s\n", dir);
+    if (failed) fprintf(stderr, "detect: %d of %d pictures could not be read or their results written (named above)\n", failed, files.n);
+    else if (saves) printf("Results saved to %s\n", dir);
+    if (o.save_txt && !failed) printf("%d labels saved to %s\n", yolo_count_files(lab, ".txt"), lab);
     for (int c = 0; c < m.nc; c++) free(o.names[c]);
     free(o.names);
     yolo_data_free(&dc);
     yolo_model_free(&m);
-    return rc ? 1 : 0;
+    return failed ? 1 : 0;
 }

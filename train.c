@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 typedef struct {
-    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume, *cache, *precision;
+    const char *cfg, *weights, *data, *hyp, *optimizer, *device, *project, *name, *resume, *cache, *precision, *evolve;
     int epochs, batch, img, cos_lr, flat_cos_lr, fixed_lr, close_mosaic, min_items, workers, seed, exist_ok, noval, dry_run;
     int nosave, noplots, patience, save_period, rect, image_weights, multi_scale, single_cls, quad, ckpt, sync_bn;
     double label_smoothing;
@@ -32,6 +32,22 @@ typedef struct {
 } train_args;
 
 static const char *USAGE = "--cfg NAME|FILE.yaml --data FILE.yaml [--weights FILE] [--epochs 100] [--batch-size 16] [--img 640] ...";
+
+/* a size: 10G, 512M, 10GB, or bytes (4e9), in [1, 1e15] bytes; else one
+   line naming where and what, and exit */
+static double parse_size(const char *text, const char *where, const char *what) {
+    char number[64], err[YOLO_ERR];
+    size_t n = strcspn(text, "KkMmGg");
+    int u = toupper((unsigned char)text[n]);
+    double unit = u == 'G' ? 1e9 : u == 'M' ? 1e6 : u == 'K' ? 1e3 : 1, x;
+    snprintf(number, sizeof number, "%.*s", (int)(n < 63 ? n : 63), text);
+    if ((u && strcasecmp(text + n + 1, "") && strcasecmp(text + n + 1, "B")) || n >= 63 ||
+        yolo_read_number(number, 0, 1 / unit, 1e15 / unit, where, what, &x, err)) {
+        fprintf(stderr, "%s: %s '%.40s' is not a size in [1, 1e15] bytes such as 10G, 512M or 4e9\n", where, what, text);
+        exit(2);
+    }
+    return x * unit;
+}
 
 /* the official train_dual.py flags (and ours) into a; a bad one ends the
    program with one line from where: "train" (the command line, with the
@@ -44,7 +60,7 @@ static void parse_args(train_args *a, int argc, char **argv, const char *where) 
         { "--data", YOLO_FLAG_STR, &a->data, "dataset yaml", 0 },
         { "--hyp", YOLO_FLAG_STR, &a->hyp, "hyperparameters yaml (default: hyp.scratch-high)", 0 },
         { "--epochs", YOLO_FLAG_INT, &a->epochs, "total training epochs (100)", 0, 1, 1e6 },
-        { "--batch-size --batch", YOLO_FLAG_INT, &a->batch, "images per batch (16)", 0, 1, YOLO_MAX_BATCH },
+        { "--batch-size --batch", YOLO_FLAG_INT, &a->batch, "images per batch (16); -1: AutoBatch, the largest that fits the device", 0, -1, YOLO_MAX_BATCH },
         { "--imgsz --img --img-size", YOLO_FLAG_INT, &a->img, "train and val image size in pixels (640)", 0, 1, YOLO_MAX_IMG },
         { "--rect", YOLO_FLAG_BOOL, &a->rect, "rectangular training", 0 },
         { "--resume", YOLO_FLAG_OPT, &a->resume, "resume the most recent run, or the given last.safetensors", "" },
@@ -52,11 +68,11 @@ static void parse_args(train_args *a, int argc, char **argv, const char *where) 
         { "--noval", YOLO_FLAG_BOOL, &a->noval, "only validate the final epoch", 0 },
         { "--noautoanchor", YOLO_FLAG_BOOL, NULL, "anchor-free heads have no anchors", 0 },
         { "--noplots", YOLO_FLAG_BOOL, &a->noplots, "save no plot files", 0 },
-        { "--evolve", YOLO_FLAG_OPT, NULL, "hyperparameter evolution is not implemented", 0 },
+        { "--evolve", YOLO_FLAG_OPT, &a->evolve, "hyperparameter evolution: refused, not implemented", "300" },
         { "--bucket", YOLO_FLAG_STR, NULL, "no cloud storage", 0 },
         { "--cache", YOLO_FLAG_OPT, &a->cache, "cache decoded images: ram or disk", "ram" },
         { "--image-weights", YOLO_FLAG_BOOL, &a->image_weights, "pick training images weighted by their classes' mAP", 0 },
-        { "--device", YOLO_FLAG_STR, &a->device, "cpu, cuda or a GPU index", 0 },
+        { "--device", YOLO_FLAG_STR, &a->device, "cpu, cuda, a GPU index, or GPUs 0,1,2,3 (one process each under mpirun)", 0 },
         { "--multi-scale", YOLO_FLAG_BOOL, &a->multi_scale, "vary the image size +/- 50%", 0 },
         { "--single-cls", YOLO_FLAG_BOOL, &a->single_cls, "train multi-class data as one class", 0 },
         { "--optimizer", YOLO_FLAG_STR, &a->optimizer, "SGD, Adam, AdamW or LION (SGD)", 0 },
@@ -91,19 +107,9 @@ static void parse_args(train_args *a, int argc, char **argv, const char *where) 
     if (!strcmp(where, "train")) yolo_flags_parse(flags, nflags, argc, argv, where, USAGE);
     else if (yolo_flags_read(flags, nflags, argc, argv, where, err)) { fprintf(stderr, "%s\n", err); exit(1); }
     if (a->precision && yolo_precision_parse(a->precision) < 0) { fprintf(stderr, "%s: --precision is bf16, half or fp32\n", where); exit(2); }
-    if (budget) {   /* 10G, 512M, 10GB, or bytes: the number of bytes, of units */
-        char number[64];
-        size_t n = strcspn(budget, "KkMmGg");
-        int u = toupper((unsigned char)budget[n]);
-        double unit = u == 'G' ? 1e9 : u == 'M' ? 1e6 : u == 'K' ? 1e3 : 1, x;
-        snprintf(number, sizeof number, "%.*s", (int)(n < 63 ? n : 63), budget);
-        if ((u && strcasecmp(budget + n + 1, "") && strcasecmp(budget + n + 1, "B")) || n >= 63 ||
-            yolo_read_number(number, 0, 1 / unit, 1e15 / unit, where, "--mem-budget", &x, err)) {
-            fprintf(stderr, "%s: --mem-budget '%.40s' is not a size in [1, 1e15] bytes such as 10G, 512M or 4e9\n", where, budget);
-            exit(2);
-        }
-        a->mem_budget = x * unit;
-    }
+    if (budget) a->mem_budget = parse_size(budget, where, "--mem-budget");
+    if (a->weights && !*a->weights) a->weights = NULL;   /* --weights '': none, as the official */
+    if (a->cfg && !*a->cfg) a->cfg = NULL;
 }
 
 /* the defaults of every flag; a resumed run starts from them too, as the official replaces its
@@ -137,20 +143,21 @@ static void die(const char *msg) { fprintf(stderr, "%s\n", msg); exit(1); }
 
 /* The run's settings beside its results, as the official: hyp.yaml (the
    hyperparameters, "key value" pairs as yolo_hyp_format writes them) and
-   opt.yaml (every option). */
-static void save_settings(const char *dir, const train_args *a, const char *hyp_pairs) {
+   opt.yaml (every option); the files that could not be written */
+static int save_settings(const char *dir, const train_args *a, const char *hyp_pairs, const char *model) {
     char path[1200], key[64];
     snprintf(path, sizeof path, "%s/hyp.yaml", dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = yolo_create_file(path, "w");
     double v;
-    int n;
+    int n, failed = !f;
     for (const char *s = hyp_pairs; f && sscanf(s, "%63s %lf%n", key, &v, &n) == 2; s += n) fprintf(f, "%s: %.10g\n", key, v);
-    if (f) fclose(f);
+    if (f) failed += yolo_close_written(f, path) != 0;
     snprintf(path, sizeof path, "%s/opt.yaml", dir);
-    if (!(f = fopen(path, "w"))) return;
-    const char *strs[][2] = { { "weights", a->weights }, { "cfg", a->cfg }, { "data", a->data }, { "hyp", a->hyp },
-                              { "optimizer", a->optimizer }, { "device", a->device }, { "project", a->project },
-                              { "name", a->name }, { "cache", a->cache }, { "save_dir", dir } };
+    if (!(f = yolo_create_file(path, "w"))) return failed + 1;
+    /* no --cfg or --weights: '' as the official writes them, and which model the run has */
+    fprintf(f, "weights: '%s'\ncfg: '%s'%s%s\n", a->weights ? a->weights : "", a->cfg ? a->cfg : "", a->cfg ? "" : "  # ", a->cfg ? "" : model);
+    const char *strs[][2] = { { "data", a->data }, { "hyp", a->hyp }, { "optimizer", a->optimizer }, { "device", a->device },
+                              { "project", a->project }, { "name", a->name }, { "cache", a->cache }, { "save_dir", dir } };
     for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++) fprintf(f, "%s: %s\n", strs[k][0], strs[k][1] ? strs[k][1] : "null");
     const struct { const char *key; int v; } ints[] = {
         { "epochs", a->epochs }, { "batch_size", a->batch }, { "imgsz", a->img }, { "rect", a->rect }, { "resume", a->resume != NULL },
@@ -163,7 +170,7 @@ static void save_settings(const char *dir, const train_args *a, const char *hyp_
     fprintf(f, "label_smoothing: %g\nfreeze: [", a->label_smoothing);
     for (int k = 0; k < a->freeze.n; k++) fprintf(f, "%s%d", k ? ", " : "", a->freeze.v[k]);
     fprintf(f, "%s]\n", a->freeze.n ? "" : "0");
-    fclose(f);
+    return failed + (yolo_close_written(f, path) != 0);
 }
 
 /* As the official strip_optimizer at the end of a run: the checkpoint
@@ -222,14 +229,14 @@ static size_t run_plan(yolo_model *m, const yolo_dataset *tr, const yolo_dataset
     return *act + yolo_model_state_bytes(m, kind) + spare + YOLO_BACKEND_SCRATCH_BYTES;
 }
 
-/* the largest batch up to 64 whose plan fits the budget (0: none) */
+/* the largest batch up to most whose plan fits budget bytes (0: none) */
 static int largest_batch(yolo_model *m, const yolo_dataset *tr, const yolo_dataset *va, const yolo_hyp *hyp,
-                         const train_args *a, yolo_optim_kind kind, int ckpt) {
-    int lo = 0, hi = 64;
+                         const train_args *a, yolo_optim_kind kind, int ckpt, double budget, int most) {
+    int lo = 0, hi = most;
     size_t act;
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
-        if (run_plan(m, tr, va, hyp, a, kind, mid, ckpt, &act) <= a->mem_budget) lo = mid; else hi = mid - 1;
+        if (run_plan(m, tr, va, hyp, a, kind, mid, ckpt, &act) <= budget) lo = mid; else hi = mid - 1;
     }
     return lo;
 }
@@ -242,8 +249,11 @@ typedef struct {
     char ckpt[1024], save_dir[1024], saved_hyp[2048];   /* resumed from; the run's folder; its hyp */
     char *saved_args;        /* its flags, '|' between them */
     int hyp_resumed;         /* hyp holds the resumed run's own numbers */
+    char model[1100];        /* what the model is: --cfg, or the weights file that carries it */
+    char weights[1024];      /* --weights' file (X.safetensors for X.pt: yolo_weights_path) */
     char wdir[1100], last[1200], best[1200], csv[1200];
-    int start_epoch, best_epoch, batch_given, nc;
+    int start_epoch, best_epoch, batch_given, autobatch, nc;
+    int failed;              /* files of the run that could not be written (each named on stderr when it failed) */
     double best_fitness;
     long ema_updates, optim_steps, last_step;   /* a resumed run's counters */
     double loss_scale;       /* and its loss scaler's scale (0: none saved) */
@@ -306,6 +316,9 @@ static void resume_args(train_run *r, int epochs_given) {
     yolo_safetensors meta;
     if (*a->resume) snprintf(r->ckpt, sizeof r->ckpt, "%s", a->resume);
     else if (latest_run(a->project, r->ckpt, sizeof r->ckpt)) die("train: --resume: no runs/train/*/weights/last.safetensors to resume");
+    char found[1024];   /* as the official check_file */
+    if (yolo_find_file(r->ckpt, found, sizeof found, err) < 0) die(err);
+    snprintf(r->ckpt, sizeof r->ckpt, "%s", found);
     if (yolo_st_read(&meta, r->ckpt, err)) die(err);
     r->saved_args = yolo_st_meta_dup(&meta, "args");
     char *hyp = yolo_st_meta_dup(&meta, "hyp");
@@ -358,14 +371,22 @@ static void read_args(train_run *r, int argc, char **argv) {
     default_args(a);
     a->epochs = YOLO_ABSENT;   /* a resumed run keeps its own */
     parse_args(a, argc - 1, argv + 1, "train");
+    if (a->evolve) {   /* refused before anything runs, rather than ignored */
+        fprintf(stderr, "train: --evolve (the official's hyperparameter evolution: %s generations of training runs with "
+                        "mutated hyperparameters) is not implemented; train with --hyp files of your choice instead\n", a->evolve);
+        exit(2);
+    }
     int epochs_given = a->epochs != YOLO_ABSENT;
     if (!epochs_given) a->epochs = 100;
     r->last_step = -1;
     if (a->resume) resume_args(r, epochs_given);
     else r->saved_args = join_args(argc - 1, argv + 1);
-    if (!a->cfg && !a->weights) die("train: --cfg or --weights is required (a model name or yaml, or weights that carry their model)");
+    if (a->weights) a->weights = yolo_weights_path(a->weights, r->weights, sizeof r->weights);
+    if (!a->cfg && !a->weights && !a->resume) die("train: --cfg or --weights is required (a model name or yaml, or weights that carry their model)");
     if (!a->data) die("train: --data is required");
-    r->batch_given = a->batch != YOLO_ABSENT;
+    if (a->batch == 0) die("train: --batch-size must be positive, or -1 (AutoBatch)");
+    r->autobatch = a->batch == -1;   /* the official's AutoBatch (plan_memory) */
+    r->batch_given = a->batch != YOLO_ABSENT && a->batch > 0;
     if (!r->batch_given) a->batch = 16;
     int world = r->dp.world;
     if (a->batch % world) { fprintf(stderr, "train: --batch-size %d must be a multiple of the %d processes\n", a->batch, world); exit(2); }
@@ -386,17 +407,118 @@ static void read_args(train_run *r, int argc, char **argv) {
     if (a->cache && strcmp(a->cache, "ram") && strcmp(a->cache, "disk")) die("train: --cache takes ram or disk");
 }
 
+/* --hyp as the official check_yaml finds it (yolo_find_file); the name of
+   the official's own file where no such file is here: its numbers, which
+   are built in (yolo_hyp_default) */
+static void read_hyp(yolo_hyp *hyp, const char *given) {
+    char path[1024], err[YOLO_ERR];
+    int found = yolo_find_file(given, path, sizeof path, err);
+    const char *slash = strrchr(given, '/'), *name = slash ? slash + 1 : given;
+    if (found < 0 || (found == 0 && yolo_hyp_read(hyp, path, err))) die(err);
+    if (found == 0) return;
+    if (strcmp(name, "hyp.scratch-high.yaml")) {
+        fprintf(stderr, "%s: hyperparameter file not found (nor under data/, models/ or utils/); the official's own, "
+                        "hyp.scratch-high.yaml, is built in\n", given);
+        exit(1);
+    }
+    printf("hyperparameters: %s is not here; the official's numbers, built in\n", given);
+}
+
+/* an argument as a shell reads it back: quoted when it is empty or holds
+   anything but letters, digits and -_./,=: */
+static void shell_word(char *out, size_t cap, const char *w) {
+    int plain = *w != 0;
+    for (const char *c = w; *c; c++) plain &= isalnum((unsigned char)*c) || strchr("-_./,=:", *c) != NULL;
+    if (plain) { snprintf(out, cap, "%s", w); return; }
+    size_t o = snprintf(out, cap, "'");
+    for (const char *c = w; *c && o + 5 < cap; c++) o += *c == '\'' ? snprintf(out + o, cap - o, "'\\''") : snprintf(out + o, cap - o, "%c", *c);
+    snprintf(out + o, cap - o, "'");
+}
+
+static int on_path(const char *program) {
+    const char *path = getenv("PATH");
+    char p[2048];
+    for (const char *d = path ? path : ""; *d;) {
+        size_t n = strcspn(d, ":");
+        snprintf(p, sizeof p, "%.*s/%s", (int)n, d, program);
+        if (n && !access(p, X_OK)) return 1;
+        d += n; if (*d) d++;
+    }
+    return 0;
+}
+
+/* 1b. --device 0,1,2,3: one process a GPU, as the official's
+   torch.distributed.launch --nproc_per_node 4 ... --device 0,1,2,3. Under
+   mpirun each process takes the GPU of its place on the machine; run
+   alone, train starts itself under mpirun with as many processes (a build
+   with MPI, mpirun on the PATH; the command is printed first), else says
+   the command to run. */
+static void place_devices(train_run *r, int argc, char **argv) {
+    train_args *a = &r->a;
+    if (!a->device || !strchr(a->device, ',')) return;
+    static char one[16];
+    int n = 0;
+    for (const char *d = a->device; *d; n++) {
+        size_t k = strspn(d, "0123456789");
+        if (!k || (d[k] && d[k] != ',') || k > 6) die("train: --device wants cpu, cuda, a GPU index or GPU indices 0,1,2,3");
+        if (n == r->dp.local_rank) snprintf(one, sizeof one, "%.*s", (int)k, d);
+        d += k; if (*d) d++;
+    }
+    if (r->dp.world > 1) {
+        if (r->dp.local_rank >= n) {
+            fprintf(stderr, "train: --device %s lists %d GPUs, fewer than the processes on this machine\n", a->device, n);
+            exit(2);
+        }
+        a->device = one;
+        return;
+    }
+    /* mpirun [--allow-run-as-root] [--bind-to none] -np N argv... */
+    char **av = (char **)yolo_xcalloc((size_t)argc + 8, sizeof(char *)), np[16], cmd[8192], w[2048];
+    int k = 0;
+    av[k++] = (char *)"mpirun";
+#ifdef OPEN_MPI
+    if (geteuid() == 0) av[k++] = (char *)"--allow-run-as-root";   /* Open MPI refuses root otherwise */
+    av[k++] = (char *)"--bind-to"; av[k++] = (char *)"none";          /* each process's loader threads need cores */
+#endif
+    snprintf(np, sizeof np, "%d", n);
+    av[k++] = (char *)"-np"; av[k++] = np;
+    for (int i = 0; i < argc; i++) av[k++] = argv[i];
+    size_t o = 0;
+    for (int i = 0; i < k && o < sizeof cmd; i++) { shell_word(w, sizeof w, av[i]); o += snprintf(cmd + o, sizeof cmd - o, "%s%s", i ? " " : "", w); }
+#ifdef YOLO_MPI
+    if (on_path("mpirun")) {
+        printf("train: --device %s: %d processes, one a GPU: %s\n", a->device, n, cmd);
+        fflush(stdout);
+        execvp("mpirun", av);
+        fprintf(stderr, "train: cannot start mpirun (%s)\n", strerror(errno));
+        exit(1);
+    }
+    fprintf(stderr, "train: --device %s asks for %d processes, one a GPU, and mpirun is not on the PATH; with MPI installed, run:\n  %s\n",
+            a->device, n, cmd);
+#else
+    fprintf(stderr, "train: --device %s asks for %d processes, one a GPU: this build has no MPI (build with mpicc present, see "
+                    "README), then run:\n  %s\n", a->device, n, cmd);
+#endif
+    exit(2);
+}
+
 /* 2. hyperparameters and the two splits of the dataset */
 static void open_data(train_run *r) {
     const train_args *a = &r->a;
     char err[YOLO_ERR];
     if (!r->hyp_resumed) {   /* (a resumed run keeps the numbers it started with) */
         yolo_hyp_default(&r->hyp);
-        if (a->hyp && yolo_hyp_read(&r->hyp, a->hyp, err)) die(err);
+        if (a->hyp) read_hyp(&r->hyp, a->hyp);
     }
     yolo_hyp_format(&r->hyp, r->saved_hyp, sizeof r->saved_hyp);
-    if (yolo_data_read(&r->dc, a->data, err)) die(err);
+    char data[1024], labels[1024];
+    if (yolo_find_file(a->data, data, sizeof data, err) < 0 || yolo_data_read(&r->dc, data, err)) die(err);
     if (yolo_dataset_open(&r->train_set, r->dc.root, r->dc.train, r->dc.nc, a->min_items, err)) die(err);
+    if (!r->train_set.nboxes && !yolo_dataset_label_files(&r->train_set, labels, sizeof labels)) {   /* as the official refuses */
+        fprintf(stderr, "train: no labels found in %s (none of the %d training pictures has a label file there): cannot train\n",
+                labels, r->train_set.n);
+        exit(1);
+    }
     if (yolo_dataset_open(&r->val_set, r->dc.root, r->dc.val, r->dc.nc, 0, err)) die(err);
     static char *item = (char *)"item";
     r->nc = a->single_cls ? 1 : r->dc.nc;
@@ -406,8 +528,37 @@ static void open_data(train_run *r) {
            r->val_set.n, r->val_set.nboxes, r->nc);
 }
 
-/* 3. the backend and the model, the memory plan (--mem-budget choosing
-   --ckpt and the batch), the loaders; 1 when the run stops here (--dry-run) */
+/* --batch -1, the official AutoBatch: the largest batch (up to 1024, as
+   its) whose memory plan fits 80% of the device's free memory, where the
+   official fits a line through measured batches; the environment's
+   YOLO_FREE_MEMORY (6G, ...) stands for the device's figure. A backend
+   without memory of its own (the CPU) takes the official's default 16. */
+static void autobatch(train_run *r) {
+    train_args *a = &r->a;
+    size_t free_b = 0, total = 0;
+    const char *given = getenv("YOLO_FREE_MEMORY");
+    if (r->dp.world > 1) die("train: --batch-size -1 (AutoBatch) is for one process, as the official's; give the total batch");
+    if (given) free_b = (size_t)parse_size(given, "train", "YOLO_FREE_MEMORY");
+    if (!given && (!r->be->free_memory || r->be->free_memory(&free_b, &total))) {
+        printf("AutoBatch: no device memory to measure on the %s, using the default batch-size %d\n", r->be->name, a->batch);
+        return;
+    }
+    double budget = 0.8 * free_b;
+    int b = largest_batch(&r->m, &r->train_set, &r->val_set, &r->hyp, a, r->kind, a->ckpt, budget, 1024);
+    size_t act, plan = b ? run_plan(&r->m, &r->train_set, &r->val_set, &r->hyp, a, r->kind, b, a->ckpt, &act) : 0;
+    if (!b) {
+        fprintf(stderr, "train: AutoBatch: not even batch 1%s fits 80%% of the %.2f GB free on %s%s\n", a->ckpt ? " with --ckpt" : "",
+                free_b / 1e9, r->be->name, a->ckpt ? "" : " (--ckpt needs less)");
+        exit(1);
+    }
+    printf("AutoBatch: batch-size %d for %s%s: planned %.2f GB of the %.2f GB free (80%%: %.2f GB)%s\n", b, r->be->name,
+           given ? " (YOLO_FREE_MEMORY)" : "", plan / 1e9, free_b / 1e9, budget / 1e9, a->ckpt ? ", with --ckpt" : "");
+    a->batch = r->share = b;
+}
+
+/* 3. the backend and the model, the memory plan (--batch -1 or
+   --mem-budget choosing the batch, the latter --ckpt too), the loaders;
+   1 when the run stops here (--dry-run) */
 static int plan_memory(train_run *r) {
     train_args *a = &r->a;
     char err[YOLO_ERR];
@@ -417,12 +568,16 @@ static int plan_memory(train_run *r) {
     r->be = yolo_backend_select(own_gpu ? gpu : a->device, err);
     if (!r->be || yolo_dp_join(&r->dp, r->be, err)) die(err);
     yolo_model *m = &r->m;
-    if (yolo_model_for_weights(m, a->cfg, a->resume ? r->ckpt : a->weights, r->nc, 0, err)) die(err);
+    const char *carrier = a->resume ? r->ckpt : a->weights;   /* the weights file that can carry the model */
+    if (a->cfg) snprintf(r->model, sizeof r->model, "%s", a->cfg);
+    else snprintf(r->model, sizeof r->model, "the model of %s", carrier);
+    if (yolo_model_for_weights(m, a->cfg, carrier, r->nc, 0, err)) die(err);
     yolo_model_set_names(m, r->names);
     yolo_model_init_weights(m, (uint64_t)a->seed);
     yolo_model_precision_flags(m, r->be, a->precision, 1, 0, "train");
     m->train_pixels = yolo_loader_pixels(r->be) != 0;   /* the plan places a step's copy of them */
     const yolo_dataset *tr = &r->train_set, *va = &r->val_set;
+    if (r->autobatch && !(a->mem_budget > 0)) autobatch(r);
     if (a->mem_budget > 0) {   /* choose recompute and, unless --batch is given, the batch */
         size_t act, full = run_plan(m, tr, va, &r->hyp, a, r->kind, r->share, 0, &act);
         size_t ck = run_plan(m, tr, va, &r->hyp, a, r->kind, r->share, 1, &act);
@@ -430,7 +585,7 @@ static int plan_memory(train_run *r) {
         else if (ck <= a->mem_budget && (r->batch_given || a->ckpt)) a->ckpt = 1;
         else if (r->batch_given || ck <= a->mem_budget) {
             if (ck > a->mem_budget) {
-                int b = largest_batch(m, tr, va, &r->hyp, a, r->kind, 1);
+                int b = largest_batch(m, tr, va, &r->hyp, a, r->kind, 1, a->mem_budget, 64);
                 fprintf(stderr, "train: batch %d needs %.2f GB (%.2f GB with --ckpt), over the budget of %.2f GB; %s\n", r->share,
                         full / 1e9, ck / 1e9, a->mem_budget / 1e9, b ? "" : "not even batch 1 with --ckpt fits");
                 if (b) fprintf(stderr, "train: batch %d with --ckpt would fit\n", b);
@@ -438,7 +593,8 @@ static int plan_memory(train_run *r) {
             }
             a->ckpt = 1;
         } else {   /* the largest batch, without recompute when that costs little batch */
-            int b0 = largest_batch(m, tr, va, &r->hyp, a, r->kind, 0), b1 = largest_batch(m, tr, va, &r->hyp, a, r->kind, 1);
+            int b0 = largest_batch(m, tr, va, &r->hyp, a, r->kind, 0, a->mem_budget, 64);
+            int b1 = largest_batch(m, tr, va, &r->hyp, a, r->kind, 1, a->mem_budget, 64);
             if (!b1) {
                 fprintf(stderr, "train: even batch 1 with --ckpt needs %.2f GB, over the budget of %.2f GB\n",
                         run_plan(m, tr, va, &r->hyp, a, r->kind, 1, 1, &act) / 1e9, a->mem_budget / 1e9);
@@ -515,13 +671,17 @@ static void prepare(train_run *r) {
 static void write_run(train_run *r) {
     const train_args *a = &r->a;
     char err[YOLO_ERR];
-    if (!a->resume && yolo_run_dir(a->project, a->name, a->exist_ok, r->save_dir, sizeof r->save_dir, err)) die(err);
+    if (!a->resume && yolo_run_dir(a->project, a->name, a->exist_ok, r->save_dir, sizeof r->save_dir, err)) { fprintf(stderr, "train: %s\n", err); exit(1); }
     snprintf(r->wdir, sizeof r->wdir, "%s/weights", r->save_dir);
-    yolo_mkdirs(r->wdir);
-    save_settings(r->save_dir, a, r->saved_hyp);
+    if (yolo_mkdirs(r->wdir)) { fprintf(stderr, "train: %s: cannot create (%s)\n", r->wdir, strerror(errno)); exit(1); }
+    r->failed += save_settings(r->save_dir, a, r->saved_hyp, r->model);
     char picture[1300];
-    snprintf(picture, sizeof picture, "%s/labels.jpg", r->save_dir);
-    if (!a->noplots && !a->resume) yolo_plot_labels(&r->train_set, r->nc, r->m.names, picture);
+    if (!a->noplots && !a->resume) {   /* as the official plot_labels */
+        snprintf(picture, sizeof picture, "%s/labels.jpg", r->save_dir);
+        r->failed += yolo_plot_labels(&r->train_set, r->nc, r->m.names, picture) != 0;
+        snprintf(picture, sizeof picture, "%s/labels_correlogram.jpg", r->save_dir);
+        r->failed += yolo_plot_correlogram(&r->train_set, picture) != 0;
+    }
     snprintf(r->last, sizeof r->last, "%s/last.safetensors", r->wdir);
     snprintf(r->best, sizeof r->best, "%s/best.safetensors", r->wdir);
     snprintf(r->csv, sizeof r->csv, "%s/results.csv", r->save_dir);
@@ -532,17 +692,16 @@ static void write_run(train_run *r) {
         for (int row = 0; f && fgets(line, sizeof line, f); row++)
             if ((row == 0 || strtol(line, NULL, 10) < r->start_epoch) && n + strlen(line) < (1 << 20)) { strcpy(keep + n, line); n += strlen(line); }
         if (f) fclose(f);
-        f = fopen(r->csv, "w");
-        if (f) { fputs(keep, f); fclose(f); }
+        if (!(f = yolo_create_file(r->csv, "w")) || (fputs(keep, f), yolo_close_written(f, r->csv))) exit(1);
         free(keep);
     } else {
-        FILE *f = fopen(r->csv, "w");
-        if (!f) { fprintf(stderr, "%s: cannot write\n", r->csv); exit(1); }
+        FILE *f = yolo_create_file(r->csv, "w");
+        if (!f) exit(1);
         const char *cols[] = { "epoch", "train/box_loss", "train/cls_loss", "train/dfl_loss", "metrics/precision",
                                "metrics/recall", "metrics/mAP_0.5", "metrics/mAP_0.5:0.95", "val/box_loss",
                                "val/cls_loss", "val/dfl_loss", "x/lr0", "x/lr1", "x/lr2", "time/epoch_s", "time/data_wait" };
         for (int k = 0; k < 16; k++) fprintf(f, "%20s%s", cols[k], k < 15 ? "," : "\n");
-        fclose(f);
+        if (yolo_close_written(f, r->csv)) exit(1);
     }
 }
 
@@ -551,7 +710,7 @@ static void write_run(train_run *r) {
 static void open_run(train_run *r) {
     const train_args *a = &r->a;
     if (r->dp.rank == 0) write_run(r);
-    printf("%s on %s, %s, batch %d", a->cfg, r->be->name, a->optimizer, a->batch);
+    printf("%s on %s, %s, batch %d", r->model, r->be->name, a->optimizer, a->batch);
     if (r->dp.world > 1) printf(" (%d processes of %d)", r->dp.world, r->share);
     printf(" (accumulating to 64 by %d), img %d, %d epochs; results in %s\n", r->accumulate, a->img, a->epochs, r->save_dir);
     if (r->tl.nbatch == 0) die("train: --quad needs at least 4 training pictures");   /* the only way to have no batch */
@@ -590,7 +749,7 @@ static void train_epoch(train_run *r, int epoch, epoch_log *log) {
         int acc = yolo_schedule_batch(&r->sched, &r->opt, epoch, ni);
         if (!a->noplots && ni < 3 && r->dp.rank == 0) {   /* the first mosaics, as the official (process 0's share) */
             snprintf(picture, sizeof picture, "%s/train_batch%ld.jpg", r->save_dir, ni);
-            yolo_plot_batch(picture, yolo_batch_images(bt), bt->B, bt->H, bt->W, bt->targets, bt->nt, m->names);
+            r->failed += yolo_plot_batch(picture, yolo_batch_images(bt), bt->B, bt->H, bt->W, bt->targets, bt->nt, m->names) != 0;
         }
         yolo_set_input_batch(m, bt, 0, bt->B);
         yolo_forward(m, 1);
@@ -690,14 +849,15 @@ static void validate_ema(train_run *r, yolo_metrics *mt) {
 static void save_epoch(train_run *r, int epoch, const epoch_log *log, const yolo_metrics *mt, int is_best, int final) {
     const train_args *a = &r->a;
     char err[YOLO_ERR];
-    FILE *f = fopen(r->csv, "a");
-    if (f) {
+    FILE *f = yolo_create_file(r->csv, "a");
+    if (!f) r->failed++;
+    else {
         /* the official columns and format (the val losses zero, as train_dual.py writes them: its
            validation computes none), then ours */
         double row[16] = { epoch, log->mloss[0], log->mloss[1], log->mloss[2], mt->p, mt->r, mt->map50, mt->map, 0, 0, 0,
                            log->lr[0], log->lr[1], log->lr[2], log->epoch_seconds, log->wait / log->seconds };
         for (int k = 0; k < 16; k++) fprintf(f, "%20.5g%s", row[k], k < 15 ? "," : "\n");
-        fclose(f);
+        r->failed += yolo_close_written(f, r->csv) != 0;
     }
     if (a->nosave && !final) return;
     char e_s[32], be_s[32], bf_s[64], up_s[32], st_s[32], ls_s[32], sc_s[32], sg_s[32];
@@ -717,6 +877,26 @@ static void save_epoch(train_run *r, int epoch, const epoch_log *log, const yolo
     char period[1200];
     snprintf(period, sizeof period, "%s/epoch%d.safetensors", r->wdir, epoch);
     if (a->save_period > 0 && epoch % a->save_period == 0 && yolo_checkpoint_save(period, &r->m, &r->ema, &r->opt, kv, err)) die(err);
+}
+
+/* "a, b, weights/c": the files under dir (prefix: the folder's name
+   before them), sorted by name, appended to out at o; the new length */
+static size_t list_files(const char *dir, const char *prefix, char *out, size_t cap, size_t o) {
+    struct dirent **e;
+    int n = scandir(dir, &e, NULL, alphasort);
+    for (int i = 0; i < n; i++) {
+        char p[2048], name[1100];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", dir, e[i]->d_name);
+        snprintf(name, sizeof name, "%s%s", prefix, e[i]->d_name);
+        if (e[i]->d_name[0] != '.' && !stat(p, &st)) {
+            if (S_ISDIR(st.st_mode)) { strcat(name, "/"); o = list_files(p, name, out, cap, o); }
+            else if (o < cap) o += snprintf(out + o, cap - o, "%s%s", o ? ", " : "", name);
+        }
+        free(e[i]);
+    }
+    if (n > 0) free(e);
+    return o;
 }
 
 /* 9. the end: last and best stripped to their EMA weights (what val and
@@ -752,16 +932,18 @@ static void finish(train_run *r, int epochs_run, double run_t0) {
         yolo_val_progress_start(&vp, r->val_set.n, a->noplots ? NULL : yolo_val_plots_hook, &plots);
         if (yolo_validate(m, &r->vl, r->share, 0.001f, 0.7f, 300, a->single_cls, &ev, NULL, yolo_val_progress_hook, &vp, err)) die(err);
         yolo_metrics_compute(&ev, r->nc, &mt);
-        if (!a->noplots) yolo_val_plots_save(&plots, &mt, m->names, r->save_dir);
+        if (!a->noplots) r->failed += yolo_val_plots_save(&plots, &mt, m->names, r->save_dir) != 0;
         yolo_metrics_print(&mt, &ev, m->names, 1);
         yolo_metrics_free(&mt);
         yolo_eval_free(&ev);
     }
     snprintf(picture, sizeof picture, "%s/results.png", r->save_dir);
-    if (!a->noplots) yolo_plot_results(r->csv, picture);
-    printf("Best epoch %d (fitness %.4g); results saved to %s: results.csv%s, opt.yaml, hyp.yaml, weights/{best,last}.safetensors\n",
-           r->best_epoch, r->best_fitness, r->save_dir, a->noplots ? "" : " and .png, labels.jpg, train_batch*.jpg, confusion_matrix.png, "
-           "PR/F1/P/R_curve.png, val_batch*_labels/_pred.jpg");
+    if (!a->noplots) r->failed += yolo_plot_results(r->csv, picture) != 0;
+    printf("Best epoch %d (fitness %.4g)\n", r->best_epoch, r->best_fitness);
+    if (r->failed) { fprintf(stderr, "train: %d files could not be written to %s (named above)\n", r->failed, r->save_dir); return; }
+    char list[8192] = "";
+    list_files(r->save_dir, "", list, sizeof list, 0);
+    printf("Results saved to %s: %s\n", r->save_dir, list);
 }
 
 static void free_run(train_run *r) {
@@ -784,6 +966,7 @@ int main(int argc, char **argv) {
     if (yolo_dp_start(&r.dp, err)) die(err);
     if (r.dp.rank > 0 && !freopen("/dev/null", "w", stdout)) die("train: cannot silence the output of a process other than 0");
     read_args(&r, argc, argv);
+    place_devices(&r, argc, argv);
     open_data(&r);
     if (plan_memory(&r)) { yolo_dp_end(&r.dp); return 0; }   /* --dry-run */
     prepare(&r);
@@ -822,5 +1005,5 @@ int main(int argc, char **argv) {
     if (r.dp.rank == 0) finish(&r, epochs_run, run_t0);
     free_run(&r);
     yolo_dp_end(&r.dp);
-    return 0;
+    return r.failed ? 1 : 0;
 }

@@ -23,6 +23,7 @@ typedef struct {
     int save_conf, coco;
     FILE *json;              /* --save-json, or NULL */
     int njson;
+    int failed;              /* --save-txt files that could not be written */
 } saver;
 
 static const char *stem(const char *path, char *out, size_t cap) {
@@ -42,7 +43,7 @@ static void save_image(void *ctx, int id, const yolo_det *d, int n) {
     double w0 = s->ds->w0[id], h0 = s->ds->h0[id];
     if (s->labels_dir) {
         snprintf(path, sizeof path, "%s/%s.txt", s->labels_dir, st);
-        yolo_save_txt(path, d, n, w0, h0, s->save_conf);
+        s->failed += yolo_save_txt(path, d, n, w0, h0, s->save_conf) != 0;
     }
     if (s->json) {
         char *end;
@@ -72,7 +73,7 @@ int main(int argc, char **argv) {
         { "--conf-thres", YOLO_FLAG_FLOAT, &conf, "confidence threshold (0.001)", 0, 0, 1 },
         { "--iou-thres", YOLO_FLAG_FLOAT, &iou, "NMS IoU threshold (0.7)", 0, 0, 1 },
         { "--max-det", YOLO_FLAG_INT, &max_det, "maximum detections per image (300)", 0, 1, YOLO_MAX_DET },
-        { "--task", YOLO_FLAG_STR, &task, "val, train or speed", 0 },
+        { "--task", YOLO_FLAG_STR, &task, "val, test (the yaml's test: split), train or speed", 0 },
         { "--device", YOLO_FLAG_STR, &device, "cpu, cuda or a GPU index", 0 },
         { "--workers", YOLO_FLAG_INT, &workers, "loader threads (8, at most the CPUs)", 0, 0, YOLO_MAX_WORKERS },
         { "--single-cls", YOLO_FLAG_BOOL, &single_cls, "treat as a single-class dataset", 0 },
@@ -98,21 +99,29 @@ int main(int argc, char **argv) {
         fprintf(stderr, "val: --precision is fp32 or bf16 (half: --half)\n");
         return 2;
     }
+    if (weights && !*weights) weights = NULL;   /* --weights '' */
+    if (cfg && !*cfg) cfg = NULL;
     if (!data) { fprintf(stderr, "val: --data is required\n"); return 2; }
     if (!cfg && !weights) { fprintf(stderr, "val: --weights is required (or --cfg to validate an untrained model)\n"); return 2; }
     if (batch < 1 || img < 1) { fprintf(stderr, "val: --batch-size and --img must be positive\n"); return 2; }
     img = yolo_check_img_size(img, 0, "val");
     workers = yolo_loader_workers(workers, 8, "val");
     if (!strcmp(task, "speed")) { conf = 0.25; iou = 0.45; save_json = 0; noplots = 1; task = "val"; }   /* as the official speed benchmark */
-    if (strcmp(task, "val") && strcmp(task, "train")) { fprintf(stderr, "val: --task is val, train or speed (got '%s')\n", task); return 2; }
+    if (strcmp(task, "val") && strcmp(task, "train") && strcmp(task, "test")) {
+        fprintf(stderr, "val: --task is val, test, train or speed (got '%s')\n", task);
+        return 2;
+    }
     if (augment)   /* the official _forward_augment de-scales p[..., :4], YOLOv5's layout, not the heads' [B, 4 + nc, A] */
         fprintf(stderr, "val: --augment is not implemented here (the official test-time augmentation indexes YOLOv5's "
                         "[batch, anchors, 4+nc] output, not YOLOv9's [batch, 4+nc, anchors]); validating without it\n");
-    char err[YOLO_ERR];
+    char err[YOLO_ERR], data_path[1024], weights_path[1024];
     yolo_data_cfg dc;
-    if (yolo_data_read(&dc, data, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (yolo_find_file(data, data_path, sizeof data_path, err) < 0 || yolo_data_read(&dc, data_path, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (weights) weights = yolo_weights_path(weights, weights_path, sizeof weights_path);
+    const char *split = !strcmp(task, "train") ? dc.train : !strcmp(task, "test") ? dc.test : dc.val;
+    if (!*split) { fprintf(stderr, "val: --task %s: %s has no '%s:' split\n", task, data_path, task); return 1; }
     yolo_dataset ds;
-    if (yolo_dataset_open(&ds, dc.root, strcmp(task, "val") ? dc.train : dc.val, dc.nc, min_items, err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (yolo_dataset_open(&ds, dc.root, split, dc.nc, min_items, err)) { fprintf(stderr, "%s\n", err); return 1; }
     /* --single-cls as the official: every label class 0, one class "item" (or the dataset's only one),
        and any model's detections counted as that class */
     int nc = single_cls ? 1 : dc.nc;
@@ -146,15 +155,19 @@ int main(int argc, char **argv) {
     yolo_model_fuse(&m);
 
     char dir[1024], labels[1100], jpath[1200];
-    saver sv = { &ds, NULL, save_conf, 0, NULL, 0 };
-    if (yolo_run_dir(project, name, exist_ok, dir, sizeof dir, err)) { fprintf(stderr, "val: %s\n", err); return 2; }   /* as the official: the plots go there */
-    if (save_txt) { snprintf(labels, sizeof labels, "%s/labels", dir); yolo_mkdirs(labels); sv.labels_dir = labels; }
+    saver sv = { &ds, NULL, save_conf, 0, NULL, 0, 0 };
+    /* as the official: the plots go there */
+    if (yolo_run_dir(project, name, exist_ok, dir, sizeof dir, err)) { fprintf(stderr, "val: %s\n", err); return 2; }
+    if (save_txt) {
+        snprintf(labels, sizeof labels, "%s/labels", dir);
+        if (yolo_mkdirs(labels)) { fprintf(stderr, "val: %s: cannot create (%s)\n", labels, strerror(errno)); return 1; }
+        sv.labels_dir = labels;
+    }
     if (save_json) {
         char ws[512];
         stem(weights ? weights : cfg, ws, sizeof ws);
         snprintf(jpath, sizeof jpath, "%s/%s_predictions.json", dir, ws);
-        sv.json = fopen(jpath, "w");
-        if (!sv.json) { fprintf(stderr, "%s: cannot write\n", jpath); return 1; }
+        if (!(sv.json = yolo_create_file(jpath, "w"))) return 1;
         size_t n = strlen(dc.val);
         sv.coco = n >= 16 && !strcmp(dc.val + n - 16, "coco/val2017.txt");
         fprintf(sv.json, "[");
@@ -171,20 +184,24 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    if (sv.json) { fprintf(sv.json, "\n]\n"); fclose(sv.json); }
+    int failed = sv.failed;   /* files that could not be written, each named on stderr */
+    if (sv.json) { fprintf(sv.json, "\n]\n"); failed += yolo_close_written(sv.json, jpath) != 0; }
     yolo_metrics mt;
     yolo_metrics_compute(&ev, nc, &mt);
     yolo_metrics_print(&mt, &ev, names, verbose);
-    printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at batch %d, %d x %d at most, on %s%s\n",
-           1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, W, H, be->name,
-           m.precision == YOLO_FP32 ? "" : m.precision == YOLO_FP16 ? " (half)" : " (bf16)");
-    if (!noplots) yolo_val_plots_save(&plots, &mt, names, dir);
-    printf("Results saved to %s\n", dir);
+    /* as the official, the shape of --img; ours: the largest rectangle, where, in what precision */
+    printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at shape (%d, 3, %d, %d) (rectangles up to %dx%d, "
+           "on %s%s)\n", 1e3 * tm.pre / tm.images, 1e3 * tm.infer / tm.images, 1e3 * tm.nms / tm.images, batch, img, img, H, W,
+           be->name, m.precision == YOLO_FP32 ? "" : m.precision == YOLO_FP16 ? ", half" : ", bf16");
+    if (!noplots) failed += yolo_val_plots_save(&plots, &mt, names, dir) != 0;
+    if (failed) fprintf(stderr, "val: files could not be written to %s (named above)\n", dir);
+    else printf("Results saved to %s\n", dir);
+    if (save_txt && !failed) printf("%d labels saved to %s\n", yolo_count_files(labels, ".txt"), labels);
     yolo_metrics_free(&mt);
     yolo_eval_free(&ev);
     yolo_loader_free(&ld);
     yolo_dataset_free(&ds);
     yolo_data_free(&dc);
     yolo_model_free(&m);
-    return 0;
+    return failed ? 1 : 0;
 }

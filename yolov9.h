@@ -146,6 +146,7 @@ typedef YOLO_REAL yolo_real;
 #include <setjmp.h>
 #include <stdarg.h>
 #include <dirent.h>
+#include <errno.h>
 #ifndef YOLO_NO_DATA
 #include <jpeglib.h>
 #include <stb/stb_easy_font.h>
@@ -405,6 +406,9 @@ typedef struct yolo_backend {
     void (*memory)(size_t *in_use, size_t *peak);
     /* take `bytes` at once; later allocations are carved from it (0: no-op backend-side) */
     int (*reserve)(size_t bytes);
+    /* the device's free and total memory now (AutoBatch, train --batch -1): 0, or -1 when it cannot
+       say; NULL: a backend without device memory of its own (the CPU) */
+    int (*free_memory)(size_t *free_bytes, size_t *total_bytes);
     /* the next n allocations go where script says (a planned training
        step); NULL: best fit again. Only a backend with an arena follows it. */
     void (*place)(const yolo_place *script, int n);
@@ -3091,9 +3095,10 @@ int yolo_model_freeze(yolo_model *m, const int *layers, int n) {
 /* ------------------------------------------------------------------------ */
 #ifdef YOLOV9_DECLARING
 YOLO_C_BEGIN
-/* mkdir -p; a run's output folder PROJECT/NAME (NAME2, NAME3, ... when
-   taken, unless exist_ok), created */
-void yolo_mkdirs(const char *path);
+/* mkdir -p (0 when the folder is there at the end); a run's output folder
+   PROJECT/NAME (NAME2, NAME3, ... when taken, unless exist_ok), created,
+   or -1 with err naming it */
+int  yolo_mkdirs(const char *path);
 int  yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap, char *err);
 /* The one way a number is read, by every flag, checkpoint metadata field,
    yaml and hyp value: text, whole (spaces around it aside), as an integer
@@ -3107,6 +3112,17 @@ int  yolo_read_number(const char *text, int integer, double lo, double hi, const
 int  yolo_read_int(const char *text, int lo, int hi, const char *where, const char *what, int *out, char *err);
 int  yolo_read_long(const char *text, long lo, long hi, const char *where, const char *what, long *out, char *err);
 #define YOLO_ABSENT INT_MIN  /* an int value not given (a flag or argument without a default): in no range */
+/* fopen of a file to write, or NULL and a line on stderr naming path; its
+   fclose: 0, or -1 and such a line when a write or the close failed */
+FILE *yolo_create_file(const char *path, const char *mode);
+int  yolo_close_written(FILE *f, const char *path);
+int  yolo_count_files(const char *folder, const char *suffix);   /* names in folder ending in suffix */
+/* A file a flag names (--data, --cfg, --hyp), found as the official
+   check_file finds it: as given when it exists, else a relative name
+   looked for at any depth under data/, models/ and utils/ of the current
+   folder. 0 with out set (as given when given exists or is ""); 1 when
+   not found (out as given); -1 when several match (err lists them). */
+int  yolo_find_file(const char *given, char *out, size_t cap, char *err);
 /* seconds on a monotonic-enough wall clock; ||a - b|| / ||b|| */
 double yolo_now(void);
 double yolo_rel_err(const yolo_real *a, const float *b, size_t n);
@@ -3202,24 +3218,54 @@ static uint64_t yolo_rng_u64(yolo_rng *r) {
 }
 static double yolo_rng_uniform(yolo_rng *r) { return (yolo_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); }
 
-/* mkdir -p */
-void yolo_mkdirs(const char *path) {
+/* mkdir -p: 0 when path is a folder at the end */
+int yolo_mkdirs(const char *path) {
     char p[2048];
+    struct stat st;
     snprintf(p, sizeof p, "%s", path);
     for (char *s = p + 1; *s; s++)
         if (*s == '/') { *s = 0; mkdir(p, 0755); *s = '/'; }
-    mkdir(p, 0755);
+    int rc = mkdir(p, 0755), why = errno;
+    if (rc && stat(p, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
+    errno = why;
+    return rc;
+}
+
+FILE *yolo_create_file(const char *path, const char *mode) {
+    FILE *f = fopen(path, mode);
+    if (!f) fprintf(stderr, "%s: cannot write (%s)\n", path, strerror(errno));
+    return f;
+}
+
+/* fclose of a file written with stdio: 0, or -1 and a line naming it when
+   any of its writes failed (a full disk shows only here) */
+int yolo_close_written(FILE *f, const char *path) {
+    int bad = ferror(f), why = errno;
+    if (fclose(f) && !bad) { bad = 1; why = errno; }
+    if (bad) fprintf(stderr, "%s: cannot write (%s)\n", path, strerror(why));
+    return bad ? -1 : 0;
+}
+
+/* files in folder whose names end in suffix */
+int yolo_count_files(const char *folder, const char *suffix) {
+    DIR *d = opendir(folder);
+    int n = 0;
+    size_t k = strlen(suffix);
+    for (struct dirent *e; d && (e = readdir(d));) n += strlen(e->d_name) > k && !strcmp(e->d_name + strlen(e->d_name) - k, suffix);
+    if (d) closedir(d);
+    return n;
 }
 
 /* The output folder of a run, as the official increment_path:
    PROJECT/NAME, or NAME2, NAME3, ... when it exists (unless exist_ok).
-   Created; -1 and err when the path does not fit out[cap]. */
+   Created, or -1 with err naming the folder that could not be (or too
+   long a path for out[cap]). */
 int yolo_run_dir(const char *project, const char *name, int exist_ok, char *out, size_t cap, char *err) {
     struct stat st;
     size_t n = (size_t)snprintf(out, cap, "%s/%s", project, name);
     for (int k = 2; n < cap && !exist_ok && !stat(out, &st); k++) n = (size_t)snprintf(out, cap, "%s/%s%d", project, name, k);
     if (n >= cap) return yolo_errorf(err, "--project/--name: the folder '%.60s...' is a path longer than %zu characters", out, cap - 1);
-    yolo_mkdirs(out);
+    if (yolo_mkdirs(out)) return yolo_errorf(err, "%s: cannot create the run's folder (%s)", out, strerror(errno));
     return 0;
 }
 
@@ -3253,6 +3299,41 @@ int yolo_read_long(const char *text, long lo, long hi, const char *where, const 
     if (yolo_read_number(text, 1, (double)(lo > -exact ? lo : -exact), (double)(hi < exact ? hi : exact), where, what, &x, err)) return -1;
     *out = (long)x;
     return 0;
+}
+
+/* --- the files the flags name, looked up as the official check_file --- */
+
+/* every file folder/.../name, at any depth (hidden folders skipped, as
+   Python's recursive glob): counted in *n, the first cap kept in found */
+static void yolo_find_under(const char *folder, const char *name, int depth, char found[][1024], int cap, int *n) {
+    DIR *d = opendir(folder);
+    if (!d) return;
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", folder, name);
+    if (!stat(p, &st) && S_ISREG(st.st_mode)) { if (*n < cap) snprintf(found[*n], 1024, "%s", p); (*n)++; }
+    for (struct dirent *e; depth < 16 && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(p, sizeof p, "%s/%s", folder, e->d_name);
+        if (!stat(p, &st) && S_ISDIR(st.st_mode)) yolo_find_under(p, name, depth + 1, found, cap, n);
+    }
+    closedir(d);
+}
+
+int yolo_find_file(const char *given, char *out, size_t cap, char *err) {
+    struct stat st;
+    snprintf(out, cap, "%s", given);
+    if (!*given || !stat(given, &st)) return 0;
+    if (given[0] == '/') return 1;
+    char found[4][1024];
+    int n = 0;
+    static const char *folders[] = { "data", "models", "utils" };
+    for (int k = 0; k < 3; k++) yolo_find_under(folders[k], given, 0, found, 4, &n);
+    if (n == 1) { snprintf(out, cap, "%s", found[0]); return 0; }
+    if (!n) return 1;
+    char list[3 * 1024 + 64] = "";
+    for (int k = 0, o = 0; k < n && k < 4; k++) o += snprintf(list + o, sizeof list - o, "%s%s", k ? ", " : "", found[k]);
+    return yolo_errorf(err, "%s: %d files match under data/, models/ and utils/, give one: %s%s", given, n, list, n > 4 ? ", ..." : "");
 }
 
 double yolo_now(void) {
@@ -4123,7 +4204,7 @@ static const yolo_backend yolo_planner = {
     .copy_channels = yolo_plan_copy_channels, .concat = yolo_plan_concat,
     .optim_update = yolo_plan_optim_update, .lerp = yolo_plan_lerp, .sumsq = yolo_plan_sumsq,
     .loss = yolo_plan_loss, .decode = yolo_plan_decode, .nms = yolo_plan_nms,
-    .sync = yolo_plan_sync, .memory = yolo_plan_memory, .reserve = yolo_plan_reserve, .place = yolo_plan_place,
+    .sync = yolo_plan_sync, .memory = yolo_plan_memory, .reserve = yolo_plan_reserve, .free_memory = NULL, .place = yolo_plan_place,
     .profile = yolo_plan_profile,
     .tensor_cores = 0,
     .pixels_to_input = yolo_plan_pixels_to_input, .pin = yolo_cpu_pin,
@@ -5372,7 +5453,7 @@ const yolo_backend yolo_cpu = {
     .copy_channels = yolo_copy_channels, .concat = yolo_cpu_concat,
     .optim_update = yolo_cpu_optim_update, .lerp = yolo_cpu_lerp, .sumsq = yolo_cpu_sumsq,
     .loss = yolo_cpu_loss, .decode = yolo_cpu_decode, .nms = yolo_nms,
-    .sync = yolo_cpu_sync, .memory = yolo_cpu_memory, .reserve = yolo_cpu_reserve, .place = yolo_cpu_place,
+    .sync = yolo_cpu_sync, .memory = yolo_cpu_memory, .reserve = yolo_cpu_reserve, .free_memory = NULL, .place = yolo_cpu_place,
     .profile = yolo_cpu_profile,
     .tensor_cores = 0,
     .pixels_to_input = yolo_pixels_to_input, .pin = yolo_cpu_pin,
@@ -6434,24 +6515,36 @@ int yolo_model_from_yaml_text(yolo_model *m, const char *text, const char *path,
     return rc;
 }
 
-int yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err) {
+static const yolo_variant *yolo_variant_named(const char *name) {
     for (size_t i = 0; i < sizeof yolo_variants / sizeof yolo_variants[0]; i++)
-        if (!strcmp(name, yolo_variants[i].name))
-            return yolo_model_build(m, yolo_variants[i].rows, yolo_variants[i].nrows, nc > 0 ? nc : 80, 1, 1, err);
+        if (!strcmp(name, yolo_variants[i].name)) return &yolo_variants[i];
+    return NULL;
+}
+
+int yolo_model_from_name(yolo_model *m, const char *name, int nc, char *err) {
+    const yolo_variant *v = yolo_variant_named(name);
+    if (v) return yolo_model_build(m, v->rows, v->nrows, nc > 0 ? nc : 80, 1, 1, err);
     return yolo_errorf(err, "unknown model '%s' (built in: yolov9-t/s/m/c/e, gelan-t/s/m/c/e, or a .yaml file)", name);
 }
 
-/* a built-in name, or a path to a model yaml */
+/* A built-in name (yolov9-c), or a model yaml found as the official
+   check_yaml finds it (yolo_find_file). A yaml found nowhere but named
+   as an official one (yolov9-c.yaml, models/detect/yolov9-c.yaml) is the
+   built-in model of that name, which has the official file's layers. */
 int yolo_model_from_cfg(yolo_model *m, const char *cfg, int nc, char *err) {
     size_t n = strlen(cfg);
-    if ((n > 5 && !strcmp(cfg + n - 5, ".yaml")) || (n > 4 && !strcmp(cfg + n - 4, ".yml"))) {
-        struct stat st;
-        if (!stat(cfg, &st) || strchr(cfg, '/')) return yolo_model_from_yaml(m, cfg, nc, err);
-        char base[64];
-        snprintf(base, sizeof base, "%.*s", (int)(cfg[n - 4] == '.' ? n - 4 : n - 5), cfg);
-        return yolo_model_from_name(m, base, nc, err);
-    }
-    return yolo_model_from_name(m, cfg, nc, err);
+    if (!(n > 5 && !strcmp(cfg + n - 5, ".yaml")) && !(n > 4 && !strcmp(cfg + n - 4, ".yml"))) return yolo_model_from_name(m, cfg, nc, err);
+    char path[1024], base[64];
+    int found = yolo_find_file(cfg, path, sizeof path, err);
+    if (found < 0) return -1;
+    if (found == 0) return yolo_model_from_yaml(m, path, nc, err);
+    const char *slash = strrchr(cfg, '/'), *name = slash ? slash + 1 : cfg;
+    snprintf(base, sizeof base, "%.*s", (int)(strrchr(name, '.') - name), name);
+    if (!yolo_variant_named(base))
+        return yolo_errorf(err, "%s: model file not found (nor under data/, models/ or utils/), and %s is not a built-in model "
+                                "(yolov9-t/s/m/c/e, gelan-t/s/m/c/e)", cfg, base);
+    if (slash) fprintf(stderr, "%s: no such file here; the built-in %s, the official file's layers\n", cfg, base);
+    return yolo_model_from_name(m, base, nc, err);
 }
 
 void yolo_model_set_names(yolo_model *m, char *const *names) {
@@ -6516,6 +6609,10 @@ typedef struct { const char *name; int ndim; int64_t shape[4]; const yolo_real *
 YOLO_C_BEGIN
 /* safetensors */
 int  yolo_st_read(yolo_safetensors *st, const char *path, char *err);
+/* the file to read for a --weights flag: as given, but X.pt (PyTorch's, which
+   weights/convert.py converts) is X.safetensors when that exists and is not
+   older than X.pt (said on stderr); out holds it */
+const char *yolo_weights_path(const char *given, char *out, size_t cap);
 void yolo_st_free(yolo_safetensors *st);
 const yolo_st_entry *yolo_st_find(const yolo_safetensors *st, const char *name);
 int64_t yolo_st_numel(const yolo_st_entry *e);
@@ -6697,6 +6794,40 @@ static int yolo_st_check_layout(yolo_safetensors *st, const char *path, char *er
     return rc;
 }
 
+/* weights/convert.py of the source tree this program was built in (beside
+   it, or one folder up), as a path that works from the current folder:
+   relative when below it, else absolute; its name in the tree when the
+   program stands elsewhere */
+static void yolo_converter_path(char *out, size_t cap) {
+    char exe[1024], cwd[1024], p[1100], real[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    snprintf(out, cap, "<yolov9.c>/weights/convert.py");
+    if (n <= 0) return;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    for (int up = 0; up < 2; up++) {
+        snprintf(p, sizeof p, "%s/%sweights/convert.py", exe, up ? "../" : "");
+        if (!realpath(p, real)) continue;
+        size_t k = getcwd(cwd, sizeof cwd) ? strlen(cwd) : 0;
+        if (k > 1 && !strncmp(real, cwd, k) && real[k] == '/') snprintf(out, cap, "%s", real + k + 1);
+        else snprintf(out, cap, "%s", real);
+        return;
+    }
+}
+
+const char *yolo_weights_path(const char *given, char *out, size_t cap) {
+    size_t n = strlen(given);
+    struct stat pt, st;
+    snprintf(out, cap, "%s", given);
+    if (n < 3 || strcmp(given + n - 3, ".pt")) return out;
+    snprintf(out, cap, "%.*s.safetensors", (int)(n - 3), given);
+    int have_pt = !stat(given, &pt);
+    if (stat(out, &st) || (have_pt && st.st_mtime < pt.st_mtime)) { snprintf(out, cap, "%s", given); return out; }
+    fprintf(stderr, "%s: %s, its conversion, read instead\n", given, out);
+    return out;
+}
+
 int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     memset(st, 0, sizeof *st);
     long size;
@@ -6706,7 +6837,9 @@ int yolo_st_read(yolo_safetensors *st, const char *path, char *err) {
     if (size < 8 || fread(h8, 1, 8, f) != 8) { fclose(f); return yolo_errorf(err, "%s: not a safetensors file (too short)", path); }
     if (!memcmp(h8, "PK\3\4", 4)) {   /* a zip archive: PyTorch's .pt */
         fclose(f);
-        return yolo_errorf(err, "%s: a PyTorch checkpoint; convert it first: python3 weights/convert.py %s %.*s.safetensors", path, path,
+        char tool[1200];
+        yolo_converter_path(tool, sizeof tool);
+        return yolo_errorf(err, "%s: a PyTorch checkpoint; convert it first: python3 %s %s %.*s.safetensors", path, tool, path,
                            (int)(strlen(path) > 3 && !strcmp(path + strlen(path) - 3, ".pt") ? strlen(path) - 3 : strlen(path)), path);
     }
     uint64_t hlen = 0;
@@ -7128,11 +7261,11 @@ int yolo_model_for_weights(yolo_model *m, const char *cfg, const char *weights, 
 /* ------------------------------------------------------------------------ */
 #ifdef YOLOV9_DECLARING
 #ifndef YOLO_NO_DATA
-/* A dataset yaml: path, train, val (each a folder, a list file, or a list
-   of either), nc, names. */
+/* A dataset yaml: path, train, val and test (each a folder, a list file,
+   or a list of either), nc, names. */
 typedef struct {
     char root[1024];         /* path, resolved against the yaml's folder */
-    char train[4096], val[4096];   /* source specs, ';'-separated when several */
+    char train[4096], val[4096], test[4096];   /* source specs, ';'-separated when several; test "" when absent */
     int nc;
     char **names;            /* [nc] */
 } yolo_data_cfg;
@@ -7232,6 +7365,9 @@ int  yolo_hyp_parse(yolo_hyp *h, const char *s, const char *where, char *err);
 int  yolo_data_read(yolo_data_cfg *d, const char *path, char *err);
 void yolo_data_free(yolo_data_cfg *d);
 int  yolo_dataset_open(yolo_dataset *ds, const char *root, const char *spec, int nc, int min_items, char *err);
+/* the pictures of ds that have a label file (images/ -> labels/, .txt; empty
+   or not); folder gets the first picture's labels folder */
+int  yolo_dataset_label_files(const yolo_dataset *ds, char *folder, size_t cap);
 int  yolo_dataset_cache(yolo_dataset *ds, yolo_cache_kind kind, int S, int augment, char *err);
 void yolo_dataset_free(yolo_dataset *ds);
 /* --single-cls: every label becomes class 0 */
@@ -7557,7 +7693,7 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
         if (!*s || *s == '#') continue;
         if (indented || *s == '-') {   /* an item of the block above */
             if (!block[0]) { rc = yolo_errorf(err, "%s:%d: an indented line outside any key", path, lineno); break; }
-            if (strcmp(block, "names") && strcmp(block, "train") && strcmp(block, "val")) continue;
+            if (strcmp(block, "names") && strcmp(block, "train") && strcmp(block, "val") && strcmp(block, "test")) continue;
             char *item = NULL;
             if (*s == '-') item = yolo_yaml_value(s + 1);
             else {
@@ -7571,7 +7707,7 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
             }
             snprintf(where, sizeof where, "%s:%d", path, lineno);
             if (!strcmp(block, "names")) rc = yolo_names_add(&names, item, path, lineno, err);
-            else rc = yolo_spec_add(!strcmp(block, "train") ? d->train : d->val, sizeof d->train, item, where, err);
+            else rc = yolo_spec_add(!strcmp(block, "train") ? d->train : !strcmp(block, "val") ? d->val : d->test, sizeof d->train, item, where, err);
             continue;
         }
         char *c = strchr(s, ':');
@@ -7605,6 +7741,7 @@ int yolo_data_read(yolo_data_cfg *d, const char *path, char *err) {
         else if (!strcmp(key, "path")) snprintf(path_v, sizeof path_v, "%s", v);
         else if (!strcmp(key, "train") && *v) rc = yolo_yaml_sources(v, d->train, sizeof d->train, where, err);
         else if (!strcmp(key, "val") && *v) rc = yolo_yaml_sources(v, d->val, sizeof d->val, where, err);
+        else if (!strcmp(key, "test") && *v) rc = yolo_yaml_sources(v, d->test, sizeof d->test, where, err);
         else if (!strcmp(key, "nc")) {
             if ((rc = yolo_read_int(v, 1, YOLO_MAX_NC, where, "nc", &nc, err))) break;
             have_nc = 1;
@@ -7943,53 +8080,87 @@ static void yolo_label_path(const char *img, char *out, size_t cap) {
     snprintf(out + strlen(out), cap - strlen(out), ".txt");
 }
 
-/* One label file: rows "class cx cy w h", normalised. Returns 0, 1 when
-   the image is to be skipped (the warning in err), -1 on a fatal error. */
+int yolo_dataset_label_files(const yolo_dataset *ds, char *folder, size_t cap) {
+    char lp[4096];
+    struct stat st;
+    int n = 0;
+    for (int i = 0; i < ds->n; i++) {
+        yolo_label_path(ds->files[i], lp, sizeof lp);
+        n += !stat(lp, &st);
+        if (i == 0) {
+            char *slash = strrchr(lp, '/');
+            snprintf(folder, cap, "%.*s", slash ? (int)(slash - lp) : 1, slash ? lp : ".");
+        }
+    }
+    return n;
+}
+
+/* One label file: rows "class cx cy w h", normalised, or polygons "class
+   x1 y1 x2 y2 ..." (segments): as the official, a file with any row of
+   more than 6 numbers is read as polygons throughout (a row of 5 numbers
+   then being a polygon of two points) and each polygon becomes its
+   bounding box (segments2boxes). Returns 0, 1 when the image is to be
+   skipped (the warning in err), -1 on a fatal error. */
 #define YOLO_MAX_BOXES 10000   /* per image; the loss is planned for the densest one */
+#define YOLO_MAX_ROW 65536     /* characters of a label row: a polygon's points */
 static int yolo_read_labels(const char *path, int nc, float **lab, int *nlab, char *err) {
     *lab = NULL; *nlab = 0;
     struct stat st;
     if (stat(path, &st)) return 0;                 /* no label file: a background image */
     FILE *f = yolo_open_file(path, "label file", 0, NULL, err);
     if (!f) return -1;
-    char line[1024];
-    int lineno = 0, cap = 0, got;
-    while ((got = yolo_read_line(f, line, sizeof line, path, ++lineno, err))) {
-        if (got < 0 || *nlab == YOLO_MAX_BOXES) {
+    char *line = (char *)yolo_xmalloc(YOLO_MAX_ROW);
+    double *num = NULL;                            /* every row's numbers, one after another */
+    int *row = NULL, nrows = 0, ncap = 0, rcap = 0, total = 0, lineno = 0, got, segments = 0, rc = 0;
+    while (!rc && (got = yolo_read_line(f, line, YOLO_MAX_ROW, path, ++lineno, err))) {
+        if (got < 0 || nrows == YOLO_MAX_BOXES) {
             if (got > 0) yolo_errorf(err, "%s:%d: more than %d boxes", path, lineno, YOLO_MAX_BOXES);
-            fclose(f); free(*lab); *lab = NULL; *nlab = 0; return 1;
+            rc = 1; break;
         }
         char *s = yolo_trim(line), *end;
         if (!*s) continue;
-        double v[6];
         int k = 0;
-        while (*s && k < 6) {
-            v[k] = strtod(s, &end);
-            if (end == s) break;
-            k++; s = end;
-            while (isspace((unsigned char)*s)) s++;
+        for (double v; *s; k++, s = end) {
+            v = strtod(s, &end);
+            if (end == s) { rc = (yolo_errorf(err, "%s:%d: expected numbers (class cx cy w h, or class x1 y1 x2 y2 ...), got text", path, lineno), 1); break; }
+            num = (double *)yolo_grow(num, sizeof(double), total + 1, &ncap);
+            num[total++] = v;
+            while (isspace((unsigned char)*end)) end++;
         }
-        int bad = 0;
-        if (*s || k != 5) bad = yolo_errorf(err, "%s:%d: expected 5 numbers (class cx cy w h), got %s", path, lineno, *s ? "text" : k < 5 ? "fewer" : "more");
-        else if (v[0] != floor(v[0]) || v[0] < 0) bad = yolo_errorf(err, "%s:%d: class %g is not a non-negative integer", path, lineno, v[0]);
-        else if (v[0] >= nc) { fclose(f); free(*lab); *lab = NULL; *nlab = 0; return yolo_errorf(err, "%s:%d: class %.0f is not below nc %d", path, lineno, v[0], nc); }
-        else {
-            for (int i = 1; i < 5; i++)
-                if (!(v[i] >= 0 && v[i] <= 1)) { bad = yolo_errorf(err, "%s:%d: coordinate %g is not normalised (0..1)", path, lineno, v[i]); break; }
-        }
-        if (bad) { fclose(f); free(*lab); *lab = NULL; *nlab = 0; return 1; }
+        row = (int *)yolo_grow(row, sizeof(int), 2 * nrows + 2, &rcap);
+        row[2 * nrows] = k; row[2 * nrows + 1] = lineno; nrows++;
+        segments |= k > 6;
+    }
+    fclose(f); free(line);
+    int cap = 0;
+    for (int r = 0, at = 0; r < nrows && !rc; at += row[2 * r], r++) {
+        const double *v = num + at;
+        int k = row[2 * r], ln = row[2 * r + 1];
+        double b[5] = { v[0], 0, 0, 0, 0 };
+        if (segments) {   /* segments2boxes: the polygon's extent, as cx cy w h */
+            if (k < 3 || (k - 1) % 2) { rc = (yolo_errorf(err, "%s:%d: a polygon row needs a class and x y pairs, got %d numbers", path, ln, k), 1); break; }
+            double x1 = INFINITY, y1 = INFINITY, x2 = -INFINITY, y2 = -INFINITY;
+            for (int p = 1; p < k; p += 2) { x1 = fmin(x1, v[p]); x2 = fmax(x2, v[p]); y1 = fmin(y1, v[p + 1]); y2 = fmax(y2, v[p + 1]); }
+            b[1] = (x1 + x2) / 2; b[2] = (y1 + y2) / 2; b[3] = x2 - x1; b[4] = y2 - y1;
+        } else if (k != 5) { rc = (yolo_errorf(err, "%s:%d: expected 5 numbers (class cx cy w h), got %s", path, ln, k < 5 ? "fewer" : "more"), 1); break; }
+        else memcpy(b + 1, v + 1, 4 * sizeof(double));
+        if (b[0] != floor(b[0]) || b[0] < 0) { rc = (yolo_errorf(err, "%s:%d: class %g is not a non-negative integer", path, ln, b[0]), 1); break; }
+        if (b[0] >= nc) { rc = yolo_errorf(err, "%s:%d: class %.0f is not below nc %d", path, ln, b[0], nc); break; }
+        for (int i = 1; i < 5 && !rc; i++)
+            if (!(b[i] >= 0 && b[i] <= 1)) rc = (yolo_errorf(err, "%s:%d: coordinate %g is not normalised (0..1)", path, ln, b[i]), 1);
         int dup = 0;   /* duplicate rows are dropped, as the official */
-        for (int j = 0; j < *nlab && !dup; j++) {
+        for (int j = 0; j < *nlab && !dup && !rc; j++) {
             dup = 1;
-            for (int i = 0; i < 5; i++) dup &= (*lab)[j * 5 + i] == (float)v[i];
+            for (int i = 0; i < 5; i++) dup &= (*lab)[j * 5 + i] == (float)b[i];
         }
-        if (dup) continue;
+        if (dup || rc) continue;
         *lab = (float *)yolo_grow(*lab, 5 * sizeof(float), *nlab + 1, &cap);
-        for (int i = 0; i < 5; i++) (*lab)[*nlab * 5 + i] = (float)v[i];
+        for (int i = 0; i < 5; i++) (*lab)[*nlab * 5 + i] = (float)b[i];
         (*nlab)++;
     }
-    fclose(f);
-    return 0;
+    free(num); free(row);
+    if (rc) { free(*lab); *lab = NULL; *nlab = 0; }
+    return rc;
 }
 
 void yolo_dataset_single_class(yolo_dataset *ds) {
@@ -8009,13 +8180,13 @@ void yolo_dataset_free(yolo_dataset *ds) {
 
 /* The cache: one text file beside the labels folder, valid while the list
    of files, their sizes and times, and nc are those it was made from.
-   Its first line names its format, "labels 3", the hash of those, the
+   Its first line names its format, "labels 4", the hash of those, the
    number of pictures scanned and the hash of the rest of the file; then
    every picture once, in the order of the scan: one kept ("w h boxes
    |file", upright by its EXIF orientation, and a line of its boxes), or
    one left out ("- |file", and the warning that left it out, said again
-   whenever the cache is read, as the official's cache does). A cache of
-   an older format is read again. */
+   whenever the cache is read, as the official's cache does). Polygon
+   rows are kept as their boxes. A cache of an older format is read again. */
 static uint64_t yolo_fnv1a(uint64_t h, const char *p, size_t n) {
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
     return h;
@@ -8093,7 +8264,7 @@ static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash, co
     if (!text) { fprintf(stderr, "warning: %s (labels read again)\n", err); return -1; }
     unsigned long long h = 0, body_hash = 0;
     int cn = 0, lineno = 1, at = 0;
-    if (sscanf(text, "yolov9.c labels 3 %llx %d %llx\n%n", &h, &cn, &body_hash, &at) != 3 || !at || h != hash) { free(text); return -1; }   /* another list of files: stale, not damaged */
+    if (sscanf(text, "yolov9.c labels 4 %llx %d %llx\n%n", &h, &cn, &body_hash, &at) != 3 || !at || h != hash) { free(text); return -1; }   /* another list of files: stale, not damaged */
     size_t body = (size_t)at, size = strlen(text);
     FILE *f = size > body ? fmemopen(text + body, size - body, "r") : NULL;
     int ok = f != NULL;
@@ -8124,6 +8295,11 @@ static int yolo_cache_load(yolo_dataset *ds, const char *path, uint64_t hash, co
 static void yolo_cache_save(const yolo_dataset *ds, const yolo_strings *out, const char *path, uint64_t hash) {
     char tmp[4200], *body = NULL;
     size_t len = 0;
+    struct stat st;
+    snprintf(tmp, sizeof tmp, "%s", path);
+    char *slash = strrchr(tmp, '/');
+    if (slash) *slash = 0;
+    if (slash && stat(tmp, &st)) return;   /* no labels folder to keep it beside */
     FILE *m = open_memstream(&body, &len);
     for (int i = 0, o = 0; m && (i < ds->n || o + 1 < out->n);)
         if (o + 1 < out->n && (i == ds->n || strcmp(out->s[o], ds->files[i]) < 0)) { fprintf(m, "- |%s\n%s\n", out->s[o], out->s[o + 1]); o += 2; }
@@ -8134,7 +8310,7 @@ static void yolo_cache_save(const yolo_dataset *ds, const yolo_strings *out, con
         }
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = m && !fclose(m) ? fopen(tmp, "w") : NULL;
-    if (f) fprintf(f, "yolov9.c labels 3 %llx %d %llx\n%s", (unsigned long long)hash, ds->n + out->n / 2,
+    if (f) fprintf(f, "yolov9.c labels 4 %llx %d %llx\n%s", (unsigned long long)hash, ds->n + out->n / 2,
                    (unsigned long long)yolo_fnv1a(1469598103934665603ull, body, len), body);
     if (!f || fclose(f) || rename(tmp, path)) { remove(tmp); fprintf(stderr, "warning: %s: cannot write the label cache\n", path); }
     free(body);
@@ -9618,8 +9794,8 @@ int  yolo_nms_labels(const yolo_real *pred, int A, int nc, float conf_thres, flo
    back onto its w0 x h0 picture, clipped to it: the official scale_boxes */
 void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain, double padx, double pady, int w0, int h0);
 /* --save-txt: one line per detection, "class cx cy w h" (and " conf" with
-   with_conf), normalised to its w0 x h0 picture; -1 (and a line) when the
-   file cannot be written */
+   with_conf), normalised to its w0 x h0 picture, no file without one; -1
+   (and a line) when the file cannot be written */
 int yolo_save_txt(const char *path, const yolo_det *d, int n, double w0, double h0, int with_conf);
 void yolo_eval_add(yolo_eval *ev, const yolo_det *det, int nd, const float *lab, int nl);
 void yolo_eval_free(yolo_eval *ev);
@@ -9899,15 +10075,16 @@ void yolo_box_to_picture(float *x1, float *y1, float *x2, float *y2, double gain
 }
 
 int yolo_save_txt(const char *path, const yolo_det *d, int n, double w0, double h0, int with_conf) {
-    FILE *f = fopen(path, "w");
-    if (!f) { fprintf(stderr, "%s: cannot write\n", path); return -1; }
+    if (!n) return 0;   /* no file, as the official (which appends a file row by row) */
+    FILE *f = yolo_create_file(path, "w");
+    if (!f) return -1;
     for (int i = 0; i < n; i++) {
         fprintf(f, "%d %.6g %.6g %.6g %.6g", d[i].cls, (d[i].x1 + d[i].x2) / 2 / w0, (d[i].y1 + d[i].y2) / 2 / h0,
                 (d[i].x2 - d[i].x1) / w0, (d[i].y2 - d[i].y1) / h0);
         if (with_conf) fprintf(f, " %.6g", d[i].conf);
         fprintf(f, "\n");
     }
-    return fclose(f) ? -1 : 0;
+    return yolo_close_written(f, path);
 }
 
 /* fitness of a checkpoint, as the official: 0.1 mAP50 + 0.9 mAP50-95 */
@@ -10231,11 +10408,17 @@ YOLO_C_BEGIN
 #ifndef YOLO_NO_DATA
 /* plots (section 16): the pictures of the official run folder. Each returns
    0, or -1 (with a line on stderr) when the file cannot be written. */
-int  yolo_plot_results(const char *csv, const char *png);    /* every column of results.csv against the epoch */
+/* a picture written by its name's extension: .png, .bmp, else JPEG of that
+   quality; 0, or -1 and a line naming path */
+int  yolo_write_image(const char *path, const yolo_image *im, int quality);
+/* results.csv against the epoch: the official plot_results' ten panels
+   (2 x 5, titled) into png, the other columns into png's _extra.png */
+int  yolo_plot_results(const char *csv, const char *png);
 int  yolo_plot_pr_curves(const yolo_metrics *mt, char *const *names, const char *dir);   /* PR_, F1_, P_, R_curve.png */
 void yolo_confusion_add(yolo_confusion *cm, const yolo_det *d, int nd, const float *lab, int nl);
 int  yolo_plot_confusion(const yolo_confusion *cm, char *const *names, const char *path);
 int  yolo_plot_labels(const yolo_dataset *ds, int nc, char *const *names, const char *path);
+int  yolo_plot_correlogram(const yolo_dataset *ds, const char *path);   /* labels_correlogram.jpg */
 int  yolo_plot_mosaic(const char *path, const yolo_image *pics, const char *const *titles, const yolo_det *const *boxes,
                       const int *nbox, int n, char *const *names);
 int  yolo_plot_batch(const char *path, const yolo_real *images, int B, int H, int W, const yolo_real *targets, int nt,
@@ -10280,14 +10463,26 @@ static yolo_image yolo_canvas(int w, int h) {
     return im;
 }
 
-/* written by its extension (.png or .jpg), then freed */
+/* stb_image_write's output into our own file, so that a failed write
+   (a full disk) is seen: stb's own file writer does not check */
+static void yolo_stbi_to_file(void *f, void *data, int n) { fwrite(data, 1, (size_t)n, (FILE *)f); }
+
+int yolo_write_image(const char *path, const yolo_image *im, int quality) {
+    const char *dot = strrchr(path, '.');
+    FILE *f = yolo_create_file(path, "wb");
+    if (!f) return -1;
+    int ok = dot && !strcasecmp(dot, ".png") ? stbi_write_png_to_func(yolo_stbi_to_file, f, im->w, im->h, 3, im->rgb, im->w * 3)
+             : dot && !strcasecmp(dot, ".bmp") ? stbi_write_bmp_to_func(yolo_stbi_to_file, f, im->w, im->h, 3, im->rgb)
+                                               : stbi_write_jpg_to_func(yolo_stbi_to_file, f, im->w, im->h, 3, im->rgb, quality);
+    if (!ok) { fclose(f); fprintf(stderr, "%s: cannot encode the picture\n", path); return -1; }
+    return yolo_close_written(f, path);
+}
+
+/* a plot written (.png, else JPEG), then freed */
 static int yolo_save_picture(yolo_image *im, const char *path) {
-    size_t n = strlen(path);
-    int ok = n > 4 && !strcmp(path + n - 4, ".png") ? stbi_write_png(path, im->w, im->h, 3, im->rgb, im->w * 3)
-                                                     : stbi_write_jpg(path, im->w, im->h, 3, im->rgb, 90);
+    int rc = yolo_write_image(path, im, 90);
     free(im->rgb);
-    if (!ok) fprintf(stderr, "%s: cannot write\n", path);
-    return ok ? 0 : -1;
+    return rc;
 }
 
 /* --- axes: a data rectangle mapped onto a pixel rectangle --- */
@@ -10358,23 +10553,40 @@ static void yolo_axes_legend(yolo_axes *a, const char *label, unsigned rgb, int 
 
 /* --- results.png --- */
 
-/* scipy.ndimage.gaussian_filter1d(y, sigma) with its defaults (mode
-   'reflect', truncate 4): the official smooths every results curve so */
-static void yolo_gaussian_smooth(const double *y, int n, double sigma, double *out) {
-    int r = (int)(4 * sigma + 0.5);
-    double *w = (double *)yolo_xmalloc((size_t)(2 * r + 1) * sizeof(double)), sum = 0;
-    for (int k = -r; k <= r; k++) sum += w[k + r] = exp(-0.5 * k * k / (sigma * sigma));
-    for (int i = 0; i < n; i++) {
-        double acc = 0;
-        for (int k = -r; k <= r; k++) {
-            long j = i + k, p = 2L * n;
-            j = ((j % p) + p) % p;           /* reflect: ... c b a | a b c ... */
-            if (j >= n) j = p - 1 - j;
-            acc += w[k + r] * y[j];
+/* The official plot_results' ten panels, 2 x 5 in this order, each titled
+   with its column's name: the training losses, P and R, the validation
+   losses, the two mAPs. */
+static const char *const yolo_results_panels[10] = {
+    "train/box_loss", "train/cls_loss", "train/dfl_loss", "metrics/precision", "metrics/recall",
+    "val/box_loss", "val/cls_loss", "val/dfl_loss", "metrics/mAP_0.5", "metrics/mAP_0.5:0.95" };
+#define YOLO_PANEL_W 480
+#define YOLO_PANEL_H 600
+
+/* columns col[0..n) of a results table v [rows, 64] against its column 0
+   (the epoch), YOLO_PANEL_W x _H panels in rows of 5, titled with their
+   column names (an absent column, -1, titled alone); as the official
+   lines of width 2 with markers, the legend "results" in the second */
+static int yolo_plot_columns(const double *v, int rows, char names[][64], const int *col, const char *const *titles, int n,
+                             const char *png) {
+    int s = 2, per_row = 5, pw = YOLO_PANEL_W, ph = YOLO_PANEL_H;
+    yolo_image im = yolo_canvas(per_row * pw, (n + per_row - 1) / per_row * ph);
+    double *x = (double *)yolo_xmalloc((size_t)(rows + 1) * sizeof(double)), *y = (double *)yolo_xmalloc((size_t)(rows + 1) * sizeof(double));
+    for (int p = 0; p < n; p++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int r = 0; r < rows && col[p] >= 0; r++) {
+            x[r] = v[(size_t)r * 64]; y[r] = v[(size_t)r * 64 + col[p]];
+            lo = fmin(lo, y[r]); hi = fmax(hi, y[r]);
         }
-        out[i] = acc / sum;
+        if (col[p] < 0 || !rows) lo = hi = 0;
+        double pad = hi - lo > 1e-9 * fmax(1, fabs(hi)) ? (hi - lo) * 0.05 : fmax(0.1 * fabs(hi), 0.1);   /* a flat column: +-10% */
+        yolo_axes a = { &im, (p % per_row) * pw + 80, (p / per_row) * ph + 40, pw - 110, ph - 90,
+                        rows ? x[0] : 0, rows > 1 ? x[rows - 1] : (rows ? x[0] + 1 : 1), lo - pad, hi + pad, 0 };
+        yolo_axes_draw(&a, titles ? titles[p] : names[col[p]], NULL, NULL, s);
+        if (col[p] >= 0) yolo_axes_plot(&a, x, y, rows, 0x1F77B4, 3, 0, 8);
+        if (p == 1) yolo_axes_legend(&a, "results", 0x1F77B4, s, 0);
     }
-    free(w);
+    free(x); free(y);
+    return yolo_save_picture(&im, png);
 }
 
 int yolo_plot_results(const char *csv, const char *png) {
@@ -10384,7 +10596,7 @@ int yolo_plot_results(const char *csv, const char *png) {
     int ncol = 0, rows = 0, cap = 64;
     double *v = (double *)yolo_xmalloc((size_t)cap * 64 * sizeof(double));
     if (fgets(line, sizeof line, f))
-        for (char *t = strtok(line, ",\r\n"); t && ncol < 64; t = strtok(NULL, ",\r\n")) snprintf(names[ncol++], 64, "%s", t);
+        for (char *t = strtok(line, ",\r\n"); t && ncol < 64; t = strtok(NULL, ",\r\n")) snprintf(names[ncol++], 64, "%s", yolo_trim(t));
     while (fgets(line, sizeof line, f)) {
         v = (double *)yolo_grow(v, 64 * sizeof(double), rows + 1, &cap);
         char *t = line;
@@ -10392,30 +10604,23 @@ int yolo_plot_results(const char *csv, const char *png) {
         rows++;
     }
     fclose(f);
-    /* one panel per column but the epoch, two rows of them */
-    int panels = ncol - 1, per_row = (panels + 1) / 2, s = 2, pw = 420, ph = 360;
-    yolo_image im = yolo_canvas(per_row * pw, 2 * ph);
-    double *x = (double *)yolo_xmalloc((size_t)(rows + 1) * sizeof(double)), *y = (double *)yolo_xmalloc((size_t)(rows + 1) * sizeof(double));
-    double *sm = (double *)yolo_xmalloc((size_t)(rows + 1) * sizeof(double));
-    for (int p = 0; p < panels; p++) {
-        double lo = INFINITY, hi = -INFINITY;
-        for (int r = 0; r < rows; r++) {
-            x[r] = v[(size_t)r * 64]; y[r] = v[(size_t)r * 64 + p + 1];
-            lo = fmin(lo, y[r]); hi = fmax(hi, y[r]);
-        }
-        double pad = hi - lo > 1e-9 * fmax(1, fabs(hi)) ? (hi - lo) * 0.05 : fmax(0.1 * fabs(hi), 0.1);   /* a flat column: +-10% */
-        yolo_axes a = { &im, (p % per_row) * pw + 80, (p / per_row) * ph + 40, pw - 110, ph - 100,
-                        rows ? x[0] : 0, rows > 1 ? x[rows - 1] : (rows ? x[0] + 1 : 1), lo - pad, hi + pad, 0 };
-        yolo_axes_draw(&a, names[p + 1], NULL, NULL, s);
-        yolo_axes_plot(&a, x, y, rows, 0x1F77B4, 2, 0, 8);   /* results, blue with markers */
-        if (rows > 1) {   /* and smoothed, orange dotted */
-            yolo_gaussian_smooth(y, rows, 3, sm);
-            yolo_axes_plot(&a, x, sm, rows, 0xFF7F0E, 3, 1, 0);
-        }
-        if (p == 0) { yolo_axes_legend(&a, "results", 0x1F77B4, s, 0); yolo_axes_legend(&a, "smooth", 0xFF7F0E, s, 0); }
+    /* the official ten by name (a table of an older layout may lack some), then
+       every other column but the epoch into PNG's _extra.png */
+    int col[10], rest[64], nrest = 0, used[64] = { 0 };
+    for (int p = 0; p < 10; p++) {
+        col[p] = -1;
+        for (int c = 1; c < ncol; c++) if (!strcmp(names[c], yolo_results_panels[p])) { col[p] = c; used[c] = 1; }
     }
-    free(x); free(y); free(sm); free(v);
-    return yolo_save_picture(&im, png);
+    for (int c = 1; c < ncol; c++) if (!used[c]) rest[nrest++] = c;
+    int rc = yolo_plot_columns(v, rows, names, col, yolo_results_panels, 10, png);
+    if (nrest) {
+        char extra[1100];
+        size_t n = strlen(png);
+        snprintf(extra, sizeof extra, "%.*s_extra.png", (int)(n > 4 && !strcmp(png + n - 4, ".png") ? n - 4 : n), png);
+        rc |= yolo_plot_columns(v, rows, names, rest, NULL, nrest, extra);
+    }
+    free(v);
+    return rc;
 }
 
 /* --- the precision-recall family: PR_curve, F1_curve, P_curve, R_curve --- */
@@ -10431,7 +10636,9 @@ static int yolo_plot_curve_family(const yolo_metrics *mt, const double *curves, 
     const int NP = YOLO_CURVE_POINTS, s = 2;
     yolo_image im = yolo_canvas(1400, 900);
     yolo_axes a = { &im, 110, 50, 900, 760, 0, 1, 0, 1, 0 };
-    yolo_axes_draw(&a, NULL, xlabel, ylabel, s);
+    char title[64];   /* the official titles */
+    snprintf(title, sizeof title, pr ? "Precision-Recall Curve" : "%s-Confidence Curve", ylabel);
+    yolo_axes_draw(&a, title, xlabel, ylabel, s);
     double *px = (double *)yolo_xmalloc(NP * sizeof(double)), *mean = (double *)yolo_xcalloc(NP, sizeof(double));
     for (int k = 0; k < NP; k++) px[k] = (double)k / (NP - 1);
     int shown = 0, few = mt->nc < 21;
@@ -10521,29 +10728,42 @@ void yolo_confusion_add(yolo_confusion *cm, const yolo_det *d, int nd, const flo
     free(m); free(det_used); free(lab_used); free(keep);
 }
 
-/* normalised per true class (column), entries under 0.005 left blank, as the official heat map */
+/* matplotlib's 'Blues' at t in [0, 1], linear between its ends */
+static unsigned yolo_blues(double t) {
+    unsigned r = (unsigned)(247 - t * (247 - 8)), g = (unsigned)(251 - t * (251 - 48)), b = (unsigned)(255 - t * (255 - 107));
+    return r << 16 | g << 8 | b;
+}
+
+/* As the official heat map (seaborn's): normalised per true class
+   (column), entries under 0.005 left blank, coloured from 0 to the largest
+   entry with the colour bar beside it, titled "Confusion Matrix"; the
+   official sets its y label twice ("True", then "Predicted") and so loses
+   the x axis' name, which this one keeps */
 int yolo_plot_confusion(const yolo_confusion *cm, char *const *names, const char *path) {
-    int n1 = cm->nc + 1, s = 2, cell = n1 <= 12 ? 64 : n1 <= 30 ? 32 : 12, margin = cell >= 32 ? 260 : 140;
-    yolo_image im = yolo_canvas(margin + n1 * cell + 40, margin + n1 * cell + 40);
-    int x0 = margin, y0 = 40;
+    int n1 = cm->nc + 1, s = 2, cell = n1 <= 12 ? 64 : n1 <= 30 ? 32 : 12, margin = cell >= 32 ? 260 : 140, bar = 30;
+    yolo_image im = yolo_canvas(margin + n1 * cell + 60 + bar + 90, margin + n1 * cell + 80);
+    int x0 = margin, y0 = 80;
+    double *norm = (double *)yolo_xcalloc((size_t)n1 * n1, sizeof(double)), top = 0;
     for (int t = 0; t < n1; t++) {
         double col = 0;
         for (int p = 0; p < n1; p++) col += cm->m[(size_t)p * n1 + t];
+        for (int p = 0; p < n1; p++) top = fmax(top, norm[(size_t)p * n1 + t] = cm->m[(size_t)p * n1 + t] / (col + 1e-9));
+    }
+    if (!(top > 0)) top = 1;
+    for (int t = 0; t < n1; t++)
         for (int p = 0; p < n1; p++) {
-            double v = cm->m[(size_t)p * n1 + t] / (col + 1e-9);
+            double v = norm[(size_t)p * n1 + t];
             if (v < 0.005) continue;
-            /* 'Blues': white to dark blue */
-            unsigned r = (unsigned)(247 - v * (247 - 8)), g = (unsigned)(251 - v * (251 - 48)), b = (unsigned)(255 - v * (255 - 107));
-            yolo_fill(&im, x0 + t * cell, y0 + p * cell, x0 + (t + 1) * cell, y0 + (p + 1) * cell, r << 16 | g << 8 | b);
+            yolo_fill(&im, x0 + t * cell, y0 + p * cell, x0 + (t + 1) * cell, y0 + (p + 1) * cell, yolo_blues(v / top));
             if (n1 < 30) {
                 char num[16];
                 snprintf(num, sizeof num, "%.2f", v);
                 int ts = cell >= 64 ? 2 : 1;
                 yolo_text(&im, x0 + t * cell + cell / 2 - yolo_text_width(num, ts) / 2, y0 + p * cell + cell / 2 - 4 * ts, num, ts,
-                          v > 0.5 ? 0xFFFFFF : 0x000000, 0);
+                          v / top > 0.5 ? 0xFFFFFF : 0x000000, 0);
             }
         }
-    }
+    free(norm);
     yolo_rect(&im, x0 - 1, y0 - 1, x0 + n1 * cell + 1, y0 + n1 * cell + 1, 1, 0x000000);
     int ts = cell >= 32 ? 2 : 1;   /* class names along both sides (up to 98 classes, as the official) */
     for (int c = 0; c < n1 && cm->nc < 99; c++) {
@@ -10551,6 +10771,19 @@ int yolo_plot_confusion(const yolo_confusion *cm, char *const *names, const char
         yolo_text(&im, x0 - yolo_text_width(nm, ts) - 6, y0 + c * cell + cell / 2 - 4 * ts, nm, ts, 0x000000, 0);
         yolo_text(&im, x0 + c * cell + cell / 2 - 4 * ts, y0 + n1 * cell + 6 + yolo_text_width(nm, ts), nm, ts, 0x000000, 1);
     }
+    /* the colour bar: 0 at the bottom, the largest entry at the top, with its ticks */
+    yolo_axes cb = { &im, x0 + n1 * cell + 60, y0, bar, n1 * cell, 0, 1, 0, top, 0 };
+    for (int y = 0; y < cb.h; y++) yolo_fill(&im, cb.x, cb.y + y, cb.x + bar, cb.y + y + 1, yolo_blues(1 - (double)y / cb.h));
+    yolo_rect(&im, cb.x - 1, cb.y - 1, cb.x + bar + 1, cb.y + cb.h + 1, 1, 0x000000);
+    for (double step = yolo_nice_step(top, 5), t = 0; t <= top + step * 1e-9; t += step) {
+        char num[32];
+        int py = (int)yolo_ax_py(&cb, t);
+        snprintf(num, sizeof num, "%g", t);
+        yolo_fill(&im, cb.x + bar, py, cb.x + bar + 4 * s, py + 1, 0x000000);
+        yolo_text(&im, cb.x + bar + 6 * s, py - 4 * s, num, s, 0x000000, 0);
+    }
+    const char *title = "Confusion Matrix";
+    yolo_text(&im, x0 + n1 * cell / 2 - yolo_text_width(title, s) / 2, 30, title, s, 0x000000, 0);
     yolo_text(&im, x0 + n1 * cell / 2 - yolo_text_width("True", s) / 2, im.h - 30, "True", s, 0x000000, 0);
     yolo_text(&im, 16, y0 + n1 * cell / 2 + yolo_text_width("Predicted", s) / 2, "Predicted", s, 0x000000, 1);
     return yolo_save_picture(&im, path);
@@ -10667,6 +10900,65 @@ int yolo_plot_labels(const yolo_dataset *ds, int nc, char *const *names, const c
         yolo_axes_draw(&b, NULL, panel ? "width" : "x", panel ? "height" : "y", s);
     }
     free(count); free(hxy);
+    return yolo_save_picture(&im, path);
+}
+
+static int yolo_cmp_long(const void *a, const void *b) { long x = *(const long *)a, y = *(const long *)b; return (x > y) - (x < y); }
+
+/* labels_correlogram.jpg, as the official's seaborn pairplot of the boxes
+   (corner=True): every box's x, y, width and height (normalised), their
+   histograms (50 bins over each one's range) on the diagonal and the 2-D
+   histogram of every pair below it, its colour saturating at the 90th
+   percentile of the filled bins (pmax=0.9) */
+int yolo_plot_correlogram(const yolo_dataset *ds, const char *path) {
+    const int P = 400, s = 2, B = 50;
+    static const char *var[4] = { "x", "y", "width", "height" };
+    long n = 0;
+    for (int i = 0; i < ds->n; i++) n += ds->nlab[i];
+    float *v = (float *)yolo_xmalloc((size_t)(n + 1) * 4 * sizeof(float));
+    double lo[4], hi[4];
+    for (int k = 0; k < 4; k++) { lo[k] = n ? INFINITY : 0; hi[k] = n ? -INFINITY : 1; }
+    for (int i = 0, at = 0; i < ds->n; i++)
+        for (int b = 0; b < ds->nlab[i]; b++, at++)
+            for (int k = 0; k < 4; k++) {
+                v[at * 4 + k] = ds->lab[i][b * 5 + 1 + k];
+                lo[k] = fmin(lo[k], v[at * 4 + k]); hi[k] = fmax(hi[k], v[at * 4 + k]);
+            }
+    for (int k = 0; k < 4; k++) if (!(hi[k] > lo[k])) { lo[k] -= 0.05; hi[k] += 0.05; }
+    yolo_image im = yolo_canvas(4 * P, 4 * P);
+    long *h = (long *)yolo_xcalloc((size_t)B * B, sizeof(long));
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c <= r; c++) {
+            memset(h, 0, (size_t)B * B * sizeof(long));
+            long top = 1;
+            for (long q = 0; q < n; q++) {
+                int bx = (int)fmin(B - 1, (v[q * 4 + c] - lo[c]) / (hi[c] - lo[c]) * B), by = (int)fmin(B - 1, (v[q * 4 + r] - lo[r]) / (hi[r] - lo[r]) * B);
+                long k = r == c ? ++h[bx] : ++h[(size_t)by * B + bx];
+                if (k > top) top = k;
+            }
+            yolo_axes a = { &im, c * P + 110, r * P + 20, P - 130, P - 90, lo[c], hi[c], 0, r == c ? top * 1.05 : hi[r], 0 };
+            if (r != c) a.y0 = lo[r];
+            if (r == c)   /* the histogram's bars */
+                for (int b = 0; b < B; b++)
+                    yolo_fill(&im, (int)yolo_ax_px(&a, lo[c] + (hi[c] - lo[c]) * b / B), (int)yolo_ax_py(&a, h[b]),
+                              (int)yolo_ax_px(&a, lo[c] + (hi[c] - lo[c]) * (b + 1) / B), a.y + a.h, 0x8CB4DA);
+            else {   /* the 2-D histogram, saturating at the 90th percentile of its filled bins */
+                long *sorted = (long *)yolo_xmalloc((size_t)B * B * sizeof(long)), m = 0;
+                for (int k = 0; k < B * B; k++) if (h[k]) sorted[m++] = h[k];
+                qsort(sorted, m, sizeof(long), yolo_cmp_long);
+                double sat = m ? (double)sorted[(long)(0.9 * (m - 1))] : 1;
+                free(sorted);
+                for (int k = 0; k < B * B; k++) {
+                    if (!h[k]) continue;
+                    int bx = k % B, by = k / B;
+                    yolo_fill(&im, (int)yolo_ax_px(&a, lo[c] + (hi[c] - lo[c]) * bx / B), (int)yolo_ax_py(&a, lo[r] + (hi[r] - lo[r]) * (by + 1) / B),
+                              (int)yolo_ax_px(&a, lo[c] + (hi[c] - lo[c]) * (bx + 1) / B) + 1, (int)yolo_ax_py(&a, lo[r] + (hi[r] - lo[r]) * by / B) + 1,
+                              yolo_blues(0.15 + 0.85 * fmin(1, h[k] / sat)));
+                }
+            }
+            yolo_axes_draw(&a, NULL, r == 3 ? var[c] : NULL, c == 0 && r > 0 ? var[r] : NULL, s);
+        }
+    free(h); free(v);
     return yolo_save_picture(&im, path);
 }
 

@@ -284,6 +284,11 @@ static void cu_release(void *q) {
     CK(cudaFree(p));
 }
 static void cu_memory(size_t *in_use, size_t *peak) { *in_use = g_in_use; *peak = g_peak; }
+static int cu_free_memory(size_t *free_bytes, size_t *total_bytes) {
+    if (cudaMemGetInfo(free_bytes, total_bytes) == cudaSuccess) return 0;
+    cudaGetLastError();
+    return -1;
+}
 /* a training step's planned placement (the arena follows it; without a reservation there is none) */
 static void cu_place(const yolo_place *script, int n) { if (g_base) yolo_arena_follow(&g_arena, script, n); }
 
@@ -4596,7 +4601,7 @@ static yolo_backend yolo_cuda = {
     .copy_channels = cu_copy_channels, .concat = cu_concat,
     .optim_update = cu_optim_update, .lerp = cu_lerp, .sumsq = cu_sumsq,
     .loss = cu_loss, .decode = cu_decode, .nms = cu_nms,
-    .sync = cu_sync, .memory = cu_memory, .reserve = cu_reserve, .place = cu_place,
+    .sync = cu_sync, .memory = cu_memory, .reserve = cu_reserve, .free_memory = cu_free_memory, .place = cu_place,
     .profile = cu_profile,
     .tensor_cores = 0,   /* set by yolo_backend_cuda from the device and the build */
     .pixels_to_input = cu_pixels_to_input, .pin = cu_pin,

@@ -21,10 +21,11 @@ for p in train val detect; do
     else bad "$p --help"; fi
 done
 
-# 2. every official flag is accepted with its official arity (booleans bare, --classes 0 2, --cache alone, --resume alone)
+# 2. every official flag is accepted with its official arity (booleans bare, --classes 0 2, --cache alone, --resume alone);
+#    --evolve is refused up front (tests/test_official_commands.sh)
 OFFICIAL_TRAIN="--rect --nosave --noval --noautoanchor --noplots --cache --image-weights --multi-scale --single-cls --sync-bn --exist-ok
   --quad --cos-lr --flat-cos-lr --fixed-lr --label-smoothing 0.1 --patience 5 --freeze 2 --save-period 3 --seed 1 --local_rank -1
-  --min-items 0 --close-mosaic 1 --entity x --upload_dataset --bbox_interval -1 --artifact_alias latest --bucket x --evolve 10
+  --min-items 0 --close-mosaic 1 --entity x --upload_dataset --bbox_interval -1 --artifact_alias latest --bucket x
   --optimizer LION --workers 1 --project $T --name flags --epochs 1 --batch-size 4 --imgsz 64"
 if ./train --cfg $CFG --data $DATA --device cpu --dry-run $OFFICIAL_TRAIN > "$T/out" 2> "$T/err"; then
     ok "train takes every official flag ($(wc -l < "$T/err") lines say what does not apply)"
@@ -45,9 +46,10 @@ $DET --cfg $CFG --weights $W --source $IMG --conf-thres 0.01 --save-txt --nosave
 $DET --cfg $CFG --weights $W --source $IMG --conf-thres 0.01 --save-txt --nosave --name c2 --classes 0,2 > /dev/null 2>&1
 if [ -n "$(cat "$T/c1/labels"/*.txt)" ] && diff -r "$T/c1/labels" "$T/c2/labels" > /dev/null; then ok "--classes 0 2 equals --classes 0,2"
 else bad "--classes 0 2 differs from --classes 0,2"; fi
-# 000000000030.jpg is 640x427: at --imgsz 64 128 (h w) it scales by 0.15 to 96x64, already multiples of 32
+# 000000000030.jpg is 640x427: at --imgsz 64 128 (h w) it scales by 0.15 to 96 wide, 64 high, already multiples of 32,
+# printed height x width as the official
 line=$(./detect --cfg $CFG --weights $W --source $IMG/000000000030.jpg --imgsz 64 128 --device cpu --project $T --name hw --nosave 2>&1 | grep '^image')
-case "$line" in *": 96x64 "*) ok "--imgsz 64 128: ${line%%,*}";; *) bad "--imgsz 64 128: '$line', expected 96x64";; esac
+case "$line" in *": 64x96 "*) ok "--imgsz 64 128: ${line%%,*}";; *) bad "--imgsz 64 128: '$line', expected 64x96";; esac
 
 # 3b. --save-crop as the official save_one_box: one crop per detection, the box grown by
 #     2% and 10 pixels, clipped to the picture (sizes checked against the --save-txt rows)

@@ -1,9 +1,12 @@
 /* test_plots: every picture of a run folder is drawn, decodes, has its size
-   and is not blank or uniform; results.png of a real run (an H200 coco128
-   yolov9-s results.csv), the precision-recall family and the confusion
-   matrix of synthetic detections of known quality (their numbers checked
-   against what was built in), labels.jpg and the mosaics of the bundled
-   coco8 pictures.
+   and is not blank or uniform; results.png has the official plot_results'
+   ten titled panels in its 2 x 5 layout (the titles found drawn in their
+   panels), for a table as train writes it and for an older one (an H200
+   coco128 yolov9-s results.csv); the precision-recall family and the
+   confusion matrix (with their official titles, and its colour bar) of
+   synthetic detections of known quality (their numbers checked against
+   what was built in), labels.jpg, labels_correlogram.jpg and the mosaics
+   of the bundled coco8 pictures.
 
      tests/test_plots OUT_DIR */
 #define YOLOV9_IMPLEMENTATION
@@ -39,6 +42,51 @@ static void check_picture(const char *dir, const char *name, int w, int h, int c
     check(p && (!w || pw == w) && (!h || ph == h) && distinct >= colours && ink > 0.005 && ink < 0.995, what, detail);
 }
 
+/* Is text drawn (black, stb_easy_font at scale s, over white) somewhere in
+   the rectangle [x0, x1) x [y0, y1) of the picture? Its pixels are
+   rendered alone and looked for exactly: every inked pixel black, every
+   other pixel of its box white. */
+static int text_at(const unsigned char *p, int pw, int ph, int x0, int y0, int x1, int y1, const char *text, int s) {
+    int tw = yolo_text_width(text, s) + 2, th = 12 * s;
+    yolo_image t = yolo_canvas(tw, th);
+    yolo_text(&t, 1, 1, text, s, 0x000000, 0);
+    int found = 0;
+    for (int oy = y0; oy + th <= y1 && oy + th <= ph && !found; oy++)
+        for (int ox = x0; ox + tw <= x1 && ox + tw <= pw && !found; ox++) {
+            int ok = 1;
+            for (int y = 0; y < th && ok; y++)
+                for (int x = 0; x < tw && ok; x++) {
+                    const unsigned char *a = p + ((size_t)(oy + y) * pw + ox + x) * 3, *b = t.rgb + ((size_t)y * tw + x) * 3;
+                    ok = a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
+                }
+            found = ok;
+        }
+    free(t.rgb);
+    return found;
+}
+
+/* The official plot_results' panels, in its order (utils/plots.py: columns
+   1 2 3 4 5 8 9 10 6 7 of its results.csv, titled with their names), 2 x 5 */
+static const char *official_panels[10] = { "train/box_loss", "train/cls_loss", "train/dfl_loss", "metrics/precision", "metrics/recall",
+                                           "val/box_loss", "val/cls_loss", "val/dfl_loss", "metrics/mAP_0.5", "metrics/mAP_0.5:0.95" };
+
+/* each title drawn at the top of its own panel of a rows x cols grid filling the picture */
+static void check_titles(const char *dir, const char *name, const char *const *titles, int n, int rows, int cols) {
+    char path[1024], what[160], detail[256] = "";
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int pw, ph, ch, found = 0;
+    unsigned char *p = stbi_load(path, &pw, &ph, &ch, 3);
+    for (int k = 0; p && k < n; k++) {
+        int cw = pw / cols, rh = ph / rows, x = k % cols * cw, y = k / cols * rh;
+        int here = text_at(p, pw, ph, x, y, x + cw, y + 60, titles[k], 2);
+        found += here;
+        if (!here && strlen(detail) < 150) snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "'%s' not in panel %d; ", titles[k], k);
+    }
+    if (p) stbi_image_free(p);
+    snprintf(what, sizeof what, "%s: %d titles in a %d x %d grid", name, n, rows, cols);
+    check(p && found == n, what, detail);
+}
+
 static uint64_t g_rng = 88172645463325252ull;
 static double uniform(void) { g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17; return (g_rng >> 11) * (1.0 / 9007199254740992.0); }
 
@@ -47,10 +95,35 @@ int main(int argc, char **argv) {
     char path[1024], detail[256];
     printf("plots\n");
 
-    /* results.png: 12 columns but the epoch -> two rows of 6 panels of 420 x 360 */
+    /* results.png of a results.csv as train writes it (the official's 14 columns, then ours): the
+       official's ten panels, titled, 2 x 5 (2400 x 1200, the official's 12 x 6 inches at 200 dpi);
+       the other five columns in results_extra.png, one row */
+    const char *header = "epoch,train/box_loss,train/cls_loss,train/dfl_loss,metrics/precision,metrics/recall,metrics/mAP_0.5,"
+                         "metrics/mAP_0.5:0.95,val/box_loss,val/cls_loss,val/dfl_loss,x/lr0,x/lr1,x/lr2,time/epoch_s,time/data_wait";
+    char csv[1024];
+    snprintf(csv, sizeof csv, "%s/results.csv", out);
+    FILE *f = fopen(csv, "w");
+    fprintf(f, "%s\n", header);
+    for (int e = 0; e < 30; e++) {
+        fprintf(f, "%d", e);
+        for (int c = 1; c < 16; c++) fprintf(f, ",%g", c >= 8 && c <= 10 ? 0.0 : c * exp(-0.05 * e) + 0.01 * (e % 3));
+        fprintf(f, "\n");
+    }
+    fclose(f);
     snprintf(path, sizeof path, "%s/results.png", out);
-    check(yolo_plot_results("tests/results/h200-coco128-yolov9-s.csv", path) == 0, "results.png written", "");
-    check_picture(out, "results.png", 6 * 420, 2 * 360, 3);
+    check(yolo_plot_results(csv, path) == 0, "results.png written", "");
+    check_picture(out, "results.png", 2400, 1200, 3);
+    check_titles(out, "results.png", official_panels, 10, 2, 5);
+    const char *extra[5] = { "x/lr0", "x/lr1", "x/lr2", "time/epoch_s", "time/data_wait" };
+    check_picture(out, "results_extra.png", 2400, 600, 3);
+    check_titles(out, "results_extra.png", extra, 5, 1, 5);
+    /* an older table without the validation losses: the same ten panels, three of them empty */
+    char sub0[1100];
+    snprintf(sub0, sizeof sub0, "%s/older", out);
+    mkdir(sub0, 0755);
+    snprintf(path, sizeof path, "%s/results.png", sub0);
+    check(yolo_plot_results("tests/results/h200-coco128-yolov9-s.csv", path) == 0, "results.png of a table without val losses", "");
+    check_titles(sub0, "results.png", official_panels, 10, 2, 5);
 
     /* synthetic validation of 3 classes: 200 pictures of 4 labels each; class 0
        found exactly at high confidence, class 1 found at half the labels, class 2
@@ -92,6 +165,10 @@ int main(int argc, char **argv) {
     check_picture(out, "F1_curve.png", 1400, 900, 5);
     check_picture(out, "P_curve.png", 1400, 900, 5);
     check_picture(out, "R_curve.png", 1400, 900, 5);
+    /* the official titles (utils/metrics.py plot_pr_curve, plot_mc_curve) */
+    const char *curves[4][2] = { { "PR_curve.png", "Precision-Recall Curve" }, { "F1_curve.png", "F1-Confidence Curve" },
+                                 { "P_curve.png", "Precision-Confidence Curve" }, { "R_curve.png", "Recall-Confidence Curve" } };
+    for (int k = 0; k < 4; k++) check_titles(out, curves[k][0], &curves[k][1], 1, 1, 1);
     /* the confusion matrix counts what was built: 267 person/person (every class-0 label),
        bicycle/bicycle for the odd pictures, every car label as background, and the
        false bicycles above conf 0.25 as bicycle/background */
@@ -106,6 +183,24 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/confusion_matrix.png", out);
     check(yolo_plot_confusion(&cm, names, path) == 0, "confusion_matrix.png written", "");
     check_picture(out, "confusion_matrix.png", 0, 0, 3);
+    const char *cm_title = "Confusion Matrix";
+    check_titles(out, "confusion_matrix.png", &cm_title, 1, 1, 1);
+    {   /* the colour bar: a column right of the matrix running from the darkest blue at the top to white */
+        int pw, ph, ch, bar = 0;
+        snprintf(path, sizeof path, "%s/confusion_matrix.png", out);
+        unsigned char *p = stbi_load(path, &pw, &ph, &ch, 3);
+        for (int x = pw / 2; p && x < pw && !bar; x++) {
+            int top = -1, bottom = -1;
+            for (int y = 0; y < ph; y++) {
+                const unsigned char *q = p + ((size_t)y * pw + x) * 3;
+                if (q[0] == 8 && q[1] == 48 && q[2] == 107 && top < 0) top = y;   /* 'Blues' at 1 */
+                if (q[0] >= 245 && q[2] == 255 && q[1] >= 249 && top >= 0 && bottom < 0 && y > top + 100) bottom = y;
+            }
+            bar = top >= 0 && bottom > top;
+        }
+        if (p) stbi_image_free(p);
+        check(bar, "confusion_matrix.png: a colour bar from dark blue to white", "");
+    }
     yolo_metrics_free(&mt);
     yolo_eval_free(&ev);
     free(cm.m);
@@ -121,6 +216,9 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/labels.jpg", out);
     check(yolo_plot_labels(&ds, dc.nc, dc.names, path) == 0, "labels.jpg written", "");
     check_picture(out, "labels.jpg", 1200, 1200, 5);
+    snprintf(path, sizeof path, "%s/labels_correlogram.jpg", out);
+    check(yolo_plot_correlogram(&ds, path) == 0, "labels_correlogram.jpg written", "");
+    check_picture(out, "labels_correlogram.jpg", 1600, 1600, 5);
     yolo_hyp hyp;
     yolo_hyp_default(&hyp);
     yolo_loader ld;

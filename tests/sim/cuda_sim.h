@@ -62,6 +62,7 @@
 #include <sys/mman.h>
 #include <functional>
 #include <tuple>
+#include <unistd.h>
 #include <type_traits>
 #include <vector>
 #if !defined(__x86_64__)
@@ -719,6 +720,12 @@ static inline cudaError_t cudaFree(void *p) {
     for (size_t i = 0; i < sim_device.size(); i++)
         if (sim_device[i].first == p) { sim_device.erase(sim_device.begin() + i); break; }
     free(p);
+    return cudaSuccess;
+}
+/* the device's memory is the host's: its free and total pages */
+static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes) {
+    *free_bytes = (size_t)sysconf(_SC_AVPHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+    *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
     return cudaSuccess;
 }
 static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind) {

@@ -5,6 +5,8 @@
      ./train --resume [runs/train/exp/weights/last.safetensors]
      mpirun -np 2 ./train ... --batch 128   (data parallel: one process per GPU,
                                             64 pictures each; a build with MPI)
+     ./train ... --device 0,1 --batch 128   (the same: train starts itself under mpirun)
+     ./train ... --batch -1                 (AutoBatch: the largest batch that fits the GPU)
 
    The official train_dual.py flags with their arity (./train --help lists
    them; those that do not apply here say so in one line), and ours:

@@ -556,6 +556,8 @@ static void autobatch(train_run *r) {
     printf("AutoBatch: batch-size %d for %s%s: planned %.2f GB of the %.2f GB free (80%%: %.2f GB)%s\n", b, r->be->name,
            given ? " (YOLO_FREE_MEMORY)" : "", plan / 1e9, free_b / 1e9, budget / 1e9, a->ckpt ? ", with --ckpt" : "");
     a->batch = r->share = b;
+    size_t n = strlen(r->saved_args);   /* the checkpoints' flags keep it: a resumed run trains at the same batch */
+    snprintf(r->saved_args + n, sizeof r->saved_args - n, "|--batch-size|%d", b);
 }
 
 /* 3. the backend and the model, the memory plan (--batch -1 or

@@ -164,7 +164,7 @@ for p in train val detect; do
         val) args="$VMINI --data tests/data/coco8/coco8.yaml --weights $FOUND";;
         detect) args="--cfg $TINY/model.yaml --weights $TINY/weights.safetensors --source $IMG --device cpu --img 64";;
     esac
-    tests/$p $args --project /proc > "$T/out" 2> "$T/err"; rc=$?
+    ./$p $args --project /proc > "$T/out" 2> "$T/err"; rc=$?
     [ $rc != 0 ] && grep -q "/proc/exp: cannot create the run's folder" "$T/err" && ! grep -q "Results saved" "$T/out" &&
         ok "$p --project /proc: rc $rc, $(cat "$T/err")" || bad "$p --project /proc: rc $rc, $(cat "$T/out" "$T/err" | tail -n 2)"
 done

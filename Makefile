@@ -365,10 +365,10 @@ run-dp: train tests/test_dp
 	sh tests/test_dp.sh
 
 # the longest first, so that two at a time end together
-CORE = $(SIM_CORE) run-train run-grad run-loader run-official run-plan run-golden run-golden-bf16 run-golden-half \
+CORE = $(SIM_CORE) run-train run-grad run-loader run-official run-official-commands run-plan run-golden run-golden-bf16 run-golden-half \
        run-weights run-metrics run-augment run-schedule run-init run-model-only run-plots run-decode run-convert \
        run-voc run-detect run-val run-conv
-REST = $(filter-out $(SIM_CORE),$(SIM_ALL)) run-official-commands run-fuzz run-checkpoints run-hostile run-ubsan $(if $(DP_TESTS),run-dp)
+REST = $(filter-out $(SIM_CORE),$(SIM_ALL)) run-fuzz run-checkpoints run-hostile run-ubsan $(if $(DP_TESTS),run-dp)
 # built by make test-all though no test runs them, so that they keep compiling
 BUILD_ONLY = tests/grad_fidelity $(GPU_TESTS)
 

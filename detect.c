@@ -246,10 +246,10 @@ int main(int argc, char **argv) {
     }
     if (!source) { yolo_model_free(&m); return 0; }
     if (!weights) fprintf(stderr, "detect: no --weights, running the untrained model\n");
-    /* the run's folder, made only when something goes there (the official makes it in any case) */
+    /* the run's folder, once the source has pictures (as the official, even when nothing will be saved there) */
     char dir[1024] = "", lab[1100] = "";
     int saves = !o.nosave || o.save_txt || o.save_crop;
-    if (saves && yolo_run_dir(project, name, exist_ok, dir, sizeof dir, err)) { fprintf(stderr, "detect: %s\n", err); return 2; }
+    if (yolo_run_dir(project, name, exist_ok, dir, sizeof dir, err)) { fprintf(stderr, "detect: %s\n", err); return 2; }
     snprintf(lab, sizeof lab, "%s/labels", dir);
     if (o.save_txt && yolo_mkdirs(lab)) { fprintf(stderr, "detect: %s: cannot create (%s)\n", lab, strerror(errno)); return 1; }
     o.dir = dir;
@@ -260,8 +260,8 @@ int main(int argc, char **argv) {
     printf("Speed: %.1fms pre-process, %.1fms inference, %.1fms NMS per image at shape (1, 3, %d, %d)\n", 1e3 * tm.pre / files.n,
            1e3 * tm.infer / files.n, 1e3 * tm.nms / files.n, o.H, o.W);
     free(files.s);
-    if (failed) fprintf(stderr, "detect: %d of %d pictures could not be read or their results written (named above)\n", failed, files.n);
-    else if (saves) printf("Results saved to %s\n", dir);
+    if (failed && files.n > 1) fprintf(stderr, "detect: %d of %d pictures could not be read or their results written (named above)\n", failed, files.n);
+    else if (!failed && saves) printf("Results saved to %s\n", dir);
     if (o.save_txt && !failed) printf("%d labels saved to %s\n", yolo_count_files(lab, ".txt"), lab);
     for (int c = 0; c < m.nc; c++) free(o.names[c]);
     free(o.names);

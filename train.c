@@ -62,7 +62,7 @@ static void parse_args(train_args *a, int argc, char **argv, const char *where) 
         { "--data", YOLO_FLAG_STR, &a->data, "dataset yaml", 0 },
         { "--hyp", YOLO_FLAG_STR, &a->hyp, "hyperparameters yaml (default: hyp.scratch-high)", 0 },
         { "--epochs", YOLO_FLAG_INT, &a->epochs, "total training epochs (100)", 0, 1, 1e6 },
-        { "--batch-size --batch", YOLO_FLAG_INT, &a->batch, "images per batch (16); -1: AutoBatch, the largest that fits the device", 0, -1, YOLO_MAX_BATCH },
+        { "--batch-size --batch", YOLO_FLAG_INT, &a->batch, "images per batch (16); -1: AutoBatch, the largest that fits the device", "-1", 1, YOLO_MAX_BATCH },
         { "--imgsz --img --img-size", YOLO_FLAG_INT, &a->img, "train and val image size in pixels (640)", 0, 1, YOLO_MAX_IMG },
         { "--rect", YOLO_FLAG_BOOL, &a->rect, "rectangular training", 0 },
         { "--resume", YOLO_FLAG_OPT, &a->resume, "resume the most recent run, or the given last.safetensors", "" },
@@ -386,7 +386,6 @@ static void read_args(train_run *r, int argc, char **argv) {
     if (a->weights) a->weights = yolo_weights_path(a->weights, r->weights, sizeof r->weights);
     if (!a->cfg && !a->weights && !a->resume) die("train: --cfg or --weights is required (a model name or yaml, or weights that carry their model)");
     if (!a->data) die("train: --data is required");
-    if (a->batch == 0) die("train: --batch-size must be positive, or -1 (AutoBatch)");
     r->autobatch = a->batch == -1;   /* the official's AutoBatch (plan_memory) */
     r->batch_given = a->batch != YOLO_ABSENT && a->batch > 0;
     if (!r->batch_given) a->batch = 16;
@@ -557,7 +556,8 @@ static void autobatch(train_run *r) {
            given ? " (YOLO_FREE_MEMORY)" : "", plan / 1e9, free_b / 1e9, budget / 1e9, a->ckpt ? ", with --ckpt" : "");
     a->batch = r->share = b;
     size_t n = strlen(r->saved_args);   /* the checkpoints' flags keep it: a resumed run trains at the same batch */
-    snprintf(r->saved_args + n, sizeof r->saved_args - n, "|--batch-size|%d", b);
+    r->saved_args = (char *)yolo_xrealloc(r->saved_args, n + 32);
+    snprintf(r->saved_args + n, 32, "%s--batch-size|%d", n ? "|" : "", b);
 }
 
 /* 3. the backend and the model, the memory plan (--batch -1 or

@@ -10187,7 +10187,8 @@ typedef struct {
     yolo_flag_kind kind;
     void *value;             /* int *, double *, const char **, yolo_ints *; NULL: accepted, but does not apply here */
     const char *help;        /* one line for --help; with value NULL, why it does not apply */
-    const char *constant;    /* YOLO_FLAG_OPT: the value when the flag comes alone */
+    const char *constant;    /* YOLO_FLAG_OPT: the value when the flag comes alone; YOLO_FLAG_INT,
+                                _FLOAT: one value taken outside [lo, hi] ("-1": --batch-size's AutoBatch) */
     double lo, hi;           /* YOLO_FLAG_INT, _FLOAT, _INTS: the range of a value */
 } yolo_flag;
 
@@ -10258,7 +10259,8 @@ void yolo_flags_usage(const yolo_flag *flags, int nflags, const char *prog, cons
         char left[128], range[64] = "";
         snprintf(left, sizeof left, "%.*s%s", (int)strcspn(flags[i].names, " "), flags[i].names, metavar[flags[i].kind]);
         if (flags[i].value && (flags[i].kind == YOLO_FLAG_INT || flags[i].kind == YOLO_FLAG_FLOAT || flags[i].kind == YOLO_FLAG_INTS))
-            snprintf(range, sizeof range, " [%.16g, %.16g]", flags[i].lo, flags[i].hi);
+            snprintf(range, sizeof range, " [%.16g, %.16g]%s%.16s", flags[i].lo, flags[i].hi, flags[i].constant ? " or " : "",
+                     flags[i].constant ? flags[i].constant : "");
         fprintf(f, "  %-28s %s%s%s%s\n", left, flags[i].value ? "" : "(does not apply here: ", flags[i].help, range, flags[i].value ? "" : ")");
     }
 }
@@ -10268,16 +10270,12 @@ int yolo_flags_read(const yolo_flag *flags, int nflags, int argc, char **argv, c
         const char *a = argv[i];
         if (strncmp(a, "--", 2)) return yolo_errorf(err, "%s: unexpected argument '%.100s'", where, a);
         const char *eq = strchr(a, '=');   /* --flag=value, as argparse */
-        char name[96], matches[512];
+        char name[64], matches[512];
         size_t klen = eq ? (size_t)(eq - a) : strlen(a);
+        snprintf(name, sizeof name, "%.*s", (int)klen, a);
         const yolo_flag *f = yolo_flag_find(flags, nflags, a, klen, matches, sizeof matches);
-        int shown = (int)(klen < 100 ? klen : 100);
-        if (!f && matches[0]) return yolo_errorf(err, "%s: ambiguous flag %.*s could match %s", where, shown, a, matches);
-        if (!f) return yolo_errorf(err, "%s: unknown flag %.*s", where, shown, a);
-        /* the flag as typed, and its name when typed as a prefix of it (--conf (--conf-thres)) */
-        size_t full = strcspn(f->names, " ");
-        if (full == klen && !strncmp(f->names, a, klen)) snprintf(name, sizeof name, "%.*s", (int)klen, a);
-        else snprintf(name, sizeof name, "%.*s (%.*s)", (int)(klen < 40 ? klen : 40), a, (int)(full < 40 ? full : 40), f->names);
+        if (!f && matches[0]) return yolo_errorf(err, "%s: ambiguous flag %s could match %s", where, name, matches);
+        if (!f) return yolo_errorf(err, "%s: unknown flag %s", where, name);
         /* its values: the =value, else the next arguments that are not flags */
         const char *vals[YOLO_MAX_INTS];
         int nv = 0;
@@ -10299,7 +10297,13 @@ int yolo_flags_read(const yolo_flag *flags, int nflags, int argc, char **argv, c
         case YOLO_FLAG_STR: if (f->value) *(const char **)f->value = vals[0]; break;
         case YOLO_FLAG_OPT: if (f->value) *(const char **)f->value = nv ? vals[0] : f->constant; break;
         case YOLO_FLAG_INT: case YOLO_FLAG_FLOAT:
-            if (yolo_read_number(vals[0], f->kind == YOLO_FLAG_INT, f->lo, f->hi, where, name, &x, err)) return -1;
+            if (yolo_read_number(vals[0], f->kind == YOLO_FLAG_INT, f->lo, f->hi, where, name, &x, err)) {
+                double also = f->constant ? strtod(f->constant, NULL) : NAN;   /* the one value outside the range */
+                if (!f->constant || yolo_read_number(vals[0], f->kind == YOLO_FLAG_INT, also, also, where, name, &x, NULL)) {
+                    if (f->constant) snprintf(err + strlen(err), YOLO_ERR - strlen(err), ", or %s", f->constant);
+                    return -1;
+                }
+            }
             if (f->value && f->kind == YOLO_FLAG_INT) *(int *)f->value = (int)x;
             else if (f->value) *(double *)f->value = x;
             break;

@@ -58,6 +58,13 @@ grep -q "ambiguous flag --s could match --single-cls, --save-txt, --save-hybrid,
     ok "val --s: $(head -n 1 "$T/err")" || bad "an ambiguous prefix: rc $rc, $(head -n 1 "$T/err")"
 ./detect --im 64 --cfg yolov9-t --info > /dev/null 2>&1 && ok "--im: a prefix of --imgsz, --img and --img-size, one flag" ||
     bad "--im refused"
+# a prefix's value is read as the flag's own: --conf is --conf-thres, its range [0, 1]
+./val --conf 5 --data x 2> "$T/err"; rc=$?
+grep -q "^val: --conf '5' is not a number in \[0, 1\]" "$T/err" && [ $rc = 2 ] && ok "val --conf 5: $(head -n 1 "$T/err")" ||
+    bad "val --conf 5: rc $rc, $(head -n 1 "$T/err")"
+./train --batch 0 $MINI --data tests/data/coco8/coco8.yaml --dry-run > /dev/null 2> "$T/err"; rc=$?
+grep -q "^train: --batch '0' is not an integer in \[1, [0-9]*\], or -1" "$T/err" && [ $rc = 2 ] &&
+    ok "train --batch 0: $(head -n 1 "$T/err")" || bad "train --batch 0: rc $rc, $(head -n 1 "$T/err")"
 
 # 3. bare names found as check_file finds them: under data/, models/, utils/ at any depth; several: refused
 mkdir -p "$W/data/hyps" "$W/models/detect" "$W/utils/x"

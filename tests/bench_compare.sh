@@ -82,7 +82,7 @@ for c in $INFER; do
     grep "^official $gel fused" "$W/official_$id" | sed 's/^/  /'
     set -- $(official "official_$id" float32) $(official "official_$id" half)
     ROWS_I="$ROWS_I
-| $cfg (official $gel), batch $b | $ms_half | $ms_det | $4 | $ips_f32 | $ips_half | $ips_bf16 | $ips_det | $2 | $(ratio "$ms_half" "$3") | $(ratio "$ms_bf16" "$3") | $(ratio "$ms_det" "$3") |"
+| $cfg (official $gel), batch $b | $ms_half | $ms_det | $3 | $ips_f32 | $ips_half | $ips_bf16 | $ips_det | $2 | $(ratio "$ms_half" "$3") | $(ratio "$ms_bf16" "$3") | $(ratio "$ms_det" "$3") |"
 done
 
 [ -n "$ROWS_T" ] && { echo

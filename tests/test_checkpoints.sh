@@ -33,11 +33,11 @@ PY
 sums() { md5sum "$1"/* 2>/dev/null; }
 
 # 1. killed, again and again, at moments of a run and while it writes a checkpoint (its .tmp there),
-#    and resumed each time: every file on disk whole after every kill. The run is long (50 epochs) so
+#    and resumed each time: every file on disk whole after every kill. The run is long (100,000 epochs) so
 #    that every kill finds it training, however loaded the machine: the last one ends it.
 start() {
     if [ -e "$T/k/weights/last.safetensors" ]; then ./train --resume "$T/k/weights/last.safetensors"
-    else $RUN --batch 4 --epochs 50 --save-period 1 --name k --exist-ok; fi > "$T/k.log" 2>&1 &
+    else $RUN --batch 4 --epochs 100000 --save-period 1 --name k --exist-ok; fi > "$T/k.log" 2>&1 &
     pid=$!
 }
 kills=0 broken=0 in_save=0 moments=0

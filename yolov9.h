@@ -140,13 +140,10 @@ typedef YOLO_REAL yolo_real;
 #if defined(YOLOV9_IMPLEMENTATION) && !defined(YOLOV9_IMPLEMENTATION_DONE)
 #define YOLOV9_IMPLEMENTING   /* (undefined at the end) */
 #include <ctype.h>
-#include <errno.h>
-#include <limits.h>
-#include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <dirent.h>
 #include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #ifndef YOLO_NO_DATA
 #include <jpeglib.h>
 #include <stb/stb_easy_font.h>
@@ -155,7 +152,6 @@ typedef YOLO_REAL yolo_real;
 #endif
 #include <strings.h>
 #include <sys/stat.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -583,13 +579,40 @@ typedef struct yolo_model {
 /* a tensor's number of values */
 static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t->h * t->w; }
 
-/* What the model calls of the sections below it, declared here and
-   defined where each belongs. */
+/* The primitive ops as the blocks run them: the backend's op (section 2) in the pass's precision, once
+   the machinery (section 9) is told which op comes next, by its tensor (the one a forward op writes, the
+   one whose gradient a backward op hands on): it carries out what the blocks declare as data between
+   their ops, so that a block is its maths alone. A backward op takes tensors, not gradients. */
+static void yolo_op_conv2d(yolo_model *m, const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws,
+                           int C2, int k, int s, int g, int act, const yolo_tensor *r, yolo_tensor *y);
+static void yolo_op_bn_train(yolo_model *m, const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                             yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar, int act, yolo_tensor *u);
+static void yolo_op_bn_apply(yolo_model *m, const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                             const yolo_real *mean, const yolo_real *invstd, const yolo_real *var, int act, yolo_tensor *u);
+static void yolo_op_silu_sum(yolo_model *m, const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y);
+static void yolo_op_add(yolo_model *m, const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y);
+static void yolo_op_avgpool2(yolo_model *m, const yolo_tensor *x, yolo_tensor *y);
+static void yolo_op_maxpool(yolo_model *m, const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y);
+static void yolo_op_resize(yolo_model *m, const yolo_tensor *x, int c0, int add, yolo_tensor *y);
+static void yolo_op_concat(yolo_model *m, const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C);
+static void yolo_op_bn_backward(yolo_model *m, const yolo_tensor *u, yolo_tensor *z, const yolo_real *gamma,
+                                const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
+                                yolo_real *dgamma, yolo_real *dbeta);
+static void yolo_op_conv2d_backward(yolo_model *m, yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *y,
+                                    int C2, int k, int s, int g, yolo_real *dw, yolo_real *db);
+static void yolo_op_silu_sum_backward(yolo_model *m, const yolo_tensor *y, yolo_tensor *a, yolo_tensor *b);
+static void yolo_op_add_backward(yolo_model *m, const yolo_tensor *y, yolo_tensor *a);
+static void yolo_op_avgpool2_backward(yolo_model *m, const yolo_tensor *y, yolo_tensor *x);
+static void yolo_op_maxpool_backward(yolo_model *m, yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y);
+static void yolo_op_concat_backward(yolo_model *m, const yolo_tensor *y, int c0, yolo_tensor *x, int C);
+static void yolo_op_split_backward(yolo_model *m, yolo_tensor *const *parts, int n, yolo_tensor *whole);
+/* What else the model calls of the sections below it, declared here and defined where each belongs. */
 /* the training step (section 7) */
 static yolo_tensor *yolo_layer_input(yolo_model *m, const yolo_layer *L, int j);
 static int yolo_step_keeps_z(const yolo_model *m);
 static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L);
-static void yolo_output_make(yolo_model *m, yolo_layer *L, int make);
+static void yolo_output_make(yolo_model *m, yolo_layer *L);
+static void yolo_output_drop(yolo_model *m, yolo_layer *L);
 /* utilities (section 8) */
 static void *yolo_xmalloc(size_t bytes);
 static void *yolo_xcalloc(size_t n, size_t size);
@@ -603,21 +626,17 @@ static void yolo_tensor_take(const yolo_backend *be, yolo_tensor *t);
 static void yolo_grad_need(yolo_model *m, yolo_tensor *t);
 static void yolo_grad_done(yolo_model *m, yolo_tensor *t);
 static void yolo_grad_zeroed(yolo_model *m, yolo_tensor *t);
-static int yolo_grads_add(yolo_model *m, yolo_tensor *const *t, int n);
 static int yolo_grad_add(yolo_model *m, yolo_tensor *t);
 static void yolo_concat_grads(yolo_tensor *cat, yolo_tensor *const *parts, int n);
 static void yolo_split_grad(yolo_tensor *half, yolo_tensor *whole, int c0);
-static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx);
-static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo_tensor *src, int sc, yolo_tensor *dst,
-                               int dc, int C);
-static void yolo_memory_before(yolo_model *m, const yolo_tensor *t);
 static void yolo_shape(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, int n, int c, int h, int w, int wants_grad);
 static void yolo_shape_slot(yolo_model *m, const yolo_tensor *op, yolo_tensor *t, yolo_tensor *buf, int c0, int c);
 static void yolo_shapes_store(yolo_model *m, int from, yolo_precision store);
 static void yolo_shapes_end(yolo_model *m, int from);
 static yolo_life_run yolo_life_begin(yolo_model *m, const yolo_layer *L, int on, int backward);
 static void yolo_life_end(yolo_model *m, yolo_life_run outer);
-static void yolo_pixels_keep(yolo_model *m, int keep);
+static void yolo_pixels_hold(yolo_model *m);
+static void yolo_pixels_release(yolo_model *m);
 static void yolo_model_unfold(yolo_model *m);
 static void yolo_model_stage(yolo_model *m);
 static void yolo_model_stage_train(yolo_model *m);
@@ -674,6 +693,24 @@ static const void *yolo_conv_staged(const yolo_model *m, const yolo_conv *c) {
     return m->precision != YOLO_FP32 && m->staged == m->precision ? c->ws : NULL;
 }
 
+/* y = SiLU(BN(conv(x))), or any prefix of that chain: z [B, c2, Ho, Wo] = conv(x), then y = SiLU(BN(z)).
+   Folded, one op: y = SiLU(conv(x) + b), a shortcut r perhaps in the conv's epilogue: y = r + that. */
+static void yolo_conv_run(yolo_model *m, yolo_conv *c, yolo_tensor *x, const yolo_tensor *r, int train) {
+    int folded = !train && m->fused && c->fw;
+    c->x = x;
+    if (!c->bn || folded) {   /* the bias and the SiLU in the conv's own pass */
+        yolo_op_conv2d(m, x, folded ? c->fw : c->w, folded ? c->fb : c->b, folded ? yolo_conv_staged(m, c) : c->wt,
+                       c->c2, c->k, c->s, c->g, c->act, r, &c->y);
+        return;
+    }
+    yolo_op_conv2d(m, x, c->w, NULL, c->wt, c->c2, c->k, c->s, c->g, 0, NULL, &c->z);
+    if (train)   /* the SiLU comes with the BatchNorm */
+        yolo_op_bn_train(m, &c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar, c->act, &c->y);
+    else
+        yolo_op_bn_apply(m, &c->z, c->gamma, c->beta, c->rmean, NULL, c->rvar, c->act, &c->y);
+}
+static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int train) { yolo_conv_run(m, c, x, NULL, train); }
+
 /* a folded inference pass: BatchNorm (and RepConvN's second branch) in the convs' weights, a
    RepNBottleneck's shortcut in its conv's epilogue; a block takes its concatenation first and its
    convs write their parts into it, and read them there (slots: the block's shapes say which) */
@@ -681,30 +718,6 @@ static int yolo_folded(const yolo_model *m, int train) { return !train && m->fus
 
 /* a conv's output size along one axis: padding k/2, stride s */
 static int yolo_conv_out(int in, int k, int s) { return (in + 2 * (k / 2) - k) / s + 1; }
-
-/* y = SiLU(BN(conv(x))), or any prefix of that chain. In a block's
-   forward the unit is one op, named y; in the backward two: y (BN and
-   SiLU), then z (the conv). Folded, a shortcut r may come in the conv's
-   epilogue: y = r + SiLU(conv(x) + b). */
-static void yolo_conv_run(yolo_model *m, yolo_conv *c, yolo_tensor *x, const yolo_tensor *r, int train) {
-    const yolo_backend *be = m->be;
-    int folded = !train && m->fused && c->fw;
-    c->x = x;
-    yolo_memory_before(m, &c->y);   /* y [B, c2, Ho, Wo] and z, its shape */
-    m->flops += 2.0 * x->n * c->y.h * c->y.w * c->c2 * (c->c1 / c->g) * c->k * c->k;
-    if (!c->bn || folded) {   /* the bias and the SiLU in the conv's own pass */
-        be->conv2d_forward(x, folded ? c->fw : c->w, folded ? c->fb : c->b, folded ? yolo_conv_staged(m, c) : c->wt,
-                           c->c2, c->k, c->s, c->g, c->act, r, m->precision, &c->y);
-    } else {   /* the SiLU comes with the BatchNorm */
-        be->conv2d_forward(x, c->w, NULL, c->wt, c->c2, c->k, c->s, c->g, 0, NULL, m->precision, &c->z);
-        if (train)
-            be->bn_train_forward(&c->z, c->gamma, c->beta, c->mean, c->invstd, c->rmean, c->rvar,
-                                 m->bn_momentum, m->bn_eps, c->act, m->bn_group, &c->y);
-        else
-            be->bn_apply(&c->z, c->gamma, c->beta, c->rmean, NULL, c->rvar, m->bn_eps, c->act, &c->y);
-    }
-}
-static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int train) { yolo_conv_run(m, c, x, NULL, train); }
 
 /* Inside a block, y = SiLU(BN(z)) need not be kept: z is (the BatchNorm
    backward reads it), and y follows from it by one elementwise pass with
@@ -721,32 +734,14 @@ static void yolo_conv_forward(yolo_model *m, yolo_conv *c, yolo_tensor *x, int t
    and copies, and the same numbers. */
 static void yolo_conv_again(yolo_model *m, void *blk) {
     yolo_conv *c = (yolo_conv *)blk;
-    m->be->bn_apply(&c->z, c->gamma, c->beta, c->mean, c->invstd, NULL, m->bn_eps, c->act, &c->y);
-}
-
-
-/* t's gradient as a tensor of its own (float32 NCHW, t's shape): a conv backward's dy */
-static yolo_tensor yolo_grad_view(const yolo_tensor *t) {
-    yolo_tensor g = *t;
-    g.data = t->grad; g.grad = NULL; g.store = YOLO_FP32;
-    return g;
+    yolo_op_bn_apply(m, &c->z, c->gamma, c->beta, c->mean, c->invstd, NULL, c->act, &c->y);
 }
 
 /* from y.grad: the weight gradients, and x.grad += dL/dx */
 static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
-    const yolo_backend *be = m->be;
-    yolo_tensor dy = yolo_grad_view(&c->y);   /* dL/dy, or with a BatchNorm dL/dz written over z */
-    if (c->bn) {   /* z is read by nothing after this: dL/dz goes over it, in its store */
-        yolo_memory_before(m, &c->y);
-        be->bn_act_backward(&c->z, c->y.grad, c->gamma, c->beta, c->mean, c->invstd, c->act, m->bn_group,
-                            c->ggamma, c->gbeta);
-        dy = c->z;
-    }
-    yolo_memory_before(m, c->bn ? &c->z : &c->y);
-    yolo_dx dx;
-    int want = yolo_conv_dx(m, c->x, &dx);
-    be->conv2d_backward(c->x, c->w, c->wtd, &dy, c->c2, c->k, c->s, c->g, m->precision, want ? &dx : NULL, c->gw,
-                        c->gb);
+    if (c->bn)   /* dL/dz, written over z (read by nothing after this) */
+        yolo_op_bn_backward(m, &c->y, &c->z, c->gamma, c->beta, c->mean, c->invstd, c->act, c->ggamma, c->gbeta);
+    yolo_op_conv2d_backward(m, c->x, c->w, c->wtd, c->bn ? &c->z : &c->y, c->c2, c->k, c->s, c->g, c->gw, c->gb);
 }
 
 /* --- what a block declares about its intermediates ---
@@ -759,10 +754,10 @@ static void yolo_conv_backward(yolo_model *m, yolo_conv *c) {
    the forward a tensor dies; before which op of the backward it is made
    again, and how; when it dies again; when its gradient is taken and when
    given back. An op is named by its tensor: the one it makes in the
-   forward, the one whose gradient it hands on in the backward; the block
-   says which op comes next by yolo_memory_before(m, that tensor), where
-   the machinery runs the rows between ops (section 9, "lifetimes"): the
-   maths never sees them.
+   forward, the one whose gradient it hands on in the backward (a Conv
+   unit with BatchNorm is two ops each way: z and y). Each op names itself
+   (yolo_op_conv2d and the others above), and the machinery runs the rows
+   between ops (section 9, "lifetimes"): the maths never sees them.
    Beside the table, each block's shapes function declares what its
    forward makes (yolo_shape_row): each tensor's shape [B, C, H, W], or in
    a folded pass the channels of the concatenation it is a slot of, and
@@ -804,14 +799,16 @@ struct yolo_shape_row {
 typedef struct yolo_shape_row yolo_shape_row;
 
 /* What the Conv unit's forward makes from an input [n, c1, h, w]: y [n, c2, Ho, Wo] and, unless its
-   BatchNorm is folded, z, y's shape (for the backward); both before its one op, y, the longer-lived
-   of the two first (z where the step keeps it to the backward, else y), which places them tighter */
+   BatchNorm is folded, z, y's shape (for the backward); both before its first op (z's, or folded y's),
+   the longer-lived of the two first (z where the step keeps it to the backward, else y), which places
+   them tighter */
 static void yolo_conv_shapes(yolo_model *m, yolo_conv *c, int n, int h, int w, int train) {
     int Ho = yolo_conv_out(h, c->k, c->s), Wo = yolo_conv_out(w, c->k, c->s);
     int unfolded = c->bn && !(!train && m->fused && c->fw), z_first = yolo_step_keeps_z(m);
-    if (unfolded && z_first) yolo_shape(m, &c->y, &c->z, n, c->c2, Ho, Wo, -1);
-    yolo_shape(m, &c->y, &c->y, n, c->c2, Ho, Wo, train);
-    if (unfolded && !z_first) yolo_shape(m, &c->y, &c->z, n, c->c2, Ho, Wo, -1);
+    const yolo_tensor *op = unfolded ? &c->z : &c->y;
+    if (unfolded && z_first) yolo_shape(m, op, &c->z, n, c->c2, Ho, Wo, -1);
+    yolo_shape(m, op, &c->y, n, c->c2, Ho, Wo, train);
+    if (unfolded && !z_first) yolo_shape(m, op, &c->z, n, c->c2, Ho, Wo, -1);
 }
 
 static void yolo_conv_init(yolo_model *m, yolo_conv *c, const char *prefix, int c1, int c2, int k, int s,
@@ -873,29 +870,22 @@ struct yolo_repconvn {
 /* y = SiLU(branch 1 + branch 2) */
 static void yolo_repconvn_sum(yolo_model *m, void *blk) {
     yolo_repconvn *r = (yolo_repconvn *)blk;
-    m->be->silu_forward(&r->conv1.y, &r->conv2.y, &r->y);
+    yolo_op_silu_sum(m, &r->conv1.y, &r->conv2.y, &r->y);
 }
 
 /* x [B, c1, H, W] -> y [B, c2, H, W] */
 static void yolo_repconvn_forward(yolo_model *m, yolo_repconvn *r, yolo_tensor *x, int train) {
     if (yolo_folded(m, train)) {   /* conv1 holds both branches in one 3x3 kernel: it and the SiLU write y */
-        yolo_memory_before(m, &r->y);
-        m->flops += 2.0 * x->n * x->h * x->w * r->conv1.c2 * r->conv1.c1 * 9;
-        m->be->conv2d_forward(x, r->conv1.fw, r->conv1.fb, yolo_conv_staged(m, &r->conv1), r->conv1.c2, 3, 1, 1, 1, NULL,
-                              m->precision, &r->y);
+        yolo_op_conv2d(m, x, r->conv1.fw, r->conv1.fb, yolo_conv_staged(m, &r->conv1), r->conv1.c2, 3, 1, 1, 1, NULL, &r->y);
         return;
     }
     yolo_conv_forward(m, &r->conv1, x, train);   /* conv1.y = BN(conv3x3(x)) */
     yolo_conv_forward(m, &r->conv2, x, train);   /* conv2.y = BN(conv1x1(x)) */
-    yolo_memory_before(m, &r->y);
     yolo_repconvn_sum(m, r);
 }
 
 static void yolo_repconvn_backward(yolo_model *m, yolo_repconvn *r) {
-    const yolo_backend *be = m->be;
-    yolo_memory_before(m, &r->y);
-    yolo_tensor *branches[2] = { &r->conv1.y, &r->conv2.y };
-    be->silu_backward(r->y.grad, &r->conv1.y, &r->conv2.y, r->conv1.y.grad, r->conv2.y.grad, yolo_grads_add(m, branches, 2));
+    yolo_op_silu_sum_backward(m, &r->y, &r->conv1.y, &r->conv2.y);
     yolo_conv_backward(m, &r->conv1);
     yolo_conv_backward(m, &r->conv2);
 }
@@ -948,8 +938,8 @@ typedef struct {
 /* y = x + cv2.y (the shortcut), or cv2.y */
 static void yolo_bottleneck_sum(yolo_model *m, void *blk) {
     yolo_repnbottleneck *b = (yolo_repnbottleneck *)blk;
-    if (b->add) m->be->add(&b->cv2.y, b->x, &b->y);
-    else m->be->concat(&b->cv2.y, 0, &b->y, 0, b->y.c);
+    if (b->add) yolo_op_add(m, &b->cv2.y, b->x, &b->y);
+    else yolo_op_concat(m, &b->cv2.y, 0, &b->y, 0, b->y.c);
 }
 
 /* x [B, c1, H, W] -> y [B, c2, H, W] */
@@ -961,16 +951,12 @@ static void yolo_bottleneck_forward(yolo_model *m, yolo_repnbottleneck *b, yolo_
         return;
     }
     yolo_conv_forward(m, &b->cv2, &b->cv1.y, train);
-    yolo_memory_before(m, &b->y);
     yolo_bottleneck_sum(m, b);
 }
 
 static void yolo_bottleneck_backward(yolo_model *m, yolo_repnbottleneck *b) {
-    size_t n = yolo_numel(&b->y);
-    const yolo_backend *be = m->be;
-    yolo_memory_before(m, &b->y);
-    be->accumulate(b->cv2.y.grad, b->y.grad, n, yolo_grad_add(m, &b->cv2.y));
-    if (b->add && b->x->grad) be->accumulate(b->x->grad, b->y.grad, n, yolo_grad_add(m, b->x));
+    yolo_op_add_backward(m, &b->y, &b->cv2.y);
+    if (b->add) yolo_op_add_backward(m, &b->y, b->x);
     yolo_conv_backward(m, &b->cv2);
     yolo_repconvn_backward(m, &b->cv1);
 }
@@ -1052,8 +1038,8 @@ static void yolo_repncsp_concat(yolo_model *m, void *blk) {
     yolo_repncsp *r = (yolo_repncsp *)blk;
     const yolo_tensor *h = yolo_repncsp_link(r, r->n);
     int c_ = r->cv1.c2;
-    if (!h->ctot) m->be->concat(h, 0, &r->cat, 0, c_);
-    if (!r->cv2.y.ctot) m->be->concat(&r->cv2.y, 0, &r->cat, c_, c_);
+    if (!h->ctot) yolo_op_concat(m, h, 0, &r->cat, 0, c_);
+    if (!r->cv2.y.ctot) yolo_op_concat(m, &r->cv2.y, 0, &r->cat, c_, c_);
 }
 
 /* x [B, c1, H, W] -> cv3.y [B, c2, H, W], through c_ = c2/2 channels a half */
@@ -1061,7 +1047,6 @@ static void yolo_repncsp_forward(yolo_model *m, yolo_repncsp *r, yolo_tensor *x,
     yolo_conv_forward(m, &r->cv1, x, train);   /* [B, c_, H, W] */
     for (int i = 0; i < r->n; i++) yolo_bottleneck_forward(m, &r->m[i], yolo_repncsp_link(r, i), train);
     yolo_conv_forward(m, &r->cv2, x, train);   /* [B, c_, H, W]: the half that bypasses the bottlenecks */
-    yolo_memory_before(m, &r->cat);
     yolo_repncsp_concat(m, r);                 /* [B, 2 c_, H, W] */
     yolo_conv_forward(m, &r->cv3, &r->cat, train);
 }
@@ -1183,20 +1168,19 @@ typedef struct {
 static void yolo_elan_split(yolo_model *m, void *blk) {
     yolo_elan *e = (yolo_elan *)blk;
     int h = e->c3 / 2;
-    if (!e->half_b.ctot) m->be->concat(&e->cv1.y, h, &e->half_b, 0, h);
+    if (!e->half_b.ctot) yolo_op_concat(m, &e->cv1.y, h, &e->half_b, 0, h);
 }
 static void yolo_elan_concat(yolo_model *m, void *blk) {
     yolo_elan *e = (yolo_elan *)blk;
     int c3 = e->c3, c4 = e->c4;
-    if (!e->cv1.y.ctot) m->be->concat(&e->cv1.y, 0, &e->cat, 0, c3);
-    if (!e->cv2.y.ctot) m->be->concat(&e->cv2.y, 0, &e->cat, c3, c4);
-    if (!e->cv3.y.ctot) m->be->concat(&e->cv3.y, 0, &e->cat, c3 + c4, c4);
+    if (!e->cv1.y.ctot) yolo_op_concat(m, &e->cv1.y, 0, &e->cat, 0, c3);
+    if (!e->cv2.y.ctot) yolo_op_concat(m, &e->cv2.y, 0, &e->cat, c3, c4);
+    if (!e->cv3.y.ctot) yolo_op_concat(m, &e->cv3.y, 0, &e->cat, c3 + c4, c4);
 }
 
 /* x [B, c1, H, W] -> cv4.y [B, c2, H, W] */
 static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int train) {
     yolo_conv_forward(m, &e->cv1, x, train);   /* [B, c3, H, W] */
-    yolo_memory_before(m, &e->half_b);
     yolo_elan_split(m, e);                     /* [B, c3/2, H, W] */
     if (e->elan1) {
         yolo_conv_forward(m, &e->cv2, &e->half_b, train);   /* [B, c4, H, W] */
@@ -1207,7 +1191,6 @@ static void yolo_elan_forward(yolo_model *m, yolo_elan *e, yolo_tensor *x, int t
         yolo_repncsp_forward(m, &e->csp3, &e->cv2.y, train);
         yolo_conv_forward(m, &e->cv3, yolo_repncsp_out(&e->csp3), train);
     }
-    yolo_memory_before(m, &e->cat);
     yolo_elan_concat(m, e);                    /* [B, c3 + 2 c4, H, W] */
     yolo_conv_forward(m, &e->cv4, &e->cat, train);
 }
@@ -1336,19 +1319,14 @@ typedef struct {
 static void yolo_down_inputs(yolo_model *m, void *blk) {
     yolo_down *d = (yolo_down *)blk;
     const yolo_tensor *x = d->x;
-    const yolo_backend *be = m->be;
-    yolo_memory_before(m, &d->pool);
-    be->avgpool2_forward(x, &d->pool);   /* [B, c1, H-1, W-1] */
+    yolo_op_avgpool2(m, x, &d->pool);   /* [B, c1, H-1, W-1] */
     if (!d->adown) return;
     int h = x->c / 2;
     if (!d->half1.ctot) {   /* slots of pool (a folded pass) need no copies */
-        yolo_memory_before(m, &d->half1);
-        be->concat(&d->pool, 0, &d->half1, 0, h);   /* [B, c1/2, H-1, W-1] */
-        yolo_memory_before(m, &d->half2);
-        be->concat(&d->pool, h, &d->half2, 0, h);
+        yolo_op_concat(m, &d->pool, 0, &d->half1, 0, h);   /* [B, c1/2, H-1, W-1] */
+        yolo_op_concat(m, &d->pool, h, &d->half2, 0, h);
     }
-    yolo_memory_before(m, &d->maxp);
-    be->maxpool_forward(&d->half2, 3, 2, 1, &d->maxp);   /* [B, c1/2, H/2, W/2] */
+    yolo_op_maxpool(m, &d->half2, 3, 2, 1, &d->maxp);   /* [B, c1/2, H/2, W/2] */
 }
 
 static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->cv1.y; }
@@ -1358,8 +1336,8 @@ static yolo_tensor *yolo_down_out(yolo_down *d) { return d->adown ? &d->y : &d->
 static void yolo_down_concat(yolo_model *m, void *blk) {
     yolo_down *d = (yolo_down *)blk;
     int c = d->cv1.c2;
-    if (!d->cv1.y.ctot) m->be->concat(&d->cv1.y, 0, &d->y, 0, c);
-    if (!d->cv2.y.ctot) m->be->concat(&d->cv2.y, 0, &d->y, c, c);
+    if (!d->cv1.y.ctot) yolo_op_concat(m, &d->cv1.y, 0, &d->y, 0, c);
+    if (!d->cv2.y.ctot) yolo_op_concat(m, &d->cv2.y, 0, &d->y, c, c);
 }
 
 /* x [B, c1, H, W] -> [B, c2, H/2, W/2]: AConv's cv1.y, ADown's y */
@@ -1372,33 +1350,23 @@ static void yolo_down_forward(yolo_model *m, yolo_down *d, yolo_tensor *x, int t
     }
     yolo_conv_forward(m, &d->cv1, &d->half1, train);   /* 3x3 s2: [B, c2/2, H/2, W/2] */
     yolo_conv_forward(m, &d->cv2, &d->maxp, train);    /* 1x1: [B, c2/2, H/2, W/2] */
-    yolo_memory_before(m, &d->y);
     yolo_down_concat(m, d);
 }
 
 static void yolo_down_backward(yolo_model *m, yolo_down *d) {
-    yolo_tensor *x = d->x;
-    const yolo_backend *be = m->be;
     if (d->adown) {
-        int c = d->cv1.c2, h = x->c / 2;
-        yolo_memory_before(m, &d->y);
-        yolo_grad_channels(m, be, &d->y, 0, &d->cv1.y, 0, c);
-        yolo_grad_channels(m, be, &d->y, c, &d->cv2.y, 0, c);
+        int c = d->cv1.c2;
+        yolo_tensor *halves[2] = { &d->half1, &d->half2 };
+        yolo_op_concat_backward(m, &d->y, 0, &d->cv1.y, c);   /* y's gradient to its two halves */
+        yolo_op_concat_backward(m, &d->y, c, &d->cv2.y, c);
         yolo_conv_backward(m, &d->cv2);
-        yolo_memory_before(m, &d->maxp);
-        be->maxpool_backward(&d->half2, 3, 2, 1, &d->maxp, d->half2.grad, yolo_grad_add(m, &d->half2));
+        yolo_op_maxpool_backward(m, &d->half2, 3, 2, 1, &d->maxp);
         yolo_conv_backward(m, &d->cv1);
-        /* pool [B, 2h, H, W]'s gradient: its halves' side by side, which between them write all of it */
-        yolo_memory_before(m, &d->half1);
-        int add = yolo_grad_add(m, &d->pool), B = x->n, HW = d->pool.h * d->pool.w;
-        be->copy_channels(d->half1.grad, h, 0, d->pool.grad, x->c, 0, B, h, HW, add);
-        yolo_memory_before(m, &d->half2);
-        be->copy_channels(d->half2.grad, h, 0, d->pool.grad, x->c, h, B, h, HW, add);
+        yolo_op_split_backward(m, halves, 2, &d->pool);   /* pool's gradient: its halves' side by side */
     } else {
         yolo_conv_backward(m, &d->cv1);
     }
-    yolo_memory_before(m, &d->pool);
-    if (x->grad) be->avgpool2_backward(&d->pool, x->grad, x->h, x->w, yolo_grad_add(m, x));
+    yolo_op_avgpool2_backward(m, &d->pool, d->x);
 }
 
 /* what training keeps of AConv and ADown */
@@ -1515,14 +1483,8 @@ static void yolo_sppelan_pools(yolo_model *m, void *blk) {
     int c = s->cv1.c2;
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     for (int i = 0; i < 4; i++) {
-        if (i) {
-            yolo_memory_before(m, pools[i]);
-            m->be->maxpool_forward(pools[i - 1], 5, 1, 2, pools[i]);
-        }
-        if (!pools[i]->ctot) {   /* a slot is in cat already */
-            yolo_memory_before(m, &s->cat);
-            m->be->concat(pools[i], 0, &s->cat, i * c, c);
-        }
+        if (i) yolo_op_maxpool(m, pools[i - 1], 5, 1, 2, pools[i]);
+        if (!pools[i]->ctot) yolo_op_concat(m, pools[i], 0, &s->cat, i * c, c);   /* a slot is in cat already */
     }
 }
 
@@ -1539,10 +1501,7 @@ static void yolo_sppelan_forward(yolo_model *m, yolo_sppelan *s, yolo_tensor *x,
 static void yolo_sppelan_backward(yolo_model *m, yolo_sppelan *s) {
     yolo_tensor *pools[4] = { &s->cv1.y, &s->p1, &s->p2, &s->p3 };
     yolo_conv_backward(m, &s->cv5);
-    for (int i = 3; i > 0; i--) {
-        yolo_memory_before(m, pools[i]);
-        m->be->maxpool_backward(pools[i - 1], 5, 1, 2, pools[i], pools[i - 1]->grad, yolo_grad_add(m, pools[i - 1]));
-    }
+    for (int i = 3; i > 0; i--) yolo_op_maxpool_backward(m, pools[i - 1], 5, 1, 2, pools[i]);
     yolo_conv_backward(m, &s->cv1);
 }
 
@@ -1687,9 +1646,8 @@ static void yolo_detect_forward(yolo_model *m, yolo_layer *L, int train) {
                 yolo_conv_forward(m, &d->cls[b][l][s], s ? &d->cls[b][l][s - 1].y : x, train);
             }
             yolo_tensor *o = &d->out[b][l];
-            yolo_memory_before(m, o);
-            m->be->concat(&d->box[b][l][2].y, 0, o, 0, 4 * YOLO_REG_MAX);
-            m->be->concat(&d->cls[b][l][2].y, 0, o, 4 * YOLO_REG_MAX, d->nc);
+            yolo_op_concat(m, &d->box[b][l][2].y, 0, o, 0, 4 * YOLO_REG_MAX);
+            yolo_op_concat(m, &d->cls[b][l][2].y, 0, o, 4 * YOLO_REG_MAX, d->nc);
         }
 }
 
@@ -1700,10 +1658,8 @@ static void yolo_detect_backward(yolo_model *m, yolo_layer *L) {
     for (int b = 0; b < d->nbranch; b++)
         for (int l = 0; l < 3; l++) {
             yolo_tensor *o = &d->out[b][l];
-            const yolo_backend *be = m->be;
-            yolo_memory_before(m, o);
-            yolo_grad_channels(m, be, o, 0, &d->box[b][l][2].y, 0, 4 * YOLO_REG_MAX);
-            yolo_grad_channels(m, be, o, 4 * YOLO_REG_MAX, &d->cls[b][l][2].y, 0, d->nc);
+            yolo_op_concat_backward(m, o, 0, &d->box[b][l][2].y, 4 * YOLO_REG_MAX);
+            yolo_op_concat_backward(m, o, 4 * YOLO_REG_MAX, &d->cls[b][l][2].y, d->nc);
             for (int s = 2; s >= 0; s--) {
                 yolo_conv_backward(m, &d->box[b][l][s]);
                 yolo_conv_backward(m, &d->cls[b][l][s]);
@@ -1795,15 +1751,15 @@ void yolo_decode(const yolo_model *m, yolo_real *pred) {
 
 /* a level's input (another layer's output, which the graph may drop):
    made again for the level's first convs' backward, dropped after it */
-static void yolo_output_again(yolo_model *m, void *src) {
-    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 1);
+static void yolo_level_input_make(yolo_model *m, void *src) {
+    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src);
 }
-static void yolo_output_drop(yolo_model *m, void *src) {
-    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_make(m, (yolo_layer *)src, 0);
+static void yolo_level_input_drop(yolo_model *m, void *src) {
+    if (yolo_output_remakeable(m, (yolo_layer *)src)) yolo_output_drop(m, (yolo_layer *)src);
 }
 /* in the forward, dropped if the head is the last layer to read it */
-static void yolo_output_read(yolo_model *m, void *src) {
-    if (((yolo_layer *)src)->last_reader == m->detect) yolo_output_drop(m, src);
+static void yolo_level_input_read(yolo_model *m, void *src) {
+    if (((yolo_layer *)src)->last_reader == m->detect) yolo_level_input_drop(m, src);
 }
 
 /* what its forward makes: per branch and level the convs' tensors and the map [B, NO, h, w]; the
@@ -1850,7 +1806,7 @@ static void yolo_detect_lifetimes(yolo_model *m, yolo_layer *L) {
                 { YOLO_FWD_AFTER, &cls[2].y, YOLO_DROP, &cls[1].y },
                 { YOLO_FWD_AFTER, o, YOLO_DROP, &box[2].y },
                 { YOLO_FWD_AFTER, o, YOLO_DROP, &cls[2].y },
-                { YOLO_FWD_AFTER, o, YOLO_RUN, NULL, yolo_output_read, src },
+                { YOLO_FWD_AFTER, o, YOLO_RUN, NULL, yolo_level_input_read, src },
                 /* the map's gradient to the two branches; each conv's
                    input made again for its backward */
                 { YOLO_BWD_BEFORE, o, YOLO_NEED, &box[2].y },
@@ -1864,8 +1820,8 @@ static void yolo_detect_lifetimes(yolo_model *m, yolo_layer *L) {
                 { YOLO_BWD_AFTER, &box[1].z, YOLO_DROP, &box[0].y },
                 { YOLO_BWD_BEFORE, &cls[1].y, YOLO_MAKE, &cls[0].y, yolo_conv_again, &cls[0] },
                 { YOLO_BWD_AFTER, &cls[1].z, YOLO_DROP, &cls[0].y },
-                { YOLO_BWD_BEFORE, &box[0].y, YOLO_RUN, NULL, yolo_output_again, src },
-                { YOLO_BWD_AFTER, &cls[0].z, YOLO_RUN, NULL, yolo_output_drop, src },
+                { YOLO_BWD_BEFORE, &box[0].y, YOLO_RUN, NULL, yolo_level_input_make, src },
+                { YOLO_BWD_AFTER, &cls[0].z, YOLO_RUN, NULL, yolo_level_input_drop, src },
             };
             YOLO_LIFE_TABLE(m, rows);
         }
@@ -2728,25 +2684,26 @@ void yolo_set_input_pixels(yolo_model *m, int B, int H, int W, const unsigned ch
    weight gradient, or with --ckpt the first conv run again); from then on
    it stays until the backward ends, as every later backward op may read
    it again. */
-static void yolo_image_make(yolo_model *m, int make) {
-    if (!m->input_host && !m->input_pixels) return;
-    if (!make) { yolo_tensor_drop(m->be, &m->input); return; }
-    if (m->input.data) return;
+static void yolo_image_make(yolo_model *m) {
+    if ((!m->input_host && !m->input_pixels) || m->input.data) return;
     yolo_tensor_take(m->be, &m->input);
     if (m->input_pixels)
         m->be->pixels_to_input(m->input.data, m->input_bytes ? m->input_bytes : m->input_pixels, yolo_numel(&m->input));
     else m->be->upload(m->input.data, m->input_host, yolo_numel(&m->input) * sizeof(yolo_real));
 }
+static void yolo_image_drop(yolo_model *m) {
+    if (m->input_host || m->input_pixels) yolo_tensor_drop(m->be, &m->input);   /* else the caller's, written in place */
+}
 
 /* Upsample and Concat only copy their inputs into L->own */
 static void yolo_copy_layer_run(yolo_model *m, yolo_layer *L) {
     if (L->type == YOLO_UPSAMPLE) {
-        m->be->resize_forward(yolo_layer_input(m, L, 0), 0, 0, &L->own);
+        yolo_op_resize(m, yolo_layer_input(m, L, 0), 0, 0, &L->own);
         return;
     }
     for (int j = 0, off = 0; j < L->nfrom; j++) {
         yolo_tensor *t = yolo_layer_input(m, L, j);
-        m->be->concat(t, 0, &L->own, off, t->c);
+        yolo_op_concat(m, t, 0, &L->own, off, t->c);
         off += t->c;
     }
 }
@@ -2770,7 +2727,8 @@ static int yolo_output_remakeable(const yolo_model *m, const yolo_layer *L) {
 }
 
 static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train);
-static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make);
+static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j);
+static void yolo_input_drop(yolo_model *m, const yolo_layer *L, int j);
 
 /* L's training forward again, the running statistics left alone: the
    same numbers as the first time */
@@ -2781,36 +2739,35 @@ static void yolo_layer_rerun(yolo_model *m, yolo_layer *L) {
     m->bn_momentum = momentum;
 }
 
-/* a conv's output y dropped, or made again from its z (yolo_conv_again) */
-static void yolo_conv_output(yolo_model *m, yolo_conv *c, int make) {
-    if (!make) { yolo_tensor_drop(m->be, &c->y); return; }
+/* a conv's output y made again from its z (yolo_conv_again) */
+static void yolo_conv_output_make(yolo_model *m, yolo_conv *c) {
     yolo_tensor_take(m->be, &c->y);
     yolo_conv_again(m, c);
 }
 
-static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
-    if (L->out == &m->input) { if (make) yolo_image_make(m, 1); return; }   /* Silence passes the image on */
-    if (!make) { yolo_tensor_drop(m->be, L->out); return; }
+/* L's output made again, if it was dropped */
+static void yolo_output_make(yolo_model *m, yolo_layer *L) {
+    if (L->out == &m->input) { yolo_image_make(m); return; }   /* Silence passes the image on */
     if (L->out->data) return;
     switch (L->type) {
-    case YOLO_CONV: if (m->ckpt) break; yolo_conv_output(m, &L->b.conv, 1); return;
-    case YOLO_ACONV: yolo_conv_output(m, &L->b.down.cv1, 1); return;
-    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_conv_output(m, &L->b.elan.cv4, 1); return;
-    case YOLO_SPPELAN: yolo_conv_output(m, &L->b.spp.cv5, 1); return;
+    case YOLO_CONV: if (m->ckpt) break; yolo_conv_output_make(m, &L->b.conv); return;
+    case YOLO_ACONV: yolo_conv_output_make(m, &L->b.down.cv1); return;
+    case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_conv_output_make(m, &L->b.elan.cv4); return;
+    case YOLO_SPPELAN: yolo_conv_output_make(m, &L->b.spp.cv5); return;
     case YOLO_ADOWN:
-        yolo_conv_output(m, &L->b.down.cv1, 1);
-        yolo_conv_output(m, &L->b.down.cv2, 1);
+        yolo_conv_output_make(m, &L->b.down.cv1);
+        yolo_conv_output_make(m, &L->b.down.cv2);
         yolo_tensor_take(m->be, L->out);
         yolo_down_concat(m, &L->b.down);
-        yolo_conv_output(m, &L->b.down.cv1, 0);
-        yolo_conv_output(m, &L->b.down.cv2, 0);
+        yolo_tensor_drop(m->be, &L->b.down.cv1.y);
+        yolo_tensor_drop(m->be, &L->b.down.cv2.y);
         return;
     default: break;
     }
     int made[YOLO_MAX_FROM] = { 0 };   /* from the inputs, made again first */
     for (int j = 0; j < L->nfrom; j++) {
         made[j] = !yolo_layer_input(m, L, j)->data;
-        if (made[j]) yolo_input_make(m, L, j, 1);
+        if (made[j]) yolo_input_make(m, L, j);
     }
     if (L->type == YOLO_CONV) {   /* --ckpt: the conv again; its z is not wanted */
         yolo_layer_rerun(m, L);
@@ -2819,14 +2776,22 @@ static void yolo_output_make(yolo_model *m, yolo_layer *L, int make) {
         yolo_tensor_take(m->be, L->out);
         yolo_copy_layer_run(m, L);
     }
-    for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_input_make(m, L, j, 0);
+    for (int j = 0; j < L->nfrom; j++) if (made[j]) yolo_input_drop(m, L, j);
+}
+static void yolo_output_drop(yolo_model *m, yolo_layer *L) {
+    if (L->out != &m->input) yolo_tensor_drop(m->be, L->out);   /* (the image: the step drops it) */
 }
 
-/* L's input j, if remakeable: made again (make 1) or dropped (make 0) */
-static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j, int make) {
-    if (yolo_reads_image(m, L, j)) { if (make) yolo_image_make(m, 1); return; }   /* dropped by the step itself */
+/* L's input j, if remakeable: made again, or dropped */
+static void yolo_input_make(yolo_model *m, const yolo_layer *L, int j) {
+    if (yolo_reads_image(m, L, j)) { yolo_image_make(m); return; }
     yolo_layer *src = &m->layers[L->from[j]];
-    if (yolo_output_remakeable(m, src)) yolo_output_make(m, src, make);
+    if (yolo_output_remakeable(m, src)) yolo_output_make(m, src);
+}
+static void yolo_input_drop(yolo_model *m, const yolo_layer *L, int j) {
+    if (yolo_reads_image(m, L, j)) return;   /* dropped by the step itself */
+    yolo_layer *src = &m->layers[L->from[j]];
+    if (yolo_output_remakeable(m, src)) yolo_output_drop(m, src);
 }
 
 /* L is the last layer to read its input j */
@@ -2834,11 +2799,6 @@ static int yolo_reads_last(const yolo_model *m, const yolo_layer *L, int j) {
     return L->from[j] >= 0 && m->layers[L->from[j]].last_reader == L - m->layers;
 }
 
-/* the same for all of L's inputs, or (last_only) those that L reads last */
-static void yolo_layer_inputs_make(yolo_model *m, yolo_layer *L, int make, int last_only) {
-    for (int j = 0; j < L->nfrom; j++)
-        if (!last_only || yolo_reads_last(m, L, j)) yolo_input_make(m, L, j, make);
-}
 
 /* what L's forward makes (section 9, "shapes"): its block's shapes, or its own output's */
 static void yolo_layer_shapes(yolo_model *m, yolo_layer *L, int train) {
@@ -2874,18 +2834,14 @@ static void yolo_layer_forward(yolo_model *m, yolo_layer *L, int train) {
     case YOLO_ACONV: case YOLO_ADOWN: yolo_down_forward(m, &L->b.down, x, train); break;
     case YOLO_ELAN1: case YOLO_REPNCSPELAN4: yolo_elan_forward(m, &L->b.elan, x, train); break;
     case YOLO_SPPELAN: yolo_sppelan_forward(m, &L->b.spp, x, train); break;
-    case YOLO_UPSAMPLE: case YOLO_CONCAT:
-        yolo_memory_before(m, &L->own);
-        yolo_copy_layer_run(m, L);
-        break;
+    case YOLO_UPSAMPLE: case YOLO_CONCAT: yolo_copy_layer_run(m, L); break;
     case YOLO_CBFUSE: {
         /* sum of the chosen CBLinear chunks, resized to the last input */
         yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
-        yolo_memory_before(m, &L->own);
-        m->be->concat(last, 0, &L->own, 0, last->c);
+        yolo_op_concat(m, last, 0, &L->own, 0, last->c);
         for (int j = 0; j < L->nfrom - 1; j++) {
             const yolo_layer *src = &m->layers[L->from[j]];
-            m->be->resize_forward(src->out, yolo_chunk_offset(src, L->args[j]), 1, &L->own);
+            yolo_op_resize(m, src->out, yolo_chunk_offset(src, L->args[j]), 1, &L->own);
         }
         break;
     }
@@ -2949,8 +2905,8 @@ static void yolo_forward_layers(yolo_model *m, int train, int all) {
         yolo_layer_forward(m, L, train);
         if (yolo_layer_has_inside(L) && (m->ckpt || (!train && !all))) yolo_layer_drop_inside(m, L);
         if (train) {
-            yolo_layer_inputs_make(m, L, 0, 1);
-            if (m->input_last_reader == i) yolo_image_make(m, 0);
+            for (int j = 0; j < L->nfrom; j++) if (yolo_reads_last(m, L, j)) yolo_input_drop(m, L, j);
+            if (m->input_last_reader == i) yolo_image_drop(m);
         } else if (!all)
             for (int j = 0; j < L->nfrom; j++) {
                 yolo_layer *src = L->from[j] >= 0 ? &m->layers[L->from[j]] : NULL;
@@ -2977,7 +2933,7 @@ void yolo_forward(yolo_model *m, int train) {
        the weights are about to move. */
     for (int i = 0; i < m->nacts; i++)
         if (m->acts[i] != &m->input) { yolo_tensor_drop(m->be, m->acts[i]); yolo_grad_done(m, m->acts[i]); }
-    yolo_pixels_keep(m, 0);
+    yolo_pixels_release(m);
     yolo_model_unstage_train(m);   /* a step without its backward (or under way) gives its staged weights back too */
     if (train) {
         yolo_model_unfold(m);
@@ -2987,8 +2943,8 @@ void yolo_forward(yolo_model *m, int train) {
     } else m->be->place(NULL, 0);
     if (!train && m->fused && m->precision != YOLO_FP32 && m->staged != m->precision) yolo_model_stage(m);
     m->store = train || m->fused ? m->precision : YOLO_FP32;
-    yolo_pixels_keep(m, train);
-    yolo_image_make(m, 1);     /* uploaded (again) */
+    if (train) yolo_pixels_hold(m);
+    yolo_image_make(m);     /* uploaded (again) */
     int graph = yolo_region_begin(m, train ? 1 : 0);
     yolo_forward_layers(m, train, 0);
     yolo_region_end(m, graph);
@@ -2999,7 +2955,7 @@ void yolo_forward_all(yolo_model *m) {
         if (m->acts[i]->ctot) yolo_tensor_drop(m->be, m->acts[i]);
     m->be->place(NULL, 0);
     m->store = YOLO_FP32;
-    yolo_image_make(m, 1);
+    yolo_image_make(m);
     yolo_forward_layers(m, 0, 1);
 }
 
@@ -3022,7 +2978,7 @@ void yolo_backward(yolo_model *m) {
         if (!yolo_layer_has_inside(L))
             for (int j = 0; j < L->nfrom; j++) yolo_grad_need(m, yolo_layer_input(m, L, j));
         else if (!L->det || recompute)   /* (the head makes its inputs level by level, but run again reads them all) */
-            yolo_layer_inputs_make(m, L, 1, 0);   /* its convs read them */
+            for (int j = 0; j < L->nfrom; j++) yolo_input_make(m, L, j);   /* its convs read them */
         if (recompute) yolo_layer_rerun(m, L);   /* the inside again */
         yolo_life_run outer = yolo_life_begin(m, L, 1, 1);
         switch (L->type) {
@@ -3036,13 +2992,13 @@ void yolo_backward(yolo_model *m) {
         case YOLO_CONCAT:   /* its readers wrote its inputs' gradients already where only convs read it */
             for (int j = 0, off = 0; !L->own.nparts && j < L->nfrom; j++) {
                 yolo_tensor *t = yolo_layer_input(m, L, j);
-                yolo_grad_channels(m, m->be, &L->own, off, t, 0, t->c);
+                yolo_op_concat_backward(m, &L->own, off, t, t->c);
                 off += t->c;
             }
             break;
         case YOLO_CBFUSE: {
             yolo_tensor *last = yolo_layer_input(m, L, L->nfrom - 1);
-            m->be->accumulate(last->grad, L->own.grad, yolo_numel(last), yolo_grad_add(m, last));
+            yolo_op_add_backward(m, &L->own, last);
             for (int j = 0; j < L->nfrom - 1; j++) {
                 yolo_layer *src = &m->layers[L->from[j]];
                 yolo_grad_zeroed(m, src->out);   /* the resize's backward adds into its chunk */
@@ -3055,7 +3011,7 @@ void yolo_backward(yolo_model *m) {
         }
         yolo_life_end(m, outer);
         if (recompute) yolo_layer_drop_inside(m, L);
-        yolo_layer_inputs_make(m, L, 0, 0);
+        for (int j = 0; j < L->nfrom; j++) yolo_input_drop(m, L, j);
         yolo_grad_drop(m, L);
         if (L->out != &m->input) yolo_tensor_drop(m->be, L->out);   /* its readers' backwards came first */
         for (int k = L->param0; k < L->param1; k++)   /* a frozen tensor has no gradient (requires_grad=False) */
@@ -3063,8 +3019,8 @@ void yolo_backward(yolo_model *m) {
         if (m->grads_final) m->grads_final(m->grads_final_ctx, m, i);   /* no later layer adds to them */
     }
     yolo_region_end(m, graph);
-    yolo_image_make(m, 0);
-    yolo_pixels_keep(m, 0);
+    yolo_image_drop(m);
+    yolo_pixels_release(m);
     yolo_model_unstage_train(m);
     m->be->place(NULL, 0);   /* the planned step ends */
 }
@@ -3693,23 +3649,13 @@ static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx) {
     return 1;
 }
 
-/* channels [sc, sc + C) of src's gradient into (added to) [dc, dc + C) of
-   dst's, the backward of a concatenation or a split; dst without a
-   gradient (the picture) wants none */
-static void yolo_grad_channels(yolo_model *m, const yolo_backend *be, const yolo_tensor *src, int sc, yolo_tensor *dst,
-                               int dc, int C) {
-    if (!dst->grad) return;
-    int add = yolo_grad_window_add(m, dst, C);
-    be->copy_channels(src->grad, src->c, sc, dst->grad, dst->c, dc, dst->n, C, dst->h * dst->w, add);
-}
-
 /* --- lifetimes: what a training step keeps ---
    The blocks of section 3 are written as if every intermediate tensor
    lived through the step; each declares in a table (yolo_life_row) what
    happens to its intermediates between its ops. This runs those tables.
-   A block names each op before it runs, yolo_memory_before(m, t), t the
-   tensor it makes in the forward, or whose gradient it hands on in the
-   backward. When the op changes, the rows of the op just done (after)
+   Each op names itself before it runs (yolo_op_conv2d and the others,
+   below), yolo_memory_before(m, t), t the tensor it makes in the forward,
+   or whose gradient it hands on in the backward. When the op changes, the rows of the op just done (after)
    run, then those of the next one (before), in the order they were
    declared (a Conv unit's before its block's), each once a pass; so an op
    is not named again once another has run (the Conv unit is one op, y,
@@ -3777,6 +3723,111 @@ static void yolo_life_end(yolo_model *m, yolo_life_run outer) {
     m->life_run = outer;
 }
 
+/* --- the primitive ops as the blocks run them ---
+   Each names its op, then runs the backend's. A forward op is named by
+   the tensor it writes; a backward op by the tensor whose gradient it
+   reads, and it finds the gradients it writes only then (the rows before
+   it take them), with whether it assigns them (a fresh gradient's first
+   writer) or adds into them. */
+static void yolo_op_conv2d(yolo_model *m, const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws,
+                           int C2, int k, int s, int g, int act, const yolo_tensor *r, yolo_tensor *y) {
+    yolo_memory_before(m, y);
+    m->flops += 2.0 * x->n * y->h * y->w * C2 * (x->c / g) * k * k;
+    m->be->conv2d_forward(x, w, b, ws, C2, k, s, g, act, r, m->precision, y);
+}
+static void yolo_op_bn_train(yolo_model *m, const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                             yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar, int act, yolo_tensor *u) {
+    yolo_memory_before(m, u);
+    m->be->bn_train_forward(z, gamma, beta, mean, invstd, rmean, rvar, m->bn_momentum, m->bn_eps, act, m->bn_group, u);
+}
+static void yolo_op_bn_apply(yolo_model *m, const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
+                             const yolo_real *mean, const yolo_real *invstd, const yolo_real *var, int act, yolo_tensor *u) {
+    yolo_memory_before(m, u);
+    m->be->bn_apply(z, gamma, beta, mean, invstd, var, m->bn_eps, act, u);
+}
+static void yolo_op_silu_sum(yolo_model *m, const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
+    yolo_memory_before(m, y);
+    m->be->silu_forward(a, b, y);
+}
+static void yolo_op_add(yolo_model *m, const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
+    yolo_memory_before(m, y);
+    m->be->add(a, b, y);
+}
+static void yolo_op_avgpool2(yolo_model *m, const yolo_tensor *x, yolo_tensor *y) {
+    yolo_memory_before(m, y);
+    m->be->avgpool2_forward(x, y);
+}
+static void yolo_op_maxpool(yolo_model *m, const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
+    yolo_memory_before(m, y);
+    m->be->maxpool_forward(x, k, s, pad, y);
+}
+static void yolo_op_resize(yolo_model *m, const yolo_tensor *x, int c0, int add, yolo_tensor *y) {
+    yolo_memory_before(m, y);
+    m->be->resize_forward(x, c0, add, y);
+}
+static void yolo_op_concat(yolo_model *m, const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {
+    yolo_memory_before(m, dst);
+    m->be->concat(src, sc, dst, dc, C);
+}
+
+/* from u's gradient: BatchNorm's (and the SiLU's) parameter gradients, and dL/dz written over z */
+static void yolo_op_bn_backward(yolo_model *m, const yolo_tensor *u, yolo_tensor *z, const yolo_real *gamma,
+                                const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd, int act,
+                                yolo_real *dgamma, yolo_real *dbeta) {
+    yolo_memory_before(m, u);
+    m->be->bn_act_backward(z, u->grad, gamma, beta, mean, invstd, act, m->bn_group, dgamma, dbeta);
+}
+/* from dL/dy: dw, db and x's gradient (yolo_conv_dx). dL/dy is y's gradient (float32 NCHW), or for a
+   conv's z, which has no gradient of its own, its values, where BatchNorm's backward wrote it */
+static void yolo_op_conv2d_backward(yolo_model *m, yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *y,
+                                    int C2, int k, int s, int g, yolo_real *dw, yolo_real *db) {
+    yolo_memory_before(m, y);
+    yolo_tensor dy = *y;
+    if (y->grad) { dy.data = y->grad; dy.grad = NULL; dy.store = YOLO_FP32; }
+    yolo_dx dx;
+    int want = yolo_conv_dx(m, x, &dx);
+    m->be->conv2d_backward(x, w, wsd, &dy, C2, k, s, g, m->precision, want ? &dx : NULL, dw, db);
+}
+/* y = SiLU(a + b): a's and b's gradients from y's */
+static void yolo_op_silu_sum_backward(yolo_model *m, const yolo_tensor *y, yolo_tensor *a, yolo_tensor *b) {
+    yolo_memory_before(m, y);
+    yolo_tensor *ab[2] = { a, b };
+    int add = yolo_grads_add(m, ab, 2);
+    m->be->silu_backward(y->grad, a, b, a->grad, b->grad, add);
+}
+/* a term a of a sum y: a's gradient += y's (a without one, the picture, wants none) */
+static void yolo_op_add_backward(yolo_model *m, const yolo_tensor *y, yolo_tensor *a) {
+    yolo_memory_before(m, y);
+    if (a->grad) m->be->accumulate(a->grad, y->grad, yolo_numel(a), yolo_grad_add(m, a));
+}
+static void yolo_op_avgpool2_backward(yolo_model *m, const yolo_tensor *y, yolo_tensor *x) {
+    yolo_memory_before(m, y);
+    if (x->grad) m->be->avgpool2_backward(y, x->grad, x->h, x->w, yolo_grad_add(m, x));
+}
+static void yolo_op_maxpool_backward(yolo_model *m, yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y) {
+    yolo_memory_before(m, y);
+    m->be->maxpool_backward(x, k, s, pad, y, x->grad, yolo_grad_add(m, x));
+}
+/* x, C channels, was copied into channels [c0, c0 + C) of y (a concatenation): that part of y's gradient
+   into x's (x without one, the picture, wants none) */
+static void yolo_op_concat_backward(yolo_model *m, const yolo_tensor *y, int c0, yolo_tensor *x, int C) {
+    yolo_memory_before(m, y);
+    if (!x->grad) return;
+    int add = yolo_grad_window_add(m, x, C);
+    m->be->copy_channels(y->grad, y->c, c0, x->grad, x->c, 0, x->n, C, x->h * x->w, add);
+}
+/* parts[i], copies of whole's channels side by side, which between them are all of it (a split): their
+   gradients, each its op, into whole's, assigned where it is fresh */
+static void yolo_op_split_backward(yolo_model *m, yolo_tensor *const *parts, int n, yolo_tensor *whole) {
+    int add = 0;
+    for (int i = 0, c0 = 0; i < n; c0 += parts[i]->c, i++) {
+        const yolo_tensor *p = parts[i];
+        yolo_memory_before(m, p);
+        if (!i) add = yolo_grad_add(m, whole);
+        m->be->copy_channels(p->grad, p->c, 0, whole->grad, whole->c, c0, whole->n, p->c, whole->h * whole->w, add);
+    }
+}
+
 /* --- the model's weights on its backend: moved, staged, folded --- */
 static void yolo_layers_release(yolo_model *m);   /* section 11 */
 static void yolo_model_bind(yolo_model *m);       /* section 11 */
@@ -3792,12 +3843,13 @@ static void yolo_model_unfold(yolo_model *m) {
 }
 
 /* A training step's picture [B, 3, H, W] as uint8 (m->train_pixels): copied
-   to the backend once when the step starts (keep 1) and held until it ends
-   (keep 0), so that the forward and the backward's remade image both
+   to the backend once when the step starts (hold) and held until it ends
+   (release), so that the forward and the backward's remade image both
    divide the same device bytes by 255 instead of reading the caller's
    pinned host memory twice. */
-static void yolo_pixels_keep(yolo_model *m, int keep) {
-    if (!keep || !m->train_pixels || !m->input_pixels) { m->be->release(m->input_bytes); m->input_bytes = NULL; return; }
+static void yolo_pixels_release(yolo_model *m) { m->be->release(m->input_bytes); m->input_bytes = NULL; }
+static void yolo_pixels_hold(yolo_model *m) {
+    if (!m->train_pixels || !m->input_pixels) { yolo_pixels_release(m); return; }
     if (m->input_bytes) return;
     size_t n = yolo_numel(&m->input);
     m->input_bytes = (unsigned char *)m->be->alloc(n);
@@ -3808,7 +3860,7 @@ void yolo_model_use_backend(yolo_model *m, const yolo_backend *be) {
     if (be == m->be) return;
     yolo_real *host = yolo_fetch(m, m->values, m->nvalues);
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
-    yolo_pixels_keep(m, 0);
+    yolo_pixels_release(m);
     m->be->release(m->values); m->be->release(m->grads); m->be->release(m->stats);
     yolo_model_unfold(m);
     yolo_model_unstage_train(m);
@@ -6248,7 +6300,7 @@ int yolo_model_build(yolo_model *m, const yolo_row *rows, int nrows, int nc, dou
 void yolo_model_free(yolo_model *m) {
     if (!m->layers) return;
     for (int i = 0; i < m->nacts; i++) yolo_tensor_free(m->be, m->acts[i]);
-    yolo_pixels_keep(m, 0);
+    yolo_pixels_release(m);
     yolo_model_unfold(m);
     yolo_model_unstage_train(m);
     yolo_layers_release(m);

@@ -257,10 +257,10 @@ static int check_case(const char *dir, const yolo_backend *be, yolo_precision pr
             }
         } else {   /* most outputs are dropped after the forward: made again to be seen, then dropped */
             int dropped = !L->out->data;
-            if (dropped) yolo_output_make(&m, L, 1);
+            if (dropped) yolo_output_make(&m, L);
             snprintf(name, sizeof name, "train.layer.%d", i);
             stage_add(&s_layers, name, cmp_act(&m, &ref, name, L->out));
-            if (dropped) yolo_output_make(&m, L, 0);
+            if (dropped) yolo_output_drop(&m, L);
         }
     }
     failures += stage_report(&s_layers);

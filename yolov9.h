@@ -3777,13 +3777,18 @@ static void yolo_op_bn_backward(yolo_model *m, const yolo_tensor *u, yolo_tensor
     yolo_memory_before(m, u);
     m->be->bn_act_backward(z, u->grad, gamma, beta, mean, invstd, act, m->bn_group, dgamma, dbeta);
 }
+/* t's gradient as a tensor of its own (float32 NCHW, t's shape): a conv backward's dy */
+static yolo_tensor yolo_grad_view(const yolo_tensor *t) {
+    yolo_tensor g = *t;
+    g.data = t->grad; g.grad = NULL; g.store = YOLO_FP32;
+    return g;
+}
 /* from dL/dy: dw, db and x's gradient (yolo_conv_dx). dL/dy is y's gradient (float32 NCHW), or for a
    conv's z, which has no gradient of its own, its values, where BatchNorm's backward wrote it */
 static void yolo_op_conv2d_backward(yolo_model *m, yolo_tensor *x, const yolo_real *w, const void *wsd, const yolo_tensor *y,
                                     int C2, int k, int s, int g, yolo_real *dw, yolo_real *db) {
     yolo_memory_before(m, y);
-    yolo_tensor dy = *y;
-    if (y->grad) { dy.data = y->grad; dy.grad = NULL; dy.store = YOLO_FP32; }
+    yolo_tensor dy = y->grad ? yolo_grad_view(y) : *y;
     yolo_dx dx;
     int want = yolo_conv_dx(m, x, &dx);
     m->be->conv2d_backward(x, w, wsd, &dy, C2, k, s, g, m->precision, want ? &dx : NULL, dw, db);

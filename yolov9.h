@@ -58,7 +58,7 @@
    Part two, the machinery:
      8. utilities: errors, host memory, files, random numbers, timers
      9. memory: tensors' memory and gradients, shapes and lifetimes
-        (what carries out the blocks' declarations between their ops),
+        (the blocks' declarations, run between their ops: yolo_op_*),
         the weights on the backend (staged, folded for inference), the
         arena and the planner
     10. the CPU backend: every primitive op as plain loops, the

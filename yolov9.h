@@ -3654,13 +3654,14 @@ static int yolo_conv_dx(yolo_model *m, yolo_tensor *x, yolo_dx *dx) {
    lived through the step; each declares in a table (yolo_life_row) what
    happens to its intermediates between its ops. This runs those tables.
    Each op names itself before it runs (yolo_op_conv2d and the others,
-   below), yolo_memory_before(m, t), t the tensor it makes in the forward,
-   or whose gradient it hands on in the backward. When the op changes, the rows of the op just done (after)
-   run, then those of the next one (before), in the order they were
-   declared (a Conv unit's before its block's), each once a pass; so an op
-   is not named again once another has run (the Conv unit is one op, y,
-   in a forward). A row's maker runs ops too: those are not the block's,
-   and run no rows. Then the memory its shapes declared for the op is
+   below): yolo_memory_before(m, t), t the tensor it makes in the forward,
+   or whose gradient it hands on in the backward; ops in a row that name
+   the same tensor (a concatenation's copies) are one op. When the op
+   changes, the rows of the op just done (after) run, then those of the
+   next one (before), in the order they were declared (a Conv unit's
+   before its block's), each once a pass; so an op is not named again
+   once another has run. A row's maker runs ops too: those are not the
+   block's, and run no rows. Then the memory its shapes declared for the op is
    taken, so what dies after one op goes before the next allocates: the
    allocations and releases come in the order the memory plan (below)
    was made for, which is all it sees.

@@ -373,8 +373,9 @@ REST = $(filter-out $(SIM_CORE),$(SIM_ALL)) run-fuzz run-checkpoints run-hostile
 BUILD_ONLY = tests/grad_fidelity $(GPU_TESTS)
 
 JOBS ?= 2
-# -jJOBS unless make was given -j itself
-TEST_MAKE = OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(MAKE) --no-print-directory -k -O \
+# -jJOBS unless make was given -j itself; each test on one thread unless told, the CPU backend's fresh
+# values NaN (YOLO_CPU_NAN: a value read before it is written shows)
+TEST_MAKE = OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} YOLO_CPU_NAN=1 $(MAKE) --no-print-directory -k -O \
             $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
 test:
 	@$(TEST_MAKE) $(CORE) && echo "make test: every core test passed" || { echo "make test: FAILED (the lines marked ***)"; exit 1; }

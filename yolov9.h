@@ -140,6 +140,9 @@ typedef YOLO_REAL yolo_real;
 #if defined(YOLOV9_IMPLEMENTATION) && !defined(YOLOV9_IMPLEMENTATION_DONE)
 #define YOLOV9_IMPLEMENTING   /* (undefined at the end) */
 #include <ctype.h>
+#ifdef __GLIBC__
+#include <malloc.h>   /* mallopt: the CPU backend keeps the memory it frees */
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -224,6 +227,14 @@ static inline void yolo_dense(const yolo_tensor *t, const char *op) {
    tables (yolo_cpu, the planner's yolo_planner, the .cu's yolo_cuda) are
    filled by name, in the order of the members below: an op added here
    gets one line in each. */
+
+/* On the CPU (section 10, and the loss's twin in section 5) a pass over
+   memory runs on OpenMP's threads from this many values on: below it,
+   starting the threads costs more than the second core gives. The threads
+   split a pass into parts fixed by its shape, and every sum adds its parts
+   in an order fixed by the shape, so that no result depends on the number
+   of threads. */
+#define YOLO_CPU_THREADS_FROM 16384
 
 typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW, YOLO_LION } yolo_optim_kind;
 /* one optimizer step; lr per parameter group (yolo_pkind: conv weights, BatchNorm weights, biases), wd on
@@ -316,8 +327,8 @@ typedef struct yolo_backend {
     void *(*alloc)(size_t bytes);                       /* zeroed memory */
     /* memory for a tensor's n values held as store says (yolo_tensor.store: the CUDA backend keeps a
        low-precision store in two bytes a value, the CPU twin in floats), not zeroed: the op that makes
-       them writes every one (the CPU fills it with NaN, so that a value read before it is written shows
-       in the tests) */
+       them writes every one (the CPU fills it with NaN where YOLO_CPU_NAN=1, as make test runs, so
+       that a value read before it is written shows in the tests) */
     void *(*alloc_values)(size_t n, int store);
     void (*release)(void *p);
     void (*zero)(void *p, size_t bytes);
@@ -2185,8 +2196,11 @@ static void yolo_loss_scale(yolo_loss_branch *lb, double ssum) {
     if (!lb->reuse) lb->as->score_sum = ssum > 1 ? ssum : 1;
     double k = lb->grad_scale / lb->as->score_sum;
     size_t no = 4 * YOLO_REG_MAX + lb->nc;
-    for (int l = 0; l < 3; l++)
-        for (size_t i = 0; i < (size_t)lb->B * no * lb->h[l] * lb->w[l]; i++) lb->grads[l][i] *= (yolo_real)k;
+    for (int l = 0; l < 3; l++) {
+        size_t n = (size_t)lb->B * no * lb->h[l] * lb->w[l];
+        #pragma omp parallel for simd schedule(static) if (n > YOLO_CPU_THREADS_FROM)
+        for (size_t i = 0; i < n; i++) lb->grads[l][i] *= (yolo_real)k;
+    }
 }
 
 /* The CPU twin of the backend's loss op, one head branch: the steps above,
@@ -4917,12 +4931,19 @@ static void yolo_store_round(yolo_tensor *t) { yolo_store_round_n(t->store, t->d
 
 /* channels [c0, c0 + C) of image n's dL/dx, v [C][HW], into dx's runs: old + v, or 0 + v */
 static void yolo_dx_put(const yolo_dx *dx, int n, int c0, int C, int HW, const yolo_real *v) {
-    int r = 0, r0 = 0;   /* the run that holds channel c, from channel r0 */
+    #pragma omp parallel for schedule(static) if ((size_t)C * HW > YOLO_CPU_THREADS_FROM)
     for (int c = c0; c < c0 + C; c++) {
+        int r = 0, r0 = 0;   /* the run that holds channel c, from channel r0 */
         while (c >= r0 + dx->c[r]) r0 += dx->c[r++];
         yolo_real *d = dx->g[r] + ((size_t)n * dx->cd[r] + dx->c0[r] + c - r0) * HW;
         const yolo_real *vc = v + (size_t)(c - c0) * HW;
-        for (int i = 0; i < HW; i++) d[i] = (dx->add[r] ? d[i] : 0) + vc[i];
+        if (dx->add[r]) {
+            #pragma omp simd
+            for (int i = 0; i < HW; i++) d[i] += vc[i];
+        } else {
+            #pragma omp simd
+            for (int i = 0; i < HW; i++) d[i] = (yolo_real)0 + vc[i];   /* 0 + v (a -0 comes out +0) */
+        }
     }
 }
 
@@ -5189,59 +5210,84 @@ static inline yolo_real yolo_silu_grad(yolo_real x) {
    running statistics move by momentum 0.03 toward m and the *unbiased*
    variance v N/(N-1). Eval uses the running statistics instead.
    With a group (--sync-bn) m and v are those of every process's share
-   together, N values a process: the sums added up over them. */
+   together, N values a process: the sums added up over them.
+   On the CPU a channel is one thread's: its statistics and its apply (or
+   the backward's two sums and its dL/dz) follow each other while its B
+   planes are still in the cache, where a group has to sum between them. */
+
+/* u = a z + b (+ SiLU) over plane nc, a = gamma invstd, b = beta - mean a (in double) */
+static void yolo_bn_apply_plane(const yolo_tensor *z, int nc, double a, double b, int act, yolo_tensor *u) {
+    size_t HW = (size_t)z->h * z->w;
+    const yolo_real *p = z->data + nc * HW;
+    yolo_real *q = u->data + nc * HW;
+    #pragma omp simd
+    for (size_t i = 0; i < HW; i++) q[i] = (yolo_real)(a * p[i] + b);
+    if (act) yolo_silu_n(q, HW);
+    yolo_store_round_n(u->store, q, HW);
+}
 /* u from z and per-channel statistics (the backend's bn_apply) */
 static void yolo_bn_apply(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta, const yolo_real *mean,
                           const yolo_real *invstd, const yolo_real *var, double eps, int act, yolo_tensor *u) {
     yolo_dense(z, "bn_apply"); yolo_dense(u, "bn_apply");
-    int C = z->c, HW = z->h * z->w;
-    #pragma omp parallel for schedule(static) if ((size_t)z->n * C * HW > 65536)
+    int C = z->c;
+    #pragma omp parallel for schedule(static) if (yolo_numel(z) > YOLO_CPU_THREADS_FROM)
     for (int nc = 0; nc < z->n * C; nc++) {   /* a plane (image, channel) at a time */
         int c = nc % C;
-        double a = invstd ? gamma[c] * invstd[c] : gamma[c] / sqrt(var[c] + eps), bb = beta[c] - mean[c] * a;
-        const yolo_real *p = z->data + (size_t)nc * HW;
-        yolo_real *q = u->data + (size_t)nc * HW;
-        #pragma omp simd
-        for (int i = 0; i < HW; i++) q[i] = (yolo_real)(a * p[i] + bb);
-        if (act) yolo_silu_n(q, HW);
-        yolo_store_round_n(u->store, q, HW);
+        double a = invstd ? gamma[c] * invstd[c] : gamma[c] / sqrt(var[c] + eps);
+        yolo_bn_apply_plane(z, nc, a, beta[c] - mean[c] * a, act, u);
     }
 }
 
-/* the statistics in one pass, as the GPU's: per channel the sum and the
-   sum of squares of its values, in double, then v = E[z^2] - m^2 */
+/* channel c's sum and sum of squares, in double, as the GPU's: s[0], s[1] */
+static void yolo_bn_channel_sums(const yolo_tensor *z, int c, double *s) {
+    size_t HW = (size_t)z->h * z->w;
+    double sz = 0, szz = 0;
+    for (int n = 0; n < z->n; n++) {
+        const yolo_real *p = z->data + ((size_t)n * z->c + c) * HW;
+        #pragma omp simd reduction(+ : sz, szz)
+        for (size_t i = 0; i < HW; i++) { double v = p[i]; sz += v; szz += v * v; }
+    }
+    s[0] = sz; s[1] = szz;
+}
+/* channel c's statistics from its sums over N values: v = E[z^2] - m^2, the
+   running ones moved toward them */
+static void yolo_bn_channel_stats(const double *s, int c, double N, double momentum, double eps,
+                                  yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar) {
+    double m = s[0] / N, var = fmax(s[1] / N - m * m, 0.0);
+    mean[c] = (yolo_real)m; invstd[c] = (yolo_real)(1.0 / sqrt(var + eps));
+    rmean[c] = (yolo_real)((1 - momentum) * rmean[c] + momentum * m);
+    rvar[c] = (yolo_real)((1 - momentum) * rvar[c] + momentum * (N > 1 ? var * N / (N - 1) : var));
+}
+/* the statistics in one pass, then u, normalised by the statistics as kept
+   (so that the backward's remade u is the same bits) */
 static void yolo_bn_train_forward(const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                                   yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar,
                                   double momentum, double eps, int act, const yolo_bn_group *group, yolo_tensor *u) {
     yolo_dense(z, "bn_train_forward"); yolo_dense(u, "bn_train_forward");
-    int C = z->c, HW = z->h * z->w;
-    double N = (double)z->n * HW * (group ? group->world : 1);
-    double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] of (sum z, sum z^2) */
-    #pragma omp parallel for schedule(static) if ((size_t)z->n * C * HW > 65536)
-    for (int c = 0; c < C; c++) {
-        double s = 0, ss = 0;
-        for (int n = 0; n < z->n; n++) {
-            const yolo_real *p = z->data + ((size_t)n * C + c) * HW;
-            #pragma omp simd reduction(+ : s, ss)
-            for (int i = 0; i < HW; i++) { double v = p[i]; s += v; ss += v * v; }
+    int C = z->c;
+    double N = (double)z->n * z->h * z->w * (group ? group->world : 1);
+    if (!group) {
+        #pragma omp parallel for schedule(static) if (yolo_numel(z) > YOLO_CPU_THREADS_FROM)
+        for (int c = 0; c < C; c++) {
+            double s[2];
+            yolo_bn_channel_sums(z, c, s);
+            yolo_bn_channel_stats(s, c, N, momentum, eps, mean, invstd, rmean, rvar);
+            double a = gamma[c] * invstd[c];
+            for (int n = 0; n < z->n; n++) yolo_bn_apply_plane(z, n * C + c, a, beta[c] - mean[c] * a, act, u);
         }
-        sum[2 * c] = s; sum[2 * c + 1] = ss;
+        return;
     }
-    if (group) group->sum(sum, 2 * (size_t)C);   /* --sync-bn: over every process's share */
-    for (int c = 0; c < C; c++) {
-        double m = sum[2 * c] / N, var = fmax(sum[2 * c + 1] / N - m * m, 0.0);
-        mean[c] = (yolo_real)m; invstd[c] = (yolo_real)(1.0 / sqrt(var + eps));
-        rmean[c] = (yolo_real)((1 - momentum) * rmean[c] + momentum * m);
-        rvar[c] = (yolo_real)((1 - momentum) * rvar[c] + momentum * (N > 1 ? var * N / (N - 1) : var));
-    }
+    double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] of (sum z, sum z^2) */
+    #pragma omp parallel for schedule(static) if (yolo_numel(z) > YOLO_CPU_THREADS_FROM)
+    for (int c = 0; c < C; c++) yolo_bn_channel_sums(z, c, sum + 2 * c);
+    group->sum(sum, 2 * (size_t)C);   /* --sync-bn: over every process's share */
+    for (int c = 0; c < C; c++) yolo_bn_channel_stats(sum + 2 * c, c, N, momentum, eps, mean, invstd, rmean, rvar);
     free(sum);
-    /* normalised by the statistics as kept, so that the backward's remade u is the same bits */
     yolo_bn_apply(z, gamma, beta, mean, invstd, NULL, eps, act, u);
 }
 
 /* the SiLU's share of dL/du over a run of channel c's z: silu'(u), u = gamma xhat + beta, as
-   the forward made it (1 where the conv has no SiLU); runs of YOLO_BN_RUN keep it in L1 */
-#define YOLO_BN_RUN 512
+   the forward made it (1 where the conv has no SiLU) */
 static void yolo_bn_silu_factor(const yolo_real *z, int n, int c, const yolo_real *gamma, const yolo_real *beta,
                                 const yolo_real *mean, const yolo_real *invstd, int act, yolo_real *f) {
     double m = mean[c], is = invstd[c], ga = gamma[c], be = beta[c];
@@ -5256,49 +5302,86 @@ static void yolo_bn_silu_factor(const yolo_real *z, int n, int c, const yolo_rea
    With a group (--sync-bn) the two sums and N run over every process's
    share, as the statistics did; dgamma and dbeta stay the share's own (the
    parameter gradients are summed over the processes afterwards). */
+typedef struct {   /* one BatchNorm backward's arguments, the same for every channel */
+    yolo_tensor *z;
+    const yolo_real *dy, *gamma, *beta, *mean, *invstd;
+    int act;
+    double N;
+} yolo_bn_backward;
+/* Runs of YOLO_BN_RUN values keep the SiLU factors in L1 where they are
+   made again for the second pass (f [YOLO_BN_RUN]); with f [B*H*W] they
+   are kept (f + the plane's offset) for channel c's second pass. */
+#define YOLO_BN_RUN 512
+/* channel c's sum g and sum g xhat: s[0], s[1] */
+static void yolo_bn_grad_sums(const yolo_bn_backward *a, int c, yolo_real *f, int keep, double *s) {
+    size_t HW = (size_t)a->z->h * a->z->w;
+    double sg = 0, sgx = 0, m = a->mean[c], is = a->invstd[c];
+    for (int n = 0; n < a->z->n; n++)
+        for (size_t i0 = 0; i0 < HW; i0 += YOLO_BN_RUN) {
+            size_t at = ((size_t)n * a->z->c + c) * HW + i0;
+            const yolo_real *zp = a->z->data + at, *dp = a->dy + at;
+            yolo_real *fp = keep ? f + n * HW + i0 : f;
+            int run = HW - i0 < YOLO_BN_RUN ? (int)(HW - i0) : YOLO_BN_RUN;
+            yolo_bn_silu_factor(zp, run, c, a->gamma, a->beta, a->mean, a->invstd, a->act, fp);
+            #pragma omp simd reduction(+ : sg, sgx)
+            for (int i = 0; i < run; i++) {
+                double xh = (zp[i] - m) * is, gi = (double)dp[i] * fp[i];
+                sg += gi; sgx += gi * xh;
+            }
+        }
+    s[0] = sg; s[1] = sgx;
+}
+/* dL/dz over plane nc (image n, channel c) from its channel's sums s; f as for yolo_bn_grad_sums */
+static void yolo_bn_grad_plane(const yolo_bn_backward *a, int nc, const double *s, yolo_real *f, int keep) {
+    int c = nc % a->z->c, n = nc / a->z->c;
+    size_t HW = (size_t)a->z->h * a->z->w;
+    double sg = s[0], sgx = s[1], k = a->gamma[c] * a->invstd[c] / (yolo_real)a->N;   /* N as the GPU's float */
+    double m = a->mean[c], is = a->invstd[c], N = a->N;
+    for (size_t i0 = 0; i0 < HW; i0 += YOLO_BN_RUN) {
+        yolo_real *zp = a->z->data + nc * HW + i0, *fp = keep ? f + n * HW + i0 : f;
+        const yolo_real *dp = a->dy + nc * HW + i0;
+        int run = HW - i0 < YOLO_BN_RUN ? (int)(HW - i0) : YOLO_BN_RUN;
+        if (!keep) yolo_bn_silu_factor(zp, run, c, a->gamma, a->beta, a->mean, a->invstd, a->act, fp);
+        #pragma omp simd
+        for (int i = 0; i < run; i++) {
+            double xh = (zp[i] - m) * is, gi = (double)dp[i] * fp[i];
+            zp[i] = (yolo_real)(k * (N * gi - sg - xh * sgx));
+        }
+    }
+    yolo_store_round_n(a->z->store, a->z->data + nc * HW, HW);
+}
 static void yolo_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo_real *gamma,
                                  const yolo_real *beta, const yolo_real *mean, const yolo_real *invstd,
                                  int act, const yolo_bn_group *group, yolo_real *dgamma, yolo_real *dbeta) {
-    int C = z->c, HW = z->h * z->w;
-    double N = (double)z->n * HW * (group ? group->world : 1);
-    double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] of (sum g, sum g xhat) */
-    #pragma omp parallel for schedule(static) if ((size_t)z->n * C * HW > 65536)
-    for (int c = 0; c < C; c++) {
-        double sg = 0, sgx = 0, m = mean[c], is = invstd[c];
-        yolo_real f[YOLO_BN_RUN];
-        for (int n = 0; n < z->n; n++)
-            for (int i0 = 0; i0 < HW; i0 += YOLO_BN_RUN) {
-                const yolo_real *zp = z->data + ((size_t)n * C + c) * HW + i0, *dp = dy + ((size_t)n * C + c) * HW + i0;
-                int run = HW - i0 < YOLO_BN_RUN ? HW - i0 : YOLO_BN_RUN;
-                yolo_bn_silu_factor(zp, run, c, gamma, beta, mean, invstd, act, f);
-                #pragma omp simd reduction(+ : sg, sgx)
-                for (int i = 0; i < run; i++) {
-                    double xh = (zp[i] - m) * is, gi = (double)dp[i] * f[i];
-                    sg += gi; sgx += gi * xh;
-                }
-            }
-        dgamma[c] += (yolo_real)sgx; dbeta[c] += (yolo_real)sg;
-        sum[2 * c] = sg; sum[2 * c + 1] = sgx;
-    }
-    if (group) group->sum(sum, 2 * (size_t)C);   /* --sync-bn: over every process's share */
-    #pragma omp parallel for schedule(static) if ((size_t)z->n * C * HW > 65536)
-    for (int nc = 0; nc < z->n * C; nc++) {   /* a plane (image, channel) at a time */
-        int c = nc % C;
-        double sg = sum[2 * c], sgx = sum[2 * c + 1], k = gamma[c] * invstd[c] / (yolo_real)N;   /* N as the GPU's float */
-        double m = mean[c], is = invstd[c];
-        yolo_real f[YOLO_BN_RUN];
-        for (int i0 = 0; i0 < HW; i0 += YOLO_BN_RUN) {
-            yolo_real *zp = z->data + (size_t)nc * HW + i0;
-            const yolo_real *dp = dy + (size_t)nc * HW + i0;
-            int run = HW - i0 < YOLO_BN_RUN ? HW - i0 : YOLO_BN_RUN;
-            yolo_bn_silu_factor(zp, run, c, gamma, beta, mean, invstd, act, f);
-            #pragma omp simd
-            for (int i = 0; i < run; i++) {
-                double xh = (zp[i] - m) * is, gi = (double)dp[i] * f[i];
-                zp[i] = (yolo_real)(k * (N * gi - sg - xh * sgx));
-            }
+    int C = z->c;
+    yolo_bn_backward a = { z, dy, gamma, beta, mean, invstd, act, (double)z->n * z->h * z->w * (group ? group->world : 1) };
+    if (!group) {
+        #pragma omp parallel if (yolo_numel(z) > YOLO_CPU_THREADS_FROM)
+        {
+        yolo_real *f = (yolo_real *)yolo_xmalloc((size_t)z->n * z->h * z->w * sizeof(yolo_real));   /* a channel's factors */
+        #pragma omp for schedule(static)
+        for (int c = 0; c < C; c++) {
+            double s[2];
+            yolo_bn_grad_sums(&a, c, f, 1, s);
+            dgamma[c] += (yolo_real)s[1]; dbeta[c] += (yolo_real)s[0];
+            for (int n = 0; n < z->n; n++) yolo_bn_grad_plane(&a, n * C + c, s, f, 1);
         }
-        yolo_store_round_n(z->store, z->data + (size_t)nc * HW, HW);
+        free(f);
+        }
+        return;
+    }
+    double *sum = (double *)yolo_xmalloc(2 * (size_t)C * sizeof(double));   /* [C] of (sum g, sum g xhat) */
+    #pragma omp parallel for schedule(static) if (yolo_numel(z) > YOLO_CPU_THREADS_FROM)
+    for (int c = 0; c < C; c++) {
+        yolo_real f[YOLO_BN_RUN];
+        yolo_bn_grad_sums(&a, c, f, 0, sum + 2 * c);
+        dgamma[c] += (yolo_real)sum[2 * c + 1]; dbeta[c] += (yolo_real)sum[2 * c];
+    }
+    group->sum(sum, 2 * (size_t)C);   /* --sync-bn: over every process's share */
+    #pragma omp parallel for schedule(static) if (yolo_numel(z) > YOLO_CPU_THREADS_FROM)
+    for (int nc = 0; nc < z->n * C; nc++) {   /* a plane (image, channel) at a time */
+        yolo_real f[YOLO_BN_RUN];
+        yolo_bn_grad_plane(&a, nc, sum + 2 * (nc % C), f, 0);
     }
     free(sum);
 }
@@ -5307,7 +5390,7 @@ static void yolo_bn_act_backward(yolo_tensor *z, const yolo_real *dy, const yolo
 static void yolo_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
     yolo_dense(x, "avgpool2"); yolo_dense(y, "avgpool2");
     int H = x->h, W = x->w, Ho = H - 1, Wo = W - 1;
-    #pragma omp parallel for schedule(static) if (yolo_numel(x) > 65536)
+    #pragma omp parallel for schedule(static) if (yolo_numel(x) > YOLO_CPU_THREADS_FROM)
     for (int nc = 0; nc < x->n * x->c; nc++) {
         const yolo_real *p = x->data + (size_t)nc * H * W;
         yolo_real *q = y->data + (size_t)nc * Ho * Wo;
@@ -5319,11 +5402,11 @@ static void yolo_avgpool2_forward(const yolo_tensor *x, yolo_tensor *y) {
 }
 static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, int W, int add) {
     int Ho = y->h, Wo = y->w;
-    if (!add) memset(dx, 0, (size_t)y->n * y->c * H * W * sizeof(yolo_real));   /* the same 0 + sums as the GPU's */
-    #pragma omp parallel for schedule(static) if (yolo_numel(y) > 65536)
+    #pragma omp parallel for schedule(static) if (yolo_numel(y) > YOLO_CPU_THREADS_FROM)
     for (int nc = 0; nc < y->n * y->c; nc++) {
         const yolo_real *q = y->grad + (size_t)nc * Ho * Wo;
         yolo_real *d = dx + (size_t)nc * H * W;
+        if (!add) memset(d, 0, (size_t)H * W * sizeof *d);   /* the same 0 + sums as the GPU's */
         for (int i = 0; i < Ho; i++)
             for (int j = 0; j < Wo; j++) {
                 yolo_real g = q[i * Wo + j] * (yolo_real)0.25;
@@ -5336,20 +5419,46 @@ static void yolo_avgpool2_backward(const yolo_tensor *y, yolo_real *dx, int H, i
 /* --- max pool k x k, stride s, padding p: yolo_maxpool_argmax (shared, top of the file) picks
    the winner; the backward recomputes it instead of keeping indices. The forward reads and
    writes slots (SPPELAN's and ADown's in a folded pass). --- */
+/* the largest of n values p[0], p[step], ..., the first of them where several are */
+static inline yolo_real yolo_max_run(const yolo_real *p, int n, size_t step) {
+    yolo_real m = p[0];
+    for (int i = 1; i < n; i++) if (p[i * step] > m) m = p[i * step];
+    return m;
+}
+/* The forward takes the window's maximum in two steps, along each row (into
+   rows [H, Wo]) and then down the columns: k + k comparisons a value, not
+   k k. The value is the one yolo_maxpool_argmax picks (the first in the
+   window where several are equal). */
+static void yolo_maxpool_plane(const yolo_real *p, int H, int W, int k, int s, int pad, yolo_real *rows, yolo_real *q,
+                               int Ho, int Wo) {
+    for (int iy = 0; iy < H; iy++)
+        for (int ox = 0; ox < Wo; ox++) {
+            int x0 = ox * s - pad, a = x0 < 0 ? 0 : x0, b = x0 + k < W ? x0 + k : W;
+            rows[iy * Wo + ox] = yolo_max_run(p + (size_t)iy * W + a, b - a, 1);
+        }
+    for (int oy = 0; oy < Ho; oy++) {
+        int y0 = oy * s - pad, a = y0 < 0 ? 0 : y0, b = y0 + k < H ? y0 + k : H;
+        for (int ox = 0; ox < Wo; ox++) q[oy * Wo + ox] = yolo_max_run(rows + (size_t)a * Wo + ox, b - a, Wo);
+    }
+}
 static void yolo_maxpool_forward(const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
-    #pragma omp parallel for schedule(static) if (yolo_numel(x) > 65536)
+    #pragma omp parallel if (yolo_numel(x) > YOLO_CPU_THREADS_FROM)
+    {
+    yolo_real *rows = (yolo_real *)yolo_xmalloc((size_t)x->h * y->w * sizeof(yolo_real));
+    #pragma omp for schedule(static)
     for (int nc = 0; nc < x->n * x->c; nc++) {
         const yolo_real *p = yolo_cpu_image(x, nc / x->c) + (size_t)(nc % x->c) * x->h * x->w;
         yolo_real *q = yolo_cpu_image(y, nc / x->c) + (size_t)(nc % x->c) * y->h * y->w;
-        for (int i = 0; i < y->h; i++)
-            for (int j = 0; j < y->w; j++) q[i * y->w + j] = p[yolo_maxpool_argmax(p, x->h, x->w, k, s, pad, i, j)];
+        yolo_maxpool_plane(p, x->h, x->w, k, s, pad, rows, q, y->h, y->w);
         yolo_store_round_n(y->store, q, (size_t)y->h * y->w);
+    }
+    free(rows);
     }
 }
 static void yolo_maxpool_backward(const yolo_tensor *x, int k, int s, int pad, const yolo_tensor *y, yolo_real *dx,
                                   int add) {
     yolo_dense(x, "maxpool_backward"); yolo_dense(y, "maxpool_backward");
-    #pragma omp parallel for schedule(static) if (yolo_numel(x) > 65536)
+    #pragma omp parallel for schedule(static) if (yolo_numel(x) > YOLO_CPU_THREADS_FROM)
     for (int nc = 0; nc < x->n * x->c; nc++) {
         const yolo_real *p = x->data + (size_t)nc * x->h * x->w;
         const yolo_real *q = y->grad + (size_t)nc * y->h * y->w;
@@ -5370,7 +5479,7 @@ static int yolo_nearest_src(int d, int in, int out) {
 static void yolo_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tensor *y) {
     yolo_dense(x, "resize"); yolo_dense(y, "resize");
     int C = y->c, Ho = y->h, Wo = y->w;
-    #pragma omp parallel for schedule(static) if (yolo_numel(y) > 65536)
+    #pragma omp parallel for schedule(static) if (yolo_numel(y) > YOLO_CPU_THREADS_FROM)
     for (int nc = 0; nc < y->n * C; nc++) {
         int n = nc / C, c = nc % C;
         const yolo_real *p = x->data + ((size_t)n * x->c + c0 + c) * x->h * x->w;
@@ -5384,7 +5493,7 @@ static void yolo_resize_forward(const yolo_tensor *x, int c0, int add, yolo_tens
 }
 static void yolo_resize_backward(const yolo_tensor *y, yolo_tensor *x, int c0, int add) {
     int C = y->c, Ho = y->h, Wo = y->w;
-    #pragma omp parallel for schedule(static) if (yolo_numel(y) > 65536)
+    #pragma omp parallel for schedule(static) if (yolo_numel(y) > YOLO_CPU_THREADS_FROM)
     for (int nc = 0; nc < y->n * C; nc++) {
         int n = nc / C, c = nc % C;
         yolo_real *d = x->grad + ((size_t)n * x->c + c0 + c) * x->h * x->w;
@@ -5402,11 +5511,14 @@ static void yolo_resize_backward(const yolo_tensor *y, yolo_tensor *x, int c0, i
    src into [dc, dc+C) of dst (both [B, *, H, W]). --- */
 static void yolo_copy_channels(const yolo_real *src, int src_c, int sc, yolo_real *dst, int dst_c, int dc,
                                int B, int C, int HW, int accumulate) {
-    for (int n = 0; n < B; n++) {
-        const yolo_real *p = src + ((size_t)n * src_c + sc) * HW;
-        yolo_real *q = dst + ((size_t)n * dst_c + dc) * HW;
-        if (accumulate) for (size_t i = 0; i < (size_t)C * HW; i++) q[i] += p[i];
-        else memcpy(q, p, (size_t)C * HW * sizeof(yolo_real));
+    #pragma omp parallel for schedule(static) if ((size_t)B * C * HW > YOLO_CPU_THREADS_FROM)
+    for (int nc = 0; nc < B * C; nc++) {   /* a plane (image, channel) at a time */
+        const yolo_real *p = src + ((size_t)(nc / C) * src_c + sc + nc % C) * HW;
+        yolo_real *q = dst + ((size_t)(nc / C) * dst_c + dc + nc % C) * HW;
+        if (accumulate) {
+            #pragma omp simd
+            for (int i = 0; i < HW; i++) q[i] += p[i];
+        } else memcpy(q, p, (size_t)HW * sizeof(yolo_real));
     }
 }
 static void yolo_cpu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {
@@ -5419,14 +5531,14 @@ static void yolo_cpu_concat(const yolo_tensor *src, int sc, yolo_tensor *dst, in
 static void yolo_cpu_silu_forward(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
     yolo_dense(a, "silu"); yolo_dense(b, "silu"); yolo_dense(y, "silu");
     size_t n = yolo_numel(y);
-    #pragma omp parallel for simd schedule(static) if (n > 65536)
+    #pragma omp parallel for simd schedule(static) if (n > YOLO_CPU_THREADS_FROM)
     for (size_t i = 0; i < n; i++) y->data[i] = yolo_silu(a->data[i] + b->data[i]);
     yolo_store_round(y);
 }
 static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_tensor *a, const yolo_tensor *b, yolo_real *da,
                                    yolo_real *db, int add) {
     size_t n = yolo_numel(a);
-    #pragma omp parallel for simd schedule(static) if (n > 65536)
+    #pragma omp parallel for simd schedule(static) if (n > YOLO_CPU_THREADS_FROM)
     for (size_t i = 0; i < n; i++) {
         yolo_real g = dy[i] * yolo_silu_grad(a->data[i] + b->data[i]);
         da[i] = (add ? da[i] : 0) + g;
@@ -5436,18 +5548,19 @@ static void yolo_cpu_silu_backward(const yolo_real *dy, const yolo_tensor *a, co
 static void yolo_cpu_add(const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
     yolo_dense(a, "add"); yolo_dense(b, "add"); yolo_dense(y, "add");
     size_t n = yolo_numel(y);
-    #pragma omp parallel for simd schedule(static) if (n > 65536)
+    #pragma omp parallel for simd schedule(static) if (n > YOLO_CPU_THREADS_FROM)
     for (size_t i = 0; i < n; i++) y->data[i] = a->data[i] + b->data[i];
     yolo_store_round(y);
 }
 static void yolo_cpu_accumulate(yolo_real *y, const yolo_real *x, size_t n, int add) {
-    #pragma omp parallel for simd schedule(static) if (n > 65536)
+    #pragma omp parallel for simd schedule(static) if (n > YOLO_CPU_THREADS_FROM)
     for (size_t i = 0; i < n; i++) y[i] = (add ? y[i] : 0) + x[i];
 }
 
 /* one optimizer step on all n values, each as its group says (section 6) */
 static void yolo_cpu_optim_update(const yolo_update *u, const unsigned char *group, yolo_real *w, const yolo_real *g,
                                   yolo_real *m, yolo_real *v, yolo_real *vmax, size_t n) {
+    #pragma omp parallel for schedule(static) if (n > YOLO_CPU_THREADS_FROM)
     for (size_t i = 0; i < n; i++) yolo_optim_value(u, group[i], w, g, m, v, vmax, i);
 }
 
@@ -5459,22 +5572,59 @@ static size_t yolo_loss_work_bytes(int B, int A, int ngt) {
 }
 
 static void yolo_cpu_lerp(yolo_real *y, const yolo_real *x, double d, size_t n) {
+    #pragma omp parallel for simd schedule(static) if (n > YOLO_CPU_THREADS_FROM)
     for (size_t i = 0; i < n; i++) y[i] = (yolo_real)(d * y[i] + (1 - d) * x[i]);
 }
+/* in double, over parts of YOLO_CPU_THREADS_FROM values (each summed in
+   order), the parts' sums then added in order */
 static double yolo_cpu_sumsq(const yolo_real *x, size_t n) {
-    double s = 0;
-    for (size_t i = 0; i < n; i++) s += (double)x[i] * x[i];
+    size_t part = YOLO_CPU_THREADS_FROM, parts = (n + part - 1) / part;
+    double *sum = (double *)yolo_xmalloc(parts * sizeof(double)), s = 0;
+    #pragma omp parallel for schedule(static) if (parts > 1)
+    for (size_t k = 0; k < parts; k++) {
+        double sk = 0;
+        for (size_t i = k * part; i < n && i < (k + 1) * part; i++) sk += (double)x[i] * x[i];
+        sum[k] = sk;
+    }
+    for (size_t k = 0; k < parts; k++) s += sum[k];
+    free(sum);
     return s;
 }
 
-static void *yolo_cpu_alloc(size_t bytes) { return yolo_xcalloc(1, bytes); }
-static void *yolo_cpu_alloc_values(size_t n, int store) {   /* all bits set: NaN in float and in double */
+/* A training step frees the tensors it drops and takes them again in the
+   next step. glibc would hand a freed block at the heap's top back to the
+   kernel, and every large block (mmap), so that each step paid the
+   kernel's page faults (and its zeroing) for memory it had a moment ago:
+   the CPU backend asks it to keep what it frees. */
+static void yolo_cpu_heap_keep(void) {
+#ifdef __GLIBC__
+    static int kept;
+    if (__atomic_exchange_n(&kept, 1, __ATOMIC_RELAXED)) return;
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);   /* glibc's most */
+#endif
+}
+/* n bytes of p set to byte v, on threads when they are many */
+static void yolo_cpu_fill(void *p, int v, size_t bytes) {
+    size_t part = 16 * YOLO_CPU_THREADS_FROM * sizeof(float), parts = (bytes + part - 1) / part;
+    #pragma omp parallel for schedule(static) if (parts > 1)
+    for (size_t i = 0; i < parts; i++) memset((char *)p + i * part, v, i + 1 < parts ? part : bytes - i * part);
+}
+static void *yolo_cpu_alloc(size_t bytes) { yolo_cpu_heap_keep(); return yolo_xcalloc(1, bytes); }
+/* Values are left as malloc gives them: the op that makes them writes every
+   one. With YOLO_CPU_NAN=1 in the environment (make test sets it) they
+   are filled with all bits set, NaN in float and in double, so that a
+   value read before it is written shows in the tests. */
+static void *yolo_cpu_alloc_values(size_t n, int store) {
+    static int nan_fill = -1;
+    if (nan_fill < 0) nan_fill = getenv("YOLO_CPU_NAN") && !strcmp(getenv("YOLO_CPU_NAN"), "1");
+    yolo_cpu_heap_keep();
     void *p = yolo_xmalloc(n * sizeof(yolo_real));   /* the twin keeps every store as floats */
-    memset(p, 0xff, n * sizeof(yolo_real));
+    if (nan_fill) yolo_cpu_fill(p, 0xff, n * sizeof(yolo_real));
     return p;
 }
 static void yolo_cpu_release(void *p) { free(p); }
-static void yolo_cpu_zero(void *p, size_t bytes) { if (bytes) memset(p, 0, bytes); }
+static void yolo_cpu_zero(void *p, size_t bytes) { yolo_cpu_fill(p, 0, bytes); }
 static void yolo_cpu_copy(void *dst, const void *src, size_t bytes) { if (bytes) memcpy(dst, src, bytes); }
 static void yolo_cpu_sync(void) {}
 static void yolo_cpu_memory(size_t *in_use, size_t *peak) { *in_use = *peak = 0; }   /* not tracked on the host */
@@ -5487,6 +5637,7 @@ static void yolo_cpu_pin(void *host, size_t bytes, int pin) {}
 static void yolo_pixels_to_input(yolo_real *dst, const unsigned char *pixels, size_t n) {
     yolo_real unit[256];
     for (int v = 0; v < 256; v++) unit[v] = (yolo_real)(v / 255.0);
+    #pragma omp parallel for schedule(static) if (n > YOLO_CPU_THREADS_FROM)
     for (size_t i = 0; i < n; i++) dst[i] = unit[pixels[i]];
 }
 

@@ -4535,7 +4535,8 @@ YOLO_C_END
       stride, from the cache (the B strip from L1, the panel from L2). Packing
       B is also where the patches are made: col is never stored whole, a
       panel is read from x as it is needed (a 1x1 conv of stride 1 reads x
-      itself: it is col).
+      itself: it is col; one of stride 1 and odd k reads x's planes padded
+      with zeros, where each row of col is a run: yolo_pad_planes).
    3. Threads over tiles. The output is cut into MC x NC tiles, of every image
       and group at once; a thread packs and computes its tiles alone. Each C
       value sums its r in the same order whatever the number of threads (KC
@@ -4571,12 +4572,18 @@ YOLO_C_END
 
 /* An operand: a plain matrix, element (i, r) at p[i * rs + r * cs]; or
    (B only, p NULL) col, the patches of one image's group of channels x
-   [C, H, W] under a k x k conv of stride s with Ho x Wo outputs. */
+   [C, H, W] under a k x k conv of stride s with Ho x Wo outputs; or (B
+   only, p NULL, Wp > 0) col read from padded planes (yolo_planes below):
+   row r, tap (c, ky, kx), is the run that starts at x + c plane + ky Wp +
+   kx + shift. */
 typedef struct {
     const yolo_real *p;
     size_t rs, cs;
     const yolo_real *x;
     int C, H, W, k, s, Ho, Wo;
+    int Wp;
+    size_t plane;
+    ptrdiff_t shift;
 } yolo_operand;
 
 static yolo_operand yolo_matrix(const yolo_real *p, size_t rs, size_t cs) {
@@ -4591,6 +4598,19 @@ static yolo_operand yolo_patches(const yolo_real *x, int C, int H, int W, int k,
     yolo_operand o = yolo_matrix(NULL, 0, 0);
     o.x = x; o.C = C; o.H = H; o.W = W; o.k = k; o.s = s; o.Ho = Ho; o.Wo = Wo;
     return o;
+}
+/* col as runs of padded planes (planes plane values apart, Wp wide), shifted by shift */
+static yolo_operand yolo_plane_runs(const yolo_real *planes, size_t plane, int Wp, int k, ptrdiff_t shift) {
+    yolo_operand o = yolo_matrix(NULL, 0, 0);
+    o.x = planes; o.plane = plane; o.Wp = Wp; o.k = k; o.shift = shift;
+    return o;
+}
+/* whether B's rows run along its columns (a plain matrix's rows, padded planes' runs), and row r's start */
+static int yolo_rows_run(const yolo_operand *b) { return b->p ? b->cs == 1 : b->Wp > 0; }
+static const yolo_real *yolo_row_start(const yolo_operand *b, int r) {
+    if (b->p) return b->p + (size_t)r * b->rs;
+    int t = r % (b->k * b->k);
+    return b->x + (size_t)(r / (b->k * b->k)) * b->plane + (ptrdiff_t)(t / b->k) * b->Wp + t % b->k + b->shift;
 }
 
 /* A[i0 .. i0+mc, r0 .. r0+kc) into strips of MR rows: ap[strip][r][MR], rows past mc zero */
@@ -4645,16 +4665,22 @@ static void yolo_pack_b(const yolo_operand *b, int r0, int kc, int j0, int nc, y
     if (nc % YOLO_NR)   /* the last strip's columns past nc */
         for (int r = 0; r < kc; r++)
             for (int j = nc % YOLO_NR; j < YOLO_NR; j++) bp[((size_t)(nstrips - 1) * kc + r) * YOLO_NR + j] = 0;
+    if (yolo_rows_run(b)) {           /* rows that run along the columns: copies of NR values */
+        for (int r = 0; r < kc; r++) {
+            const yolo_real *src = yolo_row_start(b, r0 + r) + j0;
+            for (int js = 0; js < nc; js += YOLO_NR) {
+                int nr = nc - js < YOLO_NR ? nc - js : YOLO_NR;
+                yolo_real *dst = bp + (size_t)js * kc + (size_t)r * YOLO_NR;
+                #pragma omp simd
+                for (int j = 0; j < nr; j++) dst[j] = src[js + j];
+            }
+        }
+        return;
+    }
     for (int js = 0; js < nc; js += YOLO_NR) {
         int nr = nc - js < YOLO_NR ? nc - js : YOLO_NR;
         yolo_real *strip = bp + (size_t)js * kc;
-        if (b->p && b->cs == 1)       /* rows of a plain matrix: copies of nr values */
-            for (int r = 0; r < kc; r++) {
-                const yolo_real *src = b->p + (size_t)(r0 + r) * b->rs + j0 + js;
-                #pragma omp simd
-                for (int j = 0; j < nr; j++) strip[r * YOLO_NR + j] = src[j];
-            }
-        else if (b->p)                /* a transposed one: each column read along r */
+        if (b->p)                     /* a transposed matrix: each column read along r */
             for (int j = 0; j < nr; j++) {
                 const yolo_real *col = b->p + (size_t)(j0 + js + j) * b->cs + (size_t)r0 * b->rs;
                 for (int r = 0; r < kc; r++) strip[r * YOLO_NR + j] = col[(size_t)r * b->rs];
@@ -4683,13 +4709,11 @@ static void yolo_gemm_micro(int kc, const yolo_real *a, const yolo_real *b, yolo
         for (int j = 0; j < nr; j++) C[i * ldc + j] = (add ? C[i * ldc + j] : 0) + acc[i][j];
 }
 
-/* one product C = A B (rows ldc apart) over R values of r. A is the weights (w or w^T), small
-   and read by every tile: packed once, whole (yolo_pack_weights), into strips [M/MR][R][MR]. */
+/* one product A B over R values of r. A is the weights (w or w^T), small and read by every
+   tile: packed once, whole (yolo_pack_weights), into strips [M/MR][R][MR]. */
 typedef struct {
     const yolo_real *ap;
     yolo_operand b;
-    yolo_real *c;
-    size_t ldc;
     int R;
 } yolo_product;
 
@@ -4705,17 +4729,18 @@ static yolo_real *yolo_pack_weights(const yolo_real *a, size_t gs, size_t rs, si
     return ap;
 }
 
-/* the tile C[i0 .. i0+mc, j0 .. j0+nc) of a product, KC values of r at a time, added to
-   C's values when add; bp holds a packed panel of B */
-static void yolo_gemm_tile(const yolo_product *pr, int i0, int mc, int j0, int nc, int add, yolo_real *bp) {
+/* the tile [i0 .. i0+mc, j0 .. j0+nc) of a product into c (rows ldc apart), KC values of r at
+   a time; bp holds a packed panel of B */
+static void yolo_gemm_tile(const yolo_product *pr, int i0, int mc, int j0, int nc, yolo_real *c, size_t ldc,
+                           yolo_real *bp) {
     for (int r0 = 0; r0 < pr->R; r0 += YOLO_KC) {
         int kc = pr->R - r0 < YOLO_KC ? pr->R - r0 : YOLO_KC;
         yolo_pack_b(&pr->b, r0, kc, j0, nc, bp);
         for (int j = 0; j < nc; j += YOLO_NR)
             for (int i = 0; i < mc; i += YOLO_MR)
                 yolo_gemm_micro(kc, pr->ap + ((size_t)(i0 + i) * pr->R + (size_t)r0 * YOLO_MR), bp + (size_t)j * kc,
-                                pr->c + (size_t)(i0 + i) * pr->ldc + j0 + j, pr->ldc, mc - i < YOLO_MR ? mc - i : YOLO_MR,
-                                nc - j < YOLO_NR ? nc - j : YOLO_NR, add || r0 > 0);
+                                c + (size_t)i * ldc + j, ldc, mc - i < YOLO_MR ? mc - i : YOLO_MR,
+                                nc - j < YOLO_NR ? nc - j : YOLO_NR, r0 > 0);
     }
 }
 
@@ -4815,38 +4840,124 @@ static yolo_real *yolo_cpu_image(const yolo_tensor *t, int n) {
     return t->data + ((size_t)n * yolo_buffer_channels(t) + t->c0) * t->h * t->w;
 }
 
-/* a conv's forward, as its tile tasks see it */
+/* Padded planes: every H x W plane of a tensor with p zeros around it, Hp x Wp (Hp = H + 2p,
+   Wp = W + 2p), one after the other, plane = Hp Wp values apart, with guard zeros before the
+   first and after the last. From them a stride-1 conv of odd k (p = k/2) needs no im2col: taken
+   over a grid of Ho x Wp outputs (the last k - 1 columns of each row fall past Wo and are
+   dropped), output q = oy Wp + ox reads tap (c, ky, kx) at plane c, q + ky Wp + kx, so that every
+   row of col is a run of one plane (yolo_plane_runs), copied into the packed panels as it lies. */
+typedef struct { yolo_real *buf, *p; size_t plane; int Wp; } yolo_planes;
+static int yolo_pads_planes(int k, int s) { return s == 1 && k > 1 && k % 2 == 1; }
+static yolo_planes yolo_pad_planes(const yolo_tensor *t, int p, int guard) {
+    yolo_planes pl;
+    int H = t->h, W = t->w, n = t->n * t->c;
+    pl.Wp = W + 2 * p; pl.plane = (size_t)(H + 2 * p) * pl.Wp;
+    pl.buf = (yolo_real *)yolo_xmalloc(((size_t)n * pl.plane + 2 * guard) * sizeof(yolo_real));
+    pl.p = pl.buf + guard;
+    memset(pl.buf, 0, guard * sizeof(yolo_real));
+    memset(pl.p + (size_t)n * pl.plane, 0, guard * sizeof(yolo_real));
+    #pragma omp parallel for schedule(static) if ((size_t)n * pl.plane > 65536)
+    for (int q = 0; q < n; q++) {
+        const yolo_real *src = yolo_cpu_image(t, q / t->c) + (size_t)(q % t->c) * H * W;
+        yolo_real *d = pl.p + (size_t)q * pl.plane;
+        memset(d, 0, ((size_t)p * pl.Wp + p) * sizeof(yolo_real));   /* the top rows, the first row's left */
+        for (int y = 0; y < H; y++) {
+            yolo_real *row = d + (size_t)(y + p) * pl.Wp + p;
+            memcpy(row, src + (size_t)y * W, W * sizeof(yolo_real));
+            memset(row + W, 0, 2 * p * sizeof(yolo_real));            /* its right, the next row's left */
+        }
+        memset(d + (size_t)(H + p) * pl.Wp + p, 0, ((size_t)p * pl.Wp - p) * sizeof(yolo_real));   /* the bottom */
+    }
+    return pl;
+}
+
+/* A conv's forward as its tile tasks see it, for y = conv(x, w) and for the forward conv that
+   gives dL/dx of stride 1 (below): per image n and group gi the product w_g col over a grid of
+   Q positions, wq wide, of which the first wo of each row are outputs (without padded planes
+   the grid is the P outputs, one row). A tile is summed where its outputs lie in y, or where
+   they do not run on in the grid's rows, or go to dL/dx, into the task's scratch (the buffer of
+   A, which the forward's tiles do not use: A is packed whole); it is then finished: into y (bias, SiLU, rounded to y's store, and with a shortcut r added and rounded
+   again) or, with dx, into dL/dx's runs (old + value, or 0 + value). */
 typedef struct {
     const yolo_tensor *x, *r;
-    yolo_tensor *y;
+    yolo_tensor *y;            /* with dx: the shape of dL/dx */
+    const yolo_dx *dx;
     const yolo_real *wp, *b;   /* wp: the weights packed (yolo_pack_weights) */
-    int k, s, g, act, c1g, c2g, K, P;
+    yolo_planes pad;           /* x's padded planes (pad.p NULL: none) */
+    int k, s, g, act, c1g, c2g, K, P, Q, wq, wo;
 } yolo_conv_job;
 
-/* one tile of y_g = w_g col for image n, group gi, then finished where it lies: bias, SiLU,
-   rounded to y's store, and with a shortcut r added and rounded again */
+/* channel c of image n's dL/dx (HW values) in dx's runs, and whether it is added to */
+static yolo_real *yolo_dx_channel(const yolo_dx *dx, int n, int c, int HW, int *add) {
+    int r = 0;
+    while (c >= dx->c[r]) c -= dx->c[r++];
+    *add = dx->add[r];
+    return dx->g[r] + ((size_t)n * dx->cd[r] + dx->c0[r] + c) * HW;
+}
+
+/* the outputs [pos, pos + len) of channel o of image n, summed in v, finished where they lie */
+static void yolo_conv_finish(const yolo_conv_job *f, int n, int o, int pos, int len, const yolo_real *v) {
+    if (f->dx) {
+        int add;
+        yolo_real *d = yolo_dx_channel(f->dx, n, o, f->P, &add) + pos;
+        for (int j = 0; j < len; j++) d[j] = (add ? d[j] : 0) + v[j];
+        return;
+    }
+    yolo_real *d = yolo_cpu_image(f->y, n) + (size_t)o * f->P + pos;
+    if (f->b) for (int j = 0; j < len; j++) d[j] = v[j] + f->b[o];
+    else if (d != v) memcpy(d, v, len * sizeof(yolo_real));
+    if (f->act) yolo_silu_n(d, len);
+    yolo_store_round_n(f->y->store, d, len);
+    if (!f->r) return;
+    const yolo_real *rv = f->r->data + ((size_t)n * f->y->c + o) * f->P + pos;
+    for (int j = 0; j < len; j++) d[j] += rv[j];
+    yolo_store_round_n(f->y->store, d, len);
+}
+
+/* one tile of w_g col for image n, group gi, then finished row by row, a run of outputs at a time */
 static void yolo_conv_forward_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
     const yolo_conv_job *f = (const yolo_conv_job *)ctx;
-    const yolo_tensor *x = f->x, *y = f->y;
-    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->P, YOLO_MC, YOLO_NC, &i0, &mc, &j0, &nc), n = q / f->g, gi = q % f->g;
+    const yolo_tensor *x = f->x;
+    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->Q, YOLO_MC, YOLO_NC, &i0, &mc, &j0, &nc), n = q / f->g, gi = q % f->g;
+    const yolo_real *xg = f->pad.p ? f->pad.p + ((size_t)n * x->c + gi * f->c1g) * f->pad.plane
+                                   : yolo_cpu_image(x, n) + (size_t)gi * f->c1g * x->h * x->w;
     yolo_product pr;
     pr.ap = f->wp + gi * yolo_packed_size(f->c2g, f->K);
-    pr.b = yolo_patches(yolo_cpu_image(x, n) + (size_t)gi * f->c1g * x->h * x->w, f->c1g, x->h, x->w, f->k, f->s, y->h,
-                        y->w);
-    pr.c = yolo_cpu_image(y, n) + (size_t)gi * f->c2g * f->P;
-    pr.ldc = f->P; pr.R = f->K;
-    (void)ap;
-    yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, bp);
-    for (int o = i0; o < i0 + mc; o++) {
-        yolo_real *v = pr.c + (size_t)o * f->P + j0;
-        if (f->b) for (int j = 0; j < nc; j++) v[j] += f->b[gi * f->c2g + o];
-        if (f->act) yolo_silu_n(v, nc);
-        yolo_store_round_n(y->store, v, nc);
-        if (!f->r) continue;
-        const yolo_real *rv = f->r->data + ((size_t)n * y->c + gi * f->c2g + o) * f->P + j0;
-        for (int j = 0; j < nc; j++) v[j] += rv[j];
-        yolo_store_round_n(y->store, v, nc);
+    pr.b = f->pad.p ? yolo_plane_runs(xg, f->pad.plane, f->pad.Wp, f->k, 0)
+                    : yolo_patches(xg, f->c1g, x->h, x->w, f->k, f->s, f->y->h, f->y->w);
+    pr.R = f->K;
+    int in_place = !f->dx && !f->pad.p;
+    yolo_real *c = in_place ? yolo_cpu_image(f->y, n) + ((size_t)gi * f->c2g + i0) * f->P + j0 : ap;
+    size_t ldc = in_place ? (size_t)f->P : YOLO_NC;
+    yolo_gemm_tile(&pr, i0, mc, j0, nc, c, ldc, bp);
+    for (int i = 0; i < mc; i++)
+        for (int j = 0; j < nc;) {
+            int oy = (j0 + j) / f->wq, ox = (j0 + j) % f->wq, run = f->wq - ox < nc - j ? f->wq - ox : nc - j;
+            if (ox < f->wo)
+                yolo_conv_finish(f, n, gi * f->c2g + i0 + i, oy * f->wo + ox, f->wo - ox < run ? f->wo - ox : run,
+                                 c + i * ldc + j);
+            j += run;
+        }
+}
+
+/* runs a conv job on the weights w [y's C, x's C / g, k, k] (planes: x's padded planes, made
+   here where none are given and the conv reads them) */
+static void yolo_conv_job_run(yolo_conv_job *f, const yolo_real *w, const yolo_planes *planes) {
+    const yolo_tensor *x = f->x;
+    int C2 = f->y->c;
+    f->c1g = x->c / f->g; f->c2g = C2 / f->g; f->K = f->c1g * f->k * f->k;
+    f->P = f->y->h * f->y->w; f->Q = f->wq = f->wo = f->P;
+    memset(&f->pad, 0, sizeof f->pad);
+    if (yolo_pads_planes(f->k, f->s)) {
+        f->pad = planes ? *planes : yolo_pad_planes(x, f->k / 2, f->k);
+        f->wq = f->pad.Wp; f->wo = f->y->w; f->Q = f->y->h * f->wq;
     }
+    yolo_real *wp = yolo_pack_weights(w, (size_t)f->c2g * f->K, f->K, 1, f->g, f->c2g, f->K);
+    f->wp = wp;
+    yolo_gemm_tasks(x->n * f->g * yolo_tiles(f->c2g, f->Q, YOLO_MC, YOLO_NC), (double)x->n * C2 * f->K * f->P,
+                    yolo_conv_forward_tile, f);
+    free(wp);
+    if (!planes) free(f->pad.buf);
 }
 
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
@@ -4871,12 +4982,10 @@ static void yolo_conv2d_forward(const yolo_tensor *x, const yolo_real *w, const 
         free(xr.data); free(wr);
         return;
     }
-    int c1g = x->c / g, c2g = C2 / g, K = c1g * k * k;
-    yolo_real *wp = yolo_pack_weights(w, (size_t)c2g * K, K, 1, g, c2g, K);
-    yolo_conv_job f = { x, r, y, wp, b, k, s, g, act, c1g, c2g, K, y->h * y->w };
-    yolo_gemm_tasks(x->n * g * yolo_tiles(c2g, f.P, YOLO_MC, YOLO_NC), (double)x->n * C2 * K * f.P, yolo_conv_forward_tile,
-                    &f);
-    free(wp);
+    yolo_conv_job f;
+    memset(&f, 0, sizeof f);
+    f.x = x; f.r = r; f.y = y; f.b = b; f.k = k; f.s = s; f.g = g; f.act = act;
+    yolo_conv_job_run(&f, w, NULL);
 }
 
 /* A float rounded to the nearest IEEE half-precision value (ties to even),
@@ -4929,15 +5038,14 @@ static void yolo_store_round_n(int store, yolo_real *v, size_t n) {
 }
 static void yolo_store_round(yolo_tensor *t) { yolo_store_round_n(t->store, t->data, yolo_numel(t)); }
 
-/* channels [c0, c0 + C) of image n's dL/dx, v [C][HW], into dx's runs: old + v, or 0 + v */
-static void yolo_dx_put(const yolo_dx *dx, int n, int c0, int C, int HW, const yolo_real *v) {
+/* image n's dL/dx, v [C][HW], into dx's runs: old + v, or 0 + v */
+static void yolo_dx_put(const yolo_dx *dx, int n, int C, int HW, const yolo_real *v) {
     #pragma omp parallel for schedule(static) if ((size_t)C * HW > YOLO_CPU_THREADS_FROM)
-    for (int c = c0; c < c0 + C; c++) {
-        int r = 0, r0 = 0;   /* the run that holds channel c, from channel r0 */
-        while (c >= r0 + dx->c[r]) r0 += dx->c[r++];
-        yolo_real *d = dx->g[r] + ((size_t)n * dx->cd[r] + dx->c0[r] + c - r0) * HW;
-        const yolo_real *vc = v + (size_t)(c - c0) * HW;
-        if (dx->add[r]) {
+    for (int c = 0; c < C; c++) {
+        int add;
+        yolo_real *d = yolo_dx_channel(dx, n, c, HW, &add);
+        const yolo_real *vc = v + (size_t)c * HW;
+        if (add) {
             #pragma omp simd
             for (int i = 0; i < HW; i++) d[i] += vc[i];
         } else {
@@ -4948,12 +5056,15 @@ static void yolo_dx_put(const yolo_dx *dx, int n, int c0, int C, int HW, const y
 }
 
 /* a conv's backward, as its tile tasks see it: dy [B, C2, P], the patches' gradient dcol
-   [C1/g k k, P] of each group (one image's), the weight gradient's partials [chunks][C2][K] */
+   [C1/g k k, P] of each group (one image's), the weight gradient's partials [chunks][C2][K].
+   The weight gradient sums over Q positions an image: the P outputs, or with padded planes of
+   x and dy (a stride-1 conv of odd k) the grid Ho x Wp, whose columns past Wo hold dy's zeros. */
 typedef struct {
     const yolo_tensor *x;
     const yolo_real *dy, *wtp;   /* wtp: w^T packed (yolo_pack_weights) */
     yolo_real *dcol, *part;
-    int C2, Ho, Wo, k, s, g, c1g, c2g, K, P, n, chunk_images, chunk_positions, chunks_per_image;
+    yolo_planes xpad, dypad;     /* xpad.p NULL: none */
+    int C2, Ho, Wo, k, s, g, c1g, c2g, K, P, Q, n, chunk_images, chunk_positions, chunks_per_image;
 } yolo_conv_grad_job;
 
 /* one tile of dcol_g = w_g^T dy_g for image n */
@@ -4963,10 +5074,9 @@ static void yolo_conv_dcol_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) 
     yolo_product pr;
     pr.ap = f->wtp + gi * yolo_packed_size(f->K, f->c2g);
     pr.b = yolo_matrix(f->dy + ((size_t)f->n * f->C2 + gi * f->c2g) * f->P, f->P, 1);
-    pr.c = f->dcol + (size_t)gi * f->K * f->P;
-    pr.ldc = f->P; pr.R = f->c2g;
+    pr.R = f->c2g;
     (void)ap;
-    yolo_gemm_tile(&pr, i0, mc, j0, nc, 0, bp);
+    yolo_gemm_tile(&pr, i0, mc, j0, nc, f->dcol + ((size_t)gi * f->K + i0) * f->P + j0, f->P, bp);
 }
 
 /* the dot products of a dw tile over one packed block: kc positions of the mc rows of dy in
@@ -4997,20 +5107,28 @@ static void yolo_conv_dw_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
     int n0 = chunk / f->chunks_per_image * f->chunk_images, n1 = n0 + f->chunk_images;
     int p0 = chunk % f->chunks_per_image * f->chunk_positions, p1 = p0 + f->chunk_positions;
     if (n1 > x->n) n1 = x->n;
-    if (p1 > f->P) p1 = f->P;
+    if (p1 > f->Q) p1 = f->Q;
     yolo_real *dw = f->part + ((size_t)chunk * f->g + gi) * f->c2g * f->K + (size_t)i0 * f->K + j0;
-    int fill = 0, blocks = 0;
+    int fill = 0, blocks = 0, pad = f->k / 2;
     for (int n = n0; n < n1; n++) {
-        const yolo_real *dyg = f->dy + ((size_t)n * f->C2 + gi * f->c2g + i0) * f->P;
-        yolo_operand xg = yolo_patches(x->data + ((size_t)n * x->c + gi * f->c1g) * x->h * x->w, f->c1g, x->h, x->w,
-                                       f->k, f->s, f->Ho, f->Wo);
+        yolo_operand dyg, xg;   /* the rows of dy and of col along the positions */
+        if (f->xpad.p) {
+            dyg = yolo_plane_runs(f->dypad.p + ((size_t)n * f->C2 + gi * f->c2g + i0) * f->dypad.plane, f->dypad.plane,
+                                  f->dypad.Wp, 1, (ptrdiff_t)pad * f->dypad.Wp);
+            xg = yolo_plane_runs(f->xpad.p + ((size_t)n * x->c + gi * f->c1g) * f->xpad.plane, f->xpad.plane, f->xpad.Wp,
+                                 f->k, -pad);
+        } else {
+            dyg = yolo_matrix(f->dy + ((size_t)n * f->C2 + gi * f->c2g + i0) * f->P, f->P, 1);
+            xg = yolo_patches(x->data + ((size_t)n * x->c + gi * f->c1g) * x->h * x->w, f->c1g, x->h, x->w, f->k, f->s,
+                              f->Ho, f->Wo);
+        }
         for (int p = p0; p < p1;) {
             int take = p1 - p < YOLO_DOT_KC - fill ? p1 - p : YOLO_DOT_KC - fill;
             for (int i = 0; i < mc; i++)
-                memcpy(ap + (size_t)i * YOLO_DOT_KC + fill, dyg + (size_t)i * f->P + p, take * sizeof(yolo_real));
+                memcpy(ap + (size_t)i * YOLO_DOT_KC + fill, yolo_row_start(&dyg, i) + p, take * sizeof(yolo_real));
             for (int j = 0; j < nc; j++) {
                 yolo_real *dst = bp + (size_t)j * YOLO_DOT_KC + fill;
-                if (xg.p) memcpy(dst, xg.p + (size_t)(j0 + j) * xg.rs + p, take * sizeof(yolo_real));
+                if (yolo_rows_run(&xg)) memcpy(dst, yolo_row_start(&xg, j0 + j) + p, take * sizeof(yolo_real));
                 else yolo_patch_row(&xg, j0 + j, p, take, dst);
             }
             fill += take; p += take;
@@ -5117,10 +5235,21 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
         return;
     }
     int C1 = x->c, H = x->h, W = x->w, c1g = C1 / g, c2g = C2 / g, K = c1g * k * k, P = Ho * Wo;
-    yolo_conv_grad_job f = { x, dy, NULL, NULL, NULL, C2, Ho, Wo, k, s, g, c1g, c2g, K, P, 0, 1, P, 1 };
+    yolo_conv_grad_job f;
+    memset(&f, 0, sizeof f);
+    f.x = x; f.dy = dy; f.C2 = C2; f.Ho = Ho; f.Wo = Wo; f.k = k; f.s = s; f.g = g;
+    f.c1g = c1g; f.c2g = c2g; f.K = K; f.P = f.Q = P;
+    yolo_tensor dyd = *dyt;   /* dy as the source of dL/dx's forward conv */
+    dyd.data = (yolo_real *)dy; dyd.c0 = dyd.ctot = 0; dyd.store = YOLO_FP32;
+    if (yolo_pads_planes(k, s)) {
+        f.xpad = yolo_pad_planes(x, k / 2, k);
+        f.dypad = yolo_pad_planes(&dyd, k / 2, k);
+        f.Q = Ho * f.xpad.Wp;
+    }
     /* dw: a partial a chunk of positions (of one image, or of whole images where they are small) */
-    if (P >= YOLO_RCHUNK) { f.chunk_positions = YOLO_RCHUNK; f.chunks_per_image = (P + YOLO_RCHUNK - 1) / YOLO_RCHUNK; }
-    else f.chunk_images = YOLO_RCHUNK / P;
+    f.chunk_images = 1; f.chunk_positions = f.Q; f.chunks_per_image = 1;
+    if (f.Q >= YOLO_RCHUNK) { f.chunk_positions = YOLO_RCHUNK; f.chunks_per_image = (f.Q + YOLO_RCHUNK - 1) / YOLO_RCHUNK; }
+    else f.chunk_images = YOLO_RCHUNK / f.Q;
     int chunks = (x->n + f.chunk_images - 1) / f.chunk_images * f.chunks_per_image;
     size_t nw = (size_t)C2 * K;
     f.part = (yolo_real *)yolo_xmalloc(chunks * nw * sizeof(yolo_real));
@@ -5134,39 +5263,38 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     }
     free(f.part);
     if (db) yolo_bias_grad(dy, x->n, C2, P, db);
-    if (!dx) return;
-    /* dx, an image at a time. Of stride 1: dL/dx[c, iy, ix] = sum of w[o, c, ky, kx] dy[o, iy + k/2 - ky,
-       ix + k/2 - kx], the forward conv of dy with w's kernels turned half a turn and its channels
-       swapped (wt [C1, C2/g, k, k]), a product with a long sum and no col2im. Of stride 2: every
-       group's dcol = w^T dy, then added back onto the pixels it came from (col2im). */
-    yolo_real *dxi = (yolo_real *)yolo_xmalloc((size_t)C1 * H * W * sizeof(yolo_real));
-    yolo_real *wt = NULL;
-    if (s == 1) {
-        wt = (yolo_real *)yolo_xmalloc((size_t)C2 * K * sizeof(yolo_real));
+    if (dx && s == 1) {
+        /* dL/dx[c, iy, ix] = sum of w[o, c, ky, kx] dy[o, iy + k/2 - ky, ix + k/2 - kx]: the forward
+           conv of dy with w's kernels turned half a turn and its channels swapped (wt [C1, C2/g, k,
+           k]), over every image at once, finished into dx's runs */
+        yolo_real *wt = (yolo_real *)yolo_xmalloc((size_t)C2 * K * sizeof(yolo_real));
         for (int o = 0; o < C2; o++)
             for (int c = 0; c < c1g; c++)
                 for (int t = 0; t < k * k; t++)
                     wt[(((size_t)(o / c2g * c1g + c) * c2g + o % c2g) * k * k) + k * k - 1 - t] = w[((size_t)o * c1g + c) * k * k + t];
-    } else {
+        yolo_tensor dxs = *x;   /* dL/dx's shape */
+        dxs.data = NULL; dxs.c0 = dxs.ctot = 0;
+        yolo_conv_job fx;
+        memset(&fx, 0, sizeof fx);
+        fx.x = &dyd; fx.y = &dxs; fx.dx = dx; fx.k = k; fx.s = 1; fx.g = g;
+        yolo_conv_job_run(&fx, wt, f.dypad.p ? &f.dypad : NULL);
+        free(wt);
+    } else if (dx) {
+        /* of stride 2, an image at a time: every group's dcol = w^T dy, then added back onto the
+           pixels it came from (col2im) */
+        yolo_real *dxi = (yolo_real *)yolo_xmalloc((size_t)C1 * H * W * sizeof(yolo_real));
         f.dcol = (yolo_real *)yolo_xmalloc((size_t)g * K * P * sizeof(yolo_real));
         f.wtp = yolo_pack_weights(w, (size_t)c2g * K, 1, K, g, K, c2g);
-    }
-    for (int n = 0; n < x->n; n++) {
-        if (s == 1) {
-            yolo_tensor dyn = *dyt, dxn = *x;
-            dyn.n = dxn.n = 1;
-            dyn.data = (yolo_real *)dy + (size_t)n * C2 * P; dyn.c0 = dyn.ctot = 0; dyn.store = YOLO_FP32;
-            dxn.data = dxi; dxn.c0 = dxn.ctot = 0; dxn.store = YOLO_FP32;
-            yolo_conv2d_forward(&dyn, wt, NULL, NULL, C1, k, 1, g, 0, NULL, YOLO_FP32, &dxn);
-        } else {
+        for (int n = 0; n < x->n; n++) {
             f.n = n;
             yolo_gemm_tasks(g * yolo_tiles(K, P, YOLO_MC, YOLO_NC), (double)C2 * K * P, yolo_conv_dcol_tile, &f);
             memset(dxi, 0, (size_t)C1 * H * W * sizeof(yolo_real));
             yolo_col2im(f.dcol, C1, H, W, k, s, Ho, Wo, dxi);
+            yolo_dx_put(dx, n, C1, H * W, dxi);
         }
-        yolo_dx_put(dx, n, 0, C1, H * W, dxi);
+        free(f.dcol); free((void *)f.wtp); free(dxi);
     }
-    free(f.dcol); free((void *)f.wtp); free(wt); free(dxi);
+    free(f.xpad.buf); free(f.dypad.buf);
 }
 
 /* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) ---

@@ -4746,14 +4746,14 @@ static void yolo_gemm_tile(const yolo_product *pr, int i0, int mc, int j0, int n
 
 /* Runs task(ctx, t, ap, bp) for t in [0, n) over the threads, each thread with
    its own packing buffers; on one thread where the products' multiply-adds
-   (madds) are too few to pay for starting the others. A task computes tiles of
+   (madds) are too few to pay for waking the others (2e6: some 40 us of work). A task computes tiles of
    M x N products: mt x nt tiles a product, tile t % (mt nt) of product t / (mt nt). */
 typedef void (*yolo_tile_task)(void *ctx, int t, yolo_real *ap, yolo_real *bp);
 static void yolo_gemm_tasks(int n, double madds, yolo_tile_task task, void *ctx) {
     size_t na = (size_t)YOLO_MC * (YOLO_KC > YOLO_DOT_KC ? YOLO_KC : YOLO_DOT_KC);
     size_t nb = (size_t)YOLO_KC * YOLO_NC > (size_t)YOLO_DOT_TAPS * YOLO_DOT_KC ? (size_t)YOLO_KC * YOLO_NC
                                                                                : (size_t)YOLO_DOT_TAPS * YOLO_DOT_KC;
-    #pragma omp parallel if (n > 1 && madds > 1e7)
+    #pragma omp parallel if (n > 1 && madds > 2e6)
     {
         yolo_real *ap = (yolo_real *)yolo_xmalloc(na * sizeof(yolo_real));
         yolo_real *bp = (yolo_real *)yolo_xmalloc(nb * sizeof(yolo_real));
@@ -4771,6 +4771,15 @@ static int yolo_tile_of(int t, int M, int N, int MB, int NB, int *i0, int *mc, i
     return t / (mt * nt);
 }
 static int yolo_tiles(int M, int N, int MB, int NB) { return ((M + MB - 1) / MB) * ((N + NB - 1) / NB); }
+/* The columns of the tiles of a call of `products` M x N products: NB, halved (not below min)
+   until the call has YOLO_MIN_TILES tiles, so that small products (of one picture, of the small
+   scales) still keep the threads busy. Which thread sums a value, and in how many tiles, never
+   changes the sum. */
+#define YOLO_MIN_TILES 16
+static int yolo_tile_columns(int products, int M, int N, int MB, int NB, int min) {
+    while (NB / 2 >= min && products * yolo_tiles(M, N, MB, NB) < YOLO_MIN_TILES) NB /= 2;
+    return NB;
+}
 
 /* The weight gradient's products run along the positions, the rows of both dy and col: the
    register tile above would need both transposed into strips. Its own tile instead takes DR
@@ -4840,21 +4849,41 @@ static yolo_real *yolo_cpu_image(const yolo_tensor *t, int n) {
     return t->data + ((size_t)n * yolo_buffer_channels(t) + t->c0) * t->h * t->w;
 }
 
+/* The products' scratch: buffers kept from call to call (a set for each thread that calls the
+   convs), grown as needed, so that a step's convs do not map fresh memory at every call (and
+   fault its pages in). What yolo_scratch(slot, n) returns holds n values until its next call
+   for the same slot. */
+#if defined(_MSC_VER)
+#define YOLO_THREAD_LOCAL __declspec(thread)
+#else
+#define YOLO_THREAD_LOCAL __thread
+#endif
+enum { YOLO_SCRATCH_X, YOLO_SCRATCH_DY, YOLO_SCRATCH_PARTIALS, YOLO_SCRATCH_DCOL, YOLO_SCRATCH_DX, YOLO_SCRATCH_SLOTS };
+static yolo_real *yolo_scratch(int slot, size_t n) {
+    static YOLO_THREAD_LOCAL yolo_real *buf[YOLO_SCRATCH_SLOTS];
+    static YOLO_THREAD_LOCAL size_t size[YOLO_SCRATCH_SLOTS];
+    if (size[slot] < n) {
+        free(buf[slot]);
+        buf[slot] = (yolo_real *)yolo_xmalloc(n * sizeof(yolo_real));
+        size[slot] = n;
+    }
+    return buf[slot];
+}
+
 /* Padded planes: every H x W plane of a tensor with p zeros around it, Hp x Wp (Hp = H + 2p,
    Wp = W + 2p), one after the other, plane = Hp Wp values apart, with guard zeros before the
    first and after the last. From them a stride-1 conv of odd k (p = k/2) needs no im2col: taken
    over a grid of Ho x Wp outputs (the last k - 1 columns of each row fall past Wo and are
    dropped), output q = oy Wp + ox reads tap (c, ky, kx) at plane c, q + ky Wp + kx, so that every
    row of col is a run of one plane (yolo_plane_runs), copied into the packed panels as it lies. */
-typedef struct { yolo_real *buf, *p; size_t plane; int Wp; } yolo_planes;
+typedef struct { yolo_real *p; size_t plane; int Wp; } yolo_planes;
 static int yolo_pads_planes(int k, int s) { return s == 1 && k > 1 && k % 2 == 1; }
-static yolo_planes yolo_pad_planes(const yolo_tensor *t, int p, int guard) {
+static yolo_planes yolo_pad_planes(const yolo_tensor *t, int p, int guard, int slot) {
     yolo_planes pl;
     int H = t->h, W = t->w, n = t->n * t->c;
     pl.Wp = W + 2 * p; pl.plane = (size_t)(H + 2 * p) * pl.Wp;
-    pl.buf = (yolo_real *)yolo_xmalloc(((size_t)n * pl.plane + 2 * guard) * sizeof(yolo_real));
-    pl.p = pl.buf + guard;
-    memset(pl.buf, 0, guard * sizeof(yolo_real));
+    pl.p = yolo_scratch(slot, (size_t)n * pl.plane + 2 * guard) + guard;
+    memset(pl.p - guard, 0, guard * sizeof(yolo_real));
     memset(pl.p + (size_t)n * pl.plane, 0, guard * sizeof(yolo_real));
     #pragma omp parallel for schedule(static) if ((size_t)n * pl.plane > 65536)
     for (int q = 0; q < n; q++) {
@@ -4884,7 +4913,7 @@ typedef struct {
     const yolo_dx *dx;
     const yolo_real *wp, *b;   /* wp: the weights packed (yolo_pack_weights) */
     yolo_planes pad;           /* x's padded planes (pad.p NULL: none) */
-    int k, s, g, act, c1g, c2g, K, P, Q, wq, wo;
+    int k, s, g, act, c1g, c2g, K, P, Q, wq, wo, nb;   /* nb: a tile's columns */
 } yolo_conv_job;
 
 /* channel c of image n's dL/dx (HW values) in dx's runs, and whether it is added to */
@@ -4918,7 +4947,7 @@ static void yolo_conv_finish(const yolo_conv_job *f, int n, int o, int pos, int 
 static void yolo_conv_forward_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
     const yolo_conv_job *f = (const yolo_conv_job *)ctx;
     const yolo_tensor *x = f->x;
-    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->Q, YOLO_MC, YOLO_NC, &i0, &mc, &j0, &nc), n = q / f->g, gi = q % f->g;
+    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->Q, YOLO_MC, f->nb, &i0, &mc, &j0, &nc), n = q / f->g, gi = q % f->g;
     const yolo_real *xg = f->pad.p ? f->pad.p + ((size_t)n * x->c + gi * f->c1g) * f->pad.plane
                                    : yolo_cpu_image(x, n) + (size_t)gi * f->c1g * x->h * x->w;
     yolo_product pr;
@@ -4949,15 +4978,15 @@ static void yolo_conv_job_run(yolo_conv_job *f, const yolo_real *w, const yolo_p
     f->P = f->y->h * f->y->w; f->Q = f->wq = f->wo = f->P;
     memset(&f->pad, 0, sizeof f->pad);
     if (yolo_pads_planes(f->k, f->s)) {
-        f->pad = planes ? *planes : yolo_pad_planes(x, f->k / 2, f->k);
+        f->pad = planes ? *planes : yolo_pad_planes(x, f->k / 2, f->k, YOLO_SCRATCH_X);
         f->wq = f->pad.Wp; f->wo = f->y->w; f->Q = f->y->h * f->wq;
     }
     yolo_real *wp = yolo_pack_weights(w, (size_t)f->c2g * f->K, f->K, 1, f->g, f->c2g, f->K);
     f->wp = wp;
-    yolo_gemm_tasks(x->n * f->g * yolo_tiles(f->c2g, f->Q, YOLO_MC, YOLO_NC), (double)x->n * C2 * f->K * f->P,
+    f->nb = yolo_tile_columns(x->n * f->g, f->c2g, f->Q, YOLO_MC, YOLO_NC, YOLO_NR);
+    yolo_gemm_tasks(x->n * f->g * yolo_tiles(f->c2g, f->Q, YOLO_MC, f->nb), (double)x->n * C2 * f->K * f->P,
                     yolo_conv_forward_tile, f);
     free(wp);
-    if (!planes) free(f->pad.buf);
 }
 
 /* y[B,C2,Ho,Wo] = conv(x[B,C1,H,W], w[C2,C1/g,k,k]) + b[C2].
@@ -5065,12 +5094,13 @@ typedef struct {
     yolo_real *dcol, *part;
     yolo_planes xpad, dypad;     /* xpad.p NULL: none */
     int C2, Ho, Wo, k, s, g, c1g, c2g, K, P, Q, n, chunk_images, chunk_positions, chunks_per_image;
+    int nb;                      /* the columns of a tile (of dcol's product, or taps of dw's) */
 } yolo_conv_grad_job;
 
 /* one tile of dcol_g = w_g^T dy_g for image n */
 static void yolo_conv_dcol_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
     const yolo_conv_grad_job *f = (const yolo_conv_grad_job *)ctx;
-    int i0, mc, j0, nc, gi = yolo_tile_of(t, f->K, f->P, YOLO_MC, YOLO_NC, &i0, &mc, &j0, &nc);
+    int i0, mc, j0, nc, gi = yolo_tile_of(t, f->K, f->P, YOLO_MC, f->nb, &i0, &mc, &j0, &nc);
     yolo_product pr;
     pr.ap = f->wtp + gi * yolo_packed_size(f->K, f->c2g);
     pr.b = yolo_matrix(f->dy + ((size_t)f->n * f->C2 + gi * f->c2g) * f->P, f->P, 1);
@@ -5102,7 +5132,7 @@ static void yolo_dw_block(int kc, int mc, int nc, yolo_real *ap, yolo_real *bp, 
 static void yolo_conv_dw_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
     const yolo_conv_grad_job *f = (const yolo_conv_grad_job *)ctx;
     const yolo_tensor *x = f->x;
-    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->K, YOLO_MC, YOLO_DOT_TAPS, &i0, &mc, &j0, &nc);
+    int i0, mc, j0, nc, q = yolo_tile_of(t, f->c2g, f->K, YOLO_MC, f->nb, &i0, &mc, &j0, &nc);
     int chunk = q / f->g, gi = q % f->g;
     int n0 = chunk / f->chunks_per_image * f->chunk_images, n1 = n0 + f->chunk_images;
     int p0 = chunk % f->chunks_per_image * f->chunk_positions, p1 = p0 + f->chunk_positions;
@@ -5242,8 +5272,8 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     yolo_tensor dyd = *dyt;   /* dy as the source of dL/dx's forward conv */
     dyd.data = (yolo_real *)dy; dyd.c0 = dyd.ctot = 0; dyd.store = YOLO_FP32;
     if (yolo_pads_planes(k, s)) {
-        f.xpad = yolo_pad_planes(x, k / 2, k);
-        f.dypad = yolo_pad_planes(&dyd, k / 2, k);
+        f.xpad = yolo_pad_planes(x, k / 2, k, YOLO_SCRATCH_X);
+        f.dypad = yolo_pad_planes(&dyd, k / 2, k, YOLO_SCRATCH_DY);
         f.Q = Ho * f.xpad.Wp;
     }
     /* dw: a partial a chunk of positions (of one image, or of whole images where they are small) */
@@ -5252,8 +5282,9 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     else f.chunk_images = YOLO_RCHUNK / f.Q;
     int chunks = (x->n + f.chunk_images - 1) / f.chunk_images * f.chunks_per_image;
     size_t nw = (size_t)C2 * K;
-    f.part = (yolo_real *)yolo_xmalloc(chunks * nw * sizeof(yolo_real));
-    yolo_gemm_tasks(chunks * g * yolo_tiles(c2g, K, YOLO_MC, YOLO_DOT_TAPS), (double)x->n * C2 * K * P, yolo_conv_dw_tile,
+    f.part = yolo_scratch(YOLO_SCRATCH_PARTIALS, chunks * nw);
+    f.nb = yolo_tile_columns(chunks * g, c2g, K, YOLO_MC, YOLO_DOT_TAPS, 16);
+    yolo_gemm_tasks(chunks * g * yolo_tiles(c2g, K, YOLO_MC, f.nb), (double)x->n * C2 * K * P, yolo_conv_dw_tile,
                     &f);
     #pragma omp parallel for schedule(static) if (nw * chunks > 65536)
     for (size_t e = 0; e < nw; e++) {
@@ -5261,7 +5292,6 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
         for (int c = 0; c < chunks; c++) acc += f.part[c * nw + e];
         dw[e] += (yolo_real)acc;
     }
-    free(f.part);
     if (db) yolo_bias_grad(dy, x->n, C2, P, db);
     if (dx && s == 1) {
         /* dL/dx[c, iy, ix] = sum of w[o, c, ky, kx] dy[o, iy + k/2 - ky, ix + k/2 - kx]: the forward
@@ -5282,19 +5312,19 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     } else if (dx) {
         /* of stride 2, an image at a time: every group's dcol = w^T dy, then added back onto the
            pixels it came from (col2im) */
-        yolo_real *dxi = (yolo_real *)yolo_xmalloc((size_t)C1 * H * W * sizeof(yolo_real));
-        f.dcol = (yolo_real *)yolo_xmalloc((size_t)g * K * P * sizeof(yolo_real));
+        yolo_real *dxi = yolo_scratch(YOLO_SCRATCH_DX, (size_t)C1 * H * W);
+        f.dcol = yolo_scratch(YOLO_SCRATCH_DCOL, (size_t)g * K * P);
         f.wtp = yolo_pack_weights(w, (size_t)c2g * K, 1, K, g, K, c2g);
+        f.nb = yolo_tile_columns(g, K, P, YOLO_MC, YOLO_NC, YOLO_NR);
         for (int n = 0; n < x->n; n++) {
             f.n = n;
-            yolo_gemm_tasks(g * yolo_tiles(K, P, YOLO_MC, YOLO_NC), (double)C2 * K * P, yolo_conv_dcol_tile, &f);
+            yolo_gemm_tasks(g * yolo_tiles(K, P, YOLO_MC, f.nb), (double)C2 * K * P, yolo_conv_dcol_tile, &f);
             memset(dxi, 0, (size_t)C1 * H * W * sizeof(yolo_real));
             yolo_col2im(f.dcol, C1, H, W, k, s, Ho, Wo, dxi);
             yolo_dx_put(dx, n, C1, H * W, dxi);
         }
-        free(f.dcol); free((void *)f.wtp); free(dxi);
+        free((void *)f.wtp);
     }
-    free(f.xpad.buf); free(f.dypad.buf);
 }
 
 /* --- SiLU: y = x sigmoid(x); dy/dx = s (1 + x (1 - s)) ---

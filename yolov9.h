@@ -83,7 +83,6 @@
    The maths follows the official PyTorch YOLOv9 (WongKinYiu/yolov9); the
    comments say where a detail comes from when it is easy to get wrong. */
 
-
 #ifndef YOLOV9_H
 #define YOLOV9_H
 #define YOLOV9_DECLARING   /* the declarations below, at the first include (undefined at the end) */
@@ -227,14 +226,6 @@ static inline void yolo_dense(const yolo_tensor *t, const char *op) {
    tables (yolo_cpu, the planner's yolo_planner, the .cu's yolo_cuda) are
    filled by name, in the order of the members below: an op added here
    gets one line in each. */
-
-/* On the CPU (section 10, and the loss's twin in section 5) a pass over
-   memory runs on OpenMP's threads from this many values on: below it,
-   starting the threads costs more than the second core gives. The threads
-   split a pass into parts fixed by its shape, and every sum adds its parts
-   in an order fixed by the shape, so that no result depends on the number
-   of threads. */
-#define YOLO_CPU_THREADS_FROM 16384
 
 typedef enum { YOLO_SGD, YOLO_ADAM, YOLO_ADAMW, YOLO_LION } yolo_optim_kind;
 /* one optimizer step; lr per parameter group (yolo_pkind: conv weights, BatchNorm weights, biases), wd on
@@ -590,10 +581,9 @@ typedef struct yolo_model {
 /* a tensor's number of values */
 static size_t yolo_numel(const yolo_tensor *t) { return (size_t)t->n * t->c * t->h * t->w; }
 
-/* The primitive ops as the blocks run them: the backend's op (section 2) in the pass's precision, once
-   the machinery (section 9) is told which op comes next, by its tensor (the one a forward op writes, the
-   one whose gradient a backward op hands on): it carries out what the blocks declare as data between
-   their ops, so that a block is its maths alone. A backward op takes tensors, not gradients. */
+/* The primitive ops as the blocks run them: the backend's op (section 2) in the pass's precision, once the
+   machinery (section 9) is told which op comes next by its tensor (the one a forward op writes, the one whose
+   gradient a backward op hands on), so that a block is its maths alone. A backward op takes tensors. */
 static void yolo_op_conv2d(yolo_model *m, const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws,
                            int C2, int k, int s, int g, int act, const yolo_tensor *r, yolo_tensor *y);
 static void yolo_op_bn_train(yolo_model *m, const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
@@ -2189,6 +2179,14 @@ static void yolo_loss_terms(const yolo_loss_branch *lb, int n, yolo_loss_image *
     }
     sums[0] = box_l; sums[1] = cls_l; sums[2] = dfl_l; sums[3] = ssum;
 }
+
+/* On the CPU (section 10, and the loss's twin in section 5) a pass over
+   memory runs on OpenMP's threads from this many values on: below it,
+   starting the threads costs more than the second core gives. The threads
+   split a pass into parts fixed by its shape, and every sum adds its parts
+   in an order fixed by the shape, so that no result depends on the number
+   of threads. */
+#define YOLO_CPU_THREADS_FROM 16384
 
 /* S = max(sum of target scores, 1) normalises all three terms: the gradient
    scaled by grad_scale / S (the sums are divided by the caller) */

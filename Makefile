@@ -356,6 +356,8 @@ run-checkpoints: train detect
 	sh tests/test_checkpoints.sh
 run-hostile: train val detect
 	sh tests/test_hostile.sh
+run-reading-order:
+	sh tests/test_reading_order.sh
 # make fuzz-ubsan (in make test-all): under UndefinedBehaviorSanitizer and
 # AddressSanitizer, the whole fuzzer driving the sanitized programs (every
 # flag's values, a checkpoint's metadata), then the test programs: 0 reports
@@ -367,7 +369,7 @@ run-dp: train tests/test_dp
 # the longest first, so that two at a time end together
 CORE = $(SIM_CORE) run-train run-grad run-loader run-official run-official-commands run-plan run-golden run-golden-bf16 run-golden-half \
        run-weights run-metrics run-augment run-schedule run-init run-model-only run-plots run-decode run-convert \
-       run-voc run-detect run-val run-conv
+       run-voc run-detect run-val run-conv run-reading-order
 REST = $(filter-out $(SIM_CORE),$(SIM_ALL)) run-fuzz run-checkpoints run-hostile run-ubsan $(if $(DP_TESTS),run-dp)
 # built by make test-all though no test runs them, so that they keep compiling
 BUILD_ONLY = tests/grad_fidelity $(GPU_TESTS)

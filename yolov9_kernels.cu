@@ -632,8 +632,8 @@ struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx); x's images xc channels apa
         return v;
     }
 };
-/* SiLU, YOLOv9's activation: silu(x) = x s, s = sigmoid(x); silu'(x) = s (1 + x (1 - s)); u through it
-   when act. T is the store the result goes to: float keeps expf and the IEEE division; a two-byte store
+/* SiLU, YOLOv9's activation: silu(x) = x s, s = sigmoid(x); silu'(x) = s (1 + x (1 - s)), computed as
+   s + s (x - x s), two fused multiply-adds; u through it when act. T is the store the result goes to: float keeps expf and the IEEE division; a two-byte store
    (bf16 or half, 8 or 11 bits) takes the hardware's approximate exp and division, a few float ulps off
    (far below the store's rounding) at about half the instructions of the exact forms, which leave the
    stored BatchNorm passes short of issue slots, not of memory. */
@@ -641,7 +641,10 @@ __device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
 __device__ inline float d_sigmoid_fast(float x) { return __fdividef(1.f, 1.f + __expf(-x)); }
 template <class T> __device__ inline float t_sigmoid(float x) { return sizeof(T) == 4 ? d_sigmoid(x) : d_sigmoid_fast(x); }
 template <class T> __device__ inline float t_silu(float x) { return x * t_sigmoid<T>(x); }
-template <class T> __device__ inline float t_silu_grad(float x) { float s = t_sigmoid<T>(x); return s * (1.f + x * (1.f - s)); }
+template <class T> __device__ inline float t_silu_grad(float x) {
+    float s = t_sigmoid<T>(x);
+    return __fmaf_rn(s, __fmaf_rn(-x, s, x), s);
+}
 template <class T> __device__ inline float t_bn_act(float u, int act) { return act ? t_silu<T>(u) : u; }
 
 /* a conv reads a stored input only in its products' precision (the staged copy it stands for) */
@@ -1375,6 +1378,14 @@ template <class T> __global__ void __launch_bounds__(256) bn_apply_nhwc_kernel(c
                                                                              const float *rvar, float eps, int act) {
     int c0 = 8 * (blockIdx.y * ag.across + threadIdx.x % ag.across), dr = threadIdx.x / ag.across, valid = min(8, C - c0);
     if (dr >= ag.down || valid <= 0) return;
+    size_t r = (size_t)blockIdx.x * ag.down * BN_ROWS_IN_FLIGHT + dr, step = (size_t)gridDim.x * ag.down * BN_ROWS_IN_FLIGHT;
+    Eight<T> e[BN_ROWS_IN_FLIGHT];
+    auto fetch = [&]() {
+        #pragma unroll
+        for (int k = 0; k < BN_ROWS_IN_FLIGHT; k++)
+            if (r + k * ag.down < (size_t)ag.rows) e[k] = load8(z + (r + k * ag.down) * C + c0, vec, valid);
+    };
+    fetch();   /* the first rows on their way while the constants come */
     float a[8], be[8], me[8];
     #pragma unroll
     for (int j = 0; j < 8; j++) {
@@ -1382,12 +1393,7 @@ template <class T> __global__ void __launch_bounds__(256) bn_apply_nhwc_kernel(c
         float is = invstd ? invstd[c] : rsqrtf(rvar[c] + eps);
         a[j] = gamma[c] * is; be[j] = beta[c]; me[j] = mean[c];
     }
-    for (size_t r = (size_t)blockIdx.x * ag.down * BN_ROWS_IN_FLIGHT + dr; r < (size_t)ag.rows;
-         r += (size_t)gridDim.x * ag.down * BN_ROWS_IN_FLIGHT) {
-        Eight<T> e[BN_ROWS_IN_FLIGHT];
-        #pragma unroll
-        for (int k = 0; k < BN_ROWS_IN_FLIGHT; k++)
-            if (r + k * ag.down < (size_t)ag.rows) e[k] = load8(z + (r + k * ag.down) * C + c0, vec, valid);
+    for (; r < (size_t)ag.rows; r += step, fetch()) {
         #pragma unroll
         for (int k = 0; k < BN_ROWS_IN_FLIGHT; k++) {
             if (r + k * ag.down >= (size_t)ag.rows) break;
@@ -1587,46 +1593,68 @@ __device__ inline void bn_stage_issue(BnbStages &st, int s, const T *z, const fl
         st.z[s][pz][run] = *(const uint4 *)e.v;
     }
 }
-/* The tiles t of block blockIdx.x's chunk (image b, channels c0..) through the stages: for each,
-   work(b, t, zt, gs, valid) with thread (pz, cz) = (tid / 8, 8 (tid % 8))'s z values zt of pixel
-   32 t + pz, channels c0 + cz.. (valid of them), and gs[32 j]: dy of the same pixel, channel
-   c0 + cz + j. The stages are free again once every thread has passed a __syncthreads after this. */
+/* The tiles t of block blockIdx.x's chunk (image b, channels c0..) through the stages. bn_tiles_begin
+   sends the first BNB_STAGES - 1 on their way (before the kernel reads its channels' constants: the
+   two latencies overlap); bn_stream_tiles then calls work(b, t, zt, gs, valid) for each, with thread
+   (pz, cz) = (tid / 8, 8 (tid % 8))'s z values zt of pixel 32 t + pz, channels c0 + cz.. (valid of
+   them; the others, past C or past the picture, staged as 0, as their dy), and gs[32 j]: dy of the
+   same pixel, channel c0 + cz + j. The stages are free again once every thread has passed a
+   __syncthreads after this. */
+struct BnChunk { int b, t0, t1; };
+__device__ inline BnChunk bn_chunk(const BnTiles &bt) {
+    BnChunk k = { (int)blockIdx.x / bt.chunks, (int)blockIdx.x % bt.chunks * bt.per, 0 };
+    k.t1 = min(bt.tiles, k.t0 + bt.per);
+    return k;
+}
+template <class T>
+__device__ inline void bn_tiles_begin(BnbStages &st, const T *z, const float *dy, int C, const BnTiles &bt, int c0, int vz,
+                                      int vdy) {
+    BnChunk k = bn_chunk(bt);
+    for (int i = 0; i < BNB_STAGES - 1; i++) {
+        if (k.t0 + i < k.t1) bn_stage_issue(st, i, z, dy, C, bt.HW, k.b, 32 * (k.t0 + i), c0, vz, vdy);
+        copies_commit();
+    }
+}
 template <class T, class Work>
 __device__ inline void bn_stream_tiles(BnbStages &st, const T *z, const float *dy, int C, const BnTiles &bt, int c0, int vz,
                                        int vdy, Work work) {
-    int b = blockIdx.x / bt.chunks, t0 = blockIdx.x % bt.chunks * bt.per, t1 = min(bt.tiles, t0 + bt.per);
+    BnChunk k = bn_chunk(bt);
     int pz = threadIdx.x / 8, run = threadIdx.x % 8, cz = 8 * run;
-    for (int k = 0; k < BNB_STAGES - 1; k++) {
-        if (t0 + k < t1) bn_stage_issue(st, k, z, dy, C, bt.HW, b, 32 * (t0 + k), c0, vz, vdy);
-        copies_commit();
-    }
-    for (int t = t0; t < t1; t++) {
+    for (int t = k.t0, s = 0, next_s = BNB_STAGES - 1; t < k.t1; t++) {   /* tile t in stage s, tile t + 2 goes to next_s */
         copies_wait<BNB_STAGES - 2>();   /* tile t has landed (this thread's runs) */
         __syncthreads();                   /* everybody's, and the stage of tile t - 1 is free */
-        int s = (t - t0) % BNB_STAGES, next = t + BNB_STAGES - 1;
-        if (next < t1) bn_stage_issue(st, (next - t0) % BNB_STAGES, z, dy, C, bt.HW, b, 32 * next, c0, vz, vdy);
+        if (t + BNB_STAGES - 1 < k.t1) bn_stage_issue(st, next_s, z, dy, C, bt.HW, k.b, 32 * (t + BNB_STAGES - 1), c0, vz, vdy);
         copies_commit();
         Eight<T> zt;
         *(uint4 *)zt.v = st.z[s][pz][run];
         const float *gs = &st.dy[s][cz][4 * ((pz / 4) ^ run) + pz % 4];   /* channel cz + j at gs[32 j]: its runs swizzled by run */
-        work(b, t, zt, gs, 32 * t + pz < bt.HW ? min(8, C - c0 - cz) : 0);
+        work(k.b, t, zt, gs, 32 * t + pz < bt.HW ? min(8, C - c0 - cz) : 0);
+        s = s == BNB_STAGES - 1 ? 0 : s + 1;
+        next_s = next_s == BNB_STAGES - 1 ? 0 : next_s + 1;
     }
     copies_wait<0>();
 }
 /* a thread's eight channels c.., their constants in registers for every tile (past C: the last
-   channel's, never used): read from shared memory at each value instead, they cost the passes more
+   channel's, never stored): read from shared memory at each value instead, they cost the passes more
    issue slots than the maths */
-struct BnChannels { float mean[8], invstd[8], scale[8], beta[8]; };   /* scale: gamma invstd (u = scale (z - mean) + beta) */
+struct BnChannels { float mean[8], scale[8], beta[8]; };   /* scale: gamma invstd (u = scale (z - mean) + beta) */
 __device__ inline BnChannels bn_channels(int C, int c, const float *mean, const float *invstd, const float *gamma,
                                          const float *beta) {
     BnChannels k;
     #pragma unroll
     for (int j = 0; j < 8; j++) {
         int cj = min(c + j, C - 1);
-        k.mean[j] = mean[cj]; k.invstd[j] = invstd[cj]; k.scale[j] = gamma[cj] * invstd[cj]; k.beta[j] = beta[cj];
+        k.mean[j] = mean[cj]; k.scale[j] = gamma[cj] * invstd[cj]; k.beta[j] = beta[cj];
     }
     return k;
 }
+/* g = dy SiLU'(u) (dy alone without act) at d = z - mean of channel j, for a store T */
+template <class T> __device__ inline float bn_back_g(const BnChannels &ch, int j, float d, float dy, int act) {
+    return act ? dy * t_silu_grad<T>(__fmaf_rn(ch.scale[j], d, ch.beta[j])) : dy;
+}
+/* The sums pass: a thread adds g and g d (d = z - mean) over its pixels in float, every value (a
+   value past C or past the picture is 0 in z and in dy: its g is 0 and adds nothing), and the block
+   its threads' sums in double in pixel-row order; sum g xhat = invstd sum g d, once a channel. */
 template <class T>
 __global__ void __launch_bounds__(256, BNB_BLOCKS_PER_SM) bn_back_partial_nhwc_kernel(const T *z, const float *dy, int C,
                                                                                     BnTiles bt, int vz, int vdy,
@@ -1635,26 +1663,25 @@ __global__ void __launch_bounds__(256, BNB_BLOCKS_PER_SM) bn_back_partial_nhwc_k
                                                                                     int act, double *part, BnBackOut o) {
     __shared__ union { BnbStages st; double sums[32][BNB_CHANNELS][2]; } sm;   /* the sums once the stages are read */
     int c0 = blockIdx.y * BNB_CHANNELS, pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
+    bn_tiles_begin(sm.st, z, dy, C, bt, c0, vz, vdy);
     BnChannels ch = bn_channels(C, c0 + cz, mean, invstd, gamma, beta);
-    float sg[8] = { 0 }, sgx[8] = { 0 };
-    bn_stream_tiles(sm.st, z, dy, C, bt, c0, vz, vdy, [&](int, int, const Eight<T> &zt, const float *gs, int valid) {
+    float sg[8] = { 0 }, sgd[8] = { 0 };
+    bn_stream_tiles(sm.st, z, dy, C, bt, c0, vz, vdy, [&](int, int, const Eight<T> &zt, const float *gs, int) {
         #pragma unroll
         for (int j = 0; j < 8; j++) {
-            if (j >= valid) break;
-            float d = to_float(zt.v[j]) - ch.mean[j], xh = d * ch.invstd[j], g = gs[32 * j];
-            if (act) g *= t_silu_grad<T>(__fmaf_rn(ch.scale[j], d, ch.beta[j]));
-            sg[j] += g; sgx[j] += g * xh;
+            float d = to_float(zt.v[j]) - ch.mean[j], g = bn_back_g<T>(ch, j, d, gs[32 * j], act);
+            sg[j] += g; sgd[j] = __fmaf_rn(g, d, sgd[j]);
         }
     });
     __syncthreads();   /* the stages are read: their memory takes the sums */
     #pragma unroll
-    for (int j = 0; j < 8; j++) { sm.sums[pz][cz + j][0] = sg[j]; sm.sums[pz][cz + j][1] = sgx[j]; }
+    for (int j = 0; j < 8; j++) { sm.sums[pz][cz + j][0] = sg[j]; sm.sums[pz][cz + j][1] = sgd[j]; }
     __syncthreads();
     int c = c0 + threadIdx.x, mine = threadIdx.x < BNB_CHANNELS && c < C;
     if (mine) {
         double a = 0, sx = 0;
         for (int r = 0; r < 32; r++) { a += sm.sums[r][threadIdx.x][0]; sx += sm.sums[r][threadIdx.x][1]; }
-        part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = sx;
+        part[2 * ((size_t)blockIdx.x * C + c)] = a; part[2 * ((size_t)blockIdx.x * C + c) + 1] = sx * invstd[c];
     }
     if (!o.count || !last_of_column(o.count)) return;
     double a, sx;
@@ -1663,7 +1690,8 @@ __global__ void __launch_bounds__(256, BNB_BLOCKS_PER_SM) bn_back_partial_nhwc_k
 }
 /* dz = gamma invstd (g - mean(g) - xhat mean(g xhat)) of a chunk of tiles a block, as the sums pass
    streams them, rounded to T over z (each tile's z staged before it is written); sums [C][2]: each
-   channel's sum of g and of g xhat over its N values */
+   channel's sum of g and of g xhat over its N values. Per channel it is scale g + (k1 d + k0), with
+   k0 = -scale mean(g) and k1 = -scale invstd mean(g xhat): two fused multiply-adds a value. */
 template <class T>
 __global__ void __launch_bounds__(256, BNB_BLOCKS_PER_SM) bn_back_apply_nhwc_kernel(T *z, const float *dy, int C, BnTiles bt,
                                                                                   int vz, int vdy, float N,
@@ -1671,24 +1699,23 @@ __global__ void __launch_bounds__(256, BNB_BLOCKS_PER_SM) bn_back_apply_nhwc_ker
                                                                                   const float *mean, const float *invstd,
                                                                                   int act, const float *sums) {
     __shared__ BnbStages st;
-    int c0 = blockIdx.y * BNB_CHANNELS, pz = threadIdx.x / 8, cz = 8 * (threadIdx.x % 8);
+    int c0 = blockIdx.y * BNB_CHANNELS, cz = 8 * (threadIdx.x % 8);
+    bn_tiles_begin(st, (const T *)z, dy, C, bt, c0, vz, vdy);
     BnChannels ch = bn_channels(C, c0 + cz, mean, invstd, gamma, beta);
-    float mg[8], mgx[8];   /* the channel's means of g and of g xhat */
+    float k0[8], k1[8];
     #pragma unroll
     for (int j = 0; j < 8; j++) {
         int cj = min(c0 + cz + j, C - 1);
-        mg[j] = sums[2 * cj] / N; mgx[j] = sums[2 * cj + 1] / N;
+        k0[j] = -ch.scale[j] * (sums[2 * cj] / N); k1[j] = -ch.scale[j] * invstd[cj] * (sums[2 * cj + 1] / N);
     }
     bn_stream_tiles(st, (const T *)z, dy, C, bt, c0, vz, vdy, [&](int b, int t, Eight<T> zt, const float *gs, int valid) {
         if (valid <= 0) return;
         #pragma unroll
         for (int j = 0; j < 8; j++) {
-            if (j >= valid) break;
-            float d = to_float(zt.v[j]) - ch.mean[j], xh = d * ch.invstd[j], g = gs[32 * j];
-            if (act) g *= t_silu_grad<T>(__fmaf_rn(ch.scale[j], d, ch.beta[j]));
-            zt.v[j] = round_to<T>(ch.scale[j] * (g - mg[j] - xh * mgx[j]));
+            float d = to_float(zt.v[j]) - ch.mean[j], g = bn_back_g<T>(ch, j, d, gs[32 * j], act);
+            zt.v[j] = round_to<T>(__fmaf_rn(ch.scale[j], g, __fmaf_rn(k1[j], d, k0[j])));
         }
-        store8(z + ((size_t)b * bt.HW + 32 * t + pz) * C + c0 + cz, zt, vz, valid);
+        store8(z + ((size_t)b * bt.HW + 32 * t + (int)threadIdx.x / 8) * C + c0 + cz, zt, vz, valid);
     });
 }
 

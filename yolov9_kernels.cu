@@ -633,10 +633,11 @@ struct FwdB {   /* n = (b, oy, ox), k = (ci, ky, kx); x's images xc channels apa
     }
 };
 /* SiLU, YOLOv9's activation: silu(x) = x s, s = sigmoid(x); silu'(x) = s (1 + x (1 - s)), computed as
-   s + s (x - x s), two fused multiply-adds; u through it when act. T is the store the result goes to: float keeps expf and the IEEE division; a two-byte store
-   (bf16 or half, 8 or 11 bits) takes the hardware's approximate exp and division, a few float ulps off
-   (far below the store's rounding) at about half the instructions of the exact forms, which leave the
-   stored BatchNorm passes short of issue slots, not of memory. */
+   s + s (x - x s), two fused multiply-adds; u through it when act. T is the store the result goes to:
+   float keeps expf and the IEEE division; a two-byte store (bf16 or half, 8 or 11 bits) takes the
+   hardware's approximate exp and division, a few float ulps off (far below the store's rounding) at
+   about half the instructions of the exact forms, which leave the stored BatchNorm passes short of
+   issue slots, not of memory. */
 __device__ inline float d_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
 __device__ inline float d_sigmoid_fast(float x) { return __fdividef(1.f, 1.f + __expf(-x)); }
 template <class T> __device__ inline float t_sigmoid(float x) { return sizeof(T) == 4 ? d_sigmoid(x) : d_sigmoid_fast(x); }

@@ -4869,17 +4869,19 @@ static yolo_real *yolo_scratch(int slot, size_t n) {
 }
 
 /* Padded planes: every H x W plane of a tensor with p zeros around it, Hp x Wp (Hp = H + 2p,
-   Wp = W + 2p), one after the other, plane = Hp Wp values apart, with guard zeros before the
-   first and after the last. From them a stride-1 conv of odd k (p = k/2) needs no im2col: taken
-   over a grid of Ho x Wp outputs (the last k - 1 columns of each row fall past Wo and are
-   dropped), output q = oy Wp + ox reads tap (c, ky, kx) at plane c, q + ky Wp + kx, so that every
-   row of col is a run of one plane (yolo_plane_runs), copied into the packed panels as it lies. */
+   Wp = W + 2p), then a vector of zeros, one after the other (plane = Hp Wp + YOLO_VL values
+   apart), with guard zeros before the first and after the last. From them a stride-1 conv of
+   odd k (p = k/2) needs no im2col: taken over a grid of Ho x Wp outputs (the last k - 1 columns
+   of each row fall past Wo and are dropped), output q = oy Wp + ox reads tap (c, ky, kx) at
+   plane c, q + ky Wp + kx, so that every row of col is a run of one plane (yolo_plane_runs),
+   copied into the packed panels as it lies, or read there by the weight gradient's tile (whose
+   rows of dy, runs of dy's padded planes, end in zeros to the next whole vector). */
 typedef struct { yolo_real *p; size_t plane; int Wp; } yolo_planes;
 static int yolo_pads_planes(int k, int s) { return s == 1 && k > 1 && k % 2 == 1; }
 static yolo_planes yolo_pad_planes(const yolo_tensor *t, int p, int guard, int slot) {
     yolo_planes pl;
     int H = t->h, W = t->w, n = t->n * t->c;
-    pl.Wp = W + 2 * p; pl.plane = (size_t)(H + 2 * p) * pl.Wp;
+    pl.Wp = W + 2 * p; pl.plane = (size_t)(H + 2 * p) * pl.Wp + YOLO_VL;
     pl.p = yolo_scratch(slot, (size_t)n * pl.plane + 2 * guard) + guard;
     memset(pl.p - guard, 0, guard * sizeof(yolo_real));
     memset(pl.p + (size_t)n * pl.plane, 0, guard * sizeof(yolo_real));
@@ -4893,7 +4895,7 @@ static yolo_planes yolo_pad_planes(const yolo_tensor *t, int p, int guard, int s
             memcpy(row, src + (size_t)y * W, W * sizeof(yolo_real));
             memset(row + W, 0, 2 * p * sizeof(yolo_real));            /* its right, the next row's left */
         }
-        memset(d + (size_t)(H + p) * pl.Wp + p, 0, ((size_t)p * pl.Wp - p) * sizeof(yolo_real));   /* the bottom */
+        memset(d + (size_t)(H + p) * pl.Wp + p, 0, ((size_t)p * pl.Wp - p + YOLO_VL) * sizeof(yolo_real));   /* the bottom */
     }
     return pl;
 }
@@ -5107,22 +5109,36 @@ static void yolo_conv_dcol_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) 
     yolo_gemm_tile(&pr, i0, mc, j0, nc, f->dcol + ((size_t)gi * f->K + i0) * f->P + j0, f->P, bp);
 }
 
-/* the dot products of a dw tile over one packed block: kc positions of the mc rows of dy in
-   ap, of the nc rows of col in bp (YOLO_DOT_KC apart), padded with zeros to whole vectors */
-static void yolo_dw_block(int kc, int mc, int nc, yolo_real *ap, yolo_real *bp, yolo_real *dw, size_t ldw, int add) {
+/* the dot products of a dw tile over one block of kc positions: the mc rows of dy at ar, the nc
+   rows of col at br, each readable up to whole vectors, dy's zero past kc */
+static void yolo_dw_block(int kc, int mc, int nc, const yolo_real *const *ar, const yolo_real *const *br, yolo_real *dw,
+                          size_t ldw, int add) {
     int kv = (kc + YOLO_VL - 1) / YOLO_VL * YOLO_VL;
-    for (int i = 0; i < mc; i++) memset(ap + (size_t)i * YOLO_DOT_KC + kc, 0, (kv - kc) * sizeof(yolo_real));
-    for (int j = 0; j < nc; j++) memset(bp + (size_t)j * YOLO_DOT_KC + kc, 0, (kv - kc) * sizeof(yolo_real));
     const yolo_real *a[YOLO_DR], *b[YOLO_DR];
     for (int j = 0; j < nc; j += YOLO_DR)
         for (int i = 0; i < mc; i += YOLO_DR) {
             for (int d = 0; d < YOLO_DR; d++) {   /* past the edge: the last row again, not stored */
-                a[d] = ap + (size_t)(i + d < mc ? i + d : mc - 1) * YOLO_DOT_KC;
-                b[d] = bp + (size_t)(j + d < nc ? j + d : nc - 1) * YOLO_DOT_KC;
+                a[d] = ar[i + d < mc ? i + d : mc - 1];
+                b[d] = br[j + d < nc ? j + d : nc - 1];
             }
             yolo_dot_micro(kv, a, b, dw + (size_t)i * ldw + j, ldw, mc - i < YOLO_DR ? mc - i : YOLO_DR,
                            nc - j < YOLO_DR ? nc - j : YOLO_DR, add);
         }
+}
+
+/* the same over a packed block: the rows YOLO_DOT_KC apart in ap and bp, padded here with zeros */
+static void yolo_dw_packed(int kc, int mc, int nc, yolo_real *ap, yolo_real *bp, yolo_real *dw, size_t ldw, int add) {
+    int kv = (kc + YOLO_VL - 1) / YOLO_VL * YOLO_VL;
+    const yolo_real *ar[YOLO_MC], *br[YOLO_DOT_TAPS];
+    for (int i = 0; i < mc; i++) {
+        memset(ap + (size_t)i * YOLO_DOT_KC + kc, 0, (kv - kc) * sizeof(yolo_real));
+        ar[i] = ap + (size_t)i * YOLO_DOT_KC;
+    }
+    for (int j = 0; j < nc; j++) {
+        memset(bp + (size_t)j * YOLO_DOT_KC + kc, 0, (kv - kc) * sizeof(yolo_real));
+        br[j] = bp + (size_t)j * YOLO_DOT_KC;
+    }
+    yolo_dw_block(kc, mc, nc, ar, br, dw, ldw, add);
 }
 
 /* one tile of a chunk's partial dw_g = sum of dy_g col^T over the chunk's images and positions:
@@ -5150,6 +5166,15 @@ static void yolo_conv_dw_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
             xg = yolo_patches(x->data + ((size_t)n * x->c + gi * f->c1g) * x->h * x->w, f->c1g, x->h, x->w, f->k, f->s,
                               f->Ho, f->Wo);
         }
+        if (f->xpad.p && f->Q >= YOLO_DOT_KC) {   /* large planes: rows read where they lie, an image's blocks */
+            const yolo_real *ar[YOLO_MC], *br[YOLO_DOT_TAPS];
+            for (int p = p0; p < p1; p += YOLO_DOT_KC) {
+                for (int i = 0; i < mc; i++) ar[i] = yolo_row_start(&dyg, i) + p;
+                for (int j = 0; j < nc; j++) br[j] = yolo_row_start(&xg, j0 + j) + p;
+                yolo_dw_block(p1 - p < YOLO_DOT_KC ? p1 - p : YOLO_DOT_KC, mc, nc, ar, br, dw, f->K, blocks++ > 0);
+            }
+            continue;
+        }
         for (int p = p0; p < p1;) {
             int take = p1 - p < YOLO_DOT_KC - fill ? p1 - p : YOLO_DOT_KC - fill;
             for (int i = 0; i < mc; i++)
@@ -5160,10 +5185,10 @@ static void yolo_conv_dw_tile(void *ctx, int t, yolo_real *ap, yolo_real *bp) {
                 else yolo_patch_row(&xg, j0 + j, p, take, dst);
             }
             fill += take; p += take;
-            if (fill == YOLO_DOT_KC) { yolo_dw_block(fill, mc, nc, ap, bp, dw, f->K, blocks++ > 0); fill = 0; }
+            if (fill == YOLO_DOT_KC) { yolo_dw_packed(fill, mc, nc, ap, bp, dw, f->K, blocks++ > 0); fill = 0; }
         }
     }
-    if (fill) yolo_dw_block(fill, mc, nc, ap, bp, dw, f->K, blocks > 0);
+    if (fill) yolo_dw_packed(fill, mc, nc, ap, bp, dw, f->K, blocks > 0);
 }
 
 /* The conv as its definition, a loop per index, summed in double: the

@@ -9,12 +9,17 @@
      backward: dw and db added to what they held, dL/dx into two runs (one
        added to, one written: a concatenation's parts).
    Each tensor by relative L2 error against the reference, within 1e-5
-   (float32's sums in another order); exits 1 on any failure.
+   (float32's sums in another order). Then, on four shapes large enough
+   for threads, every result bit for bit the same on 1, 2 and 3 threads
+   (whatever OMP_NUM_THREADS says). Exits 1 on any failure.
    usage: test_conv [--bench] (--bench: milliseconds and GFLOP/s of the
    forward and backward of a few of yolov9-t's and yolov9-s's convs at 320,
    batch 8, on the threads OMP_NUM_THREADS gives; no checks) */
 #define YOLOV9_IMPLEMENTATION
 #include "../yolov9.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 typedef struct { int B, C1, H, W, C2, k, s, g; } shape;
 
@@ -115,6 +120,55 @@ static int test_shape(const shape *sh, yolo_rng *rng) {
     return fails;
 }
 
+#ifdef _OPENMP
+/* y, dw, db and dx of a shape large enough for threads (above the products' threshold) into out
+   (ny + nw + C2 + nx values), on `threads` threads */
+static void run_on(const shape *sh, int threads, yolo_real *out) {
+    int B = sh->B, C1 = sh->C1, H = sh->H, W = sh->W, C2 = sh->C2, k = sh->k, s = sh->s, g = sh->g;
+    int Ho = yolo_conv_out(H, k, s), Wo = yolo_conv_out(W, k, s);
+    size_t nx = (size_t)B * C1 * H * W, ny = (size_t)B * C2 * Ho * Wo, nw = (size_t)C2 * (C1 / g) * k * k;
+    yolo_real *x = (yolo_real *)malloc(nx * sizeof(yolo_real)), *w = (yolo_real *)malloc(nw * sizeof(yolo_real));
+    yolo_real *b = (yolo_real *)malloc(C2 * sizeof(yolo_real)), *dy = (yolo_real *)malloc(ny * sizeof(yolo_real));
+    yolo_real *y = out, *dw = out + ny, *db = dw + nw, *dx = db + C2;
+    yolo_rng rng = { 7 };
+    fill(x, nx, &rng); fill(w, nw, &rng); fill(b, C2, &rng); fill(dy, ny, &rng); fill(dx, nx, &rng);
+    memset(dw, 0, nw * sizeof(yolo_real)); memset(db, 0, C2 * sizeof(yolo_real));
+    yolo_tensor xt, yt, dyt;
+    memset(&xt, 0, sizeof xt);
+    xt.n = B; xt.c = C1; xt.h = H; xt.w = W; xt.data = x;
+    yt = xt; yt.c = C2; yt.h = Ho; yt.w = Wo; yt.data = y;
+    dyt = yt; dyt.data = dy;
+    yolo_dx runs;
+    memset(&runs, 0, sizeof runs);
+    runs.n = 1; runs.g[0] = dx; runs.c[0] = runs.cd[0] = C1; runs.add[0] = 1;
+    int before = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    yolo_cpu.conv2d_forward(&xt, w, b, NULL, C2, k, s, g, 1, NULL, YOLO_FP32, &yt);
+    yolo_cpu.conv2d_backward(&xt, w, NULL, &dyt, C2, k, s, g, YOLO_FP32, &runs, dw, db);
+    omp_set_num_threads(before);
+    free(x); free(w); free(b); free(dy);
+}
+/* the same bits on one thread and on two and three: which thread sums a value must not change it */
+static int thread_check(const shape *sh) {
+    int Ho = yolo_conv_out(sh->H, sh->k, sh->s), Wo = yolo_conv_out(sh->W, sh->k, sh->s);
+    size_t n = (size_t)sh->B * sh->C2 * Ho * Wo + (size_t)sh->C2 * (sh->C1 / sh->g) * sh->k * sh->k + sh->C2 +
+               (size_t)sh->B * sh->C1 * sh->H * sh->W;
+    yolo_real *one = (yolo_real *)malloc(n * sizeof(yolo_real)), *more = (yolo_real *)malloc(n * sizeof(yolo_real));
+    int fails = 0;
+    run_on(sh, 1, one);
+    for (int threads = 2; threads <= 3; threads++) {
+        run_on(sh, threads, more);
+        if (memcmp(one, more, n * sizeof(yolo_real))) {
+            printf("  FAIL B%d C1 %d %dx%d C2 %d k%d s%d g%d: %d threads give other bits than one\n", sh->B, sh->C1, sh->H,
+                   sh->W, sh->C2, sh->k, sh->s, sh->g, threads);
+            fails++;
+        }
+    }
+    free(one); free(more);
+    return fails;
+}
+#endif
+
 /* the process's CPU seconds (every thread's): on a shared machine a truer cost than the clock's */
 static double cpu_seconds(void) {
     struct timespec t;
@@ -173,6 +227,8 @@ int main(int argc, char **argv) {
         { 1, 16, 9, 11, 24, 3, 1, 1 },
         { 2, 12, 8, 6, 8, 3, 1, 4 },      /* groups */
         { 2, 6, 5, 7, 6, 3, 1, 6 },       /* a channel a group */
+        { 3, 2, 40, 31, 4, 5, 1, 1 },     /* k = 5 over planes of more than a block: read where they lie */
+        { 1, 3, 701, 2, 2, 3, 1, 1 },     /* and planes whose bottom padding is shorter than a vector */
         { 1, 9, 13, 13, 17, 1, 1, 1 },    /* 1x1: x is col */
         { 3, 5, 6, 7, 7, 1, 2, 1 },       /* 1x1 of stride 2 */
         { 1, 300, 5, 4, 20, 1, 1, 1 },    /* K = 300 > YOLO_KC */
@@ -187,5 +243,15 @@ int main(int argc, char **argv) {
     int fails = 0, n = (int)(sizeof shapes / sizeof *shapes);
     for (int i = 0; i < n; i++) fails += test_shape(&shapes[i], &rng);
     printf("test_conv: %d shapes, forward and backward against the naive loops: %s\n", n, fails ? "FAIL" : "ok");
+#ifdef _OPENMP
+    static const shape threaded[] = {   /* above the threshold of threads: padded planes read where they lie, */
+        { 2, 64, 40, 40, 64, 3, 1, 1 }, { 4, 32, 20, 20, 48, 3, 1, 2 },   /* or packed; */
+        { 2, 16, 64, 64, 32, 3, 2, 1 }, { 1, 64, 80, 80, 32, 1, 1, 1 },   /* stride 2; 1x1 in two chunks */
+    };
+    int tfails = 0, tn = (int)(sizeof threaded / sizeof *threaded);
+    for (int i = 0; i < tn; i++) tfails += thread_check(&threaded[i]);
+    printf("test_conv: %d shapes, the same bits on 1, 2 and 3 threads: %s\n", tn, tfails ? "FAIL" : "ok");
+    fails += tfails;
+#endif
     return fails ? 1 : 0;
 }

@@ -4815,7 +4815,7 @@ static void yolo_dot_micro(int kc, const yolo_real *const *a, const yolo_real *c
 static void yolo_col2im(const yolo_real *col, int cg, int H, int W, int k, int s,
                         int Ho, int Wo, yolo_real *dx) {
     int p = k / 2;
-    #pragma omp parallel for schedule(static) if ((long)cg * k * k * Ho * Wo > 100000)
+    #pragma omp parallel for schedule(static) if ((size_t)cg * k * k * Ho * Wo > YOLO_CPU_THREADS_FROM)
     for (int c = 0; c < cg; c++) {
         yolo_real *d = dx + (size_t)c * H * W;
         for (int ky = 0; ky < k; ky++)
@@ -4885,7 +4885,7 @@ static yolo_planes yolo_pad_planes(const yolo_tensor *t, int p, int guard, int s
     pl.p = yolo_scratch(slot, (size_t)n * pl.plane + 2 * guard) + guard;
     memset(pl.p - guard, 0, guard * sizeof(yolo_real));
     memset(pl.p + (size_t)n * pl.plane, 0, guard * sizeof(yolo_real));
-    #pragma omp parallel for schedule(static) if ((size_t)n * pl.plane > 65536)
+    #pragma omp parallel for schedule(static) if ((size_t)n * pl.plane > YOLO_CPU_THREADS_FROM)
     for (int q = 0; q < n; q++) {
         const yolo_real *src = yolo_cpu_image(t, q / t->c) + (size_t)(q % t->c) * H * W;
         yolo_real *d = pl.p + (size_t)q * pl.plane;
@@ -4903,9 +4903,10 @@ static yolo_planes yolo_pad_planes(const yolo_tensor *t, int p, int guard, int s
 /* A conv's forward as its tile tasks see it, for y = conv(x, w) and for the forward conv that
    gives dL/dx of stride 1 (below): per image n and group gi the product w_g col over a grid of
    Q positions, wq wide, of which the first wo of each row are outputs (without padded planes
-   the grid is the P outputs, one row). A tile is summed where its outputs lie in y, or where
-   they do not run on in the grid's rows, or go to dL/dx, into the task's scratch (the buffer of
-   A, which the forward's tiles do not use: A is packed whole); it is then finished: into y (bias, SiLU, rounded to y's store, and with a shortcut r added and rounded
+   the grid is the P outputs, one row). A tile is summed in place in y where its outputs run on
+   along y's rows (no padded planes, no dx), else into the task's scratch (the buffer of A,
+   which these tiles leave unused: A is packed whole); it is then finished, a run of outputs
+   at a time: into y (bias, SiLU, rounded to y's store, and with a shortcut r added and rounded
    again) or, with dx, into dL/dx's runs (old + value, or 0 + value). */
 typedef struct {
     const yolo_tensor *x, *r;
@@ -5254,7 +5255,7 @@ __attribute__((unused)) static void yolo_conv2d_naive_backward(const yolo_real *
 
 /* db += dy summed over the positions of each image, an image at a time, in double */
 static void yolo_bias_grad(const yolo_real *dy, int B, int C2, int P, yolo_real *db) {
-    #pragma omp parallel for schedule(static) if ((size_t)C2 * P * B > 65536)
+    #pragma omp parallel for schedule(static) if ((size_t)C2 * P * B > YOLO_CPU_THREADS_FROM)
     for (int o = 0; o < C2; o++)
         for (int n = 0; n < B; n++) {
             double acc = 0;
@@ -5309,7 +5310,7 @@ static void yolo_conv2d_backward(const yolo_tensor *x, const yolo_real *w, const
     f.nb = yolo_tile_columns(chunks * g, c2g, K, YOLO_MC, YOLO_DOT_TAPS, 16);
     yolo_gemm_tasks(chunks * g * yolo_tiles(c2g, K, YOLO_MC, f.nb), (double)x->n * C2 * K * P, yolo_conv_dw_tile,
                     &f);
-    #pragma omp parallel for schedule(static) if (nw * chunks > 65536)
+    #pragma omp parallel for schedule(static) if (nw * chunks > YOLO_CPU_THREADS_FROM)
     for (size_t e = 0; e < nw; e++) {
         double acc = 0;
         for (int c = 0; c < chunks; c++) acc += f.part[c * nw + e];

@@ -3207,6 +3207,33 @@ __device__ inline void fwd_store8(const FwdStore &ep, int m, int n, const float 
                        pack2<__half>(u[6], u[7]));
     *(uint4 *)((unsigned short *)ep.y + ((size_t)b * P + pp) * (ep.yc ? ep.yc : c.C2) + co) = q;
 }
+/* fwd_store8's sums of channels m..m+cnt-1 (cnt <= 8) where they make no aligned 16-byte run (y's
+   channels, or its slot's, not in 8s; the group's last channels), the shortcut read value by value: the
+   same values, each pair or four as one store where the address allows it */
+__device__ inline void fwd_store_some(const FwdStore &ep, int m, int n, const float (&v)[8], int cnt) {
+    const ConvGeo &c = ep.c;
+    int P = c.Ho * c.Wo, b = fdiv(n, c.fP), pp = n - b * P, co = ep.gi * c.c2g + m;
+    size_t ri = ((size_t)b * P + pp) * c.C2 + co;
+    float u[8];
+    #pragma unroll
+    for (int j = 0; j < 8; j++) u[j] = j < cnt ? ep.finish(v[j], co + j, ri + j) : 0.f;
+    unsigned q[4];   /* the values rounded to the store, two a word */
+    #pragma unroll
+    for (int i = 0; i < 4; i++)
+        q[i] = ep.store == YOLO_BF16 ? pack2<__nv_bfloat16>(u[2 * i], u[2 * i + 1]) : pack2<__half>(u[2 * i], u[2 * i + 1]);
+    unsigned short *dst = (unsigned short *)ep.y + ((size_t)b * P + pp) * (ep.yc ? ep.yc : c.C2) + co;
+    size_t a = (size_t)dst;
+    #pragma unroll
+    for (int j = 0; j < 8; j += 4) {
+        if (j + 4 <= cnt && a % 8 == 0) { *(uint2 *)(dst + j) = make_uint2(q[j / 2], q[j / 2 + 1]); continue; }
+        #pragma unroll
+        for (int i = j; i < j + 4; i += 2) {
+            if (i + 2 <= cnt && a % 4 == 0) { *(unsigned *)(dst + i) = q[i / 2]; continue; }
+            if (i < cnt) dst[i] = (unsigned short)q[i / 2];
+            if (i + 1 < cnt) dst[i + 1] = (unsigned short)(q[i / 2] >> 16);
+        }
+    }
+}
 /* The staged kernel's epilogue, from its tile of sums Cs[BM][LDC] in
    shared memory: row by row, consecutive threads taking consecutive n, so
    that a warp's stores of an NCHW output are 32 consecutive pixels of one
@@ -3223,12 +3250,17 @@ __device__ inline void store_tile(const EP &ep, const float *Cs, int LDC, int m0
     store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid);
 }
 /* A forward into an NHWC store: 8 channels of a pixel a thread, one
-   16-byte store (a staged conv's groups have their channels in 8s), with
-   consecutive threads on consecutive pixels, so that a warp's reads of the
-   tile fall in 32 different banks. */
+   16-byte store, with consecutive threads on consecutive pixels, so that
+   a warp's reads of the tile fall in 32 different banks. Where y's (or
+   the shortcut's) channels, or a slot's, do not come in 8s (a conv of
+   one group staged with its channels padded: 60 of 64), or the run passes
+   the group's M, the run goes as fwd_store_some's narrower stores. */
 template <int BM, int BN>
 __device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, int m0, int n0, int M, int N, int tid) {
     if (ep.store == YOLO_FP32) { store_rows<BM, BN>(ep, Cs, LDC, m0, n0, M, N, tid); return; }
+    const ConvGeo &c = ep.c;
+    const bool in8s = c.c2g % 8 == 0 && (ep.yc ? ep.yc : c.C2) % 8 == 0 && (size_t)ep.y % 16 == 0 &&
+                      (!ep.r || (c.C2 % 8 == 0 && (size_t)ep.r % 16 == 0));
     /* a thread's runs of 8 channels, 4 at a time: a shortcut's 4 loads in flight together before their
        stores (not one load's wait a run), in 16 registers (the 128 x 128 tiles have no more to spare) */
     const int E = BM / 8 * BN, U = (E + 255) / 256, G = U < 4 ? U : 4;
@@ -3237,7 +3269,7 @@ __device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, 
         #pragma unroll
         for (int u = 0; u < G; u++) {
             int e = tid + 256 * (u0 + u), m = m0 + e / BN * 8, n = n0 + e % BN;
-            rq[u] = ep.r && e < E && m < M && n < N ? fwd_shortcut8(ep, m, n) : make_uint4(0, 0, 0, 0);
+            rq[u] = in8s && ep.r && e < E && m + 8 <= M && n < N ? fwd_shortcut8(ep, m, n) : make_uint4(0, 0, 0, 0);
         }
         #pragma unroll
         for (int u = 0; u < G; u++) {
@@ -3246,7 +3278,8 @@ __device__ inline void store_tile(const FwdStore &ep, const float *Cs, int LDC, 
             float v[8];
             #pragma unroll
             for (int j = 0; j < 8; j++) v[j] = Cs[(r + j) * LDC + col];
-            fwd_store8(ep, m, n, v, rq[u]);
+            if (in8s && m + 8 <= M) fwd_store8(ep, m, n, v, rq[u]);
+            else fwd_store_some(ep, m, n, v, min(8, M - m));
         }
     }
 }
@@ -3510,40 +3543,65 @@ template <class T_> struct BwdWStB {
 };
 
 /* the weight gradient of n = (ky, kx, ci) lands at dW[co][ci][ky][kx]: in
-   k-slice z's plane of the workspace (slices > 1), else added to dW */
+   k-slice z's plane of the workspace (slices > 1), else added to dW. The
+   product's columns give a tap c1p >= c1g of them (channels padded with
+   zeros); those past c1g are no weight's and go nowhere. */
 struct DwTapStore {
-    float *out; size_t plane; int c1g, kk, slices; FastDiv fc1g;
+    float *out; size_t plane; int c1g, kk, slices, c1p; FastDiv fc1p;
     __device__ void operator()(int m, int n, float v) const {
-        int tap = fdiv(n, fc1g), ci = n - tap * c1g;
+        int tap = fdiv(n, fc1p), ci = n - tap * c1p;
+        if (ci >= c1g) return;
         size_t i = (size_t)m * c1g * kk + ci * kk + tap;
         if (slices > 1) out[blockIdx.z * plane + i] = v; else out[i] += v;
     }
 };
 
-/* x [B][C][HW] float -> y [B][HW][C] T through a shared tile of 64
-   channels x 32 pixels: a warp reads 32 pixels of a channel (128
-   coalesced bytes), and each thread then writes 8 channels of a pixel as
-   one 16-byte store (C is a multiple of 8); block 256, grid (HW / 32,
-   C / 64, B) */
-template <class T> __global__ void __launch_bounds__(256) to_nhwc_kernel(const float *x, size_t image, T *y, int C, int HW) {
+/* x [B][C][HW] float -> y [B][HW][Cp] T, channels C..Cp-1 zero, through
+   a shared tile of 64 channels x 32 pixels: a warp reads 32 pixels of a
+   channel (128 coalesced bytes), and each thread then writes 8 channels
+   of a pixel as one 16-byte store (Cp is a multiple of 8); block 256,
+   grid (HW / 32, Cp / 64, B) */
+template <class T> __global__ void __launch_bounds__(256) to_nhwc_kernel(const float *x, size_t image, T *y, int C, int Cp, int HW) {
     __shared__ float tile[64][33];
     int p0 = blockIdx.x * 32, c0 = blockIdx.y * 64, tid = threadIdx.x, px = tid % 32;
     const float *xb = x + blockIdx.z * image;
     for (int i = tid / 32; i < 64; i += 8)
-        if (c0 + i < C && p0 + px < HW) tile[i][px] = xb[(size_t)(c0 + i) * HW + p0 + px];
+        if (p0 + px < HW) tile[i][px] = c0 + i < C ? xb[(size_t)(c0 + i) * HW + p0 + px] : 0.f;
     __syncthreads();
     int p = tid / 8, cg = tid % 8 * 8;
-    if (p0 + p < HW && c0 + cg < C) {
+    if (p0 + p < HW && c0 + cg < Cp) {
         uint4 v = { pack2<T>(tile[cg][p], tile[cg + 1][p]), pack2<T>(tile[cg + 2][p], tile[cg + 3][p]),
                     pack2<T>(tile[cg + 4][p], tile[cg + 5][p]), pack2<T>(tile[cg + 6][p], tile[cg + 7][p]) };
-        *(uint4 *)(y + ((size_t)blockIdx.z * HW + p0 + p) * C + c0 + cg) = v;
+        *(uint4 *)(y + ((size_t)blockIdx.z * HW + p0 + p) * Cp + c0 + cg) = v;
     }
 }
-/* y [B][HW][C] from x [B][C][HW], whose images lie `image` floats apart (C HW, or a slot's ctot HW) */
-template <class T> static void to_nhwc(const float *x, size_t image, T *y, int B, int C, int HW) {
-    dim3 grid((HW + 31) / 32, (C + 63) / 64, B);
-    to_nhwc_kernel<T><<<grid, 256>>>(x, image, y, C, HW);
-    CK_LAUNCH("to_nhwc_kernel");
+/* y [pixels][Cp] from the C channels of x's pixels, held NHWC in two bytes a value, xc values apart (a
+   slot's buffer's channels), channels C..Cp-1 zero: 8 channels a thread, one 16-byte store; runs =
+   pixels Cp / 8 */
+__global__ void pad_nhwc_kernel(const unsigned short *x, int xc, int C, unsigned short *y, int Cp, unsigned runs) {
+    GRID_STRIDE(i, runs) {
+        unsigned p = (unsigned)i / (Cp / 8), c = ((unsigned)i - p * (Cp / 8)) * 8;
+        const unsigned short *src = x + (size_t)p * xc;
+        unsigned v[4];
+        #pragma unroll
+        for (int j = 0; j < 4; j++)
+            v[j] = (c + 2 * j < (unsigned)C ? src[c + 2 * j] : 0u) | (c + 2 * j + 1 < (unsigned)C ? src[c + 2 * j + 1] : 0u) << 16;
+        *(uint4 *)(y + (size_t)p * Cp + c) = make_uint4(v[0], v[1], v[2], v[3]);
+    }
+}
+/* A conv's input (or dY) staged for the products: y [B][HW][Cp] in T from the C channels of x, B images
+   of HW pixels in store (float32 NCHW, or NHWC in two bytes: the values copied as they are), x's
+   images xc channels apart (C, or a slot's buffer's), channels C..Cp-1 zero */
+template <class T> static void stage_input(const void *x, int store, int xc, int C, T *y, int Cp, int B, int HW) {
+    if (store == YOLO_FP32) {
+        dim3 grid((HW + 31) / 32, (Cp + 63) / 64, B);
+        to_nhwc_kernel<T><<<grid, 256>>>((const float *)x, (size_t)xc * HW, y, C, Cp, HW);
+        CK_LAUNCH("to_nhwc_kernel");
+    } else {
+        unsigned runs = (unsigned)((size_t)B * HW * (Cp / 8));
+        pad_nhwc_kernel<<<grid_for(runs), 256>>>((const unsigned short *)x, xc, C, (unsigned short *)y, Cp, runs);
+        CK_LAUNCH("pad_nhwc_kernel");
+    }
 }
 
 /* The weights as the tensor cores' products read them, rounded to the
@@ -3551,7 +3609,8 @@ template <class T> static void to_nhwc(const float *x, size_t image, T *y, int B
    (tap = ky k + kx), and, for each phase of the stride that has taps, one
    after the other in (py, px) order, the backward-data form w_d
    [gi c1g + ci][t][co] of w [gi c2g + co][ci][ky][kx], t = ty nkx + tx the
-   phase's taps (ky0 + s ty, kx0 + s tx). A launch stages up to STAGE_JOBS
+   phase's taps (ky0 + s ty, kx0 + s tx). Either form may hold its inner
+   channels padded with zeros (ci to c1p, co to c2p: staged_geo). A launch stages up to STAGE_JOBS
    jobs (forms, or phases), so that a training step's convs take a launch
    a form for each 64 of them (stage_train_weights), not two each. The jobs
    travel as the kernel's parameter (within its 4 KB): each the
@@ -3559,7 +3618,10 @@ template <class T> static void to_nhwc(const float *x, size_t image, T *y, int B
    source, destination and shape; a thread finds its job by bisecting the
    starts. */
 static const int STAGE_JOBS = 64;
-struct StageJob { const float *w; void *dst; int c1g, c2g, k, s, ky0, kx0, nky, nkx; };   /* nky 0: the forward form */
+struct StageJob {   /* nky 0: the forward form */
+    const float *w; void *dst; int c1g, c2g, c1p, c2p;
+    unsigned char k, s, ky0, kx0, nky, nkx;
+};
 struct StageJobs { int n; size_t start[STAGE_JOBS + 1]; StageJob job[STAGE_JOBS]; };
 static_assert(sizeof(StageJobs) <= 4000, "a kernel's parameters: 4 KB");
 template <class T> __global__ void stage_jobs_kernel(const __grid_constant__ StageJobs j) {
@@ -3573,15 +3635,15 @@ template <class T> __global__ void stage_jobs_kernel(const __grid_constant__ Sta
         size_t r = i - j.start[lo];
         int kk = b.k * b.k;
         float v;
-        if (!b.nky) {   /* w [co][ci][tap] -> [co][tap][ci] */
-            int ci = (int)(r % b.c1g), tap = (int)(r / b.c1g % kk);
-            size_t co = r / ((size_t)b.c1g * kk);
-            v = b.w[(co * b.c1g + ci) * kk + tap];
-        } else {        /* w [gi c2g + co][ci][ky][kx] -> [gi c1g + ci][t][co] of the phase's taps t */
-            int nt = b.nky * b.nkx, co = (int)(r % b.c2g), t = (int)(r / b.c2g % nt);
-            size_t q = r / ((size_t)b.c2g * nt);
+        if (!b.nky) {   /* w [co][ci][tap] -> [co][tap][ci of c1p] */
+            int ci = (int)(r % b.c1p), tap = (int)(r / b.c1p % kk);
+            size_t co = r / ((size_t)b.c1p * kk);
+            v = ci < b.c1g ? b.w[(co * b.c1g + ci) * kk + tap] : 0.f;
+        } else {        /* w [gi c2g + co][ci][ky][kx] -> [gi c1g + ci][t][co of c2p] of the phase's taps t */
+            int nt = b.nky * b.nkx, co = (int)(r % b.c2p), t = (int)(r / b.c2p % nt);
+            size_t q = r / ((size_t)b.c2p * nt);
             int gi = (int)(q / b.c1g), ci = (int)(q % b.c1g), ty = t / b.nkx, tx = t - ty * b.nkx;
-            v = b.w[(((size_t)gi * b.c2g + co) * b.c1g + ci) * kk + (b.ky0 + b.s * ty) * b.k + b.kx0 + b.s * tx];
+            v = co < b.c2g ? b.w[(((size_t)gi * b.c2g + co) * b.c1g + ci) * kk + (b.ky0 + b.s * ty) * b.k + b.kx0 + b.s * tx] : 0.f;
         }
         ((T *)b.dst)[r] = round_to<T>(v);
     }
@@ -3600,24 +3662,28 @@ static void stage_jobs_add(StageJobs &j, const StageJob &b, size_t n, yolo_preci
     j.n++;
 }
 /* n convs' forms staged now: each one's w [c2][cin][k][k] in g groups into its forward form fwd and
-   its backward-data form bwd (either NULL: none), the forward forms in a launch or a few, then the
-   backward-data forms; the values staged */
-static size_t stage_convs(const yolo_stage_conv *convs, int n, yolo_precision prec) {
+   its backward-data form bwd (either NULL: none), their inner channels padded to c1p and c2p (the
+   step's forms: cin and c2 / g, none), the forward forms in a launch or a few, then the backward-data
+   forms; the values staged */
+static size_t stage_convs(const yolo_stage_conv *convs, int n, const int *c1p, const int *c2p, yolo_precision prec) {
     StageJobs fj, bj;
     fj.n = bj.n = 0; fj.start[0] = bj.start[0] = 0;
     size_t values = 0;
     for (int i = 0; i < n; i++) {
         const yolo_stage_conv &c = convs[i];
-        int c2g = c.c2 / c.g;
-        size_t nv = (size_t)c.c2 * c.cin * c.k * c.k, off = 0;
-        if (c.fwd) stage_jobs_add(fj, StageJob{ c.w, c.fwd, c.cin, c2g, c.k, c.s, 0, 0, 0, 0 }, nv, prec);
+        int c2g = c.c2 / c.g, ip = c1p ? c1p[i] : c.cin, op = c2p ? c2p[i] : c2g;
+        size_t nv = (size_t)c.c2 * ip * c.k * c.k, off = 0;
+        StageJob job = { c.w, c.fwd, c.cin, c2g, ip, op, (unsigned char)c.k, (unsigned char)c.s, 0, 0, 0, 0 };
+        if (c.fwd) stage_jobs_add(fj, job, nv, prec);
         for (int py = 0; c.bwd && py < c.s; py++)
             for (int px = 0; px < c.s; px++) {
                 Phase ph;
                 if (!phase_taps(c.k, c.s, py, px, &ph)) continue;
-                size_t np = (size_t)c.g * c.cin * ph.nky * ph.nkx * c2g;
-                stage_jobs_add(bj, StageJob{ c.w, (char *)c.bwd + off * 2, c.cin, c2g, c.k, c.s, ph.ky0, ph.kx0, ph.nky, ph.nkx },
-                               np, prec);
+                size_t np = (size_t)c.g * c.cin * ph.nky * ph.nkx * op;
+                job.dst = (char *)c.bwd + off * 2;
+                job.ky0 = (unsigned char)ph.ky0; job.kx0 = (unsigned char)ph.kx0;
+                job.nky = (unsigned char)ph.nky; job.nkx = (unsigned char)ph.nkx;
+                stage_jobs_add(bj, job, np, prec);
                 off += np;
             }
         values += (c.fwd ? nv : 0) + off;
@@ -3626,19 +3692,20 @@ static size_t stage_convs(const yolo_stage_conv *convs, int n, yolo_precision pr
     stage_jobs_launch(bj, prec);
     return values;
 }
-/* one conv's forms staged now (fwd, bwd: NULL for none) */
-static void stage_conv(const float *w, void *fwd, void *bwd, int c2, int cin, int k, int s, int g, yolo_precision prec) {
+/* one conv's forms staged now (fwd, bwd: NULL for none), their inner channels padded to c1p, c2p */
+static void stage_conv(const float *w, void *fwd, void *bwd, int c2, int cin, int k, int s, int g, int c1p, int c2p,
+                       yolo_precision prec) {
     yolo_stage_conv c = { w, fwd, bwd, c2, cin, k, s, g };
-    stage_convs(&c, 1, prec);
+    stage_convs(&c, 1, &c1p, &c2p, prec);
 }
-/* images a chunk holds (0: the conv is not staged) for per_image bytes of copies an image */
-static int stage_images(const ConvGeo &c, yolo_precision prec, size_t per_image) {
-    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * c.c1g * c.k * c.k * 2);
-    if (prec == YOLO_FP32 || c.c1g % 8 || c.c2g % 8 || wbytes + 512 + per_image > STAGE_BYTES) return 0;
+/* images a chunk holds (0: none) for wvalues of staged weights and per_image bytes of copies an image */
+static int stage_images(int B, size_t wvalues, size_t per_image) {
+    size_t wbytes = yolo_arena_bytes(wvalues * 2);
+    if (wbytes + 512 + per_image > STAGE_BYTES) return 0;
     if (!g_stage) g_stage = (char *)cu_own_alloc(STAGE_BYTES);
     /* 512: each copy's start rounded up to 256 bytes; no copies an image (an NHWC input): the whole batch */
-    size_t n = per_image ? (STAGE_BYTES - wbytes - 512) / per_image : (size_t)c.B;
-    return n < (size_t)c.B ? (int)n : c.B;
+    size_t n = per_image ? (STAGE_BYTES - wbytes - 512) / per_image : (size_t)B;
+    return n < (size_t)B ? (int)n : B;
 }
 
 static const char *const STAGE_NAME[2] = { "conv staging 1x1", "conv staging 3x3" };   /* by kernel size */
@@ -4023,27 +4090,34 @@ static void conv_wg_tile_of(int M, int N, int K, int splitk, int kchunk, LA la, 
    operands as the staged loaders above, as tensor maps. load<R>(dst, bar,
    k0, i0) asks for the boxes of the stage of k0..k0+63 for the R rows (k
    inner) or columns (k outer) from i0 of the tile, telling bar their
-   bytes. A stage of 64 k must lie in one tap: the group's channels (c1g
-   for x, c2g for dY) are whole 64s where an operand is an im2col map. No
-   thread keeps rows (Row is empty): the coordinates are a stage's few
-   divisions, in one thread. */
+   bytes. A stage of 64 k must lie in one tap, so the product's k gives a
+   tap kp channels of the im2col operand (c1g for x, c2g for dY), the
+   group's rounded up to 64s: kp - c1g more where the group's are not
+   whole 64s (120 -> 128, tma_channels). Those come as zeros (the box reaches past the
+   tensor's channels: a conv of one group), so whatever A holds there
+   (the next tap's first weights) adds exact zeros. No thread keeps rows
+   (Row is empty): the coordinates are a stage's few divisions, in one
+   thread. */
+static int round64(int c) { return (c + 63) / 64 * 64; }
 
-/* A, k inner: rows r0 + i0.. of a [rows][K] matrix (the forward's w_f, a phase's w_d), box 64 k x R rows */
+/* A, k inner: rows r0 + i0.. of a [rows][K] matrix (the forward's w_f, a phase's w_d), K in taps of kr
+   values, the product's taps kp apart; box 64 k x R rows */
 template <class T_> struct TmaRowsA {
     typedef T_ T; typedef char Row; static const bool TMA = true;
-    CUtensorMap map; int r0;
+    CUtensorMap map; int r0, kr, kp; FastDiv fkp;
     template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int i0) const {
+        int tap = fdiv(k0, fkp);
         mbar_expect(bar, R * 128);
-        tma_tile_2d(dst, &map, bar, k0, r0 + i0);
+        tma_tile_2d(dst, &map, bar, k0 - tap * (kp - kr), r0 + i0);
     }
 };
 /* forward, B: FwdStB's operand, output pixels n0.. x 64 channels of tap (ky, kx); the map's corners run
    from -p to p - (k - 1) past the image at stride s (tma_im2col) */
 template <class T_> struct TmaFwdB {
     typedef T_ T; typedef char Row; static const bool TMA = true;
-    CUtensorMap map; ConvGeo c; int gi; FastDiv fc1g;
+    CUtensorMap map; ConvGeo c; int gi, kp; FastDiv fkp;
     template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
-        int tap = fdiv(k0, fc1g), ci = k0 - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+        int tap = fdiv(k0, fkp), ci = k0 - tap * kp, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
         int b = fdiv(n0, c.fP), pp = n0 - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
         mbar_expect(bar, R * 128);
         tma_im2col_4d(dst, &map, bar, gi * c.c1g + ci, ox * c.s - c.p, oy * c.s - c.p, b, kx, ky);
@@ -4054,9 +4128,9 @@ template <class T_> struct TmaFwdB {
    and tap (ty, tx) the offset (nkx - 1 - tx, nky - 1 - ty); the corners run over Wq x Hq positions */
 template <class T_> struct TmaBwdDataB {
     typedef T_ T; typedef char Row; static const bool TMA = true;
-    CUtensorMap map; ConvGeo c; Phase f; int gi; FastDiv fc2g;
+    CUtensorMap map; ConvGeo c; Phase f; int gi, kp; FastDiv fkp;
     template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
-        int t = fdiv(k0, fc2g), co = k0 - t * c.c2g, ty = fdiv(t, f.fnkx), tx = t - ty * f.nkx;
+        int t = fdiv(k0, fkp), co = k0 - t * kp, ty = fdiv(t, f.fnkx), tx = t - ty * f.nkx;
         int b = fdiv(n0, f.fPq), pp = n0 - b * f.Hq * f.Wq, qy = fdiv(pp, f.fWq), qx = pp - qy * f.Wq;
         mbar_expect(bar, R * 128);
         tma_im2col_4d(dst, &map, bar, gi * c.c2g + co, qx + f.ox0 - (f.nkx - 1), qy + f.oy0 - (f.nky - 1), b,
@@ -4081,12 +4155,12 @@ template <class T_> struct TmaBwdWA {
    x output pixels k0..k0+63, an im2col box of 64 pixels a block, none past the N columns */
 template <class T_> struct TmaBwdWB {
     typedef T_ T; typedef char Row; static const bool TMA = true;
-    CUtensorMap map; ConvGeo c; int gi, N; FastDiv fc1g;
+    CUtensorMap map; ConvGeo c; int gi, N, kp; FastDiv fkp;
     template <int R> __device__ void load(unsigned dst, unsigned bar, int k0, int n0) const {
         int b = fdiv(k0, c.fP), pp = k0 - b * c.Ho * c.Wo, oy = fdiv(pp, c.fWo), ox = pp - oy * c.Wo;
         #pragma unroll
         for (int blk = 0; blk < R / 64; blk++) {
-            int n = n0 + 64 * blk, tap = fdiv(n, fc1g), ci = n - tap * c.c1g, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
+            int n = n0 + 64 * blk, tap = fdiv(n, fkp), ci = n - tap * kp, ky = fdiv(tap, c.fk), kx = tap - ky * c.k;
             if (n >= N) continue;
             mbar_expect(bar, 64 * 128);
             tma_im2col_4d(dst + blk * 64 * 128, &map, bar, gi * c.c1g + ci, ox * c.s - c.p, oy * c.s - c.p, b, kx, ky);
@@ -4154,30 +4228,38 @@ static int gemm_wg(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
     return splitk;
 }
 
-/* The staged passes (2.4) on the copy engine's loaders, where their boxes fit: the group's channels of
-   the im2col operand (x's c1g, dY's c2g) in whole 64s, and a wg_tile for M. cc: the geometry of the
-   chunk of images staged (its B), c the conv's. Each returns 0 where it does not take the pass. */
+/* The staged passes (2.4) on the copy engine's loaders, where their boxes fit: a wg_tile for M, and the
+   group's channels of the im2col operand (x's c1g, dY's c2g) in whole 64s, or padded to them with the
+   zeros past the tensor's channels (a conv of one group: no other group's channels there) where that
+   adds at most an eighth to the products (120 -> 128, 184 -> 192; 96 -> 128 keeps the staged loaders).
+   cc: the geometry of the chunk of images staged (its B), c the conv's. Each returns 0 where it does
+   not take the pass. */
+static int tma_channels(const ConvGeo &c, int cg) { return cg % 64 == 0 || (c.g == 1 && round64(cg) * 8 <= cg * 9); }
 /* forward of group gi: wf the forward form of the weights, x the chunk's NHWC copy, its pixels xpix
    values apart; 1 when it ran */
 template <class T>
 static int tma_forward(const ConvGeo &c, const ConvGeo &cc, const T *wf, const T *x, int xpix, int gi, const FwdStore &ep) {
     WgTile t = wg_tile(c.c2g, true);
-    if (!t.BM || c.c1g % 64) return 0;
-    int K = c.c1g * c.k * c.k, lo[2] = { -c.p, -c.p }, up[2] = { c.p - (c.k - 1), c.p - (c.k - 1) };
-    TmaRowsA<T> la = { tma_rows(wf, K, c.C2, K, t.BM), gi * c.c2g };
-    TmaFwdB<T> lb = { tma_im2col(x, cc.B, c.H, c.W, c.C1, xpix, lo, up, c.s, t.BN), cc, gi, fastdiv(c.c1g) };
-    gemm_wg<false>(c.c2g, cc.B * c.Ho * c.Wo, K, 1, la, lb, ep);
+    if (!t.BM || !tma_channels(c, c.c1g)) return 0;
+    int kk = c.k * c.k, K = c.c1g * kk, kp = round64(c.c1g), lo[2] = { -c.p, -c.p }, up[2] = { c.p - (c.k - 1), c.p - (c.k - 1) };
+    TmaRowsA<T> la = { tma_rows(wf, K, c.C2, K, t.BM), gi * c.c2g, c.c1g, kp, fastdiv(kp) };
+    TmaFwdB<T> lb = { tma_im2col(x, cc.B, c.H, c.W, c.C1, xpix, lo, up, c.s, t.BN), cc, gi, kp, fastdiv(kp) };
+    gemm_wg<false>(c.c2g, cc.B * c.Ho * c.Wo, kp * kk, 1, la, lb, ep);
     return 1;
 }
-/* weight gradient of group gi from the chunk's NHWC dY and x, in at most splitk k-slices: the number it ran */
+/* weight gradient of group gi (M rows: its output channels) from the chunk's NHWC dY and x, in at most
+   splitk k-slices: the number it ran */
 template <class T>
-static int tma_backward_weight(const ConvGeo &c, const ConvGeo &cc, const T *dy, const T *x, int gi, int splitk,
+static int tma_backward_weight(const ConvGeo &c, const ConvGeo &cc, const T *dy, const T *x, int gi, int M, int splitk,
                                const DwTapStore &ep) {
-    if (!wg_tile(c.c2g, true).BM || c.c1g % 64) return 0;
-    int Kw = c.c1g * c.k * c.k, red = cc.B * c.Ho * c.Wo, lo[2] = { -c.p, -c.p }, up[2] = { c.p - (c.k - 1), c.p - (c.k - 1) };
-    TmaBwdWA<T> la = { tma_rows(dy, c.C2, (size_t)red, c.C2, 64), gi * c.c2g, c.c2g };
-    TmaBwdWB<T> lb = { tma_im2col(x, cc.B, c.H, c.W, c.C1, c.C1, lo, up, c.s, 64), cc, gi, Kw, fastdiv(c.c1g) };
-    return gemm_wg<true>(c.c2g, Kw, red, splitk, la, lb, ep);
+    if (!wg_tile(M, true).BM || !tma_channels(c, c.c1g)) return 0;
+    int kp = round64(c.c1g), Kw = kp * c.k * c.k, red = cc.B * c.Ho * c.Wo, lo[2] = { -c.p, -c.p };
+    int up[2] = { c.p - (c.k - 1), c.p - (c.k - 1) };
+    TmaBwdWA<T> la = { tma_rows(dy, c.C2, (size_t)red, c.C2, 64), gi * c.c2g, M };
+    TmaBwdWB<T> lb = { tma_im2col(x, cc.B, c.H, c.W, c.C1, c.C1, lo, up, c.s, 64), cc, gi, Kw, kp, fastdiv(kp) };
+    DwTapStore st = ep;   /* the product's columns: taps of kp */
+    st.c1p = kp; st.fc1p = fastdiv(kp);
+    return gemm_wg<true>(M, Kw, red, splitk, la, lb, st);
 }
 /* backward-data of phase f, group gi, rows row0.. (rows of them) of dX: wd the phase's weights, dy the
    chunk's NHWC dY; 1 when it ran */
@@ -4185,12 +4267,12 @@ template <class T>
 static int tma_backward_data(const ConvGeo &c, const ConvGeo &cc, const Phase &f, const T *wd, const T *dy, int gi, int row0,
                              int rows, const BwdDataStore &st) {
     WgTile t = wg_tile(rows, true);
-    if (!t.BM || c.c2g % 64) return 0;
-    int Kd = f.nky * f.nkx * c.c2g, lo[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };
+    if (!t.BM || !tma_channels(c, c.c2g)) return 0;
+    int nt = f.nky * f.nkx, Kd = nt * c.c2g, kp = round64(c.c2g), lo[2] = { f.ox0 - (f.nkx - 1), f.oy0 - (f.nky - 1) };
     int up[2] = { lo[0] + f.Wq - c.Wo, lo[1] + f.Hq - c.Ho };
-    TmaRowsA<T> da = { tma_rows(wd, Kd, (size_t)c.C1, Kd, t.BM), row0 };
-    TmaBwdDataB<T> dbb = { tma_im2col(dy, cc.B, c.Ho, c.Wo, c.C2, c.C2, lo, up, 1, t.BN), cc, f, gi, fastdiv(c.c2g) };
-    gemm_wg<false>(rows, cc.B * f.Hq * f.Wq, Kd, 1, da, dbb, st);
+    TmaRowsA<T> da = { tma_rows(wd, Kd, (size_t)(row0 + rows), Kd, t.BM), row0, c.c2g, kp, fastdiv(kp) };
+    TmaBwdDataB<T> dbb = { tma_im2col(dy, cc.B, c.Ho, c.Wo, c.C2, c.C2, lo, up, 1, t.BN), cc, f, gi, kp, fastdiv(kp) };
+    gemm_wg<false>(rows, cc.B * f.Hq * f.Wq, kp * nt, 1, da, dbb, st);
     return 1;
 }
 
@@ -4226,83 +4308,108 @@ static int gemm_staged(int M, int N, int K, int splitk, LA la, LB lb, EP ep) {
 }
 
 
-/* the forward of images [b0, b0 + nb) at a time: x staged NHWC (x_nhwc: x
-   is stored so already), the weights too (ws: staged already, a folded
-   model's), each group one product, y written in its store; x_nhwc and y
-   may be slots of buffers of xc and yc channels (0: C1, C2), r a shortcut
-   added in the epilogue (FwdStore) */
+/* A conv of one group stages its channels padded with zeros to 8s (60 ->
+   64, 90 -> 96, the image's 3 -> 8): then every operand of its products
+   comes in 16-byte runs, and the zeros add exact zeros to their sums.
+   Groups of more keep their channels, and the conv is staged where they
+   come in 8s. staged_geo(c) is c as its staged copies hold it: x's
+   channels padded, and dY's too (with_dy); the products' rows (a group's
+   output channels in the forward and the weight gradient, dX's channels
+   in backward-data) stay c's, and so do the stores of their results. */
+static int staged_channels(const ConvGeo &c, int C) { return c.g == 1 ? (C + 7) / 8 * 8 : C; }
+static int staged_conv(const ConvGeo &c) { return c.g == 1 || (c.c1g % 8 == 0 && c.c2g % 8 == 0); }
+static ConvGeo staged_geo(const ConvGeo &c, int with_dy) {
+    ConvGeo p = c;
+    p.C1 = staged_channels(c, c.C1); p.c1g = p.C1 / c.g;
+    if (with_dy) { p.C2 = staged_channels(c, c.C2); p.c2g = p.C2 / c.g; }
+    return p;
+}
+
+/* the forward of images [b0, b0 + nb) at a time: x read in place where
+   it is stored NHWC in 16-byte runs (in_place: its channels, and a slot's,
+   in 8s), else staged into the scratch buffer (staged_geo's channels); the
+   weights too (ws: staged already, a folded model's or the step's, read
+   where their form is the staged one); each group one product, y written
+   in its store; y may be a slot of a buffer of yc channels (0: C2), r a
+   shortcut added in the epilogue (FwdStore) */
 template <class T>
-static void conv_forward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, int xc, const float *w, const T *ws,
-                                const float *bias, int act, const void *r, int nb, int k, yolo_precision prec, void *y,
+static void conv_forward_staged(const ConvGeo &c, const yolo_tensor *x, int in_place, const float *w, const T *ws,
+                                const float *bias, int act, const void *r, int nb, yolo_precision prec, void *y,
                                 int y_store, int yc) {
-    int K = c.c1g * k * k, P = c.Ho * c.Wo;
+    ConvGeo cs = staged_geo(c, 0);
+    int k = c.k, K = cs.c1g * k * k, P = c.Ho * c.Wo, xc = yolo_buffer_channels(x);
+    const char *xd = slot_data(x);
+    size_t image = (size_t)xc * c.H * c.W * store_bytes(x->store);   /* bytes from one image of x to the next */
     T *xs = (T *)(g_stage + yolo_arena_bytes((size_t)c.C2 * K * 2));
-    const T *wf = ws;
-    if (!ws) {
+    const T *wf = cs.c1g == c.c1g ? ws : NULL;
+    if (!wf) {
         prof_begin();
-        stage_conv(w, g_stage, NULL, c.C2, c.c1g, k, c.s, c.g, prec);
+        stage_conv(w, g_stage, NULL, c.C2, c.c1g, k, c.s, c.g, cs.c1g, c.c2g, prec);
         prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * K);
         wf = (const T *)g_stage;
     }
     for (int b0 = 0; b0 < c.B; b0 += nb) {
-        ConvGeo cc = c;
+        ConvGeo cc = cs;
         cc.B = min(nb, c.B - b0);
-        const T *xb = xs;
-        if (x_nhwc) xb = x_nhwc + (size_t)b0 * (xc ? xc : c.C1) * c.H * c.W;
-        else {
+        const T *xb = in_place ? (const T *)(xd + b0 * image) : xs;
+        if (!in_place) {
             prof_begin();
-            size_t image = (size_t)(xc ? xc : c.C1) * c.H * c.W;   /* a float32 slot staged dense */
-            to_nhwc<T>(x + b0 * image, image, xs, cc.B, c.C1, c.H * c.W);
-            prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * c.C1 * c.H * c.W);
+            stage_input<T>(xd + b0 * image, x->store, xc, c.C1, xs, cs.C1, cc.B, c.H * c.W);
+            prof_end(STAGE_NAME[k != 1], 0, (store_bytes(x->store) + 2.0) * cc.B * cs.C1 * c.H * c.W);
         }
         prof_begin();
         for (int gi = 0; gi < c.g; gi++) {
             size_t at = (size_t)b0 * P * store_bytes(y_store);   /* image b0's values, times its channels */
             FwdStore ep = { (char *)y + at * (yc ? yc : c.C2), bias, cc, gi, act, y_store, yc, r ? (const char *)r + at * c.C2 : NULL };
 #if YOLO_TIER >= 90
-            if (tma_forward(c, cc, wf, xb, x_nhwc && xc ? xc : c.C1, gi, ep)) continue;   /* Hopper's copy engine */
+            if (tma_forward(cs, cc, wf, xb, in_place ? xc : cs.C1, gi, ep)) continue;   /* Hopper's copy engine */
 #endif
             RowsStA<T> la = { wf, K, gi * c.c2g };
-            FwdStB<T> lb = { xb, cc, gi, fastdiv(c.c1g), x_nhwc ? xc : 0 };
+            FwdStB<T> lb = { xb, cc, gi, fastdiv(cs.c1g), in_place ? xc : 0 };
             gemm_staged<false>(c.c2g, cc.B * P, K, 1, la, lb, ep);
         }
-        prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * K, 0);
+        prof_end(FWD_NAME[prec][k != 1], 2.0 * cc.B * P * c.C2 * c.c1g * k * k, 0);
     }
 }
 
-/* the backward of images [b0, b0 + nb) at a time: x and dY staged NHWC
-   (x_nhwc, dy_nhwc: stored so already, as in a bf16 or half training pass, dY the
-   BatchNorm backward's dL/dz), the weights of every phase once (wsd: the
-   step's, staged already by stage_train_weights); per chunk and group,
-   the weight gradient (split-K over the chunk's pixels) and then each
-   phase's data gradient. The phases' weights lie one after the other in
-   (py, px) order, every phase that has taps (one that has no position on
-   this input too: the form does not depend on the input) */
+/* the backward of images [b0, b0 + nb) at a time: x and dY read in place
+   where they are stored NHWC with their channels in 8s (as in a bf16 or
+   half training pass, dY the BatchNorm backward's dL/dz), else staged
+   (staged_geo's channels); the weights of every phase once (wsd: the
+   step's, staged already by stage_train_weights, read where their form
+   is the staged one); per chunk and group, the weight gradient (split-K
+   over the chunk's pixels) and then each phase's data gradient. The
+   phases' weights lie one after the other in (py, px) order, every phase
+   that has taps (one that has no position on this input too: the form
+   does not depend on the input) */
 template <class T>
-static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nhwc, const float *w, const T *wsd,
-                                 const float *dy, const T *dy_nhwc, int nb, yolo_precision prec, const yolo_dx *dx,
-                                 float *dw) {
-    int k = c.k, s = c.s, Kw = c.c1g * k * k, P = c.Ho * c.Wo;
-    size_t wbytes = yolo_arena_bytes((size_t)c.C2 * Kw * 2);
-    size_t xbytes = x_nhwc ? 0 : yolo_arena_bytes((size_t)nb * c.H * c.W * c.C1 * 2);
-    const T *wd = wsd ? wsd : (const T *)g_stage;
+static void conv_backward_staged(const ConvGeo &c, const yolo_tensor *x, const float *w, const T *wsd, const yolo_tensor *dy,
+                                 int nb, yolo_precision prec, const yolo_dx *dx, float *dw) {
+    ConvGeo cs = staged_geo(c, 1);
+    int k = c.k, s = c.s, kk = k * k, Kw = c.c1g * kk, Nw = cs.c1g * kk, P = c.Ho * c.Wo;
+    int x_in = x->store != YOLO_FP32 && cs.C1 == c.C1, dy_in = dy->store != YOLO_FP32 && cs.C2 == c.C2;
+    size_t wbytes = yolo_arena_bytes((size_t)c.C1 * kk * cs.c2g * 2);
+    size_t xbytes = x_in ? 0 : yolo_arena_bytes((size_t)nb * c.H * c.W * cs.C1 * 2);
+    size_t ximage = (size_t)c.C1 * c.H * c.W * store_bytes(x->store), dyimage = (size_t)c.C2 * P * store_bytes(dy->store);
+    const T *wd = cs.c2g == c.c2g && wsd ? wsd : (const T *)g_stage;
     T *xs = (T *)(g_stage + wbytes), *dys = (T *)(g_stage + wbytes + xbytes);
     size_t off = 0;
-    if (dx && !wsd) {
+    if (dx && wd == (const T *)g_stage) {
         prof_begin();
-        stage_conv(w, NULL, g_stage, c.C2, c.c1g, k, s, c.g, prec);
-        prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C2 * Kw);
+        stage_conv(w, NULL, g_stage, c.C2, c.c1g, k, s, c.g, c.c1g, cs.c2g, prec);
+        prof_end(STAGE_NAME[k != 1], 0, 6.0 * c.C1 * kk * cs.c2g);
     }
     for (int b0 = 0; b0 < c.B; b0 += nb) {
-        ConvGeo cc = c;
-        cc.B = min(nb, c.B - b0);
-        const T *xb = x_nhwc ? x_nhwc + (size_t)b0 * c.C1 * c.H * c.W : xs;
-        const T *dyb = dy_nhwc ? dy_nhwc + (size_t)b0 * c.C2 * P : dys;
-        if (!x_nhwc || !dy_nhwc) {
+        ConvGeo cc = cs, cr = c;   /* the chunk's geometry as staged, and its own */
+        cc.B = cr.B = min(nb, c.B - b0);
+        const T *xb = x_in ? (const T *)((const char *)x->data + b0 * ximage) : xs;
+        const T *dyb = dy_in ? (const T *)((const char *)dy->data + b0 * dyimage) : dys;
+        if (!x_in || !dy_in) {
             prof_begin();
-            if (!x_nhwc) to_nhwc<T>(x + (size_t)b0 * c.C1 * c.H * c.W, (size_t)c.C1 * c.H * c.W, xs, cc.B, c.C1, c.H * c.W);
-            if (!dy_nhwc) to_nhwc<T>(dy + (size_t)b0 * c.C2 * P, (size_t)c.C2 * P, dys, cc.B, c.C2, P);
-            prof_end(STAGE_NAME[k != 1], 0, 6.0 * cc.B * ((x_nhwc ? 0 : c.C1 * c.H * c.W) + (dy_nhwc ? 0 : c.C2 * P)));
+            if (!x_in) stage_input<T>((const char *)x->data + b0 * ximage, x->store, c.C1, c.C1, xs, cs.C1, cc.B, c.H * c.W);
+            if (!dy_in) stage_input<T>((const char *)dy->data + b0 * dyimage, dy->store, c.C2, c.C2, dys, cs.C2, cc.B, P);
+            prof_end(STAGE_NAME[k != 1], 0, cc.B * ((x_in ? 0 : (store_bytes(x->store) + 2.0) * cs.C1 * c.H * c.W) +
+                                                    (dy_in ? 0 : (store_bytes(dy->store) + 2.0) * cs.C2 * P)));
         }
         double flops = 2.0 * cc.B * P * c.C2 * Kw / c.g;
         for (int gi = 0; gi < c.g; gi++) {
@@ -4310,15 +4417,15 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
             float *dwg = dw + (size_t)gi * c.c2g * Kw;   /* this group's [c2g, Kw] */
             size_t plane = (size_t)c.c2g * Kw;
             StagedTile tile = staged_tile(c.c2g);
-            int red = cc.B * P, slices = dw_slices(tile.BM, tile.BN, 32, c.c2g, Kw, red), ran = 0;
-            DwTapStore ep = { slices > 1 ? g_splitk_work : dwg, plane, c.c1g, k * k, slices, fastdiv(c.c1g) };
+            int red = cc.B * P, slices = dw_slices(tile.BM, tile.BN, 32, c.c2g, Nw, red), ran = 0;
+            DwTapStore ep = { slices > 1 ? g_splitk_work : dwg, plane, c.c1g, kk, slices, cs.c1g, fastdiv(cs.c1g) };
 #if YOLO_TIER >= 90
-            ran = tma_backward_weight(c, cc, dyb, xb, gi, slices, ep);   /* Hopper's copy engine */
+            ran = tma_backward_weight(cs, cc, dyb, xb, gi, c.c2g, slices, ep);   /* Hopper's copy engine */
 #endif
             if (!ran) {
-                BwdWStA<T> la = { dyb, c.C2, gi, c.c2g };
-                BwdWStB<T> lb = { xb, cc, gi, fastdiv(c.c1g) };
-                ran = gemm_staged<true>(c.c2g, Kw, red, slices, la, lb, ep);
+                BwdWStA<T> la = { dyb, cs.C2, gi, cs.c2g };
+                BwdWStB<T> lb = { xb, cc, gi, fastdiv(cs.c1g) };
+                ran = gemm_staged<true>(c.c2g, Nw, red, slices, la, lb, ep);
             }
             slices = ran;
             if (slices > 1) {   /* the k-slices added to dW in slice order */
@@ -4332,18 +4439,18 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
                 for (int px = 0; px < s; px++) {
                     Phase f;
                     if (!phase_taps(k, s, py, px, &f)) continue;
-                    size_t n = (size_t)c.g * c.c1g * f.nky * f.nkx * c.c2g;
+                    size_t n = (size_t)c.C1 * f.nky * f.nkx * cs.c2g;
                     if (!phase_of(c, py, px, &f)) { off += n; continue; }   /* taps, but no position on this input */
-                    int nt = f.nky * f.nkx, Kd = nt * c.c2g, Nd = cc.B * f.Hq * f.Wq;
+                    int Kd = f.nky * f.nkx * cs.c2g, Nd = cc.B * f.Hq * f.Wq;
                     for (int r = 0; r < dx->n; r++) {   /* a product a run of dX this group meets */
                         BwdDataStore st;
-                        int row0, rows = dx_run_rows(dx, r, gi, cc, f, b0, &row0, &st);
+                        int row0, rows = dx_run_rows(dx, r, gi, cr, f, b0, &row0, &st);
                         if (!rows) continue;
 #if YOLO_TIER >= 90
-                        if (tma_backward_data(c, cc, f, wd + off, dyb, gi, row0, rows, st)) continue;   /* Hopper's copy engine */
+                        if (tma_backward_data(cs, cc, f, wd + off, dyb, gi, row0, rows, st)) continue;   /* Hopper's copy engine */
 #endif
                         RowsStA<T> da = { wd + off, Kd, row0 };
-                        BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(c.c2g) };
+                        BwdDataStB<T> dbb = { dyb, cc, f, gi, fastdiv(cs.c2g) };
                         gemm_staged<false>(rows, Nd, Kd, 1, da, dbb, st);
                     }
                     off += n;
@@ -4355,47 +4462,45 @@ static void conv_backward_staged(const ConvGeo &c, const float *x, const T *x_nh
 
 static int tc_conv2d_forward(const ConvGeo &c, const yolo_tensor *x, const float *w, const float *b, const void *ws, int act,
                              const yolo_tensor *r, yolo_precision prec, yolo_tensor *y) {
-    int x_nhwc = x->store != YOLO_FP32;
-    int nb = slot_in_8s(x) && slot_in_8s(y) ? stage_images(c, prec, x_nhwc ? 0 : (size_t)c.H * c.W * c.C1 * 2) : 0;
+    if (!staged_conv(c)) return 0;
+    ConvGeo cs = staged_geo(c, 0);
+    int in_place = x->store != YOLO_FP32 && cs.C1 == c.C1 && slot_in_8s(x);
+    int nb = stage_images(c.B, (size_t)c.C2 * cs.c1g * c.k * c.k, in_place ? 0 : (size_t)c.H * c.W * cs.C1 * 2);
     if (!nb) return 0;
-    const char *xd = slot_data(x);
     void *yd = slot_data(y);
     if (prec == YOLO_FP16)
-        conv_forward_staged<__half>(c, (const float *)xd, x_nhwc ? (const __half *)xd : NULL, x->ctot, w, (const __half *)ws, b, act,
-                                    r ? r->data : NULL, nb, c.k, prec, yd, y->store, y->ctot);
+        conv_forward_staged<__half>(c, x, in_place, w, (const __half *)ws, b, act, r ? r->data : NULL, nb, prec, yd, y->store,
+                                    y->ctot);
 #if YOLO_TIER >= 80
     else
-        conv_forward_staged<__nv_bfloat16>(c, (const float *)xd, x_nhwc ? (const __nv_bfloat16 *)xd : NULL, x->ctot, w,
-                                           (const __nv_bfloat16 *)ws, b, act, r ? r->data : NULL, nb, c.k, prec, yd,
-                                           y->store, y->ctot);
+        conv_forward_staged<__nv_bfloat16>(c, x, in_place, w, (const __nv_bfloat16 *)ws, b, act, r ? r->data : NULL, nb, prec,
+                                           yd, y->store, y->ctot);
 #endif
     return 1;
 }
 
 static int tc_conv2d_backward(const ConvGeo &c, const yolo_tensor *x, const float *w, const void *wsd, const yolo_tensor *dy,
                               yolo_precision prec, const yolo_dx *dx, float *dw) {
-    int P = c.Ho * c.Wo, x_nhwc = x->store != YOLO_FP32, dy_nhwc = dy->store != YOLO_FP32;
-    int nb = stage_images(c, prec, ((x_nhwc ? 0 : (size_t)c.H * c.W * c.C1) + (dy_nhwc ? 0 : (size_t)P * c.C2)) * 2);
+    if (!staged_conv(c)) return 0;
+    ConvGeo cs = staged_geo(c, 1);
+    int P = c.Ho * c.Wo, x_in = x->store != YOLO_FP32 && cs.C1 == c.C1, dy_in = dy->store != YOLO_FP32 && cs.C2 == c.C2;
+    int nb = stage_images(c.B, (size_t)c.C1 * c.k * c.k * cs.c2g,
+                          ((x_in ? 0 : (size_t)c.H * c.W * cs.C1) + (dy_in ? 0 : (size_t)P * cs.C2)) * 2);
     if (!nb) return 0;
-    if (prec == YOLO_FP16)
-        conv_backward_staged<__half>(c, x->data, x_nhwc ? (const __half *)x->data : NULL, w, (const __half *)wsd, dy->data,
-                                     dy_nhwc ? (const __half *)dy->data : NULL, nb, prec, dx, dw);
+    if (prec == YOLO_FP16) conv_backward_staged<__half>(c, x, w, (const __half *)wsd, dy, nb, prec, dx, dw);
 #if YOLO_TIER >= 80
-    else
-        conv_backward_staged<__nv_bfloat16>(c, x->data, x_nhwc ? (const __nv_bfloat16 *)x->data : NULL, w,
-                                            (const __nv_bfloat16 *)wsd, dy->data,
-                                            dy_nhwc ? (const __nv_bfloat16 *)dy->data : NULL, nb, prec, dx, dw);
+    else conv_backward_staged<__nv_bfloat16>(c, x, w, (const __nv_bfloat16 *)wsd, dy, nb, prec, dx, dw);
 #endif
     return 1;
 }
 
 /* ws = w_f [C2][k k][cin] in prec's two bytes, what conv_forward_staged would make of w at every call */
 static void tc_stage_weights(const float *w, int C2, int cin, int k, yolo_precision prec, void *ws) {
-    stage_conv(w, ws, NULL, C2, cin, k, 1, 1, prec);
+    stage_conv(w, ws, NULL, C2, cin, k, 1, 1, cin, C2, prec);
 }
 static void tc_stage_train_weights(const yolo_stage_conv *convs, int n, yolo_precision prec) {
     prof_begin();
-    size_t values = stage_convs(convs, n, prec);
+    size_t values = stage_convs(convs, n, NULL, NULL, prec);
     prof_end("conv staging, the step's", 0, 6.0 * values);   /* a float read, two bytes written */
 }
 #endif   /* YOLO_TIER */

@@ -1098,7 +1098,7 @@ int main(int argc, char **argv) {
     static const int c3[3] = { 24, 40, 16 }, a3[3] = { 1, 0, 1 }, c4[4] = { 16, 16, 16, 16 }, a4[4] = { 0, 0, 0, 0 },
                      c2[2] = { 5, 11 }, a2[2] = { 0, 1 }, c2s[2] = { 8, 24 }, cw[3] = { 64, 32, 32 }, aw[3] = { 0, 0, 1 },
                      cw2[3] = { 32, 64, 64 }, c32[1] = { 32 }, c64[1] = { 64 }, w64[1] = { 64 }, w128[1] = { 128 },
-                     a1[1] = { 1 }, a0[1] = { 0 };
+                     a1[1] = { 1 }, a0[1] = { 0 }, c90[2] = { 90, 90 };
     test_conv_runs(YOLO_FP32, 2, 9, 7, 13, 1, 1, 1, 3, c3, a3, NULL);
     test_conv_runs(YOLO_FP32, 2, 11, 9, 7, 3, 2, 1, 2, c2, a2, NULL);
     test_conv_runs(YOLO_FP32, 3, 9, 7, 12, 1, 2, 1, 2, c2, a2, NULL);     /* 1x1 stride 2: the assigned run zeroed first */
@@ -1158,6 +1158,7 @@ int main(int argc, char **argv) {
         test_conv_runs(prec, 2, 12, 10, 48, 1, 1, 1, 1, c32, a1, w64);    /* half_b: 16-byte runs into a second half */
         test_conv_runs(prec, 2, 11, 9, 24, 1, 2, 1, 1, c32, a0, w64);     /* an assigned window, zeroed image by image */
         test_conv_runs(prec, 2, 13, 12, 64, 3, 1, 1, 1, c64, a1, w128);   /* a window on the copy engine's loaders */
+        test_conv_runs(prec, 2, 7, 5, 48, 3, 1, 1, 2, c90, a2, NULL);     /* 180 channels (staged to 184) in two runs of 90 */
         /* backward-data assigning dx: value by value, staged (store_tile: 16-byte runs at 64x45, else one by one) */
         test_conv_dx(prec, 1, 3, 17, 13, 48, 3, 2, 1, 0, 0);
         test_conv_dx(prec, 3, 5, 9, 7, 80, 1, 2, 1, 0, 0);     /* 1x1 stride 2: dX zeroed first */
@@ -1207,6 +1208,21 @@ int main(int argc, char **argv) {
         test_conv_train_stored(prec, 2, 16, 1, 3, 24, 3, 2, 1, 1);     /* phases of the stride with taps, no position: */
         test_conv_train_stored(prec, 2, 16, 5, 1, 24, 3, 2, 1, 1);     /* ... the last ones, and one between */
         test_conv_train_stored(prec, 2, 64, 13, 11, 128, 3, 2, 1, 1);  /* the copy engine's loaders (64s a group) */
+        /* channels in 8s, not in 64s (yolov9-m's 120, 240, 360, 480): the copy engine's boxes padded with zeros */
+        test_conv_train_stored(prec, 2, 120, 11, 9, 120, 3, 1, 1, 1);  /* taps of 128 in all three passes */
+        test_conv_train_stored(prec, 2, 120, 9, 7, 184, 3, 2, 1, 0);  /* backward-data 184 -> 192 a tap, stride 2, dx assigned */
+        test_conv(prec, 2, 120, 9, 11, 184, 1, 1, 1, 2);               /* 1x1: one tap, the box past K */
+        test_conv_slots(prec, prec, 2, 120, 13, 11, 64, 3, 1, 1, 120, 240, 0, 64, 1);   /* x a slot: zeros past its 120 */
+        /* one group, channels not in 8s (yolov9-m's 60, 90, 180; odd ones): staged with them padded with zeros to 8s,
+           the outputs stored value by value where they do not come in 8s */
+        test_conv_train_stored(prec, 2, 60, 11, 9, 60, 3, 1, 1, 1);    /* x, dY copied to 64 channels; 60 rows */
+        test_conv_train_stored(prec, 2, 90, 9, 7, 180, 3, 2, 1, 0);    /* 90 -> 96, 180 -> 184; stride 2, dx assigned */
+        test_conv_train_stored(prec, 3, 180, 7, 5, 90, 1, 1, 1, 1);    /* 1x1 */
+        test_conv(prec, 2, 60, 9, 11, 90, 3, 1, 1, 2);                 /* float32 x staged to 64 channels */
+        test_conv_dx(prec, 1, 13, 9, 7, 21, 3, 2, 1, 1, 0);            /* odd channels, 21 rows, dx assigned */
+        test_conv_stored(prec, 1, 1, 2, 60, 9, 7, 90, 3, 1, 1);        /* stored in, stored out */
+        test_conv_slots(prec, prec, 2, 60, 9, 7, 60, 3, 1, 1, 60, 120, 60, 120, 1);   /* RepNCSP: slots at 60 of 120 */
+        test_conv_slots(prec, prec, 2, 180, 5, 7, 64, 1, 1, 1, 180, 360, 0, 64, 0);   /* an ELAN's second half of 360 */
         test_stage_train_many(prec);
         test_bn_stored(prec, 1, 7, 5, 3, 1, 0);                   /* channels not a multiple of 8: value by value */
         test_bn_stored(prec, 3, 13, 9, 11, 0, 0);

@@ -436,6 +436,8 @@ static void shell_word(char *out, size_t cap, const char *w) {
     snprintf(out + o, cap - o, "'");
 }
 
+#ifdef YOLO_MPI
+/* whether program is an executable in one of PATH's folders */
 static int on_path(const char *program) {
     const char *path = getenv("PATH");
     char p[2048];
@@ -447,6 +449,7 @@ static int on_path(const char *program) {
     }
     return 0;
 }
+#endif
 
 /* 1b. --device 0,1,2,3: one process a GPU, as the official's
    torch.distributed.launch --nproc_per_node 4 ... --device 0,1,2,3. Under

@@ -2895,10 +2895,11 @@ static void tc_stage_train_weights(const yolo_stage_conv *, int, yolo_precision)
    16 x 8 x 16 pieces (mma16816) whose 16 x 16 bit products are exact in
    float32 and whose sums run in float32. The same functors as gemm_kernel gather the operands
    (the tensors stay float32 in memory, so the rounding happens in
-   registers between the gather and shared memory). The convs whose
-   channels come in multiples of 8 take the staged kernel below instead,
-   which reads bf16 or half copies in 16-byte runs; this one serves the rest (the
-   first conv, Cin = 3).
+   registers between the gather and shared memory). Every conv of one
+   group, and every grouped one whose channels come in multiples of 8,
+   takes the staged kernel below instead, which reads bf16 or half copies
+   in 16-byte runs; this one serves the rest (grouped convs whose channels
+   per group are not in 8s).
 
    A block of 256 threads owns a BM x BN tile of C and walks k in steps of
    BK = 32. Shared memory holds A as [BM][BK] and B as [BN][BK], k
@@ -3081,9 +3082,10 @@ static void tc_gemm(yolo_precision prec, int M, int N, int K, int splitk, int kc
                 backward-data, per stride phase: w_d[ci][ty][tx][co]
                 (k = (ty, tx, co), the phase's taps only).
 
-   So every conv pass whose channels per group are multiples of 8 (all of
-   YOLOv9's but the first, Cin = 3) is a product whose operands come in
-   16-byte runs; the others keep gemm_tc_kernel.
+   So every conv pass whose channels per group are multiples of 8, or made
+   so by padding with zeros (a conv of one group: 2.4, staged_channels),
+   is a product whose operands come in 16-byte runs; the others keep
+   gemm_tc_kernel.
 
    The kernel, conv_tc_kernel: 256 threads own a BM x BN tile of C and
    walk k in steps of BK (32 or 64) through a STAGES-deep ring of shared-memory

@@ -3742,42 +3742,51 @@ static void yolo_life_end(yolo_model *m, yolo_life_run outer) {
    reads, and it finds the gradients it writes only then (the rows before
    it take them), with whether it assigns them (a fresh gradient's first
    writer) or adds into them. */
+/* y [B, C2, Ho, Wo] = conv(x [B, C1, H, W], w [C2, C1/g, k, k]) (+ b, SiLU, + r) */
 static void yolo_op_conv2d(yolo_model *m, const yolo_tensor *x, const yolo_real *w, const yolo_real *b, const void *ws,
                            int C2, int k, int s, int g, int act, const yolo_tensor *r, yolo_tensor *y) {
     yolo_memory_before(m, y);
     m->flops += 2.0 * x->n * y->h * y->w * C2 * (x->c / g) * k * k;
     m->be->conv2d_forward(x, w, b, ws, C2, k, s, g, act, r, m->precision, y);
 }
+/* u [B, C, H, W] = BN(z) with the batch's statistics (mean, invstd [C]; the running ones updated), SiLU when act */
 static void yolo_op_bn_train(yolo_model *m, const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                              yolo_real *mean, yolo_real *invstd, yolo_real *rmean, yolo_real *rvar, int act, yolo_tensor *u) {
     yolo_memory_before(m, u);
     m->be->bn_train_forward(z, gamma, beta, mean, invstd, rmean, rvar, m->bn_momentum, m->bn_eps, act, m->bn_group, u);
 }
+/* u [B, C, H, W] = BN(z) with given statistics (mean and invstd, or the running var), SiLU when act */
 static void yolo_op_bn_apply(yolo_model *m, const yolo_tensor *z, const yolo_real *gamma, const yolo_real *beta,
                              const yolo_real *mean, const yolo_real *invstd, const yolo_real *var, int act, yolo_tensor *u) {
     yolo_memory_before(m, u);
     m->be->bn_apply(z, gamma, beta, mean, invstd, var, m->bn_eps, act, u);
 }
+/* y = SiLU(a + b), all [B, C, H, W] (RepConvN's two branches) */
 static void yolo_op_silu_sum(yolo_model *m, const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
     yolo_memory_before(m, y);
     m->be->silu_forward(a, b, y);
 }
+/* y = a + b, all [B, C, H, W] (a shortcut) */
 static void yolo_op_add(yolo_model *m, const yolo_tensor *a, const yolo_tensor *b, yolo_tensor *y) {
     yolo_memory_before(m, y);
     m->be->add(a, b, y);
 }
+/* y [B, C, H-1, W-1]: the mean of each 2 x 2 window of x [B, C, H, W], stride 1 (ADown's and AConv's first step) */
 static void yolo_op_avgpool2(yolo_model *m, const yolo_tensor *x, yolo_tensor *y) {
     yolo_memory_before(m, y);
     m->be->avgpool2_forward(x, y);
 }
+/* y [B, C, Ho, Wo]: the maximum of each k x k window of x [B, C, H, W], stride s, padding pad */
 static void yolo_op_maxpool(yolo_model *m, const yolo_tensor *x, int k, int s, int pad, yolo_tensor *y) {
     yolo_memory_before(m, y);
     m->be->maxpool_forward(x, k, s, pad, y);
 }
+/* y [B, C, Ho, Wo] = channels [c0, c0 + C) of x [B, Cx, H, W], nearest, at y's size (add: added to y) */
 static void yolo_op_resize(yolo_model *m, const yolo_tensor *x, int c0, int add, yolo_tensor *y) {
     yolo_memory_before(m, y);
     m->be->resize_forward(x, c0, add, y);
 }
+/* channels [dc, dc + C) of dst [B, Cd, H, W] = channels [sc, sc + C) of src [B, Cs, H, W] */
 static void yolo_op_concat(yolo_model *m, const yolo_tensor *src, int sc, yolo_tensor *dst, int dc, int C) {
     yolo_memory_before(m, dst);
     m->be->concat(src, sc, dst, dc, C);
